@@ -1,0 +1,300 @@
+/*
+ * trtb.h: the C boundary between trtbuild's Go build worker and an engine builder.
+ *
+ * Two implementations sit behind this header:
+ *   - the simulated builder (sim.cpp, always compiled), whose threads report phases the way
+ *     TensorRT's builder does, and
+ *   - the TensorRT shim (tensorrt_shim.cpp, compiled only with the Go build tag "tensorrt").
+ *
+ * Rules that hold for every function here:
+ *   - No C++ type and no TensorRT type or enum value appears in this header. Every enum is
+ *     trtbuild's own and is mapped to TensorRT names inside the shim.
+ *   - No C++ exception crosses this boundary: every entry point catches everything and reports
+ *     it as a trtb_status with code TRTB_ERR_INTERNAL and the exception's text.
+ *   - No Go code is ever called from here. Builder threads (TensorRT's, or the simulation's)
+ *     only copy events into a queue owned by the trtb_build; Go takes them out in batches with
+ *     trtb_build_drain from a goroutine of its own.
+ *   - Strings passed in are copied before the call returns; the caller may free them at once.
+ *
+ * Life of a build (see each function for its threading rule):
+ *
+ *     trtb_build_create -> trtb_build_run (blocking, one thread)
+ *                          trtb_build_drain (another thread, in a loop until batch.done)
+ *                          trtb_build_cancel (any thread, any time)
+ *                       -> trtb_build_timing_cache (optional) -> trtb_build_destroy
+ */
+#ifndef TRTB_H
+#define TRTB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* TRTB_ABI_VERSION changes whenever a struct or a function in this header changes. */
+#define TRTB_ABI_VERSION 1
+
+/* Status codes. TRTB_OK is zero; every other value is a failure of the named kind. */
+typedef enum trtb_code {
+    TRTB_OK = 0,
+    TRTB_ERR_INVALID_ARGUMENT = 1, /* an option is malformed or out of range */
+    TRTB_ERR_UNAVAILABLE = 2,      /* the backend is not compiled in, or its library cannot be used */
+    TRTB_ERR_VERSION_MISMATCH = 3, /* compiled against one TensorRT major, loaded another */
+    TRTB_ERR_PARSE = 4,            /* the model could not be parsed */
+    TRTB_ERR_UNSUPPORTED = 5,      /* the option exists but this backend or version cannot do it */
+    TRTB_ERR_BUILD_FAILED = 6,     /* the builder ran and returned no engine */
+    TRTB_ERR_CANCELLED = 7,        /* trtb_build_cancel was called and the builder stopped */
+    TRTB_ERR_IO = 8,               /* reading the model or writing the plan failed */
+    TRTB_ERR_OUT_OF_MEMORY = 9,    /* host or device allocation failed */
+    TRTB_ERR_INTERNAL = 10,        /* an exception or an impossible state inside the builder */
+    TRTB_ERR_STATE = 11            /* a function was called out of order (run twice, drain after destroy) */
+} trtb_code;
+
+/* TRTB_MESSAGE_MAX bounds trtb_status.message, including the terminating NUL. */
+#define TRTB_MESSAGE_MAX 2048
+
+/*
+ * trtb_status carries a code and a human-readable message. Functions that take a trtb_status*
+ * always fill it (code TRTB_OK and an empty message on success) and also return the code.
+ * The message is NUL-terminated and truncated to fit.
+ */
+typedef struct trtb_status {
+    int32_t code;
+    char message[TRTB_MESSAGE_MAX];
+} trtb_status;
+
+/* Builders that may sit behind this header. */
+typedef enum trtb_backend {
+    TRTB_BACKEND_SIM = 1,
+    TRTB_BACKEND_TENSORRT = 2
+} trtb_backend;
+
+/* Log severities, most severe first. The shim maps TensorRT's ILogger::Severity onto these. */
+typedef enum trtb_severity {
+    TRTB_SEVERITY_INTERNAL_ERROR = 0,
+    TRTB_SEVERITY_ERROR = 1,
+    TRTB_SEVERITY_WARNING = 2,
+    TRTB_SEVERITY_INFO = 3,
+    TRTB_SEVERITY_VERBOSE = 4
+} trtb_severity;
+
+/* Precision requests (bits of trtb_options.precision). Their meaning depends on the backend's
+ * TensorRT major: 10.x maps them to builder flags; 11.x has no such flags and the shim refuses
+ * them with TRTB_ERR_UNSUPPORTED (the Go side converts the model instead). */
+typedef enum trtb_precision {
+    TRTB_PRECISION_FP16 = 1 << 0,
+    TRTB_PRECISION_BF16 = 1 << 1,
+    TRTB_PRECISION_INT8 = 1 << 2,
+    TRTB_PRECISION_FP8 = 1 << 3
+} trtb_precision;
+
+/* Builder switches (bits of trtb_options.flags). */
+typedef enum trtb_flag {
+    TRTB_FLAG_NO_TF32 = 1 << 0,                   /* clear TF32 */
+    TRTB_FLAG_REFIT = 1 << 1,                     /* refittable engine */
+    TRTB_FLAG_STRIP_WEIGHTS = 1 << 2,             /* strip refittable weights from the plan */
+    TRTB_FLAG_VERSION_COMPATIBLE = 1 << 3,        /* version-compatible engine */
+    TRTB_FLAG_EXCLUDE_LEAN_RUNTIME = 1 << 4,      /* with VERSION_COMPATIBLE: leave out the lean runtime */
+    TRTB_FLAG_SPARSE_WEIGHTS = 1 << 5,            /* allow structured-sparsity tactics */
+    TRTB_FLAG_DISABLE_TIMING_CACHE = 1 << 6,      /* use no timing cache at all */
+    TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS = 1 << 7 /* fail when a tactic is not in the cache */
+} trtb_flag;
+
+/* Hardware compatibility levels (trtb_options.hardware_compat). */
+typedef enum trtb_hardware_compat {
+    TRTB_HARDWARE_COMPAT_NONE = 0,
+    TRTB_HARDWARE_COMPAT_AMPERE_PLUS = 1,
+    TRTB_HARDWARE_COMPAT_SAME_COMPUTE_CAPABILITY = 2
+} trtb_hardware_compat;
+
+/* TRTB_MAX_DIMS is the largest rank a shape may have (TensorRT's Dims::MAX_DIMS). */
+#define TRTB_MAX_DIMS 8
+
+/* One input's dimensions in an optimization profile. The three arrays hold nb_dims values. */
+typedef struct trtb_shape {
+    const char *input;
+    int32_t nb_dims;
+    int64_t min[TRTB_MAX_DIMS];
+    int64_t opt[TRTB_MAX_DIMS];
+    int64_t max[TRTB_MAX_DIMS];
+} trtb_shape;
+
+/* One optimization profile: the shapes of the model's dynamic inputs. */
+typedef struct trtb_profile {
+    const trtb_shape *shapes;
+    int32_t nb_shapes;
+} trtb_profile;
+
+/*
+ * Knobs of the simulated builder, for demos and tests. Ignored by the TensorRT shim.
+ * Durations are nanoseconds of wall time. Phase names are matched exactly, or as a prefix
+ * when they end in '*'.
+ */
+typedef struct trtb_sim_options {
+    int32_t threads;            /* builder threads timing layers in parallel (>= 1) */
+    int32_t tactics;            /* tactics timed per layer (>= 1) */
+    int32_t iterations;         /* "Measuring tactic time" steps per tactic (>= 1) */
+    int64_t step_ns;            /* wall time of one measuring step */
+    const char *const *layers;  /* layer names, taken from the model's nodes; may be NULL */
+    int32_t nb_layers;          /* number of layers to time when layers is NULL */
+    const char *fail_phase;     /* fail the build when this phase starts (NULL: never) */
+    const char *early_phase;    /* finish this phase before all of its steps (NULL: none) */
+    int64_t silent_ns;          /* report nothing for this long at the start of "Timing graph nodes" */
+    int64_t long_step_ns;       /* make the first measuring step take this long */
+    const char *abort_phase;    /* call abort() when this phase starts, as a crash would */
+    int32_t ignore_cancel;      /* nonzero: keep going although stepComplete says stop */
+    uint64_t seed;              /* seeds tactic timings and their order */
+} trtb_sim_options;
+
+/*
+ * Everything a build needs. Zero means "the builder's default" for every numeric field unless
+ * the comment says otherwise. trtb_build_create copies what it keeps; nothing here needs to
+ * outlive that call.
+ */
+typedef struct trtb_options {
+    uint32_t size;                     /* sizeof(trtb_options), checked by trtb_build_create */
+    const char *model_path;            /* the ONNX file; external data resolves next to it */
+    int32_t plan_fd;                   /* an open, writable, empty file: the plan is written here.
+                                          The builder neither closes nor renames it; the caller
+                                          commits or discards the file. */
+    int32_t log_severity;              /* forward log messages up to and including this severity */
+    int32_t device;                    /* CUDA device ordinal */
+    uint32_t precision;                /* trtb_precision bits */
+    uint32_t flags;                    /* trtb_flag bits */
+    int32_t opt_level;                 /* builder optimization level 0..5; -1: default */
+    int32_t max_aux_streams;           /* -1: default */
+    int32_t hardware_compat;           /* trtb_hardware_compat */
+    uint64_t workspace_bytes;          /* workspace pool limit; 0: default */
+    const trtb_profile *profiles;      /* optimization profiles; NULL with nb_profiles 0 */
+    int32_t nb_profiles;
+    const char *const *plugin_paths;   /* plugin libraries to load; this runs their code */
+    int32_t nb_plugin_paths;
+    const void *timing_cache;          /* a serialized timing cache to start from; may be NULL */
+    uint64_t timing_cache_size;
+    const trtb_sim_options *sim;       /* simulated builder knobs; NULL: defaults */
+} trtb_options;
+
+/* Kinds of trtb_event. */
+typedef enum trtb_event_kind {
+    TRTB_EVENT_PHASE_START = 1,  /* name, parent (if has_parent), nb_steps */
+    TRTB_EVENT_STEP = 2,         /* name, step: the step just completed, as reported */
+    TRTB_EVENT_PHASE_FINISH = 3, /* name */
+    TRTB_EVENT_LOG = 4           /* name holds the message, severity its level */
+} trtb_event_kind;
+
+/*
+ * One queued event. Text lives in the trtb_batch's text buffer at [off, off+len); it is not
+ * NUL-terminated. thread is a small number (1, 2, ...) that names the reporting thread for the
+ * life of the build; the Go side uses it to tell apart equally named phases of parallel threads.
+ */
+typedef struct trtb_event {
+    int32_t kind;
+    int32_t severity;
+    int32_t nb_steps;
+    int32_t step;
+    uint64_t thread;
+    int64_t time_ns;   /* steady-clock nanoseconds since trtb_build_create */
+    uint32_t name_off;
+    uint32_t name_len;
+    uint32_t parent_off;
+    uint32_t parent_len;
+    int32_t has_parent;
+    int32_t reserved;
+} trtb_event;
+
+/* TRTB_NAME_MAX bounds one phase name or log message in bytes; longer ones are cut. */
+#define TRTB_NAME_MAX 4096
+
+/*
+ * A caller-owned buffer that trtb_build_drain fills. The caller sets events, capacity, text and
+ * text_capacity (at least TRTB_NAME_MAX * 2); drain sets count, text_len, dropped_steps and done.
+ */
+typedef struct trtb_batch {
+    trtb_event *events;
+    int32_t capacity;
+    int32_t count;
+    char *text;
+    uint32_t text_capacity;
+    uint32_t text_len;
+    uint64_t dropped_steps; /* step events dropped so far because the queue was full (phase
+                               starts, finishes and log lines are never dropped) */
+    int32_t done;           /* 1: the build has returned and every event has been handed out */
+    int32_t reserved;
+} trtb_batch;
+
+/* The result of trtb_build_run. */
+typedef struct trtb_result {
+    int32_t code;                 /* same as the returned code */
+    int32_t timing_cache_used;    /* 1: the given timing cache was accepted */
+    uint64_t plan_bytes;          /* bytes written to plan_fd */
+    uint64_t timing_cache_hits;   /* tactics found in the cache (when the backend can tell) */
+    uint64_t timing_cache_misses; /* tactics timed because they were not in the cache */
+    int64_t cancel_seen_ns;       /* steady clock (CLOCK_MONOTONIC on Linux), nanoseconds since its
+                                     epoch, when a builder thread first saw the cancel request at a
+                                     step boundary; 0 if none did */
+} trtb_result;
+
+/* Versions and the device, for `trtbuild version` and for choosing the precision path. */
+typedef struct trtb_version_info {
+    char backend[32];          /* "sim" or "tensorrt" */
+    int32_t compiled_version;  /* NV_TENSORRT_VERSION-style major*10000+minor*100+patch; 0 for sim */
+    int32_t loaded_version;    /* what the loaded library reports; 0 for sim */
+    int32_t onnx_parser_version;
+    int32_t device_count;      /* CUDA devices seen; 0 without a GPU */
+    char device_name[256];     /* of the device asked for; empty without a GPU */
+    int32_t compute_major;
+    int32_t compute_minor;
+} trtb_version_info;
+
+/* trtb_build is an opaque handle to one build. */
+typedef struct trtb_build trtb_build;
+
+/* trtb_backend_available returns 1 if the backend is compiled into this binary, else 0.
+ * Any thread. Loads no library. */
+int32_t trtb_backend_available(int32_t backend);
+
+/* trtb_version fills info for the backend and the device numbered device. For TensorRT this
+ * loads the library, compares versions and queries CUDA; a major-version mismatch is
+ * TRTB_ERR_VERSION_MISMATCH. Any thread. */
+int32_t trtb_version(int32_t backend, int32_t device, trtb_version_info *info, trtb_status *status);
+
+/* trtb_build_create checks the options and prepares a build without starting it.
+ * On success *out owns a handle the caller must pass to trtb_build_destroy exactly once. */
+int32_t trtb_build_create(int32_t backend, const trtb_options *options, trtb_build **out,
+                          trtb_status *status);
+
+/* trtb_build_run parses the model, builds the engine and writes the plan to plan_fd. It blocks
+ * until the build ends and may be called once per handle. Builder threads it starts report into
+ * the handle's queue; they have all stopped before it returns. TRTB_ERR_CANCELLED means the
+ * build stopped because of trtb_build_cancel. */
+int32_t trtb_build_run(trtb_build *build, trtb_result *result, trtb_status *status);
+
+/* trtb_build_cancel asks the builder to stop at its next step boundary. It only stores a flag:
+ * it never blocks, may be called from any thread any number of times, and takes effect the next
+ * time a builder thread completes a step. */
+void trtb_build_cancel(trtb_build *build);
+
+/* trtb_build_drain moves queued events into batch, waiting up to timeout_ms for the first one.
+ * It returns with batch->count == 0 on timeout, and sets batch->done once run has returned and
+ * the queue is empty. At most one thread may drain a handle at a time. */
+int32_t trtb_build_drain(trtb_build *build, trtb_batch *batch, int32_t timeout_ms,
+                         trtb_status *status);
+
+/* trtb_build_timing_cache points *data at the serialized timing cache after run has returned:
+ * what the given cache held plus what this build learned, also after a cancelled build when the
+ * backend allows it. The bytes stay valid until trtb_build_destroy. *size is 0 when there is
+ * nothing to save. */
+int32_t trtb_build_timing_cache(trtb_build *build, const void **data, uint64_t *size,
+                                trtb_status *status);
+
+/* trtb_build_destroy frees the handle. Call it after run has returned (or if run was never
+ * called) and after the last drain. NULL is ignored. */
+void trtb_build_destroy(trtb_build *build);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRTB_H */
