@@ -1,0 +1,68 @@
+package builder
+
+import "time"
+
+// Request is everything the worker needs to run one build. The parent validates it and sends
+// it to the worker as the first line of the control pipe (see internal/worker).
+type Request struct {
+	Model       string   `json:"model"`
+	Backend     string   `json:"backend"` // "sim" or "tensorrt"
+	LogSeverity Severity `json:"log_severity"`
+	Device      int      `json:"device,omitempty"`
+	Layers      []string `json:"layers,omitempty"` // the model's node names, for the simulated builder
+
+	FP16 bool `json:"fp16,omitempty"`
+	BF16 bool `json:"bf16,omitempty"`
+	INT8 bool `json:"int8,omitempty"`
+	FP8  bool `json:"fp8,omitempty"`
+
+	NoTF32             bool   `json:"no_tf32,omitempty"`
+	Refit              bool   `json:"refit,omitempty"`
+	StripWeights       bool   `json:"strip_weights,omitempty"`
+	VersionCompatible  bool   `json:"version_compatible,omitempty"`
+	ExcludeLeanRuntime bool   `json:"exclude_lean_runtime,omitempty"`
+	SparseWeights      bool   `json:"sparse_weights,omitempty"`
+	OptLevel           int    `json:"opt_level"`       // -1: builder default
+	MaxAuxStreams      int    `json:"max_aux_streams"` // -1: builder default
+	HardwareCompat     string `json:"hardware_compat,omitempty"`
+	WorkspaceBytes     uint64 `json:"workspace_bytes,omitempty"`
+
+	Profiles []Profile `json:"profiles,omitempty"`
+	Plugins  []string  `json:"plugins,omitempty"`
+
+	// TimingCache is a file the worker reads the starting timing cache from ("" for none);
+	// TimingCacheOut a file it writes the merged cache to after the build, also when cancelled.
+	TimingCache    string `json:"timing_cache,omitempty"`
+	TimingCacheOut string `json:"timing_cache_out,omitempty"`
+	NoTimingCache  bool   `json:"no_timing_cache,omitempty"`
+
+	Sim SimConfig `json:"sim"`
+}
+
+// Profile is one optimization profile: a shape range per dynamic input.
+type Profile struct {
+	Inputs []ShapeRange `json:"inputs"`
+}
+
+// ShapeRange is the min/opt/max dimensions of one input.
+type ShapeRange struct {
+	Name string  `json:"name"`
+	Min  []int64 `json:"min"`
+	Opt  []int64 `json:"opt"`
+	Max  []int64 `json:"max"`
+}
+
+// SimConfig holds the simulated builder's knobs. Zero values take the builder's defaults.
+type SimConfig struct {
+	Threads      int           `json:"threads,omitempty"`
+	Tactics      int           `json:"tactics,omitempty"`
+	Iterations   int           `json:"iterations,omitempty"`
+	Step         time.Duration `json:"step_ns,omitempty"`
+	FailPhase    string        `json:"fail_phase,omitempty"`
+	EarlyPhase   string        `json:"early_phase,omitempty"`
+	AbortPhase   string        `json:"abort_phase,omitempty"`
+	Silent       time.Duration `json:"silent_ns,omitempty"`
+	LongStep     time.Duration `json:"long_step_ns,omitempty"`
+	IgnoreCancel bool          `json:"ignore_cancel,omitempty"`
+	Seed         uint64        `json:"seed,omitempty"`
+}

@@ -1,0 +1,200 @@
+package builder
+
+import "time"
+
+// Phase is one node of the phase tree.
+type Phase struct {
+	ID     int
+	Parent int // 0 for a root phase, or when the reported parent was not active
+	Name   string
+	Depth  int // 0 for a root phase
+	Thread uint64
+	Steps  int // as reported at the start; at least 1
+	Done   int // steps completed, within [0, Steps]
+	Start  time.Duration
+	End    time.Duration // valid when Finished
+	// Finished is set when the phase ended; Early when that happened before all steps were
+	// reported (TensorRT does this on errors, internal shortcuts and cancellation); Aborted when
+	// the build ended while the phase was still open.
+	Finished bool
+	Early    bool
+	Aborted  bool
+	Children []int // in start order
+	// Open is the number of children that have started and not finished.
+	Open int
+}
+
+// Duration returns how long the phase ran, measured up to now for a phase still running.
+func (p *Phase) Duration(now time.Duration) time.Duration {
+	if p.Finished {
+		return p.End - p.Start
+	}
+	if now < p.Start {
+		return 0
+	}
+	return now - p.Start
+}
+
+// Tree is the phase tree built from an event stream. Every renderer reads the same tree.
+// Events with an unknown phase ID are ignored; a phase whose parent is unknown becomes a root.
+// A Tree is not safe for concurrent use.
+type Tree struct {
+	phases map[int]*Phase
+	roots  []int
+	open   int
+	// Last is the time of the newest event applied; LastProgress of the newest phase event.
+	Last         time.Duration
+	LastProgress time.Duration
+}
+
+// NewTree returns an empty tree.
+func NewTree() *Tree { return &Tree{phases: make(map[int]*Phase)} }
+
+// Apply updates the tree with e and returns the phase it touched, or nil. For phase_finish
+// events it sets e.Early from the phase's step count, so a re-encoded event carries it.
+func (t *Tree) Apply(e *Event) *Phase {
+	if e.Time > t.Last {
+		t.Last = e.Time
+	}
+	switch e.Type {
+	case EventPhaseStart:
+		if _, dup := t.phases[e.ID]; dup || e.ID <= 0 {
+			return nil
+		}
+		steps := e.Steps
+		if steps < 1 {
+			steps = 1
+		}
+		p := &Phase{ID: e.ID, Name: e.Name, Steps: steps, Start: e.Time, Thread: e.Thread}
+		if parent, ok := t.phases[e.Parent]; ok && e.Parent != e.ID && !parent.Finished {
+			p.Parent = parent.ID
+			p.Depth = parent.Depth + 1
+			parent.Children = append(parent.Children, p.ID)
+			parent.Open++
+		} else {
+			t.roots = append(t.roots, p.ID)
+		}
+		t.phases[p.ID] = p
+		t.open++
+		t.progress(e.Time)
+		return p
+	case EventStep:
+		p, ok := t.phases[e.ID]
+		if !ok || p.Finished {
+			return nil
+		}
+		// Steps are documented as the index of the completed step, in [0, Steps); some builds
+		// have been seen reporting Steps itself. Clamp, and never move backwards.
+		done := e.Step + 1
+		if done > p.Steps {
+			done = p.Steps
+		}
+		if done > p.Done {
+			p.Done = done
+		}
+		t.progress(e.Time)
+		return p
+	case EventPhaseFinish:
+		p, ok := t.phases[e.ID]
+		if !ok || p.Finished {
+			return nil
+		}
+		t.finish(p, e.Time)
+		p.Early = p.Done < p.Steps
+		e.Early = p.Early
+		t.progress(e.Time)
+		return p
+	}
+	return nil
+}
+
+func (t *Tree) progress(at time.Duration) {
+	if at > t.LastProgress {
+		t.LastProgress = at
+	}
+}
+
+func (t *Tree) finish(p *Phase, at time.Duration) {
+	p.Finished = true
+	p.End = at
+	if p.End < p.Start {
+		p.End = p.Start
+	}
+	t.open--
+	if parent, ok := t.phases[p.Parent]; ok && p.Parent != 0 {
+		parent.Open--
+	}
+}
+
+// Abort ends every open phase at time at, deepest first, marking them Aborted, and returns
+// them. Called when the build ends: TensorRT does not promise a phaseFinish for every phase.
+func (t *Tree) Abort(at time.Duration) []*Phase {
+	var open []*Phase
+	t.Walk(func(p *Phase) bool {
+		if !p.Finished {
+			open = append(open, p)
+		}
+		return true
+	})
+	for i := len(open) - 1; i >= 0; i-- {
+		p := open[i]
+		t.finish(p, at)
+		p.Aborted = true
+		p.Early = p.Done < p.Steps
+	}
+	return open
+}
+
+// Get returns the phase with the given ID, or nil.
+func (t *Tree) Get(id int) *Phase { return t.phases[id] }
+
+// Roots returns the IDs of root phases in start order. The slice must not be modified.
+func (t *Tree) Roots() []int { return t.roots }
+
+// Len returns the number of phases seen; Open the number still running.
+func (t *Tree) Len() int  { return len(t.phases) }
+func (t *Tree) Open() int { return t.open }
+
+// Walk visits phases depth-first in display order (each phase before its children, siblings in
+// start order) until fn returns false.
+func (t *Tree) Walk(fn func(p *Phase) bool) {
+	var visit func(ids []int) bool
+	visit = func(ids []int) bool {
+		for _, id := range ids {
+			p := t.phases[id]
+			if !fn(p) {
+				return false
+			}
+			if !visit(p.Children) {
+				return false
+			}
+		}
+		return true
+	}
+	visit(t.roots)
+}
+
+// Path returns the names from the root down to the phase with the given ID.
+func (t *Tree) Path(id int) []string {
+	var names []string
+	for p := t.phases[id]; p != nil; p = t.phases[p.Parent] {
+		names = append([]string{p.Name}, names...)
+		if p.Parent == 0 {
+			break
+		}
+	}
+	return names
+}
+
+// Deepest returns the most recently started open phase at the greatest depth: the phase a
+// person would call "what it is doing now". It returns nil when nothing is open.
+func (t *Tree) Deepest() *Phase {
+	var best *Phase
+	t.Walk(func(p *Phase) bool {
+		if !p.Finished && (best == nil || p.Depth > best.Depth || (p.Depth == best.Depth && p.Start >= best.Start)) {
+			best = p
+		}
+		return true
+	})
+	return best
+}
