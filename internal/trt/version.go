@@ -1,0 +1,101 @@
+// Package trt holds what trtbuild knows about TensorRT that needs neither the library nor a
+// GPU: version numbers and the guard between the headers trtbuild was compiled against and
+// the library it loaded, the precision plan of each TensorRT major version, and hints for
+// known build errors. It has no cgo, so its rules are tested on every machine.
+package trt
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Version is a TensorRT release number.
+type Version struct {
+	Major, Minor, Patch int
+}
+
+// ErrVersionMismatch is wrapped by CheckVersions when the TensorRT library loaded at run time
+// is of another major version than the headers trtbuild was compiled against.
+var ErrVersionMismatch = errors.New("TensorRT version mismatch")
+
+// legacyBoundary separates the two integer encodings TensorRT has used: up to 8.x
+// NV_TENSORRT_VERSION was major*1000+minor*100+patch (8.6.1 is 8601); from 10.0 on it is
+// major*10000+minor*100+patch (10.16.0 is 101600).
+const legacyBoundary = 10000
+
+// FromInt decodes an integer in the form of NV_TENSORRT_VERSION and getInferLibVersion():
+// major*10000+minor*100+patch, or the major*1000+minor*100+patch form of TensorRT 8 and
+// older, which a value below 10000 must be.
+func FromInt(v int) (Version, error) {
+	switch {
+	case v <= 0:
+		return Version{}, fmt.Errorf("TensorRT version %d: not a version number", v)
+	case v < 1000:
+		return Version{}, fmt.Errorf("TensorRT version %d: too small to hold a major version", v)
+	case v < legacyBoundary:
+		return Version{Major: v / 1000, Minor: v / 100 % 10, Patch: v % 100}, nil
+	default:
+		return Version{Major: v / 10000, Minor: v / 100 % 100, Patch: v % 100}, nil
+	}
+}
+
+// Int encodes v as major*10000+minor*100+patch, the form of TensorRT 10 and newer.
+func (v Version) Int() int {
+	return v.Major*10000 + v.Minor*100 + v.Patch
+}
+
+// String formats v as "major.minor.patch".
+func (v Version) String() string {
+	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
+}
+
+// Parse reads a dotted version such as "10.16", "10.16.0" or "11.1.0.106" (a fourth, build
+// number is accepted and dropped).
+func Parse(s string) (Version, error) {
+	parts := strings.Split(strings.TrimSpace(s), ".")
+	if len(parts) < 2 || len(parts) > 4 {
+		return Version{}, fmt.Errorf("TensorRT version %q: want major.minor[.patch[.build]]", s)
+	}
+	var nums [3]int
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return Version{}, fmt.Errorf("TensorRT version %q: %q is not a number", s, p)
+		}
+		if i < 3 {
+			nums[i] = n
+		}
+	}
+	if nums[0] == 0 || nums[0] > 9999 {
+		return Version{}, fmt.Errorf("TensorRT version %q: major version must be 1 to 9999", s)
+	}
+	if nums[1] > 99 || nums[2] > 99 {
+		return Version{}, fmt.Errorf("TensorRT version %q: minor and patch must be below 100", s)
+	}
+	return Version{Major: nums[0], Minor: nums[1], Patch: nums[2]}, nil
+}
+
+// CheckVersions compares the TensorRT version trtbuild was compiled against with the one the
+// loaded library reports, both as NV_TENSORRT_VERSION integers. A different major version is
+// an error wrapping ErrVersionMismatch whose text names both versions and the fix: the C++
+// interfaces trtbuild implements change layout between majors, and enum values were
+// renumbered in 11.0, so such a pair must never build. A different minor or patch is accepted;
+// TensorRT keeps its API and ABI within a major version.
+func CheckVersions(compiled, loaded int) error {
+	c, err := FromInt(compiled)
+	if err != nil {
+		return fmt.Errorf("compiled-in TensorRT version: %w", err)
+	}
+	l, err := FromInt(loaded)
+	if err != nil {
+		return fmt.Errorf("loaded TensorRT library version: %w", err)
+	}
+	if c.Major != l.Major {
+		return fmt.Errorf("%w: trtbuild was compiled against TensorRT %s but loaded libnvinfer %s; "+
+			"put the TensorRT %d libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT %d headers",
+			ErrVersionMismatch, c, l, c.Major, l.Major)
+	}
+	return nil
+}

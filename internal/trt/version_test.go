@@ -1,0 +1,168 @@
+package trt
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestFromInt(t *testing.T) {
+	tests := []struct {
+		in      int
+		want    Version
+		wantErr string
+	}{
+		{in: 101600, want: Version{10, 16, 0}},
+		{in: 110100, want: Version{11, 1, 0}},
+		{in: 100001, want: Version{10, 0, 1}},
+		{in: 109999, want: Version{10, 99, 99}},
+		{in: 8601, want: Version{8, 6, 1}},
+		{in: 8205, want: Version{8, 2, 5}},
+		{in: 9999, want: Version{9, 9, 99}},
+		{in: 0, wantErr: "not a version number"},
+		{in: -101600, wantErr: "not a version number"},
+		{in: 999, wantErr: "too small"},
+	}
+	for _, tt := range tests {
+		got, err := FromInt(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("FromInt(%d) error = %v, want one containing %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("FromInt(%d) error = %v", tt.in, err)
+			continue
+		}
+		if got != tt.want {
+			t.Errorf("FromInt(%d) = %+v, want %+v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestVersionIntRoundTrip(t *testing.T) {
+	for _, v := range []Version{{10, 0, 0}, {10, 16, 0}, {11, 1, 0}, {11, 4, 1}, {12, 99, 99}} {
+		got, err := FromInt(v.Int())
+		if err != nil || got != v {
+			t.Errorf("FromInt(%v.Int() = %d) = %v, %v; want %v", v, v.Int(), got, err, v)
+		}
+	}
+}
+
+func TestVersionString(t *testing.T) {
+	if got := (Version{11, 1, 0}).String(); got != "11.1.0" {
+		t.Errorf("String() = %q, want 11.1.0", got)
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Version
+		wantErr string
+	}{
+		{in: "10.16", want: Version{10, 16, 0}},
+		{in: "10.16.0", want: Version{10, 16, 0}},
+		{in: "11.1.0.106", want: Version{11, 1, 0}},
+		{in: " 11.4.1 ", want: Version{11, 4, 1}},
+		{in: "11", wantErr: "want major.minor"},
+		{in: "1.2.3.4.5", wantErr: "want major.minor"},
+		{in: "v11.1", wantErr: `"v11" is not a number`},
+		{in: "11.x", wantErr: `"x" is not a number`},
+		{in: "11.-1", wantErr: "is not a number"},
+		{in: "0.1.0", wantErr: "major version must be 1 to 9999"},
+		{in: "99999999999999999999.1", wantErr: "is not a number"},
+		{in: "10000.1", wantErr: "major version must be 1 to 9999"},
+		{in: "10.100", wantErr: "below 100"},
+		{in: "", wantErr: "want major.minor"},
+	}
+	for _, tt := range tests {
+		got, err := Parse(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("Parse(%q) error = %v, want one containing %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("Parse(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestCheckVersions(t *testing.T) {
+	tests := []struct {
+		name             string
+		compiled, loaded int
+		mismatch         bool
+		wantErr          []string // fragments the message must hold
+	}{
+		{name: "same", compiled: 101600, loaded: 101600},
+		{name: "newer minor loaded", compiled: 101300, loaded: 101600},
+		{name: "older patch loaded", compiled: 110101, loaded: 110100},
+		{
+			name: "10 headers, 11 library", compiled: 101600, loaded: 110100, mismatch: true,
+			wantErr: []string{"compiled against TensorRT 10.16.0", "loaded libnvinfer 11.1.0", "TensorRT 10 libraries first on LD_LIBRARY_PATH", "TensorRT 11 headers"},
+		},
+		{
+			name: "11 headers, 10 library", compiled: 110100, loaded: 101600, mismatch: true,
+			wantErr: []string{"compiled against TensorRT 11.1.0", "loaded libnvinfer 10.16.0", "TensorRT 11 libraries first", "TensorRT 10 headers"},
+		},
+		{
+			name: "legacy library", compiled: 101600, loaded: 8601, mismatch: true,
+			wantErr: []string{"loaded libnvinfer 8.6.1"},
+		},
+		{name: "no compiled version", compiled: 0, loaded: 101600, wantErr: []string{"compiled-in TensorRT version"}},
+		{name: "no loaded version", compiled: 101600, loaded: -1, wantErr: []string{"loaded TensorRT library version"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := CheckVersions(tt.compiled, tt.loaded)
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("CheckVersions(%d, %d) = %v, want nil", tt.compiled, tt.loaded, err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("CheckVersions(%d, %d) = nil, want an error", tt.compiled, tt.loaded)
+			}
+			if got := errors.Is(err, ErrVersionMismatch); got != tt.mismatch {
+				t.Errorf("errors.Is(err, ErrVersionMismatch) = %v, want %v (err: %v)", got, tt.mismatch, err)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("message spans several lines: %q", msg)
+			}
+			for _, frag := range tt.wantErr {
+				if !strings.Contains(msg, frag) {
+					t.Errorf("message %q lacks %q", msg, frag)
+				}
+			}
+		})
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"10.16", "11.1.0.106", "8.6.1", "", "1..2", "99.99.99"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := Parse(s)
+		if err != nil {
+			return
+		}
+		if v.Major <= 0 || v.Minor < 0 || v.Minor > 99 || v.Patch < 0 || v.Patch > 99 {
+			t.Fatalf("Parse(%q) = %+v: out of range", s, v)
+		}
+		// Every parsed version survives the integer encoding unless its major overflows it.
+		if got, err := FromInt(v.Int()); v.Major >= 10 && (err != nil || got != v) {
+			t.Fatalf("FromInt(Parse(%q).Int()) = %+v, %v; want %+v", s, got, err, v)
+		}
+		// Formatting and parsing again gives the same version.
+		if again, err := Parse(v.String()); err != nil || again != v {
+			t.Fatalf("Parse(%q) = %+v, %v; want %+v", v.String(), again, err, v)
+		}
+	})
+}
