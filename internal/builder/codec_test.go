@@ -1,0 +1,159 @@
+package builder
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// sampleEvents covers every event type and the awkward strings a builder can send.
+func sampleEvents() []Event {
+	return []Event{
+		{Type: EventBuild, Info: &BuildInfo{Model: "models/convnet.onnx", Engine: "models/convnet.engine", Backend: "sim", Precision: "fp16", Layers: 24, Version: "dev"}},
+		{Type: EventPhaseStart, Time: 0, ID: 1, Name: "Building engine", Steps: 4, Thread: 1},
+		{Type: EventPhaseStart, Time: 1500 * time.Microsecond, ID: 2, Parent: 1, Name: "Finding fastest tactic for \"stem/conv1\" \\ 层\t\x1b[31m", Steps: 6, Thread: 2},
+		{Type: EventStep, Time: 2 * time.Millisecond, ID: 2, Step: 0},
+		{Type: EventPhaseFinish, Time: 3 * time.Millisecond, ID: 2, Early: true},
+		{Type: EventLog, Time: 4 * time.Millisecond, Severity: SeverityWarning, Message: "line one\nline two \xff"},
+		{Type: EventPhaseFinish, Time: 5 * time.Millisecond, ID: 1},
+		{Type: EventResult, Time: 6 * time.Millisecond, Result: &Result{Status: StatusBuilt, Engine: "models/convnet.engine", EngineBytes: 1234, Duration: 6 * time.Millisecond, CacheHits: 3, CacheMisses: 5, CacheUsed: true, PeakRSS: 1 << 20}},
+	}
+}
+
+func encodeAll(events []Event) []byte {
+	var b []byte
+	for i := range events {
+		b = AppendJSON(b, &events[i])
+	}
+	return b
+}
+
+func TestJSONGolden(t *testing.T) {
+	got := encodeAll(sampleEvents())
+	path := filepath.Join("testdata", "events.golden.jsonl")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("encoding changed; the schema is a contract (docs/events.md). got:\n%s\nwant:\n%s", got, want)
+	}
+	for i, line := range bytes.Split(bytes.TrimSpace(got), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatalf("line %d is not JSON: %v\n%s", i+1, err, line)
+		}
+		if m["v"] != float64(1) {
+			t.Errorf("line %d: v = %v, want 1", i+1, m["v"])
+		}
+		if bytes.IndexByte(line, 0x1b) >= 0 {
+			t.Errorf("line %d carries a raw ESC byte", i+1)
+		}
+	}
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	for _, want := range sampleEvents() {
+		line := AppendJSON(nil, &want)
+		got, err := DecodeJSON(line)
+		if err != nil {
+			t.Fatalf("decode %s: %v", line, err)
+		}
+		if want.Type == EventLog {
+			want.Message = strings.ToValidUTF8(want.Message, "\uFFFD")
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("round trip of %s\n got  %+v\n want %+v", line, got, want)
+		}
+	}
+}
+
+func TestDecodeJSONErrors(t *testing.T) {
+	tests := []struct {
+		line, want string
+	}{
+		{`not json`, "malformed event line"},
+		{`{"type":"step","t":1}`, `no "v"`},
+		{`{"v":2,"type":"step","t":1}`, "newer trtbuild"},
+		{`{"v":0,"type":"step","t":1}`, "schema version 0"},
+		{`{"v":1,"t":1}`, `no "type"`},
+		{`{"v":1,"type":"step"}`, `"t" must be`},
+		{`{"v":1,"type":"step","t":-1}`, `"t" must be`},
+		{`{"v":1,"type":"phase_start","t":1,"id":0}`, "id must be positive"},
+		{`{"v":1,"type":"log","t":1,"severity":"loud"}`, "unknown log severity"},
+		{`{"v":1,"type":"result","t":1}`, "no status"},
+	}
+	for _, tt := range tests {
+		_, err := DecodeJSON([]byte(tt.line))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("DecodeJSON(%s) = %v, want an error containing %q", tt.line, err, tt.want)
+		}
+	}
+	_, err := DecodeJSON([]byte(`{"v":9,"type":"step","t":1}`))
+	if !errors.Is(err, ErrNewerSchema) {
+		t.Errorf("newer schema error %v does not wrap ErrNewerSchema", err)
+	}
+	e, err := DecodeJSON([]byte(`{"v":1,"type":"something_new","t":2.5,"extra":[1,2]}`))
+	if err != nil || e.Type != "something_new" || e.Time != 2500*time.Millisecond {
+		t.Errorf("unknown type decoded as %+v, %v; want it kept for skipping", e, err)
+	}
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, line := range bytes.Split(encodeAll(sampleEvents()), []byte("\n")) {
+		f.Add(line)
+	}
+	f.Add([]byte(`{"v":1,"type":"step","t":1e308}`))
+	f.Add([]byte(`{"v":1,"type":"phase_start","t":0,"id":1,"name":"\ud800"}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := DecodeJSON(line)
+		if err != nil {
+			return
+		}
+		// Whatever decodes must re-encode to valid JSON that decodes to the same event.
+		again := AppendJSON(nil, &e)
+		if !json.Valid(bytes.TrimSpace(again)) {
+			t.Fatalf("re-encoded event is not JSON: %s", again)
+		}
+		e2, err := DecodeJSON(again)
+		if err != nil {
+			t.Fatalf("re-encoded event does not decode: %v\n%s", err, again)
+		}
+		if e2.Type != e.Type || e2.ID != e.ID || e2.Time != e.Time {
+			t.Fatalf("round trip changed the event: %+v -> %+v", e, e2)
+		}
+	})
+}
+
+func BenchmarkAppendJSONStep(b *testing.B) {
+	e := Event{Type: EventStep, Time: 1234567 * time.Microsecond, ID: 42, Step: 17}
+	var buf []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = AppendJSON(buf[:0], &e)
+	}
+}
+
+func BenchmarkDecodeJSONStep(b *testing.B) {
+	line := AppendJSON(nil, &Event{Type: EventStep, Time: 1234567 * time.Microsecond, ID: 42, Step: 17})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeJSON(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

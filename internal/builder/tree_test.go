@@ -1,0 +1,97 @@
+package builder
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+func TestTreeApply(t *testing.T) {
+	tr := NewTree()
+	events := []Event{
+		{Type: EventPhaseStart, Time: ms(0), ID: 1, Name: "Building engine", Steps: 4},
+		{Type: EventPhaseStart, Time: ms(10), ID: 2, Parent: 1, Name: "Timing graph nodes", Steps: 3},
+		{Type: EventStep, Time: ms(20), ID: 2, Step: 0},
+		{Type: EventStep, Time: ms(30), ID: 2, Step: 7},  // beyond the range: clamped
+		{Type: EventStep, Time: ms(35), ID: 2, Step: 0},  // backwards: ignored
+		{Type: EventPhaseStart, Time: ms(40), ID: 3, Parent: 42, Name: "Orphan", Steps: 0}, // unknown parent, zero steps
+		{Type: EventPhaseFinish, Time: ms(50), ID: 2},
+		{Type: EventPhaseStart, Time: ms(60), ID: 4, Parent: 1, Name: "Timing graph nodes", Steps: 5}, // reused name
+		{Type: EventStep, Time: ms(70), ID: 4, Step: 1},
+		{Type: EventPhaseFinish, Time: ms(80), ID: 4}, // early: 2 of 5
+		{Type: EventStep, Time: ms(90), ID: 4, Step: 4}, // after finish: ignored
+		{Type: EventStep, Time: ms(90), ID: 99, Step: 4}, // unknown: ignored
+		{Type: EventPhaseFinish, Time: ms(95), ID: 99},   // unknown: ignored
+	}
+	var early []bool
+	for i := range events {
+		tr.Apply(&events[i])
+		if events[i].Type == EventPhaseFinish {
+			early = append(early, events[i].Early)
+		}
+	}
+	if got, want := tr.Roots(), []int{1, 3}; !reflect.DeepEqual(got, want) {
+		t.Errorf("roots %v, want %v", got, want)
+	}
+	checks := []struct {
+		id                  int
+		done, steps, depth  int
+		finished, wantEarly bool
+	}{
+		{1, 0, 4, 0, false, false},
+		{2, 3, 3, 1, true, false},
+		{3, 0, 1, 0, false, false},
+		{4, 2, 5, 1, true, true},
+	}
+	for _, c := range checks {
+		p := tr.Get(c.id)
+		if p.Done != c.done || p.Steps != c.steps || p.Depth != c.depth || p.Finished != c.finished || p.Early != c.wantEarly {
+			t.Errorf("phase %d = done %d/%d depth %d finished %v early %v; want %d/%d depth %d finished %v early %v",
+				c.id, p.Done, p.Steps, p.Depth, p.Finished, p.Early, c.done, c.steps, c.depth, c.finished, c.wantEarly)
+		}
+	}
+	if !reflect.DeepEqual(early, []bool{false, true, false}) {
+		t.Errorf("early flags on finish events %v, want [false true false]", early)
+	}
+	if got := tr.Get(1).Open; got != 0 {
+		t.Errorf("root has %d open children, want 0", got)
+	}
+	if tr.Open() != 2 || tr.Len() != 4 {
+		t.Errorf("open %d len %d, want 2 and 4", tr.Open(), tr.Len())
+	}
+	if d := tr.Deepest(); d == nil || d.ID != 3 {
+		t.Errorf("deepest open phase %v, want the orphan root 3 (started last among depth 0)", d)
+	}
+	var order []int
+	tr.Walk(func(p *Phase) bool { order = append(order, p.ID); return true })
+	if !reflect.DeepEqual(order, []int{1, 2, 4, 3}) {
+		t.Errorf("walk order %v, want [1 2 4 3]", order)
+	}
+	aborted := tr.Abort(ms(100))
+	if len(aborted) != 2 || !tr.Get(1).Aborted || tr.Open() != 0 {
+		t.Errorf("abort closed %d phases (open now %d), want 2 and 0", len(aborted), tr.Open())
+	}
+	if got := tr.Get(1).Duration(ms(500)); got != ms(100) {
+		t.Errorf("aborted root lasted %v, want 100ms", got)
+	}
+	if got := tr.Path(4); !reflect.DeepEqual(got, []string{"Building engine", "Timing graph nodes"}) {
+		t.Errorf("path %v", got)
+	}
+}
+
+func TestTreeChildOfFinishedParentIsRoot(t *testing.T) {
+	tr := NewTree()
+	for _, e := range []Event{
+		{Type: EventPhaseStart, ID: 1, Name: "a", Steps: 1},
+		{Type: EventPhaseFinish, ID: 1},
+		{Type: EventPhaseStart, ID: 2, Parent: 1, Name: "late child", Steps: 1},
+		{Type: EventPhaseStart, ID: 2, Name: "duplicate id", Steps: 1},
+	} {
+		tr.Apply(&e)
+	}
+	if p := tr.Get(2); p.Parent != 0 || p.Name != "late child" {
+		t.Errorf("phase 2 = %+v, want a root named late child", p)
+	}
+}
