@@ -127,7 +127,8 @@ func (t *Tree) finish(p *Phase, at time.Duration) {
 }
 
 // Abort ends every open phase at time at, deepest first, marking them Aborted, and returns
-// them. Called when the build ends: TensorRT does not promise a phaseFinish for every phase.
+// them deepest first. Called when the build ends: TensorRT does not promise a phaseFinish for
+// every phase.
 func (t *Tree) Abort(at time.Duration) []*Phase {
 	var open []*Phase
 	t.Walk(func(p *Phase) bool {
@@ -136,8 +137,10 @@ func (t *Tree) Abort(at time.Duration) []*Phase {
 		}
 		return true
 	})
-	for i := len(open) - 1; i >= 0; i-- {
-		p := open[i]
+	for i, j := 0, len(open)-1; i < j; i, j = i+1, j-1 {
+		open[i], open[j] = open[j], open[i]
+	}
+	for _, p := range open {
 		t.finish(p, at)
 		p.Aborted = true
 		p.Early = p.Done < p.Steps

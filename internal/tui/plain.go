@@ -125,7 +125,7 @@ func (p *Plain) progress(ph *builder.Phase, at time.Duration) {
 
 // Notice prints the control event as a line of the log.
 func (p *Plain) Notice(n Notice) {
-	p.printf("   %s %s\n", FormatDuration(p.opts.Now().Sub(p.started)), clean(n.Message))
+	p.printf("   %s %s\n", FormatDuration(p.tree.Last), clean(n.Message))
 	p.flush()
 }
 

@@ -1,0 +1,227 @@
+package tui
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// scriptedBuild is a small build with every situation a renderer must show: nesting to depth
+// 5, parallel equally named phases, a reused name, an early finish, a hostile name, logs, and
+// phases left open at the end.
+func scriptedBuild() []builder.Event {
+	ev := []builder.Event{
+		{Type: builder.EventPhaseStart, Time: ms(0), ID: 1, Name: "Building engine", Steps: 4},
+		{Type: builder.EventStep, Time: ms(100), ID: 1, Step: 0},
+		{Type: builder.EventPhaseStart, Time: ms(120), ID: 2, Parent: 1, Name: "Building engine from subgraph", Steps: 1},
+		{Type: builder.EventPhaseStart, Time: ms(130), ID: 3, Parent: 2, Name: "Computing profile costs", Steps: 1},
+		{Type: builder.EventPhaseStart, Time: ms(140), ID: 4, Parent: 3, Name: "Timing graph nodes", Steps: 40},
+		{Type: builder.EventPhaseStart, Time: ms(150), ID: 5, Parent: 4, Name: "Finding fastest tactic for stem/conv1", Steps: 3, Thread: 2},
+		{Type: builder.EventPhaseStart, Time: ms(150), ID: 6, Parent: 4, Name: "Finding fastest tactic for \x1b[2Jevil\nname", Steps: 3, Thread: 3},
+		{Type: builder.EventPhaseStart, Time: ms(160), ID: 7, Parent: 5, Name: "Measuring tactic time", Steps: 4, Thread: 2},
+		{Type: builder.EventLog, Time: ms(170), Severity: builder.SeverityWarning, Message: "layer stem/conv1 uses a slower fallback"},
+		{Type: builder.EventPhaseFinish, Time: ms(200), ID: 7},
+		{Type: builder.EventPhaseFinish, Time: ms(210), ID: 5},
+		{Type: builder.EventPhaseFinish, Time: ms(220), ID: 6},
+	}
+	for i := 0; i < 40; i++ {
+		ev = append(ev, builder.Event{Type: builder.EventStep, Time: ms(300 + 10*i), ID: 4, Step: i})
+	}
+	ev = append(ev,
+		builder.Event{Type: builder.EventPhaseFinish, Time: ms(700), ID: 4},
+		builder.Event{Type: builder.EventPhaseStart, Time: ms(710), ID: 8, Parent: 3, Name: "Timing graph nodes", Steps: 10},
+		builder.Event{Type: builder.EventStep, Time: ms(720), ID: 8, Step: 2},
+		builder.Event{Type: builder.EventPhaseFinish, Time: ms(730), ID: 8},
+		builder.Event{Type: builder.EventLog, Time: ms(740), Severity: builder.SeverityError, Message: "Error Code 10: Internal Error (Could not find any implementation for node head/fc.)"},
+	)
+	return ev
+}
+
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func TestPlainGolden(t *testing.T) {
+	tests := []struct {
+		name    string
+		verbose bool
+		result  builder.Result
+	}{
+		{"failed", false, builder.Result{Status: builder.StatusFailed, Error: "Could not find any implementation for node head/fc", Duration: ms(800)}},
+		{"cancelled_verbose", true, builder.Result{Status: builder.StatusCancelled, Duration: ms(800)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+			var out bytes.Buffer
+			p := NewPlain(&out, PlainOptions{Verbose: tt.verbose, Now: clock.now})
+			p.Begin(builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim", Precision: "fp16"})
+			events := scriptedBuild()
+			p.Handle(events[:12])
+			p.Notice(Notice{Kind: NoticeCancelRequested, Message: "Cancel requested."})
+			p.Handle(events[12:])
+			if err := p.End(tt.result); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", "plain_"+tt.name+".golden"), out.Bytes())
+			if bytes.IndexByte(out.Bytes(), 0x1b) >= 0 {
+				t.Error("plain output contains an ESC byte")
+			}
+		})
+	}
+}
+
+func TestPlainThrottlesProgress(t *testing.T) {
+	var out bytes.Buffer
+	p := NewPlain(&out, PlainOptions{})
+	p.Begin(builder.BuildInfo{})
+	ev := []builder.Event{{Type: builder.EventPhaseStart, ID: 1, Name: "Timing graph nodes", Steps: 1000}}
+	for i := 0; i < 1000; i++ {
+		ev = append(ev, builder.Event{Type: builder.EventStep, Time: time.Duration(i) * time.Millisecond, ID: 1, Step: i})
+	}
+	p.Handle(ev)
+	lines := strings.Count(out.String(), "Timing graph nodes ")
+	// One line per 5% (20), at most a few more for the 5-second rule; never one per step.
+	if lines < 15 || lines > 25 {
+		t.Errorf("1000 steps printed %d progress lines, want about 20:\n%s", lines, out.String())
+	}
+}
+
+func TestPlainHeartbeat(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var out bytes.Buffer
+	p := NewPlain(&out, PlainOptions{Now: clock.now, HeartbeatAfter: 10 * time.Second, HeartbeatEvery: 30 * time.Second})
+	p.Begin(builder.BuildInfo{})
+	p.Handle([]builder.Event{{Type: builder.EventPhaseStart, ID: 7, Name: "Timing graph nodes", Steps: 3}})
+	var beats []string
+	for s := 1; s <= 75; s++ {
+		clock.t = clock.t.Add(time.Second)
+		before := out.Len()
+		p.Tick(clock.t)
+		if out.Len() > before {
+			beats = append(beats, strings.TrimSpace(out.String()[before:]))
+		}
+	}
+	want := []string{
+		"#7 10.0s Timing graph nodes: still running, no progress reported for 10.0s",
+		"#7 40.0s Timing graph nodes: still running, no progress reported for 40.0s",
+		"#7 1m10s Timing graph nodes: still running, no progress reported for 1m10s",
+	}
+	if strings.Join(beats, "\n") != strings.Join(want, "\n") {
+		t.Errorf("heartbeats:\n%s\nwant:\n%s", strings.Join(beats, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestJSONRendererLinesParse(t *testing.T) {
+	var out bytes.Buffer
+	j := NewJSON(&out, nil)
+	j.Begin(builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"})
+	j.Handle(scriptedBuild())
+	j.Notice(Notice{Kind: NoticeCancelRequested, Message: "Cancel requested."})
+	if err := j.End(builder.Result{Status: builder.StatusCancelled, Duration: ms(900)}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(scriptedBuild())+3 {
+		t.Errorf("%d lines, want %d", len(lines), len(scriptedBuild())+3)
+	}
+	for i, line := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d does not parse: %v\n%s", i+1, err, line)
+		}
+	}
+	if !strings.Contains(lines[0], `"type":"build"`) || !strings.Contains(lines[len(lines)-1], `"type":"result"`) {
+		t.Errorf("stream must open with build and close with result:\n%s", out.String())
+	}
+}
+
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.n++
+	return 0, os.ErrClosed
+}
+
+func TestRenderersReportWriteErrors(t *testing.T) {
+	for name, r := range map[string]Renderer{
+		"plain": NewPlain(&failingWriter{}, PlainOptions{}),
+		"json":  NewJSON(&failingWriter{}, nil),
+	} {
+		r.Begin(builder.BuildInfo{})
+		r.Handle(scriptedBuild())
+		if err := r.End(builder.Result{Status: builder.StatusBuilt}); err == nil {
+			t.Errorf("%s: End returned nil after every write failed", name)
+		}
+	}
+}
+
+func TestSelectMode(t *testing.T) {
+	tests := []struct {
+		flag, env string
+		tty       bool
+		term      string
+		want      Mode
+		warn, err bool
+	}{
+		{"auto", "", true, "xterm-256color", ModeTTY, false, false},
+		{"auto", "", false, "xterm", ModePlain, false, false},
+		{"auto", "", true, "dumb", ModePlain, false, false},
+		{"auto", "json", true, "xterm", ModeJSON, false, false},
+		{"plain", "json", true, "xterm", ModePlain, false, false}, // env applies only to auto
+		{"tty", "", false, "xterm", ModePlain, true, false},
+		{"tty", "", true, "dumb", ModePlain, true, false},
+		{"QUIET", "", true, "xterm", ModeQuiet, false, false},
+		{"fancy", "", true, "xterm", "", false, true},
+		{"auto", "fancy", true, "xterm", "", false, true},
+	}
+	for _, tt := range tests {
+		got, warn, err := SelectMode(tt.flag, tt.env, tt.tty, tt.term)
+		if (err != nil) != tt.err || got != tt.want || (warn != "") != tt.warn {
+			t.Errorf("SelectMode(%q, %q, %v, %q) = %q, %q, %v; want %q, warning %v, error %v",
+				tt.flag, tt.env, tt.tty, tt.term, got, warn, err, tt.want, tt.warn, tt.err)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0: "0.0s", 1500 * time.Millisecond: "1.5s", 102 * time.Second: "1m42s", 2*time.Hour + 3*time.Minute: "2h03m", -time.Second: "0.0s",
+	} {
+		if got := FormatDuration(d); got != want {
+			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		}
+	}
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 3 << 30: "3.0 GiB"} {
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (rerun with -update if intended):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}

@@ -1,0 +1,531 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+// Layout limits of the live view.
+const (
+	// maxVisibleDepth is how many levels of the phase tree get rows; deeper open phases are
+	// summarised on one row under the deepest visible one. TensorRT nests six levels deep.
+	maxVisibleDepth = 5
+	// keepDone is how many finished children stay visible under a running parent.
+	keepDone = 3
+	// maxContentWidth keeps rows readable on very wide terminals.
+	maxContentWidth = 120
+	// silenceAfter is how long without a phase event before the footer says so.
+	silenceAfter = 5 * time.Second
+	// spinnerStep is how long each spinner frame shows.
+	spinnerStep = 100 * time.Millisecond
+	// timeWidth fits every FormatDuration result up to "59m59s".
+	timeWidth = 6
+	// defaultWidth and defaultHeight are used until the terminal reports its size.
+	defaultWidth, defaultHeight = 80, 24
+)
+
+// cancelState is what the view knows about the cancel ladder, from the session's notices.
+type cancelState struct {
+	kind    NoticeKind // 0, NoticeCancelRequested or NoticeTimeout
+	at      time.Time
+	message string
+	forced  bool
+	forceAt time.Time
+	forceBy string
+}
+
+// viewState is everything a frame is drawn from. frame is a pure function of it and of the
+// time, so it can be tested and measured without a terminal.
+type viewState struct {
+	theme         theme
+	info          builder.BuildInfo
+	tree          *builder.Tree
+	width, height int
+	verbose       bool
+	// begin is the wall time the build started; lastProgress the wall time of the newest
+	// phase event.
+	begin, lastProgress time.Time
+	// skew maps build time to wall time: buildNow = now - begin - skew. It is the smallest
+	// delay seen between an event's build time and its arrival, i.e. the worker's start-up.
+	skew      time.Duration
+	skewKnown bool
+	cancel    cancelState
+
+	rows []row // reused between frames
+}
+
+// rowKind says what a row of the tree shows.
+type rowKind int
+
+const (
+	rowOpen    rowKind = iota // a running phase
+	rowDone                   // a recently finished child, collapsed to its duration
+	rowHidden                 // running phases below the visible depth
+	rowMore                   // rows left out for lack of height
+	rowWaiting                // nothing running yet
+)
+
+type row struct {
+	kind  rowKind
+	depth int
+	p     *builder.Phase
+	leaf  bool // an open phase with no open children: where the work happens
+	n     int  // rowHidden: open phases below; rowMore: rows left out
+}
+
+// buildNow estimates the builder's clock at wall time now, never behind the newest event.
+func (v *viewState) buildNow(now time.Time) time.Duration {
+	d := now.Sub(v.begin)
+	if v.skewKnown {
+		d -= v.skew
+	}
+	if d < v.tree.Last {
+		d = v.tree.Last
+	}
+	return d
+}
+
+// size returns the width and height to lay out for.
+func (v *viewState) size() (int, int) {
+	w, h := v.width, v.height
+	if w <= 0 {
+		w = defaultWidth
+	}
+	if h <= 0 {
+		h = defaultHeight
+	}
+	return w, h
+}
+
+// frame renders the live view at wall time now: header, phase tree, footer. Its height never
+// exceeds two thirds of the terminal (at least 6 lines), so log lines printed above keep room.
+func (v *viewState) frame(now time.Time) string {
+	w, h := v.size()
+	cw := min(w, maxContentWidth)
+	var b strings.Builder
+	b.Grow(cw * 16)
+
+	v.header(&b, cw)
+	footer := v.footer(now, cw)
+	maxLines := max(6, h*2/3)
+	budget := maxLines - 2 - strings.Count(footer, "\n") - 1
+	v.rows = v.collect(v.rows[:0])
+	v.rows = fit(v.rows, max(budget, 1))
+	lay := v.layout(cw)
+	bnow := v.buildNow(now)
+	for i := range v.rows {
+		v.writeRow(&b, &v.rows[i], lay, bnow, now)
+		b.WriteByte('\n')
+	}
+	b.WriteString(footer)
+	return b.String()
+}
+
+// header writes the two header lines: what is built into what, then how.
+func (v *viewState) header(b *strings.Builder, cw int) {
+	t := &v.theme
+	model, engine := clean(v.info.Model), clean(v.info.Engine)
+	const verb, arrow = "Building ", " → "
+	room := cw - ansi.StringWidth(verb) - ansi.StringWidth(arrow)
+	if engine == "" {
+		room += ansi.StringWidth(arrow)
+	}
+	model, engine = shortenPair(model, engine, room)
+	b.WriteString(t.title.Render(verb + model))
+	if engine != "" {
+		b.WriteString(t.dim.Render(arrow))
+		b.WriteString(engine)
+	}
+	b.WriteByte('\n')
+
+	var parts []string
+	if v.info.Backend != "" {
+		parts = append(parts, "backend "+clean(v.info.Backend))
+	}
+	if v.info.Precision != "" {
+		parts = append(parts, clean(v.info.Precision))
+	}
+	if v.info.TensorRT != "" {
+		parts = append(parts, "TensorRT "+clean(v.info.TensorRT))
+	}
+	if v.info.Layers > 0 {
+		parts = append(parts, plural(v.info.Layers, "layer"))
+	}
+	b.WriteString(t.dim.Render(ansi.Truncate(strings.Join(parts, " · "), cw, "…")))
+	b.WriteByte('\n')
+}
+
+// shortenPair fits "a → b" into room cells, cutting the start of the longer path first, since
+// the end of a path (the file name) says the most.
+func shortenPair(a, b string, room int) (string, string) {
+	wa, wb := ansi.StringWidth(a), ansi.StringWidth(b)
+	if wa+wb <= room {
+		return a, b
+	}
+	half := max(room/2, 1)
+	switch {
+	case wa <= half:
+		b = cutLeft(b, max(room-wa, 1))
+	case wb <= half:
+		a = cutLeft(a, max(room-wb, 1))
+	default:
+		a = cutLeft(a, half)
+		b = cutLeft(b, max(room-half, 1))
+	}
+	return a, b
+}
+
+// cutLeft keeps the last n cells of s, marking the cut with "…".
+func cutLeft(s string, n int) string {
+	w := ansi.StringWidth(s)
+	if w <= n {
+		return s
+	}
+	if n <= 1 {
+		return "…"
+	}
+	return ansi.TruncateLeft(s, w-n+1, "…")
+}
+
+// footer returns the status line, preceded by the cancel state when there is one. It ends
+// without a newline.
+func (v *viewState) footer(now time.Time, cw int) string {
+	t := &v.theme
+	var b strings.Builder
+	c := &v.cancel
+	hint := "ctrl+c cancel"
+	switch {
+	case c.forced:
+		msg := c.forceBy
+		if msg == "" {
+			msg = "Stopping now: the build worker is being killed."
+		}
+		b.WriteString(wrapLines(t.err, clean(msg), cw))
+		b.WriteByte('\n')
+		hint = ""
+	case c.kind != 0:
+		msg := "Cancelling… the builder stops at its next step boundary (this can take a while)."
+		if c.kind == NoticeTimeout && c.message != "" {
+			msg = clean(c.message) + "."
+		}
+		msg += " Press Ctrl-C again to stop now."
+		b.WriteString(wrapLines(t.warn, msg, cw))
+		b.WriteByte('\n')
+		hint = "ctrl+c stop now"
+	}
+
+	spin := t.spinner[int(now.Sub(v.begin)/spinnerStep)%len(t.spinner)]
+	status := FormatDuration(now.Sub(v.begin).Truncate(100*time.Millisecond)) + " elapsed"
+	switch {
+	case c.forced:
+		status = "stopping " + FormatDuration(now.Sub(c.forceAt)) + " · " + status
+	case c.kind != 0:
+		status = "cancel requested " + FormatDuration(now.Sub(c.at)) + " ago · " + status
+	default:
+		if quiet := now.Sub(v.lastProgress); quiet >= silenceAfter {
+			status += " · no progress reported for " + FormatDuration(quiet.Truncate(time.Second))
+		}
+	}
+	left := spin + " " + status
+	lw := ansi.StringWidth(left)
+	if hint != "" && lw+2+len(hint) <= cw {
+		b.WriteString(t.accent.Render(spin) + " " + t.dim.Render(status))
+		b.WriteString(strings.Repeat(" ", cw-lw-len(hint)))
+		b.WriteString(t.key.Render(hint[:6]) + t.dim.Render(hint[6:]))
+	} else {
+		left = ansi.Truncate(left, cw, "…")
+		b.WriteString(t.dim.Render(left))
+	}
+	return b.String()
+}
+
+// wrapLines word-wraps s to width cells and styles each line.
+func wrapLines(st interface{ Render(...string) string }, s string, width int) string {
+	lines := strings.Split(ansi.Wrap(s, max(width, 10), ""), "\n")
+	for i, l := range lines {
+		lines[i] = st.Render(strings.TrimRight(l, " "))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// collect appends the tree's rows in display order.
+func (v *viewState) collect(rows []row) []row {
+	if v.tree.Len() == 0 {
+		return append(rows, row{kind: rowWaiting})
+	}
+	rows = v.collectLevel(rows, v.tree.Roots(), 0, -1)
+	if len(rows) == 0 || v.tree.Open() == 0 {
+		rows = append(rows, row{kind: rowWaiting})
+	}
+	return rows
+}
+
+// collectLevel appends rows for siblings ids at depth: every running one with its subtree,
+// and the last keepDone finished ones. open is how many of ids are running (-1: unknown).
+func (v *viewState) collectLevel(rows []row, ids []int, depth, open int) []row {
+	// Find, from the end, the last keepDone finished siblings; stop early once every
+	// running one has been seen.
+	first, done, seenOpen := len(ids), 0, 0
+	for i := len(ids) - 1; i >= 0; i-- {
+		p := v.tree.Get(ids[i])
+		if p.Finished {
+			if done == keepDone {
+				if open >= 0 && seenOpen == open {
+					break
+				}
+				continue
+			}
+			done++
+		} else {
+			seenOpen++
+		}
+		first = i
+	}
+	done = 0
+	for _, id := range ids[first:] {
+		p := v.tree.Get(id)
+		if p.Finished {
+			// Only the last keepDone finished siblings: skip the older ones.
+			if v.finishedAfter(ids[first:], id) >= keepDone {
+				continue
+			}
+			rows = append(rows, row{kind: rowDone, depth: depth, p: p})
+			done++
+			continue
+		}
+		rows = append(rows, row{kind: rowOpen, depth: depth, p: p, leaf: p.Open == 0})
+		if p.Open == 0 {
+			continue
+		}
+		if depth+1 < maxVisibleDepth {
+			rows = v.collectLevel(rows, p.Children, depth+1, p.Open)
+		} else {
+			n, deepest := v.openBelow(p)
+			rows = append(rows, row{kind: rowHidden, depth: depth + 1, p: deepest, n: n})
+		}
+	}
+	return rows
+}
+
+// finishedAfter counts the finished phases in ids after id.
+func (v *viewState) finishedAfter(ids []int, id int) int {
+	n := 0
+	for i := len(ids) - 1; i >= 0 && ids[i] != id; i-- {
+		if v.tree.Get(ids[i]).Finished {
+			n++
+		}
+	}
+	return n
+}
+
+// openBelow counts the running phases under p and returns the deepest, newest of them.
+func (v *viewState) openBelow(p *builder.Phase) (int, *builder.Phase) {
+	n := 0
+	var deepest *builder.Phase
+	var visit func(q *builder.Phase)
+	visit = func(q *builder.Phase) {
+		if q.Open == 0 {
+			return
+		}
+		seen := 0
+		for i := len(q.Children) - 1; i >= 0 && seen < q.Open; i-- {
+			c := v.tree.Get(q.Children[i])
+			if c.Finished {
+				continue
+			}
+			seen++
+			n++
+			if deepest == nil || c.Depth > deepest.Depth || (c.Depth == deepest.Depth && c.Start > deepest.Start) {
+				deepest = c
+			}
+			visit(c)
+		}
+	}
+	visit(p)
+	return n, deepest
+}
+
+// fit trims rows to at most budget: first the finished rows, oldest first, then the tail,
+// which is replaced by one row saying how many were left out.
+func fit(rows []row, budget int) []row {
+	if len(rows) <= budget {
+		return rows
+	}
+	excess := len(rows) - budget
+	kept := rows[:0]
+	for _, r := range rows {
+		if excess > 0 && r.kind == rowDone {
+			excess--
+			continue
+		}
+		kept = append(kept, r)
+	}
+	rows = kept
+	if len(rows) <= budget {
+		return rows
+	}
+	cut := budget - 1
+	left := 0
+	for _, r := range rows[cut:] {
+		switch r.kind {
+		case rowOpen:
+			left++
+		case rowHidden:
+			left += r.n
+		}
+	}
+	rows = rows[:cut]
+	return append(rows, row{kind: rowMore, n: left})
+}
+
+// layout is the column plan of the tree rows.
+type layout struct {
+	name, bar, count int
+}
+
+// layout sizes the columns for content width cw: a name column, an optional bar, the step
+// count and the elapsed time. The bar shrinks, then goes, on narrow terminals.
+func (v *viewState) layout(cw int) layout {
+	count := 3
+	for _, r := range v.rows {
+		if r.kind == rowOpen || r.kind == rowDone {
+			count = max(count, len(countText(r.p)))
+		}
+	}
+	bar := 0
+	switch {
+	case cw >= 100:
+		bar = 24
+	case cw >= 80:
+		bar = 20
+	case cw >= 64:
+		bar = 14
+	case cw >= 50:
+		bar = 10
+	}
+	fixed := 1 + count + 2 + timeWidth
+	name := cw - fixed
+	if bar > 0 {
+		name -= bar + 2
+	}
+	if bar > 0 && name < 16 {
+		name += bar + 2
+		bar = 0
+	}
+	return layout{name: max(name, 4), bar: bar, count: count}
+}
+
+func countText(p *builder.Phase) string {
+	return strconv.Itoa(p.Done) + "/" + strconv.Itoa(p.Steps)
+}
+
+// writeRow writes one tree row: indent, marker, name, bar, count, elapsed.
+func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.Duration, now time.Time) {
+	t := &v.theme
+	indent := 2 * r.depth
+	nameRoom := max(lay.name-indent-2, 1)
+	spin := t.spinner[int(now.Sub(v.begin)/spinnerStep)%len(t.spinner)]
+	b.WriteString(strings.Repeat(" ", indent))
+	switch r.kind {
+	case rowWaiting:
+		msg := "waiting for the builder to report a phase"
+		if v.tree.Len() > 0 {
+			msg = "waiting for the builder"
+		}
+		b.WriteString(t.accent.Render(spin) + " " + t.dim.Render(ansi.Truncate(msg, nameRoom, "…")))
+		return
+	case rowMore:
+		msg := fmt.Sprintf("%d more running phases not shown (the terminal is too short)", r.n)
+		if r.n == 0 {
+			msg = "more finished phases not shown"
+		}
+		b.WriteString(t.dim.Render(t.hidden + " " + ansi.Truncate(msg, nameRoom, "…")))
+		return
+	case rowHidden:
+		msg := fmt.Sprintf("%s deeper", plural(r.n, "phase"))
+		if r.p != nil {
+			msg += ": " + clean(r.p.Name) + " " + countText(r.p)
+		}
+		b.WriteString(t.dim.Render(t.hidden + " " + ansi.Truncate(msg, nameRoom+lay.bar+lay.count, "…")))
+		return
+	}
+
+	p := r.p
+	name := ansi.Truncate(clean(p.Name), nameRoom, "…")
+	pad := nameRoom - ansi.StringWidth(name)
+	switch {
+	case r.kind == rowDone:
+		b.WriteString(t.ok.Render(t.done) + " " + t.dim.Render(name))
+	case r.leaf:
+		b.WriteString(t.accent.Render(spin) + " " + name)
+	default:
+		b.WriteString(t.dim.Render(t.open) + " " + name)
+	}
+	b.WriteString(strings.Repeat(" ", pad))
+
+	if lay.bar > 0 {
+		b.WriteString("  ")
+		if r.kind == rowDone {
+			note := ""
+			if p.Early {
+				note = "finished early"
+			}
+			b.WriteString(strings.Repeat(" ", lay.bar-len(note)))
+			b.WriteString(t.warn.Render(note))
+		} else {
+			v.writeBar(b, p, lay.bar)
+		}
+	}
+	count := countText(p)
+	b.WriteByte(' ')
+	b.WriteString(strings.Repeat(" ", lay.count-len(count)))
+	if r.kind == rowDone {
+		if p.Early && lay.bar == 0 {
+			b.WriteString(t.warn.Render(count))
+		} else {
+			b.WriteString(t.dim.Render(count))
+		}
+	} else {
+		b.WriteString(count)
+	}
+	el := FormatDuration(p.Duration(bnow))
+	b.WriteString("  ")
+	b.WriteString(strings.Repeat(" ", timeWidth-len(el)))
+	b.WriteString(t.dim.Render(el))
+}
+
+// writeBar draws the phase's completed fraction of steps. It fills a cell only once the cell
+// is complete, so a bar is full only when every step was reported.
+func (v *viewState) writeBar(b *strings.Builder, p *builder.Phase, width int) {
+	t := &v.theme
+	full := 0
+	if p.Steps > 0 {
+		full = p.Done * width / p.Steps
+	}
+	full = min(max(full, 0), width)
+	if full > 0 {
+		b.WriteString(t.barFull.Render(strings.Repeat(t.barFullGlyph, full)))
+	}
+	if full < width {
+		b.WriteString(t.barEmpty.Render(strings.Repeat(t.barEmptyGlyph, width-full)))
+	}
+}
+
+// overall is the taskbar fraction in percent: the steps of the newest running root phase.
+// It returns -1 when no phase is running.
+func (v *viewState) overall() int {
+	roots := v.tree.Roots()
+	for i := len(roots) - 1; i >= 0; i-- {
+		p := v.tree.Get(roots[i])
+		if !p.Finished {
+			return p.Done * 100 / p.Steps
+		}
+	}
+	return -1
+}
