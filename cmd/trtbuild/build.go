@@ -1,0 +1,421 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	native "github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/session"
+	"github.com/trtbuild/trtbuild/internal/shapes"
+	"github.com/trtbuild/trtbuild/internal/tui"
+	"github.com/trtbuild/trtbuild/internal/worker"
+)
+
+// buildOptions are the flags of a build.
+type buildOptions struct {
+	model, onnx, engine string
+	backend, progress   string
+	verbose             bool
+
+	shapes, minShapes, optShapes, maxShapes string
+	workspace, memPoolSize                  string
+
+	fp16, bf16, int8, fp8                                                      bool
+	noTF32, refit, stripWeights, versionCompatible, excludeLeanRuntime, sparse bool
+	optLevel, maxAuxStreams, device                                            int
+	hardwareCompat                                                             string
+	plugins                                                                    []string
+	skipInference                                                              bool
+
+	timingCache   string
+	noTimingCache bool
+
+	timeout, stallTimeout, killAfter time.Duration
+
+	sim simFlags
+}
+
+// simFlags are the simulated builder's knobs. Only --sim-speed is shown in --help; the others
+// exist for tests and demos.
+type simFlags struct {
+	speed                             float64
+	threads, tactics, iterations      int
+	step, silent, longStep            time.Duration
+	failPhase, earlyPhase, abortPhase string
+	ignoreCancel                      bool
+	seed                              uint64
+}
+
+// defaultSimStep makes a simulated build of the bundled model last several seconds at speed 1.
+const defaultSimStep = 30 * time.Millisecond
+
+func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
+	f := cmd.Flags()
+	f.StringVarP(&o.engine, "save-engine", "o", "", "write the engine here (default: the model's path with .engine)")
+	f.StringVar(&o.onnx, "onnx", "", "the ONNX model (instead of the positional argument, as in trtexec)")
+	f.StringVar(&o.backend, "backend", "auto", "builder: auto, tensorrt or sim (sim simulates a build without a GPU)")
+	f.StringVar(&o.progress, "progress", "auto", "progress output: auto, tty, plain, json or quiet (env TRTBUILD_PROGRESS applies when auto)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "show the builder's info and verbose log lines (slows TensorRT builds)")
+
+	f.StringVar(&o.shapes, "shapes", "", "input shapes for all of min/opt/max, e.g. images:1x3x224x224,mask:1x16")
+	f.StringVar(&o.minShapes, "min-shapes", "", "smallest input shapes of the optimization profile")
+	f.StringVar(&o.optShapes, "opt-shapes", "", "input shapes the engine is tuned for")
+	f.StringVar(&o.maxShapes, "max-shapes", "", "largest input shapes of the optimization profile")
+	f.StringVar(&o.workspace, "workspace", "", "workspace memory pool limit, e.g. 512M or 4G (a bare number is MiB)")
+	f.StringVar(&o.memPoolSize, "mem-pool-size", "", "trtexec spelling: workspace:SIZE")
+	_ = f.MarkHidden("mem-pool-size")
+
+	f.BoolVar(&o.fp16, "fp16", false, "build in FP16 (TensorRT 10: builder flag; TensorRT 11: converts the ONNX graph)")
+	f.BoolVar(&o.bf16, "bf16", false, "build in BF16 (as --fp16)")
+	f.BoolVar(&o.int8, "int8", false, "INT8 (TensorRT 10 only; on 11 use a Q/DQ-quantized model)")
+	f.BoolVar(&o.fp8, "fp8", false, "FP8 (TensorRT 10 only; on 11 use a Q/DQ-quantized model)")
+	f.BoolVar(&o.noTF32, "no-tf32", false, "disable TF32 tactics")
+	f.BoolVar(&o.refit, "refit", false, "build a refittable engine")
+	f.BoolVar(&o.stripWeights, "strip-weights", false, "strip refittable weights from the plan")
+	f.BoolVar(&o.versionCompatible, "version-compatible", false, "build a version-compatible engine")
+	f.BoolVar(&o.excludeLeanRuntime, "exclude-lean-runtime", false, "with --version-compatible: leave the lean runtime out of the plan")
+	f.BoolVar(&o.sparse, "sparse-weights", false, "allow structured-sparsity tactics")
+	f.IntVar(&o.optLevel, "opt-level", -1, "builder optimization level 0-5 (default: TensorRT's, 3)")
+	f.IntVar(&o.maxAuxStreams, "max-aux-streams", -1, "auxiliary streams per inference (default: TensorRT's)")
+	f.StringVar(&o.hardwareCompat, "hardware-compat", "none", "hardware compatibility: none, ampere+ or same-compute-capability")
+	f.IntVar(&o.device, "device", 0, "CUDA device to build on")
+	f.StringSliceVar(&o.plugins, "plugins", nil, "plugin libraries to load (this runs their code)")
+	f.BoolVar(&o.skipInference, "skip-inference", false, "accepted for trtexec compatibility; trtbuild never runs inference")
+	_ = f.MarkHidden("skip-inference")
+
+	f.StringVar(&o.timingCache, "timing-cache", "", "timing cache file to load and update")
+	f.BoolVar(&o.noTimingCache, "no-timing-cache", false, "use no timing cache")
+	f.DurationVar(&o.timeout, "timeout", 0, "end the build after this long (exit 124)")
+	f.DurationVar(&o.stallTimeout, "stall-timeout", 0, "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
+	f.DurationVar(&o.killAfter, "kill-after", 30*time.Second, "after a timeout, how long the builder may take to stop before it is killed")
+
+	f.Float64Var(&o.sim.speed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
+	f.IntVar(&o.sim.threads, "sim-threads", 0, "simulated builder threads")
+	f.IntVar(&o.sim.tactics, "sim-tactics", 0, "simulated tactics per layer")
+	f.IntVar(&o.sim.iterations, "sim-iterations", 0, "simulated measuring steps per tactic")
+	f.DurationVar(&o.sim.step, "sim-step", 0, "simulated time of one measuring step (overrides --sim-speed)")
+	f.DurationVar(&o.sim.silent, "sim-silent", 0, "simulated silence at the start of timing")
+	f.DurationVar(&o.sim.longStep, "sim-long-step", 0, "make the first measuring step this long")
+	f.StringVar(&o.sim.failPhase, "sim-fail-phase", "", "fail when this phase starts (trailing * matches a prefix)")
+	f.StringVar(&o.sim.earlyPhase, "sim-early-phase", "", "finish this phase before all its steps")
+	f.StringVar(&o.sim.abortPhase, "sim-abort-phase", "", "crash the worker when this phase starts")
+	f.BoolVar(&o.sim.ignoreCancel, "sim-ignore-cancel", false, "keep building after a cancel request")
+	f.Uint64Var(&o.sim.seed, "sim-seed", 0, "seed of the simulated timings")
+	for _, name := range []string{"sim-threads", "sim-tactics", "sim-iterations", "sim-step", "sim-silent", "sim-long-step",
+		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed"} {
+		_ = f.MarkHidden(name)
+	}
+}
+
+// buildRun validates everything it can before starting the worker, then runs the build.
+func buildRun(s *streams, o *buildOptions, args []string) error {
+	model, err := resolveModel(o, args)
+	if err != nil {
+		return err
+	}
+	engine, err := resolveEngine(model, o.engine)
+	if err != nil {
+		return err
+	}
+	mode, warning, err := tui.SelectMode(o.progress, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
+	if err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	if warning != "" {
+		fmt.Fprintln(s.Err, "trtbuild: "+warning)
+	}
+	backend, err := resolveBackend(o.backend)
+	if err != nil {
+		return err
+	}
+	req, err := buildRequest(o, model, backend)
+	if err != nil {
+		return err
+	}
+	if err := checkModel(model, &req); err != nil {
+		return err
+	}
+	if backend == "sim" && (o.fp16 || o.bf16 || o.int8 || o.fp8) {
+		fmt.Fprintf(s.Err, "trtbuild: note: the simulated builder does not change precision; with TensorRT 10 %s maps to builder flags, with TensorRT 11 --fp16/--bf16 convert the ONNX graph first and --int8/--fp8 need a Q/DQ-quantized model\n", precisionName(o))
+	}
+	exe, err := workerCommand()
+	if err != nil {
+		return err
+	}
+	info := builder.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	var notices = s.Err
+	if mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY) {
+		notices = nil // the renderer shows them on the same terminal
+	}
+	_, err = session.Run(session.Config{
+		Worker:       worker.StartOptions{Command: exe, Request: req},
+		Engine:       engine,
+		Info:         info,
+		NewRenderer:  func(c tui.Controls) tui.Renderer { return newRenderer(mode, s, o, c) },
+		Notices:      notices,
+		Signals:      sigs,
+		Timeout:      o.timeout,
+		StallTimeout: o.stallTimeout,
+		KillAfter:    o.killAfter,
+	})
+	if err != nil && !(mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY)) {
+		// The outcome went to a pipe or nowhere: say it on stderr as well.
+		var e *exitcode.Error
+		if errors.As(err, &e) {
+			e.Reported = false
+		}
+	}
+	return err
+}
+
+func newRenderer(mode tui.Mode, s *streams, o *buildOptions, c tui.Controls) tui.Renderer {
+	switch mode {
+	case tui.ModeJSON:
+		return tui.NewJSON(s.Out, nil)
+	case tui.ModeQuiet:
+		return tui.Quiet{}
+	default:
+		return tui.NewPlain(s.Out, tui.PlainOptions{Verbose: o.verbose})
+	}
+}
+
+func resolveModel(o *buildOptions, args []string) (string, error) {
+	model := o.onnx
+	switch {
+	case len(args) > 1:
+		return "", exitcode.Usagef("expected one model, got %d arguments (%s); usage: trtbuild [flags] MODEL.onnx", len(args), strings.Join(args, " "))
+	case len(args) == 1 && model != "" && args[0] != model:
+		return "", exitcode.Usagef("two models given (%s and --onnx %s); give one", args[0], model)
+	case len(args) == 1:
+		model = args[0]
+	}
+	if model == "" {
+		return "", exitcode.Usagef("no model given; usage: trtbuild [flags] MODEL.onnx (try: trtbuild --backend sim testdata/models/convnet.onnx)")
+	}
+	st, err := os.Stat(model)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "", exitcode.Usagef("model %s does not exist; check the path", model)
+	case err != nil:
+		return "", exitcode.Usagef("cannot read model %s: %v", model, unwrapPathError(err))
+	case st.IsDir():
+		return "", exitcode.Usagef("model %s is a directory; give the .onnx file inside it", model)
+	}
+	f, err := os.Open(model)
+	if err != nil {
+		return "", exitcode.Usagef("cannot read model %s: %v; check its permissions", model, unwrapPathError(err))
+	}
+	f.Close()
+	return model, nil
+}
+
+func resolveEngine(model, engine string) (string, error) {
+	if engine == "" {
+		ext := filepath.Ext(model)
+		if strings.EqualFold(ext, ".onnx") {
+			engine = strings.TrimSuffix(model, ext) + ".engine"
+		} else {
+			engine = model + ".engine"
+		}
+	}
+	if st, err := os.Stat(engine); err == nil && st.IsDir() {
+		return "", exitcode.Usagef("engine path %s is a directory; give a file name with -o", engine)
+	}
+	if sameFile(model, engine) {
+		return "", exitcode.Usagef("engine path %s is the model itself; choose another path with -o", engine)
+	}
+	return engine, nil
+}
+
+func sameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	if err1 == nil && err2 == nil {
+		return os.SameFile(sa, sb)
+	}
+	aa, err1 := filepath.Abs(a)
+	ab, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == ab
+}
+
+// errNoTensorRT is the one-line explanation for a binary built without TensorRT.
+var errNoTensorRT = "this trtbuild was built without TensorRT; build it with `go build -tags tensorrt ./cmd/trtbuild` (see README, \"Building with TensorRT\", or Dockerfile.cuda), or preview the build without a GPU with --backend sim"
+
+func resolveBackend(name string) (string, error) {
+	switch name {
+	case "auto", "tensorrt":
+		if !native.Available(native.BackendTensorRT) {
+			return "", exitcode.Usagef("%s", errNoTensorRT)
+		}
+		return "tensorrt", nil
+	case "sim":
+		return "sim", nil
+	}
+	return "", exitcode.Usagef("invalid --backend %q: use auto, tensorrt or sim", name)
+}
+
+func buildRequest(o *buildOptions, model, backend string) (builder.Request, error) {
+	req := builder.Request{
+		Model: model, Backend: backend, LogSeverity: builder.SeverityWarning, Device: o.device,
+		FP16: o.fp16, BF16: o.bf16, INT8: o.int8, FP8: o.fp8,
+		NoTF32: o.noTF32, Refit: o.refit, StripWeights: o.stripWeights, VersionCompatible: o.versionCompatible,
+		ExcludeLeanRuntime: o.excludeLeanRuntime, SparseWeights: o.sparse,
+		OptLevel: o.optLevel, MaxAuxStreams: o.maxAuxStreams, HardwareCompat: o.hardwareCompat,
+		Plugins: o.plugins, NoTimingCache: o.noTimingCache, TimingCache: o.timingCache,
+	}
+	if o.verbose {
+		req.LogSeverity = builder.SeverityVerbose
+	}
+	if o.optLevel < -1 || o.optLevel > 5 {
+		return req, exitcode.Usagef("invalid --opt-level %d: use 0 to 5", o.optLevel)
+	}
+	if o.maxAuxStreams < -1 {
+		return req, exitcode.Usagef("invalid --max-aux-streams %d: use 0 or more", o.maxAuxStreams)
+	}
+	if o.device < 0 {
+		return req, exitcode.Usagef("invalid --device %d: use a CUDA device number, 0 or more", o.device)
+	}
+	switch o.hardwareCompat {
+	case "none", "ampere+", "same-compute-capability":
+	case "ampere_plus", "ampereplus":
+		req.HardwareCompat = "ampere+"
+	case "sameComputeCapability", "same_compute_capability":
+		req.HardwareCompat = "same-compute-capability"
+	default:
+		return req, exitcode.Usagef("invalid --hardware-compat %q: use none, ampere+ or same-compute-capability", o.hardwareCompat)
+	}
+	if o.excludeLeanRuntime && !o.versionCompatible {
+		return req, exitcode.Usagef("--exclude-lean-runtime needs --version-compatible")
+	}
+	if o.stripWeights && !o.refit {
+		// TensorRT strips weights only from refittable engines.
+		req.Refit = true
+	}
+	if o.workspace != "" && o.memPoolSize != "" {
+		return req, exitcode.Usagef("give the workspace once: --workspace or --memPoolSize, not both")
+	}
+	if o.workspace != "" {
+		ws, err := parseSize(o.workspace)
+		if err != nil {
+			return req, exitcode.Usagef("invalid --workspace: %v", err)
+		}
+		req.WorkspaceBytes = ws
+	}
+	if o.memPoolSize != "" {
+		ws, err := parseMemPoolSize(o.memPoolSize)
+		if err != nil {
+			return req, exitcode.Usagef("invalid %v", err)
+		}
+		req.WorkspaceBytes = ws
+	}
+	profile, err := shapeProfile(o)
+	if err != nil {
+		return req, err
+	}
+	if len(profile.Inputs) > 0 {
+		req.Profiles = []builder.Profile{profile}
+	}
+	sim, err := simConfig(o.sim)
+	if err != nil {
+		return req, err
+	}
+	req.Sim = sim
+	return req, nil
+}
+
+func shapeProfile(o *buildOptions) (builder.Profile, error) {
+	var specs [4][]shapes.Spec
+	for i, f := range []struct{ flag, value string }{{"--shapes", o.shapes}, {"--min-shapes", o.minShapes}, {"--opt-shapes", o.optShapes}, {"--max-shapes", o.maxShapes}} {
+		if f.value == "" {
+			continue
+		}
+		s, err := shapes.Parse(f.value)
+		if err != nil {
+			return builder.Profile{}, exitcode.Usagef("invalid %s: %v", f.flag, err)
+		}
+		specs[i] = s
+	}
+	inputs, _, err := shapes.Profile(specs[0], specs[1], specs[2], specs[3])
+	if err != nil {
+		return builder.Profile{}, exitcode.Usagef("invalid shapes: %v", err)
+	}
+	var p builder.Profile
+	for _, in := range inputs {
+		p.Inputs = append(p.Inputs, builder.ShapeRange{Name: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
+	}
+	return p, nil
+}
+
+func simConfig(f simFlags) (builder.SimConfig, error) {
+	if f.speed <= 0 || f.speed > 1e6 {
+		return builder.SimConfig{}, exitcode.Usagef("invalid --sim-speed %g: use a number above 0, like 1 or 20", f.speed)
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"--sim-threads", f.threads}, {"--sim-tactics", f.tactics}, {"--sim-iterations", f.iterations}} {
+		if n.v < 0 || n.v > 256 {
+			return builder.SimConfig{}, exitcode.Usagef("invalid %s %d: use 1 to 256", n.name, n.v)
+		}
+	}
+	step := f.step
+	if step == 0 {
+		step = time.Duration(float64(defaultSimStep) / f.speed)
+		if step <= 0 {
+			step = time.Nanosecond
+		}
+	}
+	return builder.SimConfig{
+		Threads: f.threads, Tactics: f.tactics, Iterations: f.iterations, Step: step,
+		FailPhase: f.failPhase, EarlyPhase: f.earlyPhase, AbortPhase: f.abortPhase,
+		Silent: f.silent, LongStep: f.longStep, IgnoreCancel: f.ignoreCancel, Seed: f.seed,
+	}, nil
+}
+
+func precisionName(o *buildOptions) string {
+	var names []string
+	for _, p := range []struct {
+		on   bool
+		name string
+	}{{o.fp16, "fp16"}, {o.bf16, "bf16"}, {o.int8, "int8"}, {o.fp8, "fp8"}} {
+		if p.on {
+			names = append(names, p.name)
+		}
+	}
+	if len(names) == 0 {
+		return "as typed in the model"
+	}
+	return strings.Join(names, "+")
+}
+
+// workerCommand returns the argv that starts a worker of this same binary.
+func workerCommand() ([]string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the trtbuild executable to start the build worker: %w", err)
+	}
+	return []string{exe, worker.Subcommand}, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

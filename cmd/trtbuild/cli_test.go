@@ -1,0 +1,437 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// binary is trtbuild built once for these tests (with the race detector when the tests have it),
+// so every test runs the real parent and worker processes.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "trtbuild-cli-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "trtbuild")
+	args := []string{"build", "-o", binary}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building trtbuild: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoModel returns a bundled test model, copied into a fresh folder so the engine lands there.
+func repoModel(t *testing.T, name string) string {
+	t.Helper()
+	src := filepath.Join("..", "..", "testdata", "models", name)
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatalf("bundled model: %v", err)
+	}
+	dst := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(dst, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func trtbuild(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = append(testEnv(t), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code, out.String(), errOut.String()}
+}
+
+// testEnv keeps builds off the user's cache directory and out of colour and TTY detection.
+func testEnv(t *testing.T) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(),
+		"TERM=dumb", "GORACE=halt_on_error=1",
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	model := repoModel(t, "convnet.onnx")
+	socket := filepath.Join(dir, "model.sock")
+	l, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no model", []string{"--backend", "sim"}, "no model given"},
+		{"two models", []string{"--backend", "sim", model, model + "2"}, "expected one model"},
+		{"missing model", []string{"--backend", "sim", filepath.Join(dir, "nope.onnx")}, "does not exist"},
+		{"directory as model", []string{"--backend", "sim", dir}, "is a directory"},
+		{"unopenable model", []string{"--backend", "sim", socket}, "cannot read model"},
+		{"unknown flag", []string{"--backend", "sim", "--frobnicate", model}, "unknown flag: --frobnicate"},
+		{"bad flag value", []string{"--backend", "sim", "--opt-level", "x", model}, "invalid argument"},
+		{"opt level out of range", []string{"--backend", "sim", "--opt-level", "9", model}, "invalid --opt-level 9"},
+		{"bad progress", []string{"--backend", "sim", "--progress", "fancy", model}, "invalid --progress"},
+		{"bad backend", []string{"--backend", "gpu", model}, "invalid --backend"},
+		{"no tensorrt", []string{model}, "built without TensorRT"},
+		{"no tensorrt explicit", []string{"--backend", "tensorrt", model}, "--backend sim"},
+		{"malformed shapes", []string{"--backend", "sim", "--shapes", "images:1x3x", model}, "invalid --shapes"},
+		{"negative dims", []string{"--backend", "sim", "--min-shapes", "images:-1x3", model}, "invalid --min-shapes"},
+		{"min above max", []string{"--backend", "sim", "--min-shapes", "x:4", "--max-shapes", "x:2", model}, "invalid shapes"},
+		{"bad workspace", []string{"--backend", "sim", "--workspace", "lots", model}, "invalid --workspace"},
+		{"engine is a directory", []string{"--backend", "sim", "-o", dir, model}, "is a directory"},
+		{"engine is the model", []string{"--backend", "sim", "-o", model, model}, "is the model itself"},
+		{"unwritable engine folder", []string{"--backend", "sim", "-o", filepath.Join(dir, "missing", "x.engine"), model}, "cannot write the engine"},
+		{"bad sim speed", []string{"--backend", "sim", "--sim-speed", "0", model}, "invalid --sim-speed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := trtbuild(t, nil, tt.args...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\nstderr: %s", r.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "trtbuild: ") || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("stderr should be one line starting with 'trtbuild: ' and containing %q; got:\n%s", tt.want, r.stderr)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout should be empty on a usage error, got:\n%s", r.stdout)
+			}
+			if _, err := os.Stat(strings.TrimSuffix(model, ".onnx") + ".engine"); err == nil {
+				t.Error("an engine was written")
+			}
+		})
+	}
+}
+
+func TestTrtexecSpellings(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	engine := filepath.Join(filepath.Dir(model), "out.engine")
+	r := trtbuild(t, nil, "--backend=sim", "--sim-speed=50", "--onnx="+model, "--saveEngine="+engine,
+		"--builderOptimizationLevel=3", "--noTF32", "--memPoolSize=workspace:512M", "--skipInference")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", r.code, r.stderr, r.stdout)
+	}
+	if _, err := os.Stat(engine); err != nil {
+		t.Errorf("--saveEngine was not honoured: %v", err)
+	}
+}
+
+func TestSimulatedBuildPlain(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	r := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "20", model)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s\nstdout: %s", r.code, r.stderr, r.stdout)
+	}
+	if strings.IndexByte(r.stdout, 0x1b) >= 0 {
+		t.Error("plain output contains an ESC byte")
+	}
+	for _, want := range []string{"#1 ", "Building engine (4 steps)", "Timing graph nodes", "Finding fastest tactic for ", "Building engine DONE", "Built "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("plain output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	plan, err := os.ReadFile(strings.TrimSuffix(model, ".onnx") + ".engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(plan, []byte("TRTBUILD-SIMULATED-PLAN")) {
+		t.Errorf("the simulated plan does not say it is simulated: %q", plan[:min(len(plan), 40)])
+	}
+	assertNoTempFiles(t, filepath.Dir(model))
+}
+
+func TestSimulatedBuildJSON(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	r := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "20", "--progress", "json", model)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	types := map[string]int{}
+	for i, line := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %d does not parse: %v\n%s", i+1, err, line)
+		}
+		if m["v"] != float64(1) {
+			t.Fatalf("line %d has v=%v", i+1, m["v"])
+		}
+		types[m["type"].(string)]++
+	}
+	if !strings.Contains(lines[0], `"type":"build"`) || !strings.Contains(lines[len(lines)-1], `"status":"built"`) {
+		t.Errorf("first line should be build and last a built result:\n%s\n…\n%s", lines[0], lines[len(lines)-1])
+	}
+	if types["phase_start"] == 0 || types["phase_start"] != types["phase_finish"] || types["step"] == 0 {
+		t.Errorf("event counts %v: want phases started and finished in equal number, and steps", types)
+	}
+}
+
+func TestEnvProgressApplies(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	r := trtbuild(t, []string{"TRTBUILD_PROGRESS=json"}, "--backend", "sim", "--sim-speed", "50", model)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"v":1,"type":"build"`) {
+		t.Fatalf("TRTBUILD_PROGRESS=json not applied (exit %d):\n%s", r.code, r.stdout)
+	}
+	r = trtbuild(t, []string{"TRTBUILD_PROGRESS=json"}, "--backend", "sim", "--sim-speed", "50", "--progress", "quiet", model)
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("--progress quiet should win over the environment (exit %d):\n%s", r.code, r.stdout)
+	}
+}
+
+func TestFailures(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr []string
+	}{
+		{"builder error", []string{"--sim-fail-phase", "Timing graph nodes"}, []string{"Could not find any implementation"}},
+		{"worker crash", []string{"--sim-abort-phase", "Timing graph nodes"}, []string{"crashed", "signal"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := repoModel(t, "convnet.onnx")
+			engine := strings.TrimSuffix(model, ".onnx") + ".engine"
+			if err := os.WriteFile(engine, []byte("GOOD ENGINE"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := trtbuild(t, nil, append([]string{"--backend", "sim", "--sim-speed", "20", model}, tt.args...)...)
+			if r.code != 1 {
+				t.Fatalf("exit %d, want 1\nstderr: %s\nstdout: %s", r.code, r.stderr, r.stdout)
+			}
+			for _, want := range tt.wantStderr {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+				}
+			}
+			assertUnchanged(t, engine, "GOOD ENGINE")
+			assertNoTempFiles(t, filepath.Dir(model))
+		})
+	}
+}
+
+// startBuild starts a build and returns once its output shows that timing has begun.
+func startBuild(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = testEnv(t)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	seen := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		once := false
+		for sc.Scan() {
+			out.write(sc.Text() + "\n")
+			if !once && strings.Contains(sc.Text(), "Timing graph nodes") {
+				once = true
+				close(seen)
+			}
+		}
+		if !once {
+			close(seen)
+		}
+	}()
+	select {
+	case <-seen:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("the build never reached timing; output:\n%s", out.String())
+	}
+	return cmd, &errOut, out
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *lockedBuffer) write(s string) { b.mu.Lock(); b.buf.WriteString(s); b.mu.Unlock() }
+func (b *lockedBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.buf.String() }
+
+func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			return exit.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(within):
+		cmd.Process.Kill()
+		t.Fatalf("trtbuild did not exit within %v", within)
+		return -1
+	}
+}
+
+func TestCancel(t *testing.T) {
+	tests := []struct {
+		name   string
+		signal syscall.Signal
+		code   int
+	}{
+		{"SIGINT", syscall.SIGINT, 130},
+		{"SIGTERM", syscall.SIGTERM, 143},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := repoModel(t, "convnet.onnx")
+			engine := strings.TrimSuffix(model, ".onnx") + ".engine"
+			if err := os.WriteFile(engine, []byte("GOOD ENGINE"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "2", model)
+			if err := cmd.Process.Signal(tt.signal); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, cmd, 30*time.Second); code != tt.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s\nstdout: %s", code, tt.code, errOut, out)
+			}
+			if !strings.Contains(errOut.String(), "Cancel requested: the builder stops at its next step boundary") {
+				t.Errorf("stderr lacks the cancel message:\n%s", errOut)
+			}
+			if !strings.Contains(out.String(), "Build cancelled") || !strings.Contains(out.String(), "CANCELED") {
+				t.Errorf("stdout should show the cancelled phases and outcome:\n%s", out)
+			}
+			assertUnchanged(t, engine, "GOOD ENGINE")
+			assertNoTempFiles(t, filepath.Dir(model))
+		})
+	}
+}
+
+func TestSecondSignalStopsAtOnce(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	// The builder ignores the cancel request, so only the second signal can end the build.
+	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "2", "--sim-ignore-cancel", model)
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd, 10*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130\nstderr: %s\nstdout: %s", code, errOut, out)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the second signal took %v to stop the build", d)
+	}
+	if !strings.Contains(errOut.String(), "Stopping the build worker now") {
+		t.Errorf("stderr lacks the stop message:\n%s", errOut)
+	}
+	if _, err := os.Stat(strings.TrimSuffix(model, ".onnx") + ".engine"); err == nil {
+		t.Error("an engine was written")
+	}
+	assertNoTempFiles(t, filepath.Dir(model))
+}
+
+func TestWorkerCancelsWhenParentDies(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("finds the worker through /proc")
+	}
+	model := repoModel(t, "convnet.onnx")
+	cmd, _, _ := startBuild(t, "--backend", "sim", "--sim-speed", "1", model)
+	workerPid := childOf(t, cmd.Process.Pid)
+	cmd.Process.Kill()
+	cmd.Wait()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := syscall.Kill(workerPid, 0); err != nil {
+			return // gone
+		}
+		if state, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", workerPid)); strings.Contains(string(state), ") Z ") {
+			return // exited, waiting to be reaped by init
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(workerPid, syscall.SIGKILL)
+	t.Fatal("the worker kept running after its parent died")
+}
+
+func childOf(t *testing.T, pid int) int {
+	t.Helper()
+	for i := 0; i < 100; i++ {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		if err == nil {
+			var child int
+			if _, err := fmt.Sscan(string(data), &child); err == nil {
+				return child
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("no worker process found")
+	return 0
+}
+
+func assertUnchanged(t *testing.T, path, want string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != want {
+		t.Errorf("%s was changed: %q, %v", path, got, err)
+	}
+}
+
+// assertNoTempFiles checks that no temporary engine file was left behind.
+func assertNoTempFiles(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			t.Errorf("temporary file left behind: %s", e.Name())
+		}
+	}
+}

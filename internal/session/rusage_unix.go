@@ -1,0 +1,30 @@
+//go:build unix
+
+package session
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+)
+
+// peakRSS returns the worker's peak resident set size in bytes, or 0 when unknown.
+func peakRSS(st *os.ProcessState) int64 {
+	ru, ok := st.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	if runtime.GOOS == "darwin" {
+		return int64(ru.Maxrss) // bytes on macOS
+	}
+	return int64(ru.Maxrss) * 1024 // KiB on Linux and the BSDs
+}
+
+// describeExit says how the worker ended, naming the signal that killed it.
+func describeExit(st *os.ProcessState) string {
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("killed by signal %d, %s", int(ws.Signal()), ws.Signal())
+	}
+	return fmt.Sprintf("exit status %d", st.ExitCode())
+}

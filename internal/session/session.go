@@ -1,0 +1,298 @@
+// Package session runs one build from the parent's side: it creates the temporary engine file,
+// starts the worker, feeds every event to the renderer, turns signals and keys into the cancel
+// ladder (first: cancel at the next step boundary; second: stop the worker now), enforces time
+// budgets, and commits the engine only when the build succeeded.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/tui"
+	"github.com/trtbuild/trtbuild/internal/worker"
+)
+
+// Config describes one build.
+type Config struct {
+	// Worker says how to start the worker; its Plan is set by Run.
+	Worker worker.StartOptions
+	// Engine is the output path. It is replaced only after a successful build.
+	Engine string
+	Info   builder.BuildInfo
+	// NewRenderer makes the renderer; it receives the session's controls for key handling.
+	NewRenderer func(tui.Controls) tui.Renderer
+	// Notices, when non-nil, also receives cancel and stop messages as plain lines (stderr when
+	// the renderer's output is not on the terminal).
+	Notices io.Writer
+	// Signals delivers SIGINT and SIGTERM (from signal.Notify); nil means none.
+	Signals <-chan os.Signal
+	// Timeout ends the build after this long, StallTimeout after this long without a progress
+	// event; KillAfter is how long a budget's cancel may take before the worker is killed.
+	// Zero disables each (KillAfter zero means 30s).
+	Timeout, StallTimeout, KillAfter time.Duration
+	// Tick is how often the renderer's clock advances; zero means one second.
+	Tick time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// cancelMessage is shown on the first Ctrl-C or SIGTERM.
+const cancelMessage = "Cancel requested: the builder stops at its next step boundary (this can take a while). Press Ctrl-C again to stop now."
+
+type session struct {
+	cfg      Config
+	proc     *worker.Process
+	render   tui.Renderer
+	tree     *builder.Tree
+	controls chan struct{}
+
+	start        time.Time
+	lastProgress time.Time
+	cancelledBy  exitcode.Code // Interrupted, Terminated or TimedOut once a cancel was sent
+	cancelAt     time.Time
+	forced       bool
+	budget       string // why a budget ended the build
+}
+
+// RequestCancel implements tui.Controls: the first call cancels, the second stops the worker.
+func (s *session) RequestCancel() {
+	select {
+	case s.controls <- struct{}{}:
+	default:
+	}
+}
+
+// Run performs the build and returns its result. The error is nil only for a built engine; it
+// carries the exit code (see internal/exitcode) and is marked reported when the renderer has
+// already shown it.
+func Run(cfg Config) (builder.Result, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Tick <= 0 {
+		cfg.Tick = time.Second
+	}
+	if cfg.KillAfter <= 0 {
+		cfg.KillAfter = 30 * time.Second
+	}
+	pending, err := renameio.NewPendingFile(cfg.Engine, renameio.WithPermissions(0o644))
+	if err != nil {
+		return builder.Result{}, exitcode.Usagef("cannot write the engine next to %s: %v; choose a writable path with -o", cfg.Engine, unwrapPath(err))
+	}
+	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
+
+	s := &session{cfg: cfg, tree: builder.NewTree(), controls: make(chan struct{}, 1)}
+	cfg.Worker.Plan = pending.File
+	s.proc, err = worker.Start(cfg.Worker)
+	if err != nil {
+		return builder.Result{}, err
+	}
+	s.render = cfg.NewRenderer(s)
+	s.start = cfg.Now()
+	s.lastProgress = s.start
+	s.render.Begin(cfg.Info)
+
+	final, stateErr := s.loop()
+	res := s.outcome(final, stateErr)
+	res.Engine = cfg.Engine
+	if res.Status == builder.StatusBuilt {
+		if err := pending.CloseAtomicallyReplace(); err != nil {
+			res.Status, res.Error = builder.StatusFailed, fmt.Sprintf("writing the engine: %v", err)
+		}
+	}
+	if res.Status != builder.StatusBuilt {
+		res.Engine, res.EngineBytes = "", 0
+	}
+	if err := s.render.End(res); err != nil && !errors.Is(err, syscall.EPIPE) {
+		// The output went away (a closed pipe) or the view failed; the build outcome stands.
+		if res.Status == builder.StatusBuilt {
+			return res, fmt.Errorf("showing progress: %w", err)
+		}
+	}
+	return res, s.exitError(res)
+}
+
+// loop feeds the renderer until the event stream ends and returns the worker's result event.
+func (s *session) loop() (*builder.Result, error) {
+	ticker := time.NewTicker(s.cfg.Tick)
+	defer ticker.Stop()
+	var final *builder.Result
+	events := s.proc.Events()
+	var killTimer <-chan time.Time
+	for events != nil {
+		select {
+		case batch, ok := <-events:
+			if !ok {
+				events = nil
+				break
+			}
+			kept := batch[:0]
+			for i := range batch {
+				e := &batch[i]
+				if e.Type == builder.EventResult {
+					final = e.Result
+					continue
+				}
+				s.tree.Apply(e)
+				if e.Type != builder.EventLog {
+					s.lastProgress = s.cfg.Now()
+				}
+				kept = append(kept, *e)
+			}
+			if len(kept) > 0 {
+				s.render.Handle(kept)
+			}
+		case sig := <-s.cfg.Signals:
+			code := exitcode.Interrupted
+			if sig == syscall.SIGTERM {
+				code = exitcode.Terminated
+			}
+			s.escalate(code, cancelMessage)
+		case <-s.controls:
+			s.escalate(exitcode.Interrupted, cancelMessage)
+		case now := <-ticker.C:
+			s.render.Tick(now)
+			if why := s.overBudget(now); why != "" && s.cancelledBy == 0 {
+				s.budget = why
+				s.escalate(exitcode.TimedOut, why+"; cancelling")
+				killTimer = time.After(s.cfg.KillAfter)
+			}
+		case <-killTimer:
+			killTimer = nil
+			if !s.forced {
+				s.forced = true
+				s.proc.Kill()
+				s.notice(tui.NoticeForceStop, fmt.Sprintf("The builder did not stop within --kill-after %s; stopped the worker.", s.cfg.KillAfter))
+			}
+		}
+	}
+	_, err := s.proc.Wait()
+	return final, err
+}
+
+// escalate moves one rung up the cancel ladder.
+func (s *session) escalate(code exitcode.Code, message string) {
+	switch {
+	case s.cancelledBy == 0:
+		s.cancelledBy = code
+		s.cancelAt = s.cfg.Now()
+		if err := s.proc.Cancel(); err != nil {
+			// The worker is already gone; the event stream is ending anyway.
+			_ = err
+		}
+		kind := tui.NoticeCancelRequested
+		if code == exitcode.TimedOut {
+			kind = tui.NoticeTimeout
+		}
+		s.notice(kind, message)
+	case !s.forced:
+		s.forced = true
+		s.proc.Kill()
+		s.notice(tui.NoticeForceStop, "Stopping the build worker now.")
+	}
+}
+
+func (s *session) notice(kind tui.NoticeKind, message string) {
+	s.render.Notice(tui.Notice{Kind: kind, Message: message})
+	if s.cfg.Notices != nil {
+		fmt.Fprintln(s.cfg.Notices, message)
+	}
+}
+
+// overBudget says which time budget, if any, the build has exceeded.
+func (s *session) overBudget(now time.Time) string {
+	phase := "before any phase started"
+	if p := s.tree.Deepest(); p != nil {
+		phase = fmt.Sprintf("in phase %q (running for %s)", p.Name, tui.FormatDuration(p.Duration(s.tree.Last)))
+	}
+	if s.cfg.Timeout > 0 && now.Sub(s.start) >= s.cfg.Timeout {
+		return fmt.Sprintf("Build exceeded --timeout %s %s", s.cfg.Timeout, phase)
+	}
+	if s.cfg.StallTimeout > 0 && now.Sub(s.lastProgress) >= s.cfg.StallTimeout {
+		return fmt.Sprintf("No progress for --stall-timeout %s %s", s.cfg.StallTimeout, phase)
+	}
+	return ""
+}
+
+// outcome combines the worker's result with what the parent saw.
+func (s *session) outcome(final *builder.Result, streamErr error) builder.Result {
+	var res builder.Result
+	if final != nil {
+		res = *final
+	}
+	res.Duration = s.cfg.Now().Sub(s.start)
+	if st := s.proc.State(); st != nil {
+		res.PeakRSS = peakRSS(st)
+	}
+	switch {
+	case s.forced:
+		res.Status = builder.StatusCancelled
+		res.Error = "the build worker was stopped"
+	case final == nil:
+		res.Status = builder.StatusFailed
+		res.Error = s.crashMessage(streamErr)
+	case s.cancelledBy != 0 && res.Status == builder.StatusBuilt:
+		// The builder finished before it saw the cancel. The user asked to stop: keep the old file.
+		res.Status = builder.StatusCancelled
+	}
+	if s.cancelledBy == exitcode.TimedOut && res.Status == builder.StatusCancelled {
+		res.Status = builder.StatusTimedOut
+		res.Error = s.budget
+	}
+	return res
+}
+
+func (s *session) crashMessage(streamErr error) string {
+	msg := "the build worker ended without a result"
+	if st := s.proc.State(); st != nil {
+		msg = "the build worker crashed (" + describeExit(st) + ")"
+	}
+	if streamErr != nil {
+		msg += ": " + streamErr.Error()
+	}
+	if tail := s.proc.Tail(); len(tail) > 0 {
+		msg += "; its last output: " + strings.Join(lastN(tail, 5), " | ")
+	}
+	return msg
+}
+
+func lastN(lines []string, n int) []string {
+	if len(lines) > n {
+		return lines[len(lines)-n:]
+	}
+	return lines
+}
+
+func (s *session) exitError(res builder.Result) error {
+	switch res.Status {
+	case builder.StatusBuilt:
+		return nil
+	case builder.StatusTimedOut:
+		return &exitcode.Error{Code: exitcode.TimedOut, Err: errors.New(res.Error), Reported: true}
+	case builder.StatusCancelled:
+		code := s.cancelledBy
+		if code == 0 || code == exitcode.TimedOut {
+			code = exitcode.Failed
+		}
+		return &exitcode.Error{Code: code, Err: errors.New("build cancelled"), Reported: true}
+	default:
+		return &exitcode.Error{Code: exitcode.Failed, Err: errors.New(res.Error), Reported: true}
+	}
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

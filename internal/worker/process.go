@@ -1,0 +1,241 @@
+package worker
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+// StartOptions describe how to start a worker.
+type StartOptions struct {
+	// Command is the worker's argv: the trtbuild executable and the worker subcommand (tests
+	// may put a test binary here). Env, when non-nil, replaces the environment.
+	Command []string
+	Env     []string
+	Plan    *os.File // the temporary plan file (see the package comment)
+	Request builder.Request
+	// TailLines is how many lines of the worker's stdout/stderr to keep for crash reports;
+	// 0 means 40.
+	TailLines int
+}
+
+// Process is a running worker seen from the parent. Cancel and Kill may be called from any
+// goroutine; Events is read by one.
+type Process struct {
+	cmd    *exec.Cmd
+	events chan []builder.Event
+
+	ctrlMu sync.Mutex
+	ctrl   io.WriteCloser
+
+	tail     *lineRing
+	readDone chan struct{}
+	readErr  error // set before readDone closes
+	outDone  chan struct{}
+}
+
+// Start launches the worker and sends it the request.
+func Start(opts StartOptions) (*Process, error) {
+	if len(opts.Command) == 0 {
+		return nil, errors.New("no worker command")
+	}
+	if opts.Plan == nil {
+		return nil, errors.New("no plan file")
+	}
+	msg, err := encodeControl(control{Type: controlBuild, Request: &opts.Request})
+	if err != nil {
+		return nil, err
+	}
+	evR, evW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating the event pipe: %w", err)
+	}
+	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
+	cmd.Env = opts.Env
+	cmd.ExtraFiles = []*os.File{evW, opts.Plan} // fds 3 and 4
+	setProcessGroup(cmd)
+	ctrl, err := cmd.StdinPipe()
+	if err != nil {
+		evR.Close()
+		evW.Close()
+		return nil, fmt.Errorf("creating the control pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		evR.Close()
+		evW.Close()
+		return nil, fmt.Errorf("creating the output pipe: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, outW
+	if err := cmd.Start(); err != nil {
+		evR.Close()
+		evW.Close()
+		outR.Close()
+		outW.Close()
+		return nil, fmt.Errorf("starting the build worker: %w", err)
+	}
+	// The child has its copies; close ours so EOF arrives when the child exits.
+	evW.Close()
+	outW.Close()
+
+	lines := opts.TailLines
+	if lines <= 0 {
+		lines = 40
+	}
+	p := &Process{
+		cmd: cmd, ctrl: ctrl, events: make(chan []builder.Event, 64),
+		tail: newLineRing(lines), readDone: make(chan struct{}), outDone: make(chan struct{}),
+	}
+	go p.readEvents(evR)
+	go p.readOutput(outR)
+	if _, err := ctrl.Write(msg); err != nil {
+		p.Kill()
+		return nil, fmt.Errorf("sending the build request to the worker: %w", err)
+	}
+	return p, nil
+}
+
+// maxBatch bounds the number of events passed to the renderer at once.
+const maxBatch = 4096
+
+func (p *Process) readEvents(r *os.File) {
+	defer close(p.events)
+	defer close(p.readDone)
+	defer r.Close()
+	br := bufio.NewReaderSize(r, 1<<16)
+	var batch []builder.Event
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A line longer than the buffer: collect it whole.
+			long := append([]byte(nil), line...)
+			for err == bufio.ErrBufferFull {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if len(line) > 0 && (err == nil || err == io.EOF) {
+			e, derr := builder.DecodeJSON(line)
+			if derr != nil {
+				p.readErr = fmt.Errorf("the build worker sent a malformed event: %w", derr)
+				p.Kill()
+				break
+			}
+			batch = append(batch, e)
+		}
+		if len(batch) > 0 && (len(batch) >= maxBatch || br.Buffered() == 0 || err != nil) {
+			p.events <- batch
+			batch = nil
+		}
+		if err != nil {
+			if err != io.EOF {
+				p.readErr = fmt.Errorf("reading events from the build worker: %w", err)
+			}
+			break
+		}
+	}
+	if len(batch) > 0 {
+		p.events <- batch
+	}
+}
+
+func (p *Process) readOutput(r *os.File) {
+	defer close(p.outDone)
+	defer r.Close()
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		p.tail.add(sc.Text())
+	}
+}
+
+// Events returns the worker's events in batches. The channel closes when the worker closes its
+// end of the event pipe (it finished, or it died).
+func (p *Process) Events() <-chan []builder.Event { return p.events }
+
+// Cancel asks the worker to stop the build at the next step boundary.
+func (p *Process) Cancel() error {
+	msg, err := encodeControl(control{Type: controlCancel})
+	if err != nil {
+		return err
+	}
+	p.ctrlMu.Lock()
+	defer p.ctrlMu.Unlock()
+	if _, err := p.ctrl.Write(msg); err != nil {
+		return fmt.Errorf("sending cancel to the worker: %w", err)
+	}
+	return nil
+}
+
+// Kill stops the worker and its process group at once.
+func (p *Process) Kill() error {
+	return killProcessGroup(p.cmd)
+}
+
+// Wait waits for the worker to exit, after the event stream has ended. It closes the control
+// pipe. The returned error describes a stream or protocol failure; the process state tells how
+// the worker exited.
+func (p *Process) Wait() (*os.ProcessState, error) {
+	<-p.readDone
+	p.ctrlMu.Lock()
+	p.ctrl.Close()
+	p.ctrlMu.Unlock()
+	err := p.cmd.Wait()
+	<-p.outDone
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		return p.cmd.ProcessState, fmt.Errorf("waiting for the build worker: %w", err)
+	}
+	return p.cmd.ProcessState, p.readErr
+}
+
+// Pid returns the worker's process ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Tail returns the last lines the worker printed on its stdout or stderr.
+func (p *Process) Tail() []string { return p.tail.lines() }
+
+// lineRing keeps the last n lines; safe for concurrent use.
+type lineRing struct {
+	mu   sync.Mutex
+	buf  []string
+	next int
+	full bool
+}
+
+func newLineRing(n int) *lineRing { return &lineRing{buf: make([]string, n)} }
+
+func (r *lineRing) add(s string) {
+	const maxLine = 2048
+	if len(s) > maxLine {
+		s = s[:maxLine] + "…"
+	}
+	s = strings.TrimRight(s, "\r")
+	r.mu.Lock()
+	r.buf[r.next] = s
+	r.next = (r.next + 1) % len(r.buf)
+	if r.next == 0 {
+		r.full = true
+	}
+	r.mu.Unlock()
+}
+
+func (r *lineRing) lines() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.full {
+		return append([]string(nil), r.buf[:r.next]...)
+	}
+	return append(append([]string(nil), r.buf[r.next:]...), r.buf[:r.next]...)
+}
+
+// State returns the worker's exit state once Wait has returned, else nil.
+func (p *Process) State() *os.ProcessState { return p.cmd.ProcessState }

@@ -1,0 +1,204 @@
+package worker
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	native "github.com/trtbuild/trtbuild/internal/cgo"
+)
+
+// drainWait bounds how long one Drain call waits for the first event of a batch.
+const drainWait = 50 * time.Millisecond
+
+// ServeFiles runs the worker on the descriptors the parent set up (see the package comment).
+func ServeFiles() error {
+	events := os.NewFile(eventsFD, "events")
+	plan := os.NewFile(planFD, "plan")
+	if events == nil || plan == nil {
+		return errors.New("the worker must be started by trtbuild, not by hand")
+	}
+	defer events.Close()
+	defer plan.Close()
+	return Serve(os.Stdin, events, plan)
+}
+
+// Serve runs one build: it reads the request from ctrl, runs the builder, and writes events
+// and a final result line to events. It returns an error only when it could not even report
+// (the event pipe is gone or the request is unreadable); build failures are reported as result
+// events and return nil.
+func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
+	cr := bufio.NewReader(ctrl)
+	line, err := cr.ReadBytes('\n')
+	if err != nil {
+		return fmt.Errorf("reading the build request: %w", err)
+	}
+	c, err := decodeControl(line)
+	if err != nil {
+		return err
+	}
+	if c.Type != controlBuild || c.Request == nil {
+		return fmt.Errorf("first control message is %q, want %q", c.Type, controlBuild)
+	}
+	req := *c.Request
+	w := &eventWriter{w: events}
+
+	opts, err := nativeOptions(req, plan)
+	if err != nil {
+		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
+	}
+	b, err := native.NewBuild(backendOf(req.Backend), opts)
+	if err != nil {
+		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
+	}
+	defer b.Close()
+
+	// Control: cancel on request, and when the parent goes away.
+	go func() {
+		for {
+			line, err := cr.ReadBytes('\n')
+			if err != nil {
+				b.Cancel()
+				return
+			}
+			if c, err := decodeControl(line); err == nil && c.Type == controlCancel {
+				b.Cancel()
+			}
+		}
+	}()
+
+	type outcome struct {
+		res native.Result
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		// TensorRT and CUDA keep per-thread state (the current device); the whole build runs on
+		// this one OS thread.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		res, err := b.Run()
+		done <- outcome{res, err}
+	}()
+
+	resolver := builder.NewResolver()
+	tree := builder.NewTree()
+	var raw []native.RawEvent
+	var dropped uint64
+	var last time.Duration
+	for {
+		var finished bool
+		raw, finished, dropped, err = b.Drain(raw, drainWait)
+		if err != nil {
+			b.Cancel()
+			w.fail(err)
+		}
+		for i := range raw {
+			if e, ok := resolve(resolver, &raw[i]); ok {
+				tree.Apply(&e)
+				w.add(&e)
+				last = e.Time
+			}
+		}
+		if w.flush() != nil {
+			b.Cancel() // nobody is listening any more
+		}
+		if finished || err != nil {
+			break
+		}
+	}
+	out := <-done
+
+	res := builder.Result{Status: builder.StatusBuilt, DroppedSteps: dropped}
+	res.EngineBytes = int64(out.res.PlanBytes)
+	res.CacheHits, res.CacheMisses, res.CacheUsed = out.res.CacheHits, out.res.CacheMisses, out.res.TimingCacheUsed
+	res.CancelSeen = out.res.CancelSeen
+	var nerr *native.Error
+	switch {
+	case out.err == nil:
+	case errors.As(out.err, &nerr) && nerr.Code == native.CodeCancelled:
+		res.Status = builder.StatusCancelled
+	default:
+		res.Status = builder.StatusFailed
+		res.Error = out.err.Error()
+	}
+	if req.TimingCacheOut != "" && !req.NoTimingCache {
+		if err := saveCache(b, req.TimingCacheOut); err != nil {
+			w.add(&builder.Event{Type: builder.EventLog, Time: last, Severity: builder.SeverityWarning, Message: err.Error()})
+		}
+	}
+	return w.result(res, last)
+}
+
+func saveCache(b *native.Build, path string) error {
+	data, err := b.TimingCache()
+	if err != nil {
+		return fmt.Errorf("timing cache not saved: %w", err)
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return fmt.Errorf("timing cache not saved: %w", err)
+	}
+	return nil
+}
+
+func resolve(r *builder.Resolver, ev *native.RawEvent) (builder.Event, bool) {
+	switch ev.Kind {
+	case native.EventPhaseStart:
+		return r.Start(ev.Time, ev.Name, ev.Parent, ev.HasParent, ev.Steps, ev.Thread), true
+	case native.EventStep:
+		return r.Step(ev.Time, ev.Name, ev.Step, ev.Thread)
+	case native.EventPhaseFinish:
+		return r.Finish(ev.Time, ev.Name, ev.Thread)
+	case native.EventLog:
+		sev := builder.Severity(ev.Severity)
+		if sev < builder.SeverityInternalError || sev > builder.SeverityVerbose {
+			sev = builder.SeverityInfo
+		}
+		return builder.Event{Type: builder.EventLog, Time: ev.Time, Severity: sev, Message: ev.Name}, true
+	}
+	return builder.Event{}, false
+}
+
+func backendOf(name string) native.Backend {
+	if name == "tensorrt" {
+		return native.BackendTensorRT
+	}
+	return native.BackendSim
+}
+
+// eventWriter batches encoded events into one write per drained batch.
+type eventWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+func (w *eventWriter) add(e *builder.Event) { w.buf = builder.AppendJSON(w.buf, e) }
+
+func (w *eventWriter) fail(err error) {
+	w.add(&builder.Event{Type: builder.EventLog, Severity: builder.SeverityError, Message: err.Error()})
+}
+
+func (w *eventWriter) flush() error {
+	if len(w.buf) > 0 && w.err == nil {
+		_, w.err = w.w.Write(w.buf)
+	}
+	w.buf = w.buf[:0]
+	return w.err
+}
+
+func (w *eventWriter) result(res builder.Result, at time.Duration) error {
+	w.add(&builder.Event{Type: builder.EventResult, Time: at, Result: &res})
+	if err := w.flush(); err != nil {
+		return fmt.Errorf("writing events to the parent: %w", err)
+	}
+	return nil
+}
