@@ -15,7 +15,7 @@ import (
 const (
 	// maxVisibleDepth is how many levels of the phase tree get rows; deeper open phases are
 	// summarised on one row under the deepest visible one. TensorRT nests six levels deep.
-	maxVisibleDepth = 5
+	maxVisibleDepth = 6
 	// keepDone is how many finished children stay visible under a running parent.
 	keepDone = 3
 	// maxContentWidth keeps rows readable on very wide terminals.
@@ -24,7 +24,7 @@ const (
 	silenceAfter = 5 * time.Second
 	// spinnerStep is how long each spinner frame shows.
 	spinnerStep = 100 * time.Millisecond
-	// timeWidth fits every FormatDuration result up to "59m59s".
+	// timeWidth fits every FormatDuration result up to "99h59m"; the column grows beyond.
 	timeWidth = 6
 	// defaultWidth and defaultHeight are used until the terminal reports its size.
 	defaultWidth, defaultHeight = 80, 24
@@ -103,28 +103,63 @@ func (v *viewState) size() (int, int) {
 	return w, h
 }
 
-// frame renders the live view at wall time now: header, phase tree, footer. Its height never
-// exceeds two thirds of the terminal (at least 6 lines), so log lines printed above keep room.
+// maxFrameLines is the most lines a frame may take in a terminal h lines high: two thirds of
+// it, so that log lines printed above keep room, but at least 6 where the terminal has them.
+func maxFrameLines(h int) int {
+	n := h * 2 / 3
+	if n < 6 {
+		n = min(6, h-1)
+	}
+	return max(n, 1)
+}
+
+// frame renders the live view at wall time now: header, phase tree, footer. No line is wider
+// than the terminal and the frame is never taller than maxFrameLines.
 func (v *viewState) frame(now time.Time) string {
 	w, h := v.size()
 	cw := min(w, maxContentWidth)
 	var b strings.Builder
 	b.Grow(cw * 16)
 
-	v.header(&b, cw)
+	maxLines := maxFrameLines(h)
 	footer := v.footer(now, cw)
-	maxLines := max(6, h*2/3)
-	budget := maxLines - 2 - strings.Count(footer, "\n") - 1
-	v.rows = v.collect(v.rows[:0])
-	v.rows = fit(v.rows, max(budget, 1))
-	lay := v.layout(cw)
-	bnow := v.buildNow(now)
-	for i := range v.rows {
-		v.writeRow(&b, &v.rows[i], lay, bnow, now)
-		b.WriteByte('\n')
+	footerLines := strings.Split(footer, "\n")
+	if len(footerLines) > maxLines {
+		footerLines = footerLines[len(footerLines)-maxLines:]
 	}
-	b.WriteString(footer)
+	room := maxLines - len(footerLines)
+	if room >= 3 {
+		v.header(&b, cw)
+		room -= 2
+	}
+	if room > 0 {
+		v.rows = v.collect(v.rows[:0])
+		v.rows = fit(v.rows, room)
+		bnow := v.buildNow(now)
+		lay := v.layout(cw, bnow)
+		var line strings.Builder
+		for i := range v.rows {
+			line.Reset()
+			v.writeRow(&line, &v.rows[i], lay, bnow, now)
+			b.WriteString(fitLine(line.String(), cw))
+			b.WriteByte('\n')
+		}
+	}
+	for i, l := range footerLines {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(fitLine(l, cw))
+	}
 	return b.String()
+}
+
+// fitLine cuts a styled line to cw cells; only the narrowest terminals need it.
+func fitLine(s string, cw int) string {
+	if ansi.StringWidth(s) <= cw {
+		return s
+	}
+	return ansi.Truncate(s, cw, "…")
 }
 
 // header writes the two header lines: what is built into what, then how.
@@ -137,11 +172,11 @@ func (v *viewState) header(b *strings.Builder, cw int) {
 		room += ansi.StringWidth(arrow)
 	}
 	model, engine = shortenPair(model, engine, room)
-	b.WriteString(t.title.Render(verb + model))
+	line := t.title.Render(verb + model)
 	if engine != "" {
-		b.WriteString(t.dim.Render(arrow))
-		b.WriteString(engine)
+		line += t.dim.Render(arrow) + engine
 	}
+	b.WriteString(fitLine(line, cw))
 	b.WriteByte('\n')
 
 	var parts []string
@@ -206,6 +241,9 @@ func (v *viewState) footer(now time.Time, cw int) string {
 		if msg == "" {
 			msg = "Stopping now: the build worker is being killed."
 		}
+		if ansi.StringWidth(msg) > 2*cw {
+			msg = "Stopping now."
+		}
 		b.WriteString(wrapLines(t.err, clean(msg), cw))
 		b.WriteByte('\n')
 		hint = ""
@@ -215,13 +253,16 @@ func (v *viewState) footer(now time.Time, cw int) string {
 			msg = clean(c.message) + "."
 		}
 		msg += " Press Ctrl-C again to stop now."
+		if ansi.StringWidth(msg) > 2*cw {
+			msg = "Cancelling… Ctrl-C again stops now."
+		}
 		b.WriteString(wrapLines(t.warn, msg, cw))
 		b.WriteByte('\n')
 		hint = "ctrl+c stop now"
 	}
 
 	spin := t.spinner[int(now.Sub(v.begin)/spinnerStep)%len(t.spinner)]
-	status := FormatDuration(now.Sub(v.begin).Truncate(100*time.Millisecond)) + " elapsed"
+	status := FormatDuration(now.Sub(v.begin)) + " elapsed"
 	switch {
 	case c.forced:
 		status = "stopping " + FormatDuration(now.Sub(c.forceAt)) + " · " + status
@@ -236,7 +277,7 @@ func (v *viewState) footer(now time.Time, cw int) string {
 	lw := ansi.StringWidth(left)
 	if hint != "" && lw+2+len(hint) <= cw {
 		b.WriteString(t.accent.Render(spin) + " " + t.dim.Render(status))
-		b.WriteString(strings.Repeat(" ", cw-lw-len(hint)))
+		b.WriteString(spaces(cw - lw - len(hint)))
 		b.WriteString(t.key.Render(hint[:6]) + t.dim.Render(hint[6:]))
 	} else {
 		left = ansi.Truncate(left, cw, "…")
@@ -267,36 +308,34 @@ func (v *viewState) collect(rows []row) []row {
 }
 
 // collectLevel appends rows for siblings ids at depth: every running one with its subtree,
-// and the last keepDone finished ones. open is how many of ids are running (-1: unknown).
+// and the last keepDone finished ones. open is how many of ids are running (-1: unknown), so
+// that the scan of a long list of finished siblings can stop early.
 func (v *viewState) collectLevel(rows []row, ids []int, depth, open int) []row {
-	// Find, from the end, the last keepDone finished siblings; stop early once every
-	// running one has been seen.
-	first, done, seenOpen := len(ids), 0, 0
+	first := len(ids)   // the earliest sibling that gets a row
+	cutDone := len(ids) // finished siblings before this index stay collapsed
+	done, seenOpen := 0, 0
 	for i := len(ids) - 1; i >= 0; i-- {
+		if v.tree.Get(ids[i]).Finished {
+			if done < keepDone {
+				done++
+				cutDone, first = i, i
+			} else if open >= 0 && seenOpen >= open {
+				break
+			}
+			continue
+		}
+		seenOpen++
+		first = i
+		if open >= 0 && seenOpen >= open && done >= keepDone {
+			break
+		}
+	}
+	for i := first; i < len(ids); i++ {
 		p := v.tree.Get(ids[i])
 		if p.Finished {
-			if done == keepDone {
-				if open >= 0 && seenOpen == open {
-					break
-				}
-				continue
+			if i >= cutDone {
+				rows = append(rows, row{kind: rowDone, depth: depth, p: p})
 			}
-			done++
-		} else {
-			seenOpen++
-		}
-		first = i
-	}
-	done = 0
-	for _, id := range ids[first:] {
-		p := v.tree.Get(id)
-		if p.Finished {
-			// Only the last keepDone finished siblings: skip the older ones.
-			if v.finishedAfter(ids[first:], id) >= keepDone {
-				continue
-			}
-			rows = append(rows, row{kind: rowDone, depth: depth, p: p})
-			done++
 			continue
 		}
 		rows = append(rows, row{kind: rowOpen, depth: depth, p: p, leaf: p.Open == 0})
@@ -311,17 +350,6 @@ func (v *viewState) collectLevel(rows []row, ids []int, depth, open int) []row {
 		}
 	}
 	return rows
-}
-
-// finishedAfter counts the finished phases in ids after id.
-func (v *viewState) finishedAfter(ids []int, id int) int {
-	n := 0
-	for i := len(ids) - 1; i >= 0 && ids[i] != id; i-- {
-		if v.tree.Get(ids[i]).Finished {
-			n++
-		}
-	}
-	return n
 }
 
 // openBelow counts the running phases under p and returns the deepest, newest of them.
@@ -386,16 +414,19 @@ func fit(rows []row, budget int) []row {
 
 // layout is the column plan of the tree rows.
 type layout struct {
-	name, bar, count int
+	indent                 int // cells per level
+	name, bar, count, time int
+	total                  int // the whole row
 }
 
 // layout sizes the columns for content width cw: a name column, an optional bar, the step
 // count and the elapsed time. The bar shrinks, then goes, on narrow terminals.
-func (v *viewState) layout(cw int) layout {
-	count := 3
+func (v *viewState) layout(cw int, bnow time.Duration) layout {
+	count, tw := 3, timeWidth
 	for _, r := range v.rows {
 		if r.kind == rowOpen || r.kind == rowDone {
 			count = max(count, len(countText(r.p)))
+			tw = max(tw, len(FormatDuration(r.p.Duration(bnow))))
 		}
 	}
 	bar := 0
@@ -409,7 +440,7 @@ func (v *viewState) layout(cw int) layout {
 	case cw >= 50:
 		bar = 10
 	}
-	fixed := 1 + count + 2 + timeWidth
+	fixed := 1 + count + 2 + tw
 	name := cw - fixed
 	if bar > 0 {
 		name -= bar + 2
@@ -418,8 +449,32 @@ func (v *viewState) layout(cw int) layout {
 		name += bar + 2
 		bar = 0
 	}
-	return layout{name: max(name, 4), bar: bar, count: count}
+	name = max(name, 4)
+	total := name + fixed
+	if bar > 0 {
+		total += bar + 2
+	}
+	indent := 2
+	if cw < 50 {
+		indent = 1
+	}
+	return layout{indent: indent, name: name, bar: bar, count: count, time: tw, total: total}
 }
+
+// spaces returns n spaces, or none when n is not positive.
+func spaces(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strings.Repeat(" ", n)
+}
+
+// cellWidth is the number of terminal cells s takes.
+func cellWidth(s string) int { return ansi.StringWidth(s) }
+
+// truncCells cuts s to at most n cells, marking a cut with "…". Wide characters and grapheme
+// clusters are never split.
+func truncCells(s string, n int) string { return ansi.Truncate(s, n, "…") }
 
 func countText(p *builder.Phase) string {
 	return strconv.Itoa(p.Done) + "/" + strconv.Itoa(p.Steps)
@@ -428,31 +483,32 @@ func countText(p *builder.Phase) string {
 // writeRow writes one tree row: indent, marker, name, bar, count, elapsed.
 func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.Duration, now time.Time) {
 	t := &v.theme
-	indent := 2 * r.depth
+	indent := lay.indent * r.depth
 	nameRoom := max(lay.name-indent-2, 1)
+	wide := max(lay.total-indent-2, 1) // for rows that span every column
 	spin := t.spinner[int(now.Sub(v.begin)/spinnerStep)%len(t.spinner)]
-	b.WriteString(strings.Repeat(" ", indent))
+	b.WriteString(spaces(indent))
 	switch r.kind {
 	case rowWaiting:
 		msg := "waiting for the builder to report a phase"
 		if v.tree.Len() > 0 {
 			msg = "waiting for the builder"
 		}
-		b.WriteString(t.accent.Render(spin) + " " + t.dim.Render(ansi.Truncate(msg, nameRoom, "…")))
+		b.WriteString(t.accent.Render(spin) + " " + t.dim.Render(ansi.Truncate(msg, wide, "…")))
 		return
 	case rowMore:
 		msg := fmt.Sprintf("%d more running phases not shown (the terminal is too short)", r.n)
 		if r.n == 0 {
 			msg = "more finished phases not shown"
 		}
-		b.WriteString(t.dim.Render(t.hidden + " " + ansi.Truncate(msg, nameRoom, "…")))
+		b.WriteString(t.dim.Render(t.hidden + " " + ansi.Truncate(msg, wide, "…")))
 		return
 	case rowHidden:
 		msg := fmt.Sprintf("%s deeper", plural(r.n, "phase"))
 		if r.p != nil {
 			msg += ": " + clean(r.p.Name) + " " + countText(r.p)
 		}
-		b.WriteString(t.dim.Render(t.hidden + " " + ansi.Truncate(msg, nameRoom+lay.bar+lay.count, "…")))
+		b.WriteString(t.dim.Render(t.hidden + " " + ansi.Truncate(msg, wide, "…")))
 		return
 	}
 
@@ -467,7 +523,7 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	default:
 		b.WriteString(t.dim.Render(t.open) + " " + name)
 	}
-	b.WriteString(strings.Repeat(" ", pad))
+	b.WriteString(spaces(pad))
 
 	if lay.bar > 0 {
 		b.WriteString("  ")
@@ -475,16 +531,21 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 			note := ""
 			if p.Early {
 				note = "finished early"
+				if len(note) > lay.bar {
+					note = "early"
+				}
 			}
-			b.WriteString(strings.Repeat(" ", lay.bar-len(note)))
-			b.WriteString(t.warn.Render(note))
+			b.WriteString(spaces(lay.bar - len(note)))
+			if note != "" {
+				b.WriteString(t.warn.Render(note))
+			}
 		} else {
 			v.writeBar(b, p, lay.bar)
 		}
 	}
 	count := countText(p)
 	b.WriteByte(' ')
-	b.WriteString(strings.Repeat(" ", lay.count-len(count)))
+	b.WriteString(spaces(lay.count - len(count)))
 	if r.kind == rowDone {
 		if p.Early && lay.bar == 0 {
 			b.WriteString(t.warn.Render(count))
@@ -496,7 +557,7 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	}
 	el := FormatDuration(p.Duration(bnow))
 	b.WriteString("  ")
-	b.WriteString(strings.Repeat(" ", timeWidth-len(el)))
+	b.WriteString(spaces(timeWidth - len(el)))
 	b.WriteString(t.dim.Render(el))
 }
 

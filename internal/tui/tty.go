@@ -1,0 +1,245 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/term"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+// TTYOptions configures the live terminal view.
+type TTYOptions struct {
+	// Controls receives Ctrl-C presses (the terminal is in raw mode, so they arrive as keys,
+	// not as SIGINT). The first call asks the build to cancel, the second stops the worker;
+	// the session answers each with a Notice, which is what the view shows.
+	Controls Controls
+	// Verbose prints the builder's info and verbose log lines above the view, not only its
+	// warnings and errors.
+	Verbose bool
+	// Color allows colour; resolve it with ColorFromEnv. Without it the view keeps bold and
+	// faint text and uses bar glyphs that need no colour.
+	Color bool
+	// Now is the view's clock; nil means time.Now.
+	Now func() time.Time
+	// Width and Height fix the size of the view; 0 means ask the terminal and follow its
+	// resizes.
+	Width, Height int
+	// Getenv reads the environment (taskbar progress support, colour depth); nil means
+	// os.Getenv.
+	Getenv func(string) string
+}
+
+// ViewError reports that the live view stopped because of a bug in it. The terminal was
+// restored and the rest of the build was shown as plain text.
+type ViewError struct {
+	Panic any
+	Stack []byte // the stack of the panic, for a bug report
+}
+
+// Error is one line for the user.
+func (e *ViewError) Error() string {
+	return fmt.Sprintf("the live terminal view crashed (%v) and progress went on as plain text; use --progress plain to avoid it, and please report this bug", e.Panic)
+}
+
+// endTimeout bounds how long End waits for the last lines to be drawn before it stops the
+// view anyway (a terminal that does not read its output).
+const endTimeout = 10 * time.Second
+
+// maxFPS caps how often the terminal is written to.
+const maxFPS = 15
+
+// tty is the live terminal view: a Bubble Tea program drawn inline (no alternate screen) at
+// the bottom of the terminal, with builder log lines printed above it into the terminal's
+// history.
+//
+// Threading: the session calls Begin, Handle, Notice, Tick and End from one goroutine. Begin
+// starts the program on a goroutine of its own; Handle and Notice only leave work in the
+// inbox, which the program takes on its next frame; End hands over the result and waits for
+// the program to draw the summary, exit and restore the terminal.
+type tty struct {
+	out, in *os.File
+	opts    TTYOptions
+
+	info    builder.BuildInfo
+	box     *inbox
+	model   *ttyModel
+	prog    *tea.Program
+	ownIn   *os.File // a terminal opened here for keys, closed by End
+	runDone chan struct{}
+	runErr  error // valid after runDone is closed
+
+	fallbackOnce sync.Once
+	fallback     *Plain // takes over when the program ended early
+	viewErr      error  // why it ended early
+	started      bool
+}
+
+// NewTTY returns the live terminal view writing to out and reading keys from in (when in is
+// not a terminal it reads them from the controlling terminal, and without one Ctrl-C reaches
+// the session as SIGINT). The view puts the terminal in raw mode between Begin and End and
+// restores it on every way out: success, failure, cancel, forced stop, a crashed worker and a
+// panic in the view.
+func NewTTY(out, in *os.File, opts TTYOptions) Renderer {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	return &tty{out: out, in: in, opts: opts, runDone: make(chan struct{})}
+}
+
+// Begin starts the program.
+func (r *tty) Begin(info builder.BuildInfo) {
+	r.info = info
+	begin := r.opts.Now()
+	r.box = newInbox(begin, r.opts.Now)
+	width, height := r.opts.Width, r.opts.Height
+	r.model = newTTYModel(info, begin, r.box, modelOptions{
+		color:    r.opts.Color,
+		verbose:  r.opts.Verbose,
+		taskbar:  TaskbarFromEnv(r.opts.Getenv),
+		controls: r.opts.Controls,
+		now:      r.opts.Now,
+		width:    width,
+		height:   height,
+		tick:     frameInterval,
+	})
+	if w, h, err := term.GetSize(r.out.Fd()); err == nil {
+		// Lay out the first frame at the right size; resizes follow as messages.
+		if width <= 0 {
+			r.model.width = w
+		}
+		if height <= 0 {
+			r.model.height = h
+		}
+	}
+
+	profile := colorprofile.ASCII
+	if r.opts.Color {
+		profile = max(colorprofile.Detect(r.out, os.Environ()), colorprofile.ANSI)
+	}
+	popts := []tea.ProgramOption{
+		tea.WithOutput(r.out),
+		tea.WithInput(r.keys()),
+		tea.WithoutSignalHandler(), // the session owns SIGINT and SIGTERM
+		tea.WithFPS(maxFPS),
+		tea.WithColorProfile(profile),
+	}
+	if width > 0 && height > 0 {
+		popts = append(popts, tea.WithWindowSize(width, height))
+	}
+	r.prog = tea.NewProgram(r.model, popts...)
+	r.started = true
+	go func() {
+		defer close(r.runDone)
+		_, r.runErr = r.prog.Run()
+	}()
+}
+
+// keys returns where the program reads keys from: in when it is a terminal, else the
+// controlling terminal, else nothing.
+func (r *tty) keys() *os.File {
+	if r.in != nil && term.IsTerminal(r.in.Fd()) {
+		return r.in
+	}
+	f, err := os.Open("/dev/tty")
+	if err != nil || !term.IsTerminal(f.Fd()) {
+		if f != nil {
+			_ = f.Close()
+		}
+		return nil
+	}
+	r.ownIn = f
+	return f
+}
+
+// Handle passes the batch to the program's next frame.
+func (r *tty) Handle(batch []builder.Event) {
+	if r.degraded() {
+		r.fallback.Handle(batch)
+		return
+	}
+	r.box.put(batch)
+}
+
+// Notice passes a control event to the program's next frame.
+func (r *tty) Notice(n Notice) {
+	if r.degraded() {
+		r.fallback.Notice(n)
+		return
+	}
+	r.box.notice(n)
+}
+
+// Tick is ignored while the view runs on its own clock.
+func (r *tty) Tick(now time.Time) {
+	if r.degraded() {
+		r.fallback.Tick(now)
+	}
+}
+
+// End hands over the result and returns once the summary is printed, the program has exited
+// and the terminal is restored. The error is a *ViewError when the view crashed.
+func (r *tty) End(res builder.Result) error {
+	if !r.started {
+		return nil
+	}
+	if !r.degraded() {
+		r.box.end(res)
+		select {
+		case <-r.runDone:
+		case <-time.After(endTimeout):
+			r.prog.Kill()
+			<-r.runDone
+		}
+		if r.ownIn != nil {
+			_ = r.ownIn.Close()
+		}
+		if r.model.summarised && r.model.failure == nil && !r.model.printing && r.runErr == nil {
+			return nil
+		}
+		// The summary may not have made it: show the outcome as plain text.
+		r.degrade(false)
+	}
+	return errors.Join(r.viewErr, r.fallback.End(res))
+}
+
+// degraded reports whether the program has ended before End, and then switches to plain
+// output for the rest of the build, once.
+func (r *tty) degraded() bool {
+	select {
+	case <-r.runDone:
+	default:
+		return false
+	}
+	r.degrade(true)
+	return true
+}
+
+// degrade switches to plain output, once, after telling the user why the view stopped. midway
+// says that the build goes on, so the plain renderer starts with its header line.
+func (r *tty) degrade(midway bool) {
+	r.fallbackOnce.Do(func() {
+		switch {
+		case r.model.failure != nil:
+			r.viewErr = r.model.failure
+		case r.runErr != nil:
+			r.viewErr = fmt.Errorf("the live terminal view stopped: %w", r.runErr)
+		}
+		if r.viewErr != nil {
+			fmt.Fprintf(r.out, "trtbuild: %v\n", r.viewErr)
+		}
+		r.fallback = NewPlain(r.out, PlainOptions{Verbose: r.opts.Verbose, Now: r.opts.Now})
+		if midway {
+			r.fallback.Begin(r.info)
+		}
+	})
+}

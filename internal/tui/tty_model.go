@@ -1,0 +1,290 @@
+package tui
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+// frameInterval is the view's own clock: every tick applies what arrived and redraws, so the
+// frame rate is at most 10 a second however fast events come, and the spinner and elapsed
+// times move during minutes of builder silence.
+const frameInterval = 100 * time.Millisecond
+
+// maxSpareEvents is the largest event buffer kept between frames; a bigger one left by a
+// burst is dropped so that memory goes back to normal.
+const maxSpareEvents = 4096
+
+// frameMsg is the view's clock tick.
+type frameMsg struct{}
+
+// printedMsg says that everything queued for printing above the view has been printed.
+type printedMsg struct{}
+
+// modelOptions configures a ttyModel.
+type modelOptions struct {
+	color, verbose, taskbar bool
+	controls                Controls
+	now                     func() time.Time
+	// width and height, when positive, fix the size and make the model ignore resizes.
+	width, height int
+	// tick is the frame interval; zero means the model never schedules its own frames
+	// (tests send frameMsg themselves).
+	tick time.Duration
+}
+
+// ttyModel is the Bubble Tea model of the live view. All of its state is owned by the
+// program's goroutine; other goroutines reach it only through the inbox.
+type ttyModel struct {
+	viewState
+	opts modelOptions
+	in   *inbox
+
+	clock    time.Time       // wall time of the current frame
+	spare    []builder.Event // the other half of the inbox's double buffer
+	recent   []logLine       // newest log lines, oldest first, at most recentLogs
+	problems []string        // warning and error messages, at most keepProblems
+
+	printQ   []string // lines waiting to be printed above the view
+	printing bool     // a print is in flight
+
+	result     *builder.Result
+	summarised bool // the summary is queued: quit once it is printed
+	quitting   bool
+	failure    *ViewError
+
+	frameText string
+	dirty     bool
+}
+
+func newTTYModel(info builder.BuildInfo, begin time.Time, in *inbox, opts modelOptions) *ttyModel {
+	if opts.now == nil {
+		opts.now = time.Now
+	}
+	m := &ttyModel{
+		viewState: viewState{
+			theme:        newTheme(opts.color),
+			info:         info,
+			tree:         builder.NewTree(),
+			width:        opts.width,
+			height:       opts.height,
+			verbose:      opts.verbose,
+			begin:        begin,
+			lastProgress: begin,
+		},
+		opts:  opts,
+		in:    in,
+		clock: begin,
+		dirty: true,
+	}
+	return m
+}
+
+// Init starts the frame clock.
+func (m *ttyModel) Init() tea.Cmd { return m.tick() }
+
+func (m *ttyModel) tick() tea.Cmd {
+	if m.opts.tick <= 0 || m.quitting {
+		return nil
+	}
+	return tea.Tick(m.opts.tick, func(time.Time) tea.Msg { return frameMsg{} })
+}
+
+// Update handles the frame clock, keys, resizes and print acknowledgements. A panic in it
+// ends the program cleanly (the terminal is restored) and is reported by End.
+func (m *ttyModel) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
+	if m.failure != nil {
+		return m, tea.Quit
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			m.fail(r)
+			cmd = tea.Quit
+		}
+	}()
+	var next tea.Cmd
+	switch msg := msg.(type) {
+	case frameMsg:
+		if m.quitting {
+			return m, nil
+		}
+		m.step(m.opts.now())
+		next = m.tick()
+	case printedMsg:
+		m.printing = false
+	case tea.WindowSizeMsg:
+		if m.opts.width <= 0 {
+			m.width = msg.Width
+		}
+		if m.opts.height <= 0 {
+			m.height = msg.Height
+		}
+		m.dirty = true
+	case tea.KeyPressMsg:
+		// Ctrl-C arrives as a key in raw mode. The session decides what a press means
+		// (cancel, then force-stop) and answers with a Notice, which is what the view shows.
+		if msg.String() == "ctrl+c" && m.result == nil && m.opts.controls != nil {
+			m.opts.controls.RequestCancel()
+		}
+	}
+	return m, tea.Batch(next, m.flush())
+}
+
+// View draws the current frame. It is called after every message, so it redraws only when a
+// frame tick or a resize changed something, and otherwise returns the cached frame.
+func (m *ttyModel) View() (v tea.View) {
+	if m.quitting || m.failure != nil {
+		return tea.NewView("")
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			m.fail(r)
+			v = tea.NewView("")
+		}
+	}()
+	if m.dirty {
+		m.frameText = m.frame(m.clock)
+		m.dirty = false
+	}
+	v = tea.NewView(m.frameText)
+	if m.opts.taskbar {
+		switch pct := m.overall(); {
+		case m.cancel.kind != 0 || m.cancel.forced:
+			v.ProgressBar = tea.NewProgressBar(tea.ProgressBarWarning, max(pct, 0))
+		case pct < 0:
+			v.ProgressBar = tea.NewProgressBar(tea.ProgressBarIndeterminate, 0)
+		default:
+			v.ProgressBar = tea.NewProgressBar(tea.ProgressBarDefault, pct)
+		}
+	}
+	return v
+}
+
+func (m *ttyModel) fail(r any) {
+	m.failure = &ViewError{Panic: r, Stack: debug.Stack()}
+	m.quitting = true
+}
+
+// step applies everything that arrived since the last frame, as of wall time now.
+func (m *ttyModel) step(now time.Time) {
+	m.clock = now
+	m.dirty = true
+	if m.in == nil {
+		return
+	}
+	got := m.in.take(m.spare)
+	for i := range got.events {
+		e := &got.events[i]
+		switch e.Type {
+		case builder.EventLog:
+			m.log(logLine{at: e.Time, sev: e.Severity, msg: e.Message})
+		case builder.EventPhaseStart, builder.EventStep, builder.EventPhaseFinish:
+			m.tree.Apply(e)
+		}
+	}
+	clear(got.events) // drop references to names and messages
+	m.spare = got.events[:0]
+	if cap(m.spare) > maxSpareEvents {
+		m.spare = nil
+	}
+	if got.skipped > 0 && m.verbose {
+		m.printQ = append(m.printQ, m.theme.dim.Render(fmt.Sprintf(
+			"       … %d info lines skipped to keep up; --progress plain or json keeps every line", got.skipped)))
+	}
+	m.skew, m.skewKnown, m.lastProgress = got.skew, got.skewKnown, got.lastProgress
+	for _, n := range got.notices {
+		m.notice(n)
+	}
+	if got.result != nil && m.result == nil {
+		m.finish(*got.result)
+	}
+}
+
+// log keeps a builder log line for the summary and queues it for printing: warnings and
+// errors always, info and verbose lines with --verbose.
+func (m *ttyModel) log(l logLine) {
+	if len(m.recent) == recentLogs {
+		copy(m.recent, m.recent[1:])
+		m.recent = m.recent[:recentLogs-1]
+	}
+	m.recent = append(m.recent, l)
+	if l.sev <= builder.SeverityWarning {
+		if len(m.problems) == keepProblems {
+			copy(m.problems, m.problems[1:])
+			m.problems = m.problems[:keepProblems-1]
+		}
+		m.problems = append(m.problems, l.msg)
+	}
+	if l.sev <= builder.SeverityWarning || m.verbose {
+		m.printQ = append(m.printQ, m.logText(l))
+	}
+}
+
+// notice moves the cancel ladder on. The first cancel-type notice sets the cancelling state;
+// a force-stop notice always wins.
+func (m *ttyModel) notice(n timedNotice) {
+	switch n.Kind {
+	case NoticeCancelRequested, NoticeTimeout:
+		if m.cancel.kind == 0 {
+			m.cancel.kind, m.cancel.at, m.cancel.message = n.Kind, n.at, n.Message
+		}
+	case NoticeForceStop:
+		if !m.cancel.forced {
+			m.cancel.forced, m.cancel.forceAt, m.cancel.forceBy = true, n.at, n.Message
+		}
+	}
+}
+
+// finish queues the summary; the program quits once it is printed.
+func (m *ttyModel) finish(res builder.Result) {
+	m.result = &res
+	failing := m.tree.Deepest()
+	m.tree.Abort(m.tree.Last)
+	m.printQ = append(m.printQ, m.summary(summaryInput{
+		res:      res,
+		failing:  failing,
+		recent:   m.recent,
+		problems: m.problems,
+	})...)
+	m.summarised = true
+}
+
+// flush returns the command that prints the queued lines above the view, or quits when the
+// build has ended and everything is printed. Lines go out in chunks that fit between the top
+// of the screen and the view, in one sequence, so they keep their order and the terminal's
+// history stays intact.
+func (m *ttyModel) flush() tea.Cmd {
+	if m.printing || m.quitting {
+		return nil
+	}
+	if len(m.printQ) == 0 {
+		if m.summarised {
+			m.quitting = true
+			return tea.Quit
+		}
+		return nil
+	}
+	w, h := m.size()
+	room := max(h-1-strings.Count(m.frameText, "\n")-1, 1)
+	var cmds []tea.Cmd
+	start, rows := 0, 0
+	for i, line := range m.printQ {
+		// Count rows the way the renderer does when it makes room for wrapped lines.
+		n := 1 + cellWidth(line)/max(w, 1)
+		if rows > 0 && rows+n > room {
+			cmds = append(cmds, tea.Println(strings.Join(m.printQ[start:i], "\n")))
+			start, rows = i, 0
+		}
+		rows += n
+	}
+	cmds = append(cmds, tea.Println(strings.Join(m.printQ[start:], "\n")))
+	cmds = append(cmds, func() tea.Msg { return printedMsg{} })
+	m.printQ = m.printQ[:0]
+	m.printing = true
+	return tea.Sequence(cmds...)
+}

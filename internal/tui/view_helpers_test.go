@@ -1,0 +1,85 @@
+package tui
+
+import (
+	"sync"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+// epoch is the wall time every test build begins at.
+var epoch = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// testClock is a settable clock, safe for the program's goroutine and the test's.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newTestClock() *testClock { return &testClock{t: epoch} }
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Set moves the clock to d after epoch.
+func (c *testClock) Set(d time.Duration) {
+	c.mu.Lock()
+	c.t = epoch.Add(d)
+	c.mu.Unlock()
+}
+
+func evStart(at time.Duration, id, parent int, name string, steps int) builder.Event {
+	return builder.Event{Type: builder.EventPhaseStart, Time: at, ID: id, Parent: parent, Name: name, Steps: steps}
+}
+
+func evStep(at time.Duration, id, step int) builder.Event {
+	return builder.Event{Type: builder.EventStep, Time: at, ID: id, Step: step}
+}
+
+func evFinish(at time.Duration, id int) builder.Event {
+	return builder.Event{Type: builder.EventPhaseFinish, Time: at, ID: id}
+}
+
+func evLog(at time.Duration, sev builder.Severity, msg string) builder.Event {
+	return builder.Event{Type: builder.EventLog, Time: at, Severity: sev, Message: msg}
+}
+
+// testInfo is the build every test shows in its header.
+var testInfo = builder.BuildInfo{
+	Model:     "models/convnet.onnx",
+	Engine:    "convnet.engine",
+	Backend:   "sim",
+	Precision: "fp16",
+	Layers:    12,
+}
+
+// sec is shorthand for test times.
+func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// tensorRTLike is a phase tree shaped like a TensorRT 8.7 build caught in the middle of
+// tactic timing (the nesting NVIDIA's progress monitor sample shows), with two finished
+// layers under "Timing graph nodes".
+func tensorRTLike() []builder.Event {
+	return []builder.Event{
+		evStart(sec(0.1), 1, 0, "Building engine", 4),
+		evStep(sec(0.4), 1, 0),
+		evStart(sec(0.5), 2, 1, "Building engine from subgraph", 1),
+		evStart(sec(0.6), 3, 2, "Computing profile costs", 1),
+		evStart(sec(0.7), 4, 3, "Timing graph nodes", 15),
+		evStart(sec(0.8), 5, 4, "Finding fastest tactic for conv1", 37),
+		evStep(sec(1.5), 5, 36),
+		evFinish(sec(1.6), 5),
+		evStep(sec(1.6), 4, 0),
+		evStart(sec(1.7), 6, 4, "Finding fastest tactic for relu1", 12),
+		evStep(sec(1.8), 6, 3),
+		evFinish(sec(1.9), 6), // early: 4 of 12 steps
+		evStep(sec(1.9), 4, 1),
+		evStart(sec(2.0), 7, 4, "Finding fastest tactic for conv2", 37),
+		evStep(sec(2.5), 7, 11),
+		evStart(sec(2.6), 8, 7, "Measuring tactic time", 4),
+		evStep(sec(2.7), 8, 2),
+	}
+}

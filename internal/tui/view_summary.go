@@ -1,0 +1,161 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/trt"
+)
+
+// Limits of what the live view keeps for its final summary.
+const (
+	// recentLogs is how many of the newest builder log lines a failure shows.
+	recentLogs = 8
+	// keepProblems is how many warnings and errors are kept for matching a hint.
+	keepProblems = 64
+	// slowest is how many top-level phases the summary of a build lists.
+	slowest = 3
+)
+
+// logLine is one builder log line as the view keeps it.
+type logLine struct {
+	at  time.Duration
+	sev builder.Severity
+	msg string
+}
+
+// severityLabel is how a log line is labelled above the tree.
+func severityLabel(s builder.Severity) string {
+	if s == builder.SeverityInternalError {
+		return "internal error"
+	}
+	return s.String()
+}
+
+// logText formats a builder log line for printing above the tree: build time, severity,
+// message. Errors stand out; info and verbose lines are quiet.
+func (v *viewState) logText(l logLine) string {
+	t := &v.theme
+	label := severityLabel(l.sev) + ":"
+	switch {
+	case l.sev <= builder.SeverityError:
+		label = t.err.Render(label)
+	case l.sev == builder.SeverityWarning:
+		label = t.warn.Render(label)
+	default:
+		label = t.dim.Render(label)
+	}
+	at := FormatDuration(l.at)
+	return t.dim.Render(spaces(max(timeWidth-len(at), 0))+at) + " " + label + " " + clean(l.msg)
+}
+
+// summaryInput is what the final summary is drawn from. failing is the phase that was running
+// deepest when the build ended (nil if none); recent the newest log lines, oldest first;
+// problems the warning and error messages kept for matching a hint.
+type summaryInput struct {
+	res      builder.Result
+	failing  *builder.Phase
+	recent   []logLine
+	problems []string
+}
+
+// summary returns the lines printed when the build ends: the outcome, then for a built engine
+// the slowest top-level phases, for a failure the failing phase, the last builder messages in
+// a fenced block and one hint where a known pattern matches, and for a cancel where it stopped.
+func (v *viewState) summary(in summaryInput) []string {
+	t := &v.theme
+	res := in.res
+	var lines []string
+	switch res.Status {
+	case builder.StatusBuilt:
+		lines = append(lines, t.ok.Render(t.done)+" "+t.title.Render(clean(Summary(res))))
+		lines = append(lines, v.slowestPhases(res.Duration)...)
+	case builder.StatusCancelled, builder.StatusTimedOut:
+		lines = append(lines, t.warn.Render(t.failed)+" "+t.title.Render(clean(Summary(res))))
+		if in.failing != nil {
+			lines = append(lines, "  Stopped in: "+v.phasePath(in.failing))
+		}
+	default:
+		lines = append(lines, t.err.Render(t.failed)+" "+t.title.Render(clean(Summary(res))))
+		if in.failing != nil {
+			lines = append(lines, "  Failed in: "+v.phasePath(in.failing))
+		}
+		if len(in.recent) > 0 {
+			lines = append(lines, t.dim.Render("  ------"))
+			lines = append(lines, t.dim.Render("   > last builder messages:"))
+			for _, l := range in.recent {
+				lines = append(lines, "  "+v.logText(l))
+			}
+			lines = append(lines, t.dim.Render("  ------"))
+		}
+		msgs := append([]string{res.Error}, in.problems...)
+		if hint := trt.Hint(msgs); hint != "" {
+			lines = append(lines, "  "+t.accent.Render("Hint:")+" "+hint)
+		}
+	}
+	return lines
+}
+
+// phasePath names a phase with its ancestors and how far it got.
+func (v *viewState) phasePath(p *builder.Phase) string {
+	names := v.tree.Path(p.ID)
+	for i, n := range names {
+		names[i] = clean(n)
+	}
+	return fmt.Sprintf("%s (step %d/%d, after %s)", strings.Join(names, " › "), p.Done, p.Steps, FormatDuration(p.Duration(v.tree.Last)))
+}
+
+// topLevel returns the phases a summary compares: the roots, or, while there is a single
+// phase at a level, that phase's children ("Building engine" wraps everything in TensorRT).
+func (v *viewState) topLevel() []int {
+	ids := v.tree.Roots()
+	for len(ids) == 1 {
+		p := v.tree.Get(ids[0])
+		if len(p.Children) == 0 {
+			break
+		}
+		ids = p.Children
+	}
+	return ids
+}
+
+// slowestPhases lists the longest top-level phases with their share of the total time.
+func (v *viewState) slowestPhases(total time.Duration) []string {
+	ids := slices.Clone(v.topLevel())
+	if len(ids) == 0 {
+		return nil
+	}
+	end := v.tree.Last
+	slices.SortStableFunc(ids, func(a, b int) int {
+		da, db := v.tree.Get(a).Duration(end), v.tree.Get(b).Duration(end)
+		switch {
+		case da > db:
+			return -1
+		case da < db:
+			return 1
+		}
+		return 0
+	})
+	ids = ids[:min(len(ids), slowest)]
+	nameW := 0
+	for _, id := range ids {
+		nameW = max(nameW, cellWidth(clean(v.tree.Get(id).Name)))
+	}
+	nameW = min(nameW, 48)
+	t := &v.theme
+	lines := []string{t.dim.Render("  Slowest phases:")}
+	for _, id := range ids {
+		p := v.tree.Get(id)
+		d := p.Duration(end)
+		name := truncCells(clean(p.Name), nameW)
+		line := fmt.Sprintf("    %s%s  %6s", name, spaces(max(nameW-cellWidth(name), 0)), FormatDuration(d))
+		if total > 0 {
+			line += t.dim.Render(fmt.Sprintf("  %3d%%", min(int(d*100/total), 100)))
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
