@@ -78,11 +78,17 @@ func Parse(s string) (Version, error) {
 }
 
 // CheckVersions compares the TensorRT version trtbuild was compiled against with the one the
-// loaded library reports, both as NV_TENSORRT_VERSION integers. A different major version is
-// an error wrapping ErrVersionMismatch whose text names both versions and the fix: the C++
-// interfaces trtbuild implements change layout between majors, and enum values were
-// renumbered in 11.0, so such a pair must never build. A different minor or patch is accepted;
-// TensorRT keeps its API and ABI within a major version.
+// loaded library reports, both as NV_TENSORRT_VERSION integers. It returns an error wrapping
+// ErrVersionMismatch, one line naming both versions and the fix, when
+//
+//   - the major versions differ: the C++ interfaces trtbuild implements change layout between
+//     majors and enum values were renumbered in 11.0, so such a pair must never build; or
+//   - the library is an older minor release than the headers: TensorRT keeps a minor release
+//     compatible with applications built for older ones, not newer ones, and calls added in the
+//     newer headers (such as buildSerializedNetworkToStream in 10.13) do not exist in it.
+//
+// A newer minor release, or any patch release, is accepted. The TensorRT shim in internal/cgo
+// applies the same rule with the same messages.
 func CheckVersions(compiled, loaded int) error {
 	c, err := FromInt(compiled)
 	if err != nil {
@@ -92,10 +98,15 @@ func CheckVersions(compiled, loaded int) error {
 	if err != nil {
 		return fmt.Errorf("loaded TensorRT library version: %w", err)
 	}
-	if c.Major != l.Major {
+	switch {
+	case c.Major != l.Major:
 		return fmt.Errorf("%w: trtbuild was compiled against TensorRT %s but loaded libnvinfer %s; "+
 			"put the TensorRT %d libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT %d headers",
 			ErrVersionMismatch, c, l, c.Major, l.Major)
+	case l.Minor < c.Minor:
+		return fmt.Errorf("%w: loaded libnvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; "+
+			"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers",
+			ErrVersionMismatch, l, c, c.Major, c.Minor, l.Major, l.Minor)
 	}
 	return nil
 }

@@ -102,6 +102,10 @@ func TestCheckVersions(t *testing.T) {
 		{name: "newer minor loaded", compiled: 101300, loaded: 101600},
 		{name: "older patch loaded", compiled: 110101, loaded: 110100},
 		{
+			name: "older minor loaded", compiled: 101600, loaded: 100800, mismatch: true,
+			wantErr: []string{"loaded libnvinfer 10.8.0 is older than the TensorRT 10.16.0 headers", "install TensorRT 10.16 or newer", "TensorRT 10.8 headers"},
+		},
+		{
 			name: "10 headers, 11 library", compiled: 101600, loaded: 110100, mismatch: true,
 			wantErr: []string{"compiled against TensorRT 10.16.0", "loaded libnvinfer 11.1.0", "TensorRT 10 libraries first on LD_LIBRARY_PATH", "TensorRT 11 headers"},
 		},
