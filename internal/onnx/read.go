@@ -1,0 +1,657 @@
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"os"
+	"strconv"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Field numbers of the ONNX messages that ReadMetadata reads (see
+// onnxpb/onnx.proto). Everything else is skipped.
+const (
+	modelIRVersion       = 1
+	modelProducerName    = 2
+	modelProducerVersion = 3
+	modelDomain          = 4
+	modelModelVersion    = 5
+	modelGraph           = 7
+	modelOpsetImport     = 8
+	modelFunctions       = 25
+
+	opsetDomain  = 1
+	opsetVersion = 2
+
+	graphNode              = 1
+	graphName              = 2
+	graphInitializer       = 5
+	graphInput             = 11
+	graphOutput            = 12
+	graphSparseInitializer = 15
+
+	nodeName      = 3
+	nodeOpType    = 4
+	nodeAttribute = 5
+	nodeDomain    = 7
+
+	attrT             = 5
+	attrG             = 6
+	attrTensors       = 10
+	attrGraphs        = 11
+	attrSparseTensor  = 22
+	attrSparseTensors = 23
+
+	tensorDims         = 1
+	tensorDataType     = 2
+	tensorFloatData    = 4
+	tensorInt32Data    = 5
+	tensorStringData   = 6
+	tensorInt64Data    = 7
+	tensorName         = 8
+	tensorRawData      = 9
+	tensorDoubleData   = 10
+	tensorUint64Data   = 11
+	tensorExternalData = 13
+	tensorDataLocation = 14
+
+	sparseValues  = 1
+	sparseIndices = 2
+	sparseDims    = 3
+
+	entryKey   = 1
+	entryValue = 2
+
+	valueName = 1
+	valueType = 2
+
+	typeTensor       = 1
+	typeSequence     = 4
+	typeMap          = 5
+	typeOpaque       = 7
+	typeSparseTensor = 8
+	typeOptional     = 9
+
+	typeTensorElemType = 1
+	typeTensorShape    = 2
+
+	shapeDim = 1
+
+	dimValue = 1
+	dimParam = 2
+
+	funcName     = 1
+	funcNode     = 7
+	funcDomain   = 10
+	funcOverload = 13
+
+	dataLocationExternal = 1
+)
+
+// ReadMetadata reads the structure of the ONNX model at path without reading
+// its tensor data. Errors for files that are not ONNX models, or are damaged,
+// are *FormatError values (errors.Is ErrNotONNX, or ErrTruncated for a file
+// that ends early) whose message is one line naming the file.
+func ReadMetadata(path string) (*Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading model: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading model: %w", err)
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", path)
+	}
+	m, err := decode(f, st.Size(), path)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// decode reads a model from src, which holds size bytes, and turns decoding
+// failures into *FormatError values naming path.
+func decode(src io.ReadSeeker, size int64, path string) (*Model, error) {
+	if size == 0 {
+		return nil, &FormatError{Path: path, Offset: -1, Reason: "the file is empty"}
+	}
+	d := &decoder{r: newWireReader(src, size), m: &Model{Path: path, FileSize: size}}
+	err := d.model()
+	if err == nil && !d.sawGraph {
+		err = &wireError{offset: -1, reason: "it has no graph"}
+	}
+	if err == nil {
+		d.finish()
+		return d.m, nil
+	}
+	var we *wireError
+	if !errors.As(err, &we) {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	fe := &FormatError{Path: path, Truncated: we.truncated, Offset: we.offset, Reason: we.reason}
+	if what := sniffFile(src, d.r.ok); what != "" {
+		fe.Truncated, fe.Offset, fe.Reason = false, -1, what
+	}
+	return nil, fe
+}
+
+// sniffFile reads the start of src and names its format if it is one often
+// mistaken for ONNX.
+func sniffFile(src io.ReadSeeker, onnxStart bool) string {
+	if _, err := src.Seek(0, io.SeekStart); err != nil {
+		return ""
+	}
+	head := make([]byte, 64)
+	n, _ := io.ReadFull(src, head)
+	return sniff(head[:n], onnxStart)
+}
+
+// decoder fills a Model from a wireReader.
+type decoder struct {
+	r        *wireReader
+	m        *Model
+	sawGraph bool
+	// rawInputs are the main graph's inputs before initializers are removed.
+	rawInputs []Value
+	// mainInits are the names of the main graph's initializers.
+	mainInits map[string]bool
+}
+
+// finish derives what needs the whole file: the real inputs.
+func (d *decoder) finish() {
+	for _, in := range d.rawInputs {
+		if !d.mainInits[in.Name] {
+			d.m.Inputs = append(d.m.Inputs, in)
+		}
+	}
+}
+
+func (d *decoder) model() error {
+	r := d.r
+	// A file whose first field is a ModelProto field of the right wire type
+	// is taken to be ONNX, so that an early end of file is reported as
+	// truncation.
+	r.startsLike = isModelField
+	return r.message(r.size, 0, "the model", func(f field) (bool, error) {
+		var err error
+		switch {
+		case f.num == modelIRVersion && f.typ == protowire.VarintType:
+			d.m.IRVersion, err = d.int64(r.size, "ir_version")
+		case f.num == modelModelVersion && f.typ == protowire.VarintType:
+			d.m.ModelVersion, err = d.int64(r.size, "model_version")
+		case f.num == modelProducerName && f.typ == protowire.BytesType:
+			d.m.ProducerName, err = r.str(f.end, "producer_name")
+		case f.num == modelProducerVersion && f.typ == protowire.BytesType:
+			d.m.ProducerVersion, err = r.str(f.end, "producer_version")
+		case f.num == modelDomain && f.typ == protowire.BytesType:
+			d.m.Domain, err = r.str(f.end, "domain")
+		case f.num == modelOpsetImport && f.typ == protowire.BytesType:
+			err = d.opset(f.end)
+		case f.num == modelGraph && f.typ == protowire.BytesType:
+			d.sawGraph = true
+			err = d.graph(f.end, 1, true, "the graph")
+		case f.num == modelFunctions && f.typ == protowire.BytesType:
+			err = d.function(f.end)
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+}
+
+// isModelField reports whether f could start a ModelProto.
+func isModelField(f field) bool {
+	switch f.num {
+	case modelIRVersion, modelModelVersion:
+		return f.typ == protowire.VarintType
+	case modelProducerName, modelProducerVersion, modelDomain, 6, modelGraph, modelOpsetImport, 14, 20, modelFunctions, 26:
+		return f.typ == protowire.BytesType
+	}
+	return false
+}
+
+func (d *decoder) int64(end int64, what string) (int64, error) {
+	v, err := d.r.varint(end, what)
+	return int64(v), err
+}
+
+func (d *decoder) opset(end int64) error {
+	var o Opset
+	err := d.r.message(end, 1, "an opset_import", func(f field) (bool, error) {
+		var err error
+		switch {
+		case f.num == opsetDomain && f.typ == protowire.BytesType:
+			o.Domain, err = d.r.str(f.end, "an opset domain")
+		case f.num == opsetVersion && f.typ == protowire.VarintType:
+			o.Version, err = d.int64(end, "an opset version")
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	d.m.Opsets = append(d.m.Opsets, o)
+	return err
+}
+
+// graph reads a GraphProto. main is true for the model's graph; nodes of
+// other graphs go to SubgraphNodes.
+func (d *decoder) graph(end int64, depth int, main bool, what string) error {
+	r := d.r
+	if main && d.mainInits == nil {
+		d.mainInits = map[string]bool{}
+	}
+	return r.message(end, depth, what, func(f field) (bool, error) {
+		if f.typ != protowire.BytesType {
+			return false, nil
+		}
+		var err error
+		switch f.num {
+		case graphNode:
+			var n Node
+			n, err = d.node(f.end, depth+1)
+			if main {
+				d.m.Nodes = append(d.m.Nodes, n)
+			} else {
+				d.m.SubgraphNodes = append(d.m.SubgraphNodes, n)
+			}
+		case graphName:
+			var name string
+			name, err = r.str(f.end, "a graph name")
+			if main {
+				d.m.GraphName = name
+			}
+		case graphInitializer:
+			var t Tensor
+			t, err = d.tensor(f.end, depth+1, "an initializer")
+			d.m.Initializers = append(d.m.Initializers, t)
+			if main {
+				d.mainInits[t.Name] = true
+			}
+		case graphSparseInitializer:
+			var t Tensor
+			t, err = d.sparse(f.end, depth+1)
+			d.m.Initializers = append(d.m.Initializers, t)
+			if main {
+				d.mainInits[t.Name] = true
+			}
+		case graphInput, graphOutput:
+			if !main {
+				return false, nil
+			}
+			var v Value
+			v, err = d.value(f.end, depth+1)
+			if f.num == graphInput {
+				d.rawInputs = append(d.rawInputs, v)
+			} else {
+				d.m.Outputs = append(d.m.Outputs, v)
+			}
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+}
+
+func (d *decoder) node(end int64, depth int) (Node, error) {
+	r := d.r
+	var n Node
+	err := r.message(end, depth, "a node", func(f field) (bool, error) {
+		if f.typ != protowire.BytesType {
+			return false, nil
+		}
+		var err error
+		switch f.num {
+		case nodeName:
+			n.Name, err = r.str(f.end, "a node name")
+		case nodeOpType:
+			n.OpType, err = r.str(f.end, "a node op_type")
+		case nodeDomain:
+			n.Domain, err = r.str(f.end, "a node domain")
+		case nodeAttribute:
+			err = d.attribute(f.end, depth+1)
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	return n, err
+}
+
+// attribute reads the parts of an AttributeProto that hold subgraphs or
+// tensors (whose data may be external); the rest is skipped.
+func (d *decoder) attribute(end int64, depth int) error {
+	return d.r.message(end, depth, "a node attribute", func(f field) (bool, error) {
+		if f.typ != protowire.BytesType {
+			return false, nil
+		}
+		var err error
+		switch f.num {
+		case attrT, attrTensors:
+			_, err = d.tensor(f.end, depth+1, "a tensor attribute")
+		case attrSparseTensor, attrSparseTensors:
+			_, err = d.sparse(f.end, depth+1)
+		case attrG, attrGraphs:
+			err = d.graph(f.end, depth+1, false, "a subgraph")
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+}
+
+func (d *decoder) function(end int64) error {
+	r := d.r
+	var fn Function
+	err := r.message(end, 1, "a function", func(f field) (bool, error) {
+		if f.typ != protowire.BytesType {
+			return false, nil
+		}
+		var err error
+		switch f.num {
+		case funcName:
+			fn.Name, err = r.str(f.end, "a function name")
+		case funcDomain:
+			fn.Domain, err = r.str(f.end, "a function domain")
+		case funcOverload:
+			fn.Overload, err = r.str(f.end, "a function overload")
+		case funcNode:
+			var n Node
+			n, err = d.node(f.end, 2)
+			fn.Nodes = append(fn.Nodes, n)
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	d.m.Functions = append(d.m.Functions, fn)
+	return err
+}
+
+// tensor reads a TensorProto's name, type, shape and external data
+// reference, and skips its data.
+func (d *decoder) tensor(end int64, depth int, what string) (Tensor, error) {
+	r := d.r
+	var (
+		t        Tensor
+		stored   int64 // bytes of inline data as stored
+		strBytes int64 // total length of string_data
+		location int64
+		entries  [][2]string
+		badDims  bool
+	)
+	err := r.message(end, depth, what, func(f field) (bool, error) {
+		var err error
+		switch {
+		case f.num == tensorDims && f.typ == protowire.VarintType:
+			var v uint64
+			v, err = r.varint(end, "tensor dims")
+			t.Dims = append(t.Dims, int64(v))
+		case f.num == tensorDims && f.typ == protowire.BytesType:
+			for r.pos() < f.end && err == nil {
+				var v uint64
+				v, err = r.varint(f.end, "tensor dims")
+				t.Dims = append(t.Dims, int64(v))
+			}
+		case f.num == tensorDataType && f.typ == protowire.VarintType:
+			var v uint64
+			v, err = r.varint(end, "tensor data_type")
+			t.DataType = DataType(int32(v))
+		case f.num == tensorName && f.typ == protowire.BytesType:
+			t.Name, err = r.str(f.end, "a tensor name")
+		case f.num == tensorStringData && f.typ == protowire.BytesType:
+			strBytes = satAdd(strBytes, f.end-r.pos())
+			return false, nil
+		case f.typ == protowire.BytesType && (f.num == tensorRawData || f.num == tensorFloatData ||
+			f.num == tensorInt32Data || f.num == tensorInt64Data || f.num == tensorDoubleData ||
+			f.num == tensorUint64Data):
+			stored = satAdd(stored, f.end-r.pos())
+			return false, nil
+		case f.num == tensorExternalData && f.typ == protowire.BytesType:
+			var kv [2]string
+			kv, err = d.entry(f.end, depth+1)
+			entries = append(entries, kv)
+		case f.num == tensorDataLocation && f.typ == protowire.VarintType:
+			location, err = d.int64(end, "tensor data_location")
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	if err != nil {
+		return t, err
+	}
+	for _, v := range t.Dims {
+		if v < 0 {
+			badDims = true
+		}
+	}
+	size, sized := t.size()
+	switch {
+	case location == dataLocationExternal:
+		t.External = true
+		ref := externalRef(t.Name, entries)
+		if !ref.HasLength && sized && !badDims {
+			ref.Length = size
+		}
+		t.Bytes = ref.Length
+		d.m.External = append(d.m.External, ref)
+	case t.DataType == String:
+		t.Bytes = strBytes
+	case sized && !badDims:
+		t.Bytes = size
+	default:
+		t.Bytes = stored
+	}
+	return t, nil
+}
+
+// size returns the number of data bytes t's type and shape call for, and
+// false when the type has no fixed width or the size overflows.
+func (t Tensor) size() (int64, bool) {
+	b := t.DataType.Bits()
+	if b == 0 {
+		return 0, false
+	}
+	var n uint64 = 1
+	for _, v := range t.Dims {
+		if v < 0 {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(n, uint64(v))
+		if hi != 0 {
+			return 0, false
+		}
+		n = lo
+	}
+	hi, lo := bits.Mul64(n, uint64(b))
+	if hi != 0 || lo > 1<<63-1-7 {
+		return 0, false
+	}
+	return int64((lo + 7) / 8), true
+}
+
+// externalRef builds an ExternalRef from external_data entries.
+func externalRef(tensor string, entries [][2]string) ExternalRef {
+	ref := ExternalRef{Tensor: tensor}
+	for _, kv := range entries {
+		switch kv[0] {
+		case "location":
+			ref.Location = kv[1]
+		case "offset":
+			v, err := strconv.ParseInt(kv[1], 10, 64)
+			if err != nil || v < 0 {
+				ref.Problem = fmt.Sprintf("offset %q is not a byte count", kv[1])
+				continue
+			}
+			ref.Offset = v
+		case "length":
+			v, err := strconv.ParseInt(kv[1], 10, 64)
+			if err != nil || v < 0 {
+				ref.Problem = fmt.Sprintf("length %q is not a byte count", kv[1])
+				continue
+			}
+			ref.Length, ref.HasLength = v, true
+		}
+	}
+	if ref.Location == "" && ref.Problem == "" {
+		ref.Problem = "it has no location"
+	}
+	return ref
+}
+
+// entry reads a StringStringEntryProto.
+func (d *decoder) entry(end int64, depth int) ([2]string, error) {
+	var kv [2]string
+	err := d.r.message(end, depth, "an external_data entry", func(f field) (bool, error) {
+		if f.typ != protowire.BytesType || (f.num != entryKey && f.num != entryValue) {
+			return false, nil
+		}
+		s, err := d.r.str(f.end, "an external_data entry")
+		kv[f.num-1] = s
+		return true, err
+	})
+	return kv, err
+}
+
+// sparse reads a SparseTensorProto as one Tensor: the name and type of its
+// values, its dense shape, and the bytes of values and indices.
+func (d *decoder) sparse(end int64, depth int) (Tensor, error) {
+	var t Tensor
+	t.Sparse = true
+	err := d.r.message(end, depth, "a sparse tensor", func(f field) (bool, error) {
+		var err error
+		switch {
+		case f.num == sparseValues && f.typ == protowire.BytesType:
+			var v Tensor
+			v, err = d.tensor(f.end, depth+1, "sparse values")
+			t.Name, t.DataType = v.Name, v.DataType
+			t.Bytes = satAdd(t.Bytes, v.Bytes)
+			t.External = t.External || v.External
+		case f.num == sparseIndices && f.typ == protowire.BytesType:
+			var v Tensor
+			v, err = d.tensor(f.end, depth+1, "sparse indices")
+			t.Bytes = satAdd(t.Bytes, v.Bytes)
+			t.External = t.External || v.External
+		case f.num == sparseDims && f.typ == protowire.VarintType:
+			var v uint64
+			v, err = d.r.varint(end, "sparse dims")
+			t.Dims = append(t.Dims, int64(v))
+		case f.num == sparseDims && f.typ == protowire.BytesType:
+			for d.r.pos() < f.end && err == nil {
+				var v uint64
+				v, err = d.r.varint(f.end, "sparse dims")
+				t.Dims = append(t.Dims, int64(v))
+			}
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	return t, err
+}
+
+// value reads a ValueInfoProto.
+func (d *decoder) value(end int64, depth int) (Value, error) {
+	r := d.r
+	var v Value
+	err := r.message(end, depth, "a graph input or output", func(f field) (bool, error) {
+		if f.typ != protowire.BytesType {
+			return false, nil
+		}
+		var err error
+		switch f.num {
+		case valueName:
+			v.Name, err = r.str(f.end, "a value name")
+		case valueType:
+			err = d.typ(f.end, depth+1, &v)
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	return v, err
+}
+
+// typ reads a TypeProto into v's Kind, ElemType and Shape.
+func (d *decoder) typ(end int64, depth int, v *Value) error {
+	return d.r.message(end, depth, "a type", func(f field) (bool, error) {
+		if f.typ != protowire.BytesType {
+			return false, nil
+		}
+		switch f.num {
+		case typeTensor, typeSparseTensor:
+			v.Kind = "tensor"
+			if f.num == typeSparseTensor {
+				v.Kind = "sparse_tensor"
+			}
+			return true, d.tensorType(f.end, depth+1, v)
+		case typeSequence:
+			v.Kind = "sequence"
+		case typeMap:
+			v.Kind = "map"
+		case typeOptional:
+			v.Kind = "optional"
+		case typeOpaque:
+			v.Kind = "opaque"
+		}
+		return false, nil
+	})
+}
+
+func (d *decoder) tensorType(end int64, depth int, v *Value) error {
+	r := d.r
+	return r.message(end, depth, "a tensor type", func(f field) (bool, error) {
+		switch {
+		case f.num == typeTensorElemType && f.typ == protowire.VarintType:
+			e, err := r.varint(end, "elem_type")
+			v.ElemType = DataType(int32(e))
+			return true, err
+		case f.num == typeTensorShape && f.typ == protowire.BytesType:
+			if v.Shape == nil {
+				v.Shape = []Dim{} // known rank, even if 0
+			}
+			return true, r.message(f.end, depth+1, "a shape", func(g field) (bool, error) {
+				if g.num != shapeDim || g.typ != protowire.BytesType {
+					return false, nil
+				}
+				dim, err := d.dim(g.end, depth+2)
+				v.Shape = append(v.Shape, dim)
+				return true, err
+			})
+		}
+		return false, nil
+	})
+}
+
+func (d *decoder) dim(end int64, depth int) (Dim, error) {
+	r := d.r
+	var dim Dim
+	err := r.message(end, depth, "a dimension", func(f field) (bool, error) {
+		var err error
+		switch {
+		case f.num == dimValue && f.typ == protowire.VarintType:
+			var v uint64
+			v, err = r.varint(end, "dim_value")
+			// dim_value and dim_param are a oneof: the last one wins. Some
+			// exporters write -1 for an unknown size; that is not a size.
+			dim = Dim{Value: int64(v), Known: int64(v) >= 0}
+			if !dim.Known {
+				dim.Value = 0
+			}
+		case f.num == dimParam && f.typ == protowire.BytesType:
+			var s string
+			s, err = r.str(f.end, "dim_param")
+			dim = Dim{Param: s}
+		default:
+			return false, nil
+		}
+		return true, err
+	})
+	return dim, err
+}

@@ -1,0 +1,337 @@
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// Limits that keep a damaged or hostile file from costing more than a small,
+// fixed amount of memory and time.
+const (
+	// maxDepth bounds the nesting of messages (a graph in an attribute of a
+	// node of a graph ... counts three levels per subgraph). It is the
+	// default recursion limit of the C++ protobuf parser that TensorRT and
+	// the onnx Python package use, so no model they can load is refused.
+	maxDepth = 100
+	// maxString bounds one string field that ReadMetadata keeps (names, op
+	// types, domains, dimension names, external data keys and values).
+	// Strings it does not keep, such as doc_string, are skipped unread.
+	maxString = 1 << 20
+	// bufSize is the read buffer. Payloads larger than what is buffered are
+	// skipped with a seek.
+	bufSize = 64 << 10
+)
+
+// wireReader reads protobuf wire data from a file through a buffer, keeps
+// track of the absolute offset and skips large fields by seeking. It checks
+// every length against the file's size before trusting it.
+type wireReader struct {
+	src  io.ReadSeeker
+	size int64 // file size
+	buf  []byte
+	r, w int   // unread window of buf
+	base int64 // file offset of buf[0]
+	// ok is set once the file has started like an ONNX model, so that a
+	// later end of file is reported as truncation rather than as garbage.
+	ok bool
+	// startsLike, when set, decides ok from the file's first tag, before
+	// the tag's length is checked.
+	startsLike func(f field) bool
+	sawTag     bool
+	// bytesRead counts bytes read from src, for tests of the skipping.
+	bytesRead int64
+}
+
+// wireError is a decoding failure at a byte offset; decode turns it into a
+// *FormatError.
+type wireError struct {
+	offset    int64
+	reason    string
+	truncated bool
+}
+
+func (e *wireError) Error() string { return e.reason }
+
+func newWireReader(src io.ReadSeeker, size int64) *wireReader {
+	return &wireReader{src: src, size: size, buf: make([]byte, bufSize)}
+}
+
+// pos returns the absolute offset of the next unread byte.
+func (r *wireReader) pos() int64 { return r.base + int64(r.r) }
+
+// corrupt returns an error for malformed data at offset.
+func (r *wireReader) corrupt(offset int64, format string, args ...any) error {
+	return &wireError{offset: offset, reason: fmt.Sprintf(format, args...) + fmt.Sprintf(" at byte %d", offset)}
+}
+
+// eof returns the error for data that runs past the end of the file.
+func (r *wireReader) eof(offset int64, what string) error {
+	reason := fmt.Sprintf("the file ends inside %s at byte %d", what, offset)
+	return &wireError{offset: offset, reason: reason, truncated: r.ok}
+}
+
+// eofLength returns the error for a length prefix that claims more bytes than
+// the file has left.
+func (r *wireReader) eofLength(offset int64, what string, claimed uint64, left int64) error {
+	reason := fmt.Sprintf("%s at byte %d claims %d bytes but the file has %d left", what, offset, claimed, left)
+	return &wireError{offset: offset, reason: reason, truncated: r.ok}
+}
+
+// fill makes at least one unread byte available, reading from the file.
+// It returns io.EOF at the end of the file.
+func (r *wireReader) fill() error {
+	if r.r < r.w {
+		return nil
+	}
+	r.base += int64(r.r)
+	r.r, r.w = 0, 0
+	n, err := r.src.Read(r.buf)
+	r.w = n
+	r.bytesRead += int64(n)
+	if n > 0 {
+		return nil
+	}
+	if err == nil || errors.Is(err, io.EOF) {
+		return io.EOF
+	}
+	return err
+}
+
+// varint reads a base-128 varint that must end before end.
+func (r *wireReader) varint(end int64, what string) (uint64, error) {
+	start := r.pos()
+	// Fast path: the whole varint is in the buffer.
+	if r.w-r.r >= protowire.SizeVarint(1<<63) && start+10 <= end {
+		v, n := protowire.ConsumeVarint(r.buf[r.r:r.w])
+		if n < 0 {
+			return 0, r.corrupt(start, "invalid varint in %s", what)
+		}
+		r.r += n
+		return v, nil
+	}
+	var v uint64
+	for i := 0; ; i++ {
+		if r.pos() >= end {
+			if end >= r.size {
+				return 0, r.eof(start, what)
+			}
+			return 0, r.corrupt(start, "%s runs past the end of its message", what)
+		}
+		if err := r.fill(); err != nil {
+			if err == io.EOF {
+				return 0, r.eof(start, what)
+			}
+			return 0, err
+		}
+		b := r.buf[r.r]
+		r.r++
+		if i == 9 && b > 1 {
+			return 0, r.corrupt(start, "invalid varint in %s", what)
+		}
+		v |= uint64(b&0x7f) << (7 * i)
+		if b < 0x80 {
+			return v, nil
+		}
+	}
+}
+
+// length reads a length prefix and checks that that many bytes follow before
+// end. It returns the absolute end offset of the field's payload.
+func (r *wireReader) length(end int64, what string) (int64, error) {
+	start := r.pos()
+	l, err := r.varint(end, what)
+	if err != nil {
+		return 0, err
+	}
+	payload := r.pos()
+	if l > uint64(r.size-payload) {
+		return 0, r.eofLength(start, what, l, r.size-payload)
+	}
+	if l > uint64(end-payload) {
+		return 0, r.corrupt(start, "%s claims %d bytes but its message has %d left", what, l, end-payload)
+	}
+	return payload + int64(l), nil
+}
+
+// skipTo moves to the absolute offset to, which must not be before pos and
+// not past the file's end. Small skips move within the buffer; larger ones
+// seek and drop the buffer, so skipped payloads are never read.
+func (r *wireReader) skipTo(to int64) error {
+	n := to - r.pos()
+	if n < 0 || to > r.size {
+		return r.corrupt(r.pos(), "bad skip to byte %d", to)
+	}
+	if n <= int64(r.w-r.r) {
+		r.r += int(n)
+		return nil
+	}
+	if _, err := r.src.Seek(to, io.SeekStart); err != nil {
+		return fmt.Errorf("seeking to byte %d: %w", to, err)
+	}
+	r.base, r.r, r.w = to, 0, 0
+	return nil
+}
+
+// bytes reads the payload [pos, end) into a new slice. The caller has
+// bounded end - pos.
+func (r *wireReader) bytes(end int64, what string) ([]byte, error) {
+	n := end - r.pos()
+	if n > maxString {
+		return nil, r.corrupt(r.pos(), "%s is %d bytes long, more than the %d this reader accepts", what, n, maxString)
+	}
+	out := make([]byte, 0, n)
+	for int64(len(out)) < n {
+		if err := r.fill(); err != nil {
+			if err == io.EOF {
+				return nil, r.eof(r.pos(), what)
+			}
+			return nil, err
+		}
+		k := min(int(n)-len(out), r.w-r.r)
+		out = append(out, r.buf[r.r:r.r+k]...)
+		r.r += k
+	}
+	return out, nil
+}
+
+// str reads a string payload ending at end.
+func (r *wireReader) str(end int64, what string) (string, error) {
+	b, err := r.bytes(end, what)
+	return string(b), err
+}
+
+// field is one decoded tag. For BytesType, end is the payload's end.
+type field struct {
+	num protowire.Number
+	typ protowire.Type
+	end int64
+}
+
+// message walks the fields of a message that ends at end. For each field it
+// calls fn, which either consumes the value (reading exactly up to f.end for
+// BytesType) and returns true, or returns false to have it skipped. depth is
+// the message's nesting level.
+func (r *wireReader) message(end int64, depth int, what string, fn func(f field) (bool, error)) error {
+	if depth > maxDepth {
+		return r.corrupt(r.pos(), "%s is nested more than %d messages deep", what, maxDepth)
+	}
+	for r.pos() < end {
+		tagAt := r.pos()
+		tag, err := r.varint(end, "a field tag of "+what)
+		if err != nil {
+			return err
+		}
+		if tag>>3 > uint64(protowire.MaxValidNumber) || tag>>3 == 0 {
+			return r.corrupt(tagAt, "invalid field number %d in %s", tag>>3, what)
+		}
+		f := field{num: protowire.Number(tag >> 3), typ: protowire.Type(tag & 7)}
+		if !r.sawTag {
+			r.sawTag = true
+			r.ok = r.startsLike != nil && r.startsLike(f)
+		}
+		if f.typ == protowire.BytesType {
+			if f.end, err = r.length(end, fieldName(what, f.num)); err != nil {
+				return err
+			}
+		}
+		handled, err := fn(f)
+		if err != nil {
+			return err
+		}
+		if handled {
+			if f.typ == protowire.BytesType && r.pos() != f.end {
+				return r.corrupt(tagAt, "field %d of %s was not read to its end", f.num, what)
+			}
+			continue
+		}
+		if err := r.skip(f, end, depth, what); err != nil {
+			return err
+		}
+	}
+	if r.pos() != end {
+		return r.corrupt(r.pos(), "%s overruns its length", what)
+	}
+	return nil
+}
+
+// skip moves past the value of field f, which has not been read.
+func (r *wireReader) skip(f field, end int64, depth int, what string) error {
+	at := r.pos()
+	switch f.typ {
+	case protowire.VarintType:
+		_, err := r.varint(end, fmt.Sprintf("field %d of %s", f.num, what))
+		return err
+	case protowire.Fixed32Type, protowire.Fixed64Type:
+		n := int64(4)
+		if f.typ == protowire.Fixed64Type {
+			n = 8
+		}
+		if at+n > r.size {
+			return r.eof(at, fmt.Sprintf("field %d of %s", f.num, what))
+		}
+		if at+n > end {
+			return r.corrupt(at, "field %d of %s runs past the end of its message", f.num, what)
+		}
+		return r.skipTo(at + n)
+	case protowire.BytesType:
+		return r.skipTo(f.end)
+	case protowire.StartGroupType:
+		return r.skipGroup(f.num, end, depth+1, what)
+	default:
+		return r.corrupt(at, "invalid wire type %d for field %d of %s", f.typ, f.num, what)
+	}
+}
+
+// skipGroup skips a deprecated protobuf group up to its end tag.
+func (r *wireReader) skipGroup(num protowire.Number, end int64, depth int, what string) error {
+	if depth > maxDepth {
+		return r.corrupt(r.pos(), "groups in %s are nested more than %d deep", what, maxDepth)
+	}
+	for {
+		tagAt := r.pos()
+		if tagAt >= end {
+			return r.corrupt(tagAt, "group %d of %s has no end", num, what)
+		}
+		tag, err := r.varint(end, "a group tag in "+what)
+		if err != nil {
+			return err
+		}
+		f := field{num: protowire.Number(tag >> 3), typ: protowire.Type(tag & 7)}
+		if f.num == 0 {
+			return r.corrupt(tagAt, "invalid field number 0 in %s", what)
+		}
+		if f.typ == protowire.EndGroupType {
+			if f.num != num {
+				return r.corrupt(tagAt, "group %d of %s ends with the tag of group %d", num, what, f.num)
+			}
+			return nil
+		}
+		if f.typ == protowire.BytesType {
+			if f.end, err = r.length(end, fmt.Sprintf("field %d of %s", f.num, what)); err != nil {
+				return err
+			}
+		}
+		if err := r.skip(f, end, depth, what); err != nil {
+			return err
+		}
+	}
+}
+
+// fieldNames names the fields of the top-level messages in errors.
+var fieldNames = map[string]map[protowire.Number]string{
+	"the model": {2: "producer_name", 3: "producer_version", 4: "domain", 6: "doc_string",
+		7: "the graph", 8: "an opset_import", 14: "metadata_props", 20: "training_info", 25: "a function"},
+	"the graph": {1: "a node", 2: "the graph name", 5: "an initializer", 10: "doc_string", 11: "a graph input",
+		12: "a graph output", 13: "value_info", 15: "a sparse initializer"},
+}
+
+// fieldName describes field num of the message what for errors.
+func fieldName(what string, num protowire.Number) string {
+	if name, ok := fieldNames[what][num]; ok {
+		return fmt.Sprintf("%s (field %d of %s)", name, num, what)
+	}
+	return fmt.Sprintf("field %d of %s", num, what)
+}
