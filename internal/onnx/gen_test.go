@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/testmodels"
@@ -53,7 +54,8 @@ func TestGeneratorIsDeterministic(t *testing.T) {
 	}
 }
 
-// listFiles returns the sorted names of the regular files in dir.
+// listFiles returns the sorted names of the regular files in dir, leaving
+// out dot files such as .gitattributes.
 func listFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -62,7 +64,7 @@ func listFiles(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Type().IsRegular() {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
 			names = append(names, e.Name())
 		}
 	}
