@@ -1,0 +1,213 @@
+// Package half converts IEEE 754 single-precision values to the two 16-bit
+// floating-point formats TensorRT computes in: binary16 ("float16", FP16)
+// and bfloat16 (BF16), rounding to the nearest value with ties to even, as
+// NumPy, PyTorch and ONNX Runtime do.
+//
+// Buffers are little-endian, as ONNX stores tensor data.
+package half
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Format is a 16-bit floating-point format.
+type Format int
+
+// The formats. The values are the ONNX TensorProto.DataType numbers.
+const (
+	FP16 Format = 10 // IEEE 754 binary16: 5 exponent bits, 10 mantissa bits
+	BF16 Format = 16 // bfloat16: 8 exponent bits, 7 mantissa bits
+)
+
+// String returns "float16" or "bfloat16".
+func (f Format) String() string {
+	switch f {
+	case FP16:
+		return "float16"
+	case BF16:
+		return "bfloat16"
+	default:
+		return fmt.Sprintf("Format(%d)", int(f))
+	}
+}
+
+// MaxFinite returns the largest finite value of the format.
+func (f Format) MaxFinite() float32 {
+	if f == BF16 {
+		return math.Float32frombits(0x7f7f0000) // 3.3895314e38
+	}
+	return 65504
+}
+
+// overflowBits is the bit pattern of the smallest positive float32 that
+// rounds to infinity; underflowBits of the largest positive float32 that
+// rounds to zero.
+func (f Format) overflowBits() uint32 {
+	if f == BF16 {
+		return 0x7f7f8000 // halfway between the largest bfloat16 and 2^128: a tie, to even (infinity)
+	}
+	return 0x477ff000 // 65520, halfway between 65504 and 2^16
+}
+
+func (f Format) underflowBits() uint32 {
+	if f == BF16 {
+		return 0x00008000 // half of bfloat16's smallest subnormal, 2^-133
+	}
+	return 0x33000000 // 2^-25, half of binary16's smallest subnormal
+}
+
+// Convert returns the 16-bit pattern of the value of the format nearest to v.
+func (f Format) Convert(v float32) uint16 {
+	if f == BF16 {
+		return FromFloat32BF16(v)
+	}
+	return FromFloat32(v)
+}
+
+// ToFloat32 returns the float32 value of the 16-bit pattern h, which is exact.
+func (f Format) ToFloat32(h uint16) float32 {
+	if f == BF16 {
+		return math.Float32frombits(uint32(h) << 16)
+	}
+	return ToFloat32(h)
+}
+
+// FromFloat32 returns the binary16 pattern nearest to v, ties to even. Values
+// beyond the largest binary16 become infinities, values too small become
+// signed zeros or subnormals, NaNs stay NaNs (quiet, sign and top payload
+// bits kept).
+//
+// The method is F. Giesen's (float_to_half_fast3_rtne): normal results round
+// with an integer bias, subnormal ones by a float addition that aligns the
+// ten result bits at the bottom of a float32's mantissa.
+func FromFloat32(v float32) uint16 {
+	bits := math.Float32bits(v)
+	sign := uint16(bits>>16) & 0x8000
+	a := bits & 0x7fffffff
+	switch {
+	case a >= 0x47800000: // 2^16 and beyond: infinity, or NaN
+		if a > 0x7f800000 {
+			return sign | 0x7e00 | uint16(a>>13)&0x3ff
+		}
+		return sign | 0x7c00
+	case a < 0x38800000: // below 2^-14: a subnormal result, or zero
+		const magic = 0x3f000000 // 0.5: its unit in the last place is 2^-24
+		f := math.Float32frombits(a) + math.Float32frombits(magic)
+		return sign | uint16(math.Float32bits(f)-magic)
+	default:
+		odd := (a >> 13) & 1
+		a += 0xc8000fff + odd // rebias the exponent (-112 << 23) and round half to even
+		return sign | uint16(a>>13)
+	}
+}
+
+// ToFloat32 returns the float32 value of the binary16 pattern h.
+func ToFloat32(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h) & 0x3ff
+	switch exp {
+	case 0:
+		if mant == 0 {
+			return math.Float32frombits(sign)
+		}
+		// Subnormal: mant × 2^-24.
+		v := float32(mant) * (1.0 / (1 << 24))
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	case 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	default:
+		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
+	}
+}
+
+// FromFloat32BF16 returns the bfloat16 pattern nearest to v, ties to even;
+// NaNs stay NaNs (quiet).
+func FromFloat32BF16(v float32) uint16 {
+	bits := math.Float32bits(v)
+	if bits&0x7fffffff > 0x7f800000 {
+		return uint16(bits>>16) | 0x40
+	}
+	bits += 0x7fff + (bits>>16)&1
+	return uint16(bits >> 16)
+}
+
+// Stats describes float32 values with respect to a 16-bit format.
+type Stats struct {
+	Count     int64   // values scanned
+	MaxAbs    float32 // the largest magnitude among the finite values
+	Overflow  int64   // finite values that become infinities
+	Underflow int64   // nonzero values that become zeros
+	NaN       int64
+	Inf       int64
+}
+
+// Add merges the statistics of another part of the same data.
+func (s *Stats) Add(o Stats) {
+	s.Count += o.Count
+	if o.MaxAbs > s.MaxAbs {
+		s.MaxAbs = o.MaxAbs
+	}
+	s.Overflow += o.Overflow
+	s.Underflow += o.Underflow
+	s.NaN += o.NaN
+	s.Inf += o.Inf
+}
+
+// Scan computes the statistics of src, little-endian float32 values; a
+// trailing partial value is ignored.
+func (f Format) Scan(src []byte) Stats {
+	over, under := f.overflowBits(), f.underflowBits()
+	var s Stats
+	var maxBits uint32
+	n := len(src) / 4
+	s.Count = int64(n)
+	for i := 0; i < n; i++ {
+		a := binary.LittleEndian.Uint32(src[4*i:]) & 0x7fffffff
+		if a < over {
+			if a > maxBits {
+				maxBits = a
+			}
+			if a <= under && a != 0 {
+				s.Underflow++
+			}
+			continue
+		}
+		switch {
+		case a > 0x7f800000:
+			s.NaN++
+		case a == 0x7f800000:
+			s.Inf++
+		default:
+			s.Overflow++
+			if a > maxBits {
+				maxBits = a
+			}
+		}
+	}
+	s.MaxAbs = math.Float32frombits(maxBits)
+	return s
+}
+
+// ConvertSlice writes the 16-bit patterns of src's little-endian float32
+// values to dst, little-endian. dst must hold len(src)/2 bytes.
+func (f Format) ConvertSlice(dst, src []byte) {
+	n := len(src) / 4
+	if len(dst) < 2*n {
+		panic(fmt.Sprintf("half: destination holds %d bytes, need %d", len(dst), 2*n))
+	}
+	if f == BF16 {
+		for i := 0; i < n; i++ {
+			binary.LittleEndian.PutUint16(dst[2*i:], FromFloat32BF16(math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))))
+		}
+		return
+	}
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint16(dst[2*i:], FromFloat32(math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))))
+	}
+}
