@@ -138,7 +138,8 @@ typedef struct trtb_sim_options {
     int32_t iterations;         /* "Measuring tactic time" steps per tactic (>= 1) */
     int64_t step_ns;            /* wall time of one measuring step */
     const char *const *layers;  /* layer names, taken from the model's nodes; may be NULL */
-    int32_t nb_layers;          /* number of layers to time when layers is NULL */
+    int32_t nb_layers;          /* the number of names in layers; when layers is NULL, the
+                                   number of layers (named layer_0, layer_1, ...) to time */
     const char *fail_phase;     /* fail the build when this phase starts (NULL: never) */
     const char *early_phase;    /* finish this phase before all of its steps (NULL: none) */
     int64_t silent_ns;          /* report nothing for this long at the start of "Timing graph nodes" */

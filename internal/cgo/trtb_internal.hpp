@@ -52,27 +52,38 @@ public:
     int64_t now_ns() const;
 
 private:
-    struct Pending;
     void push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t step, const char* name,
               const char* parent);
+    void lock_for_push();
 
     std::chrono::steady_clock::time_point start_;
     std::mutex mu_;
     std::condition_variable cv_;
     std::vector<trtb_event> events_;  // guarded by mu_; text offsets index text_
     std::string text_;                // guarded by mu_
-    size_t read_ = 0;                 // guarded by mu_; events before read_ were handed out
-    size_t read_text_ = 0;            // guarded by mu_
-    size_t max_pending_;
     uint64_t dropped_steps_ = 0;      // guarded by mu_
     bool closed_ = false;             // guarded by mu_
+    size_t max_pending_;
     std::atomic<uint64_t> next_thread_{1};
     uint64_t id_ = 0;                 // distinguishes queues in the thread-number cache
+
+    // The drainer's side. drain swaps events_/text_ with these under mu_ (so producers wait
+    // for a swap, never for a copy) and hands them out without the lock, over several calls
+    // when the caller's batch is smaller. Only the one draining thread touches them.
+    std::atomic<bool> draining_{false};
+    std::vector<trtb_event> out_events_;
+    std::string out_text_;
+    size_t read_ = 0;                 // events of out_events_ already handed out
+    bool out_closed_ = false;         // closed_ as seen when out_events_ was taken
+    uint64_t out_dropped_ = 0;        // dropped_steps_ as seen at the last look
 };
 
 // Build is one build behind a trtb_build handle. Each backend derives from it.
 class Build {
 public:
+    Build() = default;
+    // This constructor bounds the queue (see EventQueue); Build() uses its default bound.
+    explicit Build(size_t max_pending) : queue(max_pending) {}
     virtual ~Build() = default;
 
     // run performs the build (trtb_build_run). It must call queue.close() before returning,
@@ -83,6 +94,16 @@ public:
     bool cancel_requested() const { return cancel_.load(std::memory_order_relaxed); }
     void request_cancel() { cancel_.store(true, std::memory_order_relaxed); }
 
+    // step_complete is the body of a progress monitor's stepComplete: it queues the step and
+    // returns false once cancel was requested, noting the first time a builder thread saw the
+    // request (cancel_seen_ns). Any builder thread; takes the queue's lock once, never blocks
+    // on the drainer, never calls Go.
+    bool step_complete(const char* phase, int32_t step);
+
+    // cancel_seen_ns returns the steady-clock time (nanoseconds since its epoch, CLOCK_MONOTONIC
+    // on Linux) at which step_complete first returned false, or 0 (trtb_result.cancel_seen_ns).
+    int64_t cancel_seen_ns() const { return cancel_seen_.load(std::memory_order_relaxed); }
+
     EventQueue queue;
     // timing_cache holds the serialized cache after run (trtb_build_timing_cache).
     std::string timing_cache;
@@ -90,7 +111,11 @@ public:
 
 private:
     std::atomic<bool> cancel_{false};
+    std::atomic<int64_t> cancel_seen_{0};
 };
+
+// new_handle wraps a Build in the opaque handle that trtb_build_create hands out (api.cpp).
+trtb_build* new_handle(std::unique_ptr<Build> build);
 
 // Factories, one per backend. make_tensorrt_build is defined by the TensorRT shim when it is
 // compiled in and by tensorrt_absent.cpp otherwise. They throw nothing; errors go to status.

@@ -1,0 +1,235 @@
+// api.cpp: the extern "C" functions of trtb.h. Each one checks its arguments, dispatches to the
+// backend's factory or to the Build behind the handle, and catches every exception, which it
+// reports as TRTB_ERR_INTERNAL with the exception's text: no C++ exception reaches Go.
+
+#include "trtb.h"
+#include "trtb_internal.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+
+// trtb_build is the opaque handle of trtb.h.
+struct trtb_build {
+    std::unique_ptr<trtb::Build> impl;
+    std::atomic<bool> finished{false};  // trtb_build_run has returned
+};
+
+namespace trtb {
+
+int32_t set_status(trtb_status* status, int32_t code, const std::string& message) {
+    if (status == nullptr) {
+        return code;
+    }
+    status->code = code;
+    size_t n = message.size();
+    if (n > TRTB_MESSAGE_MAX - 1) {
+        n = TRTB_MESSAGE_MAX - 1;
+        // Do not split a UTF-8 sequence: back up to the byte that starts the one cut.
+        for (int back = 0;
+             n > 0 && back < 4 && (static_cast<unsigned char>(message[n]) & 0xC0) == 0x80;
+             ++back) {
+            --n;
+        }
+    }
+    std::memcpy(status->message, message.data(), n);
+    status->message[n] = '\0';
+    return code;
+}
+
+trtb_build* new_handle(std::unique_ptr<Build> build) {
+    auto* handle = new trtb_build;
+    handle->impl = std::move(build);
+    return handle;
+}
+
+}  // namespace trtb
+
+namespace {
+
+int32_t internal_error(trtb_status* status, const char* what) {
+    return trtb::set_status(status, TRTB_ERR_INTERNAL,
+                            std::string("internal error in the engine builder: ") + what);
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t trtb_backend_available(int32_t backend) {
+    try {
+        switch (backend) {
+            case TRTB_BACKEND_SIM:
+                return 1;
+            case TRTB_BACKEND_TENSORRT:
+                return trtb::tensorrt_available() != 0 ? 1 : 0;
+            default:
+                return 0;
+        }
+    } catch (const std::exception&) {
+        return 0;
+    } catch (...) {
+        return 0;
+    }
+}
+
+int32_t trtb_version(int32_t backend, int32_t device, trtb_version_info* info,
+                     trtb_status* status) {
+    try {
+        if (info == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "version info is NULL");
+        }
+        std::memset(info, 0, sizeof(*info));
+        switch (backend) {
+            case TRTB_BACKEND_SIM:
+                std::strncpy(info->backend, "sim", sizeof(info->backend) - 1);
+                return trtb::set_status(status, TRTB_OK, "");
+            case TRTB_BACKEND_TENSORRT:
+                return trtb::tensorrt_version(device, info, status);
+            default:
+                return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
+                                        "unknown backend " + std::to_string(backend));
+        }
+    } catch (const std::exception& e) {
+        return internal_error(status, e.what());
+    } catch (...) {
+        return internal_error(status, "unknown exception");
+    }
+}
+
+int32_t trtb_build_create(int32_t backend, const trtb_options* options, trtb_build** out,
+                          trtb_status* status) {
+    try {
+        if (out == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build output is NULL");
+        }
+        *out = nullptr;
+        if (options == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build options are NULL");
+        }
+        trtb::set_status(status, TRTB_OK, "");
+        std::unique_ptr<trtb::Build> build;
+        switch (backend) {
+            case TRTB_BACKEND_SIM:
+                build = trtb::make_sim_build(*options, status);
+                break;
+            case TRTB_BACKEND_TENSORRT:
+                build = trtb::make_tensorrt_build(*options, status);
+                break;
+            default:
+                return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
+                                        "unknown backend " + std::to_string(backend));
+        }
+        if (build == nullptr) {
+            if (status != nullptr && status->code == TRTB_OK) {
+                return internal_error(status, "the backend made no build and gave no reason");
+            }
+            return status != nullptr ? status->code : TRTB_ERR_INTERNAL;
+        }
+        *out = trtb::new_handle(std::move(build));
+        return trtb::set_status(status, TRTB_OK, "");
+    } catch (const std::exception& e) {
+        return internal_error(status, e.what());
+    } catch (...) {
+        return internal_error(status, "unknown exception");
+    }
+}
+
+int32_t trtb_build_run(trtb_build* build, trtb_result* result, trtb_status* status) {
+    trtb_result local{};
+    if (result == nullptr) {
+        result = &local;
+    }
+    std::memset(result, 0, sizeof(*result));
+    if (build == nullptr || build->impl == nullptr) {
+        result->code = trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build handle is NULL");
+        return result->code;
+    }
+    if (build->impl->ran.exchange(true)) {
+        result->code = trtb::set_status(status, TRTB_ERR_STATE,
+                                        "trtb_build_run was already called for this build");
+        return result->code;
+    }
+    trtb::set_status(status, TRTB_OK, "");
+    int32_t code;
+    try {
+        code = build->impl->run(result, status);
+    } catch (const std::exception& e) {
+        code = internal_error(status, e.what());
+    } catch (...) {
+        code = internal_error(status, "unknown exception");
+    }
+    try {
+        build->impl->queue.close();  // the backend should have; drainers must always see done
+    } catch (...) {
+    }
+    if (status != nullptr) {
+        status->code = code;
+    }
+    result->code = code;
+    build->finished.store(true, std::memory_order_release);
+    return code;
+}
+
+void trtb_build_cancel(trtb_build* build) {
+    try {
+        if (build != nullptr && build->impl != nullptr) {
+            build->impl->request_cancel();
+        }
+    } catch (...) {
+    }
+}
+
+int32_t trtb_build_drain(trtb_build* build, trtb_batch* batch, int32_t timeout_ms,
+                         trtb_status* status) {
+    try {
+        if (build == nullptr || build->impl == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build handle is NULL");
+        }
+        return build->impl->queue.drain(batch, timeout_ms, status);
+    } catch (const std::exception& e) {
+        return internal_error(status, e.what());
+    } catch (...) {
+        return internal_error(status, "unknown exception");
+    }
+}
+
+int32_t trtb_build_timing_cache(trtb_build* build, const void** data, uint64_t* size,
+                                trtb_status* status) {
+    try {
+        if (data == nullptr || size == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
+                                    "timing cache outputs are NULL");
+        }
+        *data = nullptr;
+        *size = 0;
+        if (build == nullptr || build->impl == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build handle is NULL");
+        }
+        if (!build->finished.load(std::memory_order_acquire)) {
+            return trtb::set_status(status, TRTB_ERR_STATE,
+                                    "the timing cache is ready only after the build has run");
+        }
+        const std::string& cache = build->impl->timing_cache;
+        if (!cache.empty()) {
+            *data = cache.data();
+            *size = cache.size();
+        }
+        return trtb::set_status(status, TRTB_OK, "");
+    } catch (const std::exception& e) {
+        return internal_error(status, e.what());
+    } catch (...) {
+        return internal_error(status, "unknown exception");
+    }
+}
+
+void trtb_build_destroy(trtb_build* build) {
+    try {
+        delete build;
+    } catch (...) {
+    }
+}
+
+}  // extern "C"

@@ -1,0 +1,188 @@
+// bench.cpp: the measurement and test surface of trtb_bench.h. Test and benchmark use only.
+
+#include "trtb_bench.h"
+#include "trtb_internal.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr char kStepPhase[] = "Measuring tactic time";
+constexpr size_t kDefaultMaxPending = 1u << 20;
+
+// NullBuild is a Build with nothing to run: the benchmark only uses its queue and cancel flag.
+class NullBuild final : public trtb::Build {
+public:
+    int32_t run(trtb_result*, trtb_status* status) override {
+        queue.close();
+        return trtb::set_status(status, TRTB_OK, "");
+    }
+};
+
+// FloodBuild pushes events as fast as its threads can (see trtb_bench_flood_create).
+class FloodBuild final : public trtb::Build {
+public:
+    FloodBuild(int32_t threads, int32_t events, size_t max_pending)
+        : Build(max_pending), threads_(threads), events_(events) {}
+
+    int32_t run(trtb_result*, trtb_status* status) override {
+        std::vector<std::thread> threads;
+        threads.reserve(static_cast<size_t>(threads_));
+        for (int32_t t = 0; t < threads_; ++t) {
+            threads.emplace_back([this, t] {
+                const std::string name = "Flood " + std::to_string(t + 1);
+                queue.push_phase_start(name.c_str(), nullptr, events_);
+                for (int32_t i = 0; i < events_; ++i) {
+                    if (!step_complete(name.c_str(), i)) {
+                        break;
+                    }
+                }
+                queue.push_phase_finish(name.c_str());
+            });
+        }
+        for (std::thread& t : threads) {
+            t.join();
+        }
+        queue.push_log(TRTB_SEVERITY_INFO, "flood done");
+        queue.close();
+        return trtb::set_status(status, cancel_requested() ? TRTB_ERR_CANCELLED : TRTB_OK,
+                                cancel_requested() ? "build cancelled" : "");
+    }
+
+private:
+    int32_t threads_;
+    int32_t events_;
+};
+
+int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t trtb_bench_monitor(int32_t threads, int32_t calls_per_thread, trtb_bench_result* out) {
+    try {
+        if (out == nullptr || threads < 1 || threads > 1024 || calls_per_thread < 1 ||
+            calls_per_thread > (1 << 24)) {
+            return TRTB_ERR_INVALID_ARGUMENT;
+        }
+        *out = trtb_bench_result{};
+        NullBuild build;
+        const size_t calls = static_cast<size_t>(calls_per_thread);
+        std::vector<std::vector<int64_t>> latencies(static_cast<size_t>(threads));
+        for (auto& l : latencies) {
+            l.resize(calls);
+        }
+
+        // The drainer, with the batch sizes the Go side uses.
+        std::vector<trtb_event> events(4096);
+        std::vector<char> text(256 * 1024);
+        uint64_t drained = 0;
+        uint64_t dropped = 0;
+        int32_t drain_code = TRTB_OK;
+        std::thread drainer([&] {
+            trtb_batch batch{};
+            batch.events = events.data();
+            batch.capacity = static_cast<int32_t>(events.size());
+            batch.text = text.data();
+            batch.text_capacity = static_cast<uint32_t>(text.size());
+            trtb_status status{};
+            for (;;) {
+                drain_code = build.queue.drain(&batch, 100, &status);
+                if (drain_code != TRTB_OK) {
+                    return;
+                }
+                drained += static_cast<uint64_t>(batch.count);
+                dropped = batch.dropped_steps;
+                if (batch.done != 0) {
+                    return;
+                }
+            }
+        });
+
+        std::atomic<int32_t> ready{0};
+        std::atomic<bool> go{false};
+        std::vector<std::thread> producers;
+        producers.reserve(static_cast<size_t>(threads));
+        for (int32_t t = 0; t < threads; ++t) {
+            producers.emplace_back([&, t] {
+                std::vector<int64_t>& lat = latencies[static_cast<size_t>(t)];
+                ready.fetch_add(1);
+                while (!go.load(std::memory_order_acquire)) {
+                    std::this_thread::yield();
+                }
+                for (size_t i = 0; i < calls; ++i) {
+                    const int64_t t0 = now_ns();
+                    build.step_complete(kStepPhase, static_cast<int32_t>(i & 3));
+                    lat[i] = now_ns() - t0;
+                }
+            });
+        }
+        while (ready.load() < threads) {
+            std::this_thread::yield();
+        }
+        go.store(true, std::memory_order_release);
+        for (std::thread& p : producers) {
+            p.join();
+        }
+        build.queue.close();
+        drainer.join();
+        if (drain_code != TRTB_OK) {
+            return drain_code;
+        }
+
+        std::vector<int64_t> all;
+        all.reserve(calls * static_cast<size_t>(threads));
+        for (const auto& l : latencies) {
+            all.insert(all.end(), l.begin(), l.end());
+        }
+        const size_t n = all.size();
+        const size_t i50 = n / 2;
+        const size_t i99 = std::min(n - 1, n * 99 / 100);
+        std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(i50), all.end());
+        out->p50_ns = all[i50];
+        std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(i99), all.end());
+        out->p99_ns = all[i99];
+        out->max_ns = *std::max_element(all.begin(), all.end());
+        out->calls = n;
+        out->drained = drained;
+        out->dropped_steps = dropped;
+        return TRTB_OK;
+    } catch (const std::exception&) {
+        return TRTB_ERR_INTERNAL;
+    } catch (...) {
+        return TRTB_ERR_INTERNAL;
+    }
+}
+
+int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint64_t max_pending,
+                                trtb_build** out, trtb_status* status) {
+    try {
+        if (out == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build output is NULL");
+        }
+        *out = nullptr;
+        if (threads < 1 || threads > 1024 || events_per_thread < 1) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
+                                    "flood needs 1..1024 threads and at least one event each");
+        }
+        const size_t bound = max_pending == 0 ? kDefaultMaxPending : static_cast<size_t>(max_pending);
+        *out = trtb::new_handle(std::unique_ptr<trtb::Build>(
+            new FloodBuild(threads, events_per_thread, bound)));
+        return trtb::set_status(status, TRTB_OK, "");
+    } catch (const std::exception& e) {
+        return trtb::set_status(status, TRTB_ERR_INTERNAL, e.what());
+    } catch (...) {
+        return trtb::set_status(status, TRTB_ERR_INTERNAL, "unknown exception");
+    }
+}
+
+}  // extern "C"

@@ -1,0 +1,59 @@
+package native
+
+/*
+#include "trtb_bench.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"time"
+)
+
+// benchResult is trtb_bench_result.
+type benchResult struct {
+	p50, p99, max  time.Duration
+	calls, drained uint64
+	droppedSteps   uint64
+}
+
+// BenchMonitor measures the builder-side cost of one progress report. threads threads each make
+// callsPerThread calls of exactly what a builder thread's stepComplete does (queue the step,
+// check for cancel), timing every call, while one more thread drains the queue as Drain does.
+// It returns the median, the 99th percentile and the largest latency. It is a measurement
+// tool for benchmarks; no build uses it.
+func BenchMonitor(threads, callsPerThread int) (p50, p99, max time.Duration, err error) {
+	r, err := benchMonitor(threads, callsPerThread)
+	return r.p50, r.p99, r.max, err
+}
+
+func benchMonitor(threads, callsPerThread int) (benchResult, error) {
+	if threads < 1 || threads > 1024 || callsPerThread < 1 || callsPerThread > 1<<24 {
+		return benchResult{}, invalid("BenchMonitor needs 1..1024 threads and 1..%d calls per thread, got %d and %d",
+			1<<24, threads, callsPerThread)
+	}
+	var r C.trtb_bench_result
+	if code := Code(C.trtb_bench_monitor(C.int32_t(threads), C.int32_t(callsPerThread), &r)); code != CodeOK {
+		return benchResult{}, &Error{Code: code, Message: fmt.Sprintf("the monitor benchmark failed: %v", code)}
+	}
+	return benchResult{
+		p50:          time.Duration(r.p50_ns),
+		p99:          time.Duration(r.p99_ns),
+		max:          time.Duration(r.max_ns),
+		calls:        uint64(r.calls),
+		drained:      uint64(r.drained),
+		droppedSteps: uint64(r.dropped_steps),
+	}, nil
+}
+
+// newFloodBuild makes a Build whose Run has threads threads each start a phase "Flood <n>",
+// report perThread steps as fast as they can and finish it (trtb_bench_flood_create), for
+// measuring Drain and for testing a full queue. maxPending bounds the queue; 0: the default.
+func newFloodBuild(threads, perThread int, maxPending uint64, events, text int) (*Build, error) {
+	var st C.trtb_status
+	var h *C.trtb_build
+	if C.trtb_bench_flood_create(C.int32_t(threads), C.int32_t(perThread), C.uint64_t(maxPending), &h, &st) != C.TRTB_OK {
+		return nil, statusError(&st)
+	}
+	return wrap(h, nil, events, text), nil
+}

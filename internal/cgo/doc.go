@@ -1,0 +1,32 @@
+// Package native is trtbuild's only door to C: it wraps the C ABI of trtb.h, behind which sit
+// the simulated builder (always compiled) and the TensorRT shim (compiled with the build tag
+// "tensorrt"). No other package imports "C".
+//
+// # Life of a build
+//
+//	b, err := native.NewBuild(native.BackendSim, opts) // copies opts; nothing of it is kept
+//	go func() { runtime.LockOSThread(); res, err = b.Run() }()  // blocks for the whole build
+//	for { evs, done, dropped, err = b.Drain(evs, 100*time.Millisecond); ...; if done { break } }
+//	cache, _ := b.TimingCache() // after Run returned
+//	b.Close()                   // after Run returned and after the last Drain
+//
+// # Threads
+//
+// Run blocks one OS thread for the whole build. TensorRT and CUDA keep per-thread state (the
+// current device, the context), so the goroutine that calls Run should hold
+// runtime.LockOSThread, and so should any goroutine that selects the device for it.
+//
+// Builder threads (TensorRT's own, or the simulation's) never call Go. They copy each progress
+// report and log line into a queue owned by the build, taking one short lock, and return; a
+// step report also tells the builder whether to stop. Go takes the reports out in batches
+// with Drain, from one goroutine at a time. Cancel may be called from any goroutine at any
+// time; it stores a flag that builder threads read at their next step boundary, so a build
+// stops within one step of the builder, however long that is.
+//
+// # Memory
+//
+// C never holds a Go pointer. Options are copied into C memory for the duration of NewBuild
+// and freed before it returns (the C side copies what it keeps). Each Build allocates its
+// drain buffers in C memory once and frees them in Close. Strings handed out by Drain and the
+// bytes handed out by TimingCache are Go copies.
+package native

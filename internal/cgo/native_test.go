@@ -1,0 +1,1280 @@
+package native
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const (
+	phaseRoot     = "Building engine"
+	phaseSubgraph = "Building engine from subgraph"
+	phaseProfile  = "Computing profile costs"
+	phaseNodes    = "Timing graph nodes"
+	phaseFind     = "Finding fastest tactic for "
+	phaseMeasure  = "Measuring tactic time"
+
+	planMagic  = "TRTBUILD-SIMULATED-PLAN 1\n"
+	cacheMagic = "TRTBUILD-SIM-TIMING-CACHE 1\n"
+	cacheWarn  = "timing cache is not a simulated-builder cache; starting from an empty cache"
+)
+
+// monotonic returns CLOCK_MONOTONIC in nanoseconds, the clock of Result.CancelSeen.
+func monotonic(t testing.TB) int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		t.Fatalf("clock_gettime: %v", err)
+	}
+	return ts.Nano()
+}
+
+// options returns sim build options writing to a fresh plan file, for a small model file.
+func options(t testing.TB, sim *SimOptions) Options {
+	t.Helper()
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model.onnx")
+	if err := os.WriteFile(model, []byte("simulated builds only check that the model can be read"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := os.Create(filepath.Join(dir, "model.plan"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { plan.Close() })
+	return Options{
+		ModelPath:     model,
+		PlanFile:      plan,
+		LogSeverity:   SeverityVerbose,
+		OptLevel:      -1,
+		MaxAuxStreams: -1,
+		Sim:           sim,
+	}
+}
+
+// outcome is everything one build produced.
+type outcome struct {
+	res      Result
+	err      error
+	events   []RawEvent
+	dropped  uint64
+	plan     []byte
+	cache    []byte
+	returned int64 // CLOCK_MONOTONIC when Run returned
+}
+
+// build runs one build the way the worker does: Run on a goroutine locked to its thread, Drain
+// on this one until done. on, if not nil, sees every event as it is drained.
+func build(t testing.TB, o Options, on func(b *Build, ev RawEvent)) outcome {
+	t.Helper()
+	return buildWith(t, o, defaultBatchEvents, defaultBatchText, on)
+}
+
+func buildWith(t testing.TB, o Options, nEvents, nText int, on func(b *Build, ev RawEvent)) outcome {
+	t.Helper()
+	b, err := newBuild(BackendSim, o, nEvents, nText)
+	if err != nil {
+		t.Fatalf("NewBuild: %v", err)
+	}
+	defer b.Close()
+	var out outcome
+	ran := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		out.res, out.err = b.Run()
+		out.returned = monotonic(t)
+		close(ran)
+	}()
+	var batch []RawEvent
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var done bool
+		batch, done, out.dropped, err = b.Drain(batch, 50*time.Millisecond)
+		if err != nil {
+			t.Fatalf("Drain: %v", err)
+		}
+		for _, ev := range batch {
+			out.events = append(out.events, ev)
+			if on != nil {
+				on(b, ev)
+			}
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Cancel()
+			t.Fatalf("the build did not finish in 60s")
+		}
+	}
+	<-ran
+	if out.cache, err = b.TimingCache(); err != nil {
+		t.Fatalf("TimingCache: %v", err)
+	}
+	if o.PlanFile != nil {
+		if out.plan, err = os.ReadFile(o.PlanFile.Name()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// tree is what checkEvents learned about a well-formed event stream.
+type tree struct {
+	maxDepth      int
+	starts        map[string]int   // phase starts by name
+	steps         map[string][]int // steps of the phases by name, in order (for unique names)
+	finds         []string         // the layers of "Finding fastest tactic for" phases
+	measures      int              // "Measuring tactic time" phases
+	fullMeasures  int              // of which reported every step
+	early         map[string]int   // phases that finished before all of their steps, by name
+	measureTIDs   map[uint64]bool  // threads that measured tactics
+	maxMeasuring  int              // "Measuring tactic time" phases active at once
+	logs          map[int][]string // log lines by severity
+	rootThread    uint64
+	findNoSteps   int // "Finding fastest tactic" phases that reported no step
+	startEvents   map[string]RawEvent
+	measureStarts []RawEvent
+}
+
+type activePhase struct {
+	name   string
+	thread uint64
+	steps  int
+	last   int
+	depth  int
+	parent *activePhase
+	start  RawEvent
+}
+
+// checkEvents checks that events form a well-formed forest of phases: every step and finish
+// names an active phase (on its own thread, or on exactly one other), steps stay in range and
+// increase, no phase finishes before its children, times never decrease, and everything that
+// started has finished at the end.
+func checkEvents(t testing.TB, events []RawEvent) tree {
+	t.Helper()
+	tr := tree{
+		starts:      map[string]int{},
+		steps:       map[string][]int{},
+		early:       map[string]int{},
+		measureTIDs: map[uint64]bool{},
+		logs:        map[int][]string{},
+		startEvents: map[string]RawEvent{},
+	}
+	active := map[string][]*activePhase{}
+	measuring := 0
+	find := func(name string, thread uint64) (*activePhase, error) {
+		list := active[name]
+		for _, p := range list {
+			if p.thread == thread {
+				return p, nil
+			}
+		}
+		switch len(list) {
+		case 0:
+			return nil, fmt.Errorf("no active phase %q", name)
+		case 1:
+			return list[0], nil
+		}
+		return nil, fmt.Errorf("phase %q is active on %d other threads", name, len(list))
+	}
+	var last time.Duration
+	for i, ev := range events {
+		where := fmt.Sprintf("event %d (%v %q on thread %d)", i, ev.Kind, ev.Name, ev.Thread)
+		if ev.Time < last {
+			t.Fatalf("%s: time %v is before the previous event's %v", where, ev.Time, last)
+		}
+		last = ev.Time
+		if ev.Thread == 0 {
+			t.Fatalf("%s: thread 0", where)
+		}
+		switch ev.Kind {
+		case EventPhaseStart:
+			if ev.Steps < 1 {
+				t.Fatalf("%s: %d steps", where, ev.Steps)
+			}
+			for _, p := range active[ev.Name] {
+				if p.thread == ev.Thread {
+					t.Fatalf("%s: already active on this thread", where)
+				}
+			}
+			p := &activePhase{name: ev.Name, thread: ev.Thread, steps: ev.Steps, last: -1, depth: 1, start: ev}
+			if ev.HasParent {
+				parent, err := find(ev.Parent, ev.Thread)
+				if err != nil {
+					t.Fatalf("%s: parent: %v", where, err)
+				}
+				p.parent = parent
+				p.depth = parent.depth + 1
+			} else if tr.rootThread == 0 {
+				tr.rootThread = ev.Thread
+			}
+			active[ev.Name] = append(active[ev.Name], p)
+			tr.maxDepth = max(tr.maxDepth, p.depth)
+			tr.starts[ev.Name]++
+			if _, ok := tr.startEvents[ev.Name]; !ok {
+				tr.startEvents[ev.Name] = ev
+			}
+			if layer, ok := strings.CutPrefix(ev.Name, phaseFind); ok {
+				tr.finds = append(tr.finds, layer)
+			}
+			if ev.Name == phaseMeasure {
+				tr.measures++
+				tr.measureTIDs[ev.Thread] = true
+				tr.measureStarts = append(tr.measureStarts, ev)
+				measuring++
+				tr.maxMeasuring = max(tr.maxMeasuring, measuring)
+			}
+		case EventStep:
+			p, err := find(ev.Name, ev.Thread)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			if ev.Step < 0 || ev.Step >= p.steps {
+				t.Fatalf("%s: step %d outside [0, %d)", where, ev.Step, p.steps)
+			}
+			if ev.Step <= p.last {
+				t.Fatalf("%s: step %d after step %d", where, ev.Step, p.last)
+			}
+			p.last = ev.Step
+			tr.steps[ev.Name] = append(tr.steps[ev.Name], ev.Step)
+		case EventPhaseFinish:
+			p, err := find(ev.Name, ev.Thread)
+			if err != nil {
+				t.Fatalf("%s: %v", where, err)
+			}
+			for _, list := range active {
+				for _, c := range list {
+					if c.parent == p {
+						t.Fatalf("%s: finishes while its child %q on thread %d is active", where, c.name, c.thread)
+					}
+				}
+			}
+			active[ev.Name] = slices.DeleteFunc(active[ev.Name], func(q *activePhase) bool { return q == p })
+			if p.last+1 < p.steps {
+				tr.early[ev.Name]++
+			}
+			if strings.HasPrefix(ev.Name, phaseFind) && p.last < 0 {
+				tr.findNoSteps++
+			}
+			if ev.Name == phaseMeasure {
+				measuring--
+				if p.last == p.steps-1 {
+					tr.fullMeasures++
+				}
+			}
+		case EventLog:
+			if ev.Severity < SeverityInternalError || ev.Severity > SeverityVerbose {
+				t.Fatalf("%s: severity %d", where, ev.Severity)
+			}
+			tr.logs[ev.Severity] = append(tr.logs[ev.Severity], ev.Name)
+		default:
+			t.Fatalf("%s: unknown kind", where)
+		}
+	}
+	for name, list := range active {
+		if len(list) > 0 {
+			t.Fatalf("phase %q never finished (%d instances)", name, len(list))
+		}
+	}
+	return tr
+}
+
+func asError(t testing.TB, err error, code Code) *Error {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error %v (%T) is not an *Error", err, err)
+	}
+	if e.Code != code {
+		t.Fatalf("error code %v (%q), want %v", e.Code, e.Message, code)
+	}
+	return e
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
+
+func TestBackends(t *testing.T) {
+	if !Available(BackendSim) {
+		t.Fatal("the simulated builder is not available")
+	}
+	if Available(Backend(99)) {
+		t.Fatal("backend 99 is available")
+	}
+	for b, want := range map[Backend]string{BackendSim: "sim", BackendTensorRT: "tensorrt", 7: "backend(7)"} {
+		if got := b.String(); got != want {
+			t.Errorf("Backend(%d).String() = %q, want %q", int32(b), got, want)
+		}
+	}
+	v, err := Version(BackendSim, 0)
+	if err != nil {
+		t.Fatalf("Version(sim): %v", err)
+	}
+	if v != (VersionInfo{Backend: "sim"}) {
+		t.Fatalf("Version(sim) = %+v", v)
+	}
+	_, err = Version(Backend(99), 0)
+	asError(t, err, CodeInvalidArgument)
+	_, err = Version(BackendSim, 1<<40)
+	asError(t, err, CodeInvalidArgument)
+	_, err = NewBuild(Backend(99), options(t, nil))
+	asError(t, err, CodeInvalidArgument)
+
+	if Available(BackendTensorRT) {
+		t.Log("TensorRT is compiled in; skipping the checks of a build without it")
+		return
+	}
+	const hint = "this trtbuild was built without TensorRT; rebuild with -tags tensorrt (see README, Dockerfile.cuda) or use --backend sim"
+	_, err = Version(BackendTensorRT, 0)
+	if e := asError(t, err, CodeUnavailable); e.Message != hint {
+		t.Fatalf("Version(tensorrt) message %q", e.Message)
+	}
+	_, err = NewBuild(BackendTensorRT, options(t, nil))
+	if e := asError(t, err, CodeUnavailable); e.Error() != hint {
+		t.Fatalf("NewBuild(tensorrt) message %q", e.Error())
+	}
+}
+
+func TestCodeStrings(t *testing.T) {
+	tests := []struct {
+		c    Code
+		want string
+	}{
+		{CodeOK, "ok"}, {CodeCancelled, "cancelled"}, {CodeBuildFailed, "build failed"},
+		{CodeState, "out of order"}, {Code(42), "code(42)"}, {Code(-1), "code(-1)"},
+	}
+	for _, tt := range tests {
+		if got := tt.c.String(); got != tt.want {
+			t.Errorf("Code(%d).String() = %q, want %q", int32(tt.c), got, tt.want)
+		}
+	}
+	if got := (&Error{Code: CodeIO}).Error(); got != "i/o error" {
+		t.Errorf("empty message: %q", got)
+	}
+	if got := (&Error{Code: CodeIO, Message: "disk full"}).Error(); got != "disk full" {
+		t.Errorf("message: %q", got)
+	}
+	for k, want := range map[EventKind]string{EventPhaseStart: "start", EventStep: "step", EventPhaseFinish: "finish", EventLog: "log", 9: "kind(9)"} {
+		if got := k.String(); got != want {
+			t.Errorf("EventKind(%d).String() = %q, want %q", int32(k), got, want)
+		}
+	}
+}
+
+func TestSuccessfulBuild(t *testing.T) {
+	layers := []string{"conv1", "relu1", "pool/1", "fc 6", "Ωmega_ü", "tab\tand\\slash"}
+	const tactics, iterations = 3, 2
+	o := options(t, &SimOptions{Threads: 3, Tactics: tactics, Iterations: iterations, Step: time.Millisecond, Layers: layers, Seed: 1})
+	out := build(t, o, nil)
+	if out.err != nil {
+		t.Fatalf("Run: %v", out.err)
+	}
+	tr := checkEvents(t, out.events)
+
+	if tr.maxDepth != 6 {
+		t.Errorf("deepest phase at depth %d, want 6", tr.maxDepth)
+	}
+	wantStarts := map[string]int{phaseRoot: 1, phaseSubgraph: 1, phaseProfile: 1, phaseNodes: 1, phaseMeasure: len(layers) * tactics}
+	for _, l := range layers {
+		wantStarts[phaseFind+l] = 1
+	}
+	if fmt.Sprint(tr.starts) != fmt.Sprint(wantStarts) {
+		t.Errorf("phase starts:\n got %v\nwant %v", tr.starts, wantStarts)
+	}
+	if got := slices.Sorted(slices.Values(tr.finds)); !slices.Equal(got, slices.Sorted(slices.Values(layers))) {
+		t.Errorf("layers timed: %q", got)
+	}
+	wantParents := map[string]string{phaseSubgraph: phaseRoot, phaseProfile: phaseSubgraph, phaseNodes: phaseProfile, phaseFind + "conv1": phaseNodes, phaseMeasure: phaseFind}
+	for name, parent := range wantParents {
+		ev := tr.startEvents[name]
+		if !ev.HasParent || !strings.HasPrefix(ev.Parent, parent) {
+			t.Errorf("parent of %q is %q (has %v), want %q", name, ev.Parent, ev.HasParent, parent)
+		}
+	}
+	if ev := tr.startEvents[phaseRoot]; ev.HasParent || ev.Steps != 4 || ev.Thread != 1 {
+		t.Errorf("root start %+v", ev)
+	}
+	if got := tr.steps[phaseRoot]; !slices.Equal(got, seq(4)) {
+		t.Errorf("root steps %v", got)
+	}
+	if got := tr.steps[phaseNodes]; !slices.Equal(got, seq(len(layers))) {
+		t.Errorf("%s steps %v, want 0..%d in order", phaseNodes, got, len(layers)-1)
+	}
+	if len(tr.early) != 0 {
+		t.Errorf("phases finished early: %v", tr.early)
+	}
+	if tr.fullMeasures != len(layers)*tactics {
+		t.Errorf("%d complete measurements, want %d", tr.fullMeasures, len(layers)*tactics)
+	}
+	if len(tr.measureTIDs) < 2 || tr.measureTIDs[1] {
+		t.Errorf("tactics measured on threads %v: want several builder threads, not the run thread", tr.measureTIDs)
+	}
+	if len(tr.logs[SeverityInfo]) == 0 || len(tr.logs[SeverityWarning]) != 1 || len(tr.logs[SeverityVerbose]) == 0 {
+		t.Errorf("logs by severity: %v", tr.logs)
+	}
+
+	if !bytes.HasPrefix(out.plan, []byte(planMagic)) {
+		t.Fatalf("plan starts %q", out.plan[:min(len(out.plan), 40)])
+	}
+	if out.res.PlanBytes != uint64(len(out.plan)) {
+		t.Errorf("PlanBytes %d, file has %d", out.res.PlanBytes, len(out.plan))
+	}
+	for i, l := range layers {
+		esc := strings.NewReplacer(`\`, `\\`, "\t", `\t`).Replace(l)
+		if !bytes.Contains(out.plan, []byte(fmt.Sprintf("layer %d\t%s\ttactic ", i, esc))) {
+			t.Errorf("plan has no line for layer %q:\n%s", l, out.plan)
+		}
+	}
+	if out.res.TimingCacheUsed || out.res.CacheHits != 0 || out.res.CacheMisses != uint64(len(layers)*tactics) || out.res.CancelSeen != 0 {
+		t.Errorf("result %+v", out.res)
+	}
+	if !bytes.HasPrefix(out.cache, []byte(cacheMagic)) || bytes.Count(out.cache, []byte("\n")) != 1+len(layers)*tactics {
+		t.Errorf("timing cache:\n%s", out.cache)
+	}
+	if out.dropped != 0 {
+		t.Errorf("%d steps dropped", out.dropped)
+	}
+}
+
+// traceLines renders events one per line, without times, for golden files.
+func traceLines(events []RawEvent) string {
+	sev := []string{"INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE"}
+	var b strings.Builder
+	for _, ev := range events {
+		fmt.Fprintf(&b, "T%d %-6s ", ev.Thread, ev.Kind)
+		switch ev.Kind {
+		case EventPhaseStart:
+			parent := "-"
+			if ev.HasParent {
+				parent = ev.Parent
+			}
+			fmt.Fprintf(&b, "%q steps=%d parent=%q", ev.Name, ev.Steps, parent)
+		case EventStep:
+			fmt.Fprintf(&b, "%q %d", ev.Name, ev.Step)
+		case EventPhaseFinish:
+			fmt.Fprintf(&b, "%q", ev.Name)
+		case EventLog:
+			fmt.Fprintf(&b, "%s %q", sev[ev.Severity], ev.Name)
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// testdata is absolute because some tests change directory.
+var testdata = func() string {
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		panic(err)
+	}
+	return dir
+}()
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join(testdata, name)
+	if *update {
+		if err := os.MkdirAll(testdata, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
+	}
+}
+
+// TestGoldenBuild pins the whole stream of a single-threaded build, which is deterministic,
+// and the plan and cache it writes; a second build from that cache pins the cached path.
+func TestGoldenBuild(t *testing.T) {
+	sim := &SimOptions{Threads: 1, Tactics: 2, Iterations: 2, Step: 100 * time.Microsecond, Layers: []string{"conv1", "relu1", "fc"}, Seed: 42}
+	o := options(t, sim)
+	// A relative model path keeps the plan (which names the model) the same on every run.
+	t.Chdir(filepath.Dir(o.ModelPath))
+	o.ModelPath = filepath.Base(o.ModelPath)
+	o.Precision = PrecisionFP16
+	o.Flags = FlagNoTF32 | FlagRefit
+	o.WorkspaceBytes = 1 << 30
+	o.Profiles = []Profile{{{Input: "data_0", Min: []int64{1, 3, 224, 224}, Opt: []int64{8, 3, 224, 224}, Max: []int64{32, 3, 224, 224}}}}
+	out := build(t, o, nil)
+	if out.err != nil {
+		t.Fatalf("Run: %v", out.err)
+	}
+	checkEvents(t, out.events)
+	golden(t, "build.trace", []byte(traceLines(out.events)))
+	golden(t, "build.plan", out.plan)
+	golden(t, "build.cache", out.cache)
+
+	o2 := options(t, sim)
+	o2.ModelPath = o.ModelPath
+	o2.LogSeverity = SeverityInfo
+	o2.TimingCache = out.cache
+	out2 := build(t, o2, nil)
+	if out2.err != nil {
+		t.Fatalf("Run from cache: %v", out2.err)
+	}
+	checkEvents(t, out2.events)
+	golden(t, "build_cached.trace", []byte(traceLines(out2.events)))
+	golden(t, "build_cached.plan", out2.plan)
+}
+
+func TestCancelManyThreads(t *testing.T) {
+	const layers = 64
+	o := options(t, &SimOptions{Threads: 16, NbLayers: layers, Tactics: 6, Iterations: 4, Step: 2 * time.Millisecond})
+	cancelAt := make(chan int64, 1)
+	measureSteps := 0
+	out := build(t, o, func(b *Build, ev RawEvent) {
+		if ev.Kind == EventStep && ev.Name == phaseMeasure {
+			measureSteps++
+			if measureSteps == 60 {
+				go func() { // from another goroutine, as the signal handler does
+					cancelAt <- monotonic(t)
+					b.Cancel()
+				}()
+			}
+		}
+	})
+	e := asError(t, out.err, CodeCancelled)
+	if e.Message != "build cancelled" {
+		t.Errorf("message %q", e.Message)
+	}
+	tr := checkEvents(t, out.events)
+	at := <-cancelAt
+	if out.res.CancelSeen < at || out.res.CancelSeen > out.returned {
+		t.Errorf("CancelSeen %d outside [cancel %d, return %d]", out.res.CancelSeen, at, out.returned)
+	}
+	if tr.maxMeasuring < 4 {
+		t.Errorf("at most %d tactics were measured at once with 16 threads", tr.maxMeasuring)
+	}
+	if n := len(tr.steps[phaseNodes]); n >= layers {
+		t.Errorf("all %d layers were timed although the build was cancelled", n)
+	}
+	if tr.early[phaseRoot] != 1 || tr.early[phaseNodes] != 1 {
+		t.Errorf("cancelled phases did not finish early: %v", tr.early)
+	}
+	if out.res.PlanBytes != 0 || len(out.plan) != 0 {
+		t.Errorf("cancelled build wrote %d bytes of plan (PlanBytes %d)", len(out.plan), out.res.PlanBytes)
+	}
+}
+
+func TestFailPhase(t *testing.T) {
+	tests := []struct {
+		phase   string
+		message string
+	}{
+		{phaseFind + "*", "Error Code 10: Internal Error (Could not find any implementation for node layer_"},
+		{phaseFind + "layer_3", "Error Code 10: Internal Error (Could not find any implementation for node layer_3.)"},
+		{phaseMeasure, "Error Code 10: Internal Error (Could not find any implementation for node layer_"},
+		{phaseProfile, "Error Code 2: Internal Error (Assertion failed: Computing profile costs could not complete.)"},
+		{phaseRoot, "Error Code 2: Internal Error (Assertion failed: Building engine could not complete.)"},
+		{"Timing*", "Error Code 2: Internal Error (Assertion failed: Timing graph nodes could not complete.)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.phase, func(t *testing.T) {
+			o := options(t, &SimOptions{Threads: 4, NbLayers: 8, Tactics: 2, Iterations: 2, Step: time.Millisecond, FailPhase: tt.phase})
+			out := build(t, o, nil)
+			e := asError(t, out.err, CodeBuildFailed)
+			if !strings.HasPrefix(e.Message, tt.message) {
+				t.Errorf("message %q, want prefix %q", e.Message, tt.message)
+			}
+			tr := checkEvents(t, out.events)
+			if !slices.Contains(tr.logs[SeverityError], e.Message) {
+				t.Errorf("no ERROR log %q; errors: %q", e.Message, tr.logs[SeverityError])
+			}
+			if len(out.plan) != 0 || out.res.PlanBytes != 0 {
+				t.Errorf("failed build wrote a plan")
+			}
+		})
+	}
+}
+
+func TestEarlyPhase(t *testing.T) {
+	const layers, tactics, iterations = 6, 4, 4
+	tests := []struct {
+		phase string
+		check func(t *testing.T, tr tree, plan []byte)
+	}{
+		{phaseNodes, func(t *testing.T, tr tree, plan []byte) {
+			if got := tr.steps[phaseNodes]; !slices.Equal(got, seq(layers/2)) {
+				t.Errorf("%s steps %v, want %v", phaseNodes, got, seq(layers/2))
+			}
+			if len(tr.finds) != layers/2 {
+				t.Errorf("%d layers timed, want %d", len(tr.finds), layers/2)
+			}
+			if n := bytes.Count(plan, []byte("\tnot timed\n")); n != layers-layers/2 {
+				t.Errorf("%d untimed layers in the plan, want %d:\n%s", n, layers-layers/2, plan)
+			}
+		}},
+		{phaseMeasure, func(t *testing.T, tr tree, plan []byte) {
+			if tr.early[phaseMeasure] != layers*tactics || tr.fullMeasures != 0 {
+				t.Errorf("%d early and %d full measurements, want %d and 0", tr.early[phaseMeasure], tr.fullMeasures, layers*tactics)
+			}
+			if n := len(tr.steps[phaseMeasure]); n != layers*tactics*iterations/2 {
+				t.Errorf("%d measuring steps, want %d", n, layers*tactics*iterations/2)
+			}
+		}},
+		{phaseRoot, func(t *testing.T, tr tree, plan []byte) {
+			if got := tr.steps[phaseRoot]; !slices.Equal(got, seq(2)) {
+				t.Errorf("root steps %v, want [0 1]", got)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.phase, func(t *testing.T) {
+			o := options(t, &SimOptions{Threads: 2, NbLayers: layers, Tactics: tactics, Iterations: iterations, Step: 500 * time.Microsecond, EarlyPhase: tt.phase})
+			out := build(t, o, nil)
+			if out.err != nil {
+				t.Fatalf("Run: %v", out.err)
+			}
+			tr := checkEvents(t, out.events)
+			if tr.early[tt.phase] == 0 {
+				t.Errorf("%q never finished early: %v", tt.phase, tr.early)
+			}
+			for name := range tr.early {
+				if name != tt.phase {
+					t.Errorf("%q finished early too", name)
+				}
+			}
+			if uint64(len(out.plan)) != out.res.PlanBytes || !bytes.HasPrefix(out.plan, []byte(planMagic)) {
+				t.Errorf("plan of %d bytes, PlanBytes %d", len(out.plan), out.res.PlanBytes)
+			}
+			tt.check(t, tr, out.plan)
+		})
+	}
+}
+
+func TestSilentStretch(t *testing.T) {
+	const silent = 300 * time.Millisecond
+	o := options(t, &SimOptions{Threads: 2, NbLayers: 2, Tactics: 1, Iterations: 1, Step: time.Millisecond, Silent: silent})
+	out := build(t, o, nil)
+	if out.err != nil {
+		t.Fatalf("Run: %v", out.err)
+	}
+	checkEvents(t, out.events)
+	i := slices.IndexFunc(out.events, func(ev RawEvent) bool { return ev.Kind == EventPhaseStart && ev.Name == phaseNodes })
+	if i < 0 || i+1 >= len(out.events) {
+		t.Fatalf("no event after %q", phaseNodes)
+	}
+	gap := out.events[i+1].Time - out.events[i].Time
+	if gap < silent || gap > silent+5*time.Second {
+		t.Errorf("silence of %v after %q, want about %v", gap, phaseNodes, silent)
+	}
+	// Nowhere else is it that quiet.
+	for j := 1; j < len(out.events); j++ {
+		if j != i+1 && out.events[j].Time-out.events[j-1].Time >= silent {
+			t.Errorf("another silence of %v before event %d (%q)", out.events[j].Time-out.events[j-1].Time, j, out.events[j].Name)
+		}
+	}
+}
+
+func TestLongStepDelaysCancel(t *testing.T) {
+	const long = 400 * time.Millisecond
+	o := options(t, &SimOptions{Threads: 1, NbLayers: 4, Tactics: 2, Iterations: 2, Step: time.Millisecond, LongStep: long})
+	cancelAt := make(chan int64, 1)
+	out := build(t, o, func(b *Build, ev RawEvent) {
+		if ev.Kind == EventPhaseStart && ev.Name == phaseMeasure && len(cancelAt) == 0 {
+			cancelAt <- monotonic(t)
+			b.Cancel()
+		}
+	})
+	asError(t, out.err, CodeCancelled)
+	tr := checkEvents(t, out.events)
+	first := tr.measureStarts[0]
+	i := slices.IndexFunc(out.events, func(ev RawEvent) bool { return ev.Kind == EventStep && ev.Name == phaseMeasure })
+	if i < 0 {
+		t.Fatal("no measuring step")
+	}
+	if d := out.events[i].Time - first.Time; d < long {
+		t.Errorf("first measuring step took %v, want at least %v", d, long)
+	}
+	// The cancel arrived during the long step and was seen only at its end.
+	if wait := time.Duration(out.res.CancelSeen - <-cancelAt); wait < long*3/4 || wait > long+5*time.Second {
+		t.Errorf("cancel seen %v after the request, want about %v", wait, long)
+	}
+	if tr.measures != 1 {
+		t.Errorf("%d tactics measured after the cancel, want 1", tr.measures)
+	}
+}
+
+// TestAbortPhaseKillsProcess re-runs the test binary as a child whose build aborts, and checks
+// how the child dies. An abort on a builder thread (not made by Go) kills the process by
+// SIGABRT at once. An abort on the thread that runs the build (a Go thread inside a cgo call)
+// is caught by the Go runtime, which prints "SIGABRT: abort" and a traceback and exits with
+// status 2, or re-raises the signal when GOTRACEBACK=crash.
+func TestAbortPhaseKillsProcess(t *testing.T) {
+	if phase := os.Getenv("TRTBUILD_NATIVE_ABORT_PHASE"); phase != "" {
+		_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}) // no core file for an expected crash
+		o := options(t, &SimOptions{Threads: 2, NbLayers: 4, Tactics: 2, Iterations: 2, Step: time.Millisecond, AbortPhase: phase})
+		build(t, o, nil)
+		t.Fatal("the build returned although abort_phase was set")
+	}
+	tests := []struct {
+		name, phase, traceback string
+		signaled               bool // else exit status 2
+		message                bool // stderr has the Go runtime's "SIGABRT: abort"
+	}{
+		{"builder thread", phaseMeasure, "", true, false},
+		{"builder thread crash", phaseFind + "*", "crash", true, false},
+		{"run thread", phaseSubgraph, "", false, true},
+		{"run thread crash", phaseSubgraph, "crash", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestAbortPhaseKillsProcess$", "-test.count=1")
+			cmd.Env = append(os.Environ(), "TRTBUILD_NATIVE_ABORT_PHASE="+tt.phase, "GOTRACEBACK="+tt.traceback)
+			var stderr bytes.Buffer
+			cmd.Stdout = &stderr
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("child: %v, want a crash; output:\n%s", err, stderr.Bytes())
+			}
+			ws := ee.Sys().(syscall.WaitStatus)
+			if tt.signaled && (!ws.Signaled() || ws.Signal() != syscall.SIGABRT) {
+				t.Errorf("child ended with %v, want death by SIGABRT", ws)
+			}
+			if !tt.signaled && (ws.Signaled() || ws.ExitStatus() != 2) {
+				t.Errorf("child ended with %v, want exit status 2", ws)
+			}
+			if got := strings.Contains(stderr.String(), "SIGABRT: abort"); got != tt.message {
+				t.Errorf("output names SIGABRT: %v, want %v:\n%.2000s", got, tt.message, stderr.Bytes())
+			}
+		})
+	}
+}
+
+func TestIgnoreCancel(t *testing.T) {
+	o := options(t, &SimOptions{Threads: 2, NbLayers: 4, Tactics: 2, Iterations: 2, Step: time.Millisecond, IgnoreCancel: true})
+	cancelled := false
+	out := build(t, o, func(b *Build, ev RawEvent) {
+		if !cancelled && ev.Kind == EventStep && ev.Name == phaseMeasure {
+			cancelled = true
+			b.Cancel()
+			b.Cancel() // as often as one likes
+		}
+	})
+	if out.err != nil {
+		t.Fatalf("Run: %v, want the build to ignore the cancel", out.err)
+	}
+	tr := checkEvents(t, out.events)
+	if out.res.CancelSeen == 0 {
+		t.Error("CancelSeen is 0 although the builder saw the cancel")
+	}
+	if len(tr.early) != 0 || tr.fullMeasures != 4*2 {
+		t.Errorf("early %v, %d full measurements", tr.early, tr.fullMeasures)
+	}
+	if out.res.PlanBytes == 0 || uint64(len(out.plan)) != out.res.PlanBytes {
+		t.Errorf("plan %d bytes, PlanBytes %d", len(out.plan), out.res.PlanBytes)
+	}
+}
+
+func TestLogSeverity(t *testing.T) {
+	for sev := SeverityInternalError; sev <= SeverityVerbose; sev++ {
+		o := options(t, &SimOptions{Threads: 2, NbLayers: 3, Tactics: 2, Iterations: 1, Step: 100 * time.Microsecond, FailPhase: phaseFind + "layer_2"})
+		o.LogSeverity = sev
+		out := build(t, o, nil)
+		asError(t, out.err, CodeBuildFailed)
+		tr := checkEvents(t, out.events)
+		for s, lines := range tr.logs {
+			if s > sev {
+				t.Errorf("LogSeverity %d let through %d lines of severity %d", sev, len(lines), s)
+			}
+		}
+		if sev >= SeverityError && len(tr.logs[SeverityError]) != 1 {
+			t.Errorf("LogSeverity %d: %d errors logged, want 1", sev, len(tr.logs[SeverityError]))
+		}
+		if sev >= SeverityInfo && len(tr.logs[SeverityInfo]) == 0 {
+			t.Errorf("LogSeverity %d: no INFO lines", sev)
+		}
+	}
+}
+
+func TestInvalidOptions(t *testing.T) {
+	readOnly := func(t *testing.T, o *Options) {
+		f, err := os.Open(o.PlanFile.Name())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		o.PlanFile = f
+	}
+	tests := []struct {
+		name   string
+		change func(t *testing.T, o *Options)
+		want   string
+	}{
+		{"no model", func(t *testing.T, o *Options) { o.ModelPath = "" }, "no model path given"},
+		{"NUL in model path", func(t *testing.T, o *Options) { o.ModelPath = "a\x00b" }, "contains a NUL byte"},
+		{"no plan file", func(t *testing.T, o *Options) { o.PlanFile = nil }, "plan file descriptor -1 is not open"},
+		{"read-only plan", readOnly, "open it for writing"},
+		{"plan not empty", func(t *testing.T, o *Options) {
+			if _, err := o.PlanFile.WriteString("old engine"); err != nil {
+				t.Fatal(err)
+			}
+		}, "already holds 10 bytes"},
+		{"closed plan", func(t *testing.T, o *Options) {
+			o.PlanFile = os.NewFile(math.MaxInt32, "never opened")
+		}, "plan file descriptor 2147483647 is not open"},
+		{"log severity", func(t *testing.T, o *Options) { o.LogSeverity = 5 }, "log severity 5 is out of range"},
+		{"opt level", func(t *testing.T, o *Options) { o.OptLevel = 6 }, "optimization level 6"},
+		{"aux streams", func(t *testing.T, o *Options) { o.MaxAuxStreams = -2 }, "max auxiliary streams -2"},
+		{"hardware compat", func(t *testing.T, o *Options) { o.HardwareCompat = 3 }, "hardware compatibility level 3"},
+		{"precision bits", func(t *testing.T, o *Options) { o.Precision = 1 << 9 }, "unknown precision bits 0x200"},
+		{"flag bits", func(t *testing.T, o *Options) { o.Flags = 1 << 20 }, "unknown builder flag bits 0x100000"},
+		{"lean runtime", func(t *testing.T, o *Options) { o.Flags = FlagExcludeLeanRuntime }, "needs a version-compatible engine"},
+		{"miss without cache", func(t *testing.T, o *Options) { o.Flags = FlagDisableTimingCache | FlagErrorOnTimingCacheMiss }, "needs a timing cache"},
+		{"rank mismatch", func(t *testing.T, o *Options) {
+			o.Profiles = []Profile{{{Input: "x", Min: []int64{1}, Opt: []int64{1, 2}, Max: []int64{1}}}}
+		}, "ranks 1, 2 and 1"},
+		{"rank too high", func(t *testing.T, o *Options) {
+			d := make([]int64, 9)
+			o.Profiles = []Profile{{{Input: "x", Min: d, Opt: d, Max: d}}}
+		}, "rank 9"},
+		{"min above opt", func(t *testing.T, o *Options) {
+			o.Profiles = []Profile{{{Input: "x", Min: []int64{1, 8}, Opt: []int64{1, 4}, Max: []int64{1, 16}}}}
+		}, "profile 0, input x, dimension 1: need 0 <= min <= opt <= max, got 8, 4, 16"},
+		{"no input name", func(t *testing.T, o *Options) {
+			o.Profiles = []Profile{{{Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}}}}
+		}, "no input name"},
+		{"empty plugin", func(t *testing.T, o *Options) { o.PluginPaths = []string{""} }, "plugin path 0 is empty"},
+		{"threads", func(t *testing.T, o *Options) { o.Sim.Threads = 257 }, "sim threads 257 is out of range: use 1 to 256"},
+		{"threads overflow", func(t *testing.T, o *Options) { o.Sim.Threads = 1 << 40 }, "sim threads 1099511627776 is out of range"},
+		{"tactics", func(t *testing.T, o *Options) { o.Sim.Tactics = -1 }, "sim tactics -1"},
+		{"iterations", func(t *testing.T, o *Options) { o.Sim.Iterations = 10001 }, "sim iterations 10001"},
+		{"step", func(t *testing.T, o *Options) { o.Sim.Step = -time.Second }, "must not be negative"},
+		{"layers", func(t *testing.T, o *Options) { o.Sim.NbLayers = -3 }, "sim layer count -3"},
+		{"NUL in layer", func(t *testing.T, o *Options) { o.Sim.Layers = []string{"a\x00"} }, "layer name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := options(t, &SimOptions{})
+			tt.change(t, &o)
+			b, err := NewBuild(BackendSim, o)
+			if err == nil {
+				b.Close()
+				t.Fatal("NewBuild accepted the options")
+			}
+			e := asError(t, err, CodeInvalidArgument)
+			if !strings.Contains(e.Message, tt.want) {
+				t.Errorf("message %q, want it to contain %q", e.Message, tt.want)
+			}
+			if strings.Contains(e.Message, "\n") {
+				t.Errorf("message has several lines: %q", e.Message)
+			}
+		})
+	}
+}
+
+func TestModelUnreadable(t *testing.T) {
+	o := options(t, &SimOptions{NbLayers: 1, Step: time.Microsecond})
+	o.ModelPath = filepath.Join(t.TempDir(), "missing.onnx")
+	out := build(t, o, nil)
+	e := asError(t, out.err, CodeIO)
+	if want := "cannot read model " + o.ModelPath + ": No such file or directory"; e.Message != want {
+		t.Errorf("message %q, want %q", e.Message, want)
+	}
+	checkEvents(t, out.events)
+}
+
+func TestLifecycle(t *testing.T) {
+	o := options(t, &SimOptions{Threads: 1, NbLayers: 1, Tactics: 1, Iterations: 1, Step: time.Microsecond})
+	b, err := NewBuild(BackendSim, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.TimingCache()
+	asError(t, err, CodeState)
+	if _, err := b.Run(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	_, err = b.Run()
+	asError(t, err, CodeState)
+	var events []RawEvent
+	for done := false; !done; {
+		var batch []RawEvent
+		batch, done, _, err = b.Drain(make([]RawEvent, 0, 1), 10*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, batch...)
+	}
+	checkEvents(t, events)
+	// After done, Drain keeps saying so at once.
+	start := time.Now()
+	if evs, done, _, err := b.Drain(nil, time.Second); err != nil || !done || len(evs) != 0 {
+		t.Errorf("Drain after done: %d events, done %v, %v", len(evs), done, err)
+	}
+	if time.Since(start) > 500*time.Millisecond {
+		t.Errorf("Drain after done waited %v", time.Since(start))
+	}
+	if c, err := b.TimingCache(); err != nil || !bytes.HasPrefix(c, []byte(cacheMagic)) {
+		t.Errorf("TimingCache: %q, %v", c, err)
+	}
+	b.Close()
+	b.Close()
+	b.Cancel()
+	_, _, _, err = b.Drain(nil, 0)
+	asError(t, err, CodeState)
+	_, err = b.Run()
+	asError(t, err, CodeState)
+	_, err = b.TimingCache()
+	asError(t, err, CodeState)
+}
+
+func TestDrainReusesDst(t *testing.T) {
+	o := options(t, &SimOptions{Threads: 1, NbLayers: 2, Tactics: 1, Iterations: 1, Step: time.Microsecond})
+	b, err := NewBuild(BackendSim, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dst := make([]RawEvent, 3, 1000)
+	got, _, _, err := b.Drain(dst, time.Second)
+	if err != nil || len(got) == 0 {
+		t.Fatalf("Drain: %d events, %v", len(got), err)
+	}
+	if &got[0] != &dst[:1][0] {
+		t.Error("Drain did not append to dst[:0]")
+	}
+	if got[0].Kind != EventLog || got[0].Thread != 1 {
+		t.Errorf("first event %+v", got[0])
+	}
+}
+
+func TestConcurrentDrainRefused(t *testing.T) {
+	o := options(t, &SimOptions{Threads: 1, NbLayers: 1, Tactics: 1, Iterations: 1, Step: time.Microsecond})
+	b, err := NewBuild(BackendSim, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	// Nothing runs, so this Drain waits its full timeout while the second one is tried.
+	first := make(chan error)
+	go func() {
+		_, _, _, err := b.Drain(nil, 300*time.Millisecond)
+		first <- err
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for !b.draining.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the first Drain never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_, _, _, err = b.Drain(nil, 0)
+	asError(t, err, CodeState)
+	if err := <-first; err != nil {
+		t.Fatalf("first Drain: %v", err)
+	}
+}
+
+// TestSmallBatches drains through a batch of three events, so that the queue hands one swap
+// out over many calls, and checks that nothing is lost or reordered.
+func TestSmallBatches(t *testing.T) {
+	o := options(t, &SimOptions{Threads: 4, NbLayers: 8, Tactics: 3, Iterations: 2, Step: 200 * time.Microsecond})
+	out := buildWith(t, o, 3, defaultBatchText, nil)
+	if out.err != nil {
+		t.Fatalf("Run: %v", out.err)
+	}
+	tr := checkEvents(t, out.events)
+	if tr.fullMeasures != 8*3 || len(tr.steps[phaseNodes]) != 8 {
+		t.Errorf("%d measurements, %d layers", tr.fullMeasures, len(tr.steps[phaseNodes]))
+	}
+}
+
+// TestTextTruncation checks both cuts: names longer than TRTB_NAME_MAX in the queue, and
+// events whose text does not fit an empty batch in drain. Neither may split a UTF-8 sequence.
+func TestTextTruncation(t *testing.T) {
+	long := strings.Repeat("é", 3000) // 6000 bytes
+	t.Run("queue", func(t *testing.T) {
+		o := options(t, &SimOptions{Threads: 1, Layers: []string{long}, Tactics: 1, Iterations: 1, Step: time.Microsecond})
+		out := build(t, o, nil)
+		if out.err != nil {
+			t.Fatalf("Run: %v", out.err)
+		}
+		tr := checkEvents(t, out.events)
+		if len(tr.finds) != 1 {
+			t.Fatalf("%d layers", len(tr.finds))
+		}
+		name := phaseFind + tr.finds[0]
+		if len(name) != 4095 || !utf8.ValidString(name) || !strings.HasPrefix(phaseFind+long, name) {
+			t.Errorf("phase name cut to %d bytes (valid UTF-8: %v)", len(name), utf8.ValidString(name))
+		}
+	})
+	t.Run("drain", func(t *testing.T) {
+		const textCap = 16
+		layer := "aéééééééééé"
+		o := options(t, &SimOptions{Threads: 1, Layers: []string{layer}, Tactics: 2, Iterations: 1, Step: time.Microsecond})
+		out := buildWith(t, o, 64, textCap, nil)
+		if out.err != nil {
+			t.Fatalf("Run: %v", out.err)
+		}
+		full := []string{phaseRoot, phaseSubgraph, phaseProfile, phaseNodes, phaseFind + layer, phaseMeasure}
+		sawCut := false
+		for _, ev := range out.events {
+			if len(ev.Name)+len(ev.Parent) > textCap || !utf8.ValidString(ev.Name) || !utf8.ValidString(ev.Parent) {
+				t.Fatalf("event text %q + %q does not fit %d bytes of valid UTF-8", ev.Name, ev.Parent, textCap)
+			}
+			if ev.Kind == EventLog && strings.HasPrefix(ev.Name, "aé") {
+				sawCut = sawCut || len(ev.Name) == 15 // 'a' and 7 of 'é'; the 8th would need byte 17
+				continue
+			}
+			if ev.Kind != EventLog && !slices.ContainsFunc(full, func(f string) bool { return strings.HasPrefix(f, ev.Name) }) {
+				t.Errorf("%v %q is not a prefix of a phase name", ev.Kind, ev.Name)
+			}
+		}
+		if !sawCut {
+			t.Error("no log line was cut on a UTF-8 boundary")
+		}
+	})
+}
+
+// TestQueueFullDropsStepsOnly fills a queue bounded at 100 events with nobody draining: steps
+// beyond the bound are dropped and counted, starts, finishes and log lines are all kept.
+func TestQueueFullDropsStepsOnly(t *testing.T) {
+	const threads, perThread, bound = 4, 1000, 100
+	b, err := newFloodBuild(threads, perThread, bound, defaultBatchEvents, defaultBatchText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Run(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var events []RawEvent
+	var dropped uint64
+	for done := false; !done; {
+		var batch []RawEvent
+		batch, done, dropped, err = b.Drain(nil, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, batch...)
+	}
+	checkEvents(t, events)
+	count := map[EventKind]int{}
+	for _, ev := range events {
+		count[ev.Kind]++
+	}
+	if count[EventPhaseStart] != threads || count[EventPhaseFinish] != threads || count[EventLog] != 1 {
+		t.Errorf("kept %v; want every start, finish and log line", count)
+	}
+	if count[EventStep] > bound {
+		t.Errorf("kept %d steps beyond a bound of %d", count[EventStep], bound)
+	}
+	if uint64(count[EventStep])+dropped != threads*perThread {
+		t.Errorf("%d steps kept + %d dropped != %d", count[EventStep], dropped, threads*perThread)
+	}
+}
+
+// FuzzTimingCache feeds arbitrary bytes to a build as its timing cache. The build must never
+// fail because of it; a rejected cache must be reported; and the cache it saves must be in
+// canonical form: fed back, it is accepted, answers every tactic and comes back unchanged.
+func FuzzTimingCache(f *testing.F) {
+	f.Add([]byte(""))
+	f.Add([]byte("garbage"))
+	f.Add([]byte(cacheMagic))
+	f.Add([]byte(strings.TrimSuffix(cacheMagic, "\n")))
+	f.Add([]byte(cacheMagic + "a\t0\t5000\nb\\tc\t1\t7000\n"))
+	f.Add([]byte(cacheMagic + "a\t0\t5000\r\n\nzz\t99\t1\n"))
+	f.Add([]byte(cacheMagic + "a\t0\t0\n"))
+	f.Add([]byte(cacheMagic + "a\t-1\t5\n"))
+	f.Add([]byte(cacheMagic + "a\\x\t0\t5\n"))
+	f.Add([]byte(cacheMagic + "a\t0\t18446744073709551616\n"))
+	layers := []string{"a", "b\tc"}
+	run := func(t *testing.T, cache []byte) (outcome, tree) {
+		o := options(t, &SimOptions{Threads: 1, Layers: layers, Tactics: 2, Iterations: 1, Step: time.Microsecond})
+		o.LogSeverity = SeverityWarning
+		o.TimingCache = cache
+		out := build(t, o, nil)
+		if out.err != nil {
+			t.Fatalf("Run with cache %q: %v", cache, out.err)
+		}
+		return out, checkEvents(t, out.events)
+	}
+	f.Fuzz(func(t *testing.T, cache []byte) {
+		out, tr := run(t, cache)
+		warned := slices.Contains(tr.logs[SeverityWarning], cacheWarn)
+		if len(cache) > 0 && out.res.TimingCacheUsed == warned {
+			t.Fatalf("cache used %v, warned %v", out.res.TimingCacheUsed, warned)
+		}
+		if out.res.CacheHits+out.res.CacheMisses != 4 {
+			t.Fatalf("%d hits + %d misses, want 4 tactics", out.res.CacheHits, out.res.CacheMisses)
+		}
+		if !bytes.HasPrefix(out.cache, []byte(cacheMagic)) {
+			t.Fatalf("saved cache %q", out.cache)
+		}
+		again, tr2 := run(t, out.cache)
+		if !again.res.TimingCacheUsed || again.res.CacheHits != 4 || again.res.CacheMisses != 0 || tr2.measures != 0 {
+			t.Fatalf("saved cache %q not fully used: %+v, %d measured", out.cache, again.res, tr2.measures)
+		}
+		if !bytes.Equal(again.cache, out.cache) {
+			t.Fatalf("cache changed on a second pass:\n%q\n%q", out.cache, again.cache)
+		}
+	})
+}
+
+var planLayer = regexp.MustCompile(`(?m)^layer \d+\t.*\ttactic (\d+)\t(\d+) ns\t`)
+
+func TestTimingCache(t *testing.T) {
+	const layers, tactics, iterations = 6, 3, 2
+	sim := func() *SimOptions {
+		return &SimOptions{Threads: 3, NbLayers: layers, Tactics: tactics, Iterations: iterations, Step: 300 * time.Microsecond, Seed: 9}
+	}
+	first := build(t, options(t, sim()), nil)
+	if first.err != nil {
+		t.Fatalf("first build: %v", first.err)
+	}
+	if first.res.TimingCacheUsed || first.res.CacheHits != 0 || first.res.CacheMisses != layers*tactics {
+		t.Fatalf("first build result %+v", first.res)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(first.cache), "\n"), "\n")
+	if lines[0]+"\n" != cacheMagic || len(lines) != 1+layers*tactics || !slices.IsSorted(lines[1:]) {
+		t.Fatalf("first cache:\n%s", first.cache)
+	}
+	choices := planLayer.FindAllStringSubmatch(string(first.plan), -1)
+	if len(choices) != layers {
+		t.Fatalf("plan:\n%s", first.plan)
+	}
+
+	withCache := func(t *testing.T, cache []byte, flags uint32) (outcome, tree) {
+		o := options(t, sim())
+		o.TimingCache = cache
+		o.Flags = flags
+		out := build(t, o, nil)
+		return out, checkEvents(t, out.events)
+	}
+
+	t.Run("reuse", func(t *testing.T) {
+		out, tr := withCache(t, first.cache, 0)
+		if out.err != nil {
+			t.Fatal(out.err)
+		}
+		if !out.res.TimingCacheUsed || out.res.CacheHits != layers*tactics || out.res.CacheMisses != 0 {
+			t.Errorf("result %+v", out.res)
+		}
+		if tr.measures != 0 || len(tr.finds) != layers || tr.findNoSteps != layers {
+			t.Errorf("%d measured, %d layers, %d without steps", tr.measures, len(tr.finds), tr.findNoSteps)
+		}
+		if got := planLayer.FindAllStringSubmatch(string(out.plan), -1); fmt.Sprint(got) != fmt.Sprint(choices) {
+			t.Errorf("tactics chosen from the cache differ:\n%v\n%v", got, choices)
+		}
+		if !bytes.Equal(out.cache, first.cache) {
+			t.Errorf("cache changed although nothing was measured:\n%s", out.cache)
+		}
+	})
+	t.Run("partial", func(t *testing.T) {
+		var kept []string
+		for _, l := range lines[1:] {
+			if !strings.HasPrefix(l, "layer_0\t") {
+				kept = append(kept, l)
+			}
+		}
+		partial := cacheMagic + strings.Join(kept, "\n") + "\n"
+		out, tr := withCache(t, []byte(partial), 0)
+		if out.err != nil {
+			t.Fatal(out.err)
+		}
+		if !out.res.TimingCacheUsed || out.res.CacheHits != (layers-1)*tactics || out.res.CacheMisses != tactics || tr.measures != tactics {
+			t.Errorf("result %+v, %d measured", out.res, tr.measures)
+		}
+		if !bytes.Equal(out.cache, first.cache) {
+			t.Errorf("cache after relearning layer_0:\n%s", out.cache)
+		}
+	})
+	for name, garbage := range map[string]string{
+		"garbage":  "\x00\x01not a cache at all",
+		"bad line": cacheMagic + "layer_0\tx\t5\n",
+		"engine":   "ftrt\x00\x00\x00\x01",
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, tr := withCache(t, []byte(garbage), 0)
+			if out.err != nil {
+				t.Fatal(out.err)
+			}
+			if out.res.TimingCacheUsed || !slices.Contains(tr.logs[SeverityWarning], cacheWarn) {
+				t.Errorf("used %v; warnings %q", out.res.TimingCacheUsed, tr.logs[SeverityWarning])
+			}
+			if !bytes.Equal(out.cache, first.cache) {
+				t.Errorf("cache is not what was learned:\n%s", out.cache)
+			}
+		})
+	}
+	t.Run("cancelled", func(t *testing.T) {
+		o := options(t, sim())
+		measured := 0
+		out := build(t, o, func(b *Build, ev RawEvent) {
+			if ev.Kind == EventPhaseFinish && ev.Name == phaseMeasure {
+				if measured++; measured == 5 {
+					b.Cancel()
+				}
+			}
+		})
+		asError(t, out.err, CodeCancelled)
+		tr := checkEvents(t, out.events)
+		saved := strings.Split(strings.TrimSuffix(string(out.cache), "\n"), "\n")
+		if saved[0]+"\n" != cacheMagic || len(saved)-1 != tr.fullMeasures || tr.fullMeasures < 5 || tr.fullMeasures == layers*tactics {
+			t.Fatalf("%d entries saved after %d complete measurements:\n%s", len(saved)-1, tr.fullMeasures, out.cache)
+		}
+		for _, l := range saved[1:] {
+			if !slices.Contains(lines, l) {
+				t.Errorf("saved entry %q is not what a full build measures", l)
+			}
+		}
+	})
+	t.Run("disabled", func(t *testing.T) {
+		out, tr := withCache(t, first.cache, FlagDisableTimingCache)
+		if out.err != nil {
+			t.Fatal(out.err)
+		}
+		if out.res.TimingCacheUsed || out.res.CacheHits != 0 || out.res.CacheMisses != 0 || out.cache != nil || tr.measures != layers*tactics {
+			t.Errorf("result %+v, cache %q, %d measured", out.res, out.cache, tr.measures)
+		}
+	})
+	t.Run("error on miss", func(t *testing.T) {
+		partial := cacheMagic + strings.Join(lines[2:], "\n") + "\n"
+		out, _ := withCache(t, []byte(partial), FlagErrorOnTimingCacheMiss)
+		e := asError(t, out.err, CodeBuildFailed)
+		if !strings.Contains(e.Message, "Timing cache miss for node layer_0") {
+			t.Errorf("message %q", e.Message)
+		}
+		out, _ = withCache(t, first.cache, FlagErrorOnTimingCacheMiss)
+		if out.err != nil {
+			t.Errorf("full cache: %v", out.err)
+		}
+	})
+}

@@ -1,0 +1,1153 @@
+// sim.cpp: the simulated builder. It needs no GPU and no TensorRT, yet its threads report
+// progress the way TensorRT's builder does, so that everything above the C boundary (queue,
+// drain, progress tree, cancel, timing cache files) can be exercised for real.
+//
+// Shape of one build (phase names are those of a real TensorRT trace; keep them exactly):
+//
+//   Building engine (4 steps)                              the thread that called run
+//     Building engine from subgraph (1)
+//       Computing profile costs (1)
+//         Timing graph nodes (one step per layer)           silent_ns of nothing at its start
+//           Finding fastest tactic for <layer> (tactics)    on one of `threads` builder threads
+//             Measuring tactic time (iterations)            one per tactic not in the cache
+//
+// Several builder threads time layers at once, so equally named phases ("Measuring tactic
+// time") are active on different threads at the same time, as in TensorRT. Steps of the shared
+// "Timing graph nodes" are reported under a lock, in increasing order, as layers finish.
+//
+// Cancel: every reported step goes through Build::step_complete; when it returns false the
+// thread finishes its open phases early and stops, and the other threads stop at their next
+// step boundary. Nothing interrupts a step in progress (TensorRT cannot either), so the latency
+// of a cancel is the length of the longest step in flight.
+//
+// Timing cache format (what Build::timing_cache holds and what options.timing_cache may hold):
+//
+//   TRTBUILD-SIM-TIMING-CACHE 1\n
+//   <layer>\t<tactic index>\t<nanoseconds>\n        one line per entry, sorted by layer, tactic
+//
+// where <layer> escapes backslash, tab, newline and carriage return as \\, \t, \n and \r. A
+// cache that does not follow this format is ignored as a whole, with a warning, as TensorRT
+// ignores a cache of another version.
+
+#include "trtb_internal.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+namespace trtb {
+
+namespace {
+
+constexpr char kCacheMagic[] = "TRTBUILD-SIM-TIMING-CACHE 1";
+constexpr char kPlanMagic[] = "TRTBUILD-SIMULATED-PLAN 1\n";
+
+constexpr char kPhaseRoot[] = "Building engine";
+constexpr char kPhaseSubgraph[] = "Building engine from subgraph";
+constexpr char kPhaseProfile[] = "Computing profile costs";
+constexpr char kPhaseNodes[] = "Timing graph nodes";
+constexpr char kPhaseFindPrefix[] = "Finding fastest tactic for ";
+constexpr char kPhaseMeasure[] = "Measuring tactic time";
+
+// Defaults for zero fields of trtb_sim_options, and the accepted ranges.
+constexpr int32_t kDefaultThreads = 4;
+constexpr int32_t kDefaultTactics = 6;
+constexpr int32_t kDefaultIterations = 4;
+constexpr int64_t kDefaultStepNs = 5'000'000;
+constexpr int32_t kDefaultLayers = 16;
+constexpr int32_t kMaxThreads = 256;
+constexpr int32_t kMaxTactics = 1000;
+constexpr int32_t kMaxIterations = 10000;
+constexpr int32_t kMaxLayers = 1 << 24;
+constexpr int32_t kMaxProfiles = 1024;
+
+using CacheKey = std::pair<std::string, int32_t>;
+using Cache = std::map<CacheKey, uint64_t>;
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+std::string format(const char* fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = std::vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        return std::string();
+    }
+    if (static_cast<size_t>(n) < sizeof(buf)) {
+        return std::string(buf, static_cast<size_t>(n));
+    }
+    std::string out(static_cast<size_t>(n) + 1, '\0');
+    va_start(ap, fmt);
+    std::vsnprintf(&out[0], out.size(), fmt, ap);
+    va_end(ap);
+    out.resize(static_cast<size_t>(n));
+    return out;
+}
+
+// splitmix64 finaliser: the simulation's only source of "randomness", so that a seed fixes
+// every timing and every choice.
+uint64_t mix(uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+}
+
+uint64_t hash_string(const std::string& s) {
+    uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a
+    for (unsigned char c : s) {
+        h = (h ^ c) * 0x100000001b3ULL;
+    }
+    return h;
+}
+
+// unit maps a hash to [0, 1).
+double unit(uint64_t h) {
+    return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0);
+}
+
+// jitter spreads ns by +-20%, fixed by h.
+int64_t jitter(int64_t ns, uint64_t h) {
+    return static_cast<int64_t>(static_cast<double>(ns) * (0.8 + 0.4 * unit(h)));
+}
+
+void sleep_ns(int64_t ns) {
+    if (ns > 0) {
+        std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+    }
+}
+
+// tactic_time is what "measuring" tactic t of a layer finds: 20..220 us per layer, times a
+// factor of 0.5..2 per tactic.
+uint64_t tactic_time(uint64_t seed, const std::string& layer, int32_t tactic) {
+    const uint64_t lh = hash_string(layer);
+    const double base = 20000.0 + 200000.0 * unit(mix(lh ^ mix(seed)));
+    const double factor = 0.5 + 1.5 * unit(mix(lh ^ mix(seed ^ (0x7ac71cULL + static_cast<uint64_t>(tactic)))));
+    return static_cast<uint64_t>(base * factor) + 1;
+}
+
+// tactic_order is the order in which a layer's tactics are tried (a seeded shuffle).
+std::vector<int32_t> tactic_order(uint64_t seed, const std::string& layer, int32_t tactics) {
+    std::vector<int32_t> order(static_cast<size_t>(tactics));
+    for (int32_t i = 0; i < tactics; ++i) {
+        order[static_cast<size_t>(i)] = i;
+    }
+    uint64_t h = mix(hash_string(layer) ^ mix(seed ^ 0x0dde7ULL));
+    for (int32_t i = tactics - 1; i > 0; --i) {
+        h = mix(h);
+        const auto j = static_cast<int32_t>(h % static_cast<uint64_t>(i + 1));
+        std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
+    }
+    return order;
+}
+
+// matches reports whether a phase name matches a fail/early/abort pattern: exactly, or as a
+// prefix when the pattern ends in '*'. An empty pattern matches nothing.
+bool matches(const std::string& pattern, const std::string& name) {
+    if (pattern.empty()) {
+        return false;
+    }
+    if (pattern.back() == '*') {
+        return name.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
+    }
+    return name == pattern;
+}
+
+std::string escape(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '\\': out += "\\\\"; break;
+            case '\t': out += "\\t"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            default: out += c; break;
+        }
+    }
+    return out;
+}
+
+bool unescape(const char* p, size_t n, std::string* out) {
+    out->clear();
+    for (size_t i = 0; i < n; ++i) {
+        const char c = p[i];
+        if (c == '\0') {
+            return false;
+        }
+        if (c != '\\') {
+            out->push_back(c);
+            continue;
+        }
+        if (++i == n) {
+            return false;
+        }
+        switch (p[i]) {
+            case '\\': out->push_back('\\'); break;
+            case 't': out->push_back('\t'); break;
+            case 'n': out->push_back('\n'); break;
+            case 'r': out->push_back('\r'); break;
+            default: return false;
+        }
+    }
+    return true;
+}
+
+bool parse_decimal(const char* p, size_t n, uint64_t max, uint64_t* out) {
+    if (n == 0 || n > 20) {
+        return false;
+    }
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (p[i] < '0' || p[i] > '9') {
+            return false;
+        }
+        const uint64_t d = static_cast<uint64_t>(p[i] - '0');
+        if (v > (max - d) / 10) {
+            return false;
+        }
+        v = v * 10 + d;
+    }
+    *out = v;
+    return true;
+}
+
+// parse_cache reads a cache in the format above into *out. It accepts the whole blob or
+// nothing: on any error *out is left empty and it returns false.
+bool parse_cache(const std::string& blob, Cache* out) {
+    out->clear();
+    const size_t magic_len = sizeof(kCacheMagic) - 1;
+    if (blob.compare(0, magic_len, kCacheMagic) != 0) {
+        return false;
+    }
+    size_t pos = magic_len;
+    if (pos < blob.size() && blob[pos] == '\r') {
+        ++pos;
+    }
+    if (pos < blob.size() && blob[pos] != '\n') {
+        return false;
+    }
+    std::string layer;
+    while (pos < blob.size()) {
+        ++pos;  // past '\n'
+        size_t end = blob.find('\n', pos);
+        if (end == std::string::npos) {
+            end = blob.size();
+        }
+        size_t line_end = end;
+        if (line_end > pos && blob[line_end - 1] == '\r') {
+            --line_end;
+        }
+        if (line_end > pos) {
+            const char* line = blob.data() + pos;
+            const size_t n = line_end - pos;
+            const char* tab1 = static_cast<const char*>(std::memchr(line, '\t', n));
+            if (tab1 == nullptr) {
+                out->clear();
+                return false;
+            }
+            const char* rest = tab1 + 1;
+            const size_t rest_n = n - static_cast<size_t>(rest - line);
+            const char* tab2 = static_cast<const char*>(std::memchr(rest, '\t', rest_n));
+            if (tab2 == nullptr) {
+                out->clear();
+                return false;
+            }
+            uint64_t tactic = 0;
+            uint64_t ns = 0;
+            const size_t ns_n = rest_n - static_cast<size_t>(tab2 + 1 - rest);
+            if (!unescape(line, static_cast<size_t>(tab1 - line), &layer) || layer.empty() ||
+                !parse_decimal(rest, static_cast<size_t>(tab2 - rest), INT32_MAX, &tactic) ||
+                !parse_decimal(tab2 + 1, ns_n, UINT64_MAX, &ns) || ns == 0) {
+                out->clear();
+                return false;
+            }
+            (*out)[CacheKey(layer, static_cast<int32_t>(tactic))] = ns;
+        }
+        pos = end;
+    }
+    return true;
+}
+
+std::string serialize_cache(const Cache& cache) {
+    std::string out = kCacheMagic;
+    out += '\n';
+    for (const auto& entry : cache) {
+        out += escape(entry.first.first);
+        out += format("\t%d\t%llu\n", entry.first.second,
+                      static_cast<unsigned long long>(entry.second));
+    }
+    return out;
+}
+
+// write_all writes all of data to fd, through short writes and EINTR.
+bool write_all(int fd, const std::string& data, std::string* error) {
+    const char* p = data.data();
+    size_t left = data.size();
+    while (left > 0) {
+        const ssize_t n = ::write(fd, p, left);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            *error = std::generic_category().message(errno);
+            return false;
+        }
+        p += n;
+        left -= static_cast<size_t>(n);
+    }
+    return true;
+}
+
+// Config is everything a simulated build keeps from trtb_options, with defaults applied.
+struct Config {
+    std::string model_path;
+    int plan_fd = -1;
+    int32_t log_severity = 0;
+    uint32_t precision = 0;
+    uint32_t flags = 0;
+    int32_t opt_level = -1;
+    int32_t max_aux_streams = -1;
+    int32_t hardware_compat = 0;
+    uint64_t workspace_bytes = 0;
+    int32_t nb_profiles = 0;
+    std::vector<std::string> plugin_paths;
+    bool has_cache = false;
+    std::string cache_blob;
+
+    int32_t threads = kDefaultThreads;
+    int32_t tactics = kDefaultTactics;
+    int32_t iterations = kDefaultIterations;
+    int64_t step_ns = kDefaultStepNs;
+    std::vector<std::string> layers;
+    std::string fail_phase;
+    std::string early_phase;
+    std::string abort_phase;
+    int64_t silent_ns = 0;
+    int64_t long_step_ns = 0;
+    bool ignore_cancel = false;
+    uint64_t seed = 0;
+};
+
+// LayerResult is the tactic chosen for one layer.
+struct LayerResult {
+    int32_t tactic = 0;
+    uint64_t time_ns = 0;
+    const char* how = "not timed";
+};
+
+class SimBuild;
+class Phase;
+
+// RunState is what the threads of one run share.
+struct RunState {
+    RunState(Build& b, const Config& c) : build(b), cfg(c) {}
+
+    Build& build;
+    const Config& cfg;
+
+    std::atomic<bool> stop{false};       // some thread failed or honoured a cancel
+    std::atomic<bool> cancelled{false};  // a thread honoured a cancel
+    std::atomic<bool> long_step_taken{false};
+    std::atomic<int32_t> next_layer{0};
+    std::atomic<uint64_t> hits{0};
+    std::atomic<uint64_t> misses{0};
+
+    bool cache_enabled = false;
+    Cache cache_in;  // read-only while threads run
+
+    std::mutex mu;
+    int32_t fail_code = TRTB_OK;                                // guarded by mu
+    std::string fail_message;                                   // guarded by mu
+    std::vector<std::pair<CacheKey, uint64_t>> learned;         // guarded by mu
+
+    std::vector<LayerResult> results;  // slot i written only by the thread timing layer i
+
+    std::mutex nodes_mu;
+    Phase* nodes = nullptr;     // "Timing graph nodes", open while builder threads run
+    int32_t nodes_done = 0;     // guarded by nodes_mu
+    int32_t slow_layer = -1;    // the layer that warns about a slow fallback
+
+    void log(int32_t severity, const std::string& message) {
+        if (severity <= cfg.log_severity) {
+            build.queue.push_log(severity, message.c_str());
+        }
+    }
+
+    // fail records the first failure, logs it as an ERROR and stops every thread.
+    void fail(int32_t code, const std::string& message) {
+        {
+            std::lock_guard<std::mutex> lock(mu);
+            if (fail_code == TRTB_OK) {
+                fail_code = code;
+                fail_message = message;
+            }
+        }
+        log(TRTB_SEVERITY_ERROR, message);
+        stop.store(true, std::memory_order_relaxed);
+    }
+
+    // step reports a completed step, as stepComplete; false: this thread must stop.
+    bool step(const std::string& phase, int32_t step) {
+        if (!build.step_complete(phase.c_str(), step) && !cfg.ignore_cancel) {
+            cancelled.store(true, std::memory_order_relaxed);
+            stop.store(true, std::memory_order_relaxed);
+            return false;
+        }
+        return !stop.load(std::memory_order_relaxed);
+    }
+
+    // work stands for n steps of work on the main thread between steps of the outer phases.
+    void work(int n, uint64_t salt) {
+        sleep_ns(jitter(cfg.step_ns * n, mix(cfg.seed ^ salt)));
+    }
+
+    bool node_done();
+};
+
+// Phase is one open phase on one thread: its start is queued when it is made, its finish when
+// finish() is called or it goes out of scope, so every way out of a scope closes it.
+class Phase {
+public:
+    // layer, if not null, names the layer this phase works on (for the failure message).
+    Phase(RunState& rs, std::string name, const Phase* parent, int32_t nb_steps,
+          const std::string* layer = nullptr)
+        : rs_(rs), name_(std::move(name)), limit_(nb_steps) {
+        if (matches(rs.cfg.early_phase, name_)) {
+            limit_ = nb_steps / 2;
+        }
+        rs.build.queue.push_phase_start(name_.c_str(),
+                                        parent != nullptr ? parent->name_.c_str() : nullptr,
+                                        nb_steps);
+        open_ = true;
+        if (matches(rs.cfg.abort_phase, name_)) {
+            std::abort();  // a crash, as the option asks: only the worker process dies
+        }
+        if (matches(rs.cfg.fail_phase, name_)) {
+            failed_ = true;
+            if (layer != nullptr) {
+                rs.fail(TRTB_ERR_BUILD_FAILED,
+                        "Error Code 10: Internal Error (Could not find any implementation for node " +
+                            *layer + ".)");
+            } else {
+                rs.fail(TRTB_ERR_BUILD_FAILED,
+                        "Error Code 2: Internal Error (Assertion failed: " + name_ +
+                            " could not complete.)");
+            }
+        }
+    }
+
+    ~Phase() {
+        try {
+            finish();
+        } catch (...) {
+        }
+    }
+
+    Phase(const Phase&) = delete;
+    Phase& operator=(const Phase&) = delete;
+
+    // failed is true when starting this phase failed the build; the caller must return.
+    bool failed() const { return failed_; }
+
+    // limit is the number of steps this phase reports: all of them, or about half for the
+    // early phase.
+    int32_t limit() const { return limit_; }
+
+    const std::string& name() const { return name_; }
+
+    // step reports step i as completed; false: this thread must stop. An early phase
+    // finishes at the first step it does not report; the work after that goes unreported.
+    bool step(int32_t i) {
+        if (open_ && i < limit_) {
+            return rs_.step(name_, i);
+        }
+        finish();
+        return !rs_.stop.load(std::memory_order_relaxed);
+    }
+
+    void finish() {
+        if (open_) {
+            open_ = false;
+            rs_.build.queue.push_phase_finish(name_.c_str());
+        }
+    }
+
+private:
+    RunState& rs_;
+    std::string name_;
+    int32_t limit_;
+    bool open_ = false;
+    bool failed_ = false;
+};
+
+// node_done reports one more timed layer on "Timing graph nodes". The lock keeps the steps of
+// that shared phase in increasing order although layers finish in any order.
+bool RunState::node_done() {
+    std::lock_guard<std::mutex> lock(nodes_mu);
+    return nodes->step(nodes_done++);
+}
+
+const char* precision_names(uint32_t p, std::string* out) {
+    static const struct {
+        uint32_t bit;
+        const char* name;
+    } names[] = {{TRTB_PRECISION_FP16, "fp16"},
+                 {TRTB_PRECISION_BF16, "bf16"},
+                 {TRTB_PRECISION_INT8, "int8"},
+                 {TRTB_PRECISION_FP8, "fp8"}};
+    out->clear();
+    for (const auto& n : names) {
+        if ((p & n.bit) != 0) {
+            if (!out->empty()) {
+                *out += ',';
+            }
+            *out += n.name;
+        }
+    }
+    if (out->empty()) {
+        *out = "default";
+    }
+    return out->c_str();
+}
+
+const char* flag_names(uint32_t f, std::string* out) {
+    static const struct {
+        uint32_t bit;
+        const char* name;
+    } names[] = {{TRTB_FLAG_NO_TF32, "no-tf32"},
+                 {TRTB_FLAG_REFIT, "refit"},
+                 {TRTB_FLAG_STRIP_WEIGHTS, "strip-weights"},
+                 {TRTB_FLAG_VERSION_COMPATIBLE, "version-compatible"},
+                 {TRTB_FLAG_EXCLUDE_LEAN_RUNTIME, "exclude-lean-runtime"},
+                 {TRTB_FLAG_SPARSE_WEIGHTS, "sparse-weights"},
+                 {TRTB_FLAG_DISABLE_TIMING_CACHE, "disable-timing-cache"},
+                 {TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS, "error-on-timing-cache-miss"}};
+    out->clear();
+    for (const auto& n : names) {
+        if ((f & n.bit) != 0) {
+            if (!out->empty()) {
+                *out += ',';
+            }
+            *out += n.name;
+        }
+    }
+    if (out->empty()) {
+        *out = "none";
+    }
+    return out->c_str();
+}
+
+std::string int_or_default(int64_t v) {
+    return v < 0 ? std::string("default") : std::to_string(v);
+}
+
+class SimBuild final : public Build {
+public:
+    explicit SimBuild(Config cfg) : cfg_(std::move(cfg)) {}
+
+    int32_t run(trtb_result* result, trtb_status* status) override;
+
+private:
+    void build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_bytes);
+    void worker(RunState& rs, int32_t nb_layers) noexcept;
+    bool time_layer(RunState& rs, int32_t index);
+    bool measure(RunState& rs, const Phase& find, const std::string& layer, int32_t tactic);
+    std::string plan_text(const RunState& rs, uint64_t model_bytes) const;
+
+    Config cfg_;
+};
+
+int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
+    struct CloseQueue {
+        EventQueue& queue;
+        ~CloseQueue() {
+            try {
+                queue.close();
+            } catch (...) {
+            }
+        }
+    } close_queue{queue};
+
+    RunState rs(*this, cfg_);
+    const int32_t nb_layers = static_cast<int32_t>(cfg_.layers.size());
+    rs.results.resize(cfg_.layers.size());
+    rs.slow_layer = static_cast<int32_t>(mix(cfg_.seed ^ 0x5103ULL) % static_cast<uint64_t>(nb_layers));
+
+    rs.log(TRTB_SEVERITY_INFO,
+           "Simulated builder: phases and timings are synthetic; no GPU is used and the plan is "
+           "not a TensorRT engine.");
+
+    // "Parse" the model: the simulation only checks that it can be read.
+    uint64_t model_bytes = 0;
+    {
+        const int fd = ::open(cfg_.model_path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            const std::string why = std::generic_category().message(errno);
+            rs.log(TRTB_SEVERITY_ERROR, "Failed to open file: " + cfg_.model_path);
+            return set_status(status, TRTB_ERR_IO,
+                              "cannot read model " + cfg_.model_path + ": " + why);
+        }
+        struct stat st {};
+        const int rc = ::fstat(fd, &st);
+        const int err = errno;
+        ::close(fd);
+        if (rc != 0) {
+            return set_status(status, TRTB_ERR_IO,
+                              "cannot read model " + cfg_.model_path + ": " +
+                                  std::generic_category().message(err));
+        }
+        if (S_ISDIR(st.st_mode)) {
+            return set_status(status, TRTB_ERR_IO,
+                              "cannot read model " + cfg_.model_path +
+                                  ": it is a directory; give the .onnx file");
+        }
+        model_bytes = static_cast<uint64_t>(st.st_size);
+    }
+    rs.log(TRTB_SEVERITY_INFO, "----------------------------------------------------------------");
+    rs.log(TRTB_SEVERITY_INFO, "Input filename:   " + cfg_.model_path);
+    rs.log(TRTB_SEVERITY_INFO, format("Input size:       %llu bytes",
+                                      static_cast<unsigned long long>(model_bytes)));
+    rs.log(TRTB_SEVERITY_INFO, "----------------------------------------------------------------");
+    for (const std::string& path : cfg_.plugin_paths) {
+        rs.log(TRTB_SEVERITY_WARNING,
+               "Plugin library " + path + " was not loaded: the simulated builder runs no plugin code.");
+    }
+
+    if ((cfg_.flags & TRTB_FLAG_DISABLE_TIMING_CACHE) != 0) {
+        rs.log(TRTB_SEVERITY_INFO,
+               "Local timing cache in use. Profiling results in this builder pass will not be stored.");
+    } else {
+        rs.cache_enabled = true;
+        if (cfg_.has_cache) {
+            if (parse_cache(cfg_.cache_blob, &rs.cache_in)) {
+                result->timing_cache_used = 1;
+                rs.log(TRTB_SEVERITY_INFO, format("Loaded %zu timing cache entries.", rs.cache_in.size()));
+            } else {
+                rs.log(TRTB_SEVERITY_WARNING,
+                       "timing cache is not a simulated-builder cache; starting from an empty cache");
+            }
+        }
+        rs.log(TRTB_SEVERITY_INFO,
+               "Global timing cache in use. Profiling results in this builder pass will be stored.");
+    }
+    const int32_t nb_threads = std::min(cfg_.threads, nb_layers);
+    rs.log(TRTB_SEVERITY_INFO, format("Timing %d layers, %d tactics each, on %d builder thread%s.",
+                                      nb_layers, cfg_.tactics, nb_threads,
+                                      nb_threads == 1 ? "" : "s"));
+
+    uint64_t plan_bytes = 0;
+    build_engine(rs, model_bytes, &plan_bytes);
+
+    // Whatever happened, keep what the cache knew and what this run measured.
+    if (rs.cache_enabled) {
+        Cache merged = rs.cache_in;
+        for (const auto& entry : rs.learned) {
+            merged.emplace(entry.first, entry.second);
+        }
+        timing_cache = merged.empty() ? std::string() : serialize_cache(merged);
+    }
+    result->timing_cache_hits = rs.hits.load();
+    result->timing_cache_misses = rs.misses.load();
+    result->cancel_seen_ns = cancel_seen_ns();
+
+    if (rs.fail_code != TRTB_OK) {
+        return set_status(status, rs.fail_code, rs.fail_message);
+    }
+    if (rs.cancelled.load()) {
+        return set_status(status, TRTB_ERR_CANCELLED, "build cancelled");
+    }
+    result->plan_bytes = plan_bytes;
+    rs.log(TRTB_SEVERITY_INFO,
+           format("Timing cache: %llu hits, %llu misses.",
+                  static_cast<unsigned long long>(result->timing_cache_hits),
+                  static_cast<unsigned long long>(result->timing_cache_misses)));
+    return set_status(status, TRTB_OK, "");
+}
+
+void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_bytes) {
+    const int32_t nb_layers = static_cast<int32_t>(cfg_.layers.size());
+
+    Phase root(rs, kPhaseRoot, nullptr, 4);
+    if (root.failed()) {
+        return;
+    }
+    rs.work(2, 1);
+    rs.log(TRTB_SEVERITY_VERBOSE, format("Original: %d layers", nb_layers));
+    if (!root.step(0)) {
+        return;
+    }
+    {
+        Phase subgraph(rs, kPhaseSubgraph, &root, 1);
+        if (subgraph.failed()) {
+            return;
+        }
+        Phase profile(rs, kPhaseProfile, &subgraph, 1);
+        if (profile.failed()) {
+            return;
+        }
+        {
+            Phase nodes(rs, kPhaseNodes, &profile, nb_layers);
+            if (nodes.failed()) {
+                return;
+            }
+            sleep_ns(cfg_.silent_ns);  // TensorRT's long quiet stretches
+            const int32_t timed = nodes.limit();
+            rs.nodes = &nodes;
+            std::vector<std::thread> threads;
+            struct Join {
+                std::vector<std::thread>& threads;
+                ~Join() {
+                    for (std::thread& t : threads) {
+                        if (t.joinable()) {
+                            t.join();
+                        }
+                    }
+                }
+            } join{threads};
+            const int32_t n = std::min(cfg_.threads, timed);
+            try {
+                threads.reserve(static_cast<size_t>(n));
+                for (int32_t i = 0; i < n; ++i) {
+                    threads.emplace_back([this, &rs, timed] { worker(rs, timed); });
+                }
+            } catch (const std::exception& e) {
+                rs.fail(TRTB_ERR_INTERNAL, std::string("cannot start a builder thread: ") + e.what());
+            }
+            for (std::thread& t : threads) {
+                t.join();
+            }
+            rs.nodes = nullptr;
+            if (rs.stop.load()) {
+                return;
+            }
+            for (int32_t i = timed; i < nb_layers; ++i) {
+                LayerResult& r = rs.results[static_cast<size_t>(i)];
+                r.tactic = 0;
+                r.time_ns = tactic_time(cfg_.seed, cfg_.layers[static_cast<size_t>(i)], 0);
+                r.how = "not timed";
+            }
+            nodes.finish();
+        }
+        if (!profile.step(0)) {
+            return;
+        }
+        profile.finish();
+        if (!subgraph.step(0)) {
+            return;
+        }
+    }
+    rs.work(1, 2);
+    if (!root.step(1)) {
+        return;
+    }
+
+    rs.work(2, 3);
+    rs.log(TRTB_SEVERITY_INFO, format("Total Host Persistent Memory: %llu bytes",
+                                      static_cast<unsigned long long>(nb_layers) * 4096ULL));
+    rs.log(TRTB_SEVERITY_INFO, "Total Device Persistent Memory: 0 bytes");
+    rs.log(TRTB_SEVERITY_INFO, "Total Scratch Memory: 0 bytes");
+    if (!root.step(2)) {
+        return;
+    }
+
+    const std::string plan = plan_text(rs, model_bytes);
+    rs.work(1, 4);
+    if (!root.step(3)) {
+        return;
+    }
+    std::string error;
+    if (!write_all(cfg_.plan_fd, plan, &error)) {
+        rs.fail(TRTB_ERR_IO, "cannot write the plan: " + error);
+        return;
+    }
+    *plan_bytes = plan.size();
+    rs.log(TRTB_SEVERITY_INFO, format("Engine generation completed: %llu bytes of simulated plan.",
+                                      static_cast<unsigned long long>(plan.size())));
+}
+
+void SimBuild::worker(RunState& rs, int32_t nb_layers) noexcept {
+    try {
+        while (!rs.stop.load(std::memory_order_relaxed)) {
+            const int32_t i = rs.next_layer.fetch_add(1, std::memory_order_relaxed);
+            if (i >= nb_layers || !time_layer(rs, i)) {
+                return;
+            }
+        }
+    } catch (const std::exception& e) {
+        try {
+            rs.fail(TRTB_ERR_INTERNAL, std::string("builder thread failed: ") + e.what());
+        } catch (...) {
+            rs.stop.store(true);
+        }
+    } catch (...) {
+        rs.stop.store(true);
+    }
+}
+
+bool SimBuild::time_layer(RunState& rs, int32_t index) {
+    const std::string& layer = cfg_.layers[static_cast<size_t>(index)];
+    LayerResult& result = rs.results[static_cast<size_t>(index)];
+
+    Phase find(rs, kPhaseFindPrefix + layer, rs.nodes, cfg_.tactics, &layer);
+    if (find.failed()) {
+        return false;
+    }
+    const std::vector<int32_t> order = tactic_order(cfg_.seed, layer, cfg_.tactics);
+    const int32_t limit = find.limit();
+
+    auto cached = [&](int32_t tactic, uint64_t* ns) {
+        if (!rs.cache_enabled) {
+            return false;
+        }
+        auto it = rs.cache_in.find(CacheKey(layer, tactic));
+        if (it == rs.cache_in.end()) {
+            return false;
+        }
+        *ns = it->second;
+        return true;
+    };
+
+    bool all_cached = true;
+    for (int32_t k = 0; k < limit; ++k) {
+        uint64_t ns = 0;
+        if (!cached(order[static_cast<size_t>(k)], &ns)) {
+            all_cached = false;
+            if ((cfg_.flags & TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS) != 0) {
+                rs.fail(TRTB_ERR_BUILD_FAILED,
+                        format("Error Code 10: Internal Error (Timing cache miss for node %s, "
+                               "tactic 0x%016x, and the build was asked to fail on a miss.)",
+                               layer.c_str(), static_cast<unsigned>(order[static_cast<size_t>(k)])));
+                return false;
+            }
+        }
+    }
+
+    int32_t best = -1;
+    uint64_t best_ns = 0;
+    int32_t measured = 0;
+    for (int32_t k = 0; k < limit; ++k) {
+        const int32_t tactic = order[static_cast<size_t>(k)];
+        uint64_t ns = 0;
+        if (cached(tactic, &ns)) {
+            rs.hits.fetch_add(1, std::memory_order_relaxed);
+        } else {
+            if (rs.cache_enabled) {
+                rs.misses.fetch_add(1, std::memory_order_relaxed);
+            }
+            ++measured;
+            if (!measure(rs, find, layer, tactic)) {
+                return false;
+            }
+            ns = tactic_time(cfg_.seed, layer, tactic);
+        }
+        if (best < 0 || ns < best_ns || (ns == best_ns && tactic < best)) {
+            best = tactic;
+            best_ns = ns;
+        }
+        // A layer whose tactics all come from the cache finishes at once, without steps.
+        if (!all_cached && !find.step(k)) {
+            return false;
+        }
+    }
+    find.finish();
+
+    if (best < 0) {  // the early phase left no tactic to try: keep the first one
+        result.tactic = 0;
+        result.time_ns = tactic_time(cfg_.seed, layer, 0);
+        result.how = "not timed";
+    } else {
+        result.tactic = best;
+        result.time_ns = best_ns;
+        result.how = measured == 0 ? "cached" : "measured";
+    }
+    rs.log(TRTB_SEVERITY_VERBOSE,
+           format("%s: Fastest Tactic: 0x%016x Time: %.6f", layer.c_str(),
+                  static_cast<unsigned>(result.tactic),
+                  static_cast<double>(result.time_ns) / 1e6));
+    if (index == rs.slow_layer && measured > 0) {
+        rs.log(TRTB_SEVERITY_WARNING,
+               layer + ": no optimized implementation supports the requested format; "
+                       "using a slower fallback implementation.");
+    }
+    return rs.node_done();
+}
+
+bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer,
+                       int32_t tactic) {
+    Phase phase(rs, kPhaseMeasure, &find, cfg_.iterations, &layer);
+    if (phase.failed()) {
+        return false;
+    }
+    const int32_t limit = phase.limit();
+    const uint64_t h = mix(hash_string(layer) ^ mix(cfg_.seed ^ (static_cast<uint64_t>(tactic) << 20)));
+    for (int32_t it = 0; it < limit; ++it) {
+        int64_t ns = jitter(cfg_.step_ns, mix(h + static_cast<uint64_t>(it)));
+        if (cfg_.long_step_ns > 0 && !rs.long_step_taken.exchange(true)) {
+            ns = cfg_.long_step_ns;
+        }
+        sleep_ns(ns);
+        if (!phase.step(it)) {
+            if (it == limit - 1 && rs.cache_enabled) {  // every iteration ran: the time is known
+                std::lock_guard<std::mutex> lock(rs.mu);
+                rs.learned.emplace_back(CacheKey(layer, tactic), tactic_time(cfg_.seed, layer, tactic));
+            }
+            return false;
+        }
+    }
+    phase.finish();
+    const uint64_t ns = tactic_time(cfg_.seed, layer, tactic);
+    if (rs.cache_enabled) {
+        std::lock_guard<std::mutex> lock(rs.mu);
+        rs.learned.emplace_back(CacheKey(layer, tactic), ns);
+    }
+    rs.log(TRTB_SEVERITY_VERBOSE, format("%s Tactic: 0x%016x Time: %.6f", layer.c_str(), static_cast<unsigned>(tactic),
+                                         static_cast<double>(ns) / 1e6));
+    return true;
+}
+
+std::string SimBuild::plan_text(const RunState& rs, uint64_t model_bytes) const {
+    std::string precision;
+    std::string flags;
+    static const char* const compat[] = {"none", "ampere+", "same-compute-capability"};
+    std::string out = kPlanMagic;
+    out += "# Written by trtbuild's simulated builder. This is not a TensorRT engine.\n";
+    out += "model " + escape(cfg_.model_path) + "\n";
+    out += format("model_bytes %llu\n", static_cast<unsigned long long>(model_bytes));
+    out += format("layers %zu\n", cfg_.layers.size());
+    out += format("precision %s\n", precision_names(cfg_.precision, &precision));
+    out += format("flags %s\n", flag_names(cfg_.flags, &flags));
+    out += "opt_level " + int_or_default(cfg_.opt_level) + "\n";
+    out += "max_aux_streams " + int_or_default(cfg_.max_aux_streams) + "\n";
+    out += format("hardware_compat %s\n", compat[cfg_.hardware_compat]);
+    out += "workspace_bytes " +
+           (cfg_.workspace_bytes == 0 ? std::string("default") : std::to_string(cfg_.workspace_bytes)) +
+           "\n";
+    out += format("profiles %d\n", cfg_.nb_profiles);
+    out += format("tactics %d\niterations %d\nseed %llu\n", cfg_.tactics, cfg_.iterations,
+                  static_cast<unsigned long long>(cfg_.seed));
+    for (size_t i = 0; i < rs.results.size(); ++i) {
+        const LayerResult& r = rs.results[i];
+        out += format("layer %zu\t", i) + escape(cfg_.layers[i]) +
+               format("\ttactic %d\t%llu ns\t%s\n", r.tactic,
+                      static_cast<unsigned long long>(r.time_ns), r.how);
+    }
+    return out;
+}
+
+std::unique_ptr<Build> invalid(trtb_status* status, const std::string& message) {
+    set_status(status, TRTB_ERR_INVALID_ARGUMENT, message);
+    return nullptr;
+}
+
+std::string str_or_empty(const char* s) {
+    return s != nullptr ? std::string(s) : std::string();
+}
+
+}  // namespace
+
+std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status) {
+    if (o.size != sizeof(trtb_options)) {
+        return invalid(status, format("trtb_options.size is %u but this builder expects %zu: "
+                                      "rebuild the caller against this trtb.h",
+                                      o.size, sizeof(trtb_options)));
+    }
+    Config c;
+    if (o.model_path == nullptr || o.model_path[0] == '\0') {
+        return invalid(status, "no model path given: pass the .onnx file to build");
+    }
+    c.model_path = o.model_path;
+
+    {
+        const int fl = ::fcntl(o.plan_fd, F_GETFL);
+        if (o.plan_fd < 0 || fl < 0) {
+            return invalid(status, format("plan file descriptor %d is not open: pass an open, "
+                                          "empty, writable file",
+                                          o.plan_fd));
+        }
+        if ((fl & O_ACCMODE) == O_RDONLY) {
+            return invalid(status, "the plan file is open read-only: open it for writing");
+        }
+        struct stat st {};
+        if (::fstat(o.plan_fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size != 0) {
+            return invalid(status, format("the plan file already holds %lld bytes: pass a new, "
+                                          "empty file",
+                                          static_cast<long long>(st.st_size)));
+        }
+        c.plan_fd = o.plan_fd;
+    }
+
+    if (o.log_severity < TRTB_SEVERITY_INTERNAL_ERROR || o.log_severity > TRTB_SEVERITY_VERBOSE) {
+        return invalid(status, format("log severity %d is out of range: use 0 (internal error) "
+                                      "to 4 (verbose)",
+                                      o.log_severity));
+    }
+    c.log_severity = o.log_severity;
+    const uint32_t known_precision =
+        TRTB_PRECISION_FP16 | TRTB_PRECISION_BF16 | TRTB_PRECISION_INT8 | TRTB_PRECISION_FP8;
+    if ((o.precision & ~known_precision) != 0) {
+        return invalid(status, format("unknown precision bits 0x%x", o.precision & ~known_precision));
+    }
+    c.precision = o.precision;
+    const uint32_t known_flags = (TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS << 1) - 1;
+    if ((o.flags & ~known_flags) != 0) {
+        return invalid(status, format("unknown builder flag bits 0x%x", o.flags & ~known_flags));
+    }
+    if ((o.flags & TRTB_FLAG_EXCLUDE_LEAN_RUNTIME) != 0 &&
+        (o.flags & TRTB_FLAG_VERSION_COMPATIBLE) == 0) {
+        return invalid(status,
+                       "excluding the lean runtime needs a version-compatible engine: also ask "
+                       "for version compatibility");
+    }
+    if ((o.flags & TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS) != 0 &&
+        (o.flags & TRTB_FLAG_DISABLE_TIMING_CACHE) != 0) {
+        return invalid(status,
+                       "failing on timing cache misses needs a timing cache: do not also disable it");
+    }
+    c.flags = o.flags;
+    if (o.opt_level < -1 || o.opt_level > 5) {
+        return invalid(status, format("builder optimization level %d is out of range: use 0 to 5",
+                                      o.opt_level));
+    }
+    c.opt_level = o.opt_level;
+    if (o.max_aux_streams < -1) {
+        return invalid(status, format("max auxiliary streams %d is negative: use 0 or more",
+                                      o.max_aux_streams));
+    }
+    c.max_aux_streams = o.max_aux_streams;
+    if (o.hardware_compat < TRTB_HARDWARE_COMPAT_NONE ||
+        o.hardware_compat > TRTB_HARDWARE_COMPAT_SAME_COMPUTE_CAPABILITY) {
+        return invalid(status, format("hardware compatibility level %d is unknown", o.hardware_compat));
+    }
+    c.hardware_compat = o.hardware_compat;
+    c.workspace_bytes = o.workspace_bytes;
+
+    if (o.nb_profiles < 0 || o.nb_profiles > kMaxProfiles ||
+        (o.nb_profiles > 0 && o.profiles == nullptr)) {
+        return invalid(status, format("bad profile list (%d profiles)", o.nb_profiles));
+    }
+    for (int32_t p = 0; p < o.nb_profiles; ++p) {
+        const trtb_profile& prof = o.profiles[p];
+        if (prof.nb_shapes < 0 || (prof.nb_shapes > 0 && prof.shapes == nullptr)) {
+            return invalid(status, format("profile %d: bad shape list", p));
+        }
+        for (int32_t s = 0; s < prof.nb_shapes; ++s) {
+            const trtb_shape& sh = prof.shapes[s];
+            if (sh.input == nullptr || sh.input[0] == '\0') {
+                return invalid(status, format("profile %d, shape %d: no input name", p, s));
+            }
+            if (sh.nb_dims < 0 || sh.nb_dims > TRTB_MAX_DIMS) {
+                return invalid(status, format("profile %d, input %s: rank %d is out of range 0..%d",
+                                              p, sh.input, sh.nb_dims, TRTB_MAX_DIMS));
+            }
+            for (int32_t d = 0; d < sh.nb_dims; ++d) {
+                if (sh.min[d] < 0 || sh.min[d] > sh.opt[d] || sh.opt[d] > sh.max[d]) {
+                    return invalid(status,
+                                   format("profile %d, input %s, dimension %d: need 0 <= min <= opt "
+                                          "<= max, got %lld, %lld, %lld",
+                                          p, sh.input, d, static_cast<long long>(sh.min[d]),
+                                          static_cast<long long>(sh.opt[d]),
+                                          static_cast<long long>(sh.max[d])));
+                }
+            }
+        }
+    }
+    c.nb_profiles = o.nb_profiles;
+
+    if (o.nb_plugin_paths < 0 || (o.nb_plugin_paths > 0 && o.plugin_paths == nullptr)) {
+        return invalid(status, format("bad plugin list (%d paths)", o.nb_plugin_paths));
+    }
+    for (int32_t i = 0; i < o.nb_plugin_paths; ++i) {
+        if (o.plugin_paths[i] == nullptr || o.plugin_paths[i][0] == '\0') {
+            return invalid(status, format("plugin path %d is empty", i));
+        }
+        c.plugin_paths.emplace_back(o.plugin_paths[i]);
+    }
+
+    if (o.timing_cache_size > 0 && o.timing_cache == nullptr) {
+        return invalid(status, "timing cache size is set but the data is NULL");
+    }
+    if (o.timing_cache != nullptr && o.timing_cache_size > 0) {
+        c.has_cache = true;
+        c.cache_blob.assign(static_cast<const char*>(o.timing_cache),
+                            static_cast<size_t>(o.timing_cache_size));
+    }
+
+    int32_t nb_layers = kDefaultLayers;
+    const char* const* layers = nullptr;
+    if (o.sim != nullptr) {
+        const trtb_sim_options& s = *o.sim;
+        if (s.threads < 0 || s.threads > kMaxThreads) {
+            return invalid(status, format("sim threads %d is out of range: use 1 to %d", s.threads,
+                                          kMaxThreads));
+        }
+        if (s.threads > 0) {
+            c.threads = s.threads;
+        }
+        if (s.tactics < 0 || s.tactics > kMaxTactics) {
+            return invalid(status, format("sim tactics %d is out of range: use 1 to %d", s.tactics,
+                                          kMaxTactics));
+        }
+        if (s.tactics > 0) {
+            c.tactics = s.tactics;
+        }
+        if (s.iterations < 0 || s.iterations > kMaxIterations) {
+            return invalid(status, format("sim iterations %d is out of range: use 1 to %d",
+                                          s.iterations, kMaxIterations));
+        }
+        if (s.iterations > 0) {
+            c.iterations = s.iterations;
+        }
+        if (s.step_ns < 0 || s.silent_ns < 0 || s.long_step_ns < 0) {
+            return invalid(status, "sim durations must not be negative");
+        }
+        if (s.step_ns > 0) {
+            c.step_ns = s.step_ns;
+        }
+        c.silent_ns = s.silent_ns;
+        c.long_step_ns = s.long_step_ns;
+        if (s.nb_layers < 0 || s.nb_layers > kMaxLayers) {
+            return invalid(status, format("sim layer count %d is out of range: use 1 to %d",
+                                          s.nb_layers, kMaxLayers));
+        }
+        if (s.layers != nullptr) {
+            if (s.nb_layers == 0) {
+                return invalid(status, "sim layer names are given but their count is 0");
+            }
+            layers = s.layers;
+            nb_layers = s.nb_layers;
+        } else if (s.nb_layers > 0) {
+            nb_layers = s.nb_layers;
+        }
+        c.fail_phase = str_or_empty(s.fail_phase);
+        c.early_phase = str_or_empty(s.early_phase);
+        c.abort_phase = str_or_empty(s.abort_phase);
+        c.ignore_cancel = s.ignore_cancel != 0;
+        c.seed = s.seed;
+    }
+    c.layers.reserve(static_cast<size_t>(nb_layers));
+    for (int32_t i = 0; i < nb_layers; ++i) {
+        // Unnamed nodes are common in ONNX files: name them by position.
+        if (layers != nullptr && layers[i] != nullptr && layers[i][0] != '\0') {
+            c.layers.emplace_back(layers[i]);
+        } else {
+            c.layers.push_back("layer_" + std::to_string(i));
+        }
+    }
+    return std::unique_ptr<Build>(new SimBuild(std::move(c)));
+}
+
+}  // namespace trtb

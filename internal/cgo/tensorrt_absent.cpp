@@ -1,0 +1,31 @@
+//go:build !tensorrt
+
+// tensorrt_absent.cpp: the TensorRT backend of a binary built without the "tensorrt" build tag.
+// It answers every request with TRTB_ERR_UNAVAILABLE and a message that says how to get one.
+
+#include "trtb_internal.hpp"
+
+namespace trtb {
+
+namespace {
+
+const char kUnavailable[] =
+    "this trtbuild was built without TensorRT; rebuild with -tags tensorrt (see README, "
+    "Dockerfile.cuda) or use --backend sim";
+
+}  // namespace
+
+std::unique_ptr<Build> make_tensorrt_build(const trtb_options& /*options*/, trtb_status* status) {
+    set_status(status, TRTB_ERR_UNAVAILABLE, kUnavailable);
+    return nullptr;
+}
+
+int32_t tensorrt_available() {
+    return 0;
+}
+
+int32_t tensorrt_version(int32_t /*device*/, trtb_version_info* /*info*/, trtb_status* status) {
+    return set_status(status, TRTB_ERR_UNAVAILABLE, kUnavailable);
+}
+
+}  // namespace trtb

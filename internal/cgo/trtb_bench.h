@@ -1,0 +1,52 @@
+/*
+ * trtb_bench.h: measurement and test surface of the native package.
+ *
+ * Nothing here is part of the build ABI in trtb.h, and no product code calls it: the package's
+ * benchmarks use it to time the builder-side callback path, and its tests use it to drive the
+ * event queue harder than a simulated build can. Same rules as trtb.h: no exception crosses it,
+ * and no Go code is called from it.
+ */
+#ifndef TRTB_BENCH_H
+#define TRTB_BENCH_H
+
+#include <stdint.h>
+
+#include "trtb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Latencies of the callback path, in nanoseconds of the steady clock. */
+typedef struct trtb_bench_result {
+    int64_t p50_ns;
+    int64_t p99_ns;
+    int64_t max_ns;
+    uint64_t calls;         /* calls timed: threads * calls_per_thread */
+    uint64_t drained;       /* events the drainer took out */
+    uint64_t dropped_steps; /* step events the queue dropped because it was full */
+} trtb_bench_result;
+
+/*
+ * trtb_bench_monitor starts `threads` threads that each make calls_per_thread calls of exactly
+ * what a builder thread's stepComplete does (queue the step, check for cancel), timing every
+ * call, while one more thread drains the queue the way the Go side does. Blocks until all of it
+ * is done. Returns TRTB_OK, or TRTB_ERR_INVALID_ARGUMENT for counts out of range (threads
+ * 1..1024, calls_per_thread 1..2^24, out not NULL).
+ */
+int32_t trtb_bench_monitor(int32_t threads, int32_t calls_per_thread, trtb_bench_result *out);
+
+/*
+ * trtb_bench_flood_create makes a build handle, used like any other (run, drain, destroy),
+ * whose run has `threads` threads each start a phase named "Flood <n>" with events_per_thread
+ * steps, report every step as fast as it can, and finish the phase; then the run logs one INFO
+ * line and returns TRTB_OK. max_pending bounds the queue (0: the default bound).
+ */
+int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint64_t max_pending,
+                                trtb_build **out, trtb_status *status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRTB_BENCH_H */
