@@ -26,6 +26,8 @@ type inbox struct {
 	steps   map[int]int // phase ID → index in events of its pending step event
 	info    int         // pending info and verbose lines
 	skipped int         // info and verbose lines dropped since the last take
+	// skippedAt is the newest build time among them: they still move the build clock.
+	skippedAt time.Duration
 	notices []timedNotice
 	result  *builder.Result
 	// skew is the smallest delay seen between an event's build time and its arrival;
@@ -47,6 +49,7 @@ type takeout struct {
 	notices      []timedNotice
 	result       *builder.Result
 	skipped      int
+	skippedAt    time.Duration
 	skew         time.Duration
 	skewKnown    bool
 	lastProgress time.Time
@@ -82,6 +85,7 @@ func (in *inbox) put(batch []builder.Event) {
 			if e.Severity > builder.SeverityWarning {
 				if in.info >= maxPendingInfo {
 					in.skipped++
+					in.skippedAt = max(in.skippedAt, e.Time)
 					continue
 				}
 				in.info++
@@ -125,6 +129,7 @@ func (in *inbox) take(spare []builder.Event) takeout {
 		notices:      in.notices,
 		result:       in.result,
 		skipped:      in.skipped,
+		skippedAt:    in.skippedAt,
 		skew:         in.skew,
 		skewKnown:    in.skewKnown,
 		lastProgress: in.lastProgress,
@@ -132,7 +137,7 @@ func (in *inbox) take(spare []builder.Event) takeout {
 	in.events = spare[:0]
 	in.notices = nil
 	in.result = nil
-	in.skipped, in.info = 0, 0
+	in.skipped, in.skippedAt, in.info = 0, 0, 0
 	clear(in.steps)
 	return out
 }

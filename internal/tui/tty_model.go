@@ -180,13 +180,12 @@ func (m *ttyModel) step(now time.Time) {
 	got := m.in.take(m.spare)
 	for i := range got.events {
 		e := &got.events[i]
-		switch e.Type {
-		case builder.EventLog:
+		if e.Type == builder.EventLog {
 			m.log(logLine{at: e.Time, sev: e.Severity, msg: e.Message})
-		case builder.EventPhaseStart, builder.EventStep, builder.EventPhaseFinish:
-			m.tree.Apply(e)
 		}
+		m.tree.Apply(e) // phase events, and the build clock of every event
 	}
+	m.tree.Last = max(m.tree.Last, got.skippedAt)
 	clear(got.events) // drop references to names and messages
 	m.spare = got.events[:0]
 	if cap(m.spare) > maxSpareEvents {
@@ -250,14 +249,15 @@ func (m *ttyModel) finish(res builder.Result) {
 		failing:  failing,
 		recent:   m.recent,
 		problems: m.problems,
+		forced:   m.cancel.forced,
 	})...)
 	m.summarised = true
 }
 
 // flush returns the command that prints the queued lines above the view, or quits when the
-// build has ended and everything is printed. Lines go out in chunks that fit between the top
-// of the screen and the view, in one sequence, so they keep their order and the terminal's
-// history stays intact.
+// build has ended and everything is printed. The lines go out in one sequence, so they keep
+// their order, in chunks that fit between the top of the screen and the view: a taller
+// insertion would push part of the view into the terminal's history.
 func (m *ttyModel) flush() tea.Cmd {
 	if m.printing || m.quitting {
 		return nil
@@ -270,21 +270,35 @@ func (m *ttyModel) flush() tea.Cmd {
 		return nil
 	}
 	w, h := m.size()
-	room := max(h-1-strings.Count(m.frameText, "\n")-1, 1)
+	room := h - 1 - strings.Count(m.frameText, "\n") - 1
 	var cmds []tea.Cmd
+	for _, chunk := range chunkLines(m.printQ, w, room) {
+		cmds = append(cmds, tea.Println(chunk))
+	}
+	cmds = append(cmds, func() tea.Msg { return printedMsg{} })
+	clear(m.printQ)
+	m.printQ = m.printQ[:0]
+	m.printing = true
+	return tea.Sequence(cmds...)
+}
+
+// chunkLines joins lines into chunks of at most room terminal rows each (at least one line a
+// chunk), counting a line wider than width as the rows it wraps to, the way the renderer
+// counts when it makes room above the view.
+func chunkLines(lines []string, width, room int) []string {
+	width, room = max(width, 1), max(room, 1)
+	var chunks []string
 	start, rows := 0, 0
-	for i, line := range m.printQ {
-		// Count rows the way the renderer does when it makes room for wrapped lines.
-		n := 1 + cellWidth(line)/max(w, 1)
-		if rows > 0 && rows+n > room {
-			cmds = append(cmds, tea.Println(strings.Join(m.printQ[start:i], "\n")))
+	for i, line := range lines {
+		n := 1 + cellWidth(line)/width
+		if i > start && rows+n > room {
+			chunks = append(chunks, strings.Join(lines[start:i], "\n"))
 			start, rows = i, 0
 		}
 		rows += n
 	}
-	cmds = append(cmds, tea.Println(strings.Join(m.printQ[start:], "\n")))
-	cmds = append(cmds, func() tea.Msg { return printedMsg{} })
-	m.printQ = m.printQ[:0]
-	m.printing = true
-	return tea.Sequence(cmds...)
+	if start < len(lines) {
+		chunks = append(chunks, strings.Join(lines[start:], "\n"))
+	}
+	return chunks
 }

@@ -300,7 +300,7 @@ func (v *viewState) collect(rows []row) []row {
 	if v.tree.Len() == 0 {
 		return append(rows, row{kind: rowWaiting})
 	}
-	rows = v.collectLevel(rows, v.tree.Roots(), 0, -1)
+	rows = v.collectLevel(rows, v.tree.Roots(), 0, -1, true)
 	if len(rows) == 0 || v.tree.Open() == 0 {
 		rows = append(rows, row{kind: rowWaiting})
 	}
@@ -308,15 +308,21 @@ func (v *viewState) collect(rows []row) []row {
 }
 
 // collectLevel appends rows for siblings ids at depth: every running one with its subtree,
-// and the last keepDone finished ones. open is how many of ids are running (-1: unknown), so
-// that the scan of a long list of finished siblings can stop early.
-func (v *viewState) collectLevel(rows []row, ids []int, depth, open int) []row {
+// and, when showDone, the last keepDone finished ones. Finished rows appear only at the
+// shallowest level of a path that has any: below a layer that shows its finished tactics,
+// the hundreds of short measuring phases would only flicker. open is how many of ids are
+// running (-1: unknown), so that the scan of a long list of finished siblings can stop early.
+func (v *viewState) collectLevel(rows []row, ids []int, depth, open int, showDone bool) []row {
+	keep := 0
+	if showDone {
+		keep = keepDone
+	}
 	first := len(ids)   // the earliest sibling that gets a row
 	cutDone := len(ids) // finished siblings before this index stay collapsed
 	done, seenOpen := 0, 0
 	for i := len(ids) - 1; i >= 0; i-- {
 		if v.tree.Get(ids[i]).Finished {
-			if done < keepDone {
+			if done < keep {
 				done++
 				cutDone, first = i, i
 			} else if open >= 0 && seenOpen >= open {
@@ -326,7 +332,7 @@ func (v *viewState) collectLevel(rows []row, ids []int, depth, open int) []row {
 		}
 		seenOpen++
 		first = i
-		if open >= 0 && seenOpen >= open && done >= keepDone {
+		if open >= 0 && seenOpen >= open && done >= keep {
 			break
 		}
 	}
@@ -343,7 +349,7 @@ func (v *viewState) collectLevel(rows []row, ids []int, depth, open int) []row {
 			continue
 		}
 		if depth+1 < maxVisibleDepth {
-			rows = v.collectLevel(rows, p.Children, depth+1, p.Open)
+			rows = v.collectLevel(rows, p.Children, depth+1, p.Open, showDone && done == 0)
 		} else {
 			n, deepest := v.openBelow(p)
 			rows = append(rows, row{kind: rowHidden, depth: depth + 1, p: deepest, n: n})

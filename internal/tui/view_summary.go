@@ -60,6 +60,7 @@ type summaryInput struct {
 	failing  *builder.Phase
 	recent   []logLine
 	problems []string
+	forced   bool // the worker was killed on the second Ctrl-C or after --kill-after
 }
 
 // summary returns the lines printed when the build ends: the outcome, then for a built engine
@@ -77,6 +78,12 @@ func (v *viewState) summary(in summaryInput) []string {
 		lines = append(lines, t.warn.Render(t.failed)+" "+t.title.Render(clean(Summary(res))))
 		if in.failing != nil {
 			lines = append(lines, "  Stopped in: "+v.phasePath(in.failing))
+		}
+		if res.Status == builder.StatusTimedOut && res.Error != "" {
+			lines = append(lines, "  "+clean(res.Error))
+		}
+		if in.forced {
+			lines = append(lines, "  The build worker was killed without waiting for a step boundary.")
 		}
 	default:
 		lines = append(lines, t.err.Render(t.failed)+" "+t.title.Render(clean(Summary(res))))
@@ -99,32 +106,41 @@ func (v *viewState) summary(in summaryInput) []string {
 	return lines
 }
 
-// phasePath names a phase with its ancestors and how far it got.
+// pathDepth is how many names phasePath shows, deepest last.
+const pathDepth = 3
+
+// phasePath names a phase with its nearest ancestors and how far it got.
 func (v *viewState) phasePath(p *builder.Phase) string {
 	names := v.tree.Path(p.ID)
+	if len(names) > pathDepth {
+		names = append([]string{"…"}, names[len(names)-pathDepth:]...)
+	}
 	for i, n := range names {
 		names[i] = clean(n)
 	}
 	return fmt.Sprintf("%s (step %d/%d, after %s)", strings.Join(names, " › "), p.Done, p.Steps, FormatDuration(p.Duration(v.tree.Last)))
 }
 
-// topLevel returns the phases a summary compares: the roots, or, while there is a single
-// phase at a level, that phase's children ("Building engine" wraps everything in TensorRT).
-func (v *viewState) topLevel() []int {
+// topLevel returns the phases a summary compares and the phase they belong to (nil for the
+// roots): the roots, or, while there is a single phase at a level, that phase's children
+// ("Building engine" wraps everything in TensorRT, and a single chain leads to the layers).
+func (v *viewState) topLevel() ([]int, *builder.Phase) {
 	ids := v.tree.Roots()
+	var parent *builder.Phase
 	for len(ids) == 1 {
 		p := v.tree.Get(ids[0])
 		if len(p.Children) == 0 {
 			break
 		}
-		ids = p.Children
+		ids, parent = p.Children, p
 	}
-	return ids
+	return ids, parent
 }
 
 // slowestPhases lists the longest top-level phases with their share of the total time.
 func (v *viewState) slowestPhases(total time.Duration) []string {
-	ids := slices.Clone(v.topLevel())
+	top, parent := v.topLevel()
+	ids := slices.Clone(top)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -146,7 +162,14 @@ func (v *viewState) slowestPhases(total time.Duration) []string {
 	}
 	nameW = min(nameW, 48)
 	t := &v.theme
-	lines := []string{t.dim.Render("  Slowest phases:")}
+	title := "  Slowest phases:"
+	switch {
+	case parent != nil && len(top) > len(ids):
+		title = fmt.Sprintf("  Slowest of the %d phases in %s:", len(top), clean(parent.Name))
+	case parent != nil:
+		title = fmt.Sprintf("  Slowest phases in %s:", clean(parent.Name))
+	}
+	lines := []string{t.dim.Render(title)}
 	for _, id := range ids {
 		p := v.tree.Get(id)
 		d := p.Duration(end)
