@@ -28,8 +28,8 @@ type inbox struct {
 	skipped int         // info and verbose lines dropped since the last take
 	// skippedAt is the newest build time among them: they still move the build clock.
 	skippedAt time.Duration
-	notices []timedNotice
-	result  *builder.Result
+	notices   []timedNotice
+	result    *builder.Result
 	// skew is the smallest delay seen between an event's build time and its arrival;
 	// lastProgress the arrival of the newest phase event.
 	skew         time.Duration
