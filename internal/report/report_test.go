@@ -1,0 +1,398 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func readTrace(t *testing.T, name string) *Trace {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tr, err := ReadTrace(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the output (run go test -update if the change is intended); got:\n%s", path, got)
+	}
+}
+
+// TestGoldenJSON pins the JSON report of a recorded simulated build: a change to it is a change
+// of the report's contract.
+func TestGoldenJSON(t *testing.T) {
+	r := FromTrace(readTrace(t, "sim.trace.jsonl"))
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sim.report.golden.json", buf.Bytes())
+
+	// Facts of that trace, checked independently of the golden file.
+	if r.Result.Status != builder.StatusBuilt || r.Build.Model != "convnet.onnx" {
+		t.Errorf("result %+v, build %+v", r.Result, r.Build)
+	}
+	if r.Cache.Misses != 32 || r.Cache.Hits != 0 || r.Result.PeakRSS == 0 {
+		t.Errorf("cache %+v, peak RSS %d", r.Cache, r.Result.PeakRSS)
+	}
+	if len(r.Phases) != 1 || r.Phases[0].Name != "Building engine" || r.Phases[0].Done != r.Phases[0].Steps {
+		t.Errorf("root phases: %+v", r.Phases)
+	}
+	if len(r.Logs) != 1 || r.Logs[0].Severity != "warning" {
+		t.Errorf("logs: %+v", r.Logs)
+	}
+	names := map[string]NameTotal{}
+	for _, n := range r.ByName {
+		names[n.Name] = n
+	}
+	// 16 layers, 2 tactics each, 2 measuring steps per tactic.
+	if m := names["Measuring tactic time"]; m.Count != 32 || m.Steps != 64 {
+		t.Errorf("Measuring tactic time: %+v, want 32 phases and 64 steps", m)
+	}
+}
+
+func TestGoldenHTML(t *testing.T) {
+	r := FromTrace(readTrace(t, "sim.trace.jsonl"))
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sim.report.golden.html", buf.Bytes())
+	page := buf.String()
+	for _, want := range []string{"<svg class=\"timeline\"", "<title>#1 Building engine", "Measuring tactic time", "Where the time went", "no optimized implementation"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	assertSelfContained(t, page)
+}
+
+// assertSelfContained fails when the page would fetch anything or run script.
+func assertSelfContained(t *testing.T, page string) {
+	t.Helper()
+	for _, bad := range []string{"http:", "https:", "<script", "<link", "url(", "@import", "<img", "<iframe"} {
+		if strings.Contains(strings.ToLower(page), bad) {
+			t.Errorf("the page contains %q: it must not need the network", bad)
+		}
+	}
+}
+
+// tree builds a phase tree from compact phase descriptions.
+type ph struct {
+	id, parent int
+	name       string
+	thread     uint64
+	start, end time.Duration // end < 0: never finished
+	steps      int
+}
+
+func treeOf(phases ...ph) *builder.Tree {
+	tree := builder.NewTree()
+	var events []builder.Event
+	for _, p := range phases {
+		events = append(events, builder.Event{Type: builder.EventPhaseStart, Time: p.start, ID: p.id, Parent: p.parent, Name: p.name, Steps: p.steps, Thread: p.thread})
+		if p.end >= 0 {
+			events = append(events, builder.Event{Type: builder.EventStep, Time: p.end, ID: p.id, Step: p.steps - 1})
+			events = append(events, builder.Event{Type: builder.EventPhaseFinish, Time: p.end, ID: p.id})
+		}
+	}
+	// Apply in time order, as a stream would arrive.
+	for i := 1; i < len(events); i++ {
+		for j := i; j > 0 && events[j].Time < events[j-1].Time; j-- {
+			events[j], events[j-1] = events[j-1], events[j]
+		}
+	}
+	for i := range events {
+		tree.Apply(&events[i])
+	}
+	return tree
+}
+
+const ms = time.Millisecond
+
+func TestSelfTime(t *testing.T) {
+	tests := []struct {
+		name   string
+		phases []ph
+		self   map[int]Seconds
+	}{
+		{"no children", []ph{{1, 0, "a", 1, 0, 100 * ms, 1}}, map[int]Seconds{1: 0.1}},
+		{"one child", []ph{{1, 0, "a", 1, 0, 100 * ms, 1}, {2, 1, "b", 1, 10 * ms, 40 * ms, 1}}, map[int]Seconds{1: 0.07, 2: 0.03}},
+		{"overlapping children on two threads", []ph{
+			{1, 0, "a", 1, 0, 100 * ms, 1},
+			{2, 1, "b", 2, 10 * ms, 50 * ms, 1},
+			{3, 1, "c", 3, 30 * ms, 70 * ms, 1},
+		}, map[int]Seconds{1: 0.04, 2: 0.04, 3: 0.04}},
+		{"disjoint children", []ph{
+			{1, 0, "a", 1, 0, 100 * ms, 1},
+			{2, 1, "b", 1, 0, 20 * ms, 1},
+			{3, 1, "c", 1, 50 * ms, 60 * ms, 1},
+		}, map[int]Seconds{1: 0.07}},
+		{"open phases end at the last event", []ph{
+			{1, 0, "a", 1, 0, -1, 4},
+			{2, 1, "b", 1, 10 * ms, 30 * ms, 1},
+		}, map[int]Seconds{1: 0.01, 2: 0.02}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := FromTree(treeOf(tt.phases...), builder.BuildInfo{}, builder.Result{Status: builder.StatusBuilt}, nil)
+			got := map[int]*Phase{}
+			var walk func([]*Phase)
+			walk = func(ps []*Phase) {
+				for _, p := range ps {
+					got[p.ID] = p
+					walk(p.Children)
+				}
+			}
+			walk(r.Phases)
+			for id, want := range tt.self {
+				if got[id] == nil || got[id].Self != want {
+					t.Errorf("phase %d self = %+v, want %v", id, got[id], want)
+				}
+			}
+		})
+	}
+}
+
+func TestOpenPhaseIsMarkedAborted(t *testing.T) {
+	r := FromTree(treeOf(ph{1, 0, "a", 1, 0, -1, 4}, ph{2, 1, "b", 1, 10 * ms, 30 * ms, 1}), builder.BuildInfo{}, builder.Result{Status: builder.StatusCancelled}, nil)
+	if p := r.Phases[0]; !p.Aborted || !p.Early || p.End != 0.03 {
+		t.Errorf("open root: %+v", p)
+	}
+}
+
+func TestLanes(t *testing.T) {
+	// Two builder threads time layers at once under one parent; each child must sit on its
+	// parent's thread row, and rows of one depth must never hold overlapping bars.
+	r := FromTree(treeOf(
+		ph{1, 0, "root", 1, 0, 100 * ms, 1},
+		ph{2, 1, "layer A", 2, 0, 60 * ms, 1},
+		ph{3, 1, "layer B", 3, 5 * ms, 90 * ms, 1},
+		ph{4, 2, "measure A", 2, 1 * ms, 50 * ms, 1},
+		ph{5, 3, "measure B", 3, 6 * ms, 80 * ms, 1},
+		ph{6, 1, "layer C", 2, 60 * ms, 95 * ms, 1},
+	), builder.BuildInfo{}, builder.Result{}, nil)
+	tl := layout(r)
+	row := map[int]int{}
+	for _, b := range tl.bars {
+		row[b.p.ID] = b.row
+	}
+	if row[1] != 0 || row[2] != 1 || row[3] != 2 || row[6] != 1 || row[4] != 3 || row[5] != 4 {
+		t.Errorf("rows %v: want root 0, threads 2 and 3 on rows 1 and 2, their children on 3 and 4", row)
+	}
+	for i, a := range tl.bars {
+		for _, b := range tl.bars[i+1:] {
+			if a.row == b.row && a.x < b.x+b.w-0.01 && b.x < a.x+a.w-0.01 {
+				t.Errorf("#%d and #%d overlap on row %d", a.p.ID, b.p.ID, a.row)
+			}
+		}
+	}
+}
+
+// TestHugeTreeIsCapped builds a tree the size of a long TensorRT build and checks that the
+// chart draws at most maxBars bars and says what it left out.
+func TestHugeTreeIsCapped(t *testing.T) {
+	const layers, tactics = 500, 12
+	var phases []ph
+	phases = append(phases, ph{1, 0, "Building engine", 1, 0, time.Hour, 1})
+	id := 2
+	at := time.Duration(0)
+	for l := 0; l < layers; l++ {
+		layer := id
+		start := at
+		phases = append(phases, ph{layer, 1, fmt.Sprintf("Finding fastest tactic for layer_%d", l), 2, start, 0, tactics})
+		id++
+		for k := 0; k < tactics; k++ {
+			phases = append(phases, ph{id, layer, "Measuring tactic time", 2, at, at + 500*ms, 4})
+			id++
+			at += 500 * ms
+		}
+		phases[len(phases)-tactics-1].end = at
+	}
+	r := FromTree(treeOf(phases...), builder.BuildInfo{Model: "big.onnx"}, builder.Result{Status: builder.StatusBuilt}, nil)
+	if r.Count != 1+layers*(tactics+1) {
+		t.Fatalf("report has %d phases", r.Count)
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if n := strings.Count(page, "<rect"); n > maxBars || n == 0 {
+		t.Errorf("%d bars drawn, want 1..%d", n, maxBars)
+	}
+	if !strings.Contains(page, "not drawn") {
+		t.Error("the page does not say that phases were left out of the chart")
+	}
+	if len(page) > 4<<20 {
+		t.Errorf("the page is %d bytes", len(page))
+	}
+	if r.ByName[0].Name != "Measuring tactic time" || r.ByName[0].Count != layers*tactics {
+		t.Errorf("by name: %+v", r.ByName[0])
+	}
+}
+
+func TestReadTrace(t *testing.T) {
+	good := `{"v":1,"type":"build","t":0,"model":"m.onnx","engine":"m.engine","backend":"sim"}` + "\n"
+	start := `{"v":1,"type":"phase_start","t":0.1,"id":1,"parent":0,"name":"Building engine","steps":2,"thread":1}` + "\n"
+	tests := []struct {
+		name    string
+		trace   string
+		wantErr string
+		status  builder.Status
+		notes   int
+	}{
+		{"empty", "", "no events", "", 0},
+		{"blank lines only", "\n\n  \n", "no events", "", 0},
+		{"malformed line", good + "{not json}\n", "line 2: malformed event line", "", 0},
+		{"newer schema", good + `{"v":2,"type":"step","t":0}` + "\n", "line 2: event written by a newer trtbuild", "", 0},
+		{"no result", good + start, "", StatusUnknown, 1},
+		{"unknown types are skipped", good + `{"v":1,"type":"future","t":0.2}` + "\n" + `{"v":1,"type":"result","t":1,"status":"failed","error":"boom","duration":1}` + "\n", "", builder.StatusFailed, 0},
+		{"CRLF and no final newline", strings.ReplaceAll(good+start, "\n", "\r\n") + `{"v":1,"type":"result","t":1,"status":"built","duration":1}`, "", builder.StatusBuilt, 0},
+		{"huge line", good + `{"v":1,"type":"log","t":0,"severity":"info","message":"` + strings.Repeat("x", 1<<17) + `"}` + "\n", "", StatusUnknown, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, err := ReadTrace(strings.NewReader(tt.trace))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := FromTrace(tr)
+			if r.Result.Status != tt.status || len(r.Notes) != tt.notes {
+				t.Errorf("status %q notes %q; want %q and %d notes", r.Result.Status, r.Notes, tt.status, tt.notes)
+			}
+		})
+	}
+	if _, err := ReadTrace(strings.NewReader("")); !errors.Is(err, ErrEmptyTrace) {
+		t.Errorf("empty trace: %v, want ErrEmptyTrace", err)
+	}
+}
+
+func TestFormatOf(t *testing.T) {
+	tests := []struct {
+		path string
+		want Format
+		ok   bool
+	}{
+		{"r.json", FormatJSON, true}, {"R.JSON", FormatJSON, true}, {"a/b.html", FormatHTML, true},
+		{"x.htm", FormatHTML, true}, {"x.txt", "", false}, {"json", "", false}, {"x.", "", false},
+	}
+	for _, tt := range tests {
+		got, err := FormatOf(tt.path)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("FormatOf(%q) = %q, %v", tt.path, got, err)
+		}
+	}
+}
+
+func TestWriteFile(t *testing.T) {
+	r := FromTrace(readTrace(t, "sim.trace.jsonl"))
+	dir := t.TempDir()
+	for _, name := range []string{"r.json", "r.html"} {
+		path := filepath.Join(dir, name)
+		if err := WriteFile(path, r); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil || len(data) == 0 {
+			t.Fatalf("%s: %d bytes, %v", name, len(data), err)
+		}
+	}
+	if err := WriteFile(filepath.Join(dir, "r.txt"), r); err == nil || !strings.Contains(err.Error(), ".json or .html") {
+		t.Errorf("an unknown extension: %v", err)
+	}
+	if err := WriteFile(filepath.Join(dir, "missing", "r.json"), r); err == nil {
+		t.Error("writing into a missing folder succeeded")
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("files left in the folder: %v", entries)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	tests := []struct {
+		span  float64
+		first string
+		last  string
+	}{
+		{8, "0s", "8s"},
+		{0.073, "0ms", "70ms"},
+		{0.0005, "0µs", "500µs"},
+		{600, "0s", "10m00s"},
+	}
+	for _, tt := range tests {
+		ts := ticks(tt.span, chartWidth/tt.span)
+		if len(ts) < 4 || len(ts) > 12 || ts[0].label != tt.first || ts[len(ts)-1].label != tt.last {
+			t.Errorf("ticks(%g): %+v", tt.span, ts)
+		}
+	}
+}
+
+func FuzzReadTrace(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("testdata", "sim.trace.jsonl"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(data)
+	f.Add([]byte(`{"v":1,"type":"phase_start","t":0,"id":1,"parent":1,"name":"self","steps":-4}` + "\n" + `{"v":1,"type":"phase_finish","t":0,"id":1}`))
+	f.Add([]byte(`{"v":1,"type":"phase_start","t":5,"id":2,"parent":0,"name":"late"}` + "\n" + `{"v":1,"type":"phase_finish","t":1,"id":2}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := ReadTrace(bytes.NewReader(data))
+		if err != nil {
+			return
+		}
+		r := FromTrace(tr)
+		var buf bytes.Buffer
+		if err := WriteJSON(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		buf.Reset()
+		if err := WriteHTML(&buf, r); err != nil {
+			t.Fatal(err)
+		}
+		// Text from the trace may say anything, "http:" included, but never add a tag.
+		page := strings.ToLower(buf.String())
+		for _, tag := range []string{"<script", "<link", "<img", "<iframe", "<object"} {
+			if strings.Contains(page, tag) {
+				t.Fatalf("the page contains %q", tag)
+			}
+		}
+	})
+}
