@@ -1,0 +1,53 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+// Tee is a Renderer that passes every call to each of its renderers in order, for example the
+// view the user watches and a JSON renderer recording a trace file (--trace). The renderers
+// share each batch: they change events only as builder.Tree.Apply does, setting Early on
+// phase_finish events, which the worker has already set the same way, so no renderer sees
+// what another one did.
+type Tee []Renderer
+
+// Begin implements Renderer.
+func (t Tee) Begin(info builder.BuildInfo) {
+	for _, r := range t {
+		r.Begin(info)
+	}
+}
+
+// Handle implements Renderer.
+func (t Tee) Handle(batch []builder.Event) {
+	for _, r := range t {
+		r.Handle(batch)
+	}
+}
+
+// Notice implements Renderer.
+func (t Tee) Notice(n Notice) {
+	for _, r := range t {
+		r.Notice(n)
+	}
+}
+
+// Tick implements Renderer.
+func (t Tee) Tick(now time.Time) {
+	for _, r := range t {
+		r.Tick(now)
+	}
+}
+
+// End implements Renderer: every renderer is ended, and the first error is returned.
+func (t Tee) End(res builder.Result) error {
+	var first error
+	for _, r := range t {
+		if err := r.End(res); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}

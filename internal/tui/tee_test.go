@@ -1,0 +1,66 @@
+package tui
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+type diskFull struct{}
+
+func (diskFull) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestTee drives a plain and a JSON renderer through a Tee and checks that each printed what
+// it prints alone, and that End reports the first failure after ending every renderer.
+func TestTee(t *testing.T) {
+	batch := func() []builder.Event {
+		return []builder.Event{
+			{Type: builder.EventPhaseStart, Time: 10 * time.Millisecond, ID: 1, Name: "Building engine", Steps: 2, Thread: 1},
+			{Type: builder.EventStep, Time: 20 * time.Millisecond, ID: 1, Step: 0},
+			// The worker sets Early as its tree does, before sending the event.
+			{Type: builder.EventPhaseFinish, Time: 30 * time.Millisecond, ID: 1, Early: true},
+		}
+	}
+	clock := func() time.Time { return time.Unix(0, 0) }
+	info := builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}
+	res := builder.Result{Status: builder.StatusBuilt, Engine: "m.engine", Duration: time.Second}
+	drive := func(r Renderer) {
+		r.Begin(info)
+		r.Handle(batch())
+		r.Notice(Notice{Kind: NoticeCancelRequested, Message: "note"})
+		r.Tick(clock())
+	}
+
+	var alonePlain, aloneJSON, teePlain, teeJSON bytes.Buffer
+	for _, r := range []Renderer{NewPlain(&alonePlain, PlainOptions{Now: clock}), NewJSON(&aloneJSON, clock)} {
+		drive(r)
+		if err := r.End(res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tee := Tee{NewPlain(&teePlain, PlainOptions{Now: clock}), NewJSON(&teeJSON, clock)}
+	drive(tee)
+	if err := tee.End(res); err != nil {
+		t.Fatal(err)
+	}
+	if teePlain.String() != alonePlain.String() || teeJSON.String() != aloneJSON.String() {
+		t.Errorf("teed output differs:\nplain:\n%s\nwant:\n%s\njson:\n%s\nwant:\n%s", &teePlain, &alonePlain, &teeJSON, &aloneJSON)
+	}
+	if !strings.Contains(teeJSON.String(), `"early":true`) {
+		t.Errorf("the phase finished at 1/2 steps should be recorded as early:\n%s", &teeJSON)
+	}
+
+	var after bytes.Buffer
+	broken := Tee{NewJSON(diskFull{}, clock), NewPlain(&after, PlainOptions{Now: clock})}
+	drive(broken)
+	if err := broken.End(res); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Errorf("End = %v, want the failing renderer's error", err)
+	}
+	if !strings.Contains(after.String(), "Built m.engine") {
+		t.Errorf("the renderer after a failing one was not ended:\n%s", &after)
+	}
+}
