@@ -39,6 +39,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -884,9 +885,18 @@ Outcome TensorRTBuild::parse(Objects& o) {
     {
         const int fd = ::open(s_.model_path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            return fail(TRTB_ERR_IO, "cannot read the model " + s_.model_path + ": " + errno_text(errno));
+            return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": " + errno_text(errno));
         }
+        struct stat st {};
+        const int rc = ::fstat(fd, &st);
+        const int err = errno;
         ::close(fd);
+        if (rc != 0) {
+            return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": " + errno_text(err));
+        }
+        if (S_ISDIR(st.st_mode)) {
+            return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": it is a directory; give the .onnx file");
+        }
     }
     o.parser.reset(nvonnxparser::createParser(*o.network, logger_));
     if (o.parser == nullptr) {
@@ -1305,7 +1315,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return out;
     }
     if (cancel_requested()) {
-        return fail(TRTB_ERR_CANCELLED, "the build was cancelled after parsing the model");
+        return fail(TRTB_ERR_CANCELLED, "build cancelled after parsing the model");
     }
 
     o.config.reset(o.builder->createBuilderConfig());
@@ -1324,7 +1334,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     const int64_t keys_before = count_cache_keys(o.cache.get());
 
     if (cancel_requested()) {
-        return fail(TRTB_ERR_CANCELLED, "the build was cancelled before TensorRT started");
+        return fail(TRTB_ERR_CANCELLED, "build cancelled before TensorRT started building");
     }
     const size_t mark = recorder_.size();
     bool built = false;
@@ -1354,7 +1364,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return fail(TRTB_ERR_IO, "cannot write the plan: " + errno_text(write_error));
     }
     if (cancelled) {
-        return fail(TRTB_ERR_CANCELLED, "the build was cancelled");
+        return fail(TRTB_ERR_CANCELLED, "build cancelled");
     }
     if (!built) {
         if (recorder_.allocation_failed()) {
