@@ -126,7 +126,7 @@ func (m *Model) headers(plans []*plan) (*headers, error) {
 		}
 		n := int64(len(b))
 		if p.write != nil && !p.external && p.size > 0 {
-			n += int64(protowire.SizeTag(tensorRawData) + protowire.SizeVarint(uint64(p.size))) + p.size
+			n += int64(protowire.SizeTag(tensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
 		}
 		h.tensors = append(h.tensors, b)
 		h.lens = append(h.lens, n)
