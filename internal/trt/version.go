@@ -77,6 +77,15 @@ func Parse(s string) (Version, error) {
 	return Version{Major: nums[0], Minor: nums[1], Patch: nums[2]}, nil
 }
 
+// The messages of CheckVersions. internal/cgo/tensorrt_shim.cpp builds the same text for the
+// same cases (version_test.go checks that it still does).
+const (
+	majorMismatchFormat = "%w: trtbuild was compiled against TensorRT %s but loaded libnvinfer %s; " +
+		"put the TensorRT %d libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT %d headers"
+	olderLibraryFormat = "%w: loaded libnvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; " +
+		"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers"
+)
+
 // CheckVersions compares the TensorRT version trtbuild was compiled against with the one the
 // loaded library reports, both as NV_TENSORRT_VERSION integers. It returns an error wrapping
 // ErrVersionMismatch, one line naming both versions and the fix, when
@@ -100,13 +109,9 @@ func CheckVersions(compiled, loaded int) error {
 	}
 	switch {
 	case c.Major != l.Major:
-		return fmt.Errorf("%w: trtbuild was compiled against TensorRT %s but loaded libnvinfer %s; "+
-			"put the TensorRT %d libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT %d headers",
-			ErrVersionMismatch, c, l, c.Major, l.Major)
+		return fmt.Errorf(majorMismatchFormat, ErrVersionMismatch, c, l, c.Major, l.Major)
 	case l.Minor < c.Minor:
-		return fmt.Errorf("%w: loaded libnvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; "+
-			"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers",
-			ErrVersionMismatch, l, c, c.Major, c.Minor, l.Major, l.Minor)
+		return fmt.Errorf(olderLibraryFormat, ErrVersionMismatch, l, c, c.Major, c.Minor, l.Major, l.Minor)
 	}
 	return nil
 }

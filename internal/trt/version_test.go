@@ -2,6 +2,9 @@ package trt
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -169,4 +172,40 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Parse(%q) = %+v, %v; want %+v", v.String(), again, err, v)
 		}
 	})
+}
+
+// TestShimVersionMessages checks that the TensorRT shim, which applies the same version guard in
+// C++ (it cannot call Go), still spells its messages like CheckVersions: every literal piece of
+// the Go formats must appear inside one string literal of the shim.
+func TestShimVersionMessages(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "cgo", "tensorrt_shim.cpp"))
+	if err != nil {
+		t.Fatalf("reading the shim: %v", err)
+	}
+	var literals []string
+	for _, m := range regexp.MustCompile(`"((?:[^"\\\n]|\\.)*)"`).FindAllStringSubmatch(string(src), -1) {
+		literals = append(literals, m[1])
+	}
+	verb := regexp.MustCompile(`%[a-z]`)
+	for _, format := range []string{majorMismatchFormat, olderLibraryFormat} {
+		for _, piece := range verb.Split(format, -1) {
+			if strings.TrimSpace(piece) == "" || piece == "." {
+				continue
+			}
+			found := false
+			for _, lit := range literals {
+				if strings.Contains(lit, piece) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				t.Errorf("tensorrt_shim.cpp has no string literal containing %q (from %q)", piece, format)
+			}
+		}
+	}
+	// The shim names the mismatch as ErrVersionMismatch does.
+	if !strings.Contains(string(src), `"`+ErrVersionMismatch.Error()+`: `) {
+		t.Errorf("tensorrt_shim.cpp does not start its messages with %q", ErrVersionMismatch.Error()+": ")
+	}
 }
