@@ -57,6 +57,7 @@ type session struct {
 
 	start        time.Time
 	lastProgress time.Time
+	lastEvent    time.Time     // wall time of the newest event, which happened at tree.Last
 	cancelledBy  exitcode.Code // Interrupted, Terminated or TimedOut once a cancel was sent
 	cancelAt     time.Time
 	forced       bool
@@ -125,6 +126,18 @@ func Run(cfg Config) (builder.Result, error) {
 func (s *session) loop() (*builder.Result, error) {
 	ticker := time.NewTicker(s.cfg.Tick)
 	defer ticker.Stop()
+	// The budget timer fires when the earliest budget could run out. Progress only moves the
+	// stall deadline later, so the timer is not reset per event: when it fires early it is
+	// armed again for the new deadline.
+	budget := time.NewTimer(time.Hour)
+	budget.Stop()
+	defer budget.Stop()
+	armBudget := func() {
+		if d, ok := s.untilBudget(s.cfg.Now()); ok {
+			budget.Reset(d)
+		}
+	}
+	armBudget()
 	var final *builder.Result
 	events := s.proc.Events()
 	var killTimer <-chan time.Time
@@ -143,8 +156,9 @@ func (s *session) loop() (*builder.Result, error) {
 					continue
 				}
 				s.tree.Apply(e)
+				s.lastEvent = s.cfg.Now()
 				if e.Type != builder.EventLog {
-					s.lastProgress = s.cfg.Now()
+					s.lastProgress = s.lastEvent
 				}
 				kept = append(kept, *e)
 			}
@@ -161,10 +175,16 @@ func (s *session) loop() (*builder.Result, error) {
 			s.escalate(exitcode.Interrupted, cancelMessage)
 		case now := <-ticker.C:
 			s.render.Tick(now)
-			if why := s.overBudget(now); why != "" && s.cancelledBy == 0 {
+		case <-budget.C:
+			if s.cancelledBy != 0 {
+				break // already cancelling: the ladder takes it from here
+			}
+			if why := s.overBudget(s.cfg.Now()); why != "" {
 				s.budget = why
 				s.escalate(exitcode.TimedOut, why+"; cancelling")
 				killTimer = time.After(s.cfg.KillAfter)
+			} else {
+				armBudget()
 			}
 		case <-killTimer:
 			killTimer = nil
@@ -208,11 +228,38 @@ func (s *session) notice(kind tui.NoticeKind, message string) {
 	}
 }
 
-// overBudget says which time budget, if any, the build has exceeded.
+// untilBudget returns how long from now the earliest time budget could run out, and false
+// when no budget is set.
+func (s *session) untilBudget(now time.Time) (time.Duration, bool) {
+	var deadlines []time.Time
+	if s.cfg.Timeout > 0 {
+		deadlines = append(deadlines, s.start.Add(s.cfg.Timeout))
+	}
+	if s.cfg.StallTimeout > 0 {
+		deadlines = append(deadlines, s.lastProgress.Add(s.cfg.StallTimeout))
+	}
+	if len(deadlines) == 0 {
+		return 0, false
+	}
+	first := deadlines[0]
+	for _, d := range deadlines[1:] {
+		if d.Before(first) {
+			first = d
+		}
+	}
+	return max(first.Sub(now), 0), true
+}
+
+// overBudget says which time budget, if any, the build has exceeded, naming the phase that is
+// running and how long it has been running.
 func (s *session) overBudget(now time.Time) string {
 	phase := "before any phase started"
 	if p := s.tree.Deepest(); p != nil {
-		phase = fmt.Sprintf("in phase %q (running for %s)", p.Name, tui.FormatDuration(p.Duration(s.tree.Last)))
+		phase = fmt.Sprintf("in phase %q", p.Name)
+		if parent := s.tree.Get(p.Parent); parent != nil && p.Parent != 0 {
+			phase += fmt.Sprintf(" of %q", parent.Name)
+		}
+		phase += fmt.Sprintf(" (running for %s)", tui.FormatDuration(p.Duration(s.builderNow(now))))
 	}
 	if s.cfg.Timeout > 0 && now.Sub(s.start) >= s.cfg.Timeout {
 		return fmt.Sprintf("Build exceeded --timeout %s %s", s.cfg.Timeout, phase)
@@ -221,6 +268,15 @@ func (s *session) overBudget(now time.Time) string {
 		return fmt.Sprintf("No progress for --stall-timeout %s %s", s.cfg.StallTimeout, phase)
 	}
 	return ""
+}
+
+// builderNow maps the wall clock onto the builder's clock, in which event times are given: the
+// newest event's time plus the wall time since it arrived.
+func (s *session) builderNow(now time.Time) time.Duration {
+	if s.lastEvent.IsZero() {
+		return now.Sub(s.start)
+	}
+	return s.tree.Last + now.Sub(s.lastEvent)
 }
 
 // outcome combines the worker's result with what the parent saw.

@@ -1,0 +1,235 @@
+package session
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/tui"
+)
+
+// The test binary doubles as a fake build worker: with TRTBUILD_FAKE_WORKER set it speaks the
+// worker protocol (control lines on stdin, events on fd 3) with a scripted behaviour, so the
+// session's budgets and cancel ladder are tested against a real child process.
+func TestMain(m *testing.M) {
+	if mode := os.Getenv("TRTBUILD_FAKE_WORKER"); mode != "" {
+		fakeWorker(mode)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// fakeWorker behaviours:
+//
+//	silent     starts two phases, then reports nothing; stops when cancelled
+//	deaf       starts two phases, then reports nothing and ignores cancel
+//	steady     reports a step every 20ms for ever; stops when cancelled
+//	finish     reports a step every 20ms and is built after 150 steps (3s)
+func fakeWorker(mode string) {
+	events := os.NewFile(3, "events")
+	var mu sync.Mutex
+	emit := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(events, format+"\n", args...)
+	}
+	start := time.Now()
+	t := func() float64 { return time.Since(start).Seconds() }
+	in := bufio.NewScanner(os.Stdin)
+	in.Scan() // the build request
+	cancelled := make(chan struct{})
+	go func() {
+		for in.Scan() {
+			if strings.Contains(in.Text(), `"cancel"`) {
+				close(cancelled)
+				break
+			}
+		}
+		for in.Scan() {
+		}
+	}()
+	emit(`{"v":1,"type":"phase_start","t":%f,"id":1,"parent":0,"name":"Building engine","steps":4,"thread":1}`, t())
+	emit(`{"v":1,"type":"phase_start","t":%f,"id":2,"parent":1,"name":"Timing graph nodes","steps":1000,"thread":1}`, t())
+	stop := func() {
+		emit(`{"v":1,"type":"phase_finish","t":%f,"id":2}`, t())
+		emit(`{"v":1,"type":"phase_finish","t":%f,"id":1}`, t())
+		emit(`{"v":1,"type":"result","t":%f,"status":"cancelled","duration":%f}`, t(), t())
+	}
+	switch mode {
+	case "silent":
+		<-cancelled
+		stop()
+	case "deaf":
+		time.Sleep(time.Minute)
+	case "steady", "finish":
+		for i := 0; ; i++ {
+			select {
+			case <-cancelled:
+				stop()
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			emit(`{"v":1,"type":"step","t":%f,"id":2,"step":%d}`, t(), i)
+			if mode == "finish" && i == 149 {
+				emit(`{"v":1,"type":"phase_finish","t":%f,"id":2}`, t())
+				emit(`{"v":1,"type":"phase_finish","t":%f,"id":1}`, t())
+				emit(`{"v":1,"type":"result","t":%f,"status":"built","engine_bytes":3,"duration":%f}`, t(), t())
+				return
+			}
+		}
+	}
+}
+
+// recorder is a renderer that keeps notices and the result.
+type recorder struct {
+	mu      sync.Mutex
+	began   time.Time
+	notices []tui.Notice
+	first   time.Duration // from Begin to the first notice
+	res     builder.Result
+}
+
+func (r *recorder) Begin(builder.BuildInfo)      { r.mu.Lock(); r.began = time.Now(); r.mu.Unlock() }
+func (r *recorder) Handle([]builder.Event)       {}
+func (r *recorder) Tick(time.Time)               {}
+func (r *recorder) End(res builder.Result) error { r.mu.Lock(); r.res = res; r.mu.Unlock(); return nil }
+func (r *recorder) Notice(n tui.Notice) {
+	r.mu.Lock()
+	if len(r.notices) == 0 {
+		r.first = time.Since(r.began)
+	}
+	r.notices = append(r.notices, n)
+	r.mu.Unlock()
+}
+
+func (r *recorder) text() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, n := range r.notices {
+		b.WriteString(n.Message + "\n")
+	}
+	return b.String()
+}
+
+func run(t *testing.T, mode string, cfg Config) (builder.Result, error, *recorder, time.Duration) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	cfg.Worker.Command = []string{exe}
+	cfg.Worker.Env = append(os.Environ(), "TRTBUILD_FAKE_WORKER="+mode)
+	cfg.Engine = filepath.Join(t.TempDir(), "m.engine")
+	cfg.NewRenderer = func(tui.Controls) tui.Renderer { return rec }
+	start := time.Now()
+	res, err := Run(cfg)
+	return res, err, rec, time.Since(start)
+}
+
+var runningFor = regexp.MustCompile(`\(running for ([0-9.]+)s\)`)
+
+func TestBudgets(t *testing.T) {
+	tests := []struct {
+		name       string
+		mode       string
+		cfg        Config
+		status     builder.Status
+		message    []string      // in the notices and the result's error
+		minRunning float64       // the phase named must have run at least this long, in seconds
+		within     time.Duration // the whole build
+		noticeBy   time.Duration // the budget's notice, from the start of the session
+	}{
+		{
+			name: "timeout while progressing", mode: "steady",
+			cfg:    Config{Timeout: 400 * time.Millisecond},
+			status: builder.StatusTimedOut, message: []string{"Build exceeded --timeout 400ms", `in phase "Timing graph nodes" of "Building engine"`},
+			// The budget has its own timer: it must not wait for the one-second tick.
+			minRunning: 0.3, within: 5 * time.Second, noticeBy: 900 * time.Millisecond,
+		},
+		{
+			name: "stall", mode: "silent",
+			cfg:    Config{StallTimeout: 500 * time.Millisecond},
+			status: builder.StatusTimedOut, message: []string{"No progress for --stall-timeout 500ms", `in phase "Timing graph nodes"`},
+			// Measured up to now, not up to the last event, which came at the start.
+			minRunning: 0.4, within: 2 * time.Second,
+		},
+		{
+			name: "steady progress is no stall", mode: "finish",
+			// The stall window is crossed several times over while steps keep arriving.
+			cfg:    Config{StallTimeout: 2 * time.Second, Timeout: 30 * time.Second},
+			status: builder.StatusBuilt, within: 10 * time.Second,
+		},
+		{
+			name: "kill after a budget when the builder ignores cancel", mode: "deaf",
+			cfg:    Config{Timeout: 300 * time.Millisecond, KillAfter: 400 * time.Millisecond},
+			status: builder.StatusTimedOut, message: []string{"Build exceeded --timeout 300ms", "did not stop within --kill-after 400ms"},
+			minRunning: 0.2, within: 3 * time.Second,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err, rec, took := run(t, tt.mode, tt.cfg)
+			if res.Status != tt.status {
+				t.Fatalf("status %q (error %q), want %q; notices:\n%s", res.Status, res.Error, tt.status, rec.text())
+			}
+			if took > tt.within {
+				t.Errorf("the build took %v, want under %v", took, tt.within)
+			}
+			if tt.noticeBy > 0 && rec.first > tt.noticeBy {
+				t.Errorf("the budget's notice came %v after the start, want under %v", rec.first, tt.noticeBy)
+			}
+			if tt.status == builder.StatusBuilt {
+				if err != nil {
+					t.Errorf("error %v for a built engine", err)
+				}
+				return
+			}
+			if code := exitcode.Of(err); code != exitcode.TimedOut {
+				t.Errorf("exit code %d, want %d", code, exitcode.TimedOut)
+			}
+			text := rec.text() + res.Error
+			for _, want := range tt.message {
+				if !strings.Contains(text, want) {
+					t.Errorf("the messages lack %q:\n%s", want, text)
+				}
+			}
+			m := runningFor.FindStringSubmatch(res.Error)
+			if m == nil {
+				t.Fatalf("the result's error does not say how long the phase ran: %q", res.Error)
+			}
+			if secs, _ := strconv.ParseFloat(m[1], 64); secs < tt.minRunning {
+				t.Errorf("the phase is said to have run %ss, want at least %.1fs: %q", m[1], tt.minRunning, res.Error)
+			}
+		})
+	}
+}
+
+func TestUntilBudget(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	s := &session{start: t0, lastProgress: t0.Add(3 * time.Second)}
+	if _, ok := s.untilBudget(t0); ok {
+		t.Error("a budget without timeouts")
+	}
+	s.cfg = Config{Timeout: 10 * time.Second, StallTimeout: 5 * time.Second}
+	if d, ok := s.untilBudget(t0.Add(4 * time.Second)); !ok || d != 4*time.Second {
+		t.Errorf("untilBudget = %v, %v; want the stall deadline 4s away", d, ok)
+	}
+	if d, _ := s.untilBudget(t0.Add(9 * time.Second)); d != 0 {
+		t.Errorf("a passed deadline is %v away, want 0", d)
+	}
+	s.lastProgress = t0.Add(8 * time.Second)
+	if d, _ := s.untilBudget(t0.Add(9 * time.Second)); d != time.Second {
+		t.Errorf("untilBudget = %v, want the timeout 1s away", d)
+	}
+}
