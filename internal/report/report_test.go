@@ -396,3 +396,28 @@ func FuzzReadTrace(f *testing.F) {
 		}
 	})
 }
+
+// TestRecorderMatchesTrace feeds a recorded trace through a Recorder, as a build with --report
+// does, and checks that the report equals the one made from the trace file.
+func TestRecorderMatchesTrace(t *testing.T) {
+	tr := readTrace(t, "sim.trace.jsonl")
+	want := FromTrace(readTrace(t, "sim.trace.jsonl"))
+	rec := NewRecorder()
+	rec.Begin(tr.Info)
+	for i := 0; i < len(tr.Events); i += 7 {
+		rec.Handle(tr.Events[i:min(i+7, len(tr.Events))])
+	}
+	if err := rec.End(*tr.Result); err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	if err := WriteJSON(&a, rec.Report()); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&b, want); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("the recorder's report differs from the trace's:\n%s", a.String())
+	}
+}
