@@ -14,17 +14,18 @@ import (
 
 // streams are the process's standard files and environment, injected so tests can replace them.
 type streams struct {
-	In     *os.File
-	Out    io.Writer
-	Err    io.Writer
-	OutTTY bool // stdout is a terminal
-	ErrTTY bool
-	Getenv func(string) string
+	In      *os.File
+	Out     io.Writer
+	OutFile *os.File // stdout as a file, for the live view
+	Err     io.Writer
+	OutTTY  bool // stdout is a terminal
+	ErrTTY  bool
+	Getenv  func(string) string
 }
 
 func newStreams() *streams {
 	return &streams{
-		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		In: os.Stdin, Out: os.Stdout, OutFile: os.Stdout, Err: os.Stderr,
 		OutTTY: isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd()),
 		ErrTTY: isatty.IsTerminal(os.Stderr.Fd()) || isatty.IsCygwinTerminal(os.Stderr.Fd()),
 		Getenv: os.Getenv,

@@ -189,6 +189,10 @@ func newRenderer(mode tui.Mode, s *streams, o *buildOptions, c tui.Controls) tui
 		return tui.NewJSON(s.Out, nil)
 	case tui.ModeQuiet:
 		return tui.Quiet{}
+	case tui.ModeTTY:
+		return tui.NewTTY(s.OutFile, s.In, tui.TTYOptions{
+			Controls: c, Verbose: o.verbose, Color: tui.ColorFromEnv(s.Getenv, true), Getenv: s.Getenv,
+		})
 	default:
 		return tui.NewPlain(s.Out, tui.PlainOptions{Verbose: o.verbose})
 	}

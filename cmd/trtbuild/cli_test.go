@@ -224,8 +224,8 @@ func TestFailures(t *testing.T) {
 		args       []string
 		wantStderr []string
 	}{
-		{"builder error", []string{"--sim-fail-phase", "Timing graph nodes"}, []string{"Could not find any implementation"}},
-		{"worker crash", []string{"--sim-abort-phase", "Timing graph nodes"}, []string{"crashed", "signal"}},
+		{"builder error", []string{"--sim-fail-phase", "Timing graph nodes"}, []string{"Error Code", "Timing graph nodes"}},
+		{"worker crash", []string{"--sim-abort-phase", "Timing graph nodes"}, []string{"the build worker crashed", "SIGABRT"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -401,12 +401,8 @@ func TestWorkerCancelsWhenParentDies(t *testing.T) {
 func childOf(t *testing.T, pid int) int {
 	t.Helper()
 	for i := 0; i < 100; i++ {
-		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-		if err == nil {
-			var child int
-			if _, err := fmt.Sscan(string(data), &child); err == nil {
-				return child
-			}
+		if child := childPid(pid); child > 0 {
+			return child
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

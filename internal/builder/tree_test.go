@@ -14,14 +14,14 @@ func TestTreeApply(t *testing.T) {
 		{Type: EventPhaseStart, Time: ms(0), ID: 1, Name: "Building engine", Steps: 4},
 		{Type: EventPhaseStart, Time: ms(10), ID: 2, Parent: 1, Name: "Timing graph nodes", Steps: 3},
 		{Type: EventStep, Time: ms(20), ID: 2, Step: 0},
-		{Type: EventStep, Time: ms(30), ID: 2, Step: 7},  // beyond the range: clamped
-		{Type: EventStep, Time: ms(35), ID: 2, Step: 0},  // backwards: ignored
+		{Type: EventStep, Time: ms(30), ID: 2, Step: 7},                                    // beyond the range: clamped
+		{Type: EventStep, Time: ms(35), ID: 2, Step: 0},                                    // backwards: ignored
 		{Type: EventPhaseStart, Time: ms(40), ID: 3, Parent: 42, Name: "Orphan", Steps: 0}, // unknown parent, zero steps
 		{Type: EventPhaseFinish, Time: ms(50), ID: 2},
 		{Type: EventPhaseStart, Time: ms(60), ID: 4, Parent: 1, Name: "Timing graph nodes", Steps: 5}, // reused name
 		{Type: EventStep, Time: ms(70), ID: 4, Step: 1},
-		{Type: EventPhaseFinish, Time: ms(80), ID: 4}, // early: 2 of 5
-		{Type: EventStep, Time: ms(90), ID: 4, Step: 4}, // after finish: ignored
+		{Type: EventPhaseFinish, Time: ms(80), ID: 4},    // early: 2 of 5
+		{Type: EventStep, Time: ms(90), ID: 4, Step: 4},  // after finish: ignored
 		{Type: EventStep, Time: ms(90), ID: 99, Step: 4}, // unknown: ignored
 		{Type: EventPhaseFinish, Time: ms(95), ID: 99},   // unknown: ignored
 	}

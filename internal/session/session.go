@@ -315,10 +315,27 @@ func (s *session) crashMessage(streamErr error) string {
 	if streamErr != nil {
 		msg += ": " + streamErr.Error()
 	}
-	if tail := s.proc.Tail(); len(tail) > 0 {
+	if cause := crashCause(s.proc.Head()); cause != "" {
+		msg += ": " + cause
+	} else if tail := s.proc.Tail(); len(tail) > 0 {
 		msg += "; its last output: " + strings.Join(lastN(tail, 5), " | ")
 	}
 	return msg
+}
+
+// crashCause finds the line in which a dying process named its cause: the Go runtime's
+// "SIGABRT: abort" for a signal raised in C or C++ code, "fatal error:", "panic:", or a C++
+// "terminate called" line.
+func crashCause(lines []string) string {
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		for _, p := range []string{"SIG", "fatal error:", "panic:", "terminate called", "Assertion"} {
+			if strings.HasPrefix(t, p) || (p == "Assertion" && strings.Contains(t, p)) {
+				return t
+			}
+		}
+	}
+	return ""
 }
 
 func lastN(lines []string, n int) []string {

@@ -45,7 +45,10 @@ type Plain struct {
 	started time.Time // wall clock at Begin
 	// lastWall is the wall time of the last progress event; lastBeat of the last heartbeat.
 	lastWall, lastBeat time.Time
-	err                error
+	// stopping is set once a cancel or a time budget was announced: phases the builder then
+	// ends early are shown as cancelled, not as done.
+	stopping bool
+	err      error
 }
 
 type plainState struct {
@@ -97,7 +100,11 @@ func (p *Plain) Handle(batch []builder.Event) {
 		case builder.EventPhaseFinish:
 			if ph != nil {
 				delete(p.printed, ph.ID)
-				if p.opts.Verbose || ph.Depth <= plainFinishDepth {
+				switch {
+				case !p.opts.Verbose && ph.Depth > plainFinishDepth:
+				case ph.Early && p.stopping:
+					p.printf("#%d %s %s CANCELED after %s (%d/%d)\n", ph.ID, FormatDuration(e.Time), clean(ph.Name), FormatDuration(ph.Duration(e.Time)), ph.Done, ph.Steps)
+				default:
 					p.printf("#%d %s %s DONE %s%s\n", ph.ID, FormatDuration(e.Time), clean(ph.Name), FormatDuration(ph.Duration(e.Time)), early(ph))
 				}
 			}
@@ -125,6 +132,7 @@ func (p *Plain) progress(ph *builder.Phase, at time.Duration) {
 
 // Notice prints the control event as a line of the log.
 func (p *Plain) Notice(n Notice) {
+	p.stopping = true
 	p.printf("   %s %s\n", FormatDuration(p.tree.Last), clean(n.Message))
 	p.flush()
 }

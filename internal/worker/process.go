@@ -36,6 +36,8 @@ type Process struct {
 	ctrl   io.WriteCloser
 
 	tail     *lineRing
+	headMu   sync.Mutex
+	head     []string // the first lines the worker printed, where a crash names its signal
 	readDone chan struct{}
 	readErr  error // set before readDone closes
 	outDone  chan struct{}
@@ -90,7 +92,7 @@ func Start(opts StartOptions) (*Process, error) {
 		lines = 40
 	}
 	p := &Process{
-		cmd: cmd, ctrl: ctrl, events: make(chan []builder.Event, 64),
+		cmd: cmd, ctrl: ctrl, events: make(chan []builder.Event, 4),
 		tail: newLineRing(lines), readDone: make(chan struct{}), outDone: make(chan struct{}),
 	}
 	go p.readEvents(evR)
@@ -103,7 +105,7 @@ func Start(opts StartOptions) (*Process, error) {
 }
 
 // maxBatch bounds the number of events passed to the renderer at once.
-const maxBatch = 4096
+const maxBatch = 1024
 
 func (p *Process) readEvents(r *os.File) {
 	defer close(p.events)
@@ -153,8 +155,24 @@ func (p *Process) readOutput(r *os.File) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		p.tail.add(sc.Text())
+		line := sc.Text()
+		p.headMu.Lock()
+		if len(p.head) < headLines {
+			p.head = append(p.head, line)
+		}
+		p.headMu.Unlock()
+		p.tail.add(line)
 	}
+}
+
+// headLines is how many of the worker's first output lines are kept.
+const headLines = 20
+
+// Head returns the first lines the worker printed on its stdout or stderr.
+func (p *Process) Head() []string {
+	p.headMu.Lock()
+	defer p.headMu.Unlock()
+	return append([]string(nil), p.head...)
 }
 
 // Events returns the worker's events in batches. The channel closes when the worker closes its
