@@ -6,16 +6,14 @@
 package report
 
 import (
-	"bufio"
 	"cmp"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/trace"
 )
 
 // Version is the "report_version" of the JSON document. It changes when a field changes
@@ -266,86 +264,8 @@ func byName(all []*Phase) []NameTotal {
 
 func round6(s Seconds) Seconds { return Seconds(math.Round(float64(s)*1e6) / 1e6) }
 
-// maxLine bounds one line of a trace (a phase name or log message is at most a few KiB).
-const maxLine = 16 << 20
-
-// ErrEmptyTrace is returned for a trace without a single event.
-var ErrEmptyTrace = errors.New("the trace holds no events; record one with --trace FILE or --progress json")
-
-// Trace is a decoded event stream: what `--progress json` or `--trace` wrote.
-type Trace struct {
-	Info   builder.BuildInfo
-	Result *builder.Result // nil when the trace ends without a result line
-	Events []builder.Event // every event but build and result, in order
-}
-
-// ReadTrace decodes a JSON-lines event stream. Blank lines are skipped; events of types this
-// version does not know are dropped; a malformed line is an error naming its number.
-func ReadTrace(r io.Reader) (*Trace, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
-	t := &Trace{}
-	seen := false
-	for n := 1; ; n++ {
-		line, err := readLine(br)
-		if len(trimSpace(line)) > 0 {
-			e, derr := builder.DecodeJSON(line)
-			if derr != nil {
-				return nil, fmt.Errorf("line %d: %w", n, derr)
-			}
-			seen = true
-			switch e.Type {
-			case builder.EventBuild:
-				t.Info = *e.Info
-			case builder.EventResult:
-				res := *e.Result
-				t.Result = &res
-			case builder.EventPhaseStart, builder.EventStep, builder.EventPhaseFinish, builder.EventLog:
-				t.Events = append(t.Events, e)
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
-		}
-	}
-	if !seen {
-		return nil, ErrEmptyTrace
-	}
-	return t, nil
-}
-
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var long []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			long = append(long, chunk...)
-			if len(long) > maxLine {
-				return nil, fmt.Errorf("a line is longer than %d MiB: this is not a trtbuild trace", maxLine>>20)
-			}
-			continue
-		}
-		if long != nil {
-			return append(long, chunk...), err
-		}
-		return chunk, err
-	}
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
 // FromTrace makes the report of a recorded trace.
-func FromTrace(t *Trace) *Report {
+func FromTrace(t *trace.Trace) *Report {
 	tree := builder.NewTree()
 	for i := range t.Events {
 		tree.Apply(&t.Events[i])
