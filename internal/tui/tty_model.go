@@ -97,14 +97,14 @@ func (m *ttyModel) tick() tea.Cmd {
 
 // Update handles the frame clock, keys, resizes and print acknowledgements. A panic in it
 // ends the program cleanly (the terminal is restored) and is reported by End.
-func (m *ttyModel) Update(msg tea.Msg) (_ tea.Model, cmd tea.Cmd) {
+func (m *ttyModel) Update(msg tea.Msg) (model tea.Model, cmd tea.Cmd) {
 	if m.failure != nil {
 		return m, tea.Quit
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			m.fail(r)
-			cmd = tea.Quit
+			model, cmd = m, tea.Quit
 		}
 	}()
 	var next tea.Cmd
@@ -243,7 +243,8 @@ func (m *ttyModel) notice(n timedNotice) {
 func (m *ttyModel) finish(res builder.Result) {
 	m.result = &res
 	failing := m.tree.Deepest()
-	m.tree.Abort(m.tree.Last)
+	// Phases the builder left open ran until the build ended, silent or not.
+	m.tree.Abort(m.buildNow(m.clock))
 	m.printQ = append(m.printQ, m.summary(summaryInput{
 		res:      res,
 		failing:  failing,

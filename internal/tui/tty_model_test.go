@@ -398,6 +398,7 @@ func TestSummaryGolden(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m, in, clk := newTestModel(modelOptions{})
+			clk.Set(tc.events[len(tc.events)-1].Time) // the events arrive as they happen
 			in.put(tc.events)
 			for _, n := range tc.notices {
 				in.notice(n)
@@ -416,9 +417,9 @@ func TestSummaryGolden(t *testing.T) {
 func TestPanicEndsTheProgram(t *testing.T) {
 	t.Run("update", func(t *testing.T) {
 		m, _, _ := newTestModel(modelOptions{controls: panicControls{}})
-		_, cmd := m.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
-		if !isQuit(cmd) || m.failure == nil || !strings.Contains(m.failure.Error(), "boom") {
-			t.Fatalf("quit %v, failure %v", isQuit(cmd), m.failure)
+		got, cmd := m.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl})
+		if got != m || !isQuit(cmd) || m.failure == nil || !strings.Contains(m.failure.Error(), "boom") {
+			t.Fatalf("model %v, quit %v, failure %v", got, isQuit(cmd), m.failure)
 		}
 		if !strings.Contains(string(m.failure.Stack), "RequestCancel") {
 			t.Errorf("the stack does not show where it panicked:\n%s", m.failure.Stack)
