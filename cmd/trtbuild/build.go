@@ -57,7 +57,7 @@ type simFlags struct {
 }
 
 // defaultSimStep makes a simulated build of the bundled model last several seconds at speed 1.
-const defaultSimStep = 30 * time.Millisecond
+const defaultSimStep = 40 * time.Millisecond
 
 func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f := cmd.Flags()
