@@ -1,0 +1,184 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"math"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/trace"
+	"github.com/trtbuild/trtbuild/internal/tui"
+)
+
+// log is a renderer that records every call.
+type log struct {
+	mu      sync.Mutex
+	info    builder.BuildInfo
+	batches [][]builder.Event
+	at      []time.Duration // when each batch arrived, from Begin
+	ticks   int
+	res     *builder.Result
+	begun   time.Time
+}
+
+func (l *log) Begin(info builder.BuildInfo) { l.info, l.begun = info, time.Now() }
+func (l *log) Handle(b []builder.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.batches = append(l.batches, append([]builder.Event(nil), b...))
+	l.at = append(l.at, time.Since(l.begun))
+}
+func (l *log) Notice(tui.Notice) {}
+func (l *log) Tick(time.Time)    { l.ticks++ }
+func (l *log) End(res builder.Result) error {
+	l.res = &res
+	return nil
+}
+
+func (l *log) events() []builder.Event {
+	var all []builder.Event
+	for _, b := range l.batches {
+		all = append(all, b...)
+	}
+	return all
+}
+
+// synthetic returns a trace of n steps of one phase, spread evenly over span.
+func synthetic(n int, span time.Duration, withResult bool) *trace.Trace {
+	t := &trace.Trace{Info: builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}}
+	t.Events = append(t.Events, builder.Event{Type: builder.EventPhaseStart, ID: 1, Name: "Building engine", Steps: n, Thread: 1})
+	for i := 0; i < n; i++ {
+		t.Events = append(t.Events, builder.Event{Type: builder.EventStep, Time: span * time.Duration(i+1) / time.Duration(n), ID: 1, Step: i})
+	}
+	t.Events = append(t.Events, builder.Event{Type: builder.EventPhaseFinish, Time: span, ID: 1})
+	if withResult {
+		t.Result = &builder.Result{Status: builder.StatusBuilt, Engine: "m.engine", Duration: span}
+	}
+	return t
+}
+
+func TestPlayTiming(t *testing.T) {
+	tests := []struct {
+		name     string
+		speed    float64
+		span     time.Duration
+		min, max time.Duration
+	}{
+		{"as fast as possible", 0, time.Hour, 0, 2 * time.Second},
+		{"infinite speed", math.Inf(1), time.Hour, 0, 2 * time.Second},
+		{"ten times faster", 10, 2 * time.Second, 190 * time.Millisecond, 1500 * time.Millisecond},
+		{"real time", 1, 300 * time.Millisecond, 290 * time.Millisecond, 1500 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := synthetic(50, tt.span, true)
+			l := &log{}
+			start := time.Now()
+			if err := Play(context.Background(), tr, l, Options{Speed: tt.speed}); err != nil {
+				t.Fatal(err)
+			}
+			took := time.Since(start)
+			if took < tt.min || took > tt.max {
+				t.Errorf("the replay took %v, want %v..%v", took, tt.min, tt.max)
+			}
+			got := l.events()
+			if len(got) != len(tr.Events) {
+				t.Fatalf("%d events replayed, want %d", len(got), len(tr.Events))
+			}
+			for i := range got {
+				if got[i].Time != tr.Events[i].Time || got[i].Type != tr.Events[i].Type {
+					t.Fatalf("event %d: %+v, want %+v", i, got[i], tr.Events[i])
+				}
+			}
+			if l.res == nil || l.res.Status != builder.StatusBuilt || l.info.Model != "m.onnx" {
+				t.Errorf("result %+v, info %+v", l.res, l.info)
+			}
+			if tt.speed > 0 && !math.IsInf(tt.speed, 1) {
+				// No batch may arrive before its time.
+				for i, b := range l.batches {
+					if due := time.Duration(float64(b[len(b)-1].Time) / tt.speed); l.at[i] < due-5*time.Millisecond {
+						t.Errorf("batch %d arrived at %v, its last event is due at %v", i, l.at[i], due)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestPlayTicksDuringSilence(t *testing.T) {
+	tr := synthetic(1, 400*time.Millisecond, true)
+	l := &log{}
+	if err := Play(context.Background(), tr, l, Options{Speed: 1, Tick: 20 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if l.ticks < 8 {
+		t.Errorf("%d ticks during 400ms of recorded silence at 20ms a tick, want at least 8", l.ticks)
+	}
+}
+
+func TestPlayFastBatches(t *testing.T) {
+	tr := synthetic(5000, time.Minute, true)
+	l := &log{}
+	if err := Play(context.Background(), tr, l, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for i, b := range l.batches {
+		if len(b) > maxBatch {
+			t.Errorf("batch %d holds %d events, more than %d", i, len(b), maxBatch)
+		}
+	}
+	if len(l.events()) != len(tr.Events) {
+		t.Errorf("%d events replayed, want %d", len(l.events()), len(tr.Events))
+	}
+}
+
+func TestPlayCancel(t *testing.T) {
+	tr := synthetic(10, time.Hour, true)
+	l := &log{}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err := Play(ctx, tr, l, Options{Speed: 1})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Play = %v, want the context's error", err)
+	}
+	if l.res == nil || l.res.Status != builder.StatusCancelled {
+		t.Errorf("ended with %+v, want a cancelled result", l.res)
+	}
+	if n := len(l.events()); n != 1 {
+		t.Errorf("%d events shown before the cancel, want only the phase start at 0s", n)
+	}
+}
+
+func TestPlayWithoutResult(t *testing.T) {
+	l := &log{}
+	if err := Play(context.Background(), synthetic(3, time.Second, false), l, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if l.res == nil || l.res.Status != builder.StatusFailed || !strings.Contains(l.res.Error, "cut short") {
+		t.Errorf("ended with %+v", l.res)
+	}
+}
+
+func TestParseSpeed(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"1", 1, true}, {"2.5", 2.5, true}, {"0", 0, true}, {"inf", 0, true}, {"Inf", 0, true}, {"max", 0, true},
+		{"+Inf", 0, true}, {"-1", 0, false}, {"fast", 0, false}, {"NaN", 0, false}, {"", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseSpeed(tt.in)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("ParseSpeed(%q) = %v, %v", tt.in, got, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--speed") {
+			t.Errorf("error %q does not name the flag", err)
+		}
+	}
+}
