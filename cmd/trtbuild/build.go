@@ -39,6 +39,8 @@ type buildOptions struct {
 
 	timingCache   string
 	noTimingCache bool
+	strictCache   bool
+	out           outputFlags
 
 	timeout, stallTimeout, killAfter time.Duration
 
@@ -93,10 +95,12 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.BoolVar(&o.skipInference, "skip-inference", false, "accepted for trtexec compatibility; trtbuild never runs inference")
 	_ = f.MarkHidden("skip-inference")
 
-	f.StringVar(&o.timingCache, "timing-cache", "", "timing cache file to load and update")
+	f.StringVar(&o.timingCache, "timing-cache", "auto", "timing cache file to load, and to merge what the build learned into (also when cancelled); auto: one per TensorRT version and GPU in the user cache folder")
 	f.BoolVar(&o.noTimingCache, "no-timing-cache", false, "use no timing cache")
-	f.DurationVar(&o.timeout, "timeout", 0, "end the build after this long (exit 124)")
+	f.BoolVar(&o.strictCache, "strict-cache", false, "fail when the timing cache cannot be read, used or saved, instead of warning")
+	f.DurationVar(&o.timeout, "timeout", 0, "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
 	f.DurationVar(&o.stallTimeout, "stall-timeout", 0, "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
+	addOutputFlags(f, &o.out)
 	f.DurationVar(&o.killAfter, "kill-after", 30*time.Second, "after a timeout, how long the builder may take to stop before it is killed")
 
 	f.Float64Var(&o.sim.speed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
@@ -152,6 +156,11 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	outs, err := openOutputs(o.out)
+	if err != nil {
+		return err
+	}
+	defer outs.finish(s.Err)
 	info := builder.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
 
 	sigs := make(chan os.Signal, 2)
@@ -166,7 +175,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		Worker:       worker.StartOptions{Command: exe, Request: req},
 		Engine:       engine,
 		Info:         info,
-		NewRenderer:  func(c tui.Controls) tui.Renderer { return newRenderer(mode, s, o, c) },
+		NewRenderer:  func(c tui.Controls) tui.Renderer { return outs.wrap(newRenderer(mode, s, o, c)) },
 		Notices:      notices,
 		Signals:      sigs,
 		Timeout:      o.timeout,
@@ -280,10 +289,13 @@ func buildRequest(o *buildOptions, model, backend string) (builder.Request, erro
 		NoTF32: o.noTF32, Refit: o.refit, StripWeights: o.stripWeights, VersionCompatible: o.versionCompatible,
 		ExcludeLeanRuntime: o.excludeLeanRuntime, SparseWeights: o.sparse,
 		OptLevel: o.optLevel, MaxAuxStreams: o.maxAuxStreams, HardwareCompat: o.hardwareCompat,
-		Plugins: o.plugins, NoTimingCache: o.noTimingCache, TimingCache: o.timingCache,
+		Plugins: o.plugins, NoTimingCache: o.noTimingCache, TimingCache: o.timingCache, StrictCache: o.strictCache,
 	}
 	if o.verbose {
 		req.LogSeverity = builder.SeverityVerbose
+	}
+	if o.noTimingCache && o.timingCache != "auto" {
+		return req, exitcode.Usagef("give --timing-cache %s or --no-timing-cache, not both", o.timingCache)
 	}
 	if o.optLevel < -1 || o.optLevel > 5 {
 		return req, exitcode.Usagef("invalid --opt-level %d: use 0 to 5", o.optLevel)

@@ -30,11 +30,16 @@ type Request struct {
 	Profiles []Profile `json:"profiles,omitempty"`
 	Plugins  []string  `json:"plugins,omitempty"`
 
-	// TimingCache is a file the worker reads the starting timing cache from ("" for none);
-	// TimingCacheOut a file it writes the merged cache to after the build, also when cancelled.
+	// TimingCache is the timing cache file the worker loads before the build and merges what
+	// the build learned into afterwards, also when cancelled; "" or "auto" is the default file
+	// for the builder (internal/timingcache). TimingCacheOut, when set, is where the merged
+	// cache goes instead. NoTimingCache turns the cache off.
 	TimingCache    string `json:"timing_cache,omitempty"`
 	TimingCacheOut string `json:"timing_cache_out,omitempty"`
 	NoTimingCache  bool   `json:"no_timing_cache,omitempty"`
+	// StrictCache makes every timing cache problem (unreadable, rejected by the builder, not
+	// saved) fail the build instead of being a warning.
+	StrictCache bool `json:"strict_cache,omitempty"`
 
 	Sim SimConfig `json:"sim"`
 }

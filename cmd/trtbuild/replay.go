@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/replay"
+	"github.com/trtbuild/trtbuild/internal/tui"
+)
+
+func init() { extraCommands = append(extraCommands, newReplayCmd) }
+
+type replayOptions struct {
+	speed, progress string
+	verbose         bool
+}
+
+func newReplayCmd(s *streams) *cobra.Command {
+	o := &replayOptions{}
+	cmd := &cobra.Command{
+		Use:   "replay TRACE.jsonl",
+		Short: "Play a recorded build through the progress views, without a GPU",
+		Long: `replay plays a build recorded with --trace FILE or --progress json through the same views a
+build uses (the live view, plain lines, JSON), with the recorded timing, so a real build's
+progress can be watched, shared and debugged anywhere. Notices such as a cancel request were
+recorded as warnings and are shown as warnings. Ctrl-C stops the replay.`,
+		Example: `  trtbuild model.onnx --trace build.jsonl
+  trtbuild replay build.jsonl --speed 10
+  trtbuild replay build.jsonl --speed inf --progress plain`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return replayRun(s, o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.speed, "speed", "1", "play this many times faster than recorded; 0 or inf: as fast as possible")
+	f.StringVar(&o.progress, "progress", "auto", "progress output: auto, tty, plain, json or quiet (env TRTBUILD_PROGRESS applies when auto)")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "show every phase and the builder's info lines")
+	return cmd
+}
+
+// replayControls turns the live view's Ctrl-C into stopping the replay.
+type replayControls struct{ cancel context.CancelFunc }
+
+// RequestCancel implements tui.Controls.
+func (c replayControls) RequestCancel() { c.cancel() }
+
+func replayRun(s *streams, o *replayOptions, path string) error {
+	speed, err := replay.ParseSpeed(o.speed)
+	if err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	mode, warning, err := tui.SelectMode(o.progress, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
+	if err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	if warning != "" {
+		fmt.Fprintln(s.Err, "trtbuild: "+warning)
+	}
+	tr, err := readTraceFile(path)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	r := newRenderer(mode, s, &buildOptions{verbose: o.verbose}, replayControls{cancel})
+	err = replay.Play(ctx, tr, r, replay.Options{Speed: speed})
+	switch {
+	case errors.Is(err, context.Canceled):
+		return &exitcode.Error{Code: exitcode.Interrupted, Err: errors.New("replay stopped"), Reported: true}
+	case err != nil:
+		return err
+	}
+	return nil
+}
