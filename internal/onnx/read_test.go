@@ -330,7 +330,8 @@ func TestPayloadsAreSkipped(t *testing.T) {
 	if len(m.Initializers) != 6 || m.InitializerBytes() != want || len(m.Nodes) != 6 {
 		t.Fatalf("got %d initializers of %d bytes, %d nodes", len(m.Initializers), m.InitializerBytes(), len(m.Nodes))
 	}
-	if cf.n > 1<<20 {
+	// Each hop to the next tensor header reads one small chunk.
+	if cf.n > 64<<10 {
 		t.Fatalf("read %d of %d bytes; payloads were not skipped", cf.n, len(data))
 	}
 }

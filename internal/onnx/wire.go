@@ -23,6 +23,10 @@ const (
 	// bufSize is the read buffer. Payloads larger than what is buffered are
 	// skipped with a seek.
 	bufSize = 64 << 10
+	// seekReadSize is the first read after a seek. Reads double from there
+	// up to bufSize while the reading stays sequential, so that hopping from
+	// one tensor header to the next reads little more than the headers.
+	seekReadSize = 4 << 10
 )
 
 // wireReader reads protobuf wire data from a file through a buffer, keeps
@@ -41,8 +45,8 @@ type wireReader struct {
 	// the tag's length is checked.
 	startsLike func(f field) bool
 	sawTag     bool
-	// bytesRead counts bytes read from src, for tests of the skipping.
-	bytesRead int64
+	// readSize is the size of the next read from src.
+	readSize int
 }
 
 // wireError is a decoding failure at a byte offset; decode turns it into a
@@ -56,7 +60,7 @@ type wireError struct {
 func (e *wireError) Error() string { return e.reason }
 
 func newWireReader(src io.ReadSeeker, size int64) *wireReader {
-	return &wireReader{src: src, size: size, buf: make([]byte, bufSize)}
+	return &wireReader{src: src, size: size, buf: make([]byte, bufSize), readSize: seekReadSize}
 }
 
 // pos returns the absolute offset of the next unread byte.
@@ -88,9 +92,9 @@ func (r *wireReader) fill() error {
 	}
 	r.base += int64(r.r)
 	r.r, r.w = 0, 0
-	n, err := r.src.Read(r.buf)
+	n, err := r.src.Read(r.buf[:r.readSize])
 	r.w = n
-	r.bytesRead += int64(n)
+	r.readSize = min(2*r.readSize, bufSize)
 	if n > 0 {
 		return nil
 	}
@@ -172,6 +176,7 @@ func (r *wireReader) skipTo(to int64) error {
 		return fmt.Errorf("seeking to byte %d: %w", to, err)
 	}
 	r.base, r.r, r.w = to, 0, 0
+	r.readSize = seekReadSize
 	return nil
 }
 

@@ -1,8 +1,13 @@
 package testmodels
 
 import (
+	"bytes"
 	"math"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
 func TestFloat16Bits(t *testing.T) {
@@ -45,5 +50,28 @@ func TestRandIsDeterministic(t *testing.T) {
 	}
 	if NewRand(1).Uint64() == NewRand(2).Uint64() {
 		t.Fatal("different seeds give the same value")
+	}
+}
+
+func TestWriteLarge(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteLarge(&buf, 12); err != nil {
+		t.Fatal(err)
+	}
+	var m onnxpb.ModelProto
+	if err := proto.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatalf("the large model does not decode: %v", err)
+	}
+	g := m.GetGraph()
+	if len(g.GetNode()) != 3 || len(g.GetInitializer()) != 3 || len(g.GetInput()) != 1 || len(g.GetOutput()) != 1 {
+		t.Fatalf("%d nodes, %d initializers, %d inputs, %d outputs", len(g.GetNode()), len(g.GetInitializer()), len(g.GetInput()), len(g.GetOutput()))
+	}
+	for _, w := range g.GetInitializer() {
+		if len(w.GetRawData()) != LargeTensorMiB<<20 {
+			t.Fatalf("%s has %d bytes", w.GetName(), len(w.GetRawData()))
+		}
+	}
+	if g.GetOutput()[0].GetName() != "layer2/out" || g.GetNode()[2].GetInput()[1] != "layer2.weight" {
+		t.Fatalf("graph is not a chain: %v", g.GetNode()[2])
 	}
 }

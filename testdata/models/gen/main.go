@@ -7,6 +7,10 @@
 //
 //	go run ./testdata/models/gen            # writes into testdata/models
 //	go run ./testdata/models/gen -out DIR
+//	go run ./testdata/models/gen -large FILE [-large-mib 1024]
+//
+// -large writes only one large model (a chain of MatMuls with 4 MiB weights
+// stored inline), for the inspection benchmark in scripts/bench-inspect.sh.
 package main
 
 import (
@@ -25,8 +29,16 @@ import (
 
 func main() {
 	out := flag.String("out", filepath.Join("testdata", "models"), "folder to write the models into")
+	large := flag.String("large", "", "write only a large model to this file")
+	largeMiB := flag.Int("large-mib", 1024, "size of the -large model in MiB")
 	flag.Parse()
-	if err := run(*out); err != nil {
+	var err error
+	if *large != "" {
+		err = writeLarge(*large, *largeMiB)
+	} else {
+		err = run(*out)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
@@ -52,6 +64,19 @@ func run(dir string) error {
 		}
 	}
 	return nil
+}
+
+// writeLarge writes the benchmark model of about mib MiB to path.
+func writeLarge(path string, mib int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := tm.WriteLarge(f, mib); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func generate() ([]file, error) {
