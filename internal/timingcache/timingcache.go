@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -123,7 +124,7 @@ const lockRetry = 20 * time.Millisecond
 // without it, which is safe because Save replaces the file atomically.
 func Load(ctx context.Context, path string) ([]byte, error) {
 	path = resolveLink(path)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(path); missing(err) {
 		return nil, nil
 	}
 	lock := flock.New(lockPath(path), flock.SetPermissions(0o644))
@@ -135,7 +136,7 @@ func Load(ctx context.Context, path string) ([]byte, error) {
 		defer lock.Unlock() //nolint:errcheck // closing the descriptor releases the lock anyway
 	}
 	data, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	if missing(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -198,6 +199,12 @@ func Save(ctx context.Context, path string, merge MergeFunc) (Saved, error) {
 }
 
 func lockPath(path string) string { return path + ".lock" }
+
+// missing says whether err means the file is not there: it does not exist, or a folder on its
+// path is a file (then Save reports the folder).
+func missing(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+}
 
 // resolveLink follows symbolic links at path (also one whose target does not exist yet), so
 // that saving replaces the file a link points to rather than the link.

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -177,8 +178,12 @@ func TestSaveUnwritableFolder(t *testing.T) {
 	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Save(context.Background(), filepath.Join(blocker, "sub", "x.cache"), union("l1"))
-	if err == nil || !strings.Contains(err.Error(), "creating the timing cache folder") {
+	path := filepath.Join(blocker, "sub", "x.cache")
+	if data, err := Load(context.Background(), path); data != nil || err != nil {
+		t.Errorf("Load under a file = %q, %v; want no cache and no error (Save reports the folder)", data, err)
+	}
+	_, err := Save(context.Background(), path, union("l1"))
+	if err == nil || !strings.Contains(err.Error(), "creating the timing cache folder") || !errors.Is(err, syscall.ENOTDIR) {
 		t.Fatalf("Save under a file: %v", err)
 	}
 }
