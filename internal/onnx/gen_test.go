@@ -54,8 +54,8 @@ func TestGeneratorIsDeterministic(t *testing.T) {
 	}
 }
 
-// listFiles returns the sorted names of the regular files in dir, leaving
-// out dot files such as .gitattributes.
+// listFiles returns the sorted names of the model files (.onnx and .bin) in
+// dir.
 func listFiles(t *testing.T, dir string) []string {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -64,7 +64,7 @@ func listFiles(t *testing.T, dir string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") {
+		if e.Type().IsRegular() && (strings.HasSuffix(e.Name(), ".onnx") || strings.HasSuffix(e.Name(), ".bin")) {
 			names = append(names, e.Name())
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/shapes"
 )
@@ -42,8 +43,9 @@ type Params struct {
 }
 
 // Error is a preflight failure. Its message is one line naming the problem
-// and the fix. Every error Check and Run return is an *Error: nothing was
-// started, and the command should exit with status 2.
+// and the fix. Every error Check and Run return wraps an *Error (find it
+// with errors.As) inside an *exitcode.Error with code exitcode.Usage:
+// nothing was started, and the command exits with status 2.
 type Error struct {
 	// Rule is a short identifier of the failed check, for tests and
 	// programs: "model", "shape-name", "shape-rank", "shape-static",
@@ -58,8 +60,13 @@ func (e *Error) Error() string { return e.Err.Error() }
 // Unwrap returns the underlying error.
 func (e *Error) Unwrap() error { return e.Err }
 
-func fail(rule, format string, args ...any) *Error {
-	return &Error{Rule: rule, Err: fmt.Errorf(format, args...)}
+func fail(rule, format string, args ...any) error {
+	return usage(&Error{Rule: rule, Err: fmt.Errorf(format, args...)})
+}
+
+// usage gives a preflight failure exit status 2.
+func usage(e *Error) error {
+	return exitcode.Wrap(exitcode.Usage, e)
 }
 
 // Run reads the model at modelPath with onnx.ReadMetadata and checks it with
@@ -68,7 +75,7 @@ func fail(rule, format string, args ...any) *Error {
 func Run(modelPath string, p Params) (*onnx.Model, []string, error) {
 	m, err := onnx.ReadMetadata(modelPath)
 	if err != nil {
-		return nil, nil, &Error{Rule: "model", Err: err}
+		return nil, nil, usage(&Error{Rule: "model", Err: err})
 	}
 	warnings, err := Check(m, modelPath, p)
 	return m, warnings, err
@@ -84,7 +91,7 @@ func Check(m *onnx.Model, modelPath string, p Params) ([]string, error) {
 	}
 	_, profileWarnings, err := shapes.Profile(p.Shapes, p.Min, p.Opt, p.Max)
 	if err != nil {
-		return nil, &Error{Rule: "shape-order", Err: err}
+		return nil, usage(&Error{Rule: "shape-order", Err: err})
 	}
 	warnings = append(warnings, profileWarnings...)
 	if err := checkMissingShapes(m, p); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	"github.com/trtbuild/trtbuild/internal/shapes"
@@ -42,6 +43,9 @@ func wantFailure(t *testing.T, err error, rule, want string) {
 	}
 	if pe.Rule != rule {
 		t.Errorf("rule %q, want %q (%v)", pe.Rule, rule, err)
+	}
+	if exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("exit code %d, want %d", exitcode.Of(err), exitcode.Usage)
 	}
 	msg := err.Error()
 	if strings.Contains(msg, "\n") {
