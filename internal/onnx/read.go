@@ -217,7 +217,7 @@ func isModelField(f field) bool {
 }
 
 func (d *decoder) int64(end int64, what string) (int64, error) {
-	v, err := d.r.varint(end, what)
+	v, err := d.r.varint(end, text(what))
 	return int64(v), err
 }
 
@@ -390,17 +390,17 @@ func (d *decoder) tensor(end int64, depth int, what string) (Tensor, error) {
 		switch {
 		case f.num == tensorDims && f.typ == protowire.VarintType:
 			var v uint64
-			v, err = r.varint(end, "tensor dims")
+			v, err = r.varint(end, text("tensor dims"))
 			t.Dims = append(t.Dims, int64(v))
 		case f.num == tensorDims && f.typ == protowire.BytesType:
 			for r.pos() < f.end && err == nil {
 				var v uint64
-				v, err = r.varint(f.end, "tensor dims")
+				v, err = r.varint(f.end, text("tensor dims"))
 				t.Dims = append(t.Dims, int64(v))
 			}
 		case f.num == tensorDataType && f.typ == protowire.VarintType:
 			var v uint64
-			v, err = r.varint(end, "tensor data_type")
+			v, err = r.varint(end, text("tensor data_type"))
 			t.DataType = DataType(int32(v))
 		case f.num == tensorName && f.typ == protowire.BytesType:
 			t.Name, err = r.str(f.end, "a tensor name")
@@ -540,12 +540,12 @@ func (d *decoder) sparse(end int64, depth int) (Tensor, error) {
 			t.External = t.External || v.External
 		case f.num == sparseDims && f.typ == protowire.VarintType:
 			var v uint64
-			v, err = d.r.varint(end, "sparse dims")
+			v, err = d.r.varint(end, text("sparse dims"))
 			t.Dims = append(t.Dims, int64(v))
 		case f.num == sparseDims && f.typ == protowire.BytesType:
 			for d.r.pos() < f.end && err == nil {
 				var v uint64
-				v, err = d.r.varint(f.end, "sparse dims")
+				v, err = d.r.varint(f.end, text("sparse dims"))
 				t.Dims = append(t.Dims, int64(v))
 			}
 		default:
@@ -609,7 +609,7 @@ func (d *decoder) tensorType(end int64, depth int, v *Value) error {
 	return r.message(end, depth, "a tensor type", func(f field) (bool, error) {
 		switch {
 		case f.num == typeTensorElemType && f.typ == protowire.VarintType:
-			e, err := r.varint(end, "elem_type")
+			e, err := r.varint(end, text("elem_type"))
 			v.ElemType = DataType(int32(e))
 			return true, err
 		case f.num == typeTensorShape && f.typ == protowire.BytesType:
@@ -637,7 +637,7 @@ func (d *decoder) dim(end int64, depth int) (Dim, error) {
 		switch {
 		case f.num == dimValue && f.typ == protowire.VarintType:
 			var v uint64
-			v, err = r.varint(end, "dim_value")
+			v, err = r.varint(end, text("dim_value"))
 			// dim_value and dim_param are a oneof: the last one wins. Some
 			// exporters write -1 for an unknown size; that is not a size.
 			dim = Dim{Value: int64(v), Known: int64(v) >= 0}

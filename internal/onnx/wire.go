@@ -57,7 +57,37 @@ type wireError struct {
 	truncated bool
 }
 
+// Error returns the reason, which includes the offset.
 func (e *wireError) Error() string { return e.reason }
+
+// label names what is being read, for error messages. It is a value, not a
+// string, so that the text is only built when an error needs it.
+type label struct {
+	what string
+	num  protowire.Number
+	kind uint8
+}
+
+// Kinds of label.
+const (
+	plainLabel uint8 = iota // what is the whole text
+	tagLabel                // a field tag of the message what
+	fieldLabel              // field num of the message what
+)
+
+// text returns a label whose text is s.
+func text(s string) label { return label{what: s} }
+
+// String returns the label's text.
+func (l label) String() string {
+	switch l.kind {
+	case tagLabel:
+		return "a field tag of " + l.what
+	case fieldLabel:
+		return fieldName(l.what, l.num)
+	}
+	return l.what
+}
 
 func newWireReader(src io.ReadSeeker, size int64) *wireReader {
 	return &wireReader{src: src, size: size, buf: make([]byte, bufSize), readSize: seekReadSize}
@@ -72,14 +102,14 @@ func (r *wireReader) corrupt(offset int64, format string, args ...any) error {
 }
 
 // eof returns the error for data that runs past the end of the file.
-func (r *wireReader) eof(offset int64, what string) error {
+func (r *wireReader) eof(offset int64, what label) error {
 	reason := fmt.Sprintf("the file ends inside %s at byte %d", what, offset)
 	return &wireError{offset: offset, reason: reason, truncated: r.ok}
 }
 
 // eofLength returns the error for a length prefix that claims more bytes than
 // the file has left.
-func (r *wireReader) eofLength(offset int64, what string, claimed uint64, left int64) error {
+func (r *wireReader) eofLength(offset int64, what label, claimed uint64, left int64) error {
 	reason := fmt.Sprintf("%s at byte %d claims %d bytes but the file has %d left", what, offset, claimed, left)
 	return &wireError{offset: offset, reason: reason, truncated: r.ok}
 }
@@ -105,7 +135,7 @@ func (r *wireReader) fill() error {
 }
 
 // varint reads a base-128 varint that must end before end.
-func (r *wireReader) varint(end int64, what string) (uint64, error) {
+func (r *wireReader) varint(end int64, what label) (uint64, error) {
 	start := r.pos()
 	// Fast path: the whole varint is in the buffer.
 	if r.w-r.r >= protowire.SizeVarint(1<<63) && start+10 <= end {
@@ -144,7 +174,7 @@ func (r *wireReader) varint(end int64, what string) (uint64, error) {
 
 // length reads a length prefix and checks that that many bytes follow before
 // end. It returns the absolute end offset of the field's payload.
-func (r *wireReader) length(end int64, what string) (int64, error) {
+func (r *wireReader) length(end int64, what label) (int64, error) {
 	start := r.pos()
 	l, err := r.varint(end, what)
 	if err != nil {
@@ -191,7 +221,7 @@ func (r *wireReader) bytes(end int64, what string) ([]byte, error) {
 	for int64(len(out)) < n {
 		if err := r.fill(); err != nil {
 			if err == io.EOF {
-				return nil, r.eof(r.pos(), what)
+				return nil, r.eof(r.pos(), text(what))
 			}
 			return nil, err
 		}
@@ -225,7 +255,7 @@ func (r *wireReader) message(end int64, depth int, what string, fn func(f field)
 	}
 	for r.pos() < end {
 		tagAt := r.pos()
-		tag, err := r.varint(end, "a field tag of "+what)
+		tag, err := r.varint(end, label{what: what, kind: tagLabel})
 		if err != nil {
 			return err
 		}
@@ -238,7 +268,7 @@ func (r *wireReader) message(end int64, depth int, what string, fn func(f field)
 			r.ok = r.startsLike != nil && r.startsLike(f)
 		}
 		if f.typ == protowire.BytesType {
-			if f.end, err = r.length(end, fieldName(what, f.num)); err != nil {
+			if f.end, err = r.length(end, label{what: what, num: f.num, kind: fieldLabel}); err != nil {
 				return err
 			}
 		}
@@ -267,7 +297,7 @@ func (r *wireReader) skip(f field, end int64, depth int, what string) error {
 	at := r.pos()
 	switch f.typ {
 	case protowire.VarintType:
-		_, err := r.varint(end, fmt.Sprintf("field %d of %s", f.num, what))
+		_, err := r.varint(end, label{what: what, num: f.num, kind: fieldLabel})
 		return err
 	case protowire.Fixed32Type, protowire.Fixed64Type:
 		n := int64(4)
@@ -275,7 +305,7 @@ func (r *wireReader) skip(f field, end int64, depth int, what string) error {
 			n = 8
 		}
 		if at+n > r.size {
-			return r.eof(at, fmt.Sprintf("field %d of %s", f.num, what))
+			return r.eof(at, label{what: what, num: f.num, kind: fieldLabel})
 		}
 		if at+n > end {
 			return r.corrupt(at, "field %d of %s runs past the end of its message", f.num, what)
@@ -300,7 +330,7 @@ func (r *wireReader) skipGroup(num protowire.Number, end int64, depth int, what 
 		if tagAt >= end {
 			return r.corrupt(tagAt, "group %d of %s has no end", num, what)
 		}
-		tag, err := r.varint(end, "a group tag in "+what)
+		tag, err := r.varint(end, text("a group tag in "+what))
 		if err != nil {
 			return err
 		}
@@ -315,7 +345,7 @@ func (r *wireReader) skipGroup(num protowire.Number, end int64, depth int, what 
 			return nil
 		}
 		if f.typ == protowire.BytesType {
-			if f.end, err = r.length(end, fmt.Sprintf("field %d of %s", f.num, what)); err != nil {
+			if f.end, err = r.length(end, label{what: what, num: f.num, kind: fieldLabel}); err != nil {
 				return err
 			}
 		}
