@@ -52,6 +52,7 @@ type ttyModel struct {
 
 	printQ   []string // lines waiting to be printed above the view
 	printing bool     // a print is in flight
+	shown    bool     // the header is printed: the frame may be drawn below it
 
 	result     *builder.Result
 	summarised bool // the summary is queued: quit once it is printed
@@ -82,11 +83,12 @@ func newTTYModel(info builder.BuildInfo, begin time.Time, in *inbox, opts modelO
 		clock: begin,
 		dirty: true,
 	}
+	m.printQ = m.headerLines()
 	return m
 }
 
-// Init starts the frame clock.
-func (m *ttyModel) Init() tea.Cmd { return m.tick() }
+// Init prints the header and starts the frame clock.
+func (m *ttyModel) Init() tea.Cmd { return tea.Batch(m.flush(), m.tick()) }
 
 func (m *ttyModel) tick() tea.Cmd {
 	if m.opts.tick <= 0 || m.quitting {
@@ -116,7 +118,7 @@ func (m *ttyModel) Update(msg tea.Msg) (model tea.Model, cmd tea.Cmd) {
 		m.step(m.opts.now())
 		next = m.tick()
 	case printedMsg:
-		m.printing = false
+		m.printing, m.shown = false, true
 	case tea.WindowSizeMsg:
 		if m.opts.width <= 0 {
 			m.width = msg.Width
@@ -124,6 +126,7 @@ func (m *ttyModel) Update(msg tea.Msg) (model tea.Model, cmd tea.Cmd) {
 		if m.opts.height <= 0 {
 			m.height = msg.Height
 		}
+		m.tallest = 0 // the renderer redraws everything at a new size anyway
 		m.dirty = true
 	case tea.KeyPressMsg:
 		// Ctrl-C arrives as a key in raw mode. The session decides what a press means
@@ -138,7 +141,7 @@ func (m *ttyModel) Update(msg tea.Msg) (model tea.Model, cmd tea.Cmd) {
 // View draws the current frame. It is called after every message, so it redraws only when a
 // frame tick or a resize changed something, and otherwise returns the cached frame.
 func (m *ttyModel) View() (v tea.View) {
-	if m.quitting || m.failure != nil {
+	if m.quitting || m.failure != nil || !m.shown {
 		return tea.NewView("")
 	}
 	defer func() {

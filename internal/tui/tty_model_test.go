@@ -32,7 +32,31 @@ func newTestModel(opts modelOptions) (*ttyModel, *inbox, *testClock) {
 	if opts.height == 0 {
 		opts.height = 24
 	}
-	return newTTYModel(testInfo, epoch, in, opts), in, clk
+	m := newTTYModel(testInfo, epoch, in, opts)
+	m.Init()
+	m.Update(printedMsg{}) // the header is out: frames may be drawn
+	return m, in, clk
+}
+
+// TestHeaderPrintedFirst checks that the header goes above the view before any frame is drawn.
+func TestHeaderPrintedFirst(t *testing.T) {
+	clk := newTestClock()
+	m := newTTYModel(testInfo, epoch, newInbox(epoch, clk.Now), modelOptions{now: clk.Now, width: 60})
+	want := []string{"Building models/convnet.onnx → convnet.engine", "backend sim · fp16 · 12 layers"}
+	if got := stripAll(m.printQ); !reflect.DeepEqual(got, want) {
+		t.Fatalf("header %q, want %q", got, want)
+	}
+	if cmd := m.Init(); cmd == nil || !m.printing {
+		t.Fatal("Init did not print the header")
+	}
+	m.Update(frameMsg{})
+	if v := m.View(); v.Content != "" {
+		t.Fatalf("a frame was drawn before the header was printed:\n%s", v.Content)
+	}
+	m.Update(printedMsg{})
+	if v := m.View(); !strings.Contains(v.Content, "waiting for the builder") {
+		t.Fatalf("no frame after the header was printed: %q", v.Content)
+	}
 }
 
 // randomBuild is a random but well-formed event stream: phases nest, run in parallel, report
@@ -226,6 +250,8 @@ func TestResize(t *testing.T) {
 	clk := newTestClock()
 	in := newInbox(epoch, clk.Now)
 	m := newTTYModel(testInfo, epoch, in, modelOptions{now: clk.Now})
+	m.Init()
+	m.Update(printedMsg{})
 	in.put(tensorRTLike())
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	clk.Set(sec(3))
@@ -513,5 +539,31 @@ func TestEnvironment(t *testing.T) {
 		if got := TaskbarFromEnv(tc.env); got != tc.want {
 			t.Errorf("taskbar case %d: got %v, want %v", i, got, tc.want)
 		}
+	}
+}
+
+// TestFrameHeightOnlyGrows checks that the frame keeps its tallest height while phases come
+// and go, with the footer on its last line, and starts over after a resize.
+func TestFrameHeightOnlyGrows(t *testing.T) {
+	m, in, clk := newTestModel(modelOptions{})
+	in.put(parallel(8))
+	clk.Set(sec(1))
+	m.Update(frameMsg{})
+	tall := strings.Split(ansi.Strip(m.View().Content), "\n")
+
+	var done []builder.Event
+	for i := 0; i < 7; i++ {
+		done = append(done, evFinish(sec(1.5), 10+i))
+	}
+	in.put(done)
+	clk.Set(sec(2))
+	m.Update(frameMsg{})
+	short := strings.Split(ansi.Strip(m.View().Content), "\n")
+	if len(short) != len(tall) || !strings.Contains(short[len(short)-1], "2.0s elapsed") {
+		t.Fatalf("frame went from %d to %d lines, or lost its footer:\n%s", len(tall), len(short), strings.Join(short, "\n"))
+	}
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if got := strings.Split(ansi.Strip(m.View().Content), "\n"); len(got) >= len(tall) {
+		t.Fatalf("after a resize the frame kept %d lines:\n%s", len(got), strings.Join(got, "\n"))
 	}
 }

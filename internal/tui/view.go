@@ -58,6 +58,11 @@ type viewState struct {
 	cancel    cancelState
 
 	rows []row // reused between frames
+	// tallest is the most lines a frame has had at this size. Shorter frames are padded to
+	// it, so the footer does not jump as phases come and go, and the renderer does not have
+	// to redraw everything (which tmux, at the top of a cleared screen, copies into its
+	// history) each time the height changes.
+	tallest int
 }
 
 // rowKind says what a row of the tree shows.
@@ -113,8 +118,9 @@ func maxFrameLines(h int) int {
 	return max(n, 1)
 }
 
-// frame renders the live view at wall time now: header, phase tree, footer. No line is wider
-// than the terminal and the frame is never taller than maxFrameLines.
+// frame renders the live view at wall time now: the phase tree and the footer. (The header
+// is printed once above the view, see headerLines.) No line is wider than the terminal and
+// the frame is never taller than maxFrameLines.
 func (v *viewState) frame(now time.Time) string {
 	w, h := v.size()
 	cw := min(w, maxContentWidth)
@@ -128,10 +134,6 @@ func (v *viewState) frame(now time.Time) string {
 		footerLines = footerLines[len(footerLines)-maxLines:]
 	}
 	room := maxLines - len(footerLines)
-	if room >= 3 {
-		v.header(&b, cw)
-		room -= 2
-	}
 	if room > 0 {
 		v.rows = v.collect(v.rows[:0])
 		v.rows = fit(v.rows, room)
@@ -145,6 +147,11 @@ func (v *viewState) frame(now time.Time) string {
 			b.WriteByte('\n')
 		}
 	}
+	lines := strings.Count(b.String(), "\n") + len(footerLines)
+	for ; lines < min(v.tallest, maxLines); lines++ {
+		b.WriteByte('\n')
+	}
+	v.tallest = max(v.tallest, lines)
 	for i, l := range footerLines {
 		if i > 0 {
 			b.WriteByte('\n')
@@ -162,9 +169,14 @@ func fitLine(s string, cw int) string {
 	return ansi.Truncate(s, cw, "…")
 }
 
-// header writes the two header lines: what is built into what, then how.
-func (v *viewState) header(b *strings.Builder, cw int) {
+// headerLines returns the header printed above the view when it starts: what is built into
+// what, then how. It goes into the terminal's history rather than into the frame, so that it
+// stays readable above the builder's log lines, and so that the frame never starts at the top
+// of a cleared screen (where tmux, erasing from there, copies the screen into its history).
+func (v *viewState) headerLines() []string {
 	t := &v.theme
+	w, _ := v.size()
+	cw := min(w, maxContentWidth)
 	model, engine := clean(v.info.Model), clean(v.info.Engine)
 	const verb, arrow = "Building ", " → "
 	room := cw - ansi.StringWidth(verb) - ansi.StringWidth(arrow)
@@ -172,12 +184,10 @@ func (v *viewState) header(b *strings.Builder, cw int) {
 		room += ansi.StringWidth(arrow)
 	}
 	model, engine = shortenPair(model, engine, room)
-	line := t.title.Render(verb + model)
+	first := t.title.Render(verb + model)
 	if engine != "" {
-		line += t.dim.Render(arrow) + engine
+		first += t.dim.Render(arrow) + engine
 	}
-	b.WriteString(fitLine(line, cw))
-	b.WriteByte('\n')
 
 	var parts []string
 	if v.info.Backend != "" {
@@ -192,8 +202,7 @@ func (v *viewState) header(b *strings.Builder, cw int) {
 	if v.info.Layers > 0 {
 		parts = append(parts, plural(v.info.Layers, "layer"))
 	}
-	b.WriteString(t.dim.Render(ansi.Truncate(strings.Join(parts, " · "), cw, "…")))
-	b.WriteByte('\n')
+	return []string{fitLine(first, cw), t.dim.Render(ansi.Truncate(strings.Join(parts, " · "), cw, "…"))}
 }
 
 // shortenPair fits "a → b" into room cells, cutting the start of the longer path first, since

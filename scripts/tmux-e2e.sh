@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Real-terminal test of the live view. It builds trtbuild, runs simulated builds in a private
+# tmux server and reads the screen the way a person would (tmux capture-pane):
+#   1. the nested bars appear; a silent phase is reported from the view's own clock; a
+#      narrower window reflows the view; Ctrl-C shows the cancelling state; the build exits
+#      with 130, the summary replaces the view, and the terminal is sane (echo, icanon).
+#   2. a builder that ignores the cancel: the second Ctrl-C stops the worker; same checks.
+# Needs tmux. Usage: scripts/tmux-e2e.sh [path/to/trtbuild]  (default: build it)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export LC_ALL=C.UTF-8 # widths and patterns below count characters, not bytes
+
+command -v tmux >/dev/null || { echo "tmux-e2e: tmux is not installed" >&2; exit 1; }
+
+work="$(mktemp -d)"
+sock="$work/tmux.sock"
+cleanup() {
+	tmux -S "$sock" kill-server 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+bin="${1:-}"
+if [ -z "$bin" ]; then
+	bin="$work/trtbuild"
+	go build -o "$bin" ./cmd/trtbuild
+fi
+model="testdata/models/convnet.onnx"
+width=100 height=32
+
+t() { tmux -S "$sock" "$@"; }
+
+# screen prints the visible pane; history the whole scrollback.
+screen() { t capture-pane -p -t e2e; }
+history() { t capture-pane -p -S - -t e2e; }
+
+fail() {
+	echo "tmux-e2e: FAIL: $*" >&2
+	echo "---- screen and history ----" >&2
+	history >&2 || true
+	echo "----------------------------" >&2
+	exit 1
+}
+
+# wait_for TEXT [SECONDS]: wait until TEXT is on the screen.
+wait_for() {
+	local deadline=$((SECONDS + ${2:-30}))
+	until screen | grep -qF -- "$1"; do
+		((SECONDS < deadline)) || fail "never saw: $1"
+		sleep 0.1
+	done
+}
+
+# require_nested_bars: at least three levels of running phases, each with a bar.
+require_nested_bars() {
+	local s levels
+	s="$(screen)"
+	levels="$(grep -E '^( *)[•⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] .*[━█░]{8,} +[0-9]+/[0-9]+ ' <<<"$s" |
+		sed -E 's/^( *).*/\1/' | awk '{ print length($0) }' | sort -un | wc -l)"
+	((levels >= 3)) || fail "expected bars on at least 3 levels of the tree, found $levels"
+}
+
+# require_width N: no line on the screen is wider than N cells.
+require_width() {
+	local widest
+	widest="$(screen | wc -L)"
+	((widest <= $1)) || fail "a line is $widest columns wide, more than $1"
+}
+
+# start_build ARGS...: run one build in a fresh shell and record its exit code and terminal
+# mode afterwards.
+start_build() {
+	t kill-server 2>/dev/null || true
+	rm -f "$work/rc" "$work/stty"
+	t -f /dev/null new-session -d -s e2e -x "$width" -y "$height" \
+		-e LANG=C.UTF-8 -e NO_COLOR= -e TRTBUILD_PROGRESS= "bash --norc --noprofile"
+	t set-option -t e2e window-size manual
+	t send-keys -t e2e "clear; '$bin' --backend sim -o '$work/out.engine' $* '$model'; echo \$? >'$work/rc'; stty -a >'$work/stty'" Enter
+}
+
+# finish EXPECTED_RC: wait for the build to end and check the exit code and the terminal.
+finish() {
+	local deadline=$((SECONDS + 60))
+	until [ -s "$work/stty" ]; do
+		((SECONDS < deadline)) || fail "the build did not end"
+		sleep 0.1
+	done
+	local rc
+	rc="$(cat "$work/rc")"
+	[ "$rc" = "$1" ] || fail "exit code $rc, want $1"
+	grep -qE '(^|[ ;])echo( |;|$)' "$work/stty" || fail "echo is off after the build: $(cat "$work/stty")"
+	grep -qE '(^|[ ;])icanon( |;|$)' "$work/stty" || fail "icanon is off after the build: $(cat "$work/stty")"
+	if screen | grep -qE '(ctrl\+c cancel|ctrl\+c stop now)'; then
+		fail "the live view was left on the screen"
+	fi
+}
+
+echo "tmux-e2e: run 1: nested bars, silence, resize, Ctrl-C cancels"
+start_build --sim-threads 2 --sim-step 1500ms --sim-silent 7s
+wait_for "Building $model"
+wait_for "Timing graph nodes"
+wait_for "no progress reported for 5." 20
+require_width "$width"
+t resize-window -t e2e -x 64 -y "$height"
+sleep 0.5
+require_width 64
+wait_for "Measuring tactic time" 20
+require_nested_bars
+t send-keys -t e2e C-c
+wait_for "Cancelling…"
+wait_for "cancel requested"
+finish 130
+wait_for "Build cancelled after"
+
+echo "tmux-e2e: run 2: the builder ignores the cancel; the second Ctrl-C stops it"
+start_build --sim-threads 2 --sim-step 200ms --sim-ignore-cancel
+wait_for "Measuring tactic time"
+require_nested_bars
+t send-keys -t e2e C-c
+wait_for "Press Ctrl-C again"
+sleep 0.5
+screen | grep -qF "Cancelling…" || fail "the cancelling state went away while the builder ignores the cancel"
+t send-keys -t e2e C-c
+finish 130
+wait_for "Build cancelled after"
+wait_for "The build worker was killed without waiting for a step boundary."
+
+echo "tmux-e2e: ok"
