@@ -74,6 +74,26 @@ func (m *Model) InFile(t *onnxpb.TensorProto) bool {
 	return ok
 }
 
+// SourceFiles returns the files the model's data is read from: the model
+// file and the external data files of tensors still in files.
+func (m *Model) SourceFiles() []string {
+	var files []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if p != "" && !seen[p] {
+			seen[p] = true
+			files = append(files, p)
+		}
+	}
+	add(m.Path)
+	for _, t := range m.Proto.GetGraph().GetInitializer() {
+		if s, ok := m.spans[t]; ok {
+			add(s.path)
+		}
+	}
+	return files
+}
+
 // Replace makes Write use r as t's data. t must be a main-graph initializer.
 func (m *Model) Replace(t *onnxpb.TensorProto, r Replacement) {
 	m.replaced[t] = r

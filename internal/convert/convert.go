@@ -1,0 +1,259 @@
+// Package convert reduces the precision of an ONNX model: it converts
+// float32 values to float16 or bfloat16 in the graph itself, as NVIDIA's
+// ModelOpt AutoCast and onnxconverter-common's float16 converter do, so
+// that TensorRT 11, which builds strongly typed networks only, builds a
+// reduced-precision engine.
+//
+// Float32 initializers, constants and value types become the target type;
+// Cast nodes that made float32 make the target type; a default list of
+// numerically sensitive operators (DefaultKeepOps), operators whose schema
+// has no target-type version, nodes that read weights too large for the
+// target type, and nodes the caller names stay in float32, with Cast nodes
+// at the boundaries. The main graph's inputs and outputs keep their types
+// unless Options.ConvertIO is set. Subgraphs of If, Loop and Scan are
+// converted with the same rules. docs/convert.md has the full semantics.
+//
+// The conversion works on the graph's types alone: it does not run the
+// model. Every converted model is analysed again before it is returned, so
+// an inconsistent result is an error, never a file.
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/convert/modelio"
+	"github.com/trtbuild/trtbuild/internal/convert/opschema"
+)
+
+// Convert converts the model in place and returns what it did. Data of
+// initializers still in their files (see modelio.Load) is converted when
+// the model is written; everything else is converted now. On error the
+// model may be partly changed and must not be written.
+func Convert(m *modelio.Model, opts Options) (Summary, error) {
+	if !opts.Target.valid() {
+		return Summary{}, fmt.Errorf("no target type: set Options.Target to fp16 or bf16")
+	}
+	table := opschema.Default()
+	a, err := analyse(m.Proto, opts.Target, table)
+	if err != nil {
+		return Summary{}, err
+	}
+	c, err := newClassifier(a, opts)
+	if err != nil {
+		return Summary{}, err
+	}
+	f := opts.Target.format()
+	ws := collectWeights(a)
+	if err := scanWeights(m, ws, f); err != nil {
+		return Summary{}, err
+	}
+	for _, w := range ws {
+		if w.stats.Overflow > 0 {
+			w.v.overflow = fmt.Sprintf("whose values reach %.4g, beyond %s's largest %.6g", w.stats.MaxAbs, f, f.MaxFinite())
+		}
+	}
+	c.graph(a.main, "")
+	c.decide()
+
+	s := &Summary{Target: opts.Target, KeepIOTypes: !opts.ConvertIO, KeptNodes: []KeptNode{}, KeptWeights: []KeptWeight{},
+		InsertedCasts: []InsertedCast{}, RetargetedCasts: []string{}, Inputs: []IOType{}, Outputs: []IOType{}, Warnings: []string{}}
+	r := &rewriter{a: a, c: c, m: m, used: names(a), sum: s}
+	if err := r.graph(a.main); err != nil {
+		return Summary{}, err
+	}
+	if err := convertInitializers(m, a, s); err != nil {
+		return Summary{}, err
+	}
+	summarize(a, c, ws, s)
+	if err := verify(m.Proto, opts.Target, table); err != nil {
+		return Summary{}, err
+	}
+	return *s, nil
+}
+
+func convertInitializers(m *modelio.Model, a *analysis, s *Summary) error {
+	for _, gc := range a.graphs {
+		for _, t := range gc.g.Initializer {
+			v := gc.values[t.GetName()]
+			if v == nil || !v.typ.isFloat() {
+				continue
+			}
+			size, err := m.DataSize(t)
+			if err != nil {
+				return err
+			}
+			s.Initializers.BytesBefore += size
+			if !v.lowered {
+				s.Initializers.Kept++
+				s.Initializers.BytesAfter += size
+				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: v.name, Graph: gc.path(), Reason: v.keep, Detail: v.detail})
+				continue
+			}
+			if err := lowerTensor(m, t, a.target, gc.owner == nil); err != nil {
+				return err
+			}
+			s.Initializers.Converted++
+			s.Initializers.BytesAfter += size / 2
+		}
+	}
+	return nil
+}
+
+func summarize(a *analysis, c *classifier, ws []*weight, s *Summary) {
+	for _, gc := range a.graphs {
+		for _, ni := range gc.nodes {
+			switch {
+			case ni.weight:
+				if len(ni.outs) == 0 || ni.outs[0] == nil || !ni.outs[0].typ.isFloat() {
+					continue
+				}
+				if ni.low {
+					s.Constants.Converted++
+					continue
+				}
+				s.Constants.Kept++
+				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: ni.outs[0].name, Graph: gc.path(), Reason: ni.keep, Detail: ni.detail})
+			case !ni.float:
+			case ni.low:
+				s.Nodes.Converted++
+			default:
+				s.Nodes.Kept++
+				s.KeptNodes = append(s.KeptNodes, KeptNode{Name: ni.n.GetName(), Op: ni.n.GetOpType(), Graph: gc.path(), Reason: ni.keep, Detail: ni.detail})
+			}
+		}
+	}
+	for _, v := range a.main.inputs {
+		if v.kind == kindInput && v.typ.isFloat() {
+			s.Inputs = append(s.Inputs, IOType{Name: v.name, Before: "float", After: typeWord(v.lowered, a.target)})
+		}
+	}
+	for _, v := range a.main.outputs {
+		if v.typ.isFloat() {
+			s.Outputs = append(s.Outputs, IOType{Name: v.name, Before: "float", After: typeWord(c.required(a.main, v), a.target)})
+		}
+	}
+	for _, w := range ws {
+		if w.stats.Overflow == 0 {
+			continue
+		}
+		var readers []string
+		for _, u := range w.v.uses {
+			if u.n != nil {
+				readers = append(readers, u.n.label())
+			}
+		}
+		sort.Strings(readers)
+		readers = compact(readers)
+		what := "initializer"
+		if w.v.kind == kindNode {
+			what = w.v.node.n.GetOpType() + " value"
+		}
+		msg := fmt.Sprintf("%s %q has %d values beyond %s's range (up to %.4g); it stays in float32", what, w.v.name, w.stats.Overflow, a.target.format(), w.stats.MaxAbs)
+		if len(readers) > 0 {
+			if len(readers) > 5 {
+				readers = append(readers[:5], fmt.Sprintf("%d more", len(readers)-5))
+			}
+			msg += ", and so do its readers: " + strings.Join(readers, ", ")
+		}
+		s.Warnings = append(s.Warnings, msg)
+	}
+	sort.Strings(s.Warnings)
+}
+
+func typeWord(lowered bool, t Target) string {
+	if lowered {
+		return t.elemName()
+	}
+	return "float"
+}
+
+// OutputName returns the default name of the converted copy of model:
+// "resnet.onnx" becomes "resnet.fp16.onnx".
+func OutputName(model string, t Target) string {
+	base := filepath.Base(model)
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	return stem + "." + string(t) + ".onnx"
+}
+
+// Analyze reads the model at path and converts it in memory without
+// writing anything, for a summary of what ConvertFile would do.
+func Analyze(path string, opts Options) (Summary, error) {
+	m, err := modelio.Load(path)
+	if err != nil {
+		return Summary{}, err
+	}
+	return Convert(m, opts)
+}
+
+// ErrWouldOverwrite is wrapped by errors that refuse to write over an input file.
+var ErrWouldOverwrite = errors.New("output would overwrite an input file")
+
+// Write writes a converted model to out. The weights go to an external
+// data file named out + ".data" when the source model had external data or
+// when the model would not fit in one 2 GiB protobuf file. Both files are
+// written atomically. Write refuses to replace the source model or any of
+// its data files.
+func Write(m *modelio.Model, out string) (*Files, error) {
+	external := m.External
+	if !external {
+		size, err := m.InlineSize()
+		if err != nil {
+			return nil, err
+		}
+		external = size > modelio.MaxInline
+	}
+	dataName := filepath.Base(out) + ".data"
+	targets := []string{out}
+	if external {
+		targets = append(targets, filepath.Join(filepath.Dir(out), dataName))
+	}
+	for _, src := range m.SourceFiles() {
+		for _, dst := range targets {
+			if samePath(src, dst) {
+				return nil, fmt.Errorf("%w: %s is read by the conversion; choose another output name", ErrWouldOverwrite, dst)
+			}
+		}
+	}
+	w, err := m.Write(out, modelio.WriteOptions{External: external, DataName: dataName})
+	if err != nil {
+		return nil, err
+	}
+	return &Files{Model: w.ModelPath, ModelSize: w.ModelSize, Data: w.DataPath, DataSize: w.DataSize}, nil
+}
+
+func samePath(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	sa, errA := os.Stat(a)
+	sb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// ConvertFile converts the model at in and writes the result into the
+// folder outDir, which must exist, under the name OutputName gives, with
+// its external data file next to it when it has one. It returns the
+// converted model's path. The build worker calls it with a temporary
+// folder before it hands the model to TensorRT's parser.
+func ConvertFile(in, outDir string, opts Options) (outPath string, summary Summary, err error) {
+	m, err := modelio.Load(in)
+	if err != nil {
+		return "", Summary{}, err
+	}
+	s, err := Convert(m, opts)
+	if err != nil {
+		return "", Summary{}, fmt.Errorf("converting %s to %s: %w", in, opts.Target, err)
+	}
+	out := filepath.Join(outDir, OutputName(in, opts.Target))
+	files, err := Write(m, out)
+	if err != nil {
+		return "", Summary{}, err
+	}
+	s.Files = files
+	return out, s, nil
+}
