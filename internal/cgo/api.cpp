@@ -39,6 +39,15 @@ int32_t set_status(trtb_status* status, int32_t code, const std::string& message
     return code;
 }
 
+int32_t Build::merge_timing_cache(const std::string& disk, std::string* merged,
+                                  trtb_status* status) {
+    if (!disk.empty()) {
+        return set_status(status, TRTB_ERR_UNSUPPORTED, "this builder cannot merge timing caches");
+    }
+    *merged = timing_cache;
+    return set_status(status, TRTB_OK, "");
+}
+
 trtb_build* new_handle(std::unique_ptr<Build> build) {
     auto* handle = new trtb_build;
     handle->impl = std::move(build);
@@ -216,6 +225,50 @@ int32_t trtb_build_timing_cache(trtb_build* build, const void** data, uint64_t* 
         if (!cache.empty()) {
             *data = cache.data();
             *size = cache.size();
+        }
+        return trtb::set_status(status, TRTB_OK, "");
+    } catch (const std::exception& e) {
+        return internal_error(status, e.what());
+    } catch (...) {
+        return internal_error(status, "unknown exception");
+    }
+}
+
+int32_t trtb_build_merge_timing_cache(trtb_build* build, const void* disk, uint64_t disk_size,
+                                      const void** merged, uint64_t* merged_size,
+                                      trtb_status* status) {
+    try {
+        if (merged == nullptr || merged_size == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
+                                    "timing cache merge outputs are NULL");
+        }
+        *merged = nullptr;
+        *merged_size = 0;
+        if (build == nullptr || build->impl == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build handle is NULL");
+        }
+        if (disk == nullptr && disk_size > 0) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
+                                    "timing cache size is set but the data is NULL");
+        }
+        if (!build->finished.load(std::memory_order_acquire)) {
+            return trtb::set_status(status, TRTB_ERR_STATE,
+                                    "the timing cache can be merged only after the build has run");
+        }
+        std::string in;
+        if (disk_size > 0) {
+            in.assign(static_cast<const char*>(disk), static_cast<size_t>(disk_size));
+        }
+        std::string out;
+        const int32_t code = build->impl->merge_timing_cache(in, &out, status);
+        if (code != TRTB_OK) {
+            return code;
+        }
+        build->impl->merged_cache = std::move(out);
+        const std::string& result = build->impl->merged_cache;
+        if (!result.empty()) {
+            *merged = result.data();
+            *merged_size = result.size();
         }
         return trtb::set_status(status, TRTB_OK, "");
     } catch (const std::exception& e) {

@@ -101,6 +101,7 @@ const (
 	CodeOutOfMemory     Code = 9  // host or device allocation failed
 	CodeInternal        Code = 10 // an exception or an impossible state inside the builder
 	CodeState           Code = 11 // a method was called out of order
+	CodeCacheRejected   Code = 12 // a timing cache to merge is corrupt or of another builder, TensorRT or GPU
 )
 
 var codeNames = [...]string{
@@ -116,6 +117,7 @@ var codeNames = [...]string{
 	CodeOutOfMemory:     "out of memory",
 	CodeInternal:        "internal error",
 	CodeState:           "out of order",
+	CodeCacheRejected:   "timing cache rejected",
 }
 
 // String returns the code's name in lower case, e.g. "build failed".

@@ -560,6 +560,8 @@ public:
     explicit SimBuild(Config cfg) : cfg_(std::move(cfg)) {}
 
     int32_t run(trtb_result* result, trtb_status* status) override;
+    int32_t merge_timing_cache(const std::string& disk, std::string* merged,
+                               trtb_status* status) override;
 
 private:
     void build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_bytes);
@@ -675,6 +677,29 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
            format("Timing cache: %llu hits, %llu misses.",
                   static_cast<unsigned long long>(result->timing_cache_hits),
                   static_cast<unsigned long long>(result->timing_cache_misses)));
+    return set_status(status, TRTB_OK, "");
+}
+
+// merge_timing_cache keeps every entry of disk and adds this build's entries that disk lacks,
+// as ITimingCache::combine does. A disk that is not a simulated-builder cache is refused whole.
+int32_t SimBuild::merge_timing_cache(const std::string& disk, std::string* merged,
+                                     trtb_status* status) {
+    Cache out;
+    if (!disk.empty() && !parse_cache(disk, &out)) {
+        return set_status(status, TRTB_ERR_CACHE_REJECTED,
+                          "not a simulated-builder timing cache (corrupt, or made by TensorRT)");
+    }
+    Cache own;
+    if (!timing_cache.empty() && !parse_cache(timing_cache, &own)) {
+        return set_status(status, TRTB_ERR_INTERNAL, "the build's own timing cache does not parse");
+    }
+    for (const auto& entry : own) {
+        out.emplace(entry.first, entry.second);
+    }
+    merged->clear();
+    if (!out.empty()) {
+        *merged = serialize_cache(out);
+    }
     return set_status(status, TRTB_OK, "");
 }
 

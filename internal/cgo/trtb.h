@@ -21,7 +21,8 @@
  *     trtb_build_create -> trtb_build_run (blocking, one thread)
  *                          trtb_build_drain (another thread, in a loop until batch.done)
  *                          trtb_build_cancel (any thread, any time)
- *                       -> trtb_build_timing_cache (optional) -> trtb_build_destroy
+ *                       -> trtb_build_timing_cache, trtb_build_merge_timing_cache (optional)
+ *                       -> trtb_build_destroy
  */
 #ifndef TRTB_H
 #define TRTB_H
@@ -34,7 +35,7 @@ extern "C" {
 #endif
 
 /* TRTB_ABI_VERSION changes whenever a struct or a function in this header changes. */
-#define TRTB_ABI_VERSION 1
+#define TRTB_ABI_VERSION 2
 
 /* Status codes. TRTB_OK is zero; every other value is a failure of the named kind. */
 typedef enum trtb_code {
@@ -49,7 +50,9 @@ typedef enum trtb_code {
     TRTB_ERR_IO = 8,               /* reading the model or writing the plan failed */
     TRTB_ERR_OUT_OF_MEMORY = 9,    /* host or device allocation failed */
     TRTB_ERR_INTERNAL = 10,        /* an exception or an impossible state inside the builder */
-    TRTB_ERR_STATE = 11            /* a function was called out of order (run twice, drain after destroy) */
+    TRTB_ERR_STATE = 11,           /* a function was called out of order (run twice, drain after destroy) */
+    TRTB_ERR_CACHE_REJECTED = 12   /* a timing cache to merge is corrupt, or made by another builder,
+                                      TensorRT version or device */
 } trtb_code;
 
 /* TRTB_MESSAGE_MAX bounds trtb_status.message, including the terminating NUL. */
@@ -289,6 +292,28 @@ int32_t trtb_build_drain(trtb_build *build, trtb_batch *batch, int32_t timeout_m
  * nothing to save. */
 int32_t trtb_build_timing_cache(trtb_build *build, const void **data, uint64_t *size,
                                 trtb_status *status);
+
+/*
+ * trtb_build_merge_timing_cache combines disk, the timing cache file's bytes as they are now,
+ * with this build's cache (what trtb_build_timing_cache returns), for a cache file that several
+ * builds share: the caller locks the file, reads it, merges, writes the result atomically and
+ * unlocks, so no build's entries are lost. Entries already in disk are kept; the build adds
+ * those disk lacks. disk may be NULL with disk_size 0 (no file yet): the result is the build's
+ * cache. *merged_size is 0 when there is nothing to save.
+ *
+ * When disk is not a cache this backend can read (corrupt, or made by another builder,
+ * TensorRT version or device) it returns TRTB_ERR_CACHE_REJECTED: the caller must leave the
+ * file alone rather than replace it.
+ *
+ * Threading and ownership: call it after trtb_build_run has returned, from one thread at a
+ * time. disk is only read during the call. *merged points into the handle and stays valid until
+ * the next call or trtb_build_destroy. The TensorRT shim creates a builder on the calling thread
+ * to deserialize both caches, then calls ITimingCache::combine(ignoreMismatch=false) and
+ * serialize; the simulated builder takes the union of the entries.
+ */
+int32_t trtb_build_merge_timing_cache(trtb_build *build, const void *disk, uint64_t disk_size,
+                                      const void **merged, uint64_t *merged_size,
+                                      trtb_status *status);
 
 /* trtb_build_destroy frees the handle. Call it after run has returned (or if run was never
  * called) and after the last drain. NULL is ignored. */

@@ -104,9 +104,18 @@ public:
     // on Linux) at which step_complete first returned false, or 0 (trtb_result.cancel_seen_ns).
     int64_t cancel_seen_ns() const { return cancel_seen_.load(std::memory_order_relaxed); }
 
+    // merge_timing_cache is trtb_build_merge_timing_cache: it sets *merged to disk combined with
+    // timing_cache (entries of disk win), or returns TRTB_ERR_CACHE_REJECTED when disk is not a
+    // cache of this backend. Called after run, by one thread at a time. This base version takes
+    // an empty disk (the result is timing_cache) and refuses any other with TRTB_ERR_UNSUPPORTED.
+    virtual int32_t merge_timing_cache(const std::string& disk, std::string* merged,
+                                       trtb_status* status);
+
     EventQueue queue;
     // timing_cache holds the serialized cache after run (trtb_build_timing_cache).
     std::string timing_cache;
+    // merged_cache holds what trtb_build_merge_timing_cache handed out last.
+    std::string merged_cache;
     std::atomic<bool> ran{false};
 
 private:

@@ -1,0 +1,164 @@
+package native
+
+import (
+	"bytes"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// mergeTestBuild runs a small simulated build to the end and returns it still open, for the calls
+// that come after Run.
+func mergeTestBuild(t *testing.T, flags uint32, cache []byte) *Build {
+	t.Helper()
+	o := options(t, &SimOptions{Threads: 2, Layers: []string{"conv", "relu", "pool"}, Tactics: 2, Iterations: 1, Step: time.Microsecond})
+	o.LogSeverity = SeverityWarning
+	o.Flags = flags
+	o.TimingCache = cache
+	b, err := NewBuild(BackendSim, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	ran := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		_, err := b.Run()
+		ran <- err
+	}()
+	var batch []RawEvent
+	for {
+		var done bool
+		if batch, done, _, err = b.Drain(batch, 50*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if done {
+			break
+		}
+	}
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// simCacheEntries parses a simulated-builder cache into "layer tactic" -> nanoseconds.
+func simCacheEntries(t *testing.T, cache []byte) map[string]string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(string(cache), "\n"), "\n")
+	if lines[0]+"\n" != cacheMagic {
+		t.Fatalf("not a cache: %q", cache)
+	}
+	out := map[string]string{}
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		out[f[0]+" "+f[1]] = f[2]
+	}
+	return out
+}
+
+func TestMergeTimingCache(t *testing.T) {
+	b := mergeTestBuild(t, 0, nil)
+	own, err := b.TimingCache()
+	if err != nil || len(simCacheEntries(t, own)) != 6 {
+		t.Fatalf("own cache %q, %v", own, err)
+	}
+
+	t.Run("no file yet", func(t *testing.T) {
+		got, err := b.MergeTimingCache(nil)
+		if err != nil || !bytes.Equal(got, own) {
+			t.Errorf("merge with nothing = %q, %v; want the build's own cache", got, err)
+		}
+	})
+	t.Run("union, entries on disk win", func(t *testing.T) {
+		disk := []byte(cacheMagic + "conv\t0\t123\nother\\tlayer\t7\t456\n")
+		got, err := b.MergeTimingCache(disk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := simCacheEntries(t, got)
+		if len(m) != 7 || m["conv 0"] != "123" || m[`other\tlayer 7`] != "456" {
+			t.Errorf("merged: %v", m)
+		}
+		for k, v := range simCacheEntries(t, own) {
+			if k != "conv 0" && m[k] != v {
+				t.Errorf("the build's entry %s = %s was lost or changed: %q", k, v, m[k])
+			}
+		}
+	})
+	for name, disk := range map[string][]byte{
+		"garbage":            []byte("\x00\x01garbage"),
+		"bad entry":          []byte(cacheMagic + "conv\tx\t5\n"),
+		"another magic line": []byte("TRTBUILD-SIM-TIMING-CACHE 2\nconv\t0\t5\n"),
+	} {
+		t.Run("rejects "+name, func(t *testing.T) {
+			got, err := b.MergeTimingCache(disk)
+			var nerr *Error
+			if !errors.As(err, &nerr) || nerr.Code != CodeCacheRejected || nerr.Message == "" || got != nil {
+				t.Errorf("merge with %q = %q, %v; want CodeCacheRejected", disk, got, err)
+			}
+		})
+	}
+	b.Close()
+	if _, err := b.MergeTimingCache(nil); !errors.As(err, new(*Error)) || err.(*Error).Code != CodeState {
+		t.Errorf("merge after Close: %v", err)
+	}
+}
+
+func TestMergeTimingCacheBeforeRun(t *testing.T) {
+	b, err := NewBuild(BackendSim, options(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var nerr *Error
+	if _, err := b.MergeTimingCache(nil); !errors.As(err, &nerr) || nerr.Code != CodeState {
+		t.Errorf("merge before Run: %v, want CodeState", err)
+	}
+}
+
+func TestMergeTimingCacheDisabled(t *testing.T) {
+	b := mergeTestBuild(t, FlagDisableTimingCache, nil)
+	if got, err := b.MergeTimingCache(nil); err != nil || got != nil {
+		t.Errorf("a build without a cache merged into nothing gives %q, %v", got, err)
+	}
+	disk := []byte(cacheMagic + "conv\t0\t123\n")
+	if got, err := b.MergeTimingCache(disk); err != nil || !bytes.Equal(got, disk) {
+		t.Errorf("a build without a cache changed the file: %q, %v", got, err)
+	}
+}
+
+// FuzzMergeTimingCache merges arbitrary file contents: the merge either refuses them or keeps
+// every entry of the build, and what it returns is a cache that merges again unchanged.
+func FuzzMergeTimingCache(f *testing.F) {
+	f.Add([]byte(""))
+	f.Add([]byte(cacheMagic))
+	f.Add([]byte(cacheMagic + "conv\t0\t1\n"))
+	f.Add([]byte(cacheMagic + "a\\tb\t3\t9\r\n"))
+	f.Add([]byte("garbage"))
+	f.Fuzz(func(t *testing.T, disk []byte) {
+		b := mergeTestBuild(t, 0, nil)
+		own, _ := b.TimingCache()
+		got, err := b.MergeTimingCache(disk)
+		if err != nil {
+			var nerr *Error
+			if !errors.As(err, &nerr) || nerr.Code != CodeCacheRejected {
+				t.Fatalf("merge of %q: %v", disk, err)
+			}
+			return
+		}
+		m := simCacheEntries(t, got)
+		for k := range simCacheEntries(t, own) {
+			if _, ok := m[k]; !ok {
+				t.Fatalf("entry %s lost merging %q", k, disk)
+			}
+		}
+		again, err := b.MergeTimingCache(got)
+		if err != nil || !bytes.Equal(again, got) {
+			t.Fatalf("merging the result again changed it: %q, %v", again, err)
+		}
+	})
+}
