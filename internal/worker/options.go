@@ -8,7 +8,8 @@ import (
 	native "github.com/trtbuild/trtbuild/internal/cgo"
 )
 
-// nativeOptions maps a build request onto the C boundary's options.
+// nativeOptions maps a build request onto the C boundary's options. The timing cache's bytes
+// are the caller's to fill in (see openCache).
 func nativeOptions(req builder.Request, plan *os.File) (native.Options, error) {
 	o := native.Options{
 		ModelPath:      req.Model,
@@ -56,13 +57,6 @@ func nativeOptions(req builder.Request, plan *os.File) (native.Options, error) {
 			prof = append(prof, native.Shape{Input: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
 		}
 		o.Profiles = append(o.Profiles, prof)
-	}
-	if req.TimingCache != "" && !req.NoTimingCache {
-		data, err := os.ReadFile(req.TimingCache)
-		if err != nil && !os.IsNotExist(err) {
-			return o, fmt.Errorf("reading timing cache: %w", err)
-		}
-		o.TimingCache = data
 	}
 	s := req.Sim
 	o.Sim = &native.SimOptions{

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -48,10 +49,16 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	req := *c.Request
 	w := &eventWriter{w: events}
 
+	cache, warnings, err := openCache(context.Background(), req)
+	if err != nil {
+		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
+	}
+	w.warn(warnings, 0)
 	opts, err := nativeOptions(req, plan)
 	if err != nil {
 		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
 	}
+	opts.TimingCache = cache.loaded
 	b, err := native.NewBuild(backendOf(req.Backend), opts)
 	if err != nil {
 		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
@@ -127,26 +134,24 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 		res.Status = builder.StatusFailed
 		res.Error = out.err.Error()
 	}
-	if req.TimingCacheOut != "" && !req.NoTimingCache {
-		if err := saveCache(b, req.TimingCacheOut); err != nil {
-			w.add(&builder.Event{Type: builder.EventLog, Time: last, Severity: builder.SeverityWarning, Message: err.Error()})
+	// Save what the build learned, also when it was cancelled or failed. TensorRT's merge
+	// selects the device on the calling thread, as the build did.
+	saved := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		warnings, err := cache.save(context.Background(), b)
+		w.warn(warnings, last)
+		saved <- err
+	}()
+	if err := <-saved; err != nil {
+		if res.Status == builder.StatusBuilt {
+			res.Status, res.Error = builder.StatusFailed, err.Error()
+		} else {
+			w.add(&builder.Event{Type: builder.EventLog, Time: last, Severity: builder.SeverityError, Message: err.Error()})
 		}
 	}
 	return w.result(res, last)
-}
-
-func saveCache(b *native.Build, path string) error {
-	data, err := b.TimingCache()
-	if err != nil {
-		return fmt.Errorf("timing cache not saved: %w", err)
-	}
-	if len(data) == 0 {
-		return nil
-	}
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		return fmt.Errorf("timing cache not saved: %w", err)
-	}
-	return nil
 }
 
 func resolve(r *builder.Resolver, ev *native.RawEvent) (builder.Event, bool) {
@@ -182,6 +187,13 @@ type eventWriter struct {
 }
 
 func (w *eventWriter) add(e *builder.Event) { w.buf = builder.AppendJSON(w.buf, e) }
+
+// warn adds a warning log event for each message.
+func (w *eventWriter) warn(messages []string, at time.Duration) {
+	for _, m := range messages {
+		w.add(&builder.Event{Type: builder.EventLog, Time: at, Severity: builder.SeverityWarning, Message: m})
+	}
+}
 
 func (w *eventWriter) fail(err error) {
 	w.add(&builder.Event{Type: builder.EventLog, Severity: builder.SeverityError, Message: err.Error()})

@@ -1,0 +1,108 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	native "github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/timingcache"
+)
+
+// cacheFile is the timing cache of one build, seen from the worker: which file it is, what
+// was loaded from it, and the problems met, which become warning log events (or, with
+// --strict-cache, the build's error).
+type cacheFile struct {
+	path   string // the file loaded; "" when the cache is off
+	out    string // the file saved to (path, or Request.TimingCacheOut)
+	loaded []byte
+	strict bool
+}
+
+// openCache resolves and loads the build's timing cache. Problems are returned as warnings
+// and the build goes on without a cache; with StrictCache the first one is the error.
+func openCache(ctx context.Context, req builder.Request) (*cacheFile, []string, error) {
+	c := &cacheFile{strict: req.StrictCache}
+	if req.NoTimingCache {
+		return c, nil, nil
+	}
+	key, err := cacheKey(req)
+	var path string
+	if err == nil {
+		path, err = timingcache.Resolve(req.TimingCache, key)
+	}
+	if err != nil {
+		return c.problem(fmt.Sprintf("no timing cache: %v; pass --timing-cache FILE, or --no-timing-cache", err))
+	}
+	data, err := timingcache.Load(ctx, path)
+	if err != nil {
+		return c.problem(fmt.Sprintf("timing cache %s cannot be read (%v); building without it: fix the file's permissions, or pass --no-timing-cache", path, unwrap(err)))
+	}
+	c.path, c.out, c.loaded = path, path, data
+	if req.TimingCacheOut != "" {
+		c.out = req.TimingCacheOut
+	}
+	return c, nil, nil
+}
+
+func (c *cacheFile) problem(msg string) (*cacheFile, []string, error) {
+	if c.strict {
+		return c, nil, errors.New(msg + " (--strict-cache)")
+	}
+	return c, []string{msg}, nil
+}
+
+// cacheKey names the builder a cache belongs to. Only TensorRT needs asking: its version and the
+// GPU decide whether a cache can be used.
+func cacheKey(req builder.Request) (timingcache.Key, error) {
+	if req.Backend != "tensorrt" {
+		return timingcache.Key{Backend: "sim"}, nil
+	}
+	v, err := native.Version(native.BackendTensorRT, req.Device)
+	if err != nil {
+		return timingcache.Key{}, fmt.Errorf("cannot tell the TensorRT version and GPU for --timing-cache auto: %w", err)
+	}
+	return timingcache.Key{Backend: "tensorrt", TensorRT: v.Loaded, GPU: v.DeviceName, ComputeMajor: v.ComputeMajor, ComputeMinor: v.ComputeMinor}, nil
+}
+
+// save merges what the build learned into the cache file, also after a cancelled or failed
+// build (the builder keeps what it measured). The builder's merge refuses a file that is not a
+// cache it can read (the one it was given at the start, or one another program wrote since):
+// such a file is left alone. It returns warnings, or with StrictCache the error that must fail
+// the build.
+func (c *cacheFile) save(ctx context.Context, b *native.Build) ([]string, error) {
+	if c.path == "" {
+		return nil, nil
+	}
+	_, err := timingcache.Save(ctx, c.out, func(disk []byte) ([]byte, error) {
+		merged, err := b.MergeTimingCache(disk)
+		var nerr *native.Error
+		if errors.As(err, &nerr) && nerr.Code == native.CodeCacheRejected {
+			return nil, fmt.Errorf("%w: %s", timingcache.ErrRejected, nerr.Message)
+		}
+		return merged, err
+	})
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.Is(err, timingcache.ErrRejected):
+		_, warn, err := c.problem(fmt.Sprintf("timing cache %s is corrupt or was made by another TensorRT version or GPU; it is left as it is, and what this build learned is not saved: delete it, or pass another --timing-cache file", c.out))
+		return warn, err
+	default:
+		_, warn, err := c.problem(fmt.Sprintf("timing cache not saved to %s: %v; make its folder writable, or pass --no-timing-cache", c.out, unwrap(err)))
+		return warn, err
+	}
+}
+
+// unwrap drops the wrapping context of an error for a one-line message: the innermost error
+// that still names something (a path error's cause, say).
+func unwrap(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
