@@ -55,13 +55,18 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 // checkGolden writes the text and JSON reports of the model at path and
-// compares them with the golden files.
-func checkGolden(t *testing.T, path string) {
+// compares them with the golden files. With pinSize false the file size is
+// left out (shown as 0): the shared models are sometimes re-encoded, which
+// changes their size but not what the goldens pin.
+func checkGolden(t *testing.T, path string, pinSize bool) {
 	t.Helper()
 	rel := relPath(t, path)
 	m, err := onnx.ReadMetadata(rel)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !pinSize {
+		m.FileSize = 0
 	}
 	base := strings.TrimSuffix(filepath.Base(path), ".onnx")
 	var text, js bytes.Buffer
@@ -87,7 +92,7 @@ func checkGolden(t *testing.T, path string) {
 func TestGoldenBundled(t *testing.T) {
 	for _, name := range []string{"convnet", "dynamic_batch", "two_inputs_dynamic", "external_data", "fp16", "custom_op", "control_flow"} {
 		t.Run(name, func(t *testing.T) {
-			checkGolden(t, testmodels.Bundled(t, name+".onnx"))
+			checkGolden(t, testmodels.Bundled(t, name+".onnx"), true)
 		})
 	}
 }
@@ -95,7 +100,7 @@ func TestGoldenBundled(t *testing.T) {
 func TestGoldenShared(t *testing.T) {
 	for _, path := range testmodels.Shared(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			checkGolden(t, path)
+			checkGolden(t, path, false)
 		})
 	}
 }
