@@ -69,9 +69,14 @@ int64_t now_ns() {
 extern "C" {
 
 int32_t trtb_bench_monitor(int32_t threads, int32_t calls_per_thread, trtb_bench_result* out) {
+    return trtb_bench_monitor_paced(threads, calls_per_thread, 0, out);
+}
+
+int32_t trtb_bench_monitor_paced(int32_t threads, int32_t calls_per_thread, int64_t gap_ns,
+                                 trtb_bench_result* out) {
     try {
         if (out == nullptr || threads < 1 || threads > 1024 || calls_per_thread < 1 ||
-            calls_per_thread > (1 << 24)) {
+            calls_per_thread > (1 << 24) || gap_ns < 0 || gap_ns > 1000000000) {
             return TRTB_ERR_INVALID_ARGUMENT;
         }
         *out = trtb_bench_result{};
@@ -122,7 +127,10 @@ int32_t trtb_bench_monitor(int32_t threads, int32_t calls_per_thread, trtb_bench
                 for (size_t i = 0; i < calls; ++i) {
                     const int64_t t0 = now_ns();
                     build.step_complete(kStepPhase, static_cast<int32_t>(i & 3));
-                    lat[i] = now_ns() - t0;
+                    const int64_t t1 = now_ns();
+                    lat[i] = t1 - t0;
+                    while (gap_ns > 0 && now_ns() - t1 < gap_ns) {
+                    }
                 }
             });
         }

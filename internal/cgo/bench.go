@@ -23,17 +23,19 @@ type benchResult struct {
 // It returns the median, the 99th percentile and the largest latency. It is a measurement
 // tool for benchmarks; no build uses it.
 func BenchMonitor(threads, callsPerThread int) (p50, p99, max time.Duration, err error) {
-	r, err := benchMonitor(threads, callsPerThread)
+	r, err := benchMonitor(threads, callsPerThread, 0)
 	return r.p50, r.p99, r.max, err
 }
 
-func benchMonitor(threads, callsPerThread int) (benchResult, error) {
-	if threads < 1 || threads > 1024 || callsPerThread < 1 || callsPerThread > 1<<24 {
+// benchMonitor is BenchMonitor with gap of busy work between one call and the next on each
+// thread, as a builder does between steps, and all of trtb_bench_result.
+func benchMonitor(threads, callsPerThread int, gap time.Duration) (benchResult, error) {
+	if threads < 1 || threads > 1024 || callsPerThread < 1 || callsPerThread > 1<<24 || gap < 0 || gap > time.Second {
 		return benchResult{}, invalid("BenchMonitor needs 1..1024 threads and 1..%d calls per thread, got %d and %d",
 			1<<24, threads, callsPerThread)
 	}
 	var r C.trtb_bench_result
-	if code := Code(C.trtb_bench_monitor(C.int32_t(threads), C.int32_t(callsPerThread), &r)); code != CodeOK {
+	if code := Code(C.trtb_bench_monitor_paced(C.int32_t(threads), C.int32_t(callsPerThread), C.int64_t(gap), &r)); code != CodeOK {
 		return benchResult{}, &Error{Code: code, Message: fmt.Sprintf("the monitor benchmark failed: %v", code)}
 	}
 	return benchResult{

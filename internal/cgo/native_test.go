@@ -1093,7 +1093,7 @@ func TestQueueFullDropsStepsOnly(t *testing.T) {
 	if count[EventPhaseStart] != threads || count[EventPhaseFinish] != threads || count[EventLog] != 1 {
 		t.Errorf("kept %v; want every start, finish and log line", count)
 	}
-	if count[EventStep] > bound {
+	if count[EventStep] > bound+threads { // the bound is checked without a lock, so each thread may pass it once
 		t.Errorf("kept %d steps beyond a bound of %d", count[EventStep], bound)
 	}
 	if uint64(count[EventStep])+dropped != threads*perThread {

@@ -37,6 +37,13 @@ typedef struct trtb_bench_result {
 int32_t trtb_bench_monitor(int32_t threads, int32_t calls_per_thread, trtb_bench_result *out);
 
 /*
+ * trtb_bench_monitor_paced is trtb_bench_monitor with gap_ns of busy work between one call and
+ * the next on each thread, as a builder does between steps (0: none; at most one second).
+ */
+int32_t trtb_bench_monitor_paced(int32_t threads, int32_t calls_per_thread, int64_t gap_ns,
+                                 trtb_bench_result *out);
+
+/*
  * trtb_bench_flood_create makes a build handle, used like any other (run, drain, destroy),
  * whose run has `threads` threads each start a phase named "Flood <n>" with events_per_thread
  * steps, report every step as fast as it can, and finish the phase; then the run logs one INFO

@@ -27,12 +27,19 @@ int32_t set_status(trtb_status* status, int32_t code, const std::string& message
 // called by one Go goroutine at a time. close() is called once, by the thread that ran the build,
 // after every builder thread has stopped.
 //
+// Order: drain hands events out in one order that respects every happens-before relation
+// between the pushes (a phase started on one thread is handed out before a child phase a thread
+// it started reports), and event times never decrease along it.
+//
 // Bound: when more than `max_pending` events wait, new step events are dropped and counted
 // (the next step or the phase's finish carries the truth); starts, finishes and log lines are
 // always kept, so the phase tree stays whole.
 class EventQueue {
 public:
     explicit EventQueue(size_t max_pending = 1u << 20);
+    ~EventQueue();
+    EventQueue(const EventQueue&) = delete;
+    EventQueue& operator=(const EventQueue&) = delete;
 
     void push_phase_start(const char* name, const char* parent, int32_t nb_steps);
     void push_step(const char* name, int32_t step);
@@ -52,30 +59,54 @@ public:
     int64_t now_ns() const;
 
 private:
+    // How it works: every producer thread appends to a Buffer of its own (event_queue.cpp),
+    // under that buffer's lock, which only the drainer ever contends for, and only to swap the
+    // buffer's contents out. Under that lock it also takes a sequence number from next_seq_.
+    // The drainer reads next_seq_ first (the watermark) and then empties every buffer: each
+    // event numbered below the watermark is in a buffer by then, so sorting by number and
+    // handing out only those below the watermark gives one consistent order.
+    struct Buffer;
+    struct Staged {
+        uint64_t seq;
+        trtb_event ev;      // ev's text offsets are not used here
+        size_t name_off;    // into stage_text_
+        size_t parent_off;  // into stage_text_
+    };
+    Buffer* buffer();
     void push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t step, const char* name,
               const char* parent);
-    void lock_for_push();
+    void gather();
 
+    // Read by every push: written once (or rarely) and so shared by all caches.
     std::chrono::steady_clock::time_point start_;
-    std::mutex mu_;
-    std::condition_variable cv_;
-    std::vector<trtb_event> events_;  // guarded by mu_; text offsets index text_
-    std::string text_;                // guarded by mu_
-    uint64_t dropped_steps_ = 0;      // guarded by mu_
-    bool closed_ = false;             // guarded by mu_
     size_t max_pending_;
-    std::atomic<uint64_t> next_thread_{1};
-    uint64_t id_ = 0;                 // distinguishes queues in the thread-number cache
+    uint64_t id_ = 0;  // distinguishes queues in the per-thread buffer cache
+    std::atomic<uint64_t> handed_{0};  // sequence numbers below this have left the queue
+    std::atomic<bool> closed_{false};
+    // Written by every push: alone on its cache line, so that it does not evict the above.
+    alignas(64) std::atomic<uint64_t> next_seq_{0};
+    alignas(64) std::atomic<uint64_t> next_thread_{1};
 
-    // The drainer's side. drain swaps events_/text_ with these under mu_ (so producers wait
-    // for a swap, never for a copy) and hands them out without the lock, over several calls
-    // when the caller's batch is smaller. Only the one draining thread touches them.
+    std::mutex mu_;  // guards buffers_; pairs with cv_, which close() signals
+    std::condition_variable cv_;
+    std::vector<std::unique_ptr<Buffer>> buffers_;
+
+    // The drainer's side; only the one draining thread touches these.
     std::atomic<bool> draining_{false};
-    std::vector<trtb_event> out_events_;
-    std::string out_text_;
-    size_t read_ = 0;                 // events of out_events_ already handed out
-    bool out_closed_ = false;         // closed_ as seen when out_events_ was taken
-    uint64_t out_dropped_ = 0;        // dropped_steps_ as seen at the last look
+    std::vector<Buffer*> snapshot_;
+    std::vector<trtb_event> tmp_events_;
+    std::vector<uint64_t> tmp_seqs_;
+    std::string tmp_text_;
+    std::vector<Staged> stage_;  // sorted by seq from read_ on
+    std::vector<Staged> merged_;
+    std::vector<size_t> runs_;   // ends of the sorted runs in stage_ while gathering
+    std::string stage_text_;
+    size_t read_ = 0;            // stage_[read_, ready_) may be handed out now
+    size_t ready_ = 0;
+    uint64_t watermark_ = 0;
+    uint64_t dropped_seen_ = 0;
+    bool closed_seen_ = false;
+    int64_t last_time_ = 0;
 };
 
 // Build is one build behind a trtb_build handle. Each backend derives from it.
