@@ -17,11 +17,21 @@
 // runtime.LockOSThread, and so should any goroutine that selects the device for it.
 //
 // Builder threads (TensorRT's own, or the simulation's) never call Go. They copy each progress
-// report and log line into a queue owned by the build, taking one short lock, and return; a
-// step report also tells the builder whether to stop. Go takes the reports out in batches
-// with Drain, from one goroutine at a time. Cancel may be called from any goroutine at any
-// time; it stores a flag that builder threads read at their next step boundary, so a build
-// stops within one step of the builder, however long that is.
+// report and log line into a buffer of their own inside the build's queue, under a lock only
+// the drainer ever contends for, and return; a step report also tells the builder whether to
+// stop. Go takes the reports out in batches with Drain, from one goroutine at a time, in one
+// order that respects what each thread did first (a parent phase starts before its children
+// on other threads) and with times that never decrease. Cancel may be called from any
+// goroutine at any time; it stores a flag that builder threads read at their next step
+// boundary, so a build stops within one step of the builder, however long that is.
+//
+// # Crashes
+//
+// A crash inside the builder ends the process: nothing here can catch it, which is why builds
+// run in a worker process. An abort on a builder thread kills the process by SIGABRT; on the
+// thread that called Run (a Go thread in a cgo call) the Go runtime catches it, prints
+// "SIGABRT: abort" with a traceback and exits with status 2, or dies by the signal when
+// GOTRACEBACK=crash.
 //
 // # Memory
 //
