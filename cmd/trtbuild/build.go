@@ -35,7 +35,7 @@ type buildOptions struct {
 	optLevel, maxAuxStreams, device                                            int
 	hardwareCompat                                                             string
 	plugins                                                                    []string
-	skipInference                                                              bool
+	skipInference, noPreflight                                                 bool
 
 	timingCache   string
 	noTimingCache bool
@@ -87,14 +87,15 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.BoolVar(&o.versionCompatible, "version-compatible", false, "build a version-compatible engine")
 	f.BoolVar(&o.excludeLeanRuntime, "exclude-lean-runtime", false, "with --version-compatible: leave the lean runtime out of the plan")
 	f.BoolVar(&o.sparse, "sparse-weights", false, "allow structured-sparsity tactics")
-	f.IntVar(&o.optLevel, "opt-level", -1, "builder optimization level 0-5 (default: TensorRT's, 3)")
-	f.IntVar(&o.maxAuxStreams, "max-aux-streams", -1, "auxiliary streams per inference (default: TensorRT's)")
+	f.Var(newOptionalInt(&o.optLevel, 0, 5), "opt-level", "builder optimization level 0-5 (default: TensorRT's, 3)")
+	f.Var(newOptionalInt(&o.maxAuxStreams, 0, 64), "max-aux-streams", "auxiliary streams per inference (default: TensorRT's)")
 	f.StringVar(&o.hardwareCompat, "hardware-compat", "none", "hardware compatibility: none, ampere+ or same-compute-capability")
 	f.IntVar(&o.device, "device", 0, "CUDA device to build on")
 	f.StringSliceVar(&o.plugins, "plugins", nil, "plugin libraries to load (this runs their code)")
 	f.BoolVar(&o.skipInference, "skip-inference", false, "accepted for trtexec compatibility; trtbuild never runs inference")
 	_ = f.MarkHidden("skip-inference")
 
+	f.BoolVar(&o.noPreflight, "no-preflight", false, "skip the checks of the model and the shapes before the build")
 	f.StringVar(&o.timingCache, "timing-cache", "auto", "timing cache file to load, and to merge what the build learned into (also when cancelled); auto: one per TensorRT version and GPU in the user cache folder")
 	f.BoolVar(&o.noTimingCache, "no-timing-cache", false, "use no timing cache")
 	f.BoolVar(&o.strictCache, "strict-cache", false, "fail when the timing cache cannot be read, used or saved, instead of warning")
@@ -142,12 +143,20 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	req, err := buildRequest(o, model, backend)
+	flags, err := parseShapeFlags(o)
 	if err != nil {
 		return err
 	}
-	if err := checkModel(model, &req); err != nil {
+	req, err := buildRequest(o, model, backend, flags)
+	if err != nil {
 		return err
+	}
+	warnings, err := checkModel(model, &req, flags, o.noPreflight)
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
 	}
 	if backend == "sim" && (o.fp16 || o.bf16 || o.int8 || o.fp8) {
 		fmt.Fprintf(s.Err, "trtbuild: note: the simulated builder does not change precision; with TensorRT 10 %s maps to builder flags, with TensorRT 11 --fp16/--bf16 convert the ONNX graph first and --int8/--fp8 need a Q/DQ-quantized model\n", precisionName(o))
@@ -282,7 +291,7 @@ func resolveBackend(name string) (string, error) {
 	return "", exitcode.Usagef("invalid --backend %q: use auto, tensorrt or sim", name)
 }
 
-func buildRequest(o *buildOptions, model, backend string) (builder.Request, error) {
+func buildRequest(o *buildOptions, model, backend string, flags shapeFlags) (builder.Request, error) {
 	req := builder.Request{
 		Model: model, Backend: backend, LogSeverity: builder.SeverityWarning, Device: o.device,
 		FP16: o.fp16, BF16: o.bf16, INT8: o.int8, FP8: o.fp8,
@@ -296,12 +305,6 @@ func buildRequest(o *buildOptions, model, backend string) (builder.Request, erro
 	}
 	if o.noTimingCache && o.timingCache != "auto" {
 		return req, exitcode.Usagef("give --timing-cache %s or --no-timing-cache, not both", o.timingCache)
-	}
-	if o.optLevel < -1 || o.optLevel > 5 {
-		return req, exitcode.Usagef("invalid --opt-level %d: use 0 to 5", o.optLevel)
-	}
-	if o.maxAuxStreams < -1 {
-		return req, exitcode.Usagef("invalid --max-aux-streams %d: use 0 or more", o.maxAuxStreams)
 	}
 	if o.device < 0 {
 		return req, exitcode.Usagef("invalid --device %d: use a CUDA device number, 0 or more", o.device)
@@ -339,7 +342,7 @@ func buildRequest(o *buildOptions, model, backend string) (builder.Request, erro
 		}
 		req.WorkspaceBytes = ws
 	}
-	profile, err := shapeProfile(o)
+	profile, err := shapeProfile(flags)
 	if err != nil {
 		return req, err
 	}
@@ -354,19 +357,8 @@ func buildRequest(o *buildOptions, model, backend string) (builder.Request, erro
 	return req, nil
 }
 
-func shapeProfile(o *buildOptions) (builder.Profile, error) {
-	var specs [4][]shapes.Spec
-	for i, f := range []struct{ flag, value string }{{"--shapes", o.shapes}, {"--min-shapes", o.minShapes}, {"--opt-shapes", o.optShapes}, {"--max-shapes", o.maxShapes}} {
-		if f.value == "" {
-			continue
-		}
-		s, err := shapes.Parse(f.value)
-		if err != nil {
-			return builder.Profile{}, exitcode.Usagef("invalid %s: %v", f.flag, err)
-		}
-		specs[i] = s
-	}
-	inputs, _, err := shapes.Profile(specs[0], specs[1], specs[2], specs[3])
+func shapeProfile(f shapeFlags) (builder.Profile, error) {
+	inputs, _, err := shapes.Profile(f.shapes, f.min, f.opt, f.max)
 	if err != nil {
 		return builder.Profile{}, exitcode.Usagef("invalid shapes: %v", err)
 	}

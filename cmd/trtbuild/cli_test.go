@@ -109,7 +109,7 @@ func TestBadInput(t *testing.T) {
 		{"unopenable model", []string{"--backend", "sim", socket}, "cannot read model"},
 		{"unknown flag", []string{"--backend", "sim", "--frobnicate", model}, "unknown flag: --frobnicate"},
 		{"bad flag value", []string{"--backend", "sim", "--opt-level", "x", model}, "invalid argument"},
-		{"opt level out of range", []string{"--backend", "sim", "--opt-level", "9", model}, "invalid --opt-level 9"},
+		{"opt level out of range", []string{"--backend", "sim", "--opt-level", "9", model}, `invalid argument "9" for "--opt-level" flag: use 0 to 5`},
 		{"bad progress", []string{"--backend", "sim", "--progress", "fancy", model}, "invalid --progress"},
 		{"bad backend", []string{"--backend", "gpu", model}, "invalid --backend"},
 		{"no tensorrt", []string{model}, "built without TensorRT"},

@@ -104,3 +104,37 @@ func parseMemPoolSize(s string) (uint64, error) {
 	}
 	return ws, nil
 }
+
+// optionalInt is an integer flag whose unset state means "the builder's default"; unlike an
+// IntVar with a sentinel, --help shows no fake default.
+type optionalInt struct {
+	v        *int // -1 while unset
+	min, max int
+	set      bool
+}
+
+func newOptionalInt(p *int, min, max int) *optionalInt {
+	*p = -1
+	return &optionalInt{v: p, min: min, max: max}
+}
+
+func (o *optionalInt) String() string {
+	if o == nil || o.v == nil || !o.set {
+		return ""
+	}
+	return strconv.Itoa(*o.v)
+}
+
+func (o *optionalInt) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q is not a whole number", s)
+	}
+	if n < o.min || n > o.max {
+		return fmt.Errorf("use %d to %d", o.min, o.max)
+	}
+	*o.v, o.set = n, true
+	return nil
+}
+
+func (o *optionalInt) Type() string { return "int" }
