@@ -553,6 +553,9 @@ func (o *Options) toC(mem *cmem) (*C.trtb_options, error) {
 	c.plan_fd = -1
 	if o.PlanFile != nil {
 		fd := o.PlanFile.Fd()
+		if fd == ^uintptr(0) {
+			return nil, invalid("the plan file %s is closed: pass an open, empty, writable file", o.PlanFile.Name())
+		}
 		if fd > math.MaxInt32 {
 			return nil, invalid("plan file descriptor %d is out of range", fd)
 		}

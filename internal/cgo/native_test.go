@@ -843,7 +843,8 @@ func TestInvalidOptions(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "already holds 10 bytes"},
-		{"closed plan", func(t *testing.T, o *Options) {
+		{"closed plan file", func(t *testing.T, o *Options) { o.PlanFile.Close() }, "model.plan is closed: pass an open, empty, writable file"},
+		{"plan fd not open", func(t *testing.T, o *Options) {
 			o.PlanFile = os.NewFile(math.MaxInt32, "never opened")
 		}, "plan file descriptor 2147483647 is not open"},
 		{"log severity", func(t *testing.T, o *Options) { o.LogSeverity = 5 }, "log severity 5 is out of range"},
