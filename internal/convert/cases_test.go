@@ -261,7 +261,7 @@ func ir3Model() *onnxpb.ModelProto {
 // special values.
 func floatDataModel() *onnxpb.ModelProto {
 	w := &onnxpb.TensorProto{Name: "W", Dims: []int64{4}, DataType: int32(f32),
-		FloatData: []float32{1e-9, float32(math.Inf(-1)), 3.14159, -0.0}}
+		FloatData: []float32{1e-9, float32(math.Inf(-1)), 3.14159, float32(math.Copysign(0, -1))}}
 	return tm.Model(graph("float_data",
 		[]*onnxpb.NodeProto{tm.Node("add", "Add", []string{"x", "W"}, []string{"y"})},
 		[]*onnxpb.TensorProto{w},

@@ -131,7 +131,7 @@ func (c *classifier) node(ni *nodeInfo, forced string) {
 		c.controlFlow(ni)
 		return
 	}
-	if ni.weight || !ni.float {
+	if !ni.float {
 		return
 	}
 	switch {

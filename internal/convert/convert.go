@@ -43,6 +43,9 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if err := checkTypes(a); err != nil {
+		return Summary{}, fmt.Errorf("the model's types are inconsistent, so it is not valid ONNX (%w); check it with onnx.checker.check_model(model, full_check=True)", err)
+	}
 	c, err := newClassifier(a, opts)
 	if err != nil {
 		return Summary{}, err

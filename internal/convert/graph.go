@@ -130,9 +130,12 @@ type analysis struct {
 
 func (a *analysis) define(gc *graphCtx, v *value) error {
 	if v.name == "" {
+		if v.kind == kindInit {
+			return fmt.Errorf("%s: an initializer has no name; the model is not valid ONNX", gc.where())
+		}
 		return nil
 	}
-	if old := gc.lookup(v.name); old != nil && !(old.g == gc && old.kind == kindInit && v.kind == kindInit) {
+	if old := gc.lookup(v.name); old != nil {
 		return fmt.Errorf("%s: the name %q is defined twice; the model is not valid ONNX (values must be named once)", gc.where(), v.name)
 	}
 	v.g, v.cur = gc, v.name
@@ -455,7 +458,7 @@ func dtypeAttr(n *onnxpb.NodeProto, name string, def int32) int32 {
 func (a *analysis) outputTypes(ni *nodeInfo) ([]vtype, error) {
 	n, s := ni.n, ni.schema
 	outs := make([]vtype, len(n.Output))
-	if s == nil {
+	if s == nil || len(outs) == 0 {
 		return outs, nil // a custom operator or a model-local function: value_info says
 	}
 	in0 := typeAt(ni.ins, 0)

@@ -73,7 +73,9 @@ func typeOf(tp *onnxpb.TypeProto) vtype {
 
 // isFloat reports whether t holds float32 tensors, alone or inside a
 // sequence or an optional.
-func (t vtype) isFloat() bool { return strings.Contains(string(t), floatTensor) }
+func (t vtype) isFloat() bool {
+	return strings.Contains(strings.ReplaceAll(string(t), "sparse_"+floatTensor, ""), floatTensor)
+}
 
 // lower returns t with its float32 tensors changed to the target's.
 func (t vtype) lower(target Target) vtype {

@@ -46,6 +46,17 @@ func checkTypes(a *analysis) error {
 
 func checkSchema(ni *nodeInfo) error {
 	s := ni.schema
+	for i, p := range s.Inputs {
+		if p.Option == opschema.Single && (i >= len(ni.ins) || ni.ins[i] == nil) {
+			return fmt.Errorf("its required input %d (%s) is missing", i, p.Name)
+		}
+	}
+	if n := len(ni.ins); n > len(s.Inputs) && (len(s.Inputs) == 0 || s.Inputs[len(s.Inputs)-1].Option != opschema.Variadic) {
+		return fmt.Errorf("it has %d inputs, more than %s allows", n, s)
+	}
+	if n := len(ni.outs); n > len(s.Outputs) && (len(s.Outputs) == 0 || s.Outputs[len(s.Outputs)-1].Option != opschema.Variadic) {
+		return fmt.Errorf("it has %d outputs, more than %s allows", n, s)
+	}
 	binding := map[string]vtype{}
 	check := func(p opschema.Param, ok bool, v *value, kind string, i int) error {
 		if v == nil {
