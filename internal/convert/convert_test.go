@@ -77,7 +77,11 @@ func TestErrors(t *testing.T) {
 		m.Graph.ValueInfo = []*onnxpb.ValueInfoProto{tm.Value("h1", onnxpb.TensorProto_INT32, 1)}
 		return m
 	}
-	shortData := func() *onnxpb.ModelProto { m := mlpModel(); m.Graph.Initializer[0].RawData = m.Graph.Initializer[0].RawData[:8]; return m }
+	shortData := func() *onnxpb.ModelProto {
+		m := mlpModel()
+		m.Graph.Initializer[0].RawData = m.Graph.Initializer[0].RawData[:8]
+		return m
+	}
 	tests := []struct {
 		name    string
 		model   func() *onnxpb.ModelProto
@@ -380,7 +384,6 @@ func TestWriteNeverOverwritesInputs(t *testing.T) {
 		}
 	}
 	// An external data file of the input is protected too.
-	ext := filepath.Join(dir, "e.onnx")
 	src := tm.Bundled(t, "external_data.onnx")
 	for _, f := range []string{"external_data.onnx", "external_data.bin"} {
 		b, err := os.ReadFile(filepath.Join(filepath.Dir(src), f))
@@ -401,7 +404,6 @@ func TestWriteNeverOverwritesInputs(t *testing.T) {
 	if _, err := Write(em, filepath.Join(dir, "external_data.bin")); !errors.Is(err, ErrWouldOverwrite) {
 		t.Errorf("writing over the input's data file: %v", err)
 	}
-	_ = ext
 }
 
 func TestAnalyzeWritesNothing(t *testing.T) {
