@@ -122,6 +122,13 @@ func TestBadInput(t *testing.T) {
 		{"engine is the model", []string{"--backend", "sim", "-o", model, model}, "is the model itself"},
 		{"unwritable engine folder", []string{"--backend", "sim", "-o", filepath.Join(dir, "missing", "x.engine"), model}, "cannot write the engine"},
 		{"bad sim speed", []string{"--backend", "sim", "--sim-speed", "0", model}, "invalid --sim-speed"},
+		{"random bytes", []string{"--backend", "sim", repoModel(t, "random_bytes.onnx")}, "is not an ONNX model"},
+		{"wrong magic", []string{"--backend", "sim", repoModel(t, "wrong_magic.onnx")}, "is not an ONNX model"},
+		{"truncated", []string{"--backend", "sim", repoModel(t, "truncated.onnx")}, "is truncated"},
+		{"nested length bomb", []string{"--backend", "sim", repoModel(t, "nested_length_bomb.onnx")}, "is not an ONNX model"},
+		{"dynamic input without shapes", []string{"--backend", "sim", repoModel(t, "dynamic_batch.onnx")}, "--min-shapes images:1x3x64x64"},
+		{"shape for an unknown input", []string{"--backend", "sim", "--shapes", "image:1x3x224x224", model}, `"image"`},
+		{"shape of the wrong rank", []string{"--backend", "sim", "--shapes", "images:1x3x224", model}, "images"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
