@@ -1,0 +1,82 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBudgets ends builds with --timeout and --stall-timeout: exit 124, the old engine kept, and
+// a message that names the running phase and how long it has run.
+func TestBudgets(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		stderr []string
+		within time.Duration
+		// minRunning is the least time the named phase must be said to have run.
+		minRunning float64
+	}{
+		{
+			name:   "timeout",
+			args:   []string{"--sim-speed", "1", "--timeout", "1500ms"},
+			stderr: []string{"Build exceeded --timeout 1.5s in phase \"", "(running for "},
+			within: 20 * time.Second,
+		},
+		{
+			name: "stall timeout",
+			// A silent builder reaches no step boundary, so it cannot see the cancel either:
+			// --kill-after ends it.
+			args:       []string{"--sim-speed", "20", "--sim-silent", "60s", "--stall-timeout", "1s", "--kill-after", "1s"},
+			stderr:     []string{"No progress for --stall-timeout 1s in phase \"Timing graph nodes\" of \"Computing profile costs\" (running for ", "did not stop within --kill-after 1s"},
+			within:     15 * time.Second,
+			minRunning: 0.9,
+		},
+		{
+			// The builder ignores the cancel: --kill-after stops the worker.
+			name:   "kill after",
+			args:   []string{"--sim-speed", "1", "--sim-ignore-cancel", "--timeout", "1s", "--kill-after", "1s"},
+			stderr: []string{"Build exceeded --timeout 1s in phase \"", "The builder did not stop within --kill-after 1s; stopped the worker."},
+			within: 15 * time.Second,
+		},
+	}
+	runningFor := regexp.MustCompile(`\(running for ([0-9.]+)s\)`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			model := repoModel(t, "convnet.onnx")
+			engine := strings.TrimSuffix(model, ".onnx") + ".engine"
+			if err := os.WriteFile(engine, []byte("GOOD ENGINE"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			r := trtbuild(t, nil, append([]string{"--backend", "sim", "--no-timing-cache", model}, tt.args...)...)
+			took := time.Since(start)
+			if r.code != 124 {
+				t.Fatalf("exit %d, want 124\nstderr: %s\nstdout: %s", r.code, r.stderr, r.stdout)
+			}
+			if took > tt.within {
+				t.Errorf("took %v, want under %v", took, tt.within)
+			}
+			for _, want := range tt.stderr {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+				}
+			}
+			m := runningFor.FindStringSubmatch(r.stderr)
+			if m == nil {
+				t.Errorf("stderr should say how long the phase has been running:\n%s", r.stderr)
+			} else if secs, _ := strconv.ParseFloat(m[1], 64); secs < tt.minRunning {
+				t.Errorf("the phase is said to have run %ss, want at least %.1fs:\n%s", m[1], tt.minRunning, r.stderr)
+			}
+			if !strings.Contains(r.stdout, "Build timed out after") {
+				t.Errorf("stdout lacks the outcome:\n%s", r.stdout)
+			}
+			assertUnchanged(t, engine, "GOOD ENGINE")
+			assertNoTempFiles(t, filepath.Dir(model))
+		})
+	}
+}
