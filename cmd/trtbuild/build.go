@@ -158,9 +158,6 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	for _, w := range warnings {
 		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
 	}
-	if backend == "sim" && (o.fp16 || o.bf16 || o.int8 || o.fp8) {
-		fmt.Fprintf(s.Err, "trtbuild: note: the simulated builder does not change precision; with TensorRT 10 %s maps to builder flags, with TensorRT 11 --fp16/--bf16 convert the ONNX graph first and --int8/--fp8 need a Q/DQ-quantized model\n", precisionName(o))
-	}
 	exe, err := workerCommand()
 	if err != nil {
 		return err

@@ -49,6 +49,13 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	req := *c.Request
 	w := &eventWriter{w: events}
 
+	notes, cleanup, err := precisionPath(&req)
+	if err != nil {
+		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
+	}
+	defer cleanup()
+	w.warn(notes, 0)
+
 	cache, warnings, err := openCache(context.Background(), req)
 	if err != nil {
 		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
