@@ -771,9 +771,12 @@ public:
         : s_(std::move(settings)), logger_(queue, s_.log_severity), monitor_(*this) {}
 
     int32_t run(trtb_result* result, trtb_status* status) override;
+    int32_t merge_timing_cache(const std::string& disk, std::string* merged,
+                               trtb_status* status) override;
 
 private:
     Outcome build(trtb_result* result);
+    Outcome merge(const std::string& disk, std::string* merged);
     Outcome select_device();
     Outcome load_plugins(nvinfer1::IBuilder& builder);
     Outcome parse(Objects& o);
@@ -1279,6 +1282,76 @@ void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* r
         return;
     }
     timing_cache.assign(static_cast<const char*>(blob->data()), blob->size());
+}
+
+// merge_timing_cache combines the cache file's bytes with this build's cache the way trtexec
+// updates its --timingCacheFile: both are deserialized with the config of a fresh builder, the
+// build's cache is combined into the file's with ignoreMismatch=false (so a cache of another
+// TensorRT version or device is refused, never mixed in), and the result is serialized. It
+// runs after run(), on the caller's thread, which it points at the build's device first. The
+// TensorRT objects it creates are deleted before it returns.
+int32_t TensorRTBuild::merge_timing_cache(const std::string& disk, std::string* merged,
+                                          trtb_status* status) {
+    try {
+        const Outcome out = merge(disk, merged);
+        return set_status(status, out.code, out.code == TRTB_OK ? std::string() : out.message);
+    } catch (const std::bad_alloc&) {
+        return set_status(status, TRTB_ERR_OUT_OF_MEMORY, "host memory ran out while merging the timing cache");
+    } catch (const std::exception& e) {
+        return set_status(status, TRTB_ERR_INTERNAL, std::string("internal error in the TensorRT backend: ") + e.what());
+    } catch (...) {
+        return set_status(status, TRTB_ERR_INTERNAL, "internal error in the TensorRT backend: unknown exception");
+    }
+}
+
+Outcome TensorRTBuild::merge(const std::string& disk, std::string* merged) {
+    merged->clear();
+    if (timing_cache.empty()) {
+        // Nothing to add (the cache was off, or TensorRT would not serialize it): keep the file.
+        *merged = disk;
+        return ok();
+    }
+    if (disk.empty()) {
+        *merged = timing_cache;
+        return ok();
+    }
+    if (Outcome out = select_device(); out.code != TRTB_OK) {
+        return out;
+    }
+    std::unique_ptr<nvinfer1::IBuilder> builder(nvinfer1::createInferBuilder(logger_));
+    if (builder == nullptr) {
+        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create a builder to merge the timing cache");
+    }
+    builder->setErrorRecorder(&recorder_);
+    std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
+    if (config == nullptr) {
+        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config to merge the timing cache");
+    }
+    size_t mark = recorder_.size();
+    std::unique_ptr<nvinfer1::ITimingCache> on_disk(config->createTimingCache(disk.data(), disk.size()));
+    std::vector<std::string> why = recorder_.texts_since(mark);
+    if (on_disk == nullptr || !why.empty()) {
+        return fail(TRTB_ERR_CACHE_REJECTED,
+                    "TensorRT cannot read the timing cache file" + (why.empty() ? std::string() : ": " + join_listed(why)));
+    }
+    std::unique_ptr<nvinfer1::ITimingCache> own(config->createTimingCache(timing_cache.data(), timing_cache.size()));
+    if (own == nullptr) {
+        return fail(TRTB_ERR_INTERNAL, "TensorRT cannot read the timing cache it serialized: " +
+                                           join_listed(recorder_.texts_since(mark)));
+    }
+    mark = recorder_.size();
+    if (!on_disk->combine(*own, false)) {
+        why = recorder_.texts_since(mark);
+        return fail(TRTB_ERR_CACHE_REJECTED,
+                    "TensorRT refused to combine the timing caches (made by another TensorRT version or device)" +
+                        (why.empty() ? std::string() : ": " + join_listed(why)));
+    }
+    std::unique_ptr<nvinfer1::IHostMemory> blob(on_disk->serialize());
+    if (blob == nullptr || blob->data() == nullptr || blob->size() == 0) {
+        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not serialize the merged timing cache");
+    }
+    merged->assign(static_cast<const char*>(blob->data()), blob->size());
+    return ok();
 }
 
 Outcome TensorRTBuild::build(trtb_result* result) {

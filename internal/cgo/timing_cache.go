@@ -19,8 +19,9 @@ import (
 // left alone.
 //
 // Call it after Run has returned, from one goroutine at a time (internal/timingcache calls it
-// with the cache file locked). disk is copied into C memory for the call; the result is a Go
-// copy. The TensorRT backend creates a builder for the merge, on the calling thread.
+// with the cache file locked), and, as Run, from a goroutine that holds runtime.LockOSThread:
+// the TensorRT backend selects the build's device on the calling thread and creates a builder
+// there for the merge. disk is copied into C memory for the call; the result is a Go copy.
 func (b *Build) MergeTimingCache(disk []byte) ([]byte, error) {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
