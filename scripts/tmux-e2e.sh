@@ -73,7 +73,7 @@ start_build() {
 	t kill-server 2>/dev/null || true
 	rm -f "$work/rc" "$work/stty"
 	t -f /dev/null new-session -d -s e2e -x "$width" -y "$height" \
-		-e LANG=C.UTF-8 -e NO_COLOR= -e TRTBUILD_PROGRESS= "bash --norc --noprofile"
+		"env -u NO_COLOR -u TRTBUILD_PROGRESS LANG=C.UTF-8 bash --norc --noprofile"
 	t set-option -t e2e window-size manual
 	t send-keys -t e2e "clear; '$bin' --backend sim -o '$work/out.engine' $* '$model'; echo \$? >'$work/rc'; stty -a >'$work/stty'" Enter
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -126,8 +127,10 @@ func (r *tty) Begin(info builder.BuildInfo) {
 	if r.opts.Color {
 		profile = max(colorprofile.Detect(r.out, os.Environ()), colorprofile.ANSI)
 	}
+	out := &watchedFile{File: r.out}
+	r.model.opts.ready = out.wrote.Load
 	popts := []tea.ProgramOption{
-		tea.WithOutput(r.out),
+		tea.WithOutput(out),
 		tea.WithInput(r.keys()),
 		tea.WithoutSignalHandler(), // the session owns SIGINT and SIGTERM
 		tea.WithFPS(maxFPS),
@@ -136,12 +139,32 @@ func (r *tty) Begin(info builder.BuildInfo) {
 	if width > 0 && height > 0 {
 		popts = append(popts, tea.WithWindowSize(width, height))
 	}
+	// The header goes out before the program starts, in the terminal's normal mode: it is
+	// static, it belongs in the history above the builder's log lines, and with it the view
+	// never starts at the top of a cleared screen, where tmux copies the screen into its
+	// history each time the view is redrawn from there.
+	for _, line := range r.model.headerLines() {
+		fmt.Fprintln(r.out, line)
+	}
 	r.prog = tea.NewProgram(r.model, popts...)
 	r.started = true
 	go func() {
 		defer close(r.runDone)
 		_, r.runErr = r.prog.Run()
 	}()
+}
+
+// watchedFile is the terminal the program writes to, noting that it has written. It keeps
+// the *os.File methods (Fd above all), so Bubble Tea still sees a terminal.
+type watchedFile struct {
+	*os.File
+	wrote atomic.Bool
+}
+
+func (f *watchedFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	f.wrote.Store(true)
+	return n, err
 }
 
 // keys returns where the program reads keys from: in when it is a terminal, else the

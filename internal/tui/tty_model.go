@@ -36,6 +36,11 @@ type modelOptions struct {
 	// tick is the frame interval; zero means the model never schedules its own frames
 	// (tests send frameMsg themselves).
 	tick time.Duration
+	// ready reports whether the renderer has written to the terminal yet; nil means it has.
+	// Bubble Tea's renderer sizes its idea of the view on its first flush, and a line
+	// printed above the view before that lands at the wrong place, over lines already on
+	// the screen.
+	ready func() bool
 }
 
 // ttyModel is the Bubble Tea model of the live view. All of its state is owned by the
@@ -52,7 +57,9 @@ type ttyModel struct {
 
 	printQ   []string // lines waiting to be printed above the view
 	printing bool     // a print is in flight
-	shown    bool     // the header is printed: the frame may be drawn below it
+	// readyTicks counts frame ticks that found the renderer's first output written; lines
+	// are printed above the view only from the second on (see modelOptions.ready).
+	readyTicks int
 
 	result     *builder.Result
 	summarised bool // the summary is queued: quit once it is printed
@@ -83,12 +90,11 @@ func newTTYModel(info builder.BuildInfo, begin time.Time, in *inbox, opts modelO
 		clock: begin,
 		dirty: true,
 	}
-	m.printQ = m.headerLines()
 	return m
 }
 
-// Init prints the header and starts the frame clock.
-func (m *ttyModel) Init() tea.Cmd { return tea.Batch(m.flush(), m.tick()) }
+// Init starts the frame clock.
+func (m *ttyModel) Init() tea.Cmd { return m.tick() }
 
 func (m *ttyModel) tick() tea.Cmd {
 	if m.opts.tick <= 0 || m.quitting {
@@ -115,10 +121,13 @@ func (m *ttyModel) Update(msg tea.Msg) (model tea.Model, cmd tea.Cmd) {
 		if m.quitting {
 			return m, nil
 		}
+		if m.readyTicks < 2 && (m.opts.ready == nil || m.opts.ready()) {
+			m.readyTicks++
+		}
 		m.step(m.opts.now())
 		next = m.tick()
 	case printedMsg:
-		m.printing, m.shown = false, true
+		m.printing = false
 	case tea.WindowSizeMsg:
 		if m.opts.width <= 0 {
 			m.width = msg.Width
@@ -141,7 +150,7 @@ func (m *ttyModel) Update(msg tea.Msg) (model tea.Model, cmd tea.Cmd) {
 // View draws the current frame. It is called after every message, so it redraws only when a
 // frame tick or a resize changed something, and otherwise returns the cached frame.
 func (m *ttyModel) View() (v tea.View) {
-	if m.quitting || m.failure != nil || !m.shown {
+	if m.quitting || m.failure != nil {
 		return tea.NewView("")
 	}
 	defer func() {
@@ -223,7 +232,7 @@ func (m *ttyModel) log(l logLine) {
 		m.problems = append(m.problems, l.msg)
 	}
 	if l.sev <= builder.SeverityWarning || m.verbose {
-		m.printQ = append(m.printQ, m.logText(l))
+		m.printQ = append(m.printQ, m.wrapIndent(m.logText(l), timeWidth+1)...)
 	}
 }
 
@@ -248,13 +257,15 @@ func (m *ttyModel) finish(res builder.Result) {
 	failing := m.tree.Deepest()
 	// Phases the builder left open ran until the build ended, silent or not.
 	m.tree.Abort(m.buildNow(m.clock))
-	m.printQ = append(m.printQ, m.summary(summaryInput{
+	for _, line := range m.summary(summaryInput{
 		res:      res,
 		failing:  failing,
 		recent:   m.recent,
 		problems: m.problems,
 		forced:   m.cancel.forced,
-	})...)
+	}) {
+		m.printQ = append(m.printQ, m.wrapIndent(line, 4)...)
+	}
 	m.summarised = true
 }
 
@@ -263,7 +274,7 @@ func (m *ttyModel) finish(res builder.Result) {
 // their order, in chunks that fit between the top of the screen and the view: a taller
 // insertion would push part of the view into the terminal's history.
 func (m *ttyModel) flush() tea.Cmd {
-	if m.printing || m.quitting {
+	if m.printing || m.quitting || m.readyTicks < 2 {
 		return nil
 	}
 	if len(m.printQ) == 0 {

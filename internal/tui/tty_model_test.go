@@ -33,29 +33,34 @@ func newTestModel(opts modelOptions) (*ttyModel, *inbox, *testClock) {
 		opts.height = 24
 	}
 	m := newTTYModel(testInfo, epoch, in, opts)
-	m.Init()
-	m.Update(printedMsg{}) // the header is out: frames may be drawn
+	m.Update(frameMsg{}) // two frames: the renderer has drawn, lines may be printed above
+	m.Update(frameMsg{})
 	return m, in, clk
 }
 
-// TestHeaderPrintedFirst checks that the header goes above the view before any frame is drawn.
-func TestHeaderPrintedFirst(t *testing.T) {
+// TestPrintWaitsForTheRenderer checks that nothing is printed above the view before the
+// renderer has written its first frame, and that the header is what the view prints first.
+func TestPrintWaitsForTheRenderer(t *testing.T) {
 	clk := newTestClock()
-	m := newTTYModel(testInfo, epoch, newInbox(epoch, clk.Now), modelOptions{now: clk.Now, width: 60})
+	in := newInbox(epoch, clk.Now)
+	var drawn atomic.Bool
+	m := newTTYModel(testInfo, epoch, in, modelOptions{now: clk.Now, width: 60, ready: drawn.Load})
 	want := []string{"Building models/convnet.onnx → convnet.engine", "backend sim · fp16 · 12 layers"}
-	if got := stripAll(m.printQ); !reflect.DeepEqual(got, want) {
+	if got := stripAll(m.headerLines()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("header %q, want %q", got, want)
 	}
-	if cmd := m.Init(); cmd == nil || !m.printing {
-		t.Fatal("Init did not print the header")
+	in.put([]builder.Event{evLog(0, builder.SeverityWarning, "early warning")})
+	for i := 0; i < 3; i++ {
+		if _, cmd := m.Update(frameMsg{}); cmd != nil || m.printing {
+			t.Fatal("printed above the view before the renderer drew anything")
+		}
 	}
-	m.Update(frameMsg{})
-	if v := m.View(); v.Content != "" {
-		t.Fatalf("a frame was drawn before the header was printed:\n%s", v.Content)
+	drawn.Store(true)
+	if m.Update(frameMsg{}); m.printing {
+		t.Fatal("printed in the same frame the renderer was first seen: its first flush may not be over")
 	}
-	m.Update(printedMsg{})
-	if v := m.View(); !strings.Contains(v.Content, "waiting for the builder") {
-		t.Fatalf("no frame after the header was printed: %q", v.Content)
+	if m.Update(frameMsg{}); !m.printing || len(m.printQ) != 0 {
+		t.Fatalf("the warning was not printed once the renderer had drawn (printing %v, %d queued)", m.printing, len(m.printQ))
 	}
 }
 
@@ -250,8 +255,6 @@ func TestResize(t *testing.T) {
 	clk := newTestClock()
 	in := newInbox(epoch, clk.Now)
 	m := newTTYModel(testInfo, epoch, in, modelOptions{now: clk.Now})
-	m.Init()
-	m.Update(printedMsg{})
 	in.put(tensorRTLike())
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	clk.Set(sec(3))
@@ -565,5 +568,33 @@ func TestFrameHeightOnlyGrows(t *testing.T) {
 	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
 	if got := strings.Split(ansi.Strip(m.View().Content), "\n"); len(got) >= len(tall) {
 		t.Fatalf("after a resize the frame kept %d lines:\n%s", len(got), strings.Join(got, "\n"))
+	}
+}
+
+// TestWrapWords checks how lines printed above the view are wrapped.
+func TestWrapWords(t *testing.T) {
+	tests := []struct {
+		s     string
+		limit int
+		want  []string
+	}{
+		{"short line", 20, []string{"short line"}},
+		{"  9.5s warning: keep the indent", 16, []string{"  9.5s warning:", "keep the indent"}},
+		{"stop other processes using it (nvidia-smi), lower --workspace", 30,
+			[]string{"stop other processes using it", "(nvidia-smi), lower", "--workspace"}},
+		{"a 0123456789abcdef b", 8, []string{"a", "01234567", "89abcdef", "b"}},
+		{"\x1b[1mbold words\x1b[m here", 10, []string{"\x1b[1mbold words\x1b[m", "here"}},
+		{"語句の折り返し 日本語", 8, []string{"語句の折", "り返し", "日本語"}},
+	}
+	for _, tc := range tests {
+		got := wrapWords(tc.s, tc.limit)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("wrapWords(%q, %d) = %q, want %q", tc.s, tc.limit, got, tc.want)
+		}
+		for _, l := range got {
+			if ansi.StringWidth(l) > tc.limit {
+				t.Errorf("wrapWords(%q, %d): %q is too wide", tc.s, tc.limit, l)
+			}
+		}
 	}
 }

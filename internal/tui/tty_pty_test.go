@@ -294,6 +294,7 @@ func TestTTYScreenGolden(t *testing.T) {
 	r.Handle([]builder.Event{evLog(sec(2.7), builder.SeverityWarning, "layer conv2 falls back to a slower kernel")})
 	clk.Set(sec(3))
 	term.waitScreen("3.0s elapsed")
+	term.waitScreen("warning: layer conv2 falls back to a slower kernel")
 	golden(t, "testdata/tty_screen_running.golden", []byte(term.visible()+"\n"))
 
 	clk.Set(sec(4))

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
@@ -50,6 +52,59 @@ func (v *viewState) logText(l logLine) string {
 	}
 	at := FormatDuration(l.at)
 	return t.dim.Render(spaces(max(timeWidth-len(at), 0))+at) + " " + label + " " + clean(l.msg)
+}
+
+// wrapIndent word-wraps a line printed above the view to the terminal's width, indenting the
+// lines it continues on, so that long builder messages stay readable in the history.
+func (v *viewState) wrapIndent(s string, indent int) []string {
+	w, _ := v.size()
+	if cellWidth(s) <= w || w <= indent+10 {
+		return []string{s}
+	}
+	lines := wrapWords(s, w-indent)
+	for i := 1; i < len(lines); i++ {
+		lines[i] = spaces(indent) + lines[i]
+	}
+	return lines
+}
+
+// wrapWords breaks s at spaces into lines of at most limit cells; a word longer than a line
+// is cut. Unlike ansi.Wrap it never breaks at hyphens, which would split flags and commands
+// like --max-shapes or nvidia-smi.
+func wrapWords(s string, limit int) []string {
+	var lines []string
+	var cur strings.Builder
+	curW, lineStart := 0, true
+	newLine := func() {
+		lines = append(lines, cur.String())
+		cur.Reset()
+		curW, lineStart = 0, true
+	}
+	for _, word := range strings.Split(s, " ") {
+		ww := ansi.StringWidth(word)
+		if curW > 0 && curW+1+ww > limit {
+			newLine()
+		}
+		if ww > limit {
+			if curW > 0 {
+				newLine()
+			}
+			parts := strings.Split(ansi.Hardwrap(word, limit, false), "\n")
+			for _, p := range parts[:len(parts)-1] {
+				cur.WriteString(p)
+				newLine()
+			}
+			word, ww = parts[len(parts)-1], ansi.StringWidth(parts[len(parts)-1])
+		}
+		if !lineStart {
+			cur.WriteByte(' ')
+			curW++
+		}
+		cur.WriteString(word)
+		curW += ww
+		lineStart = false
+	}
+	return append(lines, cur.String())
 }
 
 // summaryInput is what the final summary is drawn from. failing is the phase that was running

@@ -29,8 +29,8 @@ func (s scene) model(t testing.TB) *ttyModel {
 	clk := newTestClock()
 	in := newInbox(epoch, clk.Now)
 	m := newTTYModel(testInfo, epoch, in, modelOptions{color: s.color, now: clk.Now, width: s.width, height: s.height})
-	m.Init()
-	m.Update(printedMsg{}) // the header is out: frames may be drawn
+	m.Update(frameMsg{}) // two frames: the renderer has drawn, lines may be printed above
+	m.Update(frameMsg{})
 	for _, e := range s.events {
 		clk.Set(e.Time)
 		in.put([]builder.Event{e})

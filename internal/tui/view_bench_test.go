@@ -1,0 +1,83 @@
+package tui
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+)
+
+// bigTree is a 300-phase build shaped like TensorRT's: four wrapping phases, then layers timed
+// by `threads` builder threads, each layer with four measuring phases. The last `threads`
+// layers are still running, each in its last measuring phase.
+func bigTree(threads int) []builder.Event {
+	evs := []builder.Event{
+		evStart(0, 1, 0, "Building engine", 4),
+		evStart(sec(0.1), 2, 1, "Building engine from subgraph", 1),
+		evStart(sec(0.2), 3, 2, "Computing profile costs", 1),
+		evStart(sec(0.3), 4, 3, "Timing graph nodes", 60),
+	}
+	id := 5
+	at := sec(1)
+	for layer := 0; id+4 <= 300; layer++ {
+		lid := id
+		id++
+		evs = append(evs, evStart(at, lid, 4, fmt.Sprintf("Finding fastest tactic for /backbone/stage%d/block%d/conv", layer/8, layer%8), 4))
+		running := id+5*threads > 300
+		for m := 0; m < 4; m++ {
+			evs = append(evs, evStart(at, id, lid, "Measuring tactic time", 8), evStep(at, id, 7))
+			if !(running && m == 3) {
+				evs = append(evs, evFinish(at+time.Millisecond, id), evStep(at, lid, m))
+			}
+			id++
+			at += 10 * time.Millisecond
+		}
+		if !running {
+			evs = append(evs, evFinish(at, lid), evStep(at, 4, layer))
+		}
+	}
+	return evs
+}
+
+// BenchmarkFrame300 draws one frame of a 300-phase tree at 120x40 (the target is under 2 ms).
+func BenchmarkFrame300(b *testing.B) {
+	for _, threads := range []int{1, 8} {
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			s := scene{events: bigTree(threads), at: sec(20), width: 120, height: 40, color: true}
+			m := s.model(b)
+			if n := m.tree.Len(); n < 290 || n > 300 {
+				b.Fatalf("the tree has %d phases, want about 300", n)
+			}
+			now := epoch.Add(sec(20))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m.frame(now)
+			}
+		})
+	}
+}
+
+// BenchmarkBurst100k hands 100,000 events to the view in the session's batches of 256 and
+// applies them on one frame: what a burst of TensorRT callbacks costs the parent.
+func BenchmarkBurst100k(b *testing.B) {
+	var evs []builder.Event
+	for id := 1; id <= 64; id++ {
+		evs = append(evs, evStart(0, id, 0, fmt.Sprintf("phase %d", id), 1<<20))
+	}
+	for i := 0; len(evs) < 100000; i++ {
+		evs = append(evs, evStep(time.Duration(i)*time.Microsecond, 1+i%64, i/64))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, in, clk := newTestModel(modelOptions{})
+		for j := 0; j < len(evs); j += 256 {
+			in.put(evs[j:min(j+256, len(evs))])
+		}
+		clk.Set(time.Second)
+		m.step(clk.Now())
+		m.frame(clk.Now())
+	}
+}
