@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestReportAndTrace builds once with --report and --trace, then checks that `trtbuild report`
+// of the trace writes the very same page, and what the JSON report says about the build.
+func TestReportAndTrace(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	dir := filepath.Dir(model)
+	tracePath := filepath.Join(dir, "build.jsonl")
+	live := filepath.Join(dir, "live.html")
+	r := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "20", "--trace", tracePath, "--report", live, model)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	page, err := os.ReadFile(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<svg class=\"timeline\"", "Building engine", "Where the time went", "timing cache"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("the HTML report lacks %q", want)
+		}
+	}
+
+	again := filepath.Join(dir, "again.html")
+	r = trtbuild(t, nil, "report", tracePath, "-o", again)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "Wrote "+again {
+		t.Fatalf("report: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if got, _ := os.ReadFile(again); !bytes.Equal(got, page) {
+		t.Error("the report made from the trace differs from the one --report wrote")
+	}
+
+	jsonPath := filepath.Join(dir, "report.json")
+	if r := trtbuild(t, nil, "report", tracePath, "-o", jsonPath); r.code != 0 {
+		t.Fatalf("report -o .json: exit %d\n%s", r.code, r.stderr)
+	}
+	var rep struct {
+		Build  struct{ Model string }
+		Result struct {
+			Status  string
+			PeakRSS int64 `json:"peak_rss_bytes"`
+		}
+		Count  int `json:"phase_count"`
+		Phases []struct {
+			Name     string
+			Duration float64
+			Children []json.RawMessage
+		}
+		Slowest []struct{ Path []string }
+		ByName  []struct {
+			Name  string
+			Count int
+			Steps int
+		} `json:"by_name"`
+		Cache struct{ Misses int } `json:"timing_cache"`
+	}
+	data, _ := os.ReadFile(jsonPath)
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Build.Model != model || rep.Result.Status != "built" || rep.Result.PeakRSS <= 0 || rep.Cache.Misses == 0 {
+		t.Errorf("report: model %q, result %+v, cache misses %d", rep.Build.Model, rep.Result, rep.Cache.Misses)
+	}
+	if len(rep.Phases) != 1 || rep.Phases[0].Name != "Building engine" || rep.Phases[0].Duration <= 0 || len(rep.Slowest) == 0 || rep.Count < 24 {
+		t.Errorf("report phases: %d phases, roots %+v, %d slowest", rep.Count, rep.Phases, len(rep.Slowest))
+	}
+	found := false
+	for _, n := range rep.ByName {
+		found = found || (n.Name == "Measuring tactic time" && n.Count > 0 && n.Steps > 0)
+	}
+	if !found {
+		t.Errorf("by_name lacks the tactic timing: %+v", rep.ByName)
+	}
+}
+
+func TestReportErrors(t *testing.T) {
+	dir := t.TempDir()
+	model := repoModel(t, "fp16.onnx")
+	malformed := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(malformed, []byte(`{"v":1,"type":"build","t":0}`+"\n"+"not json\n"), 0o644)
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, nil, 0o644)
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"missing trace", []string{"report", filepath.Join(dir, "none.jsonl")}, 2, "does not exist; record one with trtbuild --trace FILE"},
+		{"trace is a folder", []string{"report", dir, "-o", filepath.Join(dir, "x.html")}, 2, "is a directory"},
+		{"malformed trace", []string{"report", malformed, "-o", filepath.Join(dir, "x.html")}, 1, "line 2: malformed event line"},
+		{"empty trace", []string{"report", empty, "-o", filepath.Join(dir, "x.html")}, 1, "holds no events"},
+		{"unknown format", []string{"report", malformed, "-o", filepath.Join(dir, "x.pdf")}, 2, "name the file .json or .html"},
+		{"report flag format", []string{"--backend", "sim", "--report", filepath.Join(dir, "r.txt"), model}, 2, "invalid --report"},
+		{"report flag folder", []string{"--backend", "sim", "--report", filepath.Join(dir, "none", "r.html"), model}, 2, "cannot write --report"},
+		{"trace flag folder", []string{"--backend", "sim", "--trace", filepath.Join(dir, "none", "t.jsonl"), model}, 2, "cannot write --trace"},
+		{"replay missing", []string{"replay", filepath.Join(dir, "none.jsonl")}, 2, "does not exist"},
+		{"replay bad speed", []string{"replay", "--speed", "fast", malformed}, 2, "invalid --speed"},
+		{"replay malformed", []string{"replay", "--speed", "0", malformed}, 1, "line 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := trtbuild(t, nil, tt.args...)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != tt.code || len(lines) != 1 || !strings.HasPrefix(lines[0], "trtbuild: ") || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("exit %d (want %d), stderr should be one line containing %q:\n%s", r.code, tt.code, tt.want, r.stderr)
+			}
+		})
+	}
+	if _, err := os.Stat(strings.TrimSuffix(model, ".onnx") + ".engine"); err == nil {
+		t.Error("a build with a bad --report or --trace ran")
+	}
+}
+
+// TestReplaySameAsBuild records a build with --trace and replays the trace: the plain lines are
+// those the build printed, and the JSON lines are the trace itself.
+func TestReplaySameAsBuild(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	tracePath := filepath.Join(t.TempDir(), "build.jsonl")
+	build := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "20", "--progress", "plain", "--trace", tracePath, model)
+	if build.code != 0 {
+		t.Fatalf("exit %d\n%s", build.code, build.stderr)
+	}
+	if !strings.Contains(build.stdout, "WARNING:") || !strings.Contains(build.stdout, "#5 ") {
+		t.Fatalf("the build's output is too plain to compare:\n%s", build.stdout)
+	}
+	replay := trtbuild(t, nil, "replay", "--speed", "inf", "--progress", "plain", tracePath)
+	if replay.code != 0 {
+		t.Fatalf("replay: exit %d\n%s", replay.code, replay.stderr)
+	}
+	if replay.stdout != build.stdout {
+		t.Errorf("replay printed:\n%s\nthe build printed:\n%s", replay.stdout, build.stdout)
+	}
+	trace, _ := os.ReadFile(tracePath)
+	asJSON := trtbuild(t, nil, "replay", "--speed", "0", "--progress", "json", tracePath)
+	if asJSON.code != 0 || asJSON.stdout != string(trace) {
+		t.Errorf("replay --progress json (exit %d) differs from the trace:\n%s", asJSON.code, asJSON.stdout)
+	}
+}
+
+// TestReplayTimingAndInterrupt replays a hand-written trace whose build lasted two minutes at
+// ten times the speed, and stops it with SIGINT.
+func TestReplayTimingAndInterrupt(t *testing.T) {
+	tracePath := filepath.Join(t.TempDir(), "slow.jsonl")
+	lines := []string{
+		`{"v":1,"type":"build","t":0.000000,"model":"m.onnx","engine":"m.engine","backend":"sim"}`,
+		`{"v":1,"type":"phase_start","t":0.000000,"id":1,"parent":0,"name":"Building engine","steps":4,"thread":1}`,
+		`{"v":1,"type":"step","t":1.000000,"id":1,"step":0}`,
+		`{"v":1,"type":"step","t":120.000000,"id":1,"step":1}`,
+		`{"v":1,"type":"result","t":120.000000,"status":"built","engine":"m.engine","duration":120.0}`,
+	}
+	os.WriteFile(tracePath, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	cmd, errOut, out := startReplay(t, "replay", "--speed", "10", "--progress", "plain", tracePath)
+	start := time.Now()
+	deadline := start.Add(10 * time.Second)
+	for !strings.Contains(out.String(), "Building engine 1/4") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The first step was recorded at 1s: at ten times the speed it shows after about 0.1s.
+	if !strings.Contains(out.String(), "Building engine 1/4") {
+		t.Fatalf("the first step never showed:\n%s", out)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if strings.Contains(out.String(), "2/4") {
+		t.Fatalf("the step recorded at 120s showed early:\n%s", out)
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	if code := waitExit(t, cmd, 10*time.Second); code != 130 {
+		t.Fatalf("exit %d after SIGINT, want 130\nstderr: %s", code, errOut)
+	}
+	if !strings.Contains(out.String(), "Build cancelled") {
+		t.Errorf("the replay did not end its view:\n%s", out)
+	}
+}
+
+// startReplay starts trtbuild and collects its stdout as it comes.
+func startReplay(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = testEnv(t)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			out.write(sc.Text() + "\n")
+		}
+	}()
+	return cmd, &errOut, out
+}
