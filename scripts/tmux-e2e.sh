@@ -71,9 +71,9 @@ require_width() {
 # mode afterwards.
 start_build() {
 	t kill-server 2>/dev/null || true
-	rm -f "$work/rc" "$work/stty"
+	rm -rf "$work/rc" "$work/stty" "$work/cache" # each build starts without a timing cache
 	t -f /dev/null new-session -d -s e2e -x "$width" -y "$height" \
-		"env -u NO_COLOR -u TRTBUILD_PROGRESS LANG=C.UTF-8 bash --norc --noprofile"
+		"env -u NO_COLOR -u TRTBUILD_PROGRESS LANG=C.UTF-8 XDG_CACHE_HOME='$work/cache' bash --norc --noprofile"
 	t set-option -t e2e window-size manual
 	t send-keys -t e2e "clear; '$bin' --backend sim -o '$work/out.engine' $* '$model'; echo \$? >'$work/rc'; stty -a >'$work/stty'" Enter
 }
