@@ -1,6 +1,8 @@
 package report
 
 import (
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
@@ -24,15 +26,28 @@ func NewRecorder() *Recorder { return &Recorder{tree: builder.NewTree()} }
 // Begin implements tui.Renderer.
 func (r *Recorder) Begin(info builder.BuildInfo) { r.info = info }
 
-// Handle implements tui.Renderer.
+// Handle implements tui.Renderer. Event times are rounded as the JSON-lines encoding rounds
+// them, so a report made here equals, byte for byte, the one made later from a trace of the
+// same build. The batch is not modified.
 func (r *Recorder) Handle(batch []builder.Event) {
 	for i := range batch {
-		e := &batch[i]
-		r.tree.Apply(e)
+		e := batch[i]
+		e.Time = wireTime(e.Time)
+		r.tree.Apply(&e)
 		if e.Type == builder.EventLog && e.Severity <= builder.SeverityWarning && len(r.logs) <= logCount {
-			r.logs = append(r.logs, *e)
+			r.logs = append(r.logs, e)
 		}
 	}
+}
+
+// wireTime returns d as it reads back from a JSON line: written as seconds with six decimals
+// (builder.AppendJSON), read back rounded to microseconds (builder.DecodeJSON).
+func wireTime(d time.Duration) time.Duration {
+	s, err := strconv.ParseFloat(strconv.FormatFloat(d.Seconds(), 'f', 6, 64), 64)
+	if err != nil || s < 0 {
+		return d
+	}
+	return time.Duration(math.Round(s*1e6)) * time.Microsecond
 }
 
 // Notice implements tui.Renderer: a notice (a cancel request, a budget running out) is kept as
@@ -48,6 +63,7 @@ func (r *Recorder) Tick(time.Time) {}
 
 // End implements tui.Renderer.
 func (r *Recorder) End(res builder.Result) error {
+	res.Duration = wireTime(res.Duration)
 	r.res = &res
 	return nil
 }

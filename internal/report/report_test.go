@@ -394,3 +394,47 @@ func TestRecorderMatchesTrace(t *testing.T) {
 		t.Errorf("the recorder's report differs from the trace's:\n%s", a.String())
 	}
 }
+
+// TestRecorderRoundsAsTheTrace feeds a Recorder events at nanosecond times, half-microsecond
+// ties included, and a trace of the same events through the JSON-lines codec: the two reports
+// must be equal byte for byte, as --report and `trtbuild report` of its trace must.
+func TestRecorderRoundsAsTheTrace(t *testing.T) {
+	var events []builder.Event
+	at := func(i int) time.Duration { return time.Duration(1000*i*i+500*(i%2)+i%7) * time.Nanosecond }
+	events = append(events, builder.Event{Type: builder.EventPhaseStart, Time: at(1), ID: 1, Name: "root", Steps: 3, Thread: 1})
+	for i := 2; i < 60; i++ {
+		id := i
+		events = append(events,
+			builder.Event{Type: builder.EventPhaseStart, Time: at(i), ID: id, Parent: 1, Name: fmt.Sprintf("child %d", i%5), Steps: 2, Thread: uint64(2 + i%3)},
+			builder.Event{Type: builder.EventStep, Time: at(i) + 1500*time.Nanosecond, ID: id, Step: 0},
+			builder.Event{Type: builder.EventPhaseFinish, Time: at(i) + 2500*time.Nanosecond + time.Duration(i), ID: id, Early: true})
+	}
+	events = append(events, builder.Event{Type: builder.EventPhaseFinish, Time: at(61), ID: 1, Early: true})
+	info := builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}
+	res := builder.Result{Status: builder.StatusBuilt, Duration: at(62) + 500, PeakRSS: 1 << 20}
+
+	rec := NewRecorder()
+	rec.Begin(info)
+	rec.Handle(append([]builder.Event(nil), events...))
+	rec.End(res) //nolint:errcheck
+
+	line := builder.AppendJSON(nil, &builder.Event{Type: builder.EventBuild, Info: &info})
+	for i := range events {
+		line = builder.AppendJSON(line, &events[i])
+	}
+	line = builder.AppendJSON(line, &builder.Event{Type: builder.EventResult, Time: res.Duration, Result: &res})
+	tr, err := trace.Read(bytes.NewReader(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b bytes.Buffer
+	if err := WriteJSON(&a, rec.Report()); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(&b, FromTrace(tr)); err != nil {
+		t.Fatal(err)
+	}
+	if a.String() != b.String() {
+		t.Errorf("the recorder's report differs from the trace's:\n%s\n---\n%s", a.String(), b.String())
+	}
+}
