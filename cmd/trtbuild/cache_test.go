@@ -303,7 +303,7 @@ func TestTimingCacheSavedOnCancel(t *testing.T) {
 	model := repoModel(t, "convnet.onnx")
 	cache := filepath.Join(t.TempDir(), "c.cache")
 	const layers, tactics = 24, 4
-	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "4", "--sim-tactics", "4", "--timing-cache", cache, model)
+	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "2", "--sim-tactics", "4", "--timing-cache", cache, model)
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(out.String(), "DONE") || !strings.Contains(out.String(), "Finding fastest tactic for") {
 		if time.Now().After(deadline) {
