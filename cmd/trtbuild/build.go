@@ -96,7 +96,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	_ = f.MarkHidden("skip-inference")
 
 	f.BoolVar(&o.noPreflight, "no-preflight", false, "skip the checks of the model and the shapes before the build")
-	f.StringVar(&o.timingCache, "timing-cache", "auto", "timing cache file to load, and to merge what the build learned into (also when cancelled); auto: one per TensorRT version and GPU in the user cache folder")
+	f.StringVar(&o.timingCache, "timing-cache", "auto", "timing cache `FILE` to load, and to merge what the build learned into (also when cancelled); auto: one per TensorRT version and GPU in the user cache folder")
 	f.BoolVar(&o.noTimingCache, "no-timing-cache", false, "use no timing cache")
 	f.BoolVar(&o.strictCache, "strict-cache", false, "fail when the timing cache cannot be read, used or saved, instead of warning")
 	f.DurationVar(&o.timeout, "timeout", 0, "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")

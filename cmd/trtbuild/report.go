@@ -25,8 +25,8 @@ type outputFlags struct {
 }
 
 func addOutputFlags(f *pflag.FlagSet, o *outputFlags) {
-	f.StringVar(&o.report, "report", "", "write a build report when the build ends: FILE.json (phase tree, slowest phases, cache hits, peak memory) or FILE.html (the same, with a timeline chart)")
-	f.StringVar(&o.trace, "trace", "", "record the progress events to FILE as JSON lines, for trtbuild replay and trtbuild report")
+	f.StringVar(&o.report, "report", "", "write a build report to `FILE` when the build ends: .json (phase tree, slowest phases, cache hits, peak memory) or .html (the same, with a timeline chart)")
+	f.StringVar(&o.trace, "trace", "", "record the progress events to `FILE` as JSON lines, for trtbuild replay and trtbuild report")
 }
 
 // outputs records a build for --report and --trace beside the renderer the user watches.
