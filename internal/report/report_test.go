@@ -319,6 +319,28 @@ func TestWriteFile(t *testing.T) {
 	}
 }
 
+func TestFitLabel(t *testing.T) {
+	tests := []struct {
+		name string
+		w    float64
+		want string
+	}{
+		{"Building engine", 200, "Building engine"},
+		{"Building engine", 60, "Buildin…"},
+		{"Building engine", 20, ""},
+		{"Finding fastest tactic for stem/conv1", 300, "Finding fastest tactic for stem/conv1"},
+		{"Finding fastest tactic for stem/conv1", 100, "stem/conv1"},
+		{"Finding fastest tactic for stage2/block1/downsample/conv", 100, "stage2/block1…"},
+		{"Measuring tactic time", 100, "Measuring tac…"},
+		{"a for ", 40, "a f…"},
+	}
+	for _, tt := range tests {
+		if got := fitLabel(tt.name, tt.w); got != tt.want {
+			t.Errorf("fitLabel(%q, %v) = %q, want %q", tt.name, tt.w, got, tt.want)
+		}
+	}
+}
+
 func TestTicks(t *testing.T) {
 	tests := []struct {
 		span  float64

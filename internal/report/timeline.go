@@ -237,7 +237,9 @@ func barTitle(p *Phase) string {
 }
 
 // fitLabel cuts name to what fits in a bar w pixels wide (about 6.5 pixels a character at the
-// chart's font size), or returns "" when not even a few characters fit.
+// chart's font size), or returns "" when not even a few characters fit. A name that does not
+// fit and says what it is for ("Finding fastest tactic for stem/conv1") shows only that part,
+// which is what tells the bars of one row apart.
 func fitLabel(name string, w float64) string {
 	n := int((w - 8) / 6.5)
 	if n < 4 {
@@ -246,6 +248,12 @@ func fitLabel(name string, w float64) string {
 	r := []rune(name)
 	if len(r) <= n {
 		return name
+	}
+	if i := strings.LastIndex(name, " for "); i >= 0 && i+5 < len(name) {
+		r = []rune(name[i+5:])
+		if len(r) <= n {
+			return string(r)
+		}
 	}
 	return string(r[:n-1]) + "…"
 }
