@@ -53,6 +53,9 @@ type ttyModel struct {
 	clock    time.Time       // wall time of the current frame
 	spare    []builder.Event // the other half of the inbox's double buffer
 	recent   []logLine       // newest log lines, oldest first, at most recentLogs
+	// lastEarly is the deepest phase of the latest run of early finishes (the builder ends
+	// phases early when it fails or stops); any phase that finishes normally clears it.
+	lastEarly *builder.Phase
 	problems []string        // warning and error messages, at most keepProblems
 
 	printQ   []string // lines waiting to be printed above the view
@@ -195,7 +198,10 @@ func (m *ttyModel) step(now time.Time) {
 		if e.Type == builder.EventLog {
 			m.log(logLine{at: e.Time, sev: e.Severity, msg: e.Message})
 		}
-		m.tree.Apply(e) // phase events, and the build clock of every event
+		p := m.tree.Apply(e) // phase events, and the build clock of every event
+		if p != nil && e.Type == builder.EventPhaseFinish {
+			m.noteFinish(p)
+		}
 	}
 	m.tree.Last = max(m.tree.Last, got.skippedAt)
 	clear(got.events) // drop references to names and messages
@@ -251,10 +257,31 @@ func (m *ttyModel) notice(n timedNotice) {
 	}
 }
 
+// noteFinish keeps track of where a build that fails or stops ended: TensorRT (and the
+// simulated builder) often finish every open phase early, innermost first, before the result.
+func (m *ttyModel) noteFinish(p *builder.Phase) {
+	if !p.Early {
+		m.lastEarly = nil
+		return
+	}
+	for q := m.lastEarly; q != nil; q = m.tree.Get(q.Parent) {
+		if q.Parent == p.ID {
+			return // p encloses the phase already kept, which is deeper
+		}
+		if q.Parent == 0 {
+			break
+		}
+	}
+	m.lastEarly = p
+}
+
 // finish queues the summary; the program quits once it is printed.
 func (m *ttyModel) finish(res builder.Result) {
 	m.result = &res
 	failing := m.tree.Deepest()
+	if failing == nil && res.Status != builder.StatusBuilt {
+		failing = m.lastEarly
+	}
 	// Phases the builder left open ran until the build ended, silent or not.
 	m.tree.Abort(m.buildNow(m.clock))
 	for _, line := range m.summary(summaryInput{
