@@ -50,13 +50,13 @@ type ttyModel struct {
 	opts modelOptions
 	in   *inbox
 
-	clock    time.Time       // wall time of the current frame
-	spare    []builder.Event // the other half of the inbox's double buffer
-	recent   []logLine       // newest log lines, oldest first, at most recentLogs
+	clock  time.Time       // wall time of the current frame
+	spare  []builder.Event // the other half of the inbox's double buffer
+	recent []logLine       // newest log lines, oldest first, at most recentLogs
 	// lastEarly is the deepest phase of the latest run of early finishes (the builder ends
 	// phases early when it fails or stops); any phase that finishes normally clears it.
 	lastEarly *builder.Phase
-	problems []string        // warning and error messages, at most keepProblems
+	problems  []string // warning and error messages, at most keepProblems
 
 	printQ   []string // lines waiting to be printed above the view
 	printing bool     // a print is in flight
