@@ -12,7 +12,7 @@
 namespace {
 
 constexpr char kStepPhase[] = "Measuring tactic time";
-constexpr size_t kDefaultMaxPending = 1u << 20;
+constexpr size_t kDefaultMaxPending = 1u << 16;
 
 // NullBuild is a Build with nothing to run: the benchmark only uses its queue and cancel flag.
 class NullBuild final : public trtb::Build {

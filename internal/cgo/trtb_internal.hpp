@@ -36,7 +36,7 @@ int32_t set_status(trtb_status* status, int32_t code, const std::string& message
 // always kept, so the phase tree stays whole.
 class EventQueue {
 public:
-    explicit EventQueue(size_t max_pending = 1u << 20);
+    explicit EventQueue(size_t max_pending = 1u << 16);
     ~EventQueue();
     EventQueue(const EventQueue&) = delete;
     EventQueue& operator=(const EventQueue&) = delete;
