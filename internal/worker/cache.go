@@ -27,10 +27,13 @@ func openCache(ctx context.Context, req builder.Request) (*cacheFile, []string, 
 	if req.NoTimingCache {
 		return c, nil, nil
 	}
-	key, err := cacheKey(req)
-	var path string
-	if err == nil {
-		path, err = timingcache.Resolve(req.TimingCache, key)
+	path, err := req.TimingCache, error(nil)
+	if path == "" || path == timingcache.Auto {
+		// Only the default file depends on the TensorRT version and the GPU.
+		var key timingcache.Key
+		if key, err = cacheKey(req); err == nil {
+			path, err = timingcache.DefaultPath(key)
+		}
 	}
 	if err != nil {
 		return c.problem(fmt.Sprintf("no timing cache: %v; pass --timing-cache FILE, or --no-timing-cache", err))
