@@ -3,7 +3,7 @@
 // A timing cache records how long each tactic took, so the next build can skip timing it. The
 // bytes are the builder's own format (TensorRT's serialized ITimingCache, or the simulated
 // builder's text); only the builder can read or merge them, so this package never looks
-// inside: it finds the file (Resolve), reads it (Load), and saves a new version (Save) by
+// inside: it finds the default file (DefaultPath), reads a file (Load), and saves a new version (Save) by
 // handing what is on disk at that moment to a merge function the caller provides.
 //
 // Concurrency: Save holds an exclusive lock on "<file>.lock" (flock(2), through
@@ -30,7 +30,8 @@ import (
 	"github.com/google/renameio/v2"
 )
 
-// Auto is the --timing-cache value that selects the default file for the builder (DefaultPath).
+// Auto is the --timing-cache value that selects the default file for the builder (DefaultPath);
+// any other value is a path (write ./auto for a file named "auto").
 const Auto = "auto"
 
 // ErrRejected marks a merge that refused the file on disk: it is corrupt, or a cache of another
@@ -102,15 +103,6 @@ func DefaultPath(key Key) (string, error) {
 		return "", fmt.Errorf("finding the user cache folder for --timing-cache auto: %w; pass --timing-cache FILE", err)
 	}
 	return filepath.Join(dir, "trtbuild", "timing-cache", key.Name()+".cache"), nil
-}
-
-// Resolve turns the --timing-cache value into a file path: Auto (or "") is DefaultPath(key);
-// anything else is the path itself (write ./auto for a file named "auto").
-func Resolve(flag string, key Key) (string, error) {
-	if flag == "" || flag == Auto {
-		return DefaultPath(key)
-	}
-	return flag, nil
 }
 
 // LockWait is how long Load and Save wait for another build's lock before giving up.

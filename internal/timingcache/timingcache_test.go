@@ -56,23 +56,18 @@ func FuzzKeyName(f *testing.F) {
 	})
 }
 
-func TestResolve(t *testing.T) {
+func TestDefaultPath(t *testing.T) {
 	cache := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", cache)
 	t.Setenv("HOME", t.TempDir())
 	key := Key{Backend: "tensorrt", TensorRT: 100800, GPU: "NVIDIA A100-SXM4-40GB", ComputeMajor: 8}
-	for _, flag := range []string{"", Auto} {
-		got, err := Resolve(flag, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := filepath.Join(cache, "trtbuild", "timing-cache", "trt-10.8.0_NVIDIA-A100-SXM4-40GB_sm80.cache")
-		if got != want {
-			t.Errorf("Resolve(%q) = %s, want %s", flag, got, want)
-		}
+	got, err := DefaultPath(key)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got, _ := Resolve("./auto", key); got != "./auto" {
-		t.Errorf("an explicit path was changed to %s", got)
+	want := filepath.Join(cache, "trtbuild", "timing-cache", "trt-10.8.0_NVIDIA-A100-SXM4-40GB_sm80.cache")
+	if got != want {
+		t.Errorf("DefaultPath = %s, want %s", got, want)
 	}
 }
 
