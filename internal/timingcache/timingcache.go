@@ -3,8 +3,9 @@
 // A timing cache records how long each tactic took, so the next build can skip timing it. The
 // bytes are the builder's own format (TensorRT's serialized ITimingCache, or the simulated
 // builder's text); only the builder can read or merge them, so this package never looks
-// inside: it finds the default file (DefaultPath), reads a file (Load), and saves a new version (Save) by
-// handing what is on disk at that moment to a merge function the caller provides.
+// inside: it finds the default file (DefaultPath), reads a file (Load), and saves a new
+// version (Save) by handing what is on disk at that moment to a merge function the caller
+// provides.
 //
 // Concurrency: Save holds an exclusive lock on "<file>.lock" (flock(2), through
 // github.com/gofrs/flock) from reading the current file until the merged one has replaced it,
