@@ -13,7 +13,12 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
+// updating reports the -update flag, which rewrites golden files. The flag is registered by
+// the golden package that teatest uses, so this package's goldens share it.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
@@ -212,7 +217,7 @@ func TestFormat(t *testing.T) {
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
+	if updating() {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
