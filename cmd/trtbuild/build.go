@@ -303,6 +303,12 @@ func buildRequest(o *buildOptions, model, backend string, flags shapeFlags) (bui
 	if o.noTimingCache && o.timingCache != "auto" {
 		return req, exitcode.Usagef("give --timing-cache %s or --no-timing-cache, not both", o.timingCache)
 	}
+	if o.killAfter <= 0 {
+		return req, exitcode.Usagef("invalid --kill-after %s: give how long a cancelled build may take to stop, like 30s", o.killAfter)
+	}
+	if o.timeout < 0 || o.stallTimeout < 0 {
+		return req, exitcode.Usagef("invalid time budget: --timeout and --stall-timeout take a positive duration, like 20m")
+	}
 	if o.device < 0 {
 		return req, exitcode.Usagef("invalid --device %d: use a CUDA device number, 0 or more", o.device)
 	}

@@ -121,6 +121,8 @@ func TestBadInput(t *testing.T) {
 		{"engine is a directory", []string{"--backend", "sim", "-o", dir, model}, "is a directory"},
 		{"engine is the model", []string{"--backend", "sim", "-o", model, model}, "is the model itself"},
 		{"unwritable engine folder", []string{"--backend", "sim", "-o", filepath.Join(dir, "missing", "x.engine"), model}, "cannot write the engine"},
+		{"zero kill-after", []string{"--backend", "sim", "--kill-after", "0s", model}, "invalid --kill-after"},
+		{"negative timeout", []string{"--backend", "sim", "--timeout", "-1s", model}, "invalid time budget"},
 		{"bad sim speed", []string{"--backend", "sim", "--sim-speed", "0", model}, "invalid --sim-speed"},
 		{"random bytes", []string{"--backend", "sim", repoModel(t, "random_bytes.onnx")}, "is not an ONNX model"},
 		{"wrong magic", []string{"--backend", "sim", repoModel(t, "wrong_magic.onnx")}, "is not an ONNX model"},
