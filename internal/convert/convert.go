@@ -140,6 +140,9 @@ func summarize(a *analysis, c *classifier, ws []*weight, s *Summary) {
 			s.Outputs = append(s.Outputs, IOType{Name: v.name, Before: "float", After: typeWord(c.required(a.main, v), a.target)})
 		}
 	}
+	if w := newerOpsetWarning(a); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
 	for _, w := range ws {
 		if w.stats.Overflow == 0 {
 			continue
@@ -166,6 +169,59 @@ func summarize(a *analysis, c *classifier, ws []*weight, s *Summary) {
 		s.Warnings = append(s.Warnings, msg)
 	}
 	sort.Strings(s.Warnings)
+}
+
+// admitsLowered reports whether schema s accepts the node's float32 inputs
+// and outputs in the target type.
+func admitsLowered(s *opschema.Schema, ni *nodeInfo, t Target) bool {
+	for i, v := range ni.ins {
+		if v != nil && v.typ.isFloat() {
+			if p, ok := s.Input(i); !ok || !s.Admits(p.Type, string(v.typ.lower(t))) {
+				return false
+			}
+		}
+	}
+	for j, v := range ni.outs {
+		if v != nil && v.typ.isFloat() {
+			if p, ok := s.Output(j); !ok || !s.Admits(p.Type, string(v.typ.lower(t))) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// newerOpsetWarning says which operators stayed in float32 only because
+// the model's opset has no target-type version of them, and from which
+// opset on they have one.
+func newerOpsetWarning(a *analysis) string {
+	opset := a.opsets[""]
+	count, need := 0, 0
+	ops := map[string]bool{}
+	for _, gc := range a.graphs {
+		for _, ni := range gc.nodes {
+			if ni.keep != ReasonTypes || ni.schema == nil || ni.schema.Domain != "" {
+				continue
+			}
+			for _, s := range a.table.Versions("", ni.n.GetOpType()) {
+				if s.Since > opset && s.Since <= a.table.Newest[""] && admitsLowered(s, ni, a.target) {
+					count++
+					ops[ni.n.GetOpType()] = true
+					need = max(need, s.Since)
+					break
+				}
+			}
+		}
+	}
+	if count == 0 {
+		return ""
+	}
+	nodes := fmt.Sprintf("%d nodes stay", count)
+	if count == 1 {
+		nodes = "1 node stays"
+	}
+	return fmt.Sprintf("opset %d has no %s version of %s, so %s in float32 with Cast nodes around them; export the model at opset %d or newer to convert them too",
+		opset, a.target.elemName(), strings.Join(sortedKeys(ops), ", "), nodes, need)
 }
 
 func typeWord(lowered bool, t Target) string {

@@ -159,6 +159,9 @@ func convertChunk(f half.Format, dst, src []byte) {
 	wg.Wait()
 }
 
+// halves recycles the buffers converted chunks are written from.
+var halves = sync.Pool{New: func() any { return new([]byte) }}
+
 // lowerTensor converts a float32 tensor to the target type. Data still in
 // a file is converted while the model is written; other data now.
 func lowerTensor(m *modelio.Model, t *onnxpb.TensorProto, target Target, mainInit bool) error {
@@ -169,14 +172,15 @@ func lowerTensor(m *modelio.Model, t *onnxpb.TensorProto, target Target, mainIni
 	}
 	if mainInit && m.InFile(t) {
 		m.Replace(t, modelio.Replacement{Size: size / 2, WriteTo: func(w io.Writer) error {
-			var buf []byte
 			return m.ReadData(t, func(c []byte) error {
-				if cap(buf) < len(c)/2 {
-					buf = make([]byte, len(c)/2)
+				buf := halves.Get().(*[]byte)
+				defer halves.Put(buf)
+				if cap(*buf) < len(c)/2 {
+					*buf = make([]byte, len(c)/2)
 				}
-				buf = buf[:len(c)/2]
-				convertChunk(f, buf, c)
-				_, err := w.Write(buf)
+				out := (*buf)[:len(c)/2]
+				convertChunk(f, out, c)
+				_, err := w.Write(out)
 				return err
 			})
 		}})

@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync"
 
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
@@ -155,25 +156,60 @@ func (m *Model) ReadData(t *onnxpb.TensorProto, fn func(chunk []byte) error) err
 	return nil
 }
 
+// chunks recycles ReadData's buffers.
+var chunks = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+
+// readSpan calls fn with the span's bytes, chunk by chunk. A goroutine
+// reads the next chunk while fn works on the current one.
 func readSpan(s span, name string, fn func([]byte) error) error {
 	f, err := os.Open(s.path)
 	if err != nil {
 		return fmt.Errorf("reading data of tensor %q: %w", name, err)
 	}
 	defer f.Close()
-	buf := make([]byte, min(s.length, chunkSize))
-	for off := int64(0); off < s.length; {
-		n := min(int64(len(buf)), s.length-off)
-		if _, err := f.ReadAt(buf[:n], s.offset+off); err != nil {
+	type chunk struct {
+		buf *[]byte
+		n   int64
+		err error
+	}
+	ready := make(chan chunk, 1)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ready)
+		for off := int64(0); off < s.length; {
+			buf := chunks.Get().(*[]byte)
+			n := min(int64(len(*buf)), s.length-off)
+			_, err := f.ReadAt((*buf)[:n], s.offset+off)
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return fmt.Errorf("reading data of tensor %q from %s: %w", name, s.path, err)
+			select {
+			case ready <- chunk{buf, n, err}:
+			case <-stop:
+				chunks.Put(buf)
+				return
+			}
+			if err != nil {
+				return
+			}
+			off += n
 		}
-		if err := fn(buf[:n]); err != nil {
+	}()
+	defer wg.Wait()
+	defer close(stop)
+	for c := range ready {
+		if c.err != nil {
+			chunks.Put(c.buf)
+			return fmt.Errorf("reading data of tensor %q from %s: %w", name, s.path, c.err)
+		}
+		err := fn((*c.buf)[:c.n])
+		chunks.Put(c.buf)
+		if err != nil {
 			return err
 		}
-		off += n
 	}
 	return nil
 }

@@ -147,6 +147,12 @@ func (t *Table) Lookup(domain, op string, opset int) (*Schema, bool) {
 	return versions[i-1], true
 }
 
+// Versions returns every version of domain's operator op, oldest first.
+// The slice belongs to the table and must not be changed.
+func (t *Table) Versions(domain, op string) []*Schema {
+	return t.byOp[opKey{NormalizeDomain(domain), op}]
+}
+
 // Known reports whether any domain defines an operator named op.
 func (t *Table) Known(op string) bool { return t.names[op] }
 
