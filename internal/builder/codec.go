@@ -143,6 +143,14 @@ var ErrNewerSchema = errors.New("event written by a newer trtbuild")
 // Type and Time set, so readers can skip them; unknown fields are ignored.
 func DecodeJSON(line []byte) (Event, error) {
 	line = bytes.TrimSpace(line)
+	if e, ok := decodeFast(line); ok {
+		return e, nil
+	}
+	return decodeSlow(line)
+}
+
+// decodeSlow is DecodeJSON without the fast path.
+func decodeSlow(line []byte) (Event, error) {
 	var w wireEvent
 	if err := json.Unmarshal(line, &w); err != nil {
 		return Event{}, fmt.Errorf("malformed event line: %w", err)

@@ -119,7 +119,17 @@ func FuzzDecodeJSON(f *testing.F) {
 	}
 	f.Add([]byte(`{"v":1,"type":"step","t":1e308}`))
 	f.Add([]byte(`{"v":1,"type":"phase_start","t":0,"id":1,"name":"\ud800"}`))
+	f.Add([]byte(`{"v":1,"type":"step","t":0.000001,"id":7,"step":-3}`))
+	f.Add([]byte(`{"v":1,"type":"phase_finish","t":12.500000,"id":9,"early":true}` + "\n"))
+	f.Add([]byte(`{"v":1,"type":"step","t":01.000000,"id":07,"step":1}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
+		// The fast path must agree with encoding/json wherever it answers.
+		if fast, ok := decodeFast(bytes.TrimSpace(line)); ok {
+			slow, err := decodeSlow(bytes.TrimSpace(line))
+			if err != nil || !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("fast path %+v, general path %+v (%v) for %q", fast, slow, err, line)
+			}
+		}
 		e, err := DecodeJSON(line)
 		if err != nil {
 			return
