@@ -100,6 +100,9 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return exitcode.Usagef("-o %s is a folder; give the converted model's file name", out)
 	}
+	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
+		return exitcode.Usagef("-o %s: the folder %s does not exist; create it first", out, filepath.Dir(out))
+	}
 	m, err := modelio.Load(in)
 	if err != nil {
 		return exitcode.Wrap(exitcode.Usage, err)

@@ -30,6 +30,7 @@ type FormatError struct {
 	Reason string
 }
 
+// Error says what is wrong and that the model must be exported again.
 func (e *FormatError) Error() string {
 	if e.Offset >= 0 {
 		return fmt.Sprintf("%s is not a valid ONNX model (at byte %d: %s); export it again", e.Path, e.Offset, e.Reason)

@@ -311,6 +311,7 @@ func writeExactly(w io.Writer, p *plan) error {
 	return nil
 }
 
+// countWriter counts the bytes written through it and turns short writes into errors.
 type countWriter struct {
 	w io.Writer
 	n int64
