@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,19 +16,26 @@ import (
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
 )
 
-// python returns a Python interpreter that can import onnx: $TRTBUILD_PYTHON
-// or python3. The test is skipped when there is none (CI installs Debian's
-// python3-onnx).
+// python returns a Python interpreter that can import onnx: $TRTBUILD_PYTHON,
+// python3 on PATH, or Debian's /usr/bin/python3 (where python3-onnx installs
+// it, even when another python3 comes first on PATH). The test is skipped when
+// there is none (CI installs Debian's python3-onnx).
 func python(t *testing.T) string {
 	t.Helper()
-	py := os.Getenv("TRTBUILD_PYTHON")
-	if py == "" {
-		py = "python3"
+	candidates := []string{"python3", "/usr/bin/python3"}
+	if py := os.Getenv("TRTBUILD_PYTHON"); py != "" {
+		candidates = []string{py}
 	}
-	if out, err := exec.Command(py, "-c", "import onnx").CombinedOutput(); err != nil {
-		t.Skipf("no Python with the onnx package (%s: %v: %s); install python3-onnx or set TRTBUILD_PYTHON", py, err, bytes.TrimSpace(out))
+	var why []string
+	for _, py := range candidates {
+		out, err := exec.Command(py, "-c", "import onnx").CombinedOutput()
+		if err == nil {
+			return py
+		}
+		why = append(why, fmt.Sprintf("%s: %v: %s", py, err, bytes.TrimSpace(out)))
 	}
-	return py
+	t.Skipf("no Python with the onnx package (%s); install python3-onnx or set TRTBUILD_PYTHON", strings.Join(why, "; "))
+	return ""
 }
 
 // onnxCheck runs testdata/check_onnx.py on the models and fails the test
