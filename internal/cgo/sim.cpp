@@ -574,15 +574,7 @@ private:
 };
 
 int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
-    struct CloseQueue {
-        EventQueue& queue;
-        ~CloseQueue() {
-            try {
-                queue.close();
-            } catch (...) {
-            }
-        }
-    } close_queue{queue};
+    QueueCloser close_queue{queue};
 
     RunState rs(*this, cfg_);
     const int32_t nb_layers = static_cast<int32_t>(cfg_.layers.size());

@@ -798,15 +798,7 @@ private:
 
 int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
     // The queue closes on every path, after the TensorRT objects (and so their threads) are gone.
-    struct CloseQueue {
-        EventQueue& queue;
-        ~CloseQueue() {
-            try {
-                queue.close();
-            } catch (...) {
-            }
-        }
-    } closer{queue};
+    QueueCloser closer{queue};
 
     trtb_result local{};
     if (result == nullptr) {

@@ -109,6 +109,18 @@ private:
     int64_t last_time_ = 0;
 };
 
+// QueueCloser closes a queue when it goes out of scope, on every path out of a Build::run:
+// declare it first in run, so it runs last, after the builder's threads are gone.
+struct QueueCloser {
+    EventQueue& queue;
+    ~QueueCloser() {
+        try {
+            queue.close();
+        } catch (...) {
+        }
+    }
+};
+
 // Build is one build behind a trtb_build handle. Each backend derives from it.
 class Build {
 public:
