@@ -23,18 +23,11 @@ const maxProtoSize = 2<<30 - 1
 // get the same one-line errors, and no field can make the decoder allocate
 // more than the file's size.
 func ReadModel(path string) (*onnxpb.ModelProto, error) {
-	f, err := os.Open(path)
+	f, st, err := OpenFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading model: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading model: %w", err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", path)
-	}
 	if st.Size() > maxProtoSize {
 		return nil, &FormatError{Path: path, Offset: -1,
 			Reason: fmt.Sprintf("it is %d bytes, more than the 2 GiB a protobuf message may hold", st.Size())}

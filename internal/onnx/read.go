@@ -96,23 +96,35 @@ const (
 // are *FormatError values (errors.Is ErrNotONNX, or ErrTruncated for a file
 // that ends early) whose message is one line naming the file.
 func ReadMetadata(path string) (*Model, error) {
-	f, err := os.Open(path)
+	f, st, err := OpenFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading model: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading model: %w", err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", path)
-	}
 	m, err := decode(f, st.Size(), path)
 	if err != nil {
 		return nil, err
 	}
 	return m, nil
+}
+
+// OpenFile opens a model file for reading and returns it with its size and mode. A folder
+// is refused with a one-line error; the caller closes the file.
+func OpenFile(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading model: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("reading model: %w", err)
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", path)
+	}
+	return f, st, nil
 }
 
 // decode reads a model from src, which holds size bytes, and turns decoding

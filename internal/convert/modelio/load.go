@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
@@ -47,18 +48,11 @@ func (e *FormatError) Error() string {
 // that is absolute, contains "..", or leads out of the folder through a
 // symbolic link is refused, since a model could otherwise read any file.
 func Load(path string) (*Model, error) {
-	f, err := os.Open(path)
+	f, st, err := onnx.OpenFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading model: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading model: %w", err)
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("reading model: %s is a folder; pass the .onnx file inside it", path)
-	}
 	m := FromProto(nil)
 	m.Path, m.Dir, m.FileSize = path, filepath.Dir(path), st.Size()
 	l := &loader{r: f, path: path, m: m}

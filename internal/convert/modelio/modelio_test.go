@@ -295,7 +295,7 @@ func TestLoadErrors(t *testing.T) {
 			t.Errorf("%s: Load = %v, want %q", tt.name, err, tt.wantErr)
 		}
 	}
-	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "is a folder") {
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("Load(folder) = %v", err)
 	}
 }
