@@ -31,6 +31,11 @@ func parseShapeFlags(o *buildOptions) (shapeFlags, error) {
 	return f, nil
 }
 
+// minTensorRTOpset is the oldest ai.onnx opset the ONNX parser of TensorRT 10 and 11 supports
+// (onnx-tensorrt's operator matrix: opset 9 and newer). The newest differs by release and is
+// not checked: the parent never loads TensorRT to ask.
+const minTensorRTOpset = 9
+
 // checkModel reads the model's structure before any builder starts and applies the preflight
 // rules (internal/preflight): a file that is not ONNX, shapes that do not fit the model's
 // inputs, missing shapes for dynamic inputs and unsafe or missing external data are refused
@@ -44,7 +49,9 @@ func checkModel(model string, req *builder.Request, f shapeFlags, skip bool) (wa
 		}
 		return nil, nil
 	}
-	m, warnings, err := preflight.Run(model, preflight.Params{Shapes: f.shapes, Min: f.min, Opt: f.opt, Max: f.max})
+	m, warnings, err := preflight.Run(model, preflight.Params{
+		Shapes: f.shapes, Min: f.min, Opt: f.opt, Max: f.max, MinOpset: minTensorRTOpset,
+	})
 	if err != nil {
 		return nil, err
 	}
