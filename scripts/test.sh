@@ -12,15 +12,34 @@ echo "== go vet"
 go vet ./...
 
 echo "== go test -race"
-go test -race -count=1 ./...
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+status=0
+go test -race -count=1 -v ./... >"$log" 2>&1 || status=$?
+grep -E '^(ok|FAIL|panic:)|no test files' "$log" || true
+grep -E -A1 '^\s*--- SKIP' "$log" | grep -v '^--$' || true
+passed=$(grep -cE '^\s*--- PASS' "$log" || true)
+failed=$(grep -cE '^\s*--- FAIL' "$log" || true)
+skipped=$(grep -cE '^\s*--- SKIP' "$log" || true)
+if [ "$status" != 0 ]; then
+	echo "== go test failed; its output:"
+	cat "$log"
+	echo "tests: $passed passed, $failed failed, $skipped skipped"
+	exit "$status"
+fi
 
 echo "== fuzz ($fuzztime each)"
 # Every Fuzz* function in the module, run briefly from its committed seed corpus.
-grep -rl --include='*_test.go' '^func Fuzz' . | sort | while read -r file; do
+for file in $(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do
 	pkg="./$(dirname "${file#./}")"
 	for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | cut -d' ' -f2); do
 		echo "-- $pkg $target"
-		go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "$pkg" | tail -n 1
+		if ! out="$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s "$pkg" 2>&1)"; then
+			echo "$out"
+			echo "tests: $passed passed, 1 failed, $skipped skipped"
+			exit 1
+		fi
+		echo "$out" | tail -n 1
 	done
 done
 
@@ -32,4 +51,5 @@ if [ -x scripts/tmux-e2e.sh ]; then
 		echo "tmux is not installed: skipping the real-terminal test"
 	fi
 fi
-echo "== all tests passed"
+echo "== all checks passed"
+echo "tests: $passed passed, $failed failed, $skipped skipped"
