@@ -116,7 +116,8 @@ func Run(cfg Config) (builder.Result, error) {
 	if err := s.render.End(res); err != nil && !errors.Is(err, syscall.EPIPE) {
 		// The output went away (a closed pipe) or the view failed; the build outcome stands.
 		if res.Status == builder.StatusBuilt {
-			return res, fmt.Errorf("showing progress: %w", err)
+			// Exit status 0 (the engine is there), with the problem said on stderr.
+			return res, &exitcode.Error{Code: exitcode.OK, Err: fmt.Errorf("the engine was built, but showing progress failed: %w", err)}
 		}
 	}
 	return res, s.exitError(res)
