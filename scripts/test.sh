@@ -17,7 +17,7 @@ trap 'rm -f "$log"' EXIT
 status=0
 go test -race -count=1 -v ./... >"$log" 2>&1 || status=$?
 grep -E '^(ok|FAIL|panic:)|no test files' "$log" || true
-grep -E -A1 '^\s*--- SKIP' "$log" | grep -v '^--$' || true
+grep -E -B1 '^\s*--- SKIP' "$log" | grep -v '^--$' || true
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)
 failed=$(grep -cE '^\s*--- FAIL' "$log" || true)
 skipped=$(grep -cE '^\s*--- SKIP' "$log" || true)
