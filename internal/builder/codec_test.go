@@ -4,16 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/trtbuild/trtbuild/internal/goldenfile"
+)
 
 // sampleEvents covers every event type and the awkward strings a builder can send.
 func sampleEvents() []Event {
@@ -39,19 +37,7 @@ func encodeAll(events []Event) []byte {
 
 func TestJSONGolden(t *testing.T) {
 	got := encodeAll(sampleEvents())
-	path := filepath.Join("testdata", "events.golden.jsonl")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("encoding changed; the schema is a contract (docs/events.md). got:\n%s\nwant:\n%s", got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "events.golden.jsonl"), got)
 	for i, line := range bytes.Split(bytes.TrimSpace(got), []byte("\n")) {
 		var m map[string]any
 		if err := json.Unmarshal(line, &m); err != nil {

@@ -3,7 +3,6 @@ package native
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -19,9 +18,9 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/trtbuild/trtbuild/internal/goldenfile"
+)
 
 const (
 	phaseRoot     = "Building engine"
@@ -495,23 +494,7 @@ var testdata = func() string {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join(testdata, name)
-	if *update {
-		if err := os.MkdirAll(testdata, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, filepath.Join(testdata, name), got)
 }
 
 // TestGoldenBuild pins the whole stream of a single-threaded build, which is deterministic,

@@ -1,8 +1,6 @@
 package convert
 
 import (
-	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,9 +11,9 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files and the test models in testdata")
+	"github.com/trtbuild/trtbuild/internal/goldenfile"
+)
 
 // dumpModel prints a model's graphs: types of inputs, outputs,
 // initializers and value_info, and every node with the attributes that
@@ -151,22 +149,7 @@ func summaryGolden(t *testing.T, s Summary) []byte {
 
 func checkGolden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the conversion's result (run go test -update after checking the change):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, path, got)
 }
 
 // TestGolden converts each case in memory and compares the converted graph
@@ -176,7 +159,7 @@ func TestGolden(t *testing.T) {
 	for _, c := range goldenCases() {
 		t.Run(c.name, func(t *testing.T) {
 			orig := c.model()
-			if *update {
+			if goldenfile.Updating() {
 				b, err := proto.MarshalOptions{Deterministic: true}.Marshal(orig)
 				if err != nil {
 					t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,9 +12,9 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	"github.com/trtbuild/trtbuild/internal/testmodels"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+	"github.com/trtbuild/trtbuild/internal/goldenfile"
+)
 
 // relPath returns path relative to the test's working directory, so that
 // golden files do not depend on where the repository is.
@@ -35,23 +34,7 @@ func relPath(t *testing.T, path string) string {
 // golden compares got with testdata/golden/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/inspect -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (run with -update if the change is intended)\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", "golden", name), got)
 }
 
 // checkGolden writes the text and JSON reports of the model at path and

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,9 +11,9 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/trace"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/trtbuild/trtbuild/internal/goldenfile"
+)
 
 func readTrace(t *testing.T, name string) *trace.Trace {
 	t.Helper()
@@ -32,20 +31,7 @@ func readTrace(t *testing.T, name string) *trace.Trace {
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (run go test -update if the change is intended); got:\n%s", path, got)
-	}
+	goldenfile.Check(t, filepath.Join("testdata", name), got)
 }
 
 // TestGoldenJSON pins the JSON report of a recorded simulated build: a change to it is a change

@@ -3,7 +3,6 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,14 +10,9 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
-)
 
-// updating reports the -update flag, which rewrites golden files. The flag is registered by
-// the golden package that teatest uses, so this package's goldens share it.
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+	"github.com/trtbuild/trtbuild/internal/goldenfile"
+)
 
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
@@ -217,16 +211,5 @@ func TestFormat(t *testing.T) {
 
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
-	if updating() {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (rerun with -update if intended):\n--- got\n%s\n--- want\n%s", path, got, want)
-	}
+	goldenfile.Check(t, path, got)
 }
