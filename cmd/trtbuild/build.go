@@ -27,8 +27,8 @@ type buildOptions struct {
 	backend, progress   string
 	verbose             bool
 
-	shapes, minShapes, optShapes, maxShapes string
-	workspace, memPoolSize                  string
+	profiles               profileFlags
+	workspace, memPoolSize string
 
 	fp16, bf16, int8, fp8                                                      bool
 	noTF32, refit, stripWeights, versionCompatible, excludeLeanRuntime, sparse bool
@@ -69,10 +69,11 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.StringVar(&o.progress, "progress", "auto", "progress output: auto, tty, plain, json or quiet (env TRTBUILD_PROGRESS applies when auto)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "show the builder's info and verbose log lines (slows TensorRT builds)")
 
-	f.StringVar(&o.shapes, "shapes", "", "input shapes for all of min/opt/max, e.g. images:1x3x224x224,mask:1x16")
-	f.StringVar(&o.minShapes, "min-shapes", "", "smallest input shapes of the optimization profile")
-	f.StringVar(&o.optShapes, "opt-shapes", "", "input shapes the engine is tuned for")
-	f.StringVar(&o.maxShapes, "max-shapes", "", "largest input shapes of the optimization profile")
+	f.Var(shapeValue{&o.profiles, kindShapes}, "shapes", "input shapes for all of min/opt/max, e.g. images:1x3x224x224,mask:1x16")
+	f.Var(shapeValue{&o.profiles, kindMin}, "min-shapes", "smallest input shapes of the optimization profile")
+	f.Var(shapeValue{&o.profiles, kindOpt}, "opt-shapes", "input shapes the engine is tuned for")
+	f.Var(shapeValue{&o.profiles, kindMax}, "max-shapes", "largest input shapes of the optimization profile")
+	f.Var(profileValue{&o.profiles}, "profile", "start optimization profile N (0, 1, …): the shape flags after it belong to it, as in trtexec")
 	f.StringVar(&o.workspace, "workspace", "", "workspace memory pool limit, e.g. 512M or 4G (a bare number is MiB)")
 	f.StringVar(&o.memPoolSize, "mem-pool-size", "", "trtexec spelling: workspace:SIZE")
 	_ = f.MarkHidden("mem-pool-size")
@@ -288,7 +289,7 @@ func resolveBackend(name string) (string, error) {
 	return "", exitcode.Usagef("invalid --backend %q: use auto, tensorrt or sim", name)
 }
 
-func buildRequest(o *buildOptions, model, backend string, flags shapeFlags) (builder.Request, error) {
+func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (builder.Request, error) {
 	req := builder.Request{
 		Model: model, Backend: backend, LogSeverity: builder.SeverityWarning, Device: o.device,
 		FP16: o.fp16, BF16: o.bf16, INT8: o.int8, FP8: o.fp8,
@@ -345,12 +346,17 @@ func buildRequest(o *buildOptions, model, backend string, flags shapeFlags) (bui
 		}
 		req.WorkspaceBytes = ws
 	}
-	profile, err := shapeProfile(flags)
-	if err != nil {
-		return req, err
-	}
-	if len(profile.Inputs) > 0 {
-		req.Profiles = []builder.Profile{profile}
+	for i, f := range flags {
+		profile, err := shapeProfile(f)
+		if err != nil {
+			if len(flags) > 1 {
+				return req, exitcode.Usagef("profile %d: %v", i, err)
+			}
+			return req, err
+		}
+		if len(profile.Inputs) > 0 || len(flags) > 1 {
+			req.Profiles = append(req.Profiles, profile)
+		}
 	}
 	sim, err := simConfig(o.sim)
 	if err != nil {

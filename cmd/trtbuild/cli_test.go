@@ -121,6 +121,9 @@ func TestBadInput(t *testing.T) {
 		{"engine is a directory", []string{"--backend", "sim", "-o", dir, model}, "is a directory"},
 		{"engine is the model", []string{"--backend", "sim", "-o", model, model}, "is the model itself"},
 		{"unwritable engine folder", []string{"--backend", "sim", "-o", filepath.Join(dir, "missing", "x.engine"), model}, "cannot write the engine"},
+		{"shape flag twice", []string{"--backend", "sim", "--shapes", "images:1x3x224x224", "--shapes", "images:2x3x224x224", model}, "given twice for profile 0"},
+		{"profile out of order", []string{"--backend", "sim", "--profile", "1", model}, "the next one here is 0"},
+		{"bad shapes in profile 1", []string{"--backend", "sim", "--shapes", "images:1x3x224x224", "--profile", "1", "--shapes", "images:1x3", model}, "profile 1"},
 		{"zero kill-after", []string{"--backend", "sim", "--kill-after", "0s", model}, "invalid --kill-after"},
 		{"negative timeout", []string{"--backend", "sim", "--timeout", "-1s", model}, "invalid time budget"},
 		{"bad sim speed", []string{"--backend", "sim", "--sim-speed", "0", model}, "invalid --sim-speed"},
@@ -162,6 +165,30 @@ func TestTrtexecSpellings(t *testing.T) {
 	}
 	if _, err := os.Stat(engine); err != nil {
 		t.Errorf("--saveEngine was not honoured: %v", err)
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	model := repoModel(t, "dynamic_batch.onnx")
+	engine := filepath.Join(filepath.Dir(model), "two.engine")
+	// trtexec's way of giving two optimization profiles.
+	r := trtbuild(t, nil, "--backend=sim", "--sim-speed=50", "--progress=quiet", "-o", engine, model,
+		"--profile=0", "--minShapes=images:1x3x64x64", "--optShapes=images:4x3x64x64", "--maxShapes=images:8x3x64x64",
+		"--profile=1", "--minShapes=images:8x3x64x64", "--optShapes=images:16x3x64x64", "--maxShapes=images:32x3x64x64")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	plan, err := os.ReadFile(engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(plan), "profiles 2\n") {
+		t.Errorf("the builder did not get two profiles; plan:\n%s", plan)
+	}
+	// The second profile is checked against the model like the first.
+	r = trtbuild(t, nil, "--backend", "sim", "--progress", "quiet", model, "--shapes", "images:1x3x64x64", "--profile", "1", "--shapes", "images:1x3x32x32")
+	if r.code != 2 || !strings.Contains(r.stderr, "profile 1") {
+		t.Errorf("a static dimension mismatch in profile 1: exit %d, %s", r.code, r.stderr)
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
@@ -8,27 +10,39 @@ import (
 	"github.com/trtbuild/trtbuild/internal/shapes"
 )
 
-// shapeFlags are the parsed --shapes, --min-shapes, --opt-shapes and --max-shapes.
+// shapeFlags are one optimization profile's parsed --shapes, --min-shapes, --opt-shapes and
+// --max-shapes.
 type shapeFlags struct {
 	shapes, min, opt, max []shapes.Spec
 }
 
-func parseShapeFlags(o *buildOptions) (shapeFlags, error) {
-	var f shapeFlags
-	for _, x := range []struct {
-		flag, value string
-		dst         *[]shapes.Spec
-	}{{"--shapes", o.shapes, &f.shapes}, {"--min-shapes", o.minShapes, &f.min}, {"--opt-shapes", o.optShapes, &f.opt}, {"--max-shapes", o.maxShapes, &f.max}} {
-		if x.value == "" {
-			continue
+// parseShapeFlags parses every profile's shape flags (see profileFlags). Errors name the flag,
+// and the profile when there are several.
+func parseShapeFlags(o *buildOptions) ([]shapeFlags, error) {
+	groups := o.profiles.groups
+	out := make([]shapeFlags, len(groups))
+	for i, g := range groups {
+		dst := [4]*[]shapes.Spec{&out[i].shapes, &out[i].min, &out[i].opt, &out[i].max}
+		for k, text := range g.text {
+			if !g.set[k] {
+				continue
+			}
+			s, err := shapes.Parse(text)
+			if err != nil {
+				return nil, exitcode.Usagef("invalid %s%s: %v", shapeFlagNames[k], profileSuffix(i, len(groups)), err)
+			}
+			*dst[k] = s
 		}
-		s, err := shapes.Parse(x.value)
-		if err != nil {
-			return f, exitcode.Usagef("invalid %s: %v", x.flag, err)
-		}
-		*x.dst = s
 	}
-	return f, nil
+	return out, nil
+}
+
+// profileSuffix names profile i in messages when there is more than one.
+func profileSuffix(i, n int) string {
+	if n < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (profile %d)", i)
 }
 
 // minTensorRTOpset is the oldest ai.onnx opset the ONNX parser of TensorRT 10 and 11 supports
@@ -37,23 +51,42 @@ func parseShapeFlags(o *buildOptions) (shapeFlags, error) {
 const minTensorRTOpset = 9
 
 // checkModel reads the model's structure before any builder starts and applies the preflight
-// rules (internal/preflight): a file that is not ONNX, shapes that do not fit the model's
-// inputs, missing shapes for dynamic inputs and unsafe or missing external data are refused
-// here, with exit status 2, before any GPU time is spent. The simulated builder gets the
-// model's real node names. With skip (--no-preflight) only the node names are read, and a
-// model trtbuild cannot read goes to the builder as it is.
-func checkModel(model string, req *builder.Request, f shapeFlags, skip bool) (warnings []string, err error) {
+// rules (internal/preflight) to every optimization profile: a file that is not ONNX, shapes
+// that do not fit the model's inputs, missing shapes for dynamic inputs and unsafe or missing
+// external data are refused here, with exit status 2, before any GPU time is spent. The
+// simulated builder gets the model's real node names. With skip (--no-preflight) only the node
+// names are read, and a model trtbuild cannot read goes to the builder as it is.
+func checkModel(model string, req *builder.Request, profiles []shapeFlags, skip bool) (warnings []string, err error) {
 	if skip {
 		if m, err := onnx.ReadMetadata(model); err == nil {
 			req.Layers = m.NodeNames()
 		}
 		return nil, nil
 	}
-	m, warnings, err := preflight.Run(model, preflight.Params{
-		Shapes: f.shapes, Min: f.min, Opt: f.opt, Max: f.max, MinOpset: minTensorRTOpset,
-	})
+	if len(profiles) == 0 {
+		profiles = []shapeFlags{{}}
+	}
+	m, err := onnx.ReadMetadata(model)
 	if err != nil {
-		return nil, err
+		return nil, exitcode.Wrap(exitcode.Usage, err)
+	}
+	seen := map[string]bool{}
+	for i, f := range profiles {
+		w, err := preflight.Check(m, model, preflight.Params{
+			Shapes: f.shapes, Min: f.min, Opt: f.opt, Max: f.max, MinOpset: minTensorRTOpset,
+		})
+		if err != nil {
+			if len(profiles) > 1 {
+				return nil, exitcode.Usagef("profile %d: %v", i, err)
+			}
+			return nil, err
+		}
+		for _, x := range w {
+			if !seen[x] {
+				seen[x] = true
+				warnings = append(warnings, x)
+			}
+		}
 	}
 	req.Layers = m.NodeNames()
 	return warnings, nil
