@@ -288,6 +288,13 @@ func TestFailures(t *testing.T) {
 // startBuild starts a build and returns once its output shows that timing has begun.
 func startBuild(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
 	t.Helper()
+	return start(t, "Timing graph nodes", args...)
+}
+
+// start runs trtbuild in the background and collects its output as it comes. With until set it
+// returns once a line of stdout contains it (failing the test after a minute).
+func start(t *testing.T, until string, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = testEnv(t)
 	var errOut bytes.Buffer
@@ -303,10 +310,13 @@ func startBuild(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *locked
 	seen := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
-		once := false
+		once := until == ""
+		if once {
+			close(seen)
+		}
 		for sc.Scan() {
 			out.write(sc.Text() + "\n")
-			if !once && strings.Contains(sc.Text(), "Timing graph nodes") {
+			if !once && strings.Contains(sc.Text(), until) {
 				once = true
 				close(seen)
 			}
@@ -319,7 +329,7 @@ func startBuild(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *locked
 	case <-seen:
 	case <-time.After(60 * time.Second):
 		cmd.Process.Kill()
-		t.Fatalf("the build never reached timing; output:\n%s", out.String())
+		t.Fatalf("trtbuild never printed %q; output:\n%s", until, out.String())
 	}
 	return cmd, &errOut, out
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"os"
@@ -189,23 +188,5 @@ func TestReplayTimingAndInterrupt(t *testing.T) {
 // startReplay starts trtbuild and collects its stdout as it comes.
 func startReplay(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = testEnv(t)
-	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	out := &lockedBuffer{}
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			out.write(sc.Text() + "\n")
-		}
-	}()
-	return cmd, &errOut, out
+	return start(t, "", args...)
 }
