@@ -10,23 +10,10 @@ cd "$(dirname "$0")/.."
 export LC_ALL=C.UTF-8
 
 secs="${SECS:-60}"
-command -v tmux >/dev/null || { echo "bench-tty-idle: tmux is not installed" >&2; exit 1; }
+name=bench-tty-idle
+# shellcheck source=scripts/lib-tmux.sh
+. scripts/lib-tmux.sh "${1:-}"
 
-work="$(mktemp -d)"
-sock="$work/tmux.sock"
-cleanup() {
-	tmux -S "$sock" kill-server 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-bin="${1:-}"
-if [ -z "$bin" ]; then
-	bin="$work/trtbuild"
-	go build -o "$bin" ./cmd/trtbuild
-fi
-
-t() { tmux -S "$sock" "$@"; }
 
 # cpu_ticks PID: user + system clock ticks the process has used.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }

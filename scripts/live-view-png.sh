@@ -18,26 +18,13 @@ for p in "${TRTBUILD_PYTHON:-}" python3 /usr/bin/python3; do
 	fi
 done
 [ -n "$python" ] || { echo "live-view-png: no python3 with PIL (apt-get install python3-pil)" >&2; exit 1; }
-command -v tmux >/dev/null || { echo "live-view-png: tmux is not installed" >&2; exit 1; }
-
-work="$(mktemp -d)"
-sock="$work/tmux.sock"
-cleanup() {
-	tmux -S "$sock" kill-server 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-bin="${1:-}"
-if [ -z "$bin" ]; then
-	bin="$work/trtbuild"
-	go build -o "$bin" ./cmd/trtbuild
-fi
+name=live-view-png
+# shellcheck source=scripts/lib-tmux.sh
+. scripts/lib-tmux.sh "${1:-}"
 # A short name for the binary, so the command line in the picture reads like the README's.
 mkdir -p "$work/bin"
 ln -s "$(realpath "$bin")" "$work/bin/trtbuild"
 
-t() { tmux -S "$sock" "$@"; }
 t -f /dev/null new-session -d -s png -x "$cols" -y "$rows" \
 	"env LANG=C.UTF-8 XDG_CACHE_HOME='$work/cache' PATH='$work/bin:$PATH' PS1='\$ ' bash --norc --noprofile"
 mkdir -p "$work/testdata/models"

@@ -10,25 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C.UTF-8 # widths and patterns below count characters, not bytes
 
-command -v tmux >/dev/null || { echo "tmux-e2e: tmux is not installed" >&2; exit 1; }
-
-work="$(mktemp -d)"
-sock="$work/tmux.sock"
-cleanup() {
-	tmux -S "$sock" kill-server 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-
-bin="${1:-}"
-if [ -z "$bin" ]; then
-	bin="$work/trtbuild"
-	go build -o "$bin" ./cmd/trtbuild
-fi
+name=tmux-e2e
+# shellcheck source=scripts/lib-tmux.sh
+. scripts/lib-tmux.sh "${1:-}"
 model="testdata/models/convnet.onnx"
 width=100 height=32
 
-t() { tmux -S "$sock" "$@"; }
 
 # screen prints the visible pane; history the whole scrollback.
 screen() { t capture-pane -p -t e2e; }
