@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	native "github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 func newVersionCmd(s *streams) *cobra.Command {
@@ -41,11 +42,13 @@ func newVersionCmd(s *streams) *cobra.Command {
 	return cmd
 }
 
+// formatTRT shows a TensorRT version number (major*10000+minor*100+patch) as text.
 func formatTRT(v int) string {
-	if v <= 0 {
+	ver, err := trt.FromInt(v)
+	if err != nil {
 		return "unknown"
 	}
-	return fmt.Sprintf("%d.%d.%d", v/10000, v/100%100, v%100)
+	return ver.String()
 }
 
 func commitSuffix() string {
