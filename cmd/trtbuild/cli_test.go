@@ -477,3 +477,15 @@ func assertNoTempFiles(t *testing.T, dir string) {
 		}
 	}
 }
+
+func TestVersionWithoutTensorRT(t *testing.T) {
+	r := trtbuild(t, nil, "version")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	for _, want := range []string{"trtbuild ", "go        go1.", "tensorrt  not compiled in (build with -tags tensorrt"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("version output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+}
