@@ -34,12 +34,25 @@ for file in $(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do
 	pkg="./$(dirname "${file#./}")"
 	for target in $(grep -o '^func Fuzz[A-Za-z0-9_]*' "$file" | cut -d' ' -f2); do
 		echo "-- $pkg $target"
-		if ! out="$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s "$pkg" 2>&1)"; then
+		for attempt in 1 2; do
+			if out="$(go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s "$pkg" 2>&1)"; then
+				echo "$out" | tail -n 1
+				break
+			fi
+			# Go 1.26's fuzzing coordinator can report a bare "context deadline exceeded" when
+			# -fuzztime runs out while a worker is mid-input (golang/go#75804, fixed in Go 1.27).
+			# That is no finding: a real one writes its input to testdata/fuzz. Try once more,
+			# and count a second bare deadline as that known race, not as a failure.
+			if grep -q 'context deadline exceeded' <<<"$out" && ! grep -q 'Failing input written' <<<"$out"; then
+				if [ "$attempt" = 2 ]; then
+					echo "fuzzing ended on Go's -fuzztime race twice (golang/go#75804); no failing input was found"
+				fi
+				continue
+			fi
 			echo "$out"
 			echo "tests: $passed passed, 1 failed, $skipped skipped"
 			exit 1
-		fi
-		echo "$out" | tail -n 1
+		done
 	done
 done
 
