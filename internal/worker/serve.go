@@ -100,8 +100,9 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 		done <- outcome{res, err}
 	}()
 
+	// The resolver turns names into phase IDs; the parent's tree derives everything else (such
+	// as whether a phase finished early) from the events, so the worker keeps no tree.
 	resolver := builder.NewResolver()
-	tree := builder.NewTree()
 	var raw []native.RawEvent
 	var dropped uint64
 	var last time.Duration
@@ -114,7 +115,6 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 		}
 		for i := range raw {
 			if e, ok := resolve(resolver, &raw[i]); ok {
-				tree.Apply(&e)
 				w.add(&e)
 				last = e.Time
 			}
