@@ -77,29 +77,27 @@ func Profile(shapes, min, opt, max []Spec) ([]Input, []string, error) {
 			inputs = append(inputs, Input{Name: name, Min: clone(s.shapes), Opt: clone(s.shapes), Max: clone(s.shapes)})
 			continue
 		}
-		if !s.hasMin {
-			src, from := s.opt, flagOpt
-			if !s.hasOpt {
-				src, from = s.max, flagMax
+		// trtexec's broadcast: a missing selector takes the first given one of its fallbacks
+		// (min: opt, then max; opt: max, then min; max: opt, then min).
+		for _, f := range []struct {
+			has      bool
+			dst      *[]int64
+			flag     string
+			fallback [2]selector
+		}{
+			{s.hasMin, &s.min, flagMin, [2]selector{{s.hasOpt, &s.opt, flagOpt}, {s.hasMax, &s.max, flagMax}}},
+			{s.hasOpt, &s.opt, flagOpt, [2]selector{{s.hasMax, &s.max, flagMax}, {true, &s.min, flagMin}}},
+			{s.hasMax, &s.max, flagMax, [2]selector{{s.hasOpt, &s.opt, flagOpt}, {true, &s.min, flagMin}}},
+		} {
+			if f.has {
+				continue
 			}
-			s.min = src
-			warnings = append(warnings, fmt.Sprintf("input %q has no %s; using its %s value %s", name, flagMin, from, FormatDims(src)))
-		}
-		if !s.hasOpt {
-			src, from := s.max, flagMax
-			if !s.hasMax {
-				src, from = s.min, flagMin
+			src := f.fallback[1]
+			if f.fallback[0].has {
+				src = f.fallback[0]
 			}
-			s.opt = src
-			warnings = append(warnings, fmt.Sprintf("input %q has no %s; using its %s value %s", name, flagOpt, from, FormatDims(src)))
-		}
-		if !s.hasMax {
-			src, from := s.opt, flagOpt
-			if !s.hasOpt {
-				src, from = s.min, flagMin
-			}
-			s.max = src
-			warnings = append(warnings, fmt.Sprintf("input %q has no %s; using its %s value %s", name, flagMax, from, FormatDims(src)))
+			*f.dst = *src.dims
+			warnings = append(warnings, fmt.Sprintf("input %q has no %s; using its %s value %s", name, f.flag, src.flag, FormatDims(*src.dims)))
 		}
 		in := Input{Name: name, Min: clone(s.min), Opt: clone(s.opt), Max: clone(s.max)}
 		if err := checkOrder(in); err != nil {
@@ -111,6 +109,13 @@ func Profile(shapes, min, opt, max []Spec) ([]Input, []string, error) {
 }
 
 // checkOrder enforces equal ranks and min <= opt <= max per dimension.
+// selector is one of an input's min, opt and max shapes while the fallbacks are resolved.
+type selector struct {
+	has  bool
+	dims *[]int64
+	flag string
+}
+
 func checkOrder(in Input) error {
 	if len(in.Min) != len(in.Opt) || len(in.Opt) != len(in.Max) {
 		return fmt.Errorf("input %q has shapes of different ranks (%s %s, %s %s, %s %s); give min, opt and max the same number of dimensions",
