@@ -150,6 +150,7 @@ func (s *session) loop() (*builder.Result, error) {
 				break
 			}
 			kept := batch[:0]
+			now := s.cfg.Now() // one clock reading per batch: a batch arrives at once
 			for i := range batch {
 				e := &batch[i]
 				if e.Type == builder.EventResult {
@@ -157,9 +158,9 @@ func (s *session) loop() (*builder.Result, error) {
 					continue
 				}
 				s.tree.Apply(e)
-				s.lastEvent = s.cfg.Now()
+				s.lastEvent = now
 				if e.Type != builder.EventLog {
-					s.lastProgress = s.lastEvent
+					s.lastProgress = now
 				}
 				kept = append(kept, *e)
 			}
