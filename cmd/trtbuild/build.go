@@ -13,9 +13,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
-	native "github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
-	"github.com/trtbuild/trtbuild/internal/session"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/tui"
 	"github.com/trtbuild/trtbuild/internal/worker"
@@ -168,7 +168,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		return err
 	}
 	defer outs.finish(s.Err)
-	info := builder.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
+	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -178,11 +178,11 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY) {
 		notices = nil // the renderer shows them on the same terminal
 	}
-	_, err = session.Run(session.Config{
+	_, err = builder.Run(builder.Config{
 		Worker:       worker.StartOptions{Command: exe, Request: req},
 		Engine:       engine,
 		Info:         info,
-		NewRenderer:  func(c tui.Controls) tui.Renderer { return outs.wrap(newRenderer(mode, s, o, c)) },
+		NewRenderer:  func(c progress.Controls) progress.Renderer { return outs.wrap(newRenderer(mode, s, o, c)) },
 		Notices:      notices,
 		Signals:      sigs,
 		Timeout:      o.timeout,
@@ -199,7 +199,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	return err
 }
 
-func newRenderer(mode tui.Mode, s *streams, o *buildOptions, c tui.Controls) tui.Renderer {
+func newRenderer(mode tui.Mode, s *streams, o *buildOptions, c progress.Controls) progress.Renderer {
 	switch mode {
 	case tui.ModeJSON:
 		return tui.NewJSON(s.Out, nil)
@@ -279,7 +279,7 @@ var errNoTensorRT = "this trtbuild was built without TensorRT; build it with `go
 func resolveBackend(name string) (string, error) {
 	switch name {
 	case "auto", "tensorrt":
-		if !native.Available(native.BackendTensorRT) {
+		if !cgo.Available(cgo.BackendTensorRT) {
 			return "", exitcode.Usagef("%s", errNoTensorRT)
 		}
 		return "tensorrt", nil
@@ -289,9 +289,9 @@ func resolveBackend(name string) (string, error) {
 	return "", exitcode.Usagef("invalid --backend %q: use auto, tensorrt or sim", name)
 }
 
-func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (builder.Request, error) {
-	req := builder.Request{
-		Model: model, Backend: backend, LogSeverity: builder.SeverityWarning, Device: o.device,
+func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (worker.Request, error) {
+	req := worker.Request{
+		Model: model, Backend: backend, LogSeverity: progress.SeverityWarning, Device: o.device,
 		FP16: o.fp16, BF16: o.bf16, INT8: o.int8, FP8: o.fp8,
 		NoTF32: o.noTF32, Refit: o.refit, StripWeights: o.stripWeights, VersionCompatible: o.versionCompatible,
 		ExcludeLeanRuntime: o.excludeLeanRuntime, SparseWeights: o.sparse,
@@ -299,7 +299,7 @@ func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (b
 		Plugins: o.plugins, NoTimingCache: o.noTimingCache, TimingCache: o.timingCache, StrictCache: o.strictCache,
 	}
 	if o.verbose {
-		req.LogSeverity = builder.SeverityVerbose
+		req.LogSeverity = progress.SeverityVerbose
 	}
 	if o.noTimingCache && o.timingCache != "auto" {
 		return req, exitcode.Usagef("give --timing-cache %s or --no-timing-cache, not both", o.timingCache)
@@ -366,28 +366,28 @@ func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (b
 	return req, nil
 }
 
-func shapeProfile(f shapeFlags) (builder.Profile, error) {
+func shapeProfile(f shapeFlags) (worker.Profile, error) {
 	inputs, _, err := shapes.Profile(f.shapes, f.min, f.opt, f.max)
 	if err != nil {
-		return builder.Profile{}, exitcode.Usagef("invalid shapes: %v", err)
+		return worker.Profile{}, exitcode.Usagef("invalid shapes: %v", err)
 	}
-	var p builder.Profile
+	var p worker.Profile
 	for _, in := range inputs {
-		p.Inputs = append(p.Inputs, builder.ShapeRange{Name: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
+		p.Inputs = append(p.Inputs, worker.ShapeRange{Name: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
 	}
 	return p, nil
 }
 
-func simConfig(f simFlags) (builder.SimConfig, error) {
+func simConfig(f simFlags) (worker.SimConfig, error) {
 	if f.speed <= 0 || f.speed > 1e6 {
-		return builder.SimConfig{}, exitcode.Usagef("invalid --sim-speed %g: use a number above 0, like 1 or 20", f.speed)
+		return worker.SimConfig{}, exitcode.Usagef("invalid --sim-speed %g: use a number above 0, like 1 or 20", f.speed)
 	}
 	for _, n := range []struct {
 		name string
 		v    int
 	}{{"--sim-threads", f.threads}, {"--sim-tactics", f.tactics}, {"--sim-iterations", f.iterations}} {
 		if n.v < 0 || n.v > 256 {
-			return builder.SimConfig{}, exitcode.Usagef("invalid %s %d: use 1 to 256", n.name, n.v)
+			return worker.SimConfig{}, exitcode.Usagef("invalid %s %d: use 1 to 256", n.name, n.v)
 		}
 	}
 	step := f.step
@@ -397,7 +397,7 @@ func simConfig(f simFlags) (builder.SimConfig, error) {
 			step = time.Nanosecond
 		}
 	}
-	return builder.SimConfig{
+	return worker.SimConfig{
 		Threads: f.threads, Tactics: f.tactics, Iterations: f.iterations, Step: step,
 		FailPhase: f.failPhase, EarlyPhase: f.earlyPhase, AbortPhase: f.abortPhase,
 		Silent: f.silent, LongStep: f.longStep, IgnoreCancel: f.ignoreCancel, Seed: f.seed,

@@ -3,11 +3,11 @@ package main
 import (
 	"fmt"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/preflight"
 	"github.com/trtbuild/trtbuild/internal/shapes"
+	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // shapeFlags are one optimization profile's parsed --shapes, --min-shapes, --opt-shapes and
@@ -56,7 +56,7 @@ const minTensorRTOpset = 9
 // external data are refused here, with exit status 2, before any GPU time is spent. The
 // simulated builder gets the model's real node names. With skip (--no-preflight) only the node
 // names are read, and a model trtbuild cannot read goes to the builder as it is.
-func checkModel(model string, req *builder.Request, profiles []shapeFlags, skip bool) (warnings []string, err error) {
+func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (warnings []string, err error) {
 	if skip {
 		if m, err := onnx.ReadMetadata(model); err == nil {
 			req.Layers = m.NodeNames()

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	native "github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
@@ -20,11 +20,11 @@ func newVersionCmd(s *streams) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fmt.Fprintf(s.Out, "trtbuild %s%s\n", version, commitSuffix())
 			fmt.Fprintf(s.Out, "go        %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-			if !native.Available(native.BackendTensorRT) {
+			if !cgo.Available(cgo.BackendTensorRT) {
 				fmt.Fprintln(s.Out, "tensorrt  not compiled in (build with -tags tensorrt; --backend sim works without it)")
 				return nil
 			}
-			v, err := native.Version(native.BackendTensorRT, device)
+			v, err := cgo.Version(cgo.BackendTensorRT, device)
 			if err != nil {
 				fmt.Fprintf(s.Out, "tensorrt  compiled %s, loaded: %v\n", formatTRT(v.Compiled), err)
 				return err

@@ -1,4 +1,4 @@
-// Package native is trtbuild's only door to C: it wraps the C ABI of trtb.h, behind which sit
+// Package cgo is trtbuild's only door to C: it wraps the C ABI of trtb.h, behind which sit
 // the simulated builder (always compiled) and the TensorRT shim (compiled with the build tag
 // "tensorrt"). No other package imports "C".
 //
@@ -39,4 +39,4 @@
 // and freed before it returns (the C side copies what it keeps). Each Build allocates its
 // drain buffers in C memory once and frees them in Close. Strings handed out by Drain and the
 // bytes handed out by TimingCache are Go copies.
-package native
+package cgo

@@ -1,4 +1,4 @@
-package native
+package cgo
 
 /*
 #cgo CXXFLAGS: -std=c++17 -O2 -Wall -Wextra

@@ -1,6 +1,6 @@
 //go:build tensorrt
 
-package native
+package cgo
 
 // Link flags of the TensorRT backend (tensorrt_shim.cpp), used only with the build tag
 // "tensorrt". Where the headers and libraries live comes from the environment, never from

@@ -1,4 +1,4 @@
-package native
+package cgo
 
 /*
 #include <stdlib.h>

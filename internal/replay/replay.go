@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/trace"
-	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 // Options control a replay.
@@ -48,7 +47,7 @@ func ParseSpeed(s string) (float64, error) {
 // (a failure saying the trace was cut short when it has none). When ctx is cancelled it stops
 // waiting, ends the renderer with a cancelled result and returns ctx.Err(). Notices that the
 // build printed were recorded as warning log lines and are replayed as such.
-func Play(ctx context.Context, t *trace.Trace, r tui.Renderer, o Options) error {
+func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) error {
 	if o.Tick <= 0 {
 		o.Tick = time.Second
 	}
@@ -98,7 +97,7 @@ func Play(ctx context.Context, t *trace.Trace, r tui.Renderer, o Options) error 
 		default:
 		}
 	}
-	res := builder.Result{Status: builder.StatusFailed, Error: "the trace ends without a result: the build was still running, or the trace was cut short", Duration: last}
+	res := progress.Result{Status: progress.StatusFailed, Error: "the trace ends without a result: the build was still running, or the trace was cut short", Duration: last}
 	if t.Result != nil {
 		res = *t.Result
 		if !fast && due(res.Duration) > time.Since(start) {
@@ -121,7 +120,7 @@ func Play(ctx context.Context, t *trace.Trace, r tui.Renderer, o Options) error 
 // maxBatch bounds a batch when playing as fast as possible, as the worker's reader does.
 const maxBatch = 1024
 
-func stopped(ctx context.Context, r tui.Renderer, last time.Duration) error {
-	_ = r.End(builder.Result{Status: builder.StatusCancelled, Duration: last})
+func stopped(ctx context.Context, r progress.Renderer, last time.Duration) error {
+	_ = r.End(progress.Result{Status: progress.StatusCancelled, Duration: last})
 	return ctx.Err()
 }

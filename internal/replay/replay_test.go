@@ -9,38 +9,37 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/trace"
-	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 // log is a renderer that records every call.
 type log struct {
 	mu      sync.Mutex
-	info    builder.BuildInfo
-	batches [][]builder.Event
+	info    progress.BuildInfo
+	batches [][]progress.Event
 	at      []time.Duration // when each batch arrived, from Begin
 	ticks   int
-	res     *builder.Result
+	res     *progress.Result
 	begun   time.Time
 }
 
-func (l *log) Begin(info builder.BuildInfo) { l.info, l.begun = info, time.Now() }
-func (l *log) Handle(b []builder.Event) {
+func (l *log) Begin(info progress.BuildInfo) { l.info, l.begun = info, time.Now() }
+func (l *log) Handle(b []progress.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.batches = append(l.batches, append([]builder.Event(nil), b...))
+	l.batches = append(l.batches, append([]progress.Event(nil), b...))
 	l.at = append(l.at, time.Since(l.begun))
 }
-func (l *log) Notice(tui.Notice) {}
-func (l *log) Tick(time.Time)    { l.ticks++ }
-func (l *log) End(res builder.Result) error {
+func (l *log) Notice(progress.Notice) {}
+func (l *log) Tick(time.Time)         { l.ticks++ }
+func (l *log) End(res progress.Result) error {
 	l.res = &res
 	return nil
 }
 
-func (l *log) events() []builder.Event {
-	var all []builder.Event
+func (l *log) events() []progress.Event {
+	var all []progress.Event
 	for _, b := range l.batches {
 		all = append(all, b...)
 	}
@@ -49,14 +48,14 @@ func (l *log) events() []builder.Event {
 
 // synthetic returns a trace of n steps of one phase, spread evenly over span.
 func synthetic(n int, span time.Duration, withResult bool) *trace.Trace {
-	t := &trace.Trace{Info: builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}}
-	t.Events = append(t.Events, builder.Event{Type: builder.EventPhaseStart, ID: 1, Name: "Building engine", Steps: n, Thread: 1})
+	t := &trace.Trace{Info: progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}}
+	t.Events = append(t.Events, progress.Event{Type: progress.EventPhaseStart, ID: 1, Name: "Building engine", Steps: n, Thread: 1})
 	for i := 0; i < n; i++ {
-		t.Events = append(t.Events, builder.Event{Type: builder.EventStep, Time: span * time.Duration(i+1) / time.Duration(n), ID: 1, Step: i})
+		t.Events = append(t.Events, progress.Event{Type: progress.EventStep, Time: span * time.Duration(i+1) / time.Duration(n), ID: 1, Step: i})
 	}
-	t.Events = append(t.Events, builder.Event{Type: builder.EventPhaseFinish, Time: span, ID: 1})
+	t.Events = append(t.Events, progress.Event{Type: progress.EventPhaseFinish, Time: span, ID: 1})
 	if withResult {
-		t.Result = &builder.Result{Status: builder.StatusBuilt, Engine: "m.engine", Duration: span}
+		t.Result = &progress.Result{Status: progress.StatusBuilt, Engine: "m.engine", Duration: span}
 	}
 	return t
 }
@@ -94,7 +93,7 @@ func TestPlayTiming(t *testing.T) {
 					t.Fatalf("event %d: %+v, want %+v", i, got[i], tr.Events[i])
 				}
 			}
-			if l.res == nil || l.res.Status != builder.StatusBuilt || l.info.Model != "m.onnx" {
+			if l.res == nil || l.res.Status != progress.StatusBuilt || l.info.Model != "m.onnx" {
 				t.Errorf("result %+v, info %+v", l.res, l.info)
 			}
 			if tt.speed > 0 && !math.IsInf(tt.speed, 1) {
@@ -145,7 +144,7 @@ func TestPlayCancel(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Play = %v, want the context's error", err)
 	}
-	if l.res == nil || l.res.Status != builder.StatusCancelled {
+	if l.res == nil || l.res.Status != progress.StatusCancelled {
 		t.Errorf("ended with %+v, want a cancelled result", l.res)
 	}
 	if n := len(l.events()); n != 1 {
@@ -158,7 +157,7 @@ func TestPlayWithoutResult(t *testing.T) {
 	if err := Play(context.Background(), synthetic(3, time.Second, false), l, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if l.res == nil || l.res.Status != builder.StatusFailed || !strings.Contains(l.res.Error, "cut short") {
+	if l.res == nil || l.res.Status != progress.StatusFailed || !strings.Contains(l.res.Error, "cut short") {
 		t.Errorf("ended with %+v", l.res)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // chromium returns Debian's headless browser, or skips the test.
@@ -114,7 +114,7 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 
 	buf.Reset()
-	empty := FromTree(builder.NewTree(), builder.BuildInfo{Model: "m.onnx"}, builder.Result{Status: builder.StatusBuilt}, nil)
+	empty := FromTree(progress.NewTree(), progress.BuildInfo{Model: "m.onnx"}, progress.Result{Status: progress.StatusBuilt}, nil)
 	if err := WriteHTML(&buf, empty); err != nil {
 		t.Fatal(err)
 	}

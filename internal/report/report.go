@@ -12,7 +12,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/trace"
 )
 
@@ -30,9 +30,9 @@ const (
 // Report is everything a report shows. Times are seconds since the build started, on the
 // builder's clock, rounded to microseconds.
 type Report struct {
-	Version int               `json:"report_version"`
-	Build   builder.BuildInfo `json:"build"`
-	Result  Result            `json:"result"`
+	Version int                `json:"report_version"`
+	Build   progress.BuildInfo `json:"build"`
+	Result  Result             `json:"result"`
 	// Span is the time from the build's start to its last event.
 	Span    Seconds     `json:"span"`
 	Phases  []*Phase    `json:"phases"`
@@ -46,19 +46,19 @@ type Report struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
-// Result is how the build ended, as builder.Result with the duration in seconds.
+// Result is how the build ended, as progress.Result with the duration in seconds.
 type Result struct {
-	Status       builder.Status `json:"status"`
-	Error        string         `json:"error,omitempty"`
-	Engine       string         `json:"engine,omitempty"`
-	EngineBytes  int64          `json:"engine_bytes,omitempty"`
-	Duration     Seconds        `json:"duration"`
-	PeakRSS      int64          `json:"peak_rss_bytes,omitempty"`
-	DroppedSteps uint64         `json:"dropped_steps,omitempty"`
+	Status       progress.Status `json:"status"`
+	Error        string          `json:"error,omitempty"`
+	Engine       string          `json:"engine,omitempty"`
+	EngineBytes  int64           `json:"engine_bytes,omitempty"`
+	Duration     Seconds         `json:"duration"`
+	PeakRSS      int64           `json:"peak_rss_bytes,omitempty"`
+	DroppedSteps uint64          `json:"dropped_steps,omitempty"`
 }
 
 // StatusUnknown is the status of a report made from a trace that ends without a result.
-const StatusUnknown builder.Status = "unknown"
+const StatusUnknown progress.Status = "unknown"
 
 // Cache is what the builder said about the timing cache.
 type Cache struct {
@@ -129,7 +129,7 @@ func (s Seconds) Duration() time.Duration { return time.Duration(math.Round(floa
 // FromTree makes the report of a build whose events were applied to tree. Phases still open are
 // ended at the newest event's time (this closes them in tree, too). logs are the build's log
 // events (only warnings and more severe ones are kept); res is how it ended.
-func FromTree(tree *builder.Tree, info builder.BuildInfo, res builder.Result, logs []builder.Event) *Report {
+func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result, logs []progress.Event) *Report {
 	tree.Abort(tree.Last)
 	r := &Report{
 		Version: Version,
@@ -174,7 +174,7 @@ func FromTree(tree *builder.Tree, info builder.BuildInfo, res builder.Result, lo
 	r.Slowest = slowest(tree, all)
 	r.ByName = byName(all)
 	for _, e := range logs {
-		if e.Type != builder.EventLog || e.Severity > builder.SeverityWarning {
+		if e.Type != progress.EventLog || e.Severity > progress.SeverityWarning {
 			continue
 		}
 		if len(r.Logs) == logCount {
@@ -212,7 +212,7 @@ func covered(spans [][2]time.Duration) time.Duration {
 	return total
 }
 
-func slowest(tree *builder.Tree, all []*Phase) []Slow {
+func slowest(tree *progress.Tree, all []*Phase) []Slow {
 	sorted := slices.Clone(all)
 	slices.SortStableFunc(sorted, func(a, b *Phase) int {
 		if c := cmp.Compare(b.Self, a.Self); c != 0 {
@@ -266,11 +266,11 @@ func round6(s Seconds) Seconds { return Seconds(math.Round(float64(s)*1e6) / 1e6
 
 // FromTrace makes the report of a recorded trace.
 func FromTrace(t *trace.Trace) *Report {
-	tree := builder.NewTree()
+	tree := progress.NewTree()
 	for i := range t.Events {
 		tree.Apply(&t.Events[i])
 	}
-	res := builder.Result{Status: StatusUnknown}
+	res := progress.Result{Status: StatusUnknown}
 	if t.Result != nil {
 		res = *t.Result
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/trace"
 
 	"github.com/trtbuild/trtbuild/internal/goldenfile"
@@ -45,7 +45,7 @@ func TestGoldenJSON(t *testing.T) {
 	golden(t, "sim.report.golden.json", buf.Bytes())
 
 	// Facts of that trace, checked independently of the golden file.
-	if r.Result.Status != builder.StatusBuilt || r.Build.Model != "convnet.onnx" {
+	if r.Result.Status != progress.StatusBuilt || r.Build.Model != "convnet.onnx" {
 		t.Errorf("result %+v, build %+v", r.Result, r.Build)
 	}
 	if r.Cache.Misses != 32 || r.Cache.Hits != 0 || r.Result.PeakRSS == 0 {
@@ -102,14 +102,14 @@ type ph struct {
 	steps      int
 }
 
-func treeOf(phases ...ph) *builder.Tree {
-	tree := builder.NewTree()
-	var events []builder.Event
+func treeOf(phases ...ph) *progress.Tree {
+	tree := progress.NewTree()
+	var events []progress.Event
 	for _, p := range phases {
-		events = append(events, builder.Event{Type: builder.EventPhaseStart, Time: p.start, ID: p.id, Parent: p.parent, Name: p.name, Steps: p.steps, Thread: p.thread})
+		events = append(events, progress.Event{Type: progress.EventPhaseStart, Time: p.start, ID: p.id, Parent: p.parent, Name: p.name, Steps: p.steps, Thread: p.thread})
 		if p.end >= 0 {
-			events = append(events, builder.Event{Type: builder.EventStep, Time: p.end, ID: p.id, Step: p.steps - 1})
-			events = append(events, builder.Event{Type: builder.EventPhaseFinish, Time: p.end, ID: p.id})
+			events = append(events, progress.Event{Type: progress.EventStep, Time: p.end, ID: p.id, Step: p.steps - 1})
+			events = append(events, progress.Event{Type: progress.EventPhaseFinish, Time: p.end, ID: p.id})
 		}
 	}
 	// Apply in time order, as a stream would arrive.
@@ -151,7 +151,7 @@ func TestSelfTime(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := FromTree(treeOf(tt.phases...), builder.BuildInfo{}, builder.Result{Status: builder.StatusBuilt}, nil)
+			r := FromTree(treeOf(tt.phases...), progress.BuildInfo{}, progress.Result{Status: progress.StatusBuilt}, nil)
 			got := map[int]*Phase{}
 			var walk func([]*Phase)
 			walk = func(ps []*Phase) {
@@ -171,7 +171,7 @@ func TestSelfTime(t *testing.T) {
 }
 
 func TestOpenPhaseIsMarkedAborted(t *testing.T) {
-	r := FromTree(treeOf(ph{1, 0, "a", 1, 0, -1, 4}, ph{2, 1, "b", 1, 10 * ms, 30 * ms, 1}), builder.BuildInfo{}, builder.Result{Status: builder.StatusCancelled}, nil)
+	r := FromTree(treeOf(ph{1, 0, "a", 1, 0, -1, 4}, ph{2, 1, "b", 1, 10 * ms, 30 * ms, 1}), progress.BuildInfo{}, progress.Result{Status: progress.StatusCancelled}, nil)
 	if p := r.Phases[0]; !p.Aborted || !p.Early || p.End != 0.03 {
 		t.Errorf("open root: %+v", p)
 	}
@@ -187,7 +187,7 @@ func TestLanes(t *testing.T) {
 		ph{4, 2, "measure A", 2, 1 * ms, 50 * ms, 1},
 		ph{5, 3, "measure B", 3, 6 * ms, 80 * ms, 1},
 		ph{6, 1, "layer C", 2, 60 * ms, 95 * ms, 1},
-	), builder.BuildInfo{}, builder.Result{}, nil)
+	), progress.BuildInfo{}, progress.Result{}, nil)
 	tl := layout(r)
 	row := map[int]int{}
 	for _, b := range tl.bars {
@@ -225,7 +225,7 @@ func TestHugeTreeIsCapped(t *testing.T) {
 		}
 		phases[len(phases)-tactics-1].end = at
 	}
-	r := FromTree(treeOf(phases...), builder.BuildInfo{Model: "big.onnx"}, builder.Result{Status: builder.StatusBuilt}, nil)
+	r := FromTree(treeOf(phases...), progress.BuildInfo{Model: "big.onnx"}, progress.Result{Status: progress.StatusBuilt}, nil)
 	if r.Count != 1+layers*(tactics+1) {
 		t.Fatalf("report has %d phases", r.Count)
 	}
@@ -407,30 +407,30 @@ func TestRecorderMatchesTrace(t *testing.T) {
 // ties included, and a trace of the same events through the JSON-lines codec: the two reports
 // must be equal byte for byte, as --report and `trtbuild report` of its trace must.
 func TestRecorderRoundsAsTheTrace(t *testing.T) {
-	var events []builder.Event
+	var events []progress.Event
 	at := func(i int) time.Duration { return time.Duration(1000*i*i+500*(i%2)+i%7) * time.Nanosecond }
-	events = append(events, builder.Event{Type: builder.EventPhaseStart, Time: at(1), ID: 1, Name: "root", Steps: 3, Thread: 1})
+	events = append(events, progress.Event{Type: progress.EventPhaseStart, Time: at(1), ID: 1, Name: "root", Steps: 3, Thread: 1})
 	for i := 2; i < 60; i++ {
 		id := i
 		events = append(events,
-			builder.Event{Type: builder.EventPhaseStart, Time: at(i), ID: id, Parent: 1, Name: fmt.Sprintf("child %d", i%5), Steps: 2, Thread: uint64(2 + i%3)},
-			builder.Event{Type: builder.EventStep, Time: at(i) + 1500*time.Nanosecond, ID: id, Step: 0},
-			builder.Event{Type: builder.EventPhaseFinish, Time: at(i) + 2500*time.Nanosecond + time.Duration(i), ID: id, Early: true})
+			progress.Event{Type: progress.EventPhaseStart, Time: at(i), ID: id, Parent: 1, Name: fmt.Sprintf("child %d", i%5), Steps: 2, Thread: uint64(2 + i%3)},
+			progress.Event{Type: progress.EventStep, Time: at(i) + 1500*time.Nanosecond, ID: id, Step: 0},
+			progress.Event{Type: progress.EventPhaseFinish, Time: at(i) + 2500*time.Nanosecond + time.Duration(i), ID: id, Early: true})
 	}
-	events = append(events, builder.Event{Type: builder.EventPhaseFinish, Time: at(61), ID: 1, Early: true})
-	info := builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}
-	res := builder.Result{Status: builder.StatusBuilt, Duration: at(62) + 500, PeakRSS: 1 << 20}
+	events = append(events, progress.Event{Type: progress.EventPhaseFinish, Time: at(61), ID: 1, Early: true})
+	info := progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}
+	res := progress.Result{Status: progress.StatusBuilt, Duration: at(62) + 500, PeakRSS: 1 << 20}
 
 	rec := NewRecorder()
 	rec.Begin(info)
-	rec.Handle(append([]builder.Event(nil), events...))
+	rec.Handle(append([]progress.Event(nil), events...))
 	rec.End(res) //nolint:errcheck
 
-	line := builder.AppendJSON(nil, &builder.Event{Type: builder.EventBuild, Info: &info})
+	line := progress.AppendJSON(nil, &progress.Event{Type: progress.EventBuild, Info: &info})
 	for i := range events {
-		line = builder.AppendJSON(line, &events[i])
+		line = progress.AppendJSON(line, &events[i])
 	}
-	line = builder.AppendJSON(line, &builder.Event{Type: builder.EventResult, Time: res.Duration, Result: &res})
+	line = progress.AppendJSON(line, &progress.Event{Type: progress.EventResult, Time: res.Duration, Result: &res})
 	tr, err := trace.Read(bytes.NewReader(line))
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // maxLine bounds one line of a trace (a phase name or log message is at most a few KiB).
@@ -20,9 +20,9 @@ var ErrEmpty = errors.New("the trace holds no events; record one with --trace FI
 
 // Trace is a decoded event stream: what `--progress json` or `--trace` wrote.
 type Trace struct {
-	Info   builder.BuildInfo
-	Result *builder.Result // nil when the trace ends without a result line
-	Events []builder.Event // every event but build and result, in order
+	Info   progress.BuildInfo
+	Result *progress.Result // nil when the trace ends without a result line
+	Events []progress.Event // every event but build and result, in order
 }
 
 // Read decodes a JSON-lines event stream. Blank lines are skipped; events of types this
@@ -34,18 +34,18 @@ func Read(r io.Reader) (*Trace, error) {
 	for n := 1; ; n++ {
 		line, err := readLine(br)
 		if len(trimSpace(line)) > 0 {
-			e, derr := builder.DecodeJSON(line)
+			e, derr := progress.DecodeJSON(line)
 			if derr != nil {
 				return nil, fmt.Errorf("line %d: %w", n, derr)
 			}
 			seen = true
 			switch e.Type {
-			case builder.EventBuild:
+			case progress.EventBuild:
 				t.Info = *e.Info
-			case builder.EventResult:
+			case progress.EventResult:
 				res := *e.Result
 				t.Result = &res
-			case builder.EventPhaseStart, builder.EventStep, builder.EventPhaseFinish, builder.EventLog:
+			case progress.EventPhaseStart, progress.EventStep, progress.EventPhaseFinish, progress.EventLog:
 				t.Events = append(t.Events, e)
 			}
 		}

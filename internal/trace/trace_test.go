@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 func TestRead(t *testing.T) {
@@ -18,7 +18,7 @@ func TestRead(t *testing.T) {
 		trace   string
 		wantErr string
 		events  int
-		status  builder.Status // "" when there is no result line
+		status  progress.Status // "" when there is no result line
 		model   string
 	}{
 		{"empty", "", "no events", 0, "", ""},
@@ -26,9 +26,9 @@ func TestRead(t *testing.T) {
 		{"malformed line", build + "{not json}\n", "line 2: malformed event line", 0, "", ""},
 		{"newer schema", build + `{"v":2,"type":"step","t":0}` + "\n", "line 2: event written by a newer trtbuild", 0, "", ""},
 		{"no result", build + start, "", 1, "", "m.onnx"},
-		{"no build line", start + result, "", 1, builder.StatusFailed, ""},
-		{"unknown types are dropped", build + `{"v":1,"type":"future","t":0.2}` + "\n" + start + result + "\n", "", 1, builder.StatusFailed, "m.onnx"},
-		{"CRLF and no final newline", strings.ReplaceAll(build+start, "\n", "\r\n") + result, "", 1, builder.StatusFailed, "m.onnx"},
+		{"no build line", start + result, "", 1, progress.StatusFailed, ""},
+		{"unknown types are dropped", build + `{"v":1,"type":"future","t":0.2}` + "\n" + start + result + "\n", "", 1, progress.StatusFailed, "m.onnx"},
+		{"CRLF and no final newline", strings.ReplaceAll(build+start, "\n", "\r\n") + result, "", 1, progress.StatusFailed, "m.onnx"},
 		{"a long line", build + `{"v":1,"type":"log","t":0,"severity":"info","message":"` + strings.Repeat("x", 1<<17) + `"}` + "\n", "", 1, "", "m.onnx"},
 		{"a line too long", build + strings.Repeat("x", maxLine+10), "line 2: a line is longer than", 0, "", ""},
 	}
@@ -70,7 +70,7 @@ func FuzzRead(f *testing.F) {
 		}
 		for _, e := range tr.Events {
 			switch e.Type {
-			case builder.EventPhaseStart, builder.EventStep, builder.EventPhaseFinish, builder.EventLog:
+			case progress.EventPhaseStart, progress.EventStep, progress.EventPhaseFinish, progress.EventLog:
 			default:
 				t.Fatalf("event of type %q kept", e.Type)
 			}

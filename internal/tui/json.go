@@ -4,7 +4,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // JSON writes the event stream as JSON lines (schema v1, docs/events.md): a build line, every
@@ -29,44 +29,44 @@ func NewJSON(w io.Writer, now func() time.Time) *JSON {
 }
 
 // Begin writes the build line.
-func (j *JSON) Begin(info builder.BuildInfo) {
+func (j *JSON) Begin(info progress.BuildInfo) {
 	j.start = j.now()
-	j.write(builder.Event{Type: builder.EventBuild, Info: &info})
+	j.write(progress.Event{Type: progress.EventBuild, Info: &info})
 }
 
 // Handle writes the batch.
-func (j *JSON) Handle(batch []builder.Event) {
+func (j *JSON) Handle(batch []progress.Event) {
 	j.buf = j.buf[:0]
 	for i := range batch {
 		if batch[i].Time > j.last {
 			j.last = batch[i].Time
 		}
-		j.buf = builder.AppendJSON(j.buf, &batch[i])
+		j.buf = progress.AppendJSON(j.buf, &batch[i])
 	}
 	j.flush()
 }
 
 // Notice writes a trtbuild log line.
-func (j *JSON) Notice(n Notice) {
-	sev := builder.SeverityWarning
-	j.write(builder.Event{Type: builder.EventLog, Time: j.last, Severity: sev, Message: n.Message})
+func (j *JSON) Notice(n progress.Notice) {
+	sev := progress.SeverityWarning
+	j.write(progress.Event{Type: progress.EventLog, Time: j.last, Severity: sev, Message: n.Message})
 }
 
 // Tick does nothing: machines do not need heartbeats.
 func (j *JSON) Tick(time.Time) {}
 
 // End writes the result line.
-func (j *JSON) End(res builder.Result) error {
+func (j *JSON) End(res progress.Result) error {
 	at := res.Duration
 	if at < j.last {
 		at = j.last
 	}
-	j.write(builder.Event{Type: builder.EventResult, Time: at, Result: &res})
+	j.write(progress.Event{Type: progress.EventResult, Time: at, Result: &res})
 	return j.err
 }
 
-func (j *JSON) write(e builder.Event) {
-	j.buf = builder.AppendJSON(j.buf[:0], &e)
+func (j *JSON) write(e progress.Event) {
+	j.buf = progress.AppendJSON(j.buf[:0], &e)
 	j.flush()
 }
 
@@ -82,17 +82,17 @@ func (j *JSON) flush() {
 // Quiet draws nothing; errors still reach stderr through the command.
 type Quiet struct{}
 
-// Begin implements Renderer.
-func (Quiet) Begin(builder.BuildInfo) {}
+// Begin implements progress.Renderer.
+func (Quiet) Begin(progress.BuildInfo) {}
 
-// Handle implements Renderer.
-func (Quiet) Handle([]builder.Event) {}
+// Handle implements progress.Renderer.
+func (Quiet) Handle([]progress.Event) {}
 
-// Notice implements Renderer.
-func (Quiet) Notice(Notice) {}
+// Notice implements progress.Renderer.
+func (Quiet) Notice(progress.Notice) {}
 
-// Tick implements Renderer.
+// Tick implements progress.Renderer.
 func (Quiet) Tick(time.Time) {}
 
-// End implements Renderer.
-func (Quiet) End(builder.Result) error { return nil }
+// End implements progress.Renderer.
+func (Quiet) End(progress.Result) error { return nil }

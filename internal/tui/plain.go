@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // PlainOptions configures the plain renderer.
@@ -40,7 +40,7 @@ type Plain struct {
 	w       *bufio.Writer
 	out     io.Writer
 	opts    PlainOptions
-	tree    *builder.Tree
+	tree    *progress.Tree
 	printed map[int]*plainState
 	started time.Time // wall clock at Begin
 	// lastWall is the wall time of the last progress event; lastBeat of the last heartbeat.
@@ -67,11 +67,11 @@ func NewPlain(w io.Writer, opts PlainOptions) *Plain {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Plain{w: bufio.NewWriter(w), out: w, opts: opts, tree: builder.NewTree(), printed: make(map[int]*plainState)}
+	return &Plain{w: bufio.NewWriter(w), out: w, opts: opts, tree: progress.NewTree(), printed: make(map[int]*plainState)}
 }
 
 // Begin prints what is being built.
-func (p *Plain) Begin(info builder.BuildInfo) {
+func (p *Plain) Begin(info progress.BuildInfo) {
 	p.started = p.opts.Now()
 	p.lastWall = p.started
 	line := fmt.Sprintf("Building %s -> %s (backend %s", clean(info.Model), clean(info.Engine), info.Backend)
@@ -83,42 +83,42 @@ func (p *Plain) Begin(info builder.BuildInfo) {
 }
 
 // Handle prints the lines the batch calls for.
-func (p *Plain) Handle(batch []builder.Event) {
+func (p *Plain) Handle(batch []progress.Event) {
 	for i := range batch {
 		e := &batch[i]
 		ph := p.tree.Apply(e)
 		switch e.Type {
-		case builder.EventPhaseStart:
+		case progress.EventPhaseStart:
 			if ph != nil && (p.opts.Verbose || ph.Depth <= plainStartDepth) {
 				p.printed[ph.ID] = &plainState{printed: e.Time}
-				p.printf("#%d %s %s (%s)\n", ph.ID, FormatDuration(e.Time), clean(ph.Name), plural(ph.Steps, "step"))
+				p.printf("#%d %s %s (%s)\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), plural(ph.Steps, "step"))
 			}
-		case builder.EventStep:
+		case progress.EventStep:
 			if ph != nil {
 				p.progress(ph, e.Time)
 			}
-		case builder.EventPhaseFinish:
+		case progress.EventPhaseFinish:
 			if ph != nil {
 				delete(p.printed, ph.ID)
 				switch {
 				case !p.opts.Verbose && ph.Depth > plainFinishDepth:
 				case ph.Early && p.stopping:
-					p.printf("#%d %s %s CANCELED after %s (%d/%d)\n", ph.ID, FormatDuration(e.Time), clean(ph.Name), FormatDuration(ph.Duration(e.Time)), ph.Done, ph.Steps)
+					p.printf("#%d %s %s CANCELED after %s (%d/%d)\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), progress.FormatDuration(ph.Duration(e.Time)), ph.Done, ph.Steps)
 				default:
-					p.printf("#%d %s %s DONE %s%s\n", ph.ID, FormatDuration(e.Time), clean(ph.Name), FormatDuration(ph.Duration(e.Time)), early(ph))
+					p.printf("#%d %s %s DONE %s%s\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), progress.FormatDuration(ph.Duration(e.Time)), early(ph))
 				}
 			}
-		case builder.EventLog:
-			p.printf("   %s %s: %s\n", FormatDuration(e.Time), strings.ToUpper(e.Severity.String()), clean(e.Message))
+		case progress.EventLog:
+			p.printf("   %s %s: %s\n", progress.FormatDuration(e.Time), strings.ToUpper(e.Severity.String()), clean(e.Message))
 		}
-		if e.Type == builder.EventPhaseStart || e.Type == builder.EventStep || e.Type == builder.EventPhaseFinish {
+		if e.Type == progress.EventPhaseStart || e.Type == progress.EventStep || e.Type == progress.EventPhaseFinish {
 			p.lastWall = p.opts.Now()
 		}
 	}
 	p.flush()
 }
 
-func (p *Plain) progress(ph *builder.Phase, at time.Duration) {
+func (p *Plain) progress(ph *progress.Phase, at time.Duration) {
 	st, ok := p.printed[ph.ID]
 	if !ok || ph.Done == st.done {
 		return
@@ -127,13 +127,13 @@ func (p *Plain) progress(ph *builder.Phase, at time.Duration) {
 		return
 	}
 	st.done, st.printed = ph.Done, at
-	p.printf("#%d %s %s %d/%d\n", ph.ID, FormatDuration(at), clean(ph.Name), ph.Done, ph.Steps)
+	p.printf("#%d %s %s %d/%d\n", ph.ID, progress.FormatDuration(at), clean(ph.Name), ph.Done, ph.Steps)
 }
 
 // Notice prints the control event as a line of the log.
-func (p *Plain) Notice(n Notice) {
+func (p *Plain) Notice(n progress.Notice) {
 	p.stopping = true
-	p.printf("   %s %s\n", FormatDuration(p.tree.Last), clean(n.Message))
+	p.printf("   %s %s\n", progress.FormatDuration(p.tree.Last), clean(n.Message))
 	p.flush()
 }
 
@@ -150,20 +150,20 @@ func (p *Plain) Tick(now time.Time) {
 		what = clean(d.Name)
 		prefix = fmt.Sprintf("#%d", d.ID)
 	}
-	p.printf("%s %s %s: still running, no progress reported for %s\n", prefix, FormatDuration(now.Sub(p.started)), what, FormatDuration(silent.Truncate(time.Second)))
+	p.printf("%s %s %s: still running, no progress reported for %s\n", prefix, progress.FormatDuration(now.Sub(p.started)), what, progress.FormatDuration(silent.Truncate(time.Second)))
 	p.flush()
 }
 
 // End closes the phases the builder left open and prints the outcome.
-func (p *Plain) End(res builder.Result) error {
+func (p *Plain) End(res progress.Result) error {
 	word := "CANCELED"
-	if res.Status == builder.StatusFailed {
+	if res.Status == progress.StatusFailed {
 		word = "ERROR"
 	}
 	at := p.tree.Last
 	for _, ph := range p.tree.Abort(at) {
 		if p.opts.Verbose || ph.Depth <= plainFinishDepth {
-			p.printf("#%d %s %s %s after %s (%d/%d)\n", ph.ID, FormatDuration(at), clean(ph.Name), word, FormatDuration(ph.Duration(at)), ph.Done, ph.Steps)
+			p.printf("#%d %s %s %s after %s (%d/%d)\n", ph.ID, progress.FormatDuration(at), clean(ph.Name), word, progress.FormatDuration(ph.Duration(at)), ph.Done, ph.Steps)
 		}
 	}
 	p.printf("%s\n", Summary(res))
@@ -188,7 +188,7 @@ func (p *Plain) flush() {
 	}
 }
 
-func early(ph *builder.Phase) string {
+func early(ph *progress.Phase) string {
 	if ph.Early {
 		return fmt.Sprintf(" (finished early at %d/%d)", ph.Done, ph.Steps)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 
 	"github.com/trtbuild/trtbuild/internal/goldenfile"
 )
@@ -19,30 +19,30 @@ func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 // scriptedBuild is a small build with every situation a renderer must show: nesting to depth
 // 5, parallel equally named phases, a reused name, an early finish, a hostile name, logs, and
 // phases left open at the end.
-func scriptedBuild() []builder.Event {
-	ev := []builder.Event{
-		{Type: builder.EventPhaseStart, Time: ms(0), ID: 1, Name: "Building engine", Steps: 4},
-		{Type: builder.EventStep, Time: ms(100), ID: 1, Step: 0},
-		{Type: builder.EventPhaseStart, Time: ms(120), ID: 2, Parent: 1, Name: "Building engine from subgraph", Steps: 1},
-		{Type: builder.EventPhaseStart, Time: ms(130), ID: 3, Parent: 2, Name: "Computing profile costs", Steps: 1},
-		{Type: builder.EventPhaseStart, Time: ms(140), ID: 4, Parent: 3, Name: "Timing graph nodes", Steps: 40},
-		{Type: builder.EventPhaseStart, Time: ms(150), ID: 5, Parent: 4, Name: "Finding fastest tactic for stem/conv1", Steps: 3, Thread: 2},
-		{Type: builder.EventPhaseStart, Time: ms(150), ID: 6, Parent: 4, Name: "Finding fastest tactic for \x1b[2Jevil\nname", Steps: 3, Thread: 3},
-		{Type: builder.EventPhaseStart, Time: ms(160), ID: 7, Parent: 5, Name: "Measuring tactic time", Steps: 4, Thread: 2},
-		{Type: builder.EventLog, Time: ms(170), Severity: builder.SeverityWarning, Message: "layer stem/conv1 uses a slower fallback"},
-		{Type: builder.EventPhaseFinish, Time: ms(200), ID: 7},
-		{Type: builder.EventPhaseFinish, Time: ms(210), ID: 5},
-		{Type: builder.EventPhaseFinish, Time: ms(220), ID: 6},
+func scriptedBuild() []progress.Event {
+	ev := []progress.Event{
+		{Type: progress.EventPhaseStart, Time: ms(0), ID: 1, Name: "Building engine", Steps: 4},
+		{Type: progress.EventStep, Time: ms(100), ID: 1, Step: 0},
+		{Type: progress.EventPhaseStart, Time: ms(120), ID: 2, Parent: 1, Name: "Building engine from subgraph", Steps: 1},
+		{Type: progress.EventPhaseStart, Time: ms(130), ID: 3, Parent: 2, Name: "Computing profile costs", Steps: 1},
+		{Type: progress.EventPhaseStart, Time: ms(140), ID: 4, Parent: 3, Name: "Timing graph nodes", Steps: 40},
+		{Type: progress.EventPhaseStart, Time: ms(150), ID: 5, Parent: 4, Name: "Finding fastest tactic for stem/conv1", Steps: 3, Thread: 2},
+		{Type: progress.EventPhaseStart, Time: ms(150), ID: 6, Parent: 4, Name: "Finding fastest tactic for \x1b[2Jevil\nname", Steps: 3, Thread: 3},
+		{Type: progress.EventPhaseStart, Time: ms(160), ID: 7, Parent: 5, Name: "Measuring tactic time", Steps: 4, Thread: 2},
+		{Type: progress.EventLog, Time: ms(170), Severity: progress.SeverityWarning, Message: "layer stem/conv1 uses a slower fallback"},
+		{Type: progress.EventPhaseFinish, Time: ms(200), ID: 7},
+		{Type: progress.EventPhaseFinish, Time: ms(210), ID: 5},
+		{Type: progress.EventPhaseFinish, Time: ms(220), ID: 6},
 	}
 	for i := 0; i < 40; i++ {
-		ev = append(ev, builder.Event{Type: builder.EventStep, Time: ms(300 + 10*i), ID: 4, Step: i})
+		ev = append(ev, progress.Event{Type: progress.EventStep, Time: ms(300 + 10*i), ID: 4, Step: i})
 	}
 	ev = append(ev,
-		builder.Event{Type: builder.EventPhaseFinish, Time: ms(700), ID: 4},
-		builder.Event{Type: builder.EventPhaseStart, Time: ms(710), ID: 8, Parent: 3, Name: "Timing graph nodes", Steps: 10},
-		builder.Event{Type: builder.EventStep, Time: ms(720), ID: 8, Step: 2},
-		builder.Event{Type: builder.EventPhaseFinish, Time: ms(730), ID: 8},
-		builder.Event{Type: builder.EventLog, Time: ms(740), Severity: builder.SeverityError, Message: "Error Code 10: Internal Error (Could not find any implementation for node head/fc.)"},
+		progress.Event{Type: progress.EventPhaseFinish, Time: ms(700), ID: 4},
+		progress.Event{Type: progress.EventPhaseStart, Time: ms(710), ID: 8, Parent: 3, Name: "Timing graph nodes", Steps: 10},
+		progress.Event{Type: progress.EventStep, Time: ms(720), ID: 8, Step: 2},
+		progress.Event{Type: progress.EventPhaseFinish, Time: ms(730), ID: 8},
+		progress.Event{Type: progress.EventLog, Time: ms(740), Severity: progress.SeverityError, Message: "Error Code 10: Internal Error (Could not find any implementation for node head/fc.)"},
 	)
 	return ev
 }
@@ -55,20 +55,20 @@ func TestPlainGolden(t *testing.T) {
 	tests := []struct {
 		name    string
 		verbose bool
-		result  builder.Result
+		result  progress.Result
 	}{
-		{"failed", false, builder.Result{Status: builder.StatusFailed, Error: "Could not find any implementation for node head/fc", Duration: ms(800)}},
-		{"cancelled_verbose", true, builder.Result{Status: builder.StatusCancelled, Duration: ms(800)}},
+		{"failed", false, progress.Result{Status: progress.StatusFailed, Error: "Could not find any implementation for node head/fc", Duration: ms(800)}},
+		{"cancelled_verbose", true, progress.Result{Status: progress.StatusCancelled, Duration: ms(800)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			var out bytes.Buffer
 			p := NewPlain(&out, PlainOptions{Verbose: tt.verbose, Now: clock.now})
-			p.Begin(builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim", Precision: "fp16"})
+			p.Begin(progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim", Precision: "fp16"})
 			events := scriptedBuild()
 			p.Handle(events[:12])
-			p.Notice(Notice{Kind: NoticeCancelRequested, Message: "Cancel requested."})
+			p.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "Cancel requested."})
 			p.Handle(events[12:])
 			if err := p.End(tt.result); err != nil {
 				t.Fatal(err)
@@ -84,10 +84,10 @@ func TestPlainGolden(t *testing.T) {
 func TestPlainThrottlesProgress(t *testing.T) {
 	var out bytes.Buffer
 	p := NewPlain(&out, PlainOptions{})
-	p.Begin(builder.BuildInfo{})
-	ev := []builder.Event{{Type: builder.EventPhaseStart, ID: 1, Name: "Timing graph nodes", Steps: 1000}}
+	p.Begin(progress.BuildInfo{})
+	ev := []progress.Event{{Type: progress.EventPhaseStart, ID: 1, Name: "Timing graph nodes", Steps: 1000}}
 	for i := 0; i < 1000; i++ {
-		ev = append(ev, builder.Event{Type: builder.EventStep, Time: time.Duration(i) * time.Millisecond, ID: 1, Step: i})
+		ev = append(ev, progress.Event{Type: progress.EventStep, Time: time.Duration(i) * time.Millisecond, ID: 1, Step: i})
 	}
 	p.Handle(ev)
 	lines := strings.Count(out.String(), "Timing graph nodes ")
@@ -101,8 +101,8 @@ func TestPlainHeartbeat(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	var out bytes.Buffer
 	p := NewPlain(&out, PlainOptions{Now: clock.now, HeartbeatAfter: 10 * time.Second, HeartbeatEvery: 30 * time.Second})
-	p.Begin(builder.BuildInfo{})
-	p.Handle([]builder.Event{{Type: builder.EventPhaseStart, ID: 7, Name: "Timing graph nodes", Steps: 3}})
+	p.Begin(progress.BuildInfo{})
+	p.Handle([]progress.Event{{Type: progress.EventPhaseStart, ID: 7, Name: "Timing graph nodes", Steps: 3}})
 	var beats []string
 	for s := 1; s <= 75; s++ {
 		clock.t = clock.t.Add(time.Second)
@@ -125,10 +125,10 @@ func TestPlainHeartbeat(t *testing.T) {
 func TestJSONRendererLinesParse(t *testing.T) {
 	var out bytes.Buffer
 	j := NewJSON(&out, nil)
-	j.Begin(builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"})
+	j.Begin(progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"})
 	j.Handle(scriptedBuild())
-	j.Notice(Notice{Kind: NoticeCancelRequested, Message: "Cancel requested."})
-	if err := j.End(builder.Result{Status: builder.StatusCancelled, Duration: ms(900)}); err != nil {
+	j.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "Cancel requested."})
+	if err := j.End(progress.Result{Status: progress.StatusCancelled, Duration: ms(900)}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
@@ -154,13 +154,13 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestRenderersReportWriteErrors(t *testing.T) {
-	for name, r := range map[string]Renderer{
+	for name, r := range map[string]progress.Renderer{
 		"plain": NewPlain(&failingWriter{}, PlainOptions{}),
 		"json":  NewJSON(&failingWriter{}, nil),
 	} {
-		r.Begin(builder.BuildInfo{})
+		r.Begin(progress.BuildInfo{})
 		r.Handle(scriptedBuild())
-		if err := r.End(builder.Result{Status: builder.StatusBuilt}); err == nil {
+		if err := r.End(progress.Result{Status: progress.StatusBuilt}); err == nil {
 			t.Errorf("%s: End returned nil after every write failed", name)
 		}
 	}
@@ -198,13 +198,13 @@ func TestFormat(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "0.0s", 1500 * time.Millisecond: "1.5s", 102 * time.Second: "1m42s", 2*time.Hour + 3*time.Minute: "2h03m", -time.Second: "0.0s",
 	} {
-		if got := FormatDuration(d); got != want {
-			t.Errorf("FormatDuration(%v) = %q, want %q", d, got, want)
+		if got := progress.FormatDuration(d); got != want {
+			t.Errorf("progress.FormatDuration(%v) = %q, want %q", d, got, want)
 		}
 	}
 	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KiB", 3 << 30: "3.0 GiB"} {
-		if got := FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		if got := progress.FormatBytes(n); got != want {
+			t.Errorf("progress.FormatBytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/teatest/v2"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // TestTeatestWholeFrames drives the live view's Bubble Tea model through teatest at a fixed
@@ -34,9 +34,9 @@ func TestTeatestWholeFrames(t *testing.T) {
 			teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
 	}
 	wait("Timing graph nodes")
-	box.notice(Notice{Kind: NoticeCancelRequested, Message: "Cancel requested."})
+	box.notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "Cancel requested."})
 	wait("Cancelling")
-	box.end(builder.Result{Status: builder.StatusCancelled, Duration: sec(3)})
+	box.end(progress.Result{Status: progress.StatusCancelled, Duration: sec(3)})
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 
 	if _, err := io.Copy(&all, tm.FinalOutput(t)); err != nil {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 type diskFull struct{}
@@ -17,32 +17,32 @@ func (diskFull) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 // TestTee drives a plain and a JSON renderer through a Tee and checks that each printed what
 // it prints alone, and that End reports the first failure after ending every renderer.
 func TestTee(t *testing.T) {
-	batch := func() []builder.Event {
-		return []builder.Event{
-			{Type: builder.EventPhaseStart, Time: 10 * time.Millisecond, ID: 1, Name: "Building engine", Steps: 2, Thread: 1},
-			{Type: builder.EventStep, Time: 20 * time.Millisecond, ID: 1, Step: 0},
+	batch := func() []progress.Event {
+		return []progress.Event{
+			{Type: progress.EventPhaseStart, Time: 10 * time.Millisecond, ID: 1, Name: "Building engine", Steps: 2, Thread: 1},
+			{Type: progress.EventStep, Time: 20 * time.Millisecond, ID: 1, Step: 0},
 			// The worker sets Early as its tree does, before sending the event.
-			{Type: builder.EventPhaseFinish, Time: 30 * time.Millisecond, ID: 1, Early: true},
+			{Type: progress.EventPhaseFinish, Time: 30 * time.Millisecond, ID: 1, Early: true},
 		}
 	}
 	clock := func() time.Time { return time.Unix(0, 0) }
-	info := builder.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}
-	res := builder.Result{Status: builder.StatusBuilt, Engine: "m.engine", Duration: time.Second}
-	drive := func(r Renderer) {
+	info := progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}
+	res := progress.Result{Status: progress.StatusBuilt, Engine: "m.engine", Duration: time.Second}
+	drive := func(r progress.Renderer) {
 		r.Begin(info)
 		r.Handle(batch())
-		r.Notice(Notice{Kind: NoticeCancelRequested, Message: "note"})
+		r.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "note"})
 		r.Tick(clock())
 	}
 
 	var alonePlain, aloneJSON, teePlain, teeJSON bytes.Buffer
-	for _, r := range []Renderer{NewPlain(&alonePlain, PlainOptions{Now: clock}), NewJSON(&aloneJSON, clock)} {
+	for _, r := range []progress.Renderer{NewPlain(&alonePlain, PlainOptions{Now: clock}), NewJSON(&aloneJSON, clock)} {
 		drive(r)
 		if err := r.End(res); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tee := Tee{NewPlain(&teePlain, PlainOptions{Now: clock}), NewJSON(&teeJSON, clock)}
+	tee := progress.Tee{NewPlain(&teePlain, PlainOptions{Now: clock}), NewJSON(&teeJSON, clock)}
 	drive(tee)
 	if err := tee.End(res); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestTee(t *testing.T) {
 	}
 
 	var after bytes.Buffer
-	broken := Tee{NewJSON(diskFull{}, clock), NewPlain(&after, PlainOptions{Now: clock})}
+	broken := progress.Tee{NewJSON(diskFull{}, clock), NewPlain(&after, PlainOptions{Now: clock})}
 	drive(broken)
 	if err := broken.End(res); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("End = %v, want the failing renderer's error", err)

@@ -12,15 +12,15 @@ import (
 	"github.com/charmbracelet/colorprofile"
 	"github.com/charmbracelet/x/term"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // TTYOptions configures the live terminal view.
 type TTYOptions struct {
-	// Controls receives Ctrl-C presses (the terminal is in raw mode, so they arrive as keys,
+	// progress.Controls receives Ctrl-C presses (the terminal is in raw mode, so they arrive as keys,
 	// not as SIGINT). The first call asks the build to cancel, the second stops the worker;
-	// the session answers each with a Notice, which is what the view shows.
-	Controls Controls
+	// the session answers each with a progress.Notice, which is what the view shows.
+	Controls progress.Controls
 	// Verbose prints the builder's info and verbose log lines above the view, not only its
 	// warnings and errors.
 	Verbose bool
@@ -60,15 +60,15 @@ const maxFPS = 15
 // the bottom of the terminal, with builder log lines printed above it into the terminal's
 // history.
 //
-// Threading: the session calls Begin, Handle, Notice, Tick and End from one goroutine. Begin
-// starts the program on a goroutine of its own; Handle and Notice only leave work in the
+// Threading: the session calls Begin, Handle, progress.Notice, Tick and End from one goroutine. Begin
+// starts the program on a goroutine of its own; Handle and progress.Notice only leave work in the
 // inbox, which the program takes on its next frame; End hands over the result and waits for
 // the program to draw the summary, exit and restore the terminal.
 type tty struct {
 	out, in *os.File
 	opts    TTYOptions
 
-	info    builder.BuildInfo
+	info    progress.BuildInfo
 	box     *inbox
 	model   *ttyModel
 	prog    *tea.Program
@@ -87,7 +87,7 @@ type tty struct {
 // the session as SIGINT). The view puts the terminal in raw mode between Begin and End and
 // restores it on every way out: success, failure, cancel, forced stop, a crashed worker and a
 // panic in the view.
-func NewTTY(out, in *os.File, opts TTYOptions) Renderer {
+func NewTTY(out, in *os.File, opts TTYOptions) progress.Renderer {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -98,7 +98,7 @@ func NewTTY(out, in *os.File, opts TTYOptions) Renderer {
 }
 
 // Begin starts the program.
-func (r *tty) Begin(info builder.BuildInfo) {
+func (r *tty) Begin(info progress.BuildInfo) {
 	r.info = info
 	begin := r.opts.Now()
 	r.box = newInbox(begin, r.opts.Now)
@@ -185,7 +185,7 @@ func (r *tty) keys() *os.File {
 }
 
 // Handle passes the batch to the program's next frame.
-func (r *tty) Handle(batch []builder.Event) {
+func (r *tty) Handle(batch []progress.Event) {
 	if r.degraded() {
 		r.fallback.Handle(batch)
 		return
@@ -194,7 +194,7 @@ func (r *tty) Handle(batch []builder.Event) {
 }
 
 // Notice passes a control event to the program's next frame.
-func (r *tty) Notice(n Notice) {
+func (r *tty) Notice(n progress.Notice) {
 	if r.degraded() {
 		r.fallback.Notice(n)
 		return
@@ -211,7 +211,7 @@ func (r *tty) Tick(now time.Time) {
 
 // End hands over the result and returns once the summary is printed, the program has exited
 // and the terminal is restored. The error is a *ViewError when the view crashed.
-func (r *tty) End(res builder.Result) error {
+func (r *tty) End(res progress.Result) error {
 	if !r.started {
 		return nil
 	}

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // maxPendingInfo bounds the info and verbose log lines waiting for one frame. A builder at
@@ -13,7 +13,7 @@ import (
 // always kept.
 const maxPendingInfo = 2000
 
-// inbox is where the session's goroutine leaves work for the view. Handle, Notice and End put
+// inbox is where the session's goroutine leaves work for the view. Handle, progress.Notice and End put
 // things in under the mutex and return at once; the program's goroutine takes everything out
 // on its next frame. Step events of one phase that arrive between two frames are merged into
 // one, so a burst of 100,000 steps costs a map lookup each and a handful of entries.
@@ -22,14 +22,14 @@ type inbox struct {
 	begin time.Time
 
 	mu      sync.Mutex
-	events  []builder.Event
+	events  []progress.Event
 	steps   map[int]int // phase ID → index in events of its pending step event
 	info    int         // pending info and verbose lines
 	skipped int         // info and verbose lines dropped since the last take
 	// skippedAt is the newest build time among them: they still move the build clock.
 	skippedAt time.Duration
 	notices   []timedNotice
-	result    *builder.Result
+	result    *progress.Result
 	// skew is the smallest delay seen between an event's build time and its arrival;
 	// lastProgress the arrival of the newest phase event.
 	skew         time.Duration
@@ -39,15 +39,15 @@ type inbox struct {
 
 // timedNotice is a notice with the wall time it arrived.
 type timedNotice struct {
-	Notice
+	progress.Notice
 	at time.Time
 }
 
 // takeout is what the view takes from the inbox for one frame.
 type takeout struct {
-	events       []builder.Event
+	events       []progress.Event
 	notices      []timedNotice
-	result       *builder.Result
+	result       *progress.Result
 	skipped      int
 	skippedAt    time.Duration
 	skew         time.Duration
@@ -60,14 +60,14 @@ func newInbox(begin time.Time, now func() time.Time) *inbox {
 }
 
 // put copies batch in; the caller may reuse it afterwards.
-func (in *inbox) put(batch []builder.Event) {
+func (in *inbox) put(batch []progress.Event) {
 	at := in.now()
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for i := range batch {
 		e := &batch[i]
 		switch e.Type {
-		case builder.EventStep:
+		case progress.EventStep:
 			if j, ok := in.steps[e.ID]; ok {
 				p := &in.events[j]
 				p.Step = max(p.Step, e.Step)
@@ -77,12 +77,12 @@ func (in *inbox) put(batch []builder.Event) {
 			}
 			in.steps[e.ID] = len(in.events)
 			in.progress(e, at)
-		case builder.EventPhaseStart, builder.EventPhaseFinish:
+		case progress.EventPhaseStart, progress.EventPhaseFinish:
 			// A later step of a finished phase must not count before its finish.
 			delete(in.steps, e.ID)
 			in.progress(e, at)
-		case builder.EventLog:
-			if e.Severity > builder.SeverityWarning {
+		case progress.EventLog:
+			if e.Severity > progress.SeverityWarning {
 				if in.info >= maxPendingInfo {
 					in.skipped++
 					in.skippedAt = max(in.skippedAt, e.Time)
@@ -90,7 +90,7 @@ func (in *inbox) put(batch []builder.Event) {
 				}
 				in.info++
 			}
-		case builder.EventResult:
+		case progress.EventResult:
 			// The session passes the result to End; a stray one is not a display event.
 			continue
 		}
@@ -99,21 +99,21 @@ func (in *inbox) put(batch []builder.Event) {
 }
 
 // progress notes a phase event that arrived at wall time at.
-func (in *inbox) progress(e *builder.Event, at time.Time) {
+func (in *inbox) progress(e *progress.Event, at time.Time) {
 	in.lastProgress = at
 	if s := at.Sub(in.begin) - e.Time; !in.skewKnown || s < in.skew {
 		in.skew, in.skewKnown = s, true
 	}
 }
 
-func (in *inbox) notice(n Notice) {
+func (in *inbox) notice(n progress.Notice) {
 	at := in.now()
 	in.mu.Lock()
 	in.notices = append(in.notices, timedNotice{Notice: n, at: at})
 	in.mu.Unlock()
 }
 
-func (in *inbox) end(res builder.Result) {
+func (in *inbox) end(res progress.Result) {
 	in.mu.Lock()
 	in.result = &res
 	in.mu.Unlock()
@@ -121,7 +121,7 @@ func (in *inbox) end(res builder.Result) {
 
 // take hands over everything pending. spare is an empty slice the inbox keeps for the next
 // batch, so two buffers alternate and a steady stream allocates nothing.
-func (in *inbox) take(spare []builder.Event) takeout {
+func (in *inbox) take(spare []progress.Event) takeout {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	out := takeout{

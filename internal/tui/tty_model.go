@@ -8,7 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // frameInterval is the view's own clock: every tick applies what arrived and redraws, so the
@@ -29,7 +29,7 @@ type printedMsg struct{}
 // modelOptions configures a ttyModel.
 type modelOptions struct {
 	color, verbose, taskbar bool
-	controls                Controls
+	controls                progress.Controls
 	now                     func() time.Time
 	// width and height, when positive, fix the size and make the model ignore resizes.
 	width, height int
@@ -50,12 +50,12 @@ type ttyModel struct {
 	opts modelOptions
 	in   *inbox
 
-	clock  time.Time       // wall time of the current frame
-	spare  []builder.Event // the other half of the inbox's double buffer
-	recent []logLine       // newest log lines, oldest first, at most recentLogs
+	clock  time.Time        // wall time of the current frame
+	spare  []progress.Event // the other half of the inbox's double buffer
+	recent []logLine        // newest log lines, oldest first, at most recentLogs
 	// lastEarly is the deepest phase of the latest run of early finishes (the builder ends
 	// phases early when it fails or stops); any phase that finishes normally clears it.
-	lastEarly *builder.Phase
+	lastEarly *progress.Phase
 	problems  []string // warning and error messages, at most keepProblems
 
 	printQ   []string // lines waiting to be printed above the view
@@ -64,7 +64,7 @@ type ttyModel struct {
 	// are printed above the view only from the second on (see modelOptions.ready).
 	readyTicks int
 
-	result     *builder.Result
+	result     *progress.Result
 	summarised bool // the summary is queued: quit once it is printed
 	quitting   bool
 	failure    *ViewError
@@ -73,7 +73,7 @@ type ttyModel struct {
 	dirty     bool
 }
 
-func newTTYModel(info builder.BuildInfo, begin time.Time, in *inbox, opts modelOptions) *ttyModel {
+func newTTYModel(info progress.BuildInfo, begin time.Time, in *inbox, opts modelOptions) *ttyModel {
 	if opts.now == nil {
 		opts.now = time.Now
 	}
@@ -81,7 +81,7 @@ func newTTYModel(info builder.BuildInfo, begin time.Time, in *inbox, opts modelO
 		viewState: viewState{
 			theme:        newTheme(opts.color),
 			info:         info,
-			tree:         builder.NewTree(),
+			tree:         progress.NewTree(),
 			width:        opts.width,
 			height:       opts.height,
 			verbose:      opts.verbose,
@@ -142,7 +142,7 @@ func (m *ttyModel) Update(msg tea.Msg) (model tea.Model, cmd tea.Cmd) {
 		m.dirty = true
 	case tea.KeyPressMsg:
 		// Ctrl-C arrives as a key in raw mode. The session decides what a press means
-		// (cancel, then force-stop) and answers with a Notice, which is what the view shows.
+		// (cancel, then force-stop) and answers with a progress.Notice, which is what the view shows.
 		if msg.String() == "ctrl+c" && m.result == nil && m.opts.controls != nil {
 			m.opts.controls.RequestCancel()
 		}
@@ -195,11 +195,11 @@ func (m *ttyModel) step(now time.Time) {
 	got := m.in.take(m.spare)
 	for i := range got.events {
 		e := &got.events[i]
-		if e.Type == builder.EventLog {
+		if e.Type == progress.EventLog {
 			m.log(logLine{at: e.Time, sev: e.Severity, msg: e.Message})
 		}
 		p := m.tree.Apply(e) // phase events, and the build clock of every event
-		if p != nil && e.Type == builder.EventPhaseFinish {
+		if p != nil && e.Type == progress.EventPhaseFinish {
 			m.noteFinish(p)
 		}
 	}
@@ -230,14 +230,14 @@ func (m *ttyModel) log(l logLine) {
 		m.recent = m.recent[:recentLogs-1]
 	}
 	m.recent = append(m.recent, l)
-	if l.sev <= builder.SeverityWarning {
+	if l.sev <= progress.SeverityWarning {
 		if len(m.problems) == keepProblems {
 			copy(m.problems, m.problems[1:])
 			m.problems = m.problems[:keepProblems-1]
 		}
 		m.problems = append(m.problems, l.msg)
 	}
-	if l.sev <= builder.SeverityWarning || m.verbose {
+	if l.sev <= progress.SeverityWarning || m.verbose {
 		m.printQ = append(m.printQ, m.wrapIndent(m.logText(l), timeWidth+1)...)
 	}
 }
@@ -246,11 +246,11 @@ func (m *ttyModel) log(l logLine) {
 // a force-stop notice always wins.
 func (m *ttyModel) notice(n timedNotice) {
 	switch n.Kind {
-	case NoticeCancelRequested, NoticeTimeout:
+	case progress.NoticeCancelRequested, progress.NoticeTimeout:
 		if m.cancel.kind == 0 {
 			m.cancel.kind, m.cancel.at, m.cancel.message = n.Kind, n.at, n.Message
 		}
-	case NoticeForceStop:
+	case progress.NoticeForceStop:
 		if !m.cancel.forced {
 			m.cancel.forced, m.cancel.forceAt, m.cancel.forceBy = true, n.at, n.Message
 		}
@@ -259,7 +259,7 @@ func (m *ttyModel) notice(n timedNotice) {
 
 // noteFinish keeps track of where a build that fails or stops ended: TensorRT (and the
 // simulated builder) often finish every open phase early, innermost first, before the result.
-func (m *ttyModel) noteFinish(p *builder.Phase) {
+func (m *ttyModel) noteFinish(p *progress.Phase) {
 	if !p.Early {
 		m.lastEarly = nil
 		return
@@ -276,10 +276,10 @@ func (m *ttyModel) noteFinish(p *builder.Phase) {
 }
 
 // finish queues the summary; the program quits once it is printed.
-func (m *ttyModel) finish(res builder.Result) {
+func (m *ttyModel) finish(res progress.Result) {
 	m.result = &res
 	failing := m.tree.Deepest()
-	if failing == nil && res.Status != builder.StatusBuilt {
+	if failing == nil && res.Status != progress.StatusBuilt {
 		failing = m.lastEarly
 	}
 	// Phases the builder left open ran until the build ended, silent or not.

@@ -13,7 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // countingControls counts cancel requests.
@@ -49,7 +49,7 @@ func TestPrintWaitsForTheRenderer(t *testing.T) {
 	if got := stripAll(m.headerLines()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("header %q, want %q", got, want)
 	}
-	in.put([]builder.Event{evLog(0, builder.SeverityWarning, "early warning")})
+	in.put([]progress.Event{evLog(0, progress.SeverityWarning, "early warning")})
 	for i := 0; i < 3; i++ {
 		if _, cmd := m.Update(frameMsg{}); cmd != nil || m.printing {
 			t.Fatal("printed above the view before the renderer drew anything")
@@ -66,8 +66,8 @@ func TestPrintWaitsForTheRenderer(t *testing.T) {
 
 // randomBuild is a random but well-formed event stream: phases nest, run in parallel, report
 // steps out of order and beyond their count, finish early or not at all, and log.
-func randomBuild(r *rand.Rand, n int) []builder.Event {
-	var evs []builder.Event
+func randomBuild(r *rand.Rand, n int) []progress.Event {
+	var evs []progress.Event
 	var open []int
 	next := 1
 	at := time.Duration(0)
@@ -89,7 +89,7 @@ func randomBuild(r *rand.Rand, n int) []builder.Event {
 			evs = append(evs, evFinish(at, open[i]))
 			open = append(open[:i], open[i+1:]...)
 		default:
-			evs = append(evs, evLog(at, builder.Severity(r.IntN(5)), fmt.Sprintf("message %d", len(evs))))
+			evs = append(evs, evLog(at, progress.Severity(r.IntN(5)), fmt.Sprintf("message %d", len(evs))))
 		}
 	}
 	return evs
@@ -103,21 +103,21 @@ func TestInboxMatchesDirectApply(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 7))
 		evs := randomBuild(r, 3000)
 
-		want := builder.NewTree()
+		want := progress.NewTree()
 		for i := range evs {
 			e := evs[i]
 			want.Apply(&e)
 		}
 
 		m, in, clk := newTestModel(modelOptions{})
-		batch := make([]builder.Event, 0, 64)
+		batch := make([]progress.Event, 0, 64)
 		for i := 0; i < len(evs); {
 			n := min(1+r.IntN(200), len(evs)-i)
 			batch = append(batch[:0], evs[i:i+n]...)
 			clk.Set(evs[i+n-1].Time)
 			in.put(batch)
 			for j := range batch {
-				batch[j] = builder.Event{Type: builder.EventLog, Message: "reused"} // the caller reuses its slice
+				batch[j] = progress.Event{Type: progress.EventLog, Message: "reused"} // the caller reuses its slice
 			}
 			i += n
 			if r.IntN(3) == 0 {
@@ -130,7 +130,7 @@ func TestInboxMatchesDirectApply(t *testing.T) {
 			t.Fatalf("seed %d: tree has %d phases, %d open, last %v/%v; want %d, %d, %v/%v", seed,
 				m.tree.Len(), m.tree.Open(), m.tree.Last, m.tree.LastProgress, want.Len(), want.Open(), want.Last, want.LastProgress)
 		}
-		want.Walk(func(p *builder.Phase) bool {
+		want.Walk(func(p *progress.Phase) bool {
 			if got := m.tree.Get(p.ID); !reflect.DeepEqual(got, p) {
 				t.Fatalf("seed %d: phase %d is %+v, want %+v", seed, p.ID, got, p)
 			}
@@ -145,14 +145,14 @@ func TestInboxMatchesDirectApply(t *testing.T) {
 func TestBurstStaysSmall(t *testing.T) {
 	m, in, clk := newTestModel(modelOptions{verbose: true})
 	const phases = 50
-	var evs []builder.Event
+	var evs []progress.Event
 	for id := 1; id <= phases; id++ {
 		evs = append(evs, evStart(0, id, 0, fmt.Sprintf("layer %d", id), 100000))
 	}
 	for i := 0; len(evs) < 100000; i++ {
 		at := time.Duration(i) * time.Microsecond
 		if i%10 == 9 {
-			evs = append(evs, evLog(at, builder.SeverityVerbose, "tactic timed"))
+			evs = append(evs, evLog(at, progress.SeverityVerbose, "tactic timed"))
 			continue
 		}
 		evs = append(evs, evStep(at, 1+i%phases, i/phases))
@@ -222,7 +222,7 @@ func TestCtrlC(t *testing.T) {
 		t.Fatalf("the view changed before the session's notice:\n%s", got)
 	}
 
-	in.notice(Notice{Kind: NoticeCancelRequested})
+	in.notice(progress.Notice{Kind: progress.NoticeCancelRequested})
 	clk.Set(sec(4.5))
 	m.Update(frameMsg{})
 	if got := ansi.Strip(m.View().Content); !strings.Contains(got, "Cancelling…") || !strings.Contains(got, "cancel requested 1.5s ago") {
@@ -230,19 +230,19 @@ func TestCtrlC(t *testing.T) {
 	}
 	// A repeated cancel notice (SIGTERM after Ctrl-C) keeps the first request's time.
 	clk.Set(sec(5))
-	in.notice(Notice{Kind: NoticeCancelRequested})
+	in.notice(progress.Notice{Kind: progress.NoticeCancelRequested})
 	clk.Set(sec(6))
 	m.Update(frameMsg{})
 	if got := ansi.Strip(m.View().Content); !strings.Contains(got, "cancel requested 3.0s ago") {
 		t.Fatalf("the cancel time moved:\n%s", got)
 	}
-	in.notice(Notice{Kind: NoticeForceStop, Message: "Stopping the build worker now."})
+	in.notice(progress.Notice{Kind: progress.NoticeForceStop, Message: "Stopping the build worker now."})
 	m.Update(frameMsg{})
 	if got := ansi.Strip(m.View().Content); !strings.Contains(got, "Stopping the build worker now.") || strings.Contains(got, "Press Ctrl-C") {
 		t.Fatalf("no forced state after the notice:\n%s", got)
 	}
 
-	in.end(builder.Result{Status: builder.StatusCancelled})
+	in.end(progress.Result{Status: progress.StatusCancelled})
 	m.Update(frameMsg{})
 	m.Update(key)
 	if got := ctl.n.Load(); got != 2 {
@@ -292,11 +292,11 @@ func TestLogsAndSummaryPrintInOrder(t *testing.T) {
 		t.Run(fmt.Sprint("verbose=", verbose), func(t *testing.T) {
 			m, in, clk := newTestModel(modelOptions{verbose: verbose})
 			in.put(tensorRTLike())
-			in.put([]builder.Event{
-				evLog(sec(2.8), builder.SeverityInfo, "info one"),
-				evLog(sec(2.8), builder.SeverityWarning, "warning two"),
-				evLog(sec(2.9), builder.SeverityVerbose, "verbose three"),
-				evLog(sec(2.9), builder.SeverityError, "error four"),
+			in.put([]progress.Event{
+				evLog(sec(2.8), progress.SeverityInfo, "info one"),
+				evLog(sec(2.8), progress.SeverityWarning, "warning two"),
+				evLog(sec(2.9), progress.SeverityVerbose, "verbose three"),
+				evLog(sec(2.9), progress.SeverityError, "error four"),
 			})
 			clk.Set(sec(3))
 			m.step(clk.Now())
@@ -313,8 +313,8 @@ func TestLogsAndSummaryPrintInOrder(t *testing.T) {
 
 			// The result arrives while that print is still in flight: nothing more goes
 			// out, and the program does not quit, until the print is acknowledged.
-			in.put([]builder.Event{evLog(sec(3), builder.SeverityWarning, "warning five")})
-			in.end(builder.Result{Status: builder.StatusBuilt, Engine: "convnet.engine", EngineBytes: 2048, Duration: sec(3.5)})
+			in.put([]progress.Event{evLog(sec(3), progress.SeverityWarning, "warning five")})
+			in.end(progress.Result{Status: progress.StatusBuilt, Engine: "convnet.engine", EngineBytes: 2048, Duration: sec(3.5)})
 			clk.Set(sec(3.5))
 			if _, cmd := m.Update(frameMsg{}); isQuit(cmd) {
 				t.Fatal("quit while a print was in flight")
@@ -389,8 +389,8 @@ func TestChunkLines(t *testing.T) {
 // TestSummaryGolden compares the lines printed when a build ends with
 // testdata/tty_summary_*.golden.
 func TestSummaryGolden(t *testing.T) {
-	layers := func() []builder.Event {
-		evs := []builder.Event{evStart(0, 1, 0, "Building engine", 2), evStart(sec(0.1), 2, 1, "Timing graph nodes", 4)}
+	layers := func() []progress.Event {
+		evs := []progress.Event{evStart(0, 1, 0, "Building engine", 2), evStart(sec(0.1), 2, 1, "Timing graph nodes", 4)}
 		for i, d := range []float64{0.5, 2.25, 0.75, 1.5} {
 			id := 10 + i
 			evs = append(evs, evStart(sec(1+float64(i)*3), id, 2, fmt.Sprintf("Finding fastest tactic for layer_%d", i), 3),
@@ -398,35 +398,35 @@ func TestSummaryGolden(t *testing.T) {
 		}
 		return evs
 	}
-	closeAll := []builder.Event{evFinish(sec(12), 2), evStep(sec(12), 1, 1), evFinish(sec(12), 1)}
-	failLogs := []builder.Event{
-		evLog(sec(9), builder.SeverityInfo, "[MemUsageChange] Init builder kernel library: CPU +1, GPU +0, now: CPU 100, GPU 50 (MiB)"),
-		evLog(sec(9.5), builder.SeverityWarning, "Tactic Device request: 4096MB Available: 1024MB. Device memory is insufficient to use tactic."),
-		evLog(sec(10), builder.SeverityError, "[virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (Requested size was 4294967296 bytes.)"),
+	closeAll := []progress.Event{evFinish(sec(12), 2), evStep(sec(12), 1, 1), evFinish(sec(12), 1)}
+	failLogs := []progress.Event{
+		evLog(sec(9), progress.SeverityInfo, "[MemUsageChange] Init builder kernel library: CPU +1, GPU +0, now: CPU 100, GPU 50 (MiB)"),
+		evLog(sec(9.5), progress.SeverityWarning, "Tactic Device request: 4096MB Available: 1024MB. Device memory is insufficient to use tactic."),
+		evLog(sec(10), progress.SeverityError, "[virtualMemoryBuffer.cpp::resizePhysical::140] Error Code 2: OutOfMemory (Requested size was 4294967296 bytes.)"),
 	}
 	tests := []struct {
 		name    string
-		events  []builder.Event
+		events  []progress.Event
 		forced  bool
-		notices []Notice
-		res     builder.Result
+		notices []progress.Notice
+		res     progress.Result
 	}{
 		{name: "built", events: append(layers(), closeAll...),
-			res: builder.Result{Status: builder.StatusBuilt, Engine: "convnet.engine", EngineBytes: 5 << 20, Duration: sec(12.5)}},
+			res: progress.Result{Status: progress.StatusBuilt, Engine: "convnet.engine", EngineBytes: 5 << 20, Duration: sec(12.5)}},
 		{name: "failed", events: append(layers()[:len(layers())-2], failLogs...),
-			res: builder.Result{Status: builder.StatusFailed, Error: "the builder returned no engine", Duration: sec(10.2)}},
+			res: progress.Result{Status: progress.StatusFailed, Error: "the builder returned no engine", Duration: sec(10.2)}},
 		{name: "failed_all_finished", events: append(layers()[:len(layers())-3],
-			evLog(sec(11.6), builder.SeverityError, "Error Code 10: Internal Error (Could not find any implementation for node layer_3.)"),
+			evLog(sec(11.6), progress.SeverityError, "Error Code 10: Internal Error (Could not find any implementation for node layer_3.)"),
 			evFinish(sec(11.6), 13), evFinish(sec(11.6), 2), evFinish(sec(11.6), 1)),
-			res: builder.Result{Status: builder.StatusFailed, Error: "Error Code 10: Internal Error (Could not find any implementation for node layer_3.)", Duration: sec(11.7)}},
+			res: progress.Result{Status: progress.StatusFailed, Error: "Error Code 10: Internal Error (Could not find any implementation for node layer_3.)", Duration: sec(11.7)}},
 		{name: "crashed", events: layers()[:len(layers())-2],
-			res: builder.Result{Status: builder.StatusFailed, Error: "the build worker crashed (signal: aborted)", Duration: sec(10.2)}},
-		{name: "cancelled", events: layers()[:len(layers())-2], notices: []Notice{{Kind: NoticeCancelRequested}},
-			res: builder.Result{Status: builder.StatusCancelled, Duration: sec(10.2)}},
-		{name: "forced", events: layers()[:len(layers())-2], notices: []Notice{{Kind: NoticeCancelRequested}, {Kind: NoticeForceStop}},
-			res: builder.Result{Status: builder.StatusCancelled, Error: "the build worker was stopped", Duration: sec(10.2)}},
-		{name: "timed_out", events: layers()[:len(layers())-2], notices: []Notice{{Kind: NoticeTimeout, Message: "Build exceeded --timeout 10s"}},
-			res: builder.Result{Status: builder.StatusTimedOut, Error: "Build exceeded --timeout 10s in phase \"Finding fastest tactic for layer_3\" (running for 0.2s)", Duration: sec(10.2)}},
+			res: progress.Result{Status: progress.StatusFailed, Error: "the build worker crashed (signal: aborted)", Duration: sec(10.2)}},
+		{name: "cancelled", events: layers()[:len(layers())-2], notices: []progress.Notice{{Kind: progress.NoticeCancelRequested}},
+			res: progress.Result{Status: progress.StatusCancelled, Duration: sec(10.2)}},
+		{name: "forced", events: layers()[:len(layers())-2], notices: []progress.Notice{{Kind: progress.NoticeCancelRequested}, {Kind: progress.NoticeForceStop}},
+			res: progress.Result{Status: progress.StatusCancelled, Error: "the build worker was stopped", Duration: sec(10.2)}},
+		{name: "timed_out", events: layers()[:len(layers())-2], notices: []progress.Notice{{Kind: progress.NoticeTimeout, Message: "Build exceeded --timeout 10s"}},
+			res: progress.Result{Status: progress.StatusTimedOut, Error: "Build exceeded --timeout 10s in phase \"Finding fastest tactic for layer_3\" (running for 0.2s)", Duration: sec(10.2)}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -486,7 +486,7 @@ func TestTaskbarProgress(t *testing.T) {
 	if pb := m.View().ProgressBar; pb == nil || pb.State != tea.ProgressBarDefault || pb.Value != 25 {
 		t.Fatalf("at 1/4 of the root phase: %+v, want default at 25", pb)
 	}
-	in.notice(Notice{Kind: NoticeCancelRequested})
+	in.notice(progress.Notice{Kind: progress.NoticeCancelRequested})
 	m.Update(frameMsg{})
 	if pb := m.View().ProgressBar; pb == nil || pb.State != tea.ProgressBarWarning {
 		t.Fatalf("while cancelling: %+v, want warning", pb)
@@ -558,7 +558,7 @@ func TestFrameHeightOnlyGrows(t *testing.T) {
 	m.Update(frameMsg{})
 	tall := strings.Split(ansi.Strip(m.View().Content), "\n")
 
-	var done []builder.Event
+	var done []progress.Event
 	for i := 0; i < 7; i++ {
 		done = append(done, evFinish(sec(1.5), 10+i))
 	}

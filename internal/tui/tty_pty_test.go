@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // terminal is a pseudo-terminal for running the live view for real: the view gets the slave
@@ -174,10 +174,10 @@ func TestTTYBuildOnTerminal(t *testing.T) {
 	r.Handle(tensorRTLike())
 	term.waitFor("Measuring tactic time")
 	term.waitFor("Finding fastest tactic for conv2")
-	r.Handle([]builder.Event{evLog(sec(2.8), builder.SeverityWarning, "layer conv2 falls back to a slower kernel")})
+	r.Handle([]progress.Event{evLog(sec(2.8), progress.SeverityWarning, "layer conv2 falls back to a slower kernel")})
 	r.Tick(time.Now())
 	term.waitFor("warning: layer conv2 falls back to a slower kernel")
-	if err := r.End(builder.Result{Status: builder.StatusBuilt, Engine: "convnet.engine", EngineBytes: 4096, Duration: sec(3)}); err != nil {
+	if err := r.End(progress.Result{Status: progress.StatusBuilt, Engine: "convnet.engine", EngineBytes: 4096, Duration: sec(3)}); err != nil {
 		t.Fatalf("End: %v", err)
 	}
 	term.waitFor("✓ Built convnet.engine (4.0 KiB) in 3.0s")
@@ -202,16 +202,16 @@ func TestTTYCtrlCOnTerminal(t *testing.T) {
 
 	term.typeKeys("\x03")
 	waitCount(t, ctl, 1)
-	r.Notice(Notice{Kind: NoticeCancelRequested, Message: "Cancel requested"})
+	r.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "Cancel requested"})
 	term.waitFor("Cancelling… the builder stops at its next step boundary")
 	term.waitFor("Press Ctrl-C again to stop now.")
 
 	term.typeKeys("\x03")
 	waitCount(t, ctl, 2)
-	r.Notice(Notice{Kind: NoticeForceStop, Message: "Stopping the build worker now."})
+	r.Notice(progress.Notice{Kind: progress.NoticeForceStop, Message: "Stopping the build worker now."})
 	term.waitFor("Stopping the build worker now.")
 
-	if err := r.End(builder.Result{Status: builder.StatusCancelled, Error: "the build worker was stopped", Duration: sec(4)}); err != nil {
+	if err := r.End(progress.Result{Status: progress.StatusCancelled, Error: "the build worker was stopped", Duration: sec(4)}); err != nil {
 		t.Fatalf("End: %v", err)
 	}
 	term.waitFor("Build cancelled after 4.0s")
@@ -256,9 +256,9 @@ func TestTTYPanicOnTerminal(t *testing.T) {
 		r.Tick(time.Now())
 		time.Sleep(10 * time.Millisecond)
 	}
-	r.Handle([]builder.Event{evStart(sec(2), 50, 0, "Serializing engine", 1)})
+	r.Handle([]progress.Event{evStart(sec(2), 50, 0, "Serializing engine", 1)})
 	term.waitFor("Serializing engine")
-	err := r.End(builder.Result{Status: builder.StatusBuilt, Engine: "convnet.engine", EngineBytes: 1, Duration: sec(3)})
+	err := r.End(progress.Result{Status: progress.StatusBuilt, Engine: "convnet.engine", EngineBytes: 1, Duration: sec(3)})
 	var ve *ViewError
 	if !errors.As(err, &ve) || ve.Panic != "boom" {
 		t.Fatalf("End returned %v, want the view's panic", err)
@@ -291,19 +291,19 @@ func TestTTYScreenGolden(t *testing.T) {
 	term.waitRaw()
 	clk.Set(sec(2.7))
 	r.Handle(tensorRTLike())
-	r.Handle([]builder.Event{evLog(sec(2.7), builder.SeverityWarning, "layer conv2 falls back to a slower kernel")})
+	r.Handle([]progress.Event{evLog(sec(2.7), progress.SeverityWarning, "layer conv2 falls back to a slower kernel")})
 	clk.Set(sec(3))
 	term.waitScreen("3.0s elapsed")
 	term.waitScreen("warning: layer conv2 falls back to a slower kernel")
 	golden(t, "testdata/tty_screen_running.golden", []byte(term.visible()+"\n"))
 
 	clk.Set(sec(4))
-	r.Notice(Notice{Kind: NoticeCancelRequested})
+	r.Notice(progress.Notice{Kind: progress.NoticeCancelRequested})
 	clk.Set(sec(5.5))
 	term.waitScreen("cancel requested 1.5s ago")
 	golden(t, "testdata/tty_screen_cancelling.golden", []byte(term.visible()+"\n"))
 
-	if err := r.End(builder.Result{Status: builder.StatusCancelled, Duration: sec(5.6)}); err != nil {
+	if err := r.End(progress.Result{Status: progress.StatusCancelled, Duration: sec(5.6)}); err != nil {
 		t.Fatalf("End: %v", err)
 	}
 	term.waitFor("Build cancelled after 5.6s")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // Layout limits of the live view.
@@ -32,7 +32,7 @@ const (
 
 // cancelState is what the view knows about the cancel ladder, from the session's notices.
 type cancelState struct {
-	kind    NoticeKind // 0, NoticeCancelRequested or NoticeTimeout
+	kind    progress.NoticeKind // 0, progress.NoticeCancelRequested or progress.NoticeTimeout
 	at      time.Time
 	message string
 	forced  bool
@@ -44,8 +44,8 @@ type cancelState struct {
 // time, so it can be tested and measured without a terminal.
 type viewState struct {
 	theme         theme
-	info          builder.BuildInfo
-	tree          *builder.Tree
+	info          progress.BuildInfo
+	tree          *progress.Tree
 	width, height int
 	verbose       bool
 	// begin is the wall time the build started; lastProgress the wall time of the newest
@@ -79,7 +79,7 @@ const (
 type row struct {
 	kind  rowKind
 	depth int
-	p     *builder.Phase
+	p     *progress.Phase
 	leaf  bool // an open phase with no open children: where the work happens
 	n     int  // rowHidden: open phases below; rowMore: rows left out
 }
@@ -258,7 +258,7 @@ func (v *viewState) footer(now time.Time, cw int) string {
 		hint = ""
 	case c.kind != 0:
 		msg := "Cancelling… the builder stops at its next step boundary (this can take a while)."
-		if c.kind == NoticeTimeout && c.message != "" {
+		if c.kind == progress.NoticeTimeout && c.message != "" {
 			msg = clean(c.message) + "."
 		}
 		msg += " Press Ctrl-C again to stop now."
@@ -271,15 +271,15 @@ func (v *viewState) footer(now time.Time, cw int) string {
 	}
 
 	spin := t.spinner[int(now.Sub(v.begin)/spinnerStep)%len(t.spinner)]
-	status := FormatDuration(now.Sub(v.begin)) + " elapsed"
+	status := progress.FormatDuration(now.Sub(v.begin)) + " elapsed"
 	switch {
 	case c.forced:
-		status = "stopping " + FormatDuration(now.Sub(c.forceAt)) + " · " + status
+		status = "stopping " + progress.FormatDuration(now.Sub(c.forceAt)) + " · " + status
 	case c.kind != 0:
-		status = "cancel requested " + FormatDuration(now.Sub(c.at)) + " ago · " + status
+		status = "cancel requested " + progress.FormatDuration(now.Sub(c.at)) + " ago · " + status
 	default:
 		if quiet := now.Sub(v.lastProgress); quiet >= silenceAfter {
-			status += " · no progress reported for " + FormatDuration(quiet.Truncate(time.Second))
+			status += " · no progress reported for " + progress.FormatDuration(quiet.Truncate(time.Second))
 		}
 	}
 	left := spin + " " + status
@@ -368,11 +368,11 @@ func (v *viewState) collectLevel(rows []row, ids []int, depth, open int, showDon
 }
 
 // openBelow counts the running phases under p and returns the deepest, newest of them.
-func (v *viewState) openBelow(p *builder.Phase) (int, *builder.Phase) {
+func (v *viewState) openBelow(p *progress.Phase) (int, *progress.Phase) {
 	n := 0
-	var deepest *builder.Phase
-	var visit func(q *builder.Phase)
-	visit = func(q *builder.Phase) {
+	var deepest *progress.Phase
+	var visit func(q *progress.Phase)
+	visit = func(q *progress.Phase) {
 		if q.Open == 0 {
 			return
 		}
@@ -441,7 +441,7 @@ func (v *viewState) layout(cw int, bnow time.Duration) layout {
 	for _, r := range v.rows {
 		if r.kind == rowOpen || r.kind == rowDone {
 			count = max(count, len(countText(r.p)))
-			tw = max(tw, len(FormatDuration(r.p.Duration(bnow))))
+			tw = max(tw, len(progress.FormatDuration(r.p.Duration(bnow))))
 		}
 	}
 	bar := 0
@@ -491,7 +491,7 @@ func cellWidth(s string) int { return ansi.StringWidth(s) }
 // clusters are never split.
 func truncCells(s string, n int) string { return ansi.Truncate(s, n, "…") }
 
-func countText(p *builder.Phase) string {
+func countText(p *progress.Phase) string {
 	return strconv.Itoa(p.Done) + "/" + strconv.Itoa(p.Steps)
 }
 
@@ -570,7 +570,7 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	} else {
 		b.WriteString(count)
 	}
-	el := FormatDuration(p.Duration(bnow))
+	el := progress.FormatDuration(p.Duration(bnow))
 	b.WriteString("  ")
 	b.WriteString(spaces(timeWidth - len(el)))
 	b.WriteString(t.dim.Render(el))
@@ -578,7 +578,7 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 
 // writeBar draws the phase's completed fraction of steps. It fills a cell only once the cell
 // is complete, so a bar is full only when every step was reported.
-func (v *viewState) writeBar(b *strings.Builder, p *builder.Phase, width int) {
+func (v *viewState) writeBar(b *strings.Builder, p *progress.Phase, width int) {
 	t := &v.theme
 	full := 0
 	if p.Steps > 0 {

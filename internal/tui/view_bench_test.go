@@ -5,14 +5,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // bigTree is a 300-phase build shaped like TensorRT's: four wrapping phases, then layers timed
 // by `threads` builder threads, each layer with four measuring phases. The last `threads`
 // layers are still running, each in its last measuring phase.
-func bigTree(threads int) []builder.Event {
-	evs := []builder.Event{
+func bigTree(threads int) []progress.Event {
+	evs := []progress.Event{
 		evStart(0, 1, 0, "Building engine", 4),
 		evStart(sec(0.1), 2, 1, "Building engine from subgraph", 1),
 		evStart(sec(0.2), 3, 2, "Computing profile costs", 1),
@@ -62,7 +62,7 @@ func BenchmarkFrame300(b *testing.B) {
 // BenchmarkBurst100k hands 100,000 events to the view in the session's batches of 256 and
 // applies them on one frame: what a burst of TensorRT callbacks costs the parent.
 func BenchmarkBurst100k(b *testing.B) {
-	var evs []builder.Event
+	var evs []progress.Event
 	for id := 1; id <= 64; id++ {
 		evs = append(evs, evStart(0, id, 0, fmt.Sprintf("phase %d", id), 1<<20))
 	}

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // epoch is the wall time every test build begins at.
@@ -31,24 +31,24 @@ func (c *testClock) Set(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func evStart(at time.Duration, id, parent int, name string, steps int) builder.Event {
-	return builder.Event{Type: builder.EventPhaseStart, Time: at, ID: id, Parent: parent, Name: name, Steps: steps}
+func evStart(at time.Duration, id, parent int, name string, steps int) progress.Event {
+	return progress.Event{Type: progress.EventPhaseStart, Time: at, ID: id, Parent: parent, Name: name, Steps: steps}
 }
 
-func evStep(at time.Duration, id, step int) builder.Event {
-	return builder.Event{Type: builder.EventStep, Time: at, ID: id, Step: step}
+func evStep(at time.Duration, id, step int) progress.Event {
+	return progress.Event{Type: progress.EventStep, Time: at, ID: id, Step: step}
 }
 
-func evFinish(at time.Duration, id int) builder.Event {
-	return builder.Event{Type: builder.EventPhaseFinish, Time: at, ID: id}
+func evFinish(at time.Duration, id int) progress.Event {
+	return progress.Event{Type: progress.EventPhaseFinish, Time: at, ID: id}
 }
 
-func evLog(at time.Duration, sev builder.Severity, msg string) builder.Event {
-	return builder.Event{Type: builder.EventLog, Time: at, Severity: sev, Message: msg}
+func evLog(at time.Duration, sev progress.Severity, msg string) progress.Event {
+	return progress.Event{Type: progress.EventLog, Time: at, Severity: sev, Message: msg}
 }
 
 // testInfo is the build every test shows in its header.
-var testInfo = builder.BuildInfo{
+var testInfo = progress.BuildInfo{
 	Model:     "models/convnet.onnx",
 	Engine:    "convnet.engine",
 	Backend:   "sim",
@@ -62,8 +62,8 @@ func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second
 // tensorRTLike is a phase tree shaped like a TensorRT 8.7 build caught in the middle of
 // tactic timing (the nesting NVIDIA's progress monitor sample shows), with two finished
 // layers under "Timing graph nodes".
-func tensorRTLike() []builder.Event {
-	return []builder.Event{
+func tensorRTLike() []progress.Event {
+	return []progress.Event{
 		evStart(sec(0.1), 1, 0, "Building engine", 4),
 		evStep(sec(0.4), 1, 0),
 		evStart(sec(0.5), 2, 1, "Building engine from subgraph", 1),

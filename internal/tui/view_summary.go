@@ -8,7 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
@@ -25,13 +25,13 @@ const (
 // logLine is one builder log line as the view keeps it.
 type logLine struct {
 	at  time.Duration
-	sev builder.Severity
+	sev progress.Severity
 	msg string
 }
 
 // severityLabel is how a log line is labelled above the tree.
-func severityLabel(s builder.Severity) string {
-	if s == builder.SeverityInternalError {
+func severityLabel(s progress.Severity) string {
+	if s == progress.SeverityInternalError {
 		return "internal error"
 	}
 	return s.String()
@@ -43,14 +43,14 @@ func (v *viewState) logText(l logLine) string {
 	t := &v.theme
 	label := severityLabel(l.sev) + ":"
 	switch {
-	case l.sev <= builder.SeverityError:
+	case l.sev <= progress.SeverityError:
 		label = t.err.Render(label)
-	case l.sev == builder.SeverityWarning:
+	case l.sev == progress.SeverityWarning:
 		label = t.warn.Render(label)
 	default:
 		label = t.dim.Render(label)
 	}
-	at := FormatDuration(l.at)
+	at := progress.FormatDuration(l.at)
 	return t.dim.Render(spaces(max(timeWidth-len(at), 0))+at) + " " + label + " " + clean(l.msg)
 }
 
@@ -111,8 +111,8 @@ func wrapWords(s string, limit int) []string {
 // deepest when the build ended (nil if none); recent the newest log lines, oldest first;
 // problems the warning and error messages kept for matching a hint.
 type summaryInput struct {
-	res      builder.Result
-	failing  *builder.Phase
+	res      progress.Result
+	failing  *progress.Phase
 	recent   []logLine
 	problems []string
 	forced   bool // the worker was killed on the second Ctrl-C or after --kill-after
@@ -126,15 +126,15 @@ func (v *viewState) summary(in summaryInput) []string {
 	res := in.res
 	var lines []string
 	switch res.Status {
-	case builder.StatusBuilt:
+	case progress.StatusBuilt:
 		lines = append(lines, t.ok.Render(t.done)+" "+t.title.Render(clean(Summary(res))))
 		lines = append(lines, v.slowestPhases(res.Duration)...)
-	case builder.StatusCancelled, builder.StatusTimedOut:
+	case progress.StatusCancelled, progress.StatusTimedOut:
 		lines = append(lines, t.warn.Render(t.failed)+" "+t.title.Render(clean(Summary(res))))
 		if in.failing != nil {
 			lines = append(lines, "  Stopped in: "+v.phasePath(in.failing))
 		}
-		if res.Status == builder.StatusTimedOut && res.Error != "" {
+		if res.Status == progress.StatusTimedOut && res.Error != "" {
 			lines = append(lines, "  "+clean(res.Error))
 		}
 		if in.forced {
@@ -165,7 +165,7 @@ func (v *viewState) summary(in summaryInput) []string {
 const pathDepth = 3
 
 // phasePath names a phase with its nearest ancestors and how far it got.
-func (v *viewState) phasePath(p *builder.Phase) string {
+func (v *viewState) phasePath(p *progress.Phase) string {
 	names := v.tree.Path(p.ID)
 	if len(names) > pathDepth {
 		names = append([]string{"…"}, names[len(names)-pathDepth:]...)
@@ -173,15 +173,15 @@ func (v *viewState) phasePath(p *builder.Phase) string {
 	for i, n := range names {
 		names[i] = clean(n)
 	}
-	return fmt.Sprintf("%s (step %d/%d, after %s)", strings.Join(names, " › "), p.Done, p.Steps, FormatDuration(p.Duration(v.tree.Last)))
+	return fmt.Sprintf("%s (step %d/%d, after %s)", strings.Join(names, " › "), p.Done, p.Steps, progress.FormatDuration(p.Duration(v.tree.Last)))
 }
 
 // topLevel returns the phases a summary compares and the phase they belong to (nil for the
 // roots): the roots, or, while there is a single phase at a level, that phase's children
 // ("Building engine" wraps everything in TensorRT, and a single chain leads to the layers).
-func (v *viewState) topLevel() ([]int, *builder.Phase) {
+func (v *viewState) topLevel() ([]int, *progress.Phase) {
 	ids := v.tree.Roots()
-	var parent *builder.Phase
+	var parent *progress.Phase
 	for len(ids) == 1 {
 		p := v.tree.Get(ids[0])
 		if len(p.Children) == 0 {
@@ -229,7 +229,7 @@ func (v *viewState) slowestPhases(total time.Duration) []string {
 		p := v.tree.Get(id)
 		d := p.Duration(end)
 		name := truncCells(clean(p.Name), nameW)
-		line := fmt.Sprintf("    %s%s  %6s", name, spaces(max(nameW-cellWidth(name), 0)), FormatDuration(d))
+		line := fmt.Sprintf("    %s%s  %6s", name, spaces(max(nameW-cellWidth(name), 0)), progress.FormatDuration(d))
 		if total > 0 {
 			line += t.dim.Render(fmt.Sprintf("  %3d%%", min(int(d*100/total), 100)))
 		}

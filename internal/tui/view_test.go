@@ -9,13 +9,13 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // scene is a view state to draw: events arriving at their own build times (so the worker's
 // start-up delay is zero), notices, and the wall time of the frame.
 type scene struct {
-	events  []builder.Event
+	events  []progress.Event
 	notices []timedNotice
 	at      time.Duration
 	width   int
@@ -33,7 +33,7 @@ func (s scene) model(t testing.TB) *ttyModel {
 	m.Update(frameMsg{})
 	for _, e := range s.events {
 		clk.Set(e.Time)
-		in.put([]builder.Event{e})
+		in.put([]progress.Event{e})
 	}
 	for _, n := range s.notices {
 		clk.Set(n.at.Sub(epoch))
@@ -54,13 +54,13 @@ func (s scene) frame(t testing.TB) string {
 	return ansi.Strip(s.model(t).frameText)
 }
 
-func notice(kind NoticeKind, at time.Duration, msg string) timedNotice {
-	return timedNotice{Notice: Notice{Kind: kind, Message: msg}, at: epoch.Add(at)}
+func notice(kind progress.NoticeKind, at time.Duration, msg string) timedNotice {
+	return timedNotice{Notice: progress.Notice{Kind: kind, Message: msg}, at: epoch.Add(at)}
 }
 
 // chain is n phases, each nested in the one before.
-func chain(n int) []builder.Event {
-	var evs []builder.Event
+func chain(n int) []progress.Event {
+	var evs []progress.Event
 	for i := 1; i <= n; i++ {
 		evs = append(evs, evStart(sec(0.1*float64(i)), i, i-1, fmt.Sprintf("level %d", i-1), i+1))
 	}
@@ -68,8 +68,8 @@ func chain(n int) []builder.Event {
 }
 
 // parallel is one parent with n running children, as parallel builder threads make.
-func parallel(n int) []builder.Event {
-	evs := []builder.Event{evStart(0, 1, 0, "Building engine", 2)}
+func parallel(n int) []progress.Event {
+	evs := []progress.Event{evStart(0, 1, 0, "Building engine", 2)}
 	for i := 0; i < n; i++ {
 		evs = append(evs, evStart(sec(0.1+0.01*float64(i)), 10+i, 1, fmt.Sprintf("Finding fastest tactic for node_%02d", i), 8))
 	}
@@ -78,8 +78,8 @@ func parallel(n int) []builder.Event {
 
 // hostileNames are names a builder may well report: long, wide, combined, emoji, and one
 // with escape sequences that must not reach the terminal.
-func hostileNames() []builder.Event {
-	return []builder.Event{
+func hostileNames() []progress.Event {
+	return []progress.Event{
 		evStart(0, 1, 0, "Building engine", 3),
 		evStart(sec(0.1), 2, 1, "Finding fastest tactic for /model/backbone/stage4/block3/attention/qkv_projection/MatMul_with_a_very_long_suffix", 12),
 		evStart(sec(0.2), 3, 1, "最適な戦術を探索しています：畳み込み層〔エンコーダ第三段〕の計算", 9),
@@ -92,8 +92,8 @@ func hostileNames() []builder.Event {
 // reusedNames has equally named phases: one finished and one running under the same parent
 // (TensorRT reuses a name once the phase is done), and two running at once under different
 // parents.
-func reusedNames() []builder.Event {
-	return []builder.Event{
+func reusedNames() []progress.Event {
+	return []progress.Event{
 		evStart(0, 1, 0, "Building engine", 2),
 		evStart(sec(0.1), 2, 1, "Timing graph nodes", 4),
 		evStart(sec(0.2), 3, 2, "Measuring tactic time", 4),
@@ -121,11 +121,11 @@ var scenes = map[string]scene{
 	"all_finished": {events: append(tensorRTLike()[:6],
 		evFinish(sec(1), 5), evFinish(sec(1), 4), evFinish(sec(1), 3), evFinish(sec(1), 2), evFinish(sec(1), 1)), at: sec(1.5)},
 	"cancel_requested": {events: tensorRTLike(), at: sec(15),
-		notices: []timedNotice{notice(NoticeCancelRequested, sec(3), "Cancel requested")}},
+		notices: []timedNotice{notice(progress.NoticeCancelRequested, sec(3), "Cancel requested")}},
 	"timeout": {events: tensorRTLike(), at: sec(15),
-		notices: []timedNotice{notice(NoticeTimeout, sec(3), "Build exceeded --timeout 10s in phase \"Measuring tactic time\" (running for 0.4s); cancelling")}},
+		notices: []timedNotice{notice(progress.NoticeTimeout, sec(3), "Build exceeded --timeout 10s in phase \"Measuring tactic time\" (running for 0.4s); cancelling")}},
 	"force_stop": {events: tensorRTLike(), at: sec(16),
-		notices: []timedNotice{notice(NoticeCancelRequested, sec(3), "Cancel requested"), notice(NoticeForceStop, sec(15), "Stopping the build worker now.")}},
+		notices: []timedNotice{notice(progress.NoticeCancelRequested, sec(3), "Cancel requested"), notice(progress.NoticeForceStop, sec(15), "Stopping the build worker now.")}},
 }
 
 // TestFrameGolden compares whole frames at fixed sizes with testdata/tty_frame_*.golden.
@@ -204,8 +204,8 @@ func TestTreeShape(t *testing.T) {
 		},
 		{
 			name: "only the last three finished children stay",
-			scene: scene{at: sec(10), events: func() []builder.Event {
-				evs := []builder.Event{evStart(0, 1, 0, "root", 10)}
+			scene: scene{at: sec(10), events: func() []progress.Event {
+				evs := []progress.Event{evStart(0, 1, 0, "root", 10)}
 				for i := 0; i < 6; i++ {
 					evs = append(evs, evStart(sec(float64(i)), 10+i, 1, fmt.Sprintf("child %d", i), 1), evStep(sec(float64(i)+0.5), 10+i, 0), evFinish(sec(float64(i)+0.5), 10+i))
 				}
@@ -216,7 +216,7 @@ func TestTreeShape(t *testing.T) {
 		},
 		{
 			name:   "an open sibling older than the finished ones keeps its place",
-			scene:  scene{at: sec(5), events: []builder.Event{evStart(0, 1, 0, "root", 1), evStart(sec(0.1), 2, 1, "slow child", 2), evStart(sec(0.2), 3, 1, "quick child", 1), evFinish(sec(0.3), 3)}},
+			scene:  scene{at: sec(5), events: []progress.Event{evStart(0, 1, 0, "root", 1), evStart(sec(0.1), 2, 1, "slow child", 2), evStart(sec(0.2), 3, 1, "quick child", 1), evFinish(sec(0.3), 3)}},
 			want:   []string{"root", "slow child", "✓ quick child"},
 			absent: []string{"waiting"},
 		},
@@ -257,19 +257,19 @@ func TestTreeShape(t *testing.T) {
 		},
 		{
 			name:   "the first notice shows the cancelling state with its age",
-			scene:  scene{events: tensorRTLike(), at: sec(15), notices: []timedNotice{notice(NoticeCancelRequested, sec(3), "")}},
+			scene:  scene{events: tensorRTLike(), at: sec(15), notices: []timedNotice{notice(progress.NoticeCancelRequested, sec(3), "")}},
 			want:   []string{"Cancelling… the builder stops at its next step boundary (this can take a while).", "Press Ctrl-C again to stop now.", "cancel requested 12.0s ago", "ctrl+c stop now"},
 			absent: []string{"ctrl+c cancel"},
 		},
 		{
 			name:  "a timeout says why it is cancelling",
-			scene: scene{events: tensorRTLike(), at: sec(15), width: 120, notices: []timedNotice{notice(NoticeTimeout, sec(3), "Build exceeded --timeout 10s; cancelling")}},
+			scene: scene{events: tensorRTLike(), at: sec(15), width: 120, notices: []timedNotice{notice(progress.NoticeTimeout, sec(3), "Build exceeded --timeout 10s; cancelling")}},
 			want:  []string{"Build exceeded --timeout 10s; cancelling.", "Press Ctrl-C again to stop now.", "cancel requested 12.0s ago"},
 		},
 		{
 			name: "a forced stop replaces the cancelling state",
 			scene: scene{events: tensorRTLike(), at: sec(16), notices: []timedNotice{
-				notice(NoticeCancelRequested, sec(3), ""), notice(NoticeForceStop, sec(15), "Stopping the build worker now."),
+				notice(progress.NoticeCancelRequested, sec(3), ""), notice(progress.NoticeForceStop, sec(15), "Stopping the build worker now."),
 			}},
 			want:   []string{"Stopping the build worker now.", "stopping 1.0s"},
 			absent: []string{"Press Ctrl-C again", "ctrl+c"},

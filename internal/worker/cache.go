@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
-	native "github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/timingcache"
 )
 
@@ -22,7 +21,7 @@ type cacheFile struct {
 
 // openCache resolves and loads the build's timing cache. Problems are returned as warnings
 // and the build goes on without a cache; with StrictCache the first one is the error.
-func openCache(ctx context.Context, req builder.Request) (*cacheFile, []string, error) {
+func openCache(ctx context.Context, req Request) (*cacheFile, []string, error) {
 	c := &cacheFile{strict: req.StrictCache}
 	if req.NoTimingCache {
 		return c, nil, nil
@@ -58,11 +57,11 @@ func (c *cacheFile) problem(msg string) (*cacheFile, []string, error) {
 
 // cacheKey names the builder a cache belongs to. Only TensorRT needs asking: its version and the
 // GPU decide whether a cache can be used.
-func cacheKey(req builder.Request) (timingcache.Key, error) {
+func cacheKey(req Request) (timingcache.Key, error) {
 	if req.Backend != "tensorrt" {
 		return timingcache.Key{Backend: "sim"}, nil
 	}
-	v, err := native.Version(native.BackendTensorRT, req.Device)
+	v, err := cgo.Version(cgo.BackendTensorRT, req.Device)
 	if err != nil {
 		return timingcache.Key{}, fmt.Errorf("cannot tell the TensorRT version and GPU for --timing-cache auto: %w", err)
 	}
@@ -74,14 +73,14 @@ func cacheKey(req builder.Request) (timingcache.Key, error) {
 // cache it can read (the one it was given at the start, or one another program wrote since):
 // such a file is left alone. It returns warnings, or with StrictCache the error that must fail
 // the build.
-func (c *cacheFile) save(ctx context.Context, b *native.Build) ([]string, error) {
+func (c *cacheFile) save(ctx context.Context, b *cgo.Build) ([]string, error) {
 	if c.path == "" {
 		return nil, nil
 	}
 	_, err := timingcache.Save(ctx, c.out, func(disk []byte) ([]byte, error) {
 		merged, err := b.MergeTimingCache(disk)
-		var nerr *native.Error
-		if errors.As(err, &nerr) && nerr.Code == native.CodeCacheRejected {
+		var nerr *cgo.Error
+		if errors.As(err, &nerr) && nerr.Code == cgo.CodeCacheRejected {
 			return nil, fmt.Errorf("%w: %s", timingcache.ErrRejected, nerr.Message)
 		}
 		return merged, err

@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
-	native "github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/cgo"
 )
 
 // nativeOptions maps a build request onto the C boundary's options. The timing cache's bytes
 // are the caller's to fill in (see openCache).
-func nativeOptions(req builder.Request, plan *os.File) (native.Options, error) {
-	o := native.Options{
+func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
+	o := cgo.Options{
 		ModelPath:      req.Model,
 		PlanFile:       plan,
 		LogSeverity:    int(req.LogSeverity),
@@ -24,7 +23,7 @@ func nativeOptions(req builder.Request, plan *os.File) (native.Options, error) {
 	for _, p := range []struct {
 		on  bool
 		bit uint32
-	}{{req.FP16, native.PrecisionFP16}, {req.BF16, native.PrecisionBF16}, {req.INT8, native.PrecisionINT8}, {req.FP8, native.PrecisionFP8}} {
+	}{{req.FP16, cgo.PrecisionFP16}, {req.BF16, cgo.PrecisionBF16}, {req.INT8, cgo.PrecisionINT8}, {req.FP8, cgo.PrecisionFP8}} {
 		if p.on {
 			o.Precision |= p.bit
 		}
@@ -33,9 +32,9 @@ func nativeOptions(req builder.Request, plan *os.File) (native.Options, error) {
 		on  bool
 		bit uint32
 	}{
-		{req.NoTF32, native.FlagNoTF32}, {req.Refit, native.FlagRefit}, {req.StripWeights, native.FlagStripWeights},
-		{req.VersionCompatible, native.FlagVersionCompatible}, {req.ExcludeLeanRuntime, native.FlagExcludeLeanRuntime},
-		{req.SparseWeights, native.FlagSparseWeights}, {req.NoTimingCache, native.FlagDisableTimingCache},
+		{req.NoTF32, cgo.FlagNoTF32}, {req.Refit, cgo.FlagRefit}, {req.StripWeights, cgo.FlagStripWeights},
+		{req.VersionCompatible, cgo.FlagVersionCompatible}, {req.ExcludeLeanRuntime, cgo.FlagExcludeLeanRuntime},
+		{req.SparseWeights, cgo.FlagSparseWeights}, {req.NoTimingCache, cgo.FlagDisableTimingCache},
 	} {
 		if f.on {
 			o.Flags |= f.bit
@@ -52,14 +51,14 @@ func nativeOptions(req builder.Request, plan *os.File) (native.Options, error) {
 		return o, fmt.Errorf("unknown hardware compatibility level %q", req.HardwareCompat)
 	}
 	for _, p := range req.Profiles {
-		var prof native.Profile
+		var prof cgo.Profile
 		for _, in := range p.Inputs {
-			prof = append(prof, native.Shape{Input: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
+			prof = append(prof, cgo.Shape{Input: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
 		}
 		o.Profiles = append(o.Profiles, prof)
 	}
 	s := req.Sim
-	o.Sim = &native.SimOptions{
+	o.Sim = &cgo.SimOptions{
 		Threads: s.Threads, Tactics: s.Tactics, Iterations: s.Iterations, Step: s.Step,
 		Layers: req.Layers, FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase,
 		Silent: s.Silent, LongStep: s.LongStep, IgnoreCancel: s.IgnoreCancel, Seed: s.Seed,

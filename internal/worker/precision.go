@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
-	native "github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/convert"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
@@ -16,7 +15,7 @@ import (
 // strongly typed; --int8 and --fp8 there are errors that point to Q/DQ-quantized models. The
 // simulated builder changes no precision and says which path TensorRT would take. notes go to
 // the user as log lines; cleanup removes the temporary folder.
-func precisionPath(req *builder.Request) (notes []string, cleanup func(), err error) {
+func precisionPath(req *Request) (notes []string, cleanup func(), err error) {
 	cleanup = func() {}
 	if !req.FP16 && !req.BF16 && !req.INT8 && !req.FP8 {
 		return nil, cleanup, nil
@@ -24,7 +23,7 @@ func precisionPath(req *builder.Request) (notes []string, cleanup func(), err er
 	if req.Backend != "tensorrt" {
 		return []string{simPrecisionNote(req)}, cleanup, nil
 	}
-	v, err := native.Version(native.BackendTensorRT, req.Device)
+	v, err := cgo.Version(cgo.BackendTensorRT, req.Device)
 	if err != nil {
 		return nil, cleanup, err
 	}
@@ -69,7 +68,7 @@ func precisionPath(req *builder.Request) (notes []string, cleanup func(), err er
 	return notes, cleanup, nil
 }
 
-func simPrecisionNote(req *builder.Request) string {
+func simPrecisionNote(req *Request) string {
 	return "the simulated builder does not change precision; with TensorRT 10, --fp16/--bf16/--int8/--fp8 set the (deprecated) builder flags; " +
 		"with TensorRT 11, --fp16/--bf16 convert the ONNX graph first (as trtbuild convert does) and --int8/--fp8 need a Q/DQ-quantized model"
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // StartOptions describe how to start a worker.
@@ -20,7 +20,7 @@ type StartOptions struct {
 	Command []string
 	Env     []string
 	Plan    *os.File // the temporary plan file (see the package comment)
-	Request builder.Request
+	Request Request
 	// TailLines is how many lines of the worker's stdout/stderr to keep for crash reports;
 	// 0 means 40.
 	TailLines int
@@ -30,7 +30,7 @@ type StartOptions struct {
 // goroutine; Events is read by one.
 type Process struct {
 	cmd    *exec.Cmd
-	events chan []builder.Event
+	events chan []progress.Event
 
 	ctrlMu sync.Mutex
 	ctrl   io.WriteCloser
@@ -92,7 +92,7 @@ func Start(opts StartOptions) (*Process, error) {
 		lines = 40
 	}
 	p := &Process{
-		cmd: cmd, ctrl: ctrl, events: make(chan []builder.Event, 4),
+		cmd: cmd, ctrl: ctrl, events: make(chan []progress.Event, 4),
 		tail: newLineRing(lines), readDone: make(chan struct{}), outDone: make(chan struct{}),
 	}
 	go p.readEvents(evR)
@@ -112,7 +112,7 @@ func (p *Process) readEvents(r *os.File) {
 	defer close(p.readDone)
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 1<<16)
-	var batch []builder.Event
+	var batch []progress.Event
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -125,7 +125,7 @@ func (p *Process) readEvents(r *os.File) {
 			line = long
 		}
 		if len(line) > 0 && (err == nil || err == io.EOF) {
-			e, derr := builder.DecodeJSON(line)
+			e, derr := progress.DecodeJSON(line)
 			if derr != nil {
 				p.readErr = fmt.Errorf("the build worker sent a malformed event: %w", derr)
 				p.Kill()
@@ -177,7 +177,7 @@ func (p *Process) Head() []string {
 
 // Events returns the worker's events in batches. The channel closes when the worker closes its
 // end of the event pipe (it finished, or it died).
-func (p *Process) Events() <-chan []builder.Event { return p.events }
+func (p *Process) Events() <-chan []progress.Event { return p.events }
 
 // Cancel asks the worker to stop the build at the next step boundary.
 func (p *Process) Cancel() error {

@@ -21,7 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // Subcommand is the hidden command line argument that starts a worker.
@@ -34,9 +34,9 @@ const (
 )
 
 type control struct {
-	V       int              `json:"v"`
-	Type    string           `json:"type"`
-	Request *builder.Request `json:"request,omitempty"`
+	V       int      `json:"v"`
+	Type    string   `json:"type"`
+	Request *Request `json:"request,omitempty"`
 }
 
 const (
@@ -45,7 +45,7 @@ const (
 )
 
 func encodeControl(c control) ([]byte, error) {
-	c.V = builder.SchemaVersion
+	c.V = progress.SchemaVersion
 	b, err := json.Marshal(c)
 	if err != nil {
 		return nil, fmt.Errorf("encoding control message: %w", err)
@@ -58,8 +58,8 @@ func decodeControl(line []byte) (control, error) {
 	if err := json.Unmarshal(line, &c); err != nil {
 		return c, fmt.Errorf("malformed control message: %w", err)
 	}
-	if c.V != builder.SchemaVersion {
-		return c, fmt.Errorf("control message version %d, want %d: parent and worker are different trtbuild binaries", c.V, builder.SchemaVersion)
+	if c.V != progress.SchemaVersion {
+		return c, fmt.Errorf("control message version %d, want %d: parent and worker are different trtbuild binaries", c.V, progress.SchemaVersion)
 	}
 	return c, nil
 }

@@ -10,8 +10,8 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
-	native "github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // drainWait bounds how long one Drain call waits for the first event of a batch.
@@ -51,24 +51,24 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 
 	notes, cleanup, err := precisionPath(&req)
 	if err != nil {
-		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
+		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
 	}
 	defer cleanup()
 	w.warn(notes, 0)
 
 	cache, warnings, err := openCache(context.Background(), req)
 	if err != nil {
-		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
+		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
 	}
 	w.warn(warnings, 0)
 	opts, err := nativeOptions(req, plan)
 	if err != nil {
-		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
+		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
 	}
 	opts.TimingCache = cache.loaded
-	b, err := native.NewBuild(backendOf(req.Backend), opts)
+	b, err := cgo.NewBuild(backendOf(req.Backend), opts)
 	if err != nil {
-		return w.result(builder.Result{Status: builder.StatusFailed, Error: err.Error()}, 0)
+		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
 	}
 	defer b.Close()
 
@@ -87,7 +87,7 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	}()
 
 	type outcome struct {
-		res native.Result
+		res cgo.Result
 		err error
 	}
 	done := make(chan outcome, 1)
@@ -102,8 +102,8 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 
 	// The resolver turns names into phase IDs; the parent's tree derives everything else (such
 	// as whether a phase finished early) from the events, so the worker keeps no tree.
-	resolver := builder.NewResolver()
-	var raw []native.RawEvent
+	resolver := progress.NewResolver()
+	var raw []cgo.RawEvent
 	var dropped uint64
 	var last time.Duration
 	for {
@@ -128,17 +128,17 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	}
 	out := <-done
 
-	res := builder.Result{Status: builder.StatusBuilt, DroppedSteps: dropped}
+	res := progress.Result{Status: progress.StatusBuilt, DroppedSteps: dropped}
 	res.EngineBytes = int64(out.res.PlanBytes)
 	res.CacheHits, res.CacheMisses, res.CacheUsed = out.res.CacheHits, out.res.CacheMisses, out.res.TimingCacheUsed
 	res.CancelSeen = out.res.CancelSeen
-	var nerr *native.Error
+	var nerr *cgo.Error
 	switch {
 	case out.err == nil:
-	case errors.As(out.err, &nerr) && nerr.Code == native.CodeCancelled:
-		res.Status = builder.StatusCancelled
+	case errors.As(out.err, &nerr) && nerr.Code == cgo.CodeCancelled:
+		res.Status = progress.StatusCancelled
 	default:
-		res.Status = builder.StatusFailed
+		res.Status = progress.StatusFailed
 		res.Error = out.err.Error()
 	}
 	// Save what the build learned, also when it was cancelled or failed. TensorRT's merge
@@ -152,38 +152,38 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 		saved <- err
 	}()
 	if err := <-saved; err != nil {
-		if res.Status == builder.StatusBuilt {
-			res.Status, res.Error = builder.StatusFailed, err.Error()
+		if res.Status == progress.StatusBuilt {
+			res.Status, res.Error = progress.StatusFailed, err.Error()
 		} else {
-			w.add(&builder.Event{Type: builder.EventLog, Time: last, Severity: builder.SeverityError, Message: err.Error()})
+			w.add(&progress.Event{Type: progress.EventLog, Time: last, Severity: progress.SeverityError, Message: err.Error()})
 		}
 	}
 	return w.result(res, last)
 }
 
-func resolve(r *builder.Resolver, ev *native.RawEvent) (builder.Event, bool) {
+func resolve(r *progress.Resolver, ev *cgo.RawEvent) (progress.Event, bool) {
 	switch ev.Kind {
-	case native.EventPhaseStart:
+	case cgo.EventPhaseStart:
 		return r.Start(ev.Time, ev.Name, ev.Parent, ev.HasParent, ev.Steps, ev.Thread), true
-	case native.EventStep:
+	case cgo.EventStep:
 		return r.Step(ev.Time, ev.Name, ev.Step, ev.Thread)
-	case native.EventPhaseFinish:
+	case cgo.EventPhaseFinish:
 		return r.Finish(ev.Time, ev.Name, ev.Thread)
-	case native.EventLog:
-		sev := builder.Severity(ev.Severity)
-		if sev < builder.SeverityInternalError || sev > builder.SeverityVerbose {
-			sev = builder.SeverityInfo
+	case cgo.EventLog:
+		sev := progress.Severity(ev.Severity)
+		if sev < progress.SeverityInternalError || sev > progress.SeverityVerbose {
+			sev = progress.SeverityInfo
 		}
-		return builder.Event{Type: builder.EventLog, Time: ev.Time, Severity: sev, Message: ev.Name}, true
+		return progress.Event{Type: progress.EventLog, Time: ev.Time, Severity: sev, Message: ev.Name}, true
 	}
-	return builder.Event{}, false
+	return progress.Event{}, false
 }
 
-func backendOf(name string) native.Backend {
+func backendOf(name string) cgo.Backend {
 	if name == "tensorrt" {
-		return native.BackendTensorRT
+		return cgo.BackendTensorRT
 	}
-	return native.BackendSim
+	return cgo.BackendSim
 }
 
 // eventWriter batches encoded events into one write per drained batch.
@@ -193,17 +193,17 @@ type eventWriter struct {
 	err error
 }
 
-func (w *eventWriter) add(e *builder.Event) { w.buf = builder.AppendJSON(w.buf, e) }
+func (w *eventWriter) add(e *progress.Event) { w.buf = progress.AppendJSON(w.buf, e) }
 
 // warn adds a warning log event for each message.
 func (w *eventWriter) warn(messages []string, at time.Duration) {
 	for _, m := range messages {
-		w.add(&builder.Event{Type: builder.EventLog, Time: at, Severity: builder.SeverityWarning, Message: m})
+		w.add(&progress.Event{Type: progress.EventLog, Time: at, Severity: progress.SeverityWarning, Message: m})
 	}
 }
 
 func (w *eventWriter) fail(err error) {
-	w.add(&builder.Event{Type: builder.EventLog, Severity: builder.SeverityError, Message: err.Error()})
+	w.add(&progress.Event{Type: progress.EventLog, Severity: progress.SeverityError, Message: err.Error()})
 }
 
 func (w *eventWriter) flush() error {
@@ -214,8 +214,8 @@ func (w *eventWriter) flush() error {
 	return w.err
 }
 
-func (w *eventWriter) result(res builder.Result, at time.Duration) error {
-	w.add(&builder.Event{Type: builder.EventResult, Time: at, Result: &res})
+func (w *eventWriter) result(res progress.Result, at time.Duration) error {
+	w.add(&progress.Event{Type: progress.EventResult, Time: at, Result: &res})
 	if err := w.flush(); err != nil {
 		return fmt.Errorf("writing events to the parent: %w", err)
 	}

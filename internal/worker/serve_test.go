@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // serve runs Serve in this process with req, and returns the decoded events.
-func serve(t *testing.T, req builder.Request, ctrlExtra string) []builder.Event {
+func serve(t *testing.T, req Request, ctrlExtra string) []progress.Event {
 	t.Helper()
 	msg, err := encodeControl(control{Type: controlBuild, Request: &req})
 	if err != nil {
@@ -38,9 +38,9 @@ func serve(t *testing.T, req builder.Request, ctrlExtra string) []builder.Event 
 	if err := Serve(ctrlR, &out, plan); err != nil {
 		t.Fatal(err)
 	}
-	var events []builder.Event
+	var events []progress.Event
 	for _, line := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
-		e, err := builder.DecodeJSON(line)
+		e, err := progress.DecodeJSON(line)
 		if err != nil {
 			t.Fatalf("worker wrote a bad line: %v\n%s", err, line)
 		}
@@ -49,25 +49,25 @@ func serve(t *testing.T, req builder.Request, ctrlExtra string) []builder.Event 
 	return events
 }
 
-func simRequest(t *testing.T) builder.Request {
-	return builder.Request{
+func simRequest(t *testing.T) Request {
+	return Request{
 		Model: filepath.Join("..", "..", "testdata", "models", "convnet.onnx"), Backend: "sim",
-		LogSeverity: builder.SeverityWarning, OptLevel: -1, MaxAuxStreams: -1, NoTimingCache: true,
+		LogSeverity: progress.SeverityWarning, OptLevel: -1, MaxAuxStreams: -1, NoTimingCache: true,
 		Layers: []string{"a", "b", "c"},
-		Sim:    builder.SimConfig{Threads: 2, Step: 100 * time.Microsecond},
+		Sim:    SimConfig{Threads: 2, Step: 100 * time.Microsecond},
 	}
 }
 
 func TestServeBuilds(t *testing.T) {
 	events := serve(t, simRequest(t), "")
 	last := events[len(events)-1]
-	if last.Type != builder.EventResult || last.Result.Status != builder.StatusBuilt || last.Result.EngineBytes == 0 {
+	if last.Type != progress.EventResult || last.Result.Status != progress.StatusBuilt || last.Result.EngineBytes == 0 {
 		t.Fatalf("last event %+v, want a built result with a plan", last)
 	}
-	tree := builder.NewTree()
+	tree := progress.NewTree()
 	layers := 0
 	for i := range events {
-		if p := tree.Apply(&events[i]); p != nil && events[i].Type == builder.EventPhaseStart && strings.HasPrefix(p.Name, "Finding fastest tactic for ") {
+		if p := tree.Apply(&events[i]); p != nil && events[i].Type == progress.EventPhaseStart && strings.HasPrefix(p.Name, "Finding fastest tactic for ") {
 			layers++
 			if p.Depth != 4 {
 				t.Errorf("%s at depth %d, want 4", p.Name, p.Depth)
@@ -87,11 +87,11 @@ func TestServeCancelAndPrecisionNote(t *testing.T) {
 	req.FP16 = true
 	req.Sim.Step = 5 * time.Millisecond
 	events := serve(t, req, `{"v":1,"type":"cancel"}`+"\n")
-	if events[0].Type != builder.EventLog || !strings.Contains(events[0].Message, "does not change precision") {
+	if events[0].Type != progress.EventLog || !strings.Contains(events[0].Message, "does not change precision") {
 		t.Errorf("first event %+v, want the simulated builder's precision note", events[0])
 	}
 	last := events[len(events)-1]
-	if last.Result == nil || last.Result.Status != builder.StatusCancelled || last.Result.EngineBytes != 0 {
+	if last.Result == nil || last.Result.Status != progress.StatusCancelled || last.Result.EngineBytes != 0 {
 		t.Fatalf("last event %+v, want a cancelled result without a plan", last)
 	}
 }
@@ -100,7 +100,7 @@ func TestServeRefusesBadRequests(t *testing.T) {
 	req := simRequest(t)
 	req.HardwareCompat = "someday"
 	events := serve(t, req, "")
-	if r := events[len(events)-1].Result; r == nil || r.Status != builder.StatusFailed || !strings.Contains(r.Error, "hardware compatibility") {
+	if r := events[len(events)-1].Result; r == nil || r.Status != progress.StatusFailed || !strings.Contains(r.Error, "hardware compatibility") {
 		t.Fatalf("got %+v, want a failed result naming the option", events[len(events)-1])
 	}
 	for _, bad := range []string{"", "not json\n", `{"v":2,"type":"build"}` + "\n", `{"v":1,"type":"cancel"}` + "\n"} {

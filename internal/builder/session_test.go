@@ -1,4 +1,4 @@
-package session
+package builder
 
 import (
 	"bufio"
@@ -12,9 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
-	"github.com/trtbuild/trtbuild/internal/tui"
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // The test binary doubles as a fake build worker: with TRTBUILD_FAKE_WORKER set it speaks the
@@ -93,16 +92,21 @@ func fakeWorker(mode string) {
 type recorder struct {
 	mu      sync.Mutex
 	began   time.Time
-	notices []tui.Notice
+	notices []progress.Notice
 	first   time.Duration // from Begin to the first notice
-	res     builder.Result
+	res     progress.Result
 }
 
-func (r *recorder) Begin(builder.BuildInfo)      { r.mu.Lock(); r.began = time.Now(); r.mu.Unlock() }
-func (r *recorder) Handle([]builder.Event)       {}
-func (r *recorder) Tick(time.Time)               {}
-func (r *recorder) End(res builder.Result) error { r.mu.Lock(); r.res = res; r.mu.Unlock(); return nil }
-func (r *recorder) Notice(n tui.Notice) {
+func (r *recorder) Begin(progress.BuildInfo) { r.mu.Lock(); r.began = time.Now(); r.mu.Unlock() }
+func (r *recorder) Handle([]progress.Event)  {}
+func (r *recorder) Tick(time.Time)           {}
+func (r *recorder) End(res progress.Result) error {
+	r.mu.Lock()
+	r.res = res
+	r.mu.Unlock()
+	return nil
+}
+func (r *recorder) Notice(n progress.Notice) {
 	r.mu.Lock()
 	if len(r.notices) == 0 {
 		r.first = time.Since(r.began)
@@ -121,7 +125,7 @@ func (r *recorder) text() string {
 	return b.String()
 }
 
-func run(t *testing.T, mode string, cfg Config) (builder.Result, error, *recorder, time.Duration) {
+func run(t *testing.T, mode string, cfg Config) (progress.Result, error, *recorder, time.Duration) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -131,7 +135,7 @@ func run(t *testing.T, mode string, cfg Config) (builder.Result, error, *recorde
 	cfg.Worker.Command = []string{exe}
 	cfg.Worker.Env = append(os.Environ(), "TRTBUILD_FAKE_WORKER="+mode)
 	cfg.Engine = filepath.Join(t.TempDir(), "m.engine")
-	cfg.NewRenderer = func(tui.Controls) tui.Renderer { return rec }
+	cfg.NewRenderer = func(progress.Controls) progress.Renderer { return rec }
 	start := time.Now()
 	res, err := Run(cfg)
 	return res, err, rec, time.Since(start)
@@ -144,7 +148,7 @@ func TestBudgets(t *testing.T) {
 		name       string
 		mode       string
 		cfg        Config
-		status     builder.Status
+		status     progress.Status
 		message    []string      // in the notices and the result's error
 		minRunning float64       // the phase named must have run at least this long, in seconds
 		within     time.Duration // the whole build
@@ -153,14 +157,14 @@ func TestBudgets(t *testing.T) {
 		{
 			name: "timeout while progressing", mode: "steady",
 			cfg:    Config{Timeout: 400 * time.Millisecond},
-			status: builder.StatusTimedOut, message: []string{"Build exceeded --timeout 400ms", `in phase "Timing graph nodes" of "Building engine"`},
+			status: progress.StatusTimedOut, message: []string{"Build exceeded --timeout 400ms", `in phase "Timing graph nodes" of "Building engine"`},
 			// The budget has its own timer: it must not wait for the one-second tick.
 			minRunning: 0.3, within: 5 * time.Second, noticeBy: 900 * time.Millisecond,
 		},
 		{
 			name: "stall", mode: "silent",
 			cfg:    Config{StallTimeout: 500 * time.Millisecond},
-			status: builder.StatusTimedOut, message: []string{"No progress for --stall-timeout 500ms", `in phase "Timing graph nodes"`},
+			status: progress.StatusTimedOut, message: []string{"No progress for --stall-timeout 500ms", `in phase "Timing graph nodes"`},
 			// Measured up to now, not up to the last event, which came at the start.
 			minRunning: 0.4, within: 2 * time.Second,
 		},
@@ -168,12 +172,12 @@ func TestBudgets(t *testing.T) {
 			name: "steady progress is no stall", mode: "finish",
 			// The stall window is crossed several times over while steps keep arriving.
 			cfg:    Config{StallTimeout: 2 * time.Second, Timeout: 30 * time.Second},
-			status: builder.StatusBuilt, within: 10 * time.Second,
+			status: progress.StatusBuilt, within: 10 * time.Second,
 		},
 		{
 			name: "kill after a budget when the builder ignores cancel", mode: "deaf",
 			cfg:    Config{Timeout: 300 * time.Millisecond, KillAfter: 400 * time.Millisecond},
-			status: builder.StatusTimedOut, message: []string{"Build exceeded --timeout 300ms", "did not stop within --kill-after 400ms"},
+			status: progress.StatusTimedOut, message: []string{"Build exceeded --timeout 300ms", "did not stop within --kill-after 400ms"},
 			minRunning: 0.2, within: 3 * time.Second,
 		},
 	}
@@ -189,7 +193,7 @@ func TestBudgets(t *testing.T) {
 			if tt.noticeBy > 0 && rec.first > tt.noticeBy {
 				t.Errorf("the budget's notice came %v after the start, want under %v", rec.first, tt.noticeBy)
 			}
-			if tt.status == builder.StatusBuilt {
+			if tt.status == progress.StatusBuilt {
 				if err != nil {
 					t.Errorf("error %v for a built engine", err)
 				}

@@ -1,27 +1,25 @@
-package tui
+package progress
 
 import (
 	"time"
-
-	"github.com/trtbuild/trtbuild/internal/builder"
 )
 
 // Tee is a Renderer that passes every call to each of its renderers in order, for example the
 // view the user watches and a JSON renderer recording a trace file (--trace). The renderers
-// share each batch: they change events only as builder.Tree.Apply does, setting Early on
+// share each batch: they change events only as Tree.Apply does, setting Early on
 // phase_finish events, which the worker has already set the same way, so no renderer sees
 // what another one did.
 type Tee []Renderer
 
 // Begin implements Renderer.
-func (t Tee) Begin(info builder.BuildInfo) {
+func (t Tee) Begin(info BuildInfo) {
 	for _, r := range t {
 		r.Begin(info)
 	}
 }
 
 // Handle implements Renderer.
-func (t Tee) Handle(batch []builder.Event) {
+func (t Tee) Handle(batch []Event) {
 	for _, r := range t {
 		r.Handle(batch)
 	}
@@ -42,7 +40,7 @@ func (t Tee) Tick(now time.Time) {
 }
 
 // End implements Renderer: every renderer is ended, and the first error is returned.
-func (t Tee) End(res builder.Result) error {
+func (t Tee) End(res Result) error {
 	var first error
 	for _, r := range t {
 		if err := r.End(res); err != nil && first == nil {

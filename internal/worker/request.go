@@ -1,15 +1,19 @@
-package builder
+package worker
 
-import "time"
+import (
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/progress"
+)
 
 // Request is everything the worker needs to run one build. The parent validates it and sends
 // it to the worker as the first line of the control pipe (see internal/worker).
 type Request struct {
-	Model       string   `json:"model"`
-	Backend     string   `json:"backend"` // "sim" or "tensorrt"
-	LogSeverity Severity `json:"log_severity"`
-	Device      int      `json:"device,omitempty"`
-	Layers      []string `json:"layers,omitempty"` // the model's node names, for the simulated builder
+	Model       string            `json:"model"`
+	Backend     string            `json:"backend"` // "sim" or "tensorrt"
+	LogSeverity progress.Severity `json:"log_severity"`
+	Device      int               `json:"device,omitempty"`
+	Layers      []string          `json:"layers,omitempty"` // the model's node names, for the simulated builder
 
 	FP16 bool `json:"fp16,omitempty"`
 	BF16 bool `json:"bf16,omitempty"`

@@ -1,8 +1,8 @@
-// Package session runs one build from the parent's side: it creates the temporary engine file,
+// Package builder drives one build from the parent's side: it creates the temporary engine file,
 // starts the worker, feeds every event to the renderer, turns signals and keys into the cancel
 // ladder (first: cancel at the next step boundary; second: stop the worker now), enforces time
 // budgets, and commits the engine only when the build succeeded.
-package session
+package builder
 
 import (
 	"errors"
@@ -15,9 +15,8 @@ import (
 
 	"github.com/google/renameio/v2"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
-	"github.com/trtbuild/trtbuild/internal/tui"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -27,9 +26,9 @@ type Config struct {
 	Worker worker.StartOptions
 	// Engine is the output path. It is replaced only after a successful build.
 	Engine string
-	Info   builder.BuildInfo
+	Info   progress.BuildInfo
 	// NewRenderer makes the renderer; it receives the session's controls for key handling.
-	NewRenderer func(tui.Controls) tui.Renderer
+	NewRenderer func(progress.Controls) progress.Renderer
 	// Notices, when non-nil, also receives cancel and stop messages as plain lines (stderr when
 	// the renderer's output is not on the terminal).
 	Notices io.Writer
@@ -51,8 +50,8 @@ const cancelMessage = "Cancel requested: the builder stops at its next step boun
 type session struct {
 	cfg      Config
 	proc     *worker.Process
-	render   tui.Renderer
-	tree     *builder.Tree
+	render   progress.Renderer
+	tree     *progress.Tree
 	controls chan struct{}
 
 	start        time.Time
@@ -64,7 +63,7 @@ type session struct {
 	budget       string // why a budget ended the build
 }
 
-// RequestCancel implements tui.Controls: the first call cancels, the second stops the worker.
+// RequestCancel implements progress.Controls: the first call cancels, the second stops the worker.
 func (s *session) RequestCancel() {
 	select {
 	case s.controls <- struct{}{}:
@@ -75,7 +74,7 @@ func (s *session) RequestCancel() {
 // Run performs the build and returns its result. The error is nil only for a built engine; it
 // carries the exit code (see internal/exitcode) and is marked reported when the renderer has
 // already shown it.
-func Run(cfg Config) (builder.Result, error) {
+func Run(cfg Config) (progress.Result, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -87,15 +86,15 @@ func Run(cfg Config) (builder.Result, error) {
 	}
 	pending, err := renameio.NewPendingFile(cfg.Engine, renameio.WithPermissions(0o644))
 	if err != nil {
-		return builder.Result{}, exitcode.Usagef("cannot write the engine next to %s: %v; choose a writable path with -o", cfg.Engine, unwrapPath(err))
+		return progress.Result{}, exitcode.Usagef("cannot write the engine next to %s: %v; choose a writable path with -o", cfg.Engine, unwrapPath(err))
 	}
 	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
 
-	s := &session{cfg: cfg, tree: builder.NewTree(), controls: make(chan struct{}, 1)}
+	s := &session{cfg: cfg, tree: progress.NewTree(), controls: make(chan struct{}, 1)}
 	cfg.Worker.Plan = pending.File
 	s.proc, err = worker.Start(cfg.Worker)
 	if err != nil {
-		return builder.Result{}, err
+		return progress.Result{}, err
 	}
 	s.render = cfg.NewRenderer(s)
 	s.start = cfg.Now()
@@ -105,17 +104,17 @@ func Run(cfg Config) (builder.Result, error) {
 	final, stateErr := s.loop()
 	res := s.outcome(final, stateErr)
 	res.Engine = cfg.Engine
-	if res.Status == builder.StatusBuilt {
+	if res.Status == progress.StatusBuilt {
 		if err := pending.CloseAtomicallyReplace(); err != nil {
-			res.Status, res.Error = builder.StatusFailed, fmt.Sprintf("writing the engine: %v", err)
+			res.Status, res.Error = progress.StatusFailed, fmt.Sprintf("writing the engine: %v", err)
 		}
 	}
-	if res.Status != builder.StatusBuilt {
+	if res.Status != progress.StatusBuilt {
 		res.Engine, res.EngineBytes = "", 0
 	}
 	if err := s.render.End(res); err != nil && !errors.Is(err, syscall.EPIPE) {
 		// The output went away (a closed pipe) or the view failed; the build outcome stands.
-		if res.Status == builder.StatusBuilt {
+		if res.Status == progress.StatusBuilt {
 			// Exit status 0 (the engine is there), with the problem said on stderr.
 			return res, &exitcode.Error{Code: exitcode.OK, Err: fmt.Errorf("the engine was built, but showing progress failed: %w", err)}
 		}
@@ -124,7 +123,7 @@ func Run(cfg Config) (builder.Result, error) {
 }
 
 // loop feeds the renderer until the event stream ends and returns the worker's result event.
-func (s *session) loop() (*builder.Result, error) {
+func (s *session) loop() (*progress.Result, error) {
 	ticker := time.NewTicker(s.cfg.Tick)
 	defer ticker.Stop()
 	// The budget timer fires when the earliest budget could run out. Progress only moves the
@@ -139,7 +138,7 @@ func (s *session) loop() (*builder.Result, error) {
 		}
 	}
 	armBudget()
-	var final *builder.Result
+	var final *progress.Result
 	events := s.proc.Events()
 	var killTimer <-chan time.Time
 	for events != nil {
@@ -153,13 +152,13 @@ func (s *session) loop() (*builder.Result, error) {
 			now := s.cfg.Now() // one clock reading per batch: a batch arrives at once
 			for i := range batch {
 				e := &batch[i]
-				if e.Type == builder.EventResult {
+				if e.Type == progress.EventResult {
 					final = e.Result
 					continue
 				}
 				s.tree.Apply(e)
 				s.lastEvent = now
-				if e.Type != builder.EventLog {
+				if e.Type != progress.EventLog {
 					s.lastProgress = now
 				}
 				kept = append(kept, *e)
@@ -193,7 +192,7 @@ func (s *session) loop() (*builder.Result, error) {
 			if !s.forced {
 				s.forced = true
 				s.proc.Kill()
-				s.notice(tui.NoticeForceStop, fmt.Sprintf("The builder did not stop within --kill-after %s; stopped the worker.", s.cfg.KillAfter))
+				s.notice(progress.NoticeForceStop, fmt.Sprintf("The builder did not stop within --kill-after %s; stopped the worker.", s.cfg.KillAfter))
 			}
 		}
 	}
@@ -211,20 +210,20 @@ func (s *session) escalate(code exitcode.Code, message string) {
 			// The worker is already gone; the event stream is ending anyway.
 			_ = err
 		}
-		kind := tui.NoticeCancelRequested
+		kind := progress.NoticeCancelRequested
 		if code == exitcode.TimedOut {
-			kind = tui.NoticeTimeout
+			kind = progress.NoticeTimeout
 		}
 		s.notice(kind, message)
 	case !s.forced:
 		s.forced = true
 		s.proc.Kill()
-		s.notice(tui.NoticeForceStop, "Stopping the build worker now.")
+		s.notice(progress.NoticeForceStop, "Stopping the build worker now.")
 	}
 }
 
-func (s *session) notice(kind tui.NoticeKind, message string) {
-	s.render.Notice(tui.Notice{Kind: kind, Message: message})
+func (s *session) notice(kind progress.NoticeKind, message string) {
+	s.render.Notice(progress.Notice{Kind: kind, Message: message})
 	if s.cfg.Notices != nil {
 		fmt.Fprintln(s.cfg.Notices, message)
 	}
@@ -261,7 +260,7 @@ func (s *session) overBudget(now time.Time) string {
 		if parent := s.tree.Get(p.Parent); parent != nil && p.Parent != 0 {
 			phase += fmt.Sprintf(" of %q", parent.Name)
 		}
-		phase += fmt.Sprintf(" (running for %s)", tui.FormatDuration(p.Duration(s.builderNow(now))))
+		phase += fmt.Sprintf(" (running for %s)", progress.FormatDuration(p.Duration(s.builderNow(now))))
 	}
 	if s.cfg.Timeout > 0 && now.Sub(s.start) >= s.cfg.Timeout {
 		return fmt.Sprintf("Build exceeded --timeout %s %s", s.cfg.Timeout, phase)
@@ -282,8 +281,8 @@ func (s *session) builderNow(now time.Time) time.Duration {
 }
 
 // outcome combines the worker's result with what the parent saw.
-func (s *session) outcome(final *builder.Result, streamErr error) builder.Result {
-	var res builder.Result
+func (s *session) outcome(final *progress.Result, streamErr error) progress.Result {
+	var res progress.Result
 	if final != nil {
 		res = *final
 	}
@@ -293,17 +292,17 @@ func (s *session) outcome(final *builder.Result, streamErr error) builder.Result
 	}
 	switch {
 	case s.forced:
-		res.Status = builder.StatusCancelled
+		res.Status = progress.StatusCancelled
 		res.Error = "the build worker was stopped"
 	case final == nil:
-		res.Status = builder.StatusFailed
+		res.Status = progress.StatusFailed
 		res.Error = s.crashMessage(streamErr)
-	case s.cancelledBy != 0 && res.Status == builder.StatusBuilt:
+	case s.cancelledBy != 0 && res.Status == progress.StatusBuilt:
 		// The builder finished before it saw the cancel. The user asked to stop: keep the old file.
-		res.Status = builder.StatusCancelled
+		res.Status = progress.StatusCancelled
 	}
-	if s.cancelledBy == exitcode.TimedOut && res.Status == builder.StatusCancelled {
-		res.Status = builder.StatusTimedOut
+	if s.cancelledBy == exitcode.TimedOut && res.Status == progress.StatusCancelled {
+		res.Status = progress.StatusTimedOut
 		res.Error = s.budget
 	}
 	return res
@@ -347,13 +346,13 @@ func lastN(lines []string, n int) []string {
 	return lines
 }
 
-func (s *session) exitError(res builder.Result) error {
+func (s *session) exitError(res progress.Result) error {
 	switch res.Status {
-	case builder.StatusBuilt:
+	case progress.StatusBuilt:
 		return nil
-	case builder.StatusTimedOut:
+	case progress.StatusTimedOut:
 		return &exitcode.Error{Code: exitcode.TimedOut, Err: errors.New(res.Error), Reported: true}
-	case builder.StatusCancelled:
+	case progress.StatusCancelled:
 		code := s.cancelledBy
 		if code == 0 || code == exitcode.TimedOut {
 			code = exitcode.Failed
