@@ -13,10 +13,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 )
 
-func init() {
-	extraCommands = append(extraCommands, newConvertCmd)
-}
-
 type convertOptions struct {
 	fp16, bf16 bool
 	output     string

@@ -11,10 +11,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx"
 )
 
-func init() {
-	extraCommands = append(extraCommands, func(s *streams) *cobra.Command { return newInspectCmd(s.Out) })
-}
-
 // newInspectCmd returns `trtbuild inspect MODEL [--json]`, which describes a model without
 // starting TensorRT. A file that cannot be read as ONNX exits with status 2.
 func newInspectCmd(stdout io.Writer) *cobra.Command {

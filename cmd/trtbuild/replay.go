@@ -15,8 +15,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
-func init() { extraCommands = append(extraCommands, newReplayCmd) }
-
 type replayOptions struct {
 	speed, progress string
 	verbose         bool
@@ -49,7 +47,7 @@ recorded as warnings and are shown as warnings. Ctrl-C stops the replay.`,
 // replayControls turns the live view's Ctrl-C into stopping the replay.
 type replayControls struct{ cancel context.CancelFunc }
 
-// RequestCancel implements tui.Controls.
+// RequestCancel implements progress.Controls.
 func (c replayControls) RequestCancel() { c.cancel() }
 
 func replayRun(s *streams, o *replayOptions, path string) error {

@@ -12,12 +12,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/report"
 	"github.com/trtbuild/trtbuild/internal/trace"
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
-
-func init() { extraCommands = append(extraCommands, newReportCmd) }
 
 // outputFlags are the build's --report and --trace files.
 type outputFlags struct {
@@ -73,8 +72,8 @@ func checkWritableFolder(path string) error {
 }
 
 // wrap returns r with the recorders beside it.
-func (o *outputs) wrap(r tui.Renderer) tui.Renderer {
-	tee := tui.Tee{r}
+func (o *outputs) wrap(r progress.Renderer) progress.Renderer {
+	tee := progress.Tee{r}
 	if o.recorder != nil {
 		tee = append(tee, o.recorder)
 	}

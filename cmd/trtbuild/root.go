@@ -45,15 +45,16 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		return exitcode.Usagef("%s; run '%s --help' for usage", strings.TrimSpace(err.Error()), c.CommandPath())
 	})
 	addBuildFlags(cmd, o)
-	cmd.AddCommand(newVersionCmd(s), newWorkerCmd())
-	for _, c := range extraCommands {
-		cmd.AddCommand(c(s))
-	}
+	cmd.AddCommand(
+		newInspectCmd(s.Out),
+		newConvertCmd(s),
+		newReplayCmd(s),
+		newReportCmd(s),
+		newVersionCmd(s),
+		newWorkerCmd(),
+	)
 	return cmd
 }
-
-// extraCommands are added by the files that define them.
-var extraCommands []func(*streams) *cobra.Command
 
 func newWorkerCmd() *cobra.Command {
 	return &cobra.Command{
