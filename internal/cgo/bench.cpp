@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -194,3 +196,25 @@ int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint
 }
 
 }  // extern "C"
+
+extern "C" int32_t trtb_test_guarded(int32_t what, trtb_status* status) {
+    return trtb::guarded(status, [&]() -> int32_t {
+        switch (what) {
+            case 1:
+                throw std::runtime_error("boom");
+            case 2:
+                throw std::bad_alloc();
+            case 3:
+                throw 42;
+            case 4: {
+                std::string long_text(TRTB_MESSAGE_MAX - 40, 'x');
+                for (int i = 0; i < 40; ++i) {
+                    long_text += "\xc3\xa9";  // é: two bytes each
+                }
+                throw std::runtime_error(long_text);
+            }
+            default:
+                return trtb::set_status(status, TRTB_OK, "");
+        }
+    });
+}

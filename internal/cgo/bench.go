@@ -59,3 +59,13 @@ func newFloodBuild(threads, perThread int, maxPending uint64, events, text int) 
 	}
 	return wrap(h, nil, events, text), nil
 }
+
+// testGuarded runs trtb_test_guarded: a body that throws what the number chooses (see
+// trtb_bench.h), through the guarded-call helper of the C boundary.
+func testGuarded(what int) error {
+	var st C.trtb_status
+	if C.trtb_test_guarded(C.int32_t(what), &st) != C.TRTB_OK {
+		return statusError(&st)
+	}
+	return nil
+}

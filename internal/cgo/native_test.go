@@ -831,12 +831,14 @@ func TestInvalidOptions(t *testing.T) {
 			o.PlanFile = os.NewFile(math.MaxInt32, "never opened")
 		}, "plan file descriptor 2147483647 is not open"},
 		{"log severity", func(t *testing.T, o *Options) { o.LogSeverity = 5 }, "log severity 5 is out of range"},
-		{"opt level", func(t *testing.T, o *Options) { o.OptLevel = 6 }, "optimization level 6"},
-		{"aux streams", func(t *testing.T, o *Options) { o.MaxAuxStreams = -2 }, "max auxiliary streams -2"},
+		{"negative device", func(t *testing.T, o *Options) { o.Device = -1 }, "--device -1 is negative: CUDA devices are numbered from 0"},
+		{"too many profiles", func(t *testing.T, o *Options) { o.Profiles = make([]Profile, 1025) }, "at most 1024"},
+		{"opt level", func(t *testing.T, o *Options) { o.OptLevel = 6 }, "--opt-level 6 is out of range: use 0 to 5"},
+		{"aux streams", func(t *testing.T, o *Options) { o.MaxAuxStreams = -2 }, "--max-aux-streams -2 is negative: use 0 or more"},
 		{"hardware compat", func(t *testing.T, o *Options) { o.HardwareCompat = 3 }, "hardware compatibility level 3"},
 		{"precision bits", func(t *testing.T, o *Options) { o.Precision = 1 << 9 }, "unknown precision bits 0x200"},
 		{"flag bits", func(t *testing.T, o *Options) { o.Flags = 1 << 20 }, "unknown builder flag bits 0x100000"},
-		{"lean runtime", func(t *testing.T, o *Options) { o.Flags = FlagExcludeLeanRuntime }, "needs a version-compatible engine"},
+		{"lean runtime", func(t *testing.T, o *Options) { o.Flags = FlagExcludeLeanRuntime }, "only applies to version-compatible engines: add --version-compatible"},
 		{"miss without cache", func(t *testing.T, o *Options) { o.Flags = FlagDisableTimingCache | FlagErrorOnTimingCacheMiss }, "needs a timing cache"},
 		{"rank mismatch", func(t *testing.T, o *Options) {
 			o.Profiles = []Profile{{{Input: "x", Min: []int64{1}, Opt: []int64{1, 2}, Max: []int64{1}}}}
@@ -847,7 +849,7 @@ func TestInvalidOptions(t *testing.T) {
 		}, "rank 9"},
 		{"min above opt", func(t *testing.T, o *Options) {
 			o.Profiles = []Profile{{{Input: "x", Min: []int64{1, 8}, Opt: []int64{1, 4}, Max: []int64{1, 16}}}}
-		}, "profile 0, input x, dimension 1: need 0 <= min <= opt <= max, got 8, 4, 16"},
+		}, "profile 0, input x: min [1,8], opt [1,4], max [1,16] must satisfy 0 <= min <= opt <= max"},
 		{"no input name", func(t *testing.T, o *Options) {
 			o.Profiles = []Profile{{{Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}}}}
 		}, "no input name"},
@@ -1261,4 +1263,37 @@ func TestTimingCache(t *testing.T) {
 			t.Errorf("full cache: %v", out.err)
 		}
 	})
+}
+
+// TestGuardedCall checks the one helper that keeps C++ exceptions from crossing the C boundary:
+// each kind of exception becomes a status with the right code and a one-line message.
+func TestGuardedCall(t *testing.T) {
+	tests := []struct {
+		what int
+		code Code
+		want string
+	}{
+		{0, CodeOK, ""},
+		{1, CodeInternal, "internal error in the engine builder: boom"},
+		{2, CodeOutOfMemory, "host memory ran out in the engine builder"},
+		{3, CodeInternal, "internal error in the engine builder: unknown exception"},
+		{4, CodeInternal, "internal error in the engine builder: xxxx"},
+	}
+	for _, tt := range tests {
+		err := testGuarded(tt.what)
+		if tt.code == CodeOK {
+			if err != nil {
+				t.Errorf("body %d: %v", tt.what, err)
+			}
+			continue
+		}
+		e := asError(t, err, tt.code)
+		if !strings.HasPrefix(e.Message, tt.want) {
+			t.Errorf("body %d: message %.80q, want it to start with %q", tt.what, e.Message, tt.want)
+		}
+		if len(e.Message) > 2047 || !utf8.ValidString(e.Message) {
+			t.Errorf("body %d: message of %d bytes, valid UTF-8 %v; want at most 2047 bytes of valid UTF-8",
+				tt.what, len(e.Message), utf8.ValidString(e.Message))
+		}
+	}
 }

@@ -52,6 +52,14 @@ int32_t trtb_bench_monitor_paced(int32_t threads, int32_t calls_per_thread, int6
 int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint64_t max_pending,
                                 trtb_build **out, trtb_status *status);
 
+/*
+ * trtb_test_guarded runs a body through the guarded-call helper that every entry point of
+ * trtb.h uses, for tests of its exception mapping. what chooses the body: 0 returns TRTB_OK,
+ * 1 throws std::runtime_error("boom"), 2 throws std::bad_alloc, 3 throws an int, 4 throws a
+ * std::runtime_error whose text is longer than TRTB_MESSAGE_MAX and ends in multi-byte UTF-8.
+ */
+int32_t trtb_test_guarded(int32_t what, trtb_status *status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,91 @@ namespace trtb {
 
 // set_status fills a trtb_status (which may be null) and returns code.
 int32_t set_status(trtb_status* status, int32_t code, const std::string& message);
+
+// set_status_text is set_status for the paths that handle an exception: it allocates nothing
+// (and so cannot throw), writing prefix then what, cut to fit. Either may be null.
+int32_t set_status_text(trtb_status* status, int32_t code, const char* prefix,
+                        const char* what) noexcept;
+
+// guarded runs body, a callable returning a trtb_code, and turns every C++ exception it lets
+// out into a status instead: std::bad_alloc becomes TRTB_ERR_OUT_OF_MEMORY, anything else
+// TRTB_ERR_INTERNAL with the exception's text. Every extern "C" entry point of both backends
+// runs its body through it, so that no exception crosses the C boundary. It never throws.
+template <typename F>
+int32_t guarded(trtb_status* status, F&& body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return set_status_text(status, TRTB_ERR_OUT_OF_MEMORY,
+                               "host memory ran out in the engine builder", nullptr);
+    } catch (const std::exception& e) {
+        return set_status_text(status, TRTB_ERR_INTERNAL,
+                               "internal error in the engine builder: ", e.what());
+    } catch (...) {
+        return set_status_text(status, TRTB_ERR_INTERNAL,
+                               "internal error in the engine builder: ", "unknown exception");
+    }
+}
+
+// guarded_void runs body (returning nothing) and swallows every exception: for the entry
+// points that have no status to report into (trtb_build_cancel, trtb_build_destroy).
+template <typename F>
+void guarded_void(F&& body) noexcept {
+    try {
+        body();
+    } catch (...) {
+    }
+}
+
+// The option bits this ABI version defines, and the most optimization profiles a build takes.
+constexpr uint32_t kValidPrecision =
+    TRTB_PRECISION_FP16 | TRTB_PRECISION_BF16 | TRTB_PRECISION_INT8 | TRTB_PRECISION_FP8;
+constexpr uint32_t kValidFlags = TRTB_FLAG_NO_TF32 | TRTB_FLAG_REFIT | TRTB_FLAG_STRIP_WEIGHTS |
+                                 TRTB_FLAG_VERSION_COMPATIBLE | TRTB_FLAG_EXCLUDE_LEAN_RUNTIME |
+                                 TRTB_FLAG_SPARSE_WEIGHTS | TRTB_FLAG_DISABLE_TIMING_CACHE |
+                                 TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS;
+constexpr int32_t kMaxProfiles = 1024;
+
+// ProfileShape is one trtb_shape, owned.
+struct ProfileShape {
+    std::string input;
+    int32_t nb_dims = 0;
+    int64_t min[TRTB_MAX_DIMS] = {};
+    int64_t opt[TRTB_MAX_DIMS] = {};
+    int64_t max[TRTB_MAX_DIMS] = {};
+};
+
+// BuildSettings is everything of trtb_options that a backend keeps, owned and checked:
+// trtb_options need not outlive trtb_build_create. The simulated builder's knobs (options.sim)
+// are not in it; the simulated builder checks those itself.
+struct BuildSettings {
+    std::string model_path;
+    int32_t plan_fd = -1;
+    int32_t log_severity = TRTB_SEVERITY_WARNING;
+    int32_t device = 0;
+    uint32_t precision = 0;
+    uint32_t flags = 0;
+    int32_t opt_level = -1;
+    int32_t max_aux_streams = -1;
+    int32_t hardware_compat = TRTB_HARDWARE_COMPAT_NONE;
+    uint64_t workspace_bytes = 0;
+    std::vector<std::vector<ProfileShape>> profiles;
+    std::vector<std::string> plugin_paths;
+    bool has_timing_cache = false;  // a non-empty cache was given
+    std::string timing_cache;
+};
+
+// check_options is the one option checker of both backends (options.cpp). It checks what
+// holds for every backend (the struct size, a model path, an open writable empty plan file,
+// ranges, known bits, flag combinations, profile shapes with 0 <= min <= opt <= max, plugin
+// paths) and copies the options into *out. On a bad option it returns TRTB_ERR_INVALID_ARGUMENT
+// and sets *message to one line that names the problem and the fix; *out is then untouched.
+// What only one backend refuses (a precision flag TensorRT 11 lacks, a compatibility level an
+// older TensorRT lacks) the backend checks after this. Any thread; may throw std::bad_alloc.
+int32_t check_options(const trtb_options& options, BuildSettings* out, std::string* message);
+
+// hex_text formats v in lower-case hexadecimal without a prefix.
+std::string hex_text(uint64_t v);
 
 // EventQueue holds events copied out of builder callbacks until Go drains them.
 //
