@@ -218,6 +218,9 @@ type SimOptions struct {
 	// IgnoreCancel keeps building after Cancel, for testing what kills a stuck build.
 	IgnoreCancel bool
 	Seed         uint64 // fixes tactic timings and their order
+	// Flood makes the builder never sleep (Step, Silent, LongStep and the work between steps
+	// take no time): events come as fast as its threads can report them, for benchmarks.
+	Flood bool
 }
 
 // Options is everything a build needs. NewBuild copies it; nothing of it is kept but PlanFile.
@@ -734,6 +737,9 @@ func (s *SimOptions) toC(mem *cmem) (*C.trtb_sim_options, error) {
 		c.ignore_cancel = 1
 	}
 	c.seed = C.uint64_t(s.Seed)
+	if s.Flood {
+		c.flood = 1
+	}
 	return c, nil
 }
 

@@ -339,6 +339,7 @@ struct Config {
     int64_t long_step_ns = 0;
     bool ignore_cancel = false;
     uint64_t seed = 0;
+    bool flood = false;
 };
 
 // LayerResult is the tactic chosen for one layer.
@@ -411,7 +412,16 @@ struct RunState {
 
     // work stands for n steps of work on the main thread between steps of the outer phases.
     void work(int n, uint64_t salt) {
-        sleep_ns(jitter(cfg.step_ns * n, mix(cfg.seed ^ salt)));
+        if (!cfg.flood) {
+            sleep_ns(jitter(cfg.step_ns * n, mix(cfg.seed ^ salt)));
+        }
+    }
+
+    // pause sleeps ns, unless the build floods.
+    void pause(int64_t ns) const {
+        if (!cfg.flood) {
+            sleep_ns(ns);
+        }
     }
 
     bool node_done();
@@ -720,7 +730,7 @@ void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_b
             if (nodes.failed()) {
                 return;
             }
-            sleep_ns(cfg_.silent_ns);  // TensorRT's long quiet stretches
+            rs.pause(cfg_.silent_ns);  // TensorRT's long quiet stretches
             const int32_t timed = nodes.limit();
             rs.nodes = &nodes;
             std::vector<std::thread> threads;
@@ -915,7 +925,7 @@ bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer
         if (cfg_.long_step_ns > 0 && !rs.long_step_taken.exchange(true)) {
             ns = cfg_.long_step_ns;
         }
-        sleep_ns(ns);
+        rs.pause(ns);
         if (!phase.step(it)) {
             if (it == limit - 1 && rs.cache_enabled) {  // every iteration ran: the time is known
                 std::lock_guard<std::mutex> lock(rs.mu);
@@ -1047,6 +1057,7 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
         c.abort_phase = str_or_empty(s.abort_phase);
         c.ignore_cancel = s.ignore_cancel != 0;
         c.seed = s.seed;
+        c.flood = s.flood != 0;
     }
     c.layers.reserve(static_cast<size_t>(nb_layers));
     for (int32_t i = 0; i < nb_layers; ++i) {

@@ -150,6 +150,10 @@ typedef struct trtb_sim_options {
     const char *abort_phase;    /* call abort() when this phase starts, as a crash would */
     int32_t ignore_cancel;      /* nonzero: keep going although stepComplete says stop */
     uint64_t seed;              /* seeds tactic timings and their order */
+    int32_t flood;              /* nonzero: never sleep (step_ns, silences and the work between
+                                   steps all take no time), so events come as fast as the
+                                   builder threads can report them: for benchmarks */
+    int32_t reserved;
 } trtb_sim_options;
 
 /*
