@@ -56,6 +56,7 @@ type simFlags struct {
 	failPhase, earlyPhase, abortPhase string
 	ignoreCancel                      bool
 	seed                              uint64
+	flood                             bool
 }
 
 // defaultSimStep makes a simulated build of the bundled model last several seconds at speed 1.
@@ -117,8 +118,9 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.StringVar(&o.sim.abortPhase, "sim-abort-phase", "", "crash the worker when this phase starts")
 	f.BoolVar(&o.sim.ignoreCancel, "sim-ignore-cancel", false, "keep building after a cancel request")
 	f.Uint64Var(&o.sim.seed, "sim-seed", 0, "seed of the simulated timings")
+	f.BoolVar(&o.sim.flood, "sim-flood", false, "report events as fast as possible, without sleeping (benchmarks)")
 	for _, name := range []string{"sim-threads", "sim-tactics", "sim-iterations", "sim-step", "sim-silent", "sim-long-step",
-		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed"} {
+		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed", "sim-flood"} {
 		_ = f.MarkHidden(name)
 	}
 }
@@ -401,6 +403,7 @@ func simConfig(f simFlags) (worker.SimConfig, error) {
 		Threads: f.threads, Tactics: f.tactics, Iterations: f.iterations, Step: step,
 		FailPhase: f.failPhase, EarlyPhase: f.earlyPhase, AbortPhase: f.abortPhase,
 		Silent: f.silent, LongStep: f.longStep, IgnoreCancel: f.ignoreCancel, Seed: f.seed,
+		Flood: f.flood,
 	}, nil
 }
 

@@ -14,8 +14,10 @@ import (
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
-// drainWait bounds how long one Drain call waits for the first event of a batch.
-const drainWait = 50 * time.Millisecond
+// drainWait bounds how long one Drain call waits for the first event of a batch. Drain sleeps
+// until the builder reports or the build ends, so this only bounds how long the loop is away;
+// cancel goes straight to the builder from the control goroutine.
+const drainWait = time.Second
 
 // ServeFiles runs the worker on the descriptors the parent set up (see the package comment).
 func ServeFiles() error {
@@ -104,7 +106,7 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	// as whether a phase finished early) from the events, so the worker keeps no tree.
 	resolver := progress.NewResolver()
 	var raw []cgo.RawEvent
-	var dropped uint64
+	var dropped cgo.Drops
 	var last time.Duration
 	for {
 		var finished bool
@@ -128,7 +130,10 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	}
 	out := <-done
 
-	res := progress.Result{Status: progress.StatusBuilt, DroppedSteps: dropped}
+	res := progress.Result{Status: progress.StatusBuilt, DroppedSteps: dropped.Steps}
+	if note := dropNote(dropped); note != "" {
+		w.warn([]string{note}, last)
+	}
 	res.EngineBytes = int64(out.res.PlanBytes)
 	res.CacheHits, res.CacheMisses, res.CacheUsed = out.res.CacheHits, out.res.CacheMisses, out.res.TimingCacheUsed
 	res.CancelSeen = out.res.CancelSeen
@@ -177,6 +182,16 @@ func resolve(r *progress.Resolver, ev *cgo.RawEvent) (progress.Event, bool) {
 		return progress.Event{Type: progress.EventLog, Time: ev.Time, Severity: sev, Message: ev.Name}, true
 	}
 	return progress.Event{}, false
+}
+
+// dropNote says what the worker's event queue dropped because the events were not read fast
+// enough, or "" when it dropped nothing.
+func dropNote(d cgo.Drops) string {
+	if d.Total() == 0 {
+		return ""
+	}
+	return "the builder reported faster than its progress was read, so the worker dropped " + d.String() +
+		"; the phase tree is complete (to keep every line, read the output faster, e.g. --progress json to a file)"
 }
 
 func backendOf(name string) cgo.Backend {
