@@ -383,3 +383,15 @@ func (s *Stream) Cleanup() error {
 	s.File.Close()
 	return nil
 }
+
+// CreatePath is Inspect and Create for a WholeFile output: it refuses what Refusal refuses.
+func CreatePath(path string) (*Pending, error) {
+	t, err := Inspect(path)
+	if err != nil {
+		return nil, err
+	}
+	if why := t.Refusal(WholeFile); why != "" {
+		return nil, fmt.Errorf("%s %s", pathtext.Q(path), why)
+	}
+	return Create(t)
+}
