@@ -175,21 +175,22 @@ func (t Target) Refusal(use Use) string {
 	if use == Store && t.Link {
 		return fmt.Sprintf("is a symbolic link (to %s); trtbuild does not follow links for the timing cache, give the file itself", pathtext.Q(t.Final))
 	}
-	switch t.Kind {
-	case Missing, Regular:
+	switch {
+	case t.Kind == Missing || t.Kind == Regular:
 		return ""
+	case t.Kind == Dir:
+		return "is a folder; give a file name inside it"
+	case use == Store:
+		return fmt.Sprintf("is %s, not a cache file; give a regular file, or use --no-timing-cache", t.Kind)
+	}
+	switch t.Kind {
 	case CharDevice:
-		if use == Store {
-			return "is a character device, not a cache file; use --no-timing-cache to build without a cache"
-		}
 		return ""
 	case FIFO:
 		if use == LiveStream {
 			return ""
 		}
 		return "is a FIFO (named pipe); trtbuild writes this output only to a regular file or a character device such as /dev/null, choose a file path"
-	case Dir:
-		return "is a folder; give a file name inside it"
 	}
 	return fmt.Sprintf("is %s; trtbuild writes only to regular files or a character device such as /dev/null, choose a file path", t.Kind)
 }
