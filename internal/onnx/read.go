@@ -1,11 +1,9 @@
 package onnx
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -96,7 +94,7 @@ const (
 // are *FormatError values (errors.Is ErrNotONNX, or ErrTruncated for a file
 // that ends early) whose message is one line naming the file.
 func ReadMetadata(path string) (*Model, error) {
-	f, st, err := OpenFile(path)
+	f, st, err := OpenModel(path)
 	if err != nil {
 		return nil, err
 	}
@@ -108,49 +106,22 @@ func ReadMetadata(path string) (*Model, error) {
 	return m, nil
 }
 
-// OpenFile opens a model file for reading and returns it with its size and mode. A folder
-// is refused with a one-line error; the caller closes the file.
-func OpenFile(path string) (*os.File, os.FileInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading model: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("reading model: %w", err)
-	}
-	if st.IsDir() {
-		f.Close()
-		return nil, nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", path)
-	}
-	return f, st, nil
-}
-
 // decode reads a model from src, which holds size bytes, and turns decoding
 // failures into *FormatError values naming path.
 func decode(src io.ReadSeeker, size int64, path string) (*Model, error) {
 	if size == 0 {
 		return nil, &FormatError{Path: path, Offset: -1, Reason: "the file is empty"}
 	}
-	d := &decoder{r: newWireReader(src, size), m: &Model{Path: path, FileSize: size}}
-	err := d.model()
-	if err == nil && !d.sawGraph {
-		err = &wireError{offset: -1, reason: "it has no graph"}
+	w := NewWalker(src, size, path)
+	d := &decoder{r: w.r, m: &Model{Path: path, FileSize: size}}
+	if err := d.model(); err != nil {
+		return nil, w.Error(err)
 	}
-	if err == nil {
-		d.finish()
-		return d.m, nil
+	if !d.sawGraph {
+		return nil, w.NoGraph()
 	}
-	var we *wireError
-	if !errors.As(err, &we) {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	fe := &FormatError{Path: path, Truncated: we.truncated, Offset: we.offset, Reason: we.reason}
-	if what := sniffFile(src, d.r.ok); what != "" {
-		fe.Truncated, fe.Offset, fe.Reason = false, -1, what
-	}
-	return nil, fe
+	d.finish()
+	return d.m, nil
 }
 
 // sniffFile reads the start of src and names its format if it is one often
@@ -186,10 +157,6 @@ func (d *decoder) finish() {
 
 func (d *decoder) model() error {
 	r := d.r
-	// A file whose first field is a ModelProto field of the right wire type
-	// is taken to be ONNX, so that an early end of file is reported as
-	// truncation.
-	r.startsLike = isModelField
 	return r.message(r.size, 0, "the model", func(f field) (bool, error) {
 		var err error
 		switch {
