@@ -15,6 +15,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/tui"
@@ -236,7 +237,10 @@ func resolveModel(o *buildOptions, args []string) (string, error) {
 	case st.IsDir():
 		return "", exitcode.Usagef("model %s is a directory; give the .onnx file inside it", model)
 	}
-	f, err := os.Open(model)
+	if !st.Mode().IsRegular() {
+		return "", exitcode.Usagef("cannot read model %s: it is %s, not a regular file; pass the .onnx file itself", model, onnx.FileKind(st.Mode()))
+	}
+	f, _, err := onnx.OpenModel(model) // never blocks, unlike os.Open of a FIFO
 	if err != nil {
 		return "", exitcode.Usagef("cannot read model %s: %v; check its permissions", model, unwrapPathError(err))
 	}

@@ -146,7 +146,7 @@ func TestConvertCommandErrors(t *testing.T) {
 		{"over the input", []string{"convert", "--fp16", in, "-o", in}, "is read by the conversion; choose another output name"},
 		{"output is a folder", []string{"convert", "--fp16", in, "-o", filepath.Dir(in)}, "is a folder"},
 		{"output folder missing", []string{"convert", "--fp16", in, "-o", filepath.Join(filepath.Dir(in), "no", "x.onnx")}, "does not exist; create it first"},
-		{"damaged model", []string{"convert", "--fp16", bad}, "is not a valid ONNX model"},
+		{"damaged model", []string{"convert", "--fp16", bad}, "is truncated ("},
 		{"missing model", []string{"convert", "--fp16", filepath.Join(t.TempDir(), "nope.onnx")}, "no such file"},
 		{"bad keep node", []string{"convert", "--fp16", in, "--keep-fp32-nodes", "nope"}, `the model has no node named "nope"`},
 		{"custom op", []string{"convert", "--fp16", custom}, `cannot tell the type of "s"`},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
@@ -55,10 +56,15 @@ const minTensorRTOpset = 9
 // that do not fit the model's inputs, missing shapes for dynamic inputs and unsafe or missing
 // external data are refused here, with exit status 2, before any GPU time is spent. The
 // simulated builder gets the model's real node names. With skip (--no-preflight) only the node
-// names are read, and a model trtbuild cannot read goes to the builder as it is.
+// names are read and external data is checked to stay inside the model's folder
+// (onnx.Model.CheckContained), and a model trtbuild cannot read goes to the builder as it is.
 func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (warnings []string, err error) {
 	if skip {
 		if m, err := onnx.ReadMetadata(model); err == nil {
+			// External data stays inside the model's folder even unchecked.
+			if err := m.CheckContained(filepath.Dir(model)); err != nil {
+				return nil, exitcode.Wrap(exitcode.Usage, err)
+			}
 			req.Layers = m.NodeNames()
 		}
 		return nil, nil
