@@ -146,9 +146,16 @@ func (a *analysis) define(gc *graphCtx, v *value) error {
 // build analyses graph g. inTypes give subgraph input types the graph does
 // not declare.
 func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo, attr string, inTypes []vtype) (*graphCtx, error) {
-	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, values: map[string]*value{}, casts: map[castKey]string{}}
+	// Maps are sized up front: growing a map of 10^5 names rehashes it
+	// over and over.
+	nvalues := len(g.Input) + len(g.Initializer) + len(g.SparseInitializer)
+	for _, n := range g.Node {
+		nvalues += len(n.Output)
+	}
+	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, values: make(map[string]*value, nvalues), casts: map[castKey]string{},
+		nodes: make([]*nodeInfo, 0, len(g.Node))}
 	a.graphs = append(a.graphs, gc)
-	declared := map[string][]*onnxpb.TypeProto{}
+	declared := make(map[string][]*onnxpb.TypeProto, len(g.ValueInfo)+len(g.Output))
 	for _, vi := range g.ValueInfo {
 		if vi.Type != nil {
 			declared[vi.GetName()] = append(declared[vi.GetName()], vi.Type)
@@ -159,7 +166,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 			declared[vi.GetName()] = append(declared[vi.GetName()], vi.Type)
 		}
 	}
-	inits := map[string]*onnxpb.TensorProto{}
+	inits := make(map[string]*onnxpb.TensorProto, len(g.Initializer))
 	for _, t := range g.Initializer {
 		inits[t.GetName()] = t
 	}
@@ -654,7 +661,11 @@ func analyse(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analy
 
 // names collects every value and node name of the model, for fresh names.
 func names(a *analysis) map[string]bool {
-	used := map[string]bool{}
+	size := 0
+	for _, gc := range a.graphs {
+		size += len(gc.values) + len(gc.g.ValueInfo) + len(gc.g.Output) + 2*len(gc.nodes)
+	}
+	used := make(map[string]bool, size)
 	for _, gc := range a.graphs {
 		for name := range gc.values {
 			used[name] = true
