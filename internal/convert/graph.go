@@ -63,7 +63,7 @@ type nodeInfo struct {
 	keep   string // a Reason* code when kept in float32
 	detail string
 	low    bool // converted: runs in the target type
-	conv   map[string]bool
+	conv   []string // the type constraints it converts
 	wantIn []bool
 	outLow []bool
 }
@@ -120,12 +120,50 @@ func (gc *graphCtx) lookup(name string) *value {
 
 // analysis holds a model under analysis.
 type analysis struct {
+	// Slabs the analysis allocates its many small objects from: one
+	// allocation per thousand values instead of one each.
+	values []value
+	infos  []nodeInfo
+	ptrs   []*value
 	target Target
 	table  *opschema.Table
 	opsets map[string]int
 	main   *graphCtx
 	graphs []*graphCtx // all graphs, parents before children
 	funcs  map[[2]string]bool
+}
+
+const slab = 1024
+
+// newValue returns a new value, a copy of v, from the slab.
+func (a *analysis) newValue(v value) *value {
+	if len(a.values) == cap(a.values) {
+		a.values = make([]value, 0, slab)
+	}
+	a.values = append(a.values, v)
+	return &a.values[len(a.values)-1]
+}
+
+// newNodeInfo returns a new nodeInfo, a copy of ni, from the slab.
+func (a *analysis) newNodeInfo(ni nodeInfo) *nodeInfo {
+	if len(a.infos) == cap(a.infos) {
+		a.infos = make([]nodeInfo, 0, slab)
+	}
+	a.infos = append(a.infos, ni)
+	return &a.infos[len(a.infos)-1]
+}
+
+// valueSlice returns an empty slice with room for n values, from the slab.
+func (a *analysis) valueSlice(n int) []*value {
+	if n > slab/8 {
+		return make([]*value, 0, n)
+	}
+	if cap(a.ptrs)-len(a.ptrs) < n {
+		a.ptrs = make([]*value, 0, slab)
+	}
+	start := len(a.ptrs)
+	a.ptrs = a.ptrs[:start+n]
+	return a.ptrs[start : start : start+n]
 }
 
 func (a *analysis) define(gc *graphCtx, v *value) error {
@@ -213,7 +251,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		if v := gc.values[t.GetName()]; v != nil && v.init == t {
 			continue // listed as an input too
 		}
-		v := &value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t, declared: declared[t.GetName()]}
+		v := a.newValue(value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t, declared: declared[t.GetName()]})
 		if v.typ == "" {
 			return nil, fmt.Errorf("%s: initializer %q has no valid data type", gc.where(), v.name)
 		}
@@ -222,7 +260,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		}
 	}
 	for i, n := range g.Node {
-		ni := &nodeInfo{n: n, g: gc, index: i}
+		ni := a.newNodeInfo(nodeInfo{n: n, g: gc, index: i})
 		gc.nodes = append(gc.nodes, ni)
 		if err := a.node(gc, ni, declared); err != nil {
 			return nil, err
@@ -251,6 +289,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 // node analyses one node: its inputs, subgraphs and output types.
 func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxpb.TypeProto) error {
 	n := ni.n
+	ni.ins, ni.outs = a.valueSlice(len(n.Input)), a.valueSlice(len(n.Output))
 	for i, name := range n.Input {
 		if name == "" {
 			ni.ins = append(ni.ins, nil)
@@ -311,7 +350,7 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 			return fmt.Errorf("%s: cannot tell the type of %q, output of %s; record it in the model's value_info (onnx.shape_inference.infer_shapes) and convert again",
 				gc.where(), name, ni.label())
 		}
-		v := &value{name: name, typ: typ, kind: kindNode, node: ni, declared: declared[name]}
+		v := a.newValue(value{name: name, typ: typ, kind: kindNode, node: ni, declared: declared[name]})
 		if err := a.define(gc, v); err != nil {
 			return err
 		}
