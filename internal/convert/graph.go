@@ -62,7 +62,7 @@ type nodeInfo struct {
 	weight bool   // Constant or ConstantOfShape: decided by its consumers
 	keep   string // a Reason* code when kept in float32
 	detail string
-	low    bool // converted: runs in the target type
+	low    bool     // converted: runs in the target type
 	conv   []string // the type constraints it converts
 	wantIn []bool
 	outLow []bool
