@@ -170,3 +170,29 @@ func TestConvertCommandErrors(t *testing.T) {
 		t.Fatal("the input model changed")
 	}
 }
+
+// TestConvertCommandAlreadyConverted checks that converting a model that
+// is already float16 says there is nothing to do, exits 0 and writes
+// nothing.
+func TestConvertCommandAlreadyConverted(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "fp16.onnx")
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "fp16.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(filepath.Dir(in), "out.onnx")
+	code, stdout, stderr := runConvert(t, "convert", "--fp16", in, "-o", out)
+	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "nothing to convert: "+in+" has no float32 values") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a file was written")
+	}
+	code, stdout, _ = runConvert(t, "convert", "--fp16", "--json", in, "-o", out)
+	if code != 0 || !strings.Contains(stdout, `"already_target": true`) {
+		t.Errorf("--json: exit %d\n%s", code, stdout)
+	}
+}

@@ -147,6 +147,39 @@ func (c *classifier) node(ni *nodeInfo, forced string) {
 		return
 	}
 	c.constraints(ni)
+	if std && op == "Cast" && ni.low {
+		c.cast(ni)
+	}
+}
+
+// cast keeps a converted Cast from becoming a cast of the target type to
+// itself, and from adding a second Cast beside it. A Cast to the target
+// type reads its input as it comes: it converts a float32 input itself,
+// and becomes an Identity when its input is converted too. A
+// Cast from the target type to float32 that makes a float32 output of the
+// graph stays as it is: it is the model's own boundary, as in a model
+// already converted with its inputs and outputs kept. (A Cast whose input
+// arrives in the target type and whose output is converted becomes an
+// Identity when the model is rewritten; see rewriter.edit.)
+func (c *classifier) cast(ni *nodeInfo) {
+	target := tensorType(int32(c.a.target.dataType()))
+	if tensorType(dtypeAttr(ni.n, "to", 0)) == target {
+		// It reads its input in the type the input ends up with, and
+		// becomes an Identity if that is the target type.
+		ni.follow = true
+		for i := range ni.wantIn {
+			ni.wantIn[i] = false
+		}
+	}
+	if len(ni.ins) == 0 || ni.ins[0] == nil || ni.ins[0].typ != target || len(ni.outs) == 0 || ni.outs[0] == nil || !ni.outs[0].typ.isFloat() {
+		return
+	}
+	for _, u := range ni.outs[0].uses {
+		if u.n == nil && !c.required(u.g, ni.outs[0]) {
+			ni.outLow[0] = false
+			return
+		}
+	}
 }
 
 func (c *classifier) controlFlow(ni *nodeInfo) {

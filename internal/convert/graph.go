@@ -62,7 +62,10 @@ type nodeInfo struct {
 	weight bool   // Constant or ConstantOfShape: decided by its consumers
 	keep   string // a Reason* code when kept in float32
 	detail string
-	low    bool     // converted: runs in the target type
+	low    bool // converted: runs in the target type
+	// follow is set on a Cast to the target type: it reads its input in
+	// the input's decided type (see classifier.cast).
+	follow bool
 	conv   []string // the type constraints it converts
 	wantIn []bool
 	outLow []bool
