@@ -24,27 +24,29 @@ func TestBudgets(t *testing.T) {
 		{
 			name:   "timeout",
 			args:   []string{"--sim-speed", "1", "--timeout", "1500ms"},
-			stderr: []string{"Build exceeded --timeout 1.5s in phase \"", "(running for "},
+			stderr: []string{"Build exceeded --timeout 1.5s in \"", "running for "},
 			within: 20 * time.Second,
 		},
 		{
 			name: "stall timeout",
 			// A silent builder reaches no step boundary, so it cannot see the cancel either:
 			// --kill-after ends it.
-			args:       []string{"--sim-speed", "20", "--sim-silent", "60s", "--stall-timeout", "1s", "--kill-after", "1s"},
-			stderr:     []string{"No progress for --stall-timeout 1s in phase \"Timing graph nodes\" of \"Computing profile costs\" (running for ", "did not stop within --kill-after 1s"},
-			within:     15 * time.Second,
-			minRunning: 0.9,
+			args:   []string{"--sim-speed", "20", "--sim-silent", "60s", "--stall-timeout", "1s", "--kill-after", "1s"},
+			stderr: []string{"No progress for --stall-timeout 1s in \"Timing graph nodes\" (", "running for ", "did not stop within --kill-after 1s"},
+			within: 15 * time.Second,
+			// A phase open through a silence of 1s has run at least that long, however
+			// busy the machine is (the time is measured on the builder's clock up to now).
+			minRunning: 1.0,
 		},
 		{
 			// The builder ignores the cancel: --kill-after stops the worker.
 			name:   "kill after",
 			args:   []string{"--sim-speed", "1", "--sim-ignore-cancel", "--timeout", "1s", "--kill-after", "1s"},
-			stderr: []string{"Build exceeded --timeout 1s in phase \"", "The builder did not stop within --kill-after 1s; stopped the worker."},
+			stderr: []string{"Build exceeded --timeout 1s in \"", "The builder did not stop within --kill-after 1s; stopped the worker."},
 			within: 15 * time.Second,
 		},
 	}
-	runningFor := regexp.MustCompile(`\(running for ([0-9.]+)s\)`)
+	runningFor := regexp.MustCompile(`running for ([0-9.]+)s\)`)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			model := repoModel(t, "convnet.onnx")

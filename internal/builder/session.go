@@ -17,6 +17,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/trt"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -48,15 +49,16 @@ type Config struct {
 const cancelMessage = "Cancel requested: the builder stops at its next step boundary (this can take a while). Press Ctrl-C again to stop now."
 
 type session struct {
-	cfg      Config
-	proc     *worker.Process
-	render   progress.Renderer
-	tree     *progress.Tree
+	cfg    Config
+	proc   *worker.Process
+	render progress.Renderer
+	// state is the one keeper of the build's state: every event, notice and the result are
+	// applied to it once, before the renderer sees them, and the renderer reads it.
+	state    *progress.State
 	controls chan struct{}
 
 	start        time.Time
 	lastProgress time.Time
-	lastEvent    time.Time     // wall time of the newest event, which happened at tree.Last
 	cancelledBy  exitcode.Code // Interrupted, Terminated or TimedOut once a cancel was sent
 	cancelAt     time.Time
 	forced       bool
@@ -90,7 +92,7 @@ func Run(cfg Config) (progress.Result, error) {
 	}
 	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
 
-	s := &session{cfg: cfg, tree: progress.NewTree(), controls: make(chan struct{}, 1)}
+	s := &session{cfg: cfg, controls: make(chan struct{}, 1)}
 	cfg.Worker.Plan = pending.File
 	s.proc, err = worker.Start(cfg.Worker)
 	if err != nil {
@@ -99,7 +101,9 @@ func Run(cfg Config) (progress.Result, error) {
 	s.render = cfg.NewRenderer(s)
 	s.start = cfg.Now()
 	s.lastProgress = s.start
-	s.render.Begin(cfg.Info)
+	s.state = progress.NewState(cfg.Info, s.start)
+	s.state.Hinter = trt.Hint
+	s.render.Begin(s.state)
 
 	final, stateErr := s.loop()
 	res := s.outcome(final, stateErr)
@@ -112,6 +116,7 @@ func Run(cfg Config) (progress.Result, error) {
 	if res.Status != progress.StatusBuilt {
 		res.Engine, res.EngineBytes = "", 0
 	}
+	res = s.state.End(res, s.cfg.Now())
 	if err := s.render.End(res); err != nil && !errors.Is(err, syscall.EPIPE) {
 		// The output went away (a closed pipe) or the view failed; the build outcome stands.
 		if res.Status == progress.StatusBuilt {
@@ -148,20 +153,10 @@ func (s *session) loop() (*progress.Result, error) {
 				events = nil
 				break
 			}
-			kept := batch[:0]
 			now := s.cfg.Now() // one clock reading per batch: a batch arrives at once
-			for i := range batch {
-				e := &batch[i]
-				if e.Type == progress.EventResult {
-					final = e.Result
-					continue
-				}
-				s.tree.Apply(e)
-				s.lastEvent = now
-				if e.Type != progress.EventLog {
-					s.lastProgress = now
-				}
-				kept = append(kept, *e)
+			kept, res := s.apply(batch, now)
+			if res != nil {
+				final = res
 			}
 			if len(kept) > 0 {
 				s.render.Handle(kept)
@@ -182,7 +177,7 @@ func (s *session) loop() (*progress.Result, error) {
 			}
 			if why := s.overBudget(s.cfg.Now()); why != "" {
 				s.budget = why
-				s.escalate(exitcode.TimedOut, why+"; cancelling")
+				s.escalate(exitcode.TimedOut, upperFirst(why)+"; cancelling")
 				killTimer = time.After(s.cfg.KillAfter)
 			} else {
 				armBudget()
@@ -222,7 +217,26 @@ func (s *session) escalate(code exitcode.Code, message string) {
 	}
 }
 
+// apply applies a batch to the state and returns the events a renderer is to see (all but the
+// result) and the result, if the batch held one.
+func (s *session) apply(batch []progress.Event, now time.Time) ([]progress.Event, *progress.Result) {
+	res := s.state.Apply(batch, now)
+	kept := batch[:0]
+	for i := range batch {
+		switch batch[i].Type {
+		case progress.EventResult:
+			continue
+		case progress.EventLog:
+		default:
+			s.lastProgress = now
+		}
+		kept = append(kept, batch[i])
+	}
+	return kept, res
+}
+
 func (s *session) notice(kind progress.NoticeKind, message string) {
+	s.state.Notice(progress.Notice{Kind: kind, Message: message}, s.cfg.Now())
 	s.render.Notice(progress.Notice{Kind: kind, Message: message})
 	if s.cfg.Notices != nil {
 		fmt.Fprintln(s.cfg.Notices, message)
@@ -251,33 +265,16 @@ func (s *session) untilBudget(now time.Time) (time.Duration, bool) {
 	return max(first.Sub(now), 0), true
 }
 
-// overBudget says which time budget, if any, the build has exceeded, naming the phase that is
-// running and how long it has been running.
+// overBudget says which time budget, if any, the build has exceeded, naming the stage that
+// used the time (see progress.State.Budget).
 func (s *session) overBudget(now time.Time) string {
-	phase := "before any phase started"
-	if p := s.tree.Deepest(); p != nil {
-		phase = fmt.Sprintf("in phase %q", p.Name)
-		if parent := s.tree.Get(p.Parent); parent != nil && p.Parent != 0 {
-			phase += fmt.Sprintf(" of %q", parent.Name)
-		}
-		phase += fmt.Sprintf(" (running for %s)", progress.FormatDuration(p.Duration(s.builderNow(now))))
-	}
 	if s.cfg.Timeout > 0 && now.Sub(s.start) >= s.cfg.Timeout {
-		return fmt.Sprintf("Build exceeded --timeout %s %s", s.cfg.Timeout, phase)
+		return fmt.Sprintf("build exceeded --timeout %s %s", s.cfg.Timeout, s.state.Budget(s.cfg.Timeout, now))
 	}
 	if s.cfg.StallTimeout > 0 && now.Sub(s.lastProgress) >= s.cfg.StallTimeout {
-		return fmt.Sprintf("No progress for --stall-timeout %s %s", s.cfg.StallTimeout, phase)
+		return fmt.Sprintf("no progress for --stall-timeout %s %s", s.cfg.StallTimeout, s.state.Budget(s.cfg.StallTimeout, now))
 	}
 	return ""
-}
-
-// builderNow maps the wall clock onto the builder's clock, in which event times are given: the
-// newest event's time plus the wall time since it arrived.
-func (s *session) builderNow(now time.Time) time.Duration {
-	if s.lastEvent.IsZero() {
-		return now.Sub(s.start)
-	}
-	return s.tree.Last + now.Sub(s.lastEvent)
 }
 
 // outcome combines the worker's result with what the parent saw.
@@ -361,6 +358,15 @@ func (s *session) exitError(res progress.Result) error {
 	default:
 		return &exitcode.Error{Code: exitcode.Failed, Err: errors.New(res.Error), Reported: true}
 	}
+}
+
+// upperFirst starts a message that is shown as a line of its own with a capital letter; the
+// same text inside an error ("trtbuild: build exceeded …") stays lower case.
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 func unwrapPath(err error) error {

@@ -42,7 +42,8 @@ func ParseSpeed(s string) (float64, error) {
 	return v, nil
 }
 
-// Play feeds the trace to r: Begin with the recorded build, the events in batches at their
+// Play feeds the trace to r as a build's session does, through one progress.State that
+// applies every event before r sees it: Begin with the recorded build, the events in batches at their
 // recorded times divided by the speed, Tick while waiting, and End with the recorded result
 // (a failure saying the trace was cut short when it has none). When ctx is cancelled it stops
 // waiting, ends the renderer with a cancelled result and returns ctx.Err(). Notices that the
@@ -58,8 +59,9 @@ func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) e
 		}
 		return time.Duration(float64(at) / o.Speed)
 	}
-	r.Begin(t.Info)
 	start := time.Now()
+	st := progress.NewState(t.Info, start)
+	r.Begin(st)
 	ticker := time.NewTicker(o.Tick)
 	defer ticker.Stop()
 	var last time.Duration
@@ -71,7 +73,7 @@ func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) e
 			select {
 			case <-ctx.Done():
 				timer.Stop()
-				return stopped(ctx, r, last)
+				return stopped(ctx, st, r, last)
 			case now := <-ticker.C:
 				r.Tick(now)
 			case <-timer.C:
@@ -80,7 +82,7 @@ func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) e
 			wait = due(events[0].Time) - time.Since(start)
 		}
 		if ctx.Err() != nil {
-			return stopped(ctx, r, last)
+			return stopped(ctx, st, r, last)
 		}
 		// Everything due by now goes in one batch, as the worker's pipe delivers it.
 		elapsed := time.Since(start)
@@ -89,6 +91,7 @@ func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) e
 			n++
 		}
 		last = events[n-1].Time
+		st.Apply(events[:n], time.Now())
 		r.Handle(events[:n])
 		events = events[n:]
 		select {
@@ -106,12 +109,12 @@ func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) e
 			select {
 			case <-ctx.Done():
 				timer.Stop()
-				return stopped(ctx, r, last)
+				return stopped(ctx, st, r, last)
 			case <-timer.C:
 			}
 		}
 	}
-	if err := r.End(res); err != nil {
+	if err := r.End(st.End(res, time.Now())); err != nil {
 		return fmt.Errorf("showing the replay: %w", err)
 	}
 	return nil
@@ -120,7 +123,7 @@ func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) e
 // maxBatch bounds a batch when playing as fast as possible, as the worker's reader does.
 const maxBatch = 1024
 
-func stopped(ctx context.Context, r progress.Renderer, last time.Duration) error {
-	_ = r.End(progress.Result{Status: progress.StatusCancelled, Duration: last})
+func stopped(ctx context.Context, st *progress.State, r progress.Renderer, last time.Duration) error {
+	_ = r.End(st.End(progress.Result{Status: progress.StatusCancelled, Duration: last}, time.Now()))
 	return ctx.Err()
 }

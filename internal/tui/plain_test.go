@@ -64,7 +64,7 @@ func TestPlainGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			var out bytes.Buffer
-			p := NewPlain(&out, PlainOptions{Verbose: tt.verbose, Now: clock.now})
+			p := keep(NewPlain(&out, PlainOptions{Verbose: tt.verbose, Now: clock.now}), clock.now)
 			p.Begin(progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim", Precision: "fp16"})
 			events := scriptedBuild()
 			p.Handle(events[:12])
@@ -83,7 +83,7 @@ func TestPlainGolden(t *testing.T) {
 
 func TestPlainThrottlesProgress(t *testing.T) {
 	var out bytes.Buffer
-	p := NewPlain(&out, PlainOptions{})
+	p := keep(NewPlain(&out, PlainOptions{}), nil)
 	p.Begin(progress.BuildInfo{})
 	ev := []progress.Event{{Type: progress.EventPhaseStart, ID: 1, Name: "Timing graph nodes", Steps: 1000}}
 	for i := 0; i < 1000; i++ {
@@ -100,7 +100,7 @@ func TestPlainThrottlesProgress(t *testing.T) {
 func TestPlainHeartbeat(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	var out bytes.Buffer
-	p := NewPlain(&out, PlainOptions{Now: clock.now, HeartbeatAfter: 10 * time.Second, HeartbeatEvery: 30 * time.Second})
+	p := keep(NewPlain(&out, PlainOptions{Now: clock.now, HeartbeatAfter: 10 * time.Second, HeartbeatEvery: 30 * time.Second}), clock.now)
 	p.Begin(progress.BuildInfo{})
 	p.Handle([]progress.Event{{Type: progress.EventPhaseStart, ID: 7, Name: "Timing graph nodes", Steps: 3}})
 	var beats []string
@@ -124,7 +124,7 @@ func TestPlainHeartbeat(t *testing.T) {
 
 func TestJSONRendererLinesParse(t *testing.T) {
 	var out bytes.Buffer
-	j := NewJSON(&out, nil)
+	j := keep(NewJSON(&out, nil), nil)
 	j.Begin(progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"})
 	j.Handle(scriptedBuild())
 	j.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "Cancel requested."})
@@ -154,9 +154,9 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestRenderersReportWriteErrors(t *testing.T) {
-	for name, r := range map[string]progress.Renderer{
-		"plain": NewPlain(&failingWriter{}, PlainOptions{}),
-		"json":  NewJSON(&failingWriter{}, nil),
+	for name, r := range map[string]*kept{
+		"plain": keep(NewPlain(&failingWriter{}, PlainOptions{}), nil),
+		"json":  keep(NewJSON(&failingWriter{}, nil), nil),
 	} {
 		r.Begin(progress.BuildInfo{})
 		r.Handle(scriptedBuild())

@@ -30,17 +30,8 @@ const (
 	defaultWidth, defaultHeight = 80, 24
 )
 
-// cancelState is what the view knows about the cancel ladder, from the session's notices.
-type cancelState struct {
-	kind    progress.NoticeKind // 0, progress.NoticeCancelRequested or progress.NoticeTimeout
-	at      time.Time
-	message string
-	forced  bool
-	forceAt time.Time
-	forceBy string
-}
-
-// viewState is everything a frame is drawn from. frame is a pure function of it and of the
+// viewState is everything a frame is drawn from: the newest snapshot of the session's state
+// (tree, clocks, cancel ladder) and the layout. frame is a pure function of it and of the
 // time, so it can be tested and measured without a terminal.
 type viewState struct {
 	theme         theme
@@ -55,7 +46,7 @@ type viewState struct {
 	// delay seen between an event's build time and its arrival, i.e. the worker's start-up.
 	skew      time.Duration
 	skewKnown bool
-	cancel    cancelState
+	cancel    progress.Cancel
 
 	rows []row // reused between frames
 	// tallest is the most lines a frame has had at this size. Shorter frames are padded to
@@ -245,8 +236,8 @@ func (v *viewState) footer(now time.Time, cw int) string {
 	c := &v.cancel
 	hint := "ctrl+c cancel"
 	switch {
-	case c.forced:
-		msg := c.forceBy
+	case c.Forced:
+		msg := c.ForceBy
 		if msg == "" {
 			msg = "Stopping now: the build worker is being killed."
 		}
@@ -256,10 +247,10 @@ func (v *viewState) footer(now time.Time, cw int) string {
 		b.WriteString(wrapLines(t.err, clean(msg), cw))
 		b.WriteByte('\n')
 		hint = ""
-	case c.kind != 0:
+	case c.Kind != 0:
 		msg := "Cancelling… the builder stops at its next step boundary (this can take a while)."
-		if c.kind == progress.NoticeTimeout && c.message != "" {
-			msg = clean(c.message) + "."
+		if c.Kind == progress.NoticeTimeout && c.Message != "" {
+			msg = clean(c.Message) + "."
 		}
 		msg += " Press Ctrl-C again to stop now."
 		if ansi.StringWidth(msg) > 2*cw {
@@ -273,10 +264,10 @@ func (v *viewState) footer(now time.Time, cw int) string {
 	spin := t.spinner[int(now.Sub(v.begin)/spinnerStep)%len(t.spinner)]
 	status := progress.FormatDuration(now.Sub(v.begin)) + " elapsed"
 	switch {
-	case c.forced:
-		status = "stopping " + progress.FormatDuration(now.Sub(c.forceAt)) + " · " + status
-	case c.kind != 0:
-		status = "cancel requested " + progress.FormatDuration(now.Sub(c.at)) + " ago · " + status
+	case c.Forced:
+		status = "stopping " + progress.FormatDuration(now.Sub(c.ForceAt)) + " · " + status
+	case c.Kind != 0:
+		status = "cancel requested " + progress.FormatDuration(now.Sub(c.At)) + " ago · " + status
 	default:
 		if quiet := now.Sub(v.lastProgress); quiet >= silenceAfter {
 			status += " · no progress reported for " + progress.FormatDuration(quiet.Truncate(time.Second))

@@ -27,8 +27,8 @@ type scene struct {
 func (s scene) model(t testing.TB) *ttyModel {
 	t.Helper()
 	clk := newTestClock()
-	in := newInbox(epoch, clk.Now)
-	m := newTTYModel(testInfo, epoch, in, modelOptions{color: s.color, now: clk.Now, width: s.width, height: s.height})
+	in := newFeed(clk.Now)
+	m := newTTYModel(testInfo, epoch, in.box, modelOptions{color: s.color, now: clk.Now, width: s.width, height: s.height})
 	m.Update(frameMsg{}) // two frames: the renderer has drawn, lines may be printed above
 	m.Update(frameMsg{})
 	for _, e := range s.events {
@@ -52,6 +52,12 @@ func (s scene) model(t testing.TB) *ttyModel {
 func (s scene) frame(t testing.TB) string {
 	t.Helper()
 	return ansi.Strip(s.model(t).frameText)
+}
+
+// timedNotice is a notice the session announces at wall time at.
+type timedNotice struct {
+	progress.Notice
+	at time.Time
 }
 
 func notice(kind progress.NoticeKind, at time.Duration, msg string) timedNotice {
