@@ -82,3 +82,43 @@ func TestBudgets(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeoutSaidOnce: with the progress on a pipe, the budget's message reaches stderr once
+// (as the notice), not a second time as the final error.
+func TestTimeoutSaidOnce(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	r := trtbuild(t, nil, "--backend", "sim", "--no-timing-cache", "--sim-speed", "1", "--timeout", "1s", "--progress", "plain",
+		"-o", filepath.Join(t.TempDir(), "m.engine"), model)
+	if r.code != 124 {
+		t.Fatalf("exit %d, want 124\nstderr: %s", r.code, r.stderr)
+	}
+	if n := strings.Count(strings.ToLower(r.stderr), "exceeded --timeout 1s"); n != 1 {
+		t.Errorf("the timeout is said %d times on stderr, want once:\n%s", n, r.stderr)
+	}
+	if strings.Contains(r.stderr, "trtbuild: Build") || strings.Contains(r.stderr, "trtbuild: No") {
+		t.Errorf("a capital letter after \"trtbuild: \":\n%s", r.stderr)
+	}
+}
+
+// TestColorForce: CLICOLOR_FORCE=1 colours the plain output on a pipe, as the README says;
+// without it, or with NO_COLOR as well, the output has no escape sequence.
+func TestColorForce(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	for _, tc := range []struct {
+		env   []string
+		color bool
+	}{
+		{nil, false},
+		{[]string{"CLICOLOR_FORCE=1"}, true},
+		{[]string{"CLICOLOR_FORCE=1", "NO_COLOR=1"}, false},
+	} {
+		r := trtbuild(t, tc.env, "--backend", "sim", "--no-timing-cache", "--sim-speed", "50", "--progress", "plain",
+			"-o", filepath.Join(t.TempDir(), "m.engine"), model)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d\n%s", tc.env, r.code, r.stderr)
+		}
+		if got := strings.Contains(r.stdout, "\x1b["); got != tc.color {
+			t.Errorf("%v: escape sequences %v, want %v:\n%q", tc.env, got, tc.color, r.stdout)
+		}
+	}
+}

@@ -108,6 +108,8 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{"v":1,"type":"step","t":0.000001,"id":7,"step":-3}`))
 	f.Add([]byte(`{"v":1,"type":"phase_finish","t":12.500000,"id":9,"early":true}` + "\n"))
 	f.Add([]byte(`{"v":1,"type":"step","t":01.000000,"id":07,"step":1}`))
+	// An unknown type with a control character: AppendJSON once wrote the type unescaped.
+	f.Add([]byte(`{"v":1,"tYpe":"\b0000","t":0}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		// The fast path must agree with encoding/json wherever it answers.
 		if fast, ok := decodeFast(bytes.TrimSpace(line)); ok {

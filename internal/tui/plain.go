@@ -21,6 +21,27 @@ type PlainOptions struct {
 	HeartbeatAfter, HeartbeatEvery time.Duration
 	// Now is the clock for heartbeats; nil means time.Now.
 	Now func() time.Time
+	// Color marks the outcome words (DONE, CANCELLED, ERROR, WARNING) and the final line with
+	// the terminal's basic colours. Off by default: logs stay free of escape sequences unless
+	// the user forces colour (CLICOLOR_FORCE, see ColorFromEnv).
+	Color bool
+}
+
+// SGR colours of the plain renderer's outcome words.
+const (
+	sgrGreen  = "\x1b[32m"
+	sgrYellow = "\x1b[33m"
+	sgrRed    = "\x1b[31m"
+	sgrBold   = "\x1b[1m"
+	sgrReset  = "\x1b[0m"
+)
+
+// paint wraps s in the colour sgr when colour is on.
+func (p *Plain) paint(sgr, s string) string {
+	if !p.opts.Color {
+		return s
+	}
+	return sgr + s + sgrReset
 }
 
 const (
@@ -111,13 +132,20 @@ func (p *Plain) Handle(batch []progress.Event) {
 				switch {
 				case !p.opts.Verbose && ph.Depth > plainFinishDepth:
 				case e.Early && p.view.Stopping():
-					p.printf("#%d %s %s CANCELLED after %s (%d/%d)\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), progress.FormatDuration(ph.Duration(e.Time)), ph.Done, ph.Steps)
+					p.printf("#%d %s %s %s after %s (%d/%d)\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), p.paint(sgrYellow, "CANCELLED"), progress.FormatDuration(ph.Duration(e.Time)), ph.Done, ph.Steps)
 				default:
-					p.printf("#%d %s %s DONE %s%s\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), progress.FormatDuration(ph.Duration(e.Time)), early(ph))
+					p.printf("#%d %s %s %s %s%s\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), p.paint(sgrGreen, "DONE"), progress.FormatDuration(ph.Duration(e.Time)), early(ph))
 				}
 			}
 		case progress.EventLog:
-			p.printf("   %s %s: %s\n", progress.FormatDuration(e.Time), strings.ToUpper(e.Severity.String()), clean(e.Message))
+			sev := strings.ToUpper(e.Severity.String())
+			switch {
+			case e.Severity <= progress.SeverityError:
+				sev = p.paint(sgrRed, sev)
+			case e.Severity == progress.SeverityWarning:
+				sev = p.paint(sgrYellow, sev)
+			}
+			p.printf("   %s %s: %s\n", progress.FormatDuration(e.Time), sev, clean(e.Message))
 		}
 		if e.Type == progress.EventPhaseStart || e.Type == progress.EventStep || e.Type == progress.EventPhaseFinish {
 			p.lastWall = p.opts.Now()
@@ -166,9 +194,9 @@ func (p *Plain) Tick(now time.Time) {
 // End prints the phases the builder left open and the outcome: for a failure where it
 // happened and the hint, for a cancel or timeout where it stopped.
 func (p *Plain) End(res progress.Result) error {
-	word := "CANCELLED"
+	word := p.paint(sgrYellow, "CANCELLED")
 	if res.Status == progress.StatusFailed {
-		word = "ERROR"
+		word = p.paint(sgrRed, "ERROR")
 	}
 	tree := p.view.Tree()
 	at := tree.Last
@@ -177,7 +205,14 @@ func (p *Plain) End(res progress.Result) error {
 			p.printf("#%d %s %s %s after %s (%d/%d)\n", ph.ID, progress.FormatDuration(at), clean(ph.Name), word, progress.FormatDuration(ph.Duration(at)), ph.Done, ph.Steps)
 		}
 	}
-	p.printf("%s\n", Summary(res))
+	switch res.Status {
+	case progress.StatusBuilt:
+		p.printf("%s\n", p.paint(sgrGreen+sgrBold, Summary(res)))
+	case progress.StatusFailed:
+		p.printf("%s\n", p.paint(sgrRed+sgrBold, Summary(res)))
+	default:
+		p.printf("%s\n", p.paint(sgrYellow+sgrBold, Summary(res)))
+	}
 	for _, line := range outcomeLines(res) {
 		p.printf("  %s\n", clean(line))
 	}

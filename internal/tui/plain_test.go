@@ -213,3 +213,22 @@ func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	goldenfile.Check(t, path, got)
 }
+
+func TestPlainColor(t *testing.T) {
+	for _, color := range []bool{false, true} {
+		var out bytes.Buffer
+		p := keep(NewPlain(&out, PlainOptions{Color: color}), nil)
+		p.Begin(progress.BuildInfo{})
+		p.Handle([]progress.Event{evStart(0, 1, 0, "a", 1), evStep(1, 1, 0), evFinish(2, 1), evLog(3, progress.SeverityWarning, "w")})
+		if err := p.End(progress.Result{Status: progress.StatusBuilt}); err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
+		if has := strings.Contains(got, "\x1b["); has != color {
+			t.Errorf("color %v: escape sequences %v:\n%q", color, has, got)
+		}
+		if color && !strings.Contains(got, "\x1b[32mDONE\x1b[0m") {
+			t.Errorf("DONE is not green:\n%q", got)
+		}
+	}
+}
