@@ -25,6 +25,8 @@ type LogLine struct {
 type Cancel struct {
 	Kind    NoticeKind // 0, NoticeCancelRequested or NoticeTimeout
 	At      time.Time
+	// AtBuild is At on the builder's clock: phases that end early after it were cut short.
+	AtBuild time.Duration
 	Message string
 	Forced  bool
 	ForceAt time.Time
@@ -178,6 +180,7 @@ func (s *State) Notice(n Notice, now time.Time) {
 	case NoticeCancelRequested, NoticeTimeout:
 		if s.cancel.Kind == 0 {
 			s.cancel.Kind, s.cancel.At, s.cancel.Message = n.Kind, now, n.Message
+			s.cancel.AtBuild = s.BuildNow(now)
 			if p := s.Stage(0, now); p != nil && s.stopAt == 0 {
 				s.stopAt = p.ID
 			}
@@ -400,3 +403,9 @@ func (s *Snapshot) BuildNow(now time.Time) time.Duration {
 func quote(s string) string { return strconv.Quote(s) }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// CutShort reports whether a finished phase was cut short by a cancel or a time budget: it
+// ended early after the request.
+func (c Cancel) CutShort(p *Phase) bool {
+	return p.Early && (c.Kind != 0 || c.Forced) && p.End >= c.AtBuild
+}

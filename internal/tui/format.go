@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -9,7 +10,11 @@ import (
 func Summary(res progress.Result) string {
 	switch res.Status {
 	case progress.StatusBuilt:
-		return fmt.Sprintf("Built %s (%s) in %s", res.Engine, progress.FormatBytes(res.EngineBytes), progress.FormatDuration(res.Duration))
+		line := fmt.Sprintf("Built %s (%s) in %s", res.Engine, progress.FormatBytes(res.EngineBytes), progress.FormatDuration(res.Duration))
+		if n := res.CacheHits + res.CacheMisses; n > 0 {
+			line += fmt.Sprintf("; %d/%d timing-cache hits", res.CacheHits, n)
+		}
+		return line
 	case progress.StatusCancelled:
 		return fmt.Sprintf("Build cancelled after %s; no engine was written", progress.FormatDuration(res.Duration))
 	case progress.StatusTimedOut:

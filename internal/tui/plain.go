@@ -282,6 +282,10 @@ func (p *Plain) flush() {
 }
 
 func early(ph *progress.Phase) string {
+	if ph.Early && ph.Done == 0 {
+		// The builder reported no step (a layer served from the timing cache).
+		return " (no steps run)"
+	}
 	if ph.Early {
 		return fmt.Sprintf(" (finished early at %d/%d)", ph.Done, ph.Steps)
 	}

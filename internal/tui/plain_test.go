@@ -232,3 +232,14 @@ func TestPlainColor(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryOfACachedBuild: a build served from the timing cache says so on its last line.
+func TestSummaryOfACachedBuild(t *testing.T) {
+	got := Summary(progress.Result{Status: progress.StatusBuilt, Engine: "m.engine", EngineBytes: 2048, Duration: sec(0.1), CacheHits: 24})
+	if want := "Built m.engine (2.0 KiB) in 0.1s; 24/24 timing-cache hits"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+	if got := Summary(progress.Result{Status: progress.StatusBuilt, Engine: "m.engine", Duration: sec(1)}); strings.Contains(got, "timing-cache") {
+		t.Errorf("a build without the cache mentions it: %q", got)
+	}
+}

@@ -618,3 +618,15 @@ func TestWrapWords(t *testing.T) {
 		}
 	}
 }
+
+// TestResultDrawnOnWake: End wakes the program with a wakeMsg, and that alone queues the
+// summary: the view does not wait for its next frame tick after the result arrived.
+func TestResultDrawnOnWake(t *testing.T) {
+	m, in, _ := newTestModel(modelOptions{})
+	in.put(tensorRTLike())
+	in.end(progress.Result{Status: progress.StatusBuilt, Engine: "convnet.engine", Duration: sec(3)})
+	_, cmd := m.Update(wakeMsg{})
+	if !m.summarised || cmd == nil {
+		t.Fatalf("the wake did not draw the summary (summarised %v, command %v)", m.summarised, cmd != nil)
+	}
+}

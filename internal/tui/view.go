@@ -478,9 +478,28 @@ func spaces(n int) string {
 // cellWidth is the number of terminal cells s takes.
 func cellWidth(s string) int { return ansi.StringWidth(s) }
 
-// truncCells cuts s to at most n cells, marking a cut with "…". Wide characters and grapheme
+// cutMiddle fits a phase name into n cells by cutting out its middle, marked with "…": the
+// start says what the phase does, and the end which layer it works on, which is what tells
+// rows apart ("Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv"
+// becomes "Finding fastest…block.0.0/Conv", not "Finding fastest tactic for /feat…"). A
+// third of the room goes to the start, the rest to the end. Wide characters and grapheme
 // clusters are never split.
-func truncCells(s string, n int) string { return ansi.Truncate(s, n, "…") }
+func cutMiddle(s string, n int) string {
+	w := ansi.StringWidth(s)
+	if w <= n {
+		return s
+	}
+	if n <= 8 {
+		return ansi.Truncate(s, n, "…")
+	}
+	head := n / 3
+	tail := n - head - 1
+	h := ansi.Truncate(s, head, "")
+	t := ansi.TruncateLeft(s, w-tail, "")
+	// A wide character at either cut may leave a cell over: pad to exactly n.
+	out := h + "…" + t
+	return out + spaces(n-ansi.StringWidth(out))
+}
 
 func countText(p *progress.Phase) string {
 	return strconv.Itoa(p.Done) + "/" + strconv.Itoa(p.Steps)
@@ -519,9 +538,12 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	}
 
 	p := r.p
-	name := ansi.Truncate(clean(p.Name), nameRoom, "…")
+	name := cutMiddle(clean(p.Name), nameRoom)
 	pad := nameRoom - ansi.StringWidth(name)
+	cut := r.kind == rowDone && v.cancel.CutShort(p)
 	switch {
+	case cut:
+		b.WriteString(t.warn.Render(t.failed) + " " + t.dim.Render(name))
 	case r.kind == rowDone:
 		b.WriteString(t.ok.Render(t.done) + " " + t.dim.Render(name))
 	case r.leaf:
@@ -534,8 +556,14 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	if lay.bar > 0 {
 		b.WriteString("  ")
 		if r.kind == rowDone {
-			note := ""
-			if p.Early {
+			note, style := "", t.warn
+			switch {
+			case cut:
+				note = "cancelled"
+			case p.Early && p.Done == 0:
+				// No step ran: nothing to measure (a timing-cache hit), not a problem.
+				note, style = "no steps", t.dim
+			case p.Early:
 				note = "finished early"
 				if len(note) > lay.bar {
 					note = "early"
@@ -543,7 +571,7 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 			}
 			b.WriteString(spaces(lay.bar - len(note)))
 			if note != "" {
-				b.WriteString(t.warn.Render(note))
+				b.WriteString(style.Render(note))
 			}
 		} else {
 			v.writeBar(b, p, lay.bar)

@@ -164,6 +164,13 @@ func (v *viewState) slowestPhases(total time.Duration) []string {
 		return 0
 	})
 	ids = ids[:min(len(ids), slowest)]
+	// Phases that took no measurable time (a build served from the timing cache) say nothing.
+	for len(ids) > 0 && v.tree.Get(ids[len(ids)-1]).Duration(end) < 50*time.Millisecond {
+		ids = ids[:len(ids)-1]
+	}
+	if len(ids) == 0 {
+		return nil
+	}
 	nameW := 0
 	for _, id := range ids {
 		nameW = max(nameW, cellWidth(clean(v.tree.Get(id).Name)))
@@ -181,7 +188,7 @@ func (v *viewState) slowestPhases(total time.Duration) []string {
 	for _, id := range ids {
 		p := v.tree.Get(id)
 		d := p.Duration(end)
-		name := truncCells(clean(p.Name), nameW)
+		name := cutMiddle(clean(p.Name), nameW)
 		line := fmt.Sprintf("    %s%s  %6s", name, spaces(max(nameW-cellWidth(name), 0)), progress.FormatDuration(d))
 		if total > 0 {
 			line += t.dim.Render(fmt.Sprintf("  %3d%%", min(int(d*100/total), 100)))
