@@ -43,14 +43,41 @@ type Config struct {
 	Tick time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Stop, when closed, asks for a cancel as a first signal does (for Drive, whose caller
+	// has a context rather than signals). CancelMessage replaces the message of a cancel.
+	Stop          <-chan struct{}
+	CancelMessage string
 }
 
 // cancelMessage is shown on the first Ctrl-C or SIGTERM.
 const cancelMessage = "Cancel requested: the builder stops at its next step boundary (this can take a while). Press Ctrl-C again to stop now."
 
+// Source is where a session's events come from: the build worker, or a recorded trace being
+// replayed (internal/replay). The session reads the batches from one goroutine.
+type Source interface {
+	// Events delivers batches of events in order, one of them holding the result event,
+	// and is closed when the source has nothing more.
+	Events() <-chan []progress.Event
+	// Cancel asks the source to stop at its next step boundary; Kill stops it now.
+	Cancel() error
+	Kill() error
+	// Wait returns once the source has ended, after Events was closed.
+	Wait() error
+}
+
+// workerSource is the build worker as a Source.
+type workerSource struct{ *worker.Process }
+
+// Wait implements Source.
+func (w workerSource) Wait() error {
+	_, err := w.Process.Wait()
+	return err
+}
+
 type session struct {
 	cfg    Config
-	proc   *worker.Process
+	src    Source
+	proc   *worker.Process // nil when the events come from another source
 	render progress.Renderer
 	// state is the one keeper of the build's state: every event, notice and the result are
 	// applied to it once, before the renderer sees them, and the renderer reads it.
@@ -77,6 +104,40 @@ func (s *session) RequestCancel() {
 // carries the exit code (see internal/exitcode) and is marked reported when the renderer has
 // already shown it.
 func Run(cfg Config) (progress.Result, error) {
+	pending, err := renameio.NewPendingFile(cfg.Engine, renameio.WithPermissions(0o644))
+	if err != nil {
+		return progress.Result{}, exitcode.Usagef("cannot write the engine next to %s: %v; choose a writable path with -o", cfg.Engine, unwrapPath(err))
+	}
+	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
+
+	cfg.Worker.Plan = pending.File
+	proc, err := worker.Start(cfg.Worker)
+	if err != nil {
+		return progress.Result{}, err
+	}
+	s := newSession(cfg, workerSource{proc})
+	s.proc = proc
+	return s.run(func(res *progress.Result) {
+		res.Engine = cfg.Engine
+		if res.Status == progress.StatusBuilt {
+			if err := pending.CloseAtomicallyReplace(); err != nil {
+				res.Status, res.Error = progress.StatusFailed, fmt.Sprintf("writing the engine: %v", err)
+			}
+		}
+		if res.Status != progress.StatusBuilt {
+			res.Engine, res.EngineBytes = "", 0
+		}
+	})
+}
+
+// Drive runs the session loop on the events of src instead of a build worker: the same one
+// state, renderer calls, ticks, signals and cancel ladder as a build (cfg.Worker and
+// cfg.Engine are not used, and no file is written). trtbuild replay plays traces through it.
+func Drive(src Source, cfg Config) (progress.Result, error) {
+	return newSession(cfg, src).run(nil)
+}
+
+func newSession(cfg Config, src Source) *session {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -86,35 +147,26 @@ func Run(cfg Config) (progress.Result, error) {
 	if cfg.KillAfter <= 0 {
 		cfg.KillAfter = 30 * time.Second
 	}
-	pending, err := renameio.NewPendingFile(cfg.Engine, renameio.WithPermissions(0o644))
-	if err != nil {
-		return progress.Result{}, exitcode.Usagef("cannot write the engine next to %s: %v; choose a writable path with -o", cfg.Engine, unwrapPath(err))
+	if cfg.CancelMessage == "" {
+		cfg.CancelMessage = cancelMessage
 	}
-	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
+	return &session{cfg: cfg, src: src, controls: make(chan struct{}, 1)}
+}
 
-	s := &session{cfg: cfg, controls: make(chan struct{}, 1)}
-	cfg.Worker.Plan = pending.File
-	s.proc, err = worker.Start(cfg.Worker)
-	if err != nil {
-		return progress.Result{}, err
-	}
-	s.render = cfg.NewRenderer(s)
-	s.start = cfg.Now()
+// run drives the build to its end: commit, when not nil, settles the result before it is
+// shown (the build commits its engine there).
+func (s *session) run(commit func(res *progress.Result)) (progress.Result, error) {
+	s.render = s.cfg.NewRenderer(s)
+	s.start = s.cfg.Now()
 	s.lastProgress = s.start
-	s.state = progress.NewState(cfg.Info, s.start)
+	s.state = progress.NewState(s.cfg.Info, s.start)
 	s.state.Hinter = trt.Hint
 	s.render.Begin(s.state)
 
 	final, stateErr := s.loop()
 	res := s.outcome(final, stateErr)
-	res.Engine = cfg.Engine
-	if res.Status == progress.StatusBuilt {
-		if err := pending.CloseAtomicallyReplace(); err != nil {
-			res.Status, res.Error = progress.StatusFailed, fmt.Sprintf("writing the engine: %v", err)
-		}
-	}
-	if res.Status != progress.StatusBuilt {
-		res.Engine, res.EngineBytes = "", 0
+	if commit != nil {
+		commit(&res)
 	}
 	res = s.state.End(res, s.cfg.Now())
 	if err := s.render.End(res); err != nil && !errors.Is(err, syscall.EPIPE) {
@@ -144,7 +196,8 @@ func (s *session) loop() (*progress.Result, error) {
 	}
 	armBudget()
 	var final *progress.Result
-	events := s.proc.Events()
+	events := s.src.Events()
+	stop := s.cfg.Stop
 	var killTimer <-chan time.Time
 	for events != nil {
 		select {
@@ -166,9 +219,12 @@ func (s *session) loop() (*progress.Result, error) {
 			if sig == syscall.SIGTERM {
 				code = exitcode.Terminated
 			}
-			s.escalate(code, cancelMessage)
+			s.escalate(code, s.cfg.CancelMessage)
 		case <-s.controls:
-			s.escalate(exitcode.Interrupted, cancelMessage)
+			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
+		case <-stop:
+			stop = nil
+			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
 		case now := <-ticker.C:
 			s.render.Tick(now)
 		case <-budget.C:
@@ -186,13 +242,12 @@ func (s *session) loop() (*progress.Result, error) {
 			killTimer = nil
 			if !s.forced {
 				s.forced = true
-				s.proc.Kill()
+				_ = s.src.Kill()
 				s.notice(progress.NoticeForceStop, fmt.Sprintf("The builder did not stop within --kill-after %s; stopped the worker.", s.cfg.KillAfter))
 			}
 		}
 	}
-	_, err := s.proc.Wait()
-	return final, err
+	return final, s.src.Wait()
 }
 
 // escalate moves one rung up the cancel ladder.
@@ -201,7 +256,7 @@ func (s *session) escalate(code exitcode.Code, message string) {
 	case s.cancelledBy == 0:
 		s.cancelledBy = code
 		s.cancelAt = s.cfg.Now()
-		if err := s.proc.Cancel(); err != nil {
+		if err := s.src.Cancel(); err != nil {
 			// The worker is already gone; the event stream is ending anyway.
 			_ = err
 		}
@@ -212,7 +267,7 @@ func (s *session) escalate(code exitcode.Code, message string) {
 		s.notice(kind, message)
 	case !s.forced:
 		s.forced = true
-		s.proc.Kill()
+		_ = s.src.Kill()
 		s.notice(progress.NoticeForceStop, "Stopping the build worker now.")
 	}
 }
@@ -282,6 +337,16 @@ func (s *session) outcome(final *progress.Result, streamErr error) progress.Resu
 	var res progress.Result
 	if final != nil {
 		res = *final
+	}
+	if s.proc == nil {
+		// Another source (a replay) reports its own time and memory.
+		if final == nil {
+			res.Status, res.Error = progress.StatusFailed, "the events ended without a result"
+		}
+		if s.cancelledBy != 0 && res.Status == progress.StatusBuilt {
+			res.Status = progress.StatusCancelled
+		}
+		return res
 	}
 	res.Duration = s.cfg.Now().Sub(s.start)
 	if st := s.proc.State(); st != nil {

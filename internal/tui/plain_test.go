@@ -243,3 +243,20 @@ func TestSummaryOfACachedBuild(t *testing.T) {
 		t.Errorf("a build without the cache mentions it: %q", got)
 	}
 }
+
+// TestPlainReadsTheSessionTree: the phases the build leaves open are read from the session's
+// state at the end, including one whose start the plain renderer was never handed: a plain
+// renderer with a tree of its own would not know it.
+func TestPlainReadsTheSessionTree(t *testing.T) {
+	var out bytes.Buffer
+	p := keep(NewPlain(&out, PlainOptions{}), nil)
+	p.Begin(progress.BuildInfo{})
+	p.Handle([]progress.Event{evStart(0, 1, 0, "seen", 2)})
+	p.st.Apply([]progress.Event{evStart(sec(0.5), 2, 1, "only in the session", 3)}, time.Now())
+	if err := p.End(progress.Result{Status: progress.StatusCancelled, Duration: sec(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "#2 0.5s only in the session CANCELLED") {
+		t.Errorf("the phase only the session saw is missing:\n%s", &out)
+	}
+}
