@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -119,6 +120,44 @@ func TestColorForce(t *testing.T) {
 		}
 		if got := strings.Contains(r.stdout, "\x1b["); got != tc.color {
 			t.Errorf("%v: escape sequences %v, want %v:\n%q", tc.env, got, tc.color, r.stdout)
+		}
+	}
+}
+
+// TestFailureAttribution fails one chosen layer while four builder threads time layers: plain
+// and JSON output both name that layer's phase, whichever thread ended its phases last.
+func TestFailureAttribution(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	const layer = "Finding fastest tactic for stage2/block1/conv1"
+	args := []string{"--backend", "sim", "--no-timing-cache", "--sim-speed", "20", "--sim-threads", "4", "--sim-fail-phase", layer}
+	for _, mode := range []string{"plain", "json"} {
+		r := trtbuild(t, nil, append(args, "--progress", mode, "-o", filepath.Join(t.TempDir(), "m.engine"), model)...)
+		if r.code != 1 {
+			t.Fatalf("%s: exit %d, want 1\n%s", mode, r.code, r.stderr)
+		}
+		switch mode {
+		case "plain":
+			if !strings.Contains(r.stdout, "Failed in: … › Computing profile costs › Timing graph nodes › "+layer+" (step 0/6") {
+				t.Errorf("plain does not name the failing layer:\n%s", r.stdout)
+			}
+			if !strings.Contains(r.stdout, "Hint: ") {
+				t.Errorf("plain has no hint:\n%s", r.stdout)
+			}
+		case "json":
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			var res struct {
+				Type  string `json:"type"`
+				Where struct {
+					Path []string `json:"path"`
+				} `json:"where"`
+				Hint string `json:"hint"`
+			}
+			if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+				t.Fatal(err)
+			}
+			if p := res.Where.Path; res.Type != "result" || len(p) == 0 || p[len(p)-1] != layer || res.Hint == "" {
+				t.Errorf("the JSON result does not name the failing layer with a hint: %s", lines[len(lines)-1])
+			}
 		}
 	}
 }
