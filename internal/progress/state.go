@@ -23,8 +23,8 @@ type LogLine struct {
 
 // Cancel is what happened on the cancel ladder, with the wall times it happened at.
 type Cancel struct {
-	Kind    NoticeKind // 0, NoticeCancelRequested or NoticeTimeout
-	At      time.Time
+	Kind NoticeKind // 0, NoticeCancelRequested or NoticeTimeout
+	At   time.Time
 	// AtBuild is At on the builder's clock: phases that end early after it were cut short.
 	AtBuild time.Duration
 	Message string
