@@ -228,9 +228,10 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		drain(stdout, s.Err, sigs)
 	}
 	if err != nil && !onTerminal {
-		// The outcome went to a pipe or nowhere: say it on stderr as well.
+		// The outcome went to a pipe or nowhere: say it on stderr as well, unless it is a
+		// time budget, whose message the notice already put there.
 		var e *exitcode.Error
-		if errors.As(err, &e) {
+		if errors.As(err, &e) && !(e.Code == exitcode.TimedOut && notices != nil) {
 			e.Reported = false
 		}
 	}
@@ -298,7 +299,8 @@ func newRenderer(mode tui.Mode, s *streams, out io.Writer, o *buildOptions, c pr
 			Controls: c, Verbose: o.verbose, Color: tui.ColorFromEnv(s.Getenv, true), Getenv: s.Getenv,
 		})
 	default:
-		return tui.NewPlain(out, tui.PlainOptions{Verbose: o.verbose})
+		// Plain text is for logs: colour only when the user forces it (CLICOLOR_FORCE).
+		return tui.NewPlain(out, tui.PlainOptions{Verbose: o.verbose, Color: tui.ColorFromEnv(s.Getenv, false)})
 	}
 }
 
