@@ -54,7 +54,8 @@ const minTensorRTOpset = 9
 // rules (internal/preflight) to every optimization profile: a file that is not ONNX, shapes
 // that do not fit the model's inputs, missing shapes for dynamic inputs and unsafe or missing
 // external data are refused here, with exit status 2, before any GPU time is spent. The
-// simulated builder gets the model's real node names. With skip (--no-preflight) only the node
+// simulated builder gets the model's real node names. Inputs the flags leave out whose dynamic
+// dimensions are all named by given inputs are added to the request's profiles. With skip (--no-preflight) only the node
 // names are read, and a model trtbuild cannot read goes to the builder as it is.
 func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (warnings []string, err error) {
 	if skip {
@@ -71,8 +72,9 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
 	seen := map[string]bool{}
+	var completed []worker.Profile
 	for i, f := range profiles {
-		w, err := preflight.Check(m, model, preflight.Params{
+		r, err := preflight.CheckProfile(m, model, preflight.Params{
 			Shapes: f.shapes, Min: f.min, Opt: f.opt, Max: f.max, MinOpset: minTensorRTOpset,
 		})
 		if err != nil {
@@ -81,12 +83,29 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 			}
 			return nil, err
 		}
+		var p worker.Profile
+		for _, in := range r.Inputs {
+			p.Inputs = append(p.Inputs, worker.ShapeRange{Name: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
+		}
+		completed = append(completed, p)
+		w := r.Warnings
+		if len(profiles) > 1 {
+			w = make([]string, len(r.Warnings))
+			for k, x := range r.Warnings {
+				w[k] = fmt.Sprintf("profile %d: %s", i, x)
+			}
+		}
 		for _, x := range w {
 			if !seen[x] {
 				seen[x] = true
 				warnings = append(warnings, x)
 			}
 		}
+	}
+	// The profiles preflight completed (inputs filled in from the named dimensions they share
+	// with given ones) replace the ones parsed from the flags.
+	if len(completed) > 1 || len(completed) == 1 && len(completed[0].Inputs) > 0 {
+		req.Profiles = completed
 	}
 	req.Layers = m.NodeNames()
 	return warnings, nil
