@@ -323,6 +323,7 @@ struct Config {
     int32_t max_aux_streams = -1;
     int32_t hardware_compat = 0;
     uint64_t workspace_bytes = 0;
+    std::string build_settings;  // check_build_settings' summary, written into the plan
     int32_t nb_profiles = 0;
     std::vector<std::string> plugin_paths;
     bool has_cache = false;
@@ -953,6 +954,7 @@ std::string SimBuild::plan_text(const RunState& rs, uint64_t model_bytes) const 
     out += "workspace_bytes " +
            (cfg_.workspace_bytes == 0 ? std::string("default") : std::to_string(cfg_.workspace_bytes)) +
            "\n";
+    out += cfg_.build_settings;
     out += format("profiles %d\n", cfg_.nb_profiles);
     out += format("tactics %d\niterations %d\nseed %llu\n", cfg_.tactics, cfg_.iterations,
                   static_cast<unsigned long long>(cfg_.seed));
@@ -1051,6 +1053,9 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
     }
     c.hardware_compat = o.hardware_compat;
     c.workspace_bytes = o.workspace_bytes;
+    if (!check_build_settings(o, &c.build_settings, status)) {
+        return nullptr;
+    }
 
     if (o.nb_profiles < 0 || o.nb_profiles > kMaxProfiles ||
         (o.nb_profiles > 0 && o.profiles == nullptr)) {

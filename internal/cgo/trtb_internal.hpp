@@ -19,6 +19,16 @@ namespace trtb {
 // set_status fills a trtb_status (which may be null) and returns code.
 int32_t set_status(trtb_status* status, int32_t code, const std::string& message);
 
+// check_build_settings checks trtexec's build settings in o (the fields after sim, ABI 3) for
+// what any builder would refuse: unknown enum values, a list without its pointer, layer
+// precisions without constraints, GPU fallback without a DLA core, "best" with a strongly typed
+// network. On success it writes them, one "key value" line per setting given, to *summary (may
+// be null) and returns true; otherwise it fills status with TRTB_ERR_INVALID_ARGUMENT.
+bool check_build_settings(const trtb_options& o, std::string* summary, trtb_status* status);
+
+// data_type_name returns trtexec's name of a trtb_data_type ("fp16"), or "unknown".
+const char* data_type_name(int32_t type);
+
 // EventQueue holds events copied out of builder callbacks until Go drains them.
 //
 // Threading: push_* may be called from any number of builder threads at once; they copy their
