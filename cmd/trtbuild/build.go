@@ -45,6 +45,7 @@ type buildOptions struct {
 	timeout, stallTimeout, killAfter time.Duration
 
 	sim simFlags
+	tx  trtexecFlags
 }
 
 // simFlags are the simulated builder's knobs. Only --sim-speed is shown in --help; the others
@@ -75,8 +76,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.Var(shapeValue{&o.profiles, kindMax}, "max-shapes", "largest input shapes of the optimization profile")
 	f.Var(profileValue{&o.profiles}, "profile", "start optimization profile N (0, 1, …): the shape flags after it belong to it, as in trtexec")
 	f.StringVar(&o.workspace, "workspace", "", "workspace memory pool limit, e.g. 512M or 4G (a bare number is MiB)")
-	f.StringVar(&o.memPoolSize, "mem-pool-size", "", "trtexec spelling: workspace:SIZE")
-	_ = f.MarkHidden("mem-pool-size")
+	f.StringVar(&o.memPoolSize, "mem-pool-size", "", "memory pool limits, trtexec syntax: workspace:4G,tacticSharedMem:48K (also dlaSRAM, dlaLocalDRAM, dlaGlobalDRAM; a bare number is MiB)")
 
 	f.BoolVar(&o.fp16, "fp16", false, "build in FP16 (TensorRT 10: builder flag; TensorRT 11: converts the ONNX graph)")
 	f.BoolVar(&o.bf16, "bf16", false, "build in BF16 (as --fp16)")
@@ -93,6 +93,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.StringVar(&o.hardwareCompat, "hardware-compat", "none", "hardware compatibility: none, ampere+ or same-compute-capability")
 	f.IntVar(&o.device, "device", 0, "CUDA device to build on")
 	f.StringSliceVar(&o.plugins, "plugins", nil, "plugin libraries to load (this runs their code)")
+	addTrtexecFlags(f, &o.tx)
 	f.BoolVar(&o.skipInference, "skip-inference", false, "accepted for trtexec compatibility; trtbuild never runs inference")
 	_ = f.MarkHidden("skip-inference")
 
@@ -152,10 +153,15 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	txWarnings, err := applyTrtexecFlags(o.tx, &req)
+	if err != nil {
+		return err
+	}
 	warnings, err := checkModel(model, &req, flags, o.noPreflight)
 	if err != nil {
 		return err
 	}
+	warnings = append(txWarnings, warnings...)
 	for _, w := range warnings {
 		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
 	}
@@ -329,22 +335,25 @@ func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (w
 		// TensorRT strips weights only from refittable engines.
 		req.Refit = true
 	}
-	if o.workspace != "" && o.memPoolSize != "" {
-		return req, exitcode.Usagef("give the workspace once: --workspace or --memPoolSize, not both")
-	}
 	if o.workspace != "" {
-		ws, err := parseSize(o.workspace)
+		ws, err := parseSize(o.workspace, false)
 		if err != nil {
 			return req, exitcode.Usagef("invalid --workspace: %v", err)
 		}
 		req.WorkspaceBytes = ws
 	}
 	if o.memPoolSize != "" {
-		ws, err := parseMemPoolSize(o.memPoolSize)
+		ws, pools, err := parseMemPoolSize(o.memPoolSize)
 		if err != nil {
 			return req, exitcode.Usagef("invalid %v", err)
 		}
-		req.WorkspaceBytes = ws
+		if ws != 0 && o.workspace != "" {
+			return req, exitcode.Usagef("give the workspace once: --workspace or --memPoolSize workspace:SIZE, not both")
+		}
+		if ws != 0 {
+			req.WorkspaceBytes = ws
+		}
+		req.MemPools = pools
 	}
 	for i, f := range flags {
 		profile, err := shapeProfile(f)

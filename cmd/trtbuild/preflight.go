@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
@@ -102,6 +105,10 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 			}
 		}
 	}
+	if err := checkIOFormats(m, req); err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, layerPrecisionWarnings(m, req)...)
 	// The profiles preflight completed (inputs filled in from the named dimensions they share
 	// with given ones) replace the ones parsed from the flags.
 	if len(completed) > 1 || len(completed) == 1 && len(completed[0].Inputs) > 0 {
@@ -109,4 +116,49 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 	}
 	req.Layers = m.NodeNames()
 	return warnings, nil
+}
+
+// checkIOFormats checks that --inputIOFormats and --outputIOFormats give one format for all
+// tensors or one per tensor, as trtexec requires.
+func checkIOFormats(m *onnx.Model, req *worker.Request) error {
+	for _, c := range []struct {
+		flag, what string
+		n          int
+		values     []onnx.Value
+	}{
+		{"--inputIOFormats", "inputs", len(req.InputFormats), m.Inputs},
+		{"--outputIOFormats", "outputs", len(req.OutputFormats), m.Outputs},
+	} {
+		if c.n <= 1 || c.n == len(c.values) {
+			continue
+		}
+		names := make([]string, len(c.values))
+		for i, v := range c.values {
+			names[i] = v.Name
+		}
+		return exitcode.Usagef("%s gives %d formats but %s has %d %s (%s); give one format for all of them or one per %s, in this order",
+			c.flag, c.n, filepath.Base(m.Path), len(c.values), c.what, strings.Join(names, ", "), strings.TrimSuffix(c.what, "s"))
+	}
+	return nil
+}
+
+// layerPrecisionWarnings names the --layerPrecisions layers that are no node of the model.
+// TensorRT names the layers it makes from ONNX nodes after them, so such a name probably
+// matches nothing; it is not an error, since TensorRT may add layers of its own.
+func layerPrecisionWarnings(m *onnx.Model, req *worker.Request) []string {
+	nodes := map[string]bool{}
+	for _, n := range m.NodeNames() {
+		nodes[n] = true
+	}
+	var unknown []string
+	for _, lp := range req.LayerPrecisions {
+		if lp.Layer != "*" && !nodes[lp.Layer] {
+			unknown = append(unknown, strconv.Quote(lp.Layer))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("--layerPrecisions names %s, which %s has no node of; TensorRT names layers after the ONNX nodes, so check the names with trtbuild inspect",
+		strings.Join(unknown, ", "), filepath.Base(m.Path))}
 }

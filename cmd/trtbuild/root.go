@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/trtexec"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -41,9 +42,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.Err)
 	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return exitcode.Usagef("%s; run '%s --help' for usage", strings.TrimSpace(err.Error()), c.CommandPath())
-	})
+	cmd.SetFlagErrorFunc(flagError)
 	addBuildFlags(cmd, o)
 	cmd.AddCommand(
 		newInspectCmd(s.Out),
@@ -54,6 +53,18 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newWorkerCmd(),
 	)
 	return cmd
+}
+
+// flagError turns pflag's errors into one-line usage errors. A trtexec flag trtbuild does not
+// take is never a bare "unknown flag": the message says why and what to use instead.
+func flagError(c *cobra.Command, err error) error {
+	msg := strings.TrimSpace(err.Error())
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		if why, ok := trtexec.Unsupported(name); ok {
+			return exitcode.Usagef("%s", why)
+		}
+	}
+	return exitcode.Usagef("%s; run '%s --help' for usage", msg, c.CommandPath())
 }
 
 func newWorkerCmd() *cobra.Command {
