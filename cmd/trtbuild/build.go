@@ -57,6 +57,7 @@ type simFlags struct {
 	failPhase, earlyPhase, abortPhase string
 	ignoreCancel                      bool
 	seed                              uint64
+	scenario                          string
 }
 
 // defaultSimStep makes a simulated build of the bundled model last several seconds at speed 1.
@@ -107,6 +108,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.DurationVar(&o.killAfter, "kill-after", 30*time.Second, "after a timeout, how long the builder may take to stop before it is killed")
 
 	f.Float64Var(&o.sim.speed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
+	f.StringVar(&o.sim.scenario, "sim-scenario", "", "with --backend sim: play "+strings.Join(simScenarioNames(), ", ")+" (see README, \"See every view\")")
 	f.IntVar(&o.sim.threads, "sim-threads", 0, "simulated builder threads")
 	f.IntVar(&o.sim.tactics, "sim-tactics", 0, "simulated tactics per layer")
 	f.IntVar(&o.sim.iterations, "sim-iterations", 0, "simulated measuring steps per tactic")
@@ -162,6 +164,9 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		return err
 	}
 	warnings = append(txWarnings, warnings...)
+	if err := applyScenario(o.sim.scenario, backend, o.sim.speed, o.sim, &req); err != nil {
+		return err
+	}
 	for _, w := range warnings {
 		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
 	}

@@ -31,7 +31,10 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		Example: `  trtbuild --backend sim testdata/models/convnet.onnx     # simulated build, no GPU needed
   trtbuild model.onnx --fp16 -o model.engine
   trtbuild model.onnx --min-shapes images:1x3x224x224 --opt-shapes images:8x3x224x224 --max-shapes images:32x3x224x224
-  trtbuild model.onnx --progress json > build.jsonl`,
+  trtbuild model.onnx --progress json > build.jsonl
+  trtbuild --backend sim --sim-scenario silence testdata/models/convnet.onnx   # also fail, crash, slow-cancel
+  trtbuild model.onnx --iterations=100    # a trtexec-only flag: one line says what to run instead
+  source <(trtbuild completion bash)      # tab completion (also zsh, fish; see README)`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -44,6 +47,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
 	cmd.SetFlagErrorFunc(flagError)
 	addBuildFlags(cmd, o)
+	addCompletions(cmd, o)
 	cmd.AddCommand(
 		newInspectCmd(s.Out),
 		newConvertCmd(s),
