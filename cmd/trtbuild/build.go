@@ -102,10 +102,10 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.StringVar(&o.timingCache, "timing-cache", "auto", "timing cache `FILE` to load, and to merge what the build learned into (also when cancelled); auto: one per TensorRT version and GPU in the user cache folder")
 	f.BoolVar(&o.noTimingCache, "no-timing-cache", false, "use no timing cache")
 	f.BoolVar(&o.strictCache, "strict-cache", false, "fail when the timing cache cannot be read, used or saved, instead of warning")
-	f.DurationVar(&o.timeout, "timeout", 0, "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
-	f.DurationVar(&o.stallTimeout, "stall-timeout", 0, "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
+	f.Var(newDuration(&o.timeout, 0), "timeout", "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
+	f.Var(newDuration(&o.stallTimeout, 0), "stall-timeout", "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
 	addOutputFlags(f, &o.out)
-	f.DurationVar(&o.killAfter, "kill-after", 30*time.Second, "after a timeout, how long the builder may take to stop before it is killed")
+	f.Var(newDuration(&o.killAfter, 30*time.Second), "kill-after", "after a timeout, how long the builder may take to stop before it is killed")
 
 	f.Float64Var(&o.sim.speed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
 	f.StringVar(&o.sim.scenario, "sim-scenario", "", "with --backend sim: play "+strings.Join(simScenarioNames(), ", ")+" (see README, \"See every view\")")

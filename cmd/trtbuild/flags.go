@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/spf13/pflag"
@@ -247,3 +248,35 @@ func applyTrtexecFlags(t trtexecFlags, req *worker.Request) (warnings []string, 
 	}
 	return warnings, nil
 }
+
+// durationValue is a duration flag whose errors say how to write a duration: a bare number,
+// which Go's time.ParseDuration refuses as "missing unit", gets "use a unit, like 2s or 20m".
+type durationValue struct{ d *time.Duration }
+
+func newDuration(p *time.Duration, def time.Duration) durationValue {
+	*p = def
+	return durationValue{p}
+}
+
+// String is "" for zero, so that --help shows no "(default 0s)".
+func (v durationValue) String() string {
+	if v.d == nil || *v.d == 0 {
+		return ""
+	}
+	return v.d.String()
+}
+
+func (v durationValue) Set(s string) error {
+	t := strings.TrimSpace(s)
+	if _, err := strconv.ParseFloat(t, 64); err == nil && t != "0" {
+		return fmt.Errorf("a duration needs a unit: use a unit, like %ss or %sm", t, t)
+	}
+	d, err := time.ParseDuration(t)
+	if err != nil {
+		return fmt.Errorf("not a duration: write a number with a unit, like 90s, 20m or 1h30m")
+	}
+	*v.d = d
+	return nil
+}
+
+func (v durationValue) Type() string { return "duration" }

@@ -123,3 +123,27 @@ func TestTrtexecNamesNormalize(t *testing.T) {
 		}
 	})
 }
+
+// TestMessages checks messages that used to give no fix.
+func TestMessages(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workspace", "0"}, `trtbuild: invalid --workspace: "0" is too small: give at least 1 byte, like 512M or 4G (leave the flag out for TensorRT's default)`},
+		{[]string{"--timeout", "2"}, `trtbuild: invalid argument "2" for "--timeout" flag: a duration needs a unit: use a unit, like 2s or 2m`},
+		{[]string{"--stall-timeout", "90"}, "use a unit, like 90s or 90m"},
+		{[]string{"--kill-after", "soon"}, "not a duration: write a number with a unit, like 90s, 20m or 1h30m"},
+	}
+	for _, tt := range tests {
+		r := trtbuild(t, nil, append([]string{"--backend", "sim", model}, tt.args...)...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 2 || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+			t.Errorf("%q: exit %d, want 2 and one line containing %q; stderr:\n%s", tt.args, r.code, tt.want, r.stderr)
+		}
+		if strings.Contains(r.stderr, "missing unit") || strings.Contains(r.stderr, "out of range") {
+			t.Errorf("%q: Go's message leaks: %s", tt.args, r.stderr)
+		}
+	}
+}
