@@ -75,9 +75,12 @@ func TestDurationFlag(t *testing.T) {
 	if v.String() != "30s" {
 		t.Errorf("default shows %q", v.String())
 	}
-	for in, want := range map[string]time.Duration{"2s": 2 * time.Second, "1h30m": 90 * time.Minute, "0": 0} {
-		if err := v.Set(in); err != nil || d != want {
-			t.Errorf("Set(%q): %v, %v", in, d, err)
+	for _, tt := range []struct {
+		in   string
+		want time.Duration
+	}{{"2s", 2 * time.Second}, {"1h30m", 90 * time.Minute}, {"0", 0}} {
+		if err := v.Set(tt.in); err != nil || d != tt.want {
+			t.Errorf("Set(%q): %v, %v", tt.in, d, err)
 		}
 	}
 	if v.String() != "" {
@@ -85,7 +88,7 @@ func TestDurationFlag(t *testing.T) {
 	}
 	for in, want := range map[string]string{
 		"2":    "a duration needs a unit: use a unit, like 2s or 2m",
-		"1.5":  "use a unit, like 1.5s or 1.5m",
+		"1.5":  "a duration needs a unit: use a unit, like 1.5s or 1.5m",
 		"soon": "not a duration: write a number with a unit, like 90s, 20m or 1h30m",
 	} {
 		if err := v.Set(in); err == nil || err.Error() != want {
