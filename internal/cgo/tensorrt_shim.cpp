@@ -1486,6 +1486,7 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
         copy_text(info->backend, sizeof(info->backend), "tensorrt", sizeof("tensorrt"));
         info->compiled_version = kCompiledVersion;
         info->loaded_version = getInferLibVersion();
+        info->loaded_build = getInferLibBuildVersion();
         info->onnx_parser_version = getNvOnnxParserVersion();
 
         int count = 0;
@@ -1500,6 +1501,7 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
                 copy_text(info->device_name, sizeof(info->device_name), prop.name, sizeof(prop.name));
                 info->compute_major = prop.major;
                 info->compute_minor = prop.minor;
+                info->multiprocessor_count = prop.multiProcessorCount;
             } else {
                 (void)cudaGetLastError();
             }
