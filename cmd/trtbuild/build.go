@@ -41,6 +41,7 @@ type buildOptions struct {
 	noTimingCache bool
 	strictCache   bool
 	out           outputFlags
+	engineCache   engineCacheFlags
 
 	timeout, stallTimeout, killAfter time.Duration
 
@@ -103,6 +104,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.DurationVar(&o.timeout, "timeout", 0, "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
 	f.DurationVar(&o.stallTimeout, "stall-timeout", 0, "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
 	addOutputFlags(f, &o.out)
+	addEngineCacheFlags(f, &o.engineCache)
 	f.DurationVar(&o.killAfter, "kill-after", 30*time.Second, "after a timeout, how long the builder may take to stop before it is killed")
 
 	f.Float64Var(&o.sim.speed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
@@ -169,6 +171,10 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	}
 	defer outs.finish(s.Err)
 	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
+	keyed, hit, err := engineCacheLookup(s, o, mode, req, info)
+	if err != nil || hit {
+		return err
+	}
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -178,7 +184,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY) {
 		notices = nil // the renderer shows them on the same terminal
 	}
-	_, err = builder.Run(builder.Config{
+	res, err := builder.Run(builder.Config{
 		Worker:       worker.StartOptions{Command: exe, Request: req},
 		Engine:       engine,
 		Info:         info,
@@ -189,6 +195,9 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		StallTimeout: o.stallTimeout,
 		KillAfter:    o.killAfter,
 	})
+	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
+		keyed.afterBuild(s, res)
+	}
 	if err != nil && !(mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY)) {
 		// The outcome went to a pipe or nowhere: say it on stderr as well.
 		var e *exitcode.Error

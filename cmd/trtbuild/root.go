@@ -51,6 +51,8 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newReplayCmd(s),
 		newReportCmd(s),
 		newVersionCmd(s),
+		newKeyCmd(s),
+		newEngineCmd(s),
 		newWorkerCmd(),
 	)
 	return cmd
