@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/progress"
@@ -42,6 +43,7 @@ type buildOptions struct {
 	strictCache   bool
 	out           outputFlags
 	engineCache   engineCacheFlags
+	keyTarget     *buildkey.Target // a matrix cell's GPU target, for simulated builds' keys
 
 	timeout, stallTimeout, killAfter time.Duration
 

@@ -93,6 +93,11 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 		return nil, false, err
 	}
 	target, err := buildkey.Local(req.Backend, req.Device)
+	if err == nil && o.keyTarget != nil && target.Backend == "sim" {
+		// A simulated build for a matrix target is keyed as that GPU's, so cells map to keys
+		// as they would on the real GPUs.
+		target.GPU, target.ComputeCapability, target.MIG = o.keyTarget.GPU, o.keyTarget.ComputeCapability, o.keyTarget.MIG
+	}
 	if err != nil {
 		if cache != nil {
 			return nil, false, exitcode.Usagef("cannot compute the build key for --engine-cache: %v", err)
@@ -147,7 +152,6 @@ func (k *keyedBuild) serve(engine string) (enginecache.Hit, bool, error) {
 	}
 	return hit, true, nil
 }
-
 
 // manifest describes the engine file of this build.
 func (k *keyedBuild) manifest(engine string, bytes int64, sum string) *manifest.Manifest {

@@ -53,6 +53,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newVersionCmd(s),
 		newKeyCmd(s),
 		newEngineCmd(s),
+		newMatrixCmd(s),
 		newWorkerCmd(),
 	)
 	return cmd
