@@ -163,14 +163,11 @@ func checkTargetHere(o *matrixOptions, t matrix.Target, device int) error {
 	return nil
 }
 
-// runCell builds one cell through the normal build, and returns its index entry.
-func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string) (matrix.IndexCell, error) {
-	entry := matrix.NewIndexCell(cell)
+// cellBuild returns the build options and arguments of one cell: the cell's flags and the
+// matrix's build_flags, parsed as the build command parses them.
+func cellBuild(f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string) (*buildOptions, []string, error) {
 	out := f.OutputDir()
 	engine := filepath.Join(out, cell.Engine())
-	if err := os.MkdirAll(filepath.Dir(engine), 0o755); err != nil {
-		return entry, exitcode.Usagef("cannot create the output folder %s: %v", filepath.Dir(engine), unwrapPathError(err))
-	}
 	cache := o.engineCache
 	if cache == "" {
 		cache = f.CacheDir()
@@ -187,11 +184,30 @@ func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, dev
 	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
 	addBuildFlags(cmd, bo)
 	if err := cmd.Flags().Parse(args); err != nil {
-		return entry, exitcode.Usagef("matrix %s, cell %s: %v; check build_flags", f.Path, cell.ID(), err)
+		return nil, nil, exitcode.Usagef("matrix %s, cell %s: %v; check build_flags", f.Path, cell.ID(), err)
+	}
+	if _, err := os.Stat(cell.ModelPath(f)); err != nil {
+		return nil, nil, exitcode.Usagef("matrix %s, model %s: %v; fix its path (relative to the matrix file)", f.Path, cell.Model.Path, unwrapPathError(err))
 	}
 	bo.keyTarget = &buildkey.Target{GPU: cell.Target.GPU, ComputeCapability: cell.Target.ComputeCapability, MIG: cell.Target.MIG}
+	return bo, cmd.Flags().Args(), nil
+}
+
+// runCell builds one cell through the normal build, and returns its index entry.
+func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string) (matrix.IndexCell, error) {
+	entry := matrix.NewIndexCell(cell)
+	out := f.OutputDir()
+	engine := filepath.Join(out, cell.Engine())
+	if err := os.MkdirAll(filepath.Dir(engine), 0o755); err != nil {
+		return entry, exitcode.Usagef("cannot create the output folder %s: %v", filepath.Dir(engine), unwrapPathError(err))
+	}
+	bo, rest, err := cellBuild(f, cell, o, device, report)
+	if err != nil {
+		entry.Status, entry.Error = matrix.StatusFailed, oneLine(err)
+		return entry, err
+	}
 	start := time.Now()
-	err := buildRun(s, bo, cmd.Flags().Args())
+	err = buildRun(s, bo, rest)
 	entry.Seconds = time.Since(start).Seconds()
 	rel := func(p string) string {
 		if r, err := filepath.Rel(out, p); err == nil {
@@ -292,9 +308,6 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(f.OutputDir(), 0o755); err != nil {
-		return exitcode.Usagef("cannot create the output folder %s: %v", f.OutputDir(), unwrapPathError(err))
-	}
 	// Which cells this machine builds, and on which device: TensorRT builds a cell only on a
 	// GPU of its target's type.
 	cells := f.Cells()
@@ -321,6 +334,15 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 			continue
 		}
 		todo = append(todo, c)
+	}
+	for _, c := range todo {
+		// A mistake in the file (a flag, a model path) stops the run before anything is built.
+		if _, _, err := cellBuild(f, c, o, 0, ""); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(f.OutputDir(), 0o755); err != nil {
+		return exitcode.Usagef("cannot create the output folder %s: %v", f.OutputDir(), unwrapPathError(err))
 	}
 	var mu sync.Mutex // guards what the workers share, and s.Out between them
 	say := func(format string, args ...any) {
