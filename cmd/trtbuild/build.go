@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/outstream"
@@ -43,6 +44,8 @@ type buildOptions struct {
 	noTimingCache bool
 	strictCache   bool
 	out           outputFlags
+	engineCache   engineCacheFlags
+	keyTarget     *buildkey.Target // a matrix cell's GPU target, for simulated builds' keys
 
 	timeout, stallTimeout, killAfter time.Duration
 
@@ -112,6 +115,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.Var(newDuration(&o.timeout, 0), "timeout", "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
 	f.Var(newDuration(&o.stallTimeout, 0), "stall-timeout", "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
 	addOutputFlags(f, &o.out)
+	addEngineCacheFlags(f, &o.engineCache)
 	f.Var(newDuration(&o.killAfter, 30*time.Second), "kill-after", "after a timeout, how long the builder may take to stop before it is killed")
 
 	f.Float64Var(&o.sim.speed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
@@ -207,6 +211,10 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	}
 	defer outs.cleanup()
 	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
+	keyed, hit, err := engineCacheLookup(s, o, mode, req, info)
+	if err != nil || hit {
+		return err
+	}
 
 	onTerminal := mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY)
 	var notices = s.Err
@@ -223,7 +231,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		}})
 		out = stdout
 	}
-	_, err = builder.Run(builder.Config{
+	res, err := builder.Run(builder.Config{
 		Worker:       worker.StartOptions{Command: exe, Request: req},
 		Engine:       engine,
 		Info:         info,
@@ -235,6 +243,9 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		KillAfter:    o.killAfter,
 	})
 	outs.finish(s.Err, sigs)
+	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
+		keyed.afterBuild(s, res)
+	}
 	if stdout != nil {
 		drain(stdout, s.Err, sigs)
 	}
