@@ -37,6 +37,9 @@ type buildOptions struct {
 	plugins                                                                    []string
 	skipInference, noPreflight                                                 bool
 
+	tensorrtLib      string // --tensorrt-lib: the folder of the TensorRT libraries
+	noBuiltinPlugins bool   // --no-builtin-plugins: do not load libnvinfer_plugin
+
 	timingCache   string
 	noTimingCache bool
 	strictCache   bool
@@ -93,6 +96,8 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.StringVar(&o.hardwareCompat, "hardware-compat", "none", "hardware compatibility: none, ampere+ or same-compute-capability")
 	f.IntVar(&o.device, "device", 0, "CUDA device to build on")
 	f.StringSliceVar(&o.plugins, "plugins", nil, "plugin libraries to load (this runs their code)")
+	addTensorRTLibFlag(f, &o.tensorrtLib)
+	f.BoolVar(&o.noBuiltinPlugins, "no-builtin-plugins", false, "do not load TensorRT's standard plugins (libnvinfer_plugin), which trtexec always loads")
 	f.BoolVar(&o.skipInference, "skip-inference", false, "accepted for trtexec compatibility; trtbuild never runs inference")
 	_ = f.MarkHidden("skip-inference")
 
@@ -279,6 +284,9 @@ var errNoTensorRT = "this trtbuild was built without TensorRT; build it with `go
 func resolveBackend(name string) (string, error) {
 	switch name {
 	case "auto", "tensorrt":
+		// Whether TensorRT loads is found out by the worker, which alone loads it: with auto
+		// as with tensorrt, a TensorRT that cannot be loaded fails the build (exit 2) with the
+		// places searched, never a silent simulated build.
 		if !cgo.Available(cgo.BackendTensorRT) {
 			return "", exitcode.Usagef("%s", errNoTensorRT)
 		}
@@ -297,7 +305,13 @@ func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (w
 		ExcludeLeanRuntime: o.excludeLeanRuntime, SparseWeights: o.sparse,
 		OptLevel: o.optLevel, MaxAuxStreams: o.maxAuxStreams, HardwareCompat: o.hardwareCompat,
 		Plugins: o.plugins, NoTimingCache: o.noTimingCache, TimingCache: o.timingCache, StrictCache: o.strictCache,
+		NoBuiltinPlugins: o.noBuiltinPlugins,
 	}
+	lib, err := resolveTensorRTLib(o.tensorrtLib)
+	if err != nil {
+		return req, err
+	}
+	req.TensorRTLib = lib
 	if o.verbose {
 		req.LogSeverity = progress.SeverityVerbose
 	}

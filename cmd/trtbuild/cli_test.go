@@ -114,6 +114,8 @@ func TestBadInput(t *testing.T) {
 		{"bad backend", []string{"--backend", "gpu", model}, "invalid --backend"},
 		{"no tensorrt", []string{model}, "built without TensorRT"},
 		{"no tensorrt explicit", []string{"--backend", "tensorrt", model}, "--backend sim"},
+		{"missing --tensorrt-lib", []string{"--backend", "sim", "--tensorrt-lib", filepath.Join(dir, "nope"), model}, "--tensorrt-lib " + filepath.Join(dir, "nope") + " does not exist; give the folder that holds libnvinfer.so.N"},
+		{"file as --tensorrt-lib", []string{"--backend", "sim", "--tensorrt-lib", model, model}, "is not a folder; give the folder that holds libnvinfer.so.N, not the file"},
 		{"malformed shapes", []string{"--backend", "sim", "--shapes", "images:1x3x", model}, "invalid --shapes"},
 		{"negative dims", []string{"--backend", "sim", "--min-shapes", "images:-1x3", model}, "invalid --min-shapes"},
 		{"min above max", []string{"--backend", "sim", "--min-shapes", "x:4", "--max-shapes", "x:2", model}, "invalid shapes"},

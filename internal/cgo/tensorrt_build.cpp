@@ -114,22 +114,26 @@ std::string TensorRTBuild::errors_since(size_t mark) const {
 }
 
 Outcome TensorRTBuild::select_device() {
+    const CudaEntryPoints* c = cuda();
+    if (c == nullptr) {
+        return fail(TRTB_ERR_UNAVAILABLE, "the CUDA runtime is not loaded in this process");
+    }
     int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();  // clear this thread's last error
-        return fail(TRTB_ERR_UNAVAILABLE, std::string("CUDA cannot list GPUs: ") + cudaGetErrorString(err));
+    int err = c->get_device_count(&count);
+    if (err != 0) {
+        (void)c->get_last_error();  // clear this thread's last error
+        return fail(TRTB_ERR_UNAVAILABLE, "CUDA cannot list GPUs: " + cuda_error_text(err));
     }
     if (s_.device >= count) {
         return fail(TRTB_ERR_INVALID_ARGUMENT, "--device " + std::to_string(s_.device) +
                                                    ": invalid device ordinal, CUDA sees " +
                                                    std::to_string(count) + " GPU(s) numbered from 0");
     }
-    err = cudaSetDevice(s_.device);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
+    err = c->set_device(s_.device);
+    if (err != 0) {
+        (void)c->get_last_error();
         return fail(TRTB_ERR_UNAVAILABLE, "cudaSetDevice(" + std::to_string(s_.device) +
-                                              "): " + cudaGetErrorString(err));
+                                              "): " + cuda_error_text(err));
     }
     return ok();
 }
@@ -176,7 +180,7 @@ Outcome TensorRTBuild::parse(Objects& o) {
             return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": it is a directory; give the .onnx file");
         }
     }
-    o.parser.reset(nvonnxparser::createParser(*o.network, logger_));
+    o.parser.reset(create_parser(*o.network, logger_));
     if (o.parser == nullptr) {
         return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create an ONNX parser: " + errors_since(0));
     }
@@ -218,7 +222,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     }
 
     Objects o;
-    o.builder.reset(nvinfer1::createInferBuilder(logger_));
+    o.builder.reset(create_builder(logger_));
     if (o.builder == nullptr) {
         // Without a builder no error recorder is attached: the logger holds the reason.
         return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create a builder: " + errors_since(0));
@@ -322,10 +326,17 @@ using trt::kCompiledVersion;
 using trt::Settings;
 using trt::TensorRTBuild;
 
+// make_tensorrt_build needs the libraries loaded (trtb_loader.h) and of a version the headers
+// accept; Go has checked that already when it loaded them, and this check repeats it.
+
 std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_status* status) {
     try {
         std::string message;
-        if (!check_versions(getInferLibVersion(), &message)) {
+        if (!trt::loaded(&message)) {
+            set_status(status, TRTB_ERR_UNAVAILABLE, message);
+            return nullptr;
+        }
+        if (!check_versions(trt::loaded_version(), &message)) {
             set_status(status, TRTB_ERR_VERSION_MISMATCH, message);
             return nullptr;
         }
@@ -358,23 +369,36 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
         std::memset(info, 0, sizeof(*info));
         copy_text(info->backend, sizeof(info->backend), "tensorrt", sizeof("tensorrt"));
         info->compiled_version = kCompiledVersion;
-        info->loaded_version = getInferLibVersion();
-        info->onnx_parser_version = getNvOnnxParserVersion();
+        std::string why;
+        if (!trt::loaded(&why)) {
+            return set_status(status, TRTB_ERR_UNAVAILABLE, why);
+        }
+        info->loaded_version = trt::loaded_version();
+        // getNvOnnxParserVersion() is NV_ONNX_PARSER_VERSION, 0.1.0 in every release
+        // (onnx-tensorrt NvOnnxParser.cpp, NvOnnxParser.h): it tells nothing and is not
+        // reported. The parser library is the one of libnvinfer's major (its SONAME).
+        info->onnx_parser_version = 0;
 
+        const CudaEntryPoints* c = trt::cuda();
         int count = 0;
-        if (cudaGetDeviceCount(&count) != cudaSuccess) {
-            (void)cudaGetLastError();
+        if (c->get_device_count(&count) != 0) {
+            (void)c->get_last_error();
             count = 0;  // no driver or no GPU: versions are still worth reporting
         }
         info->device_count = count;
         if (device >= 0 && device < count) {
-            cudaDeviceProp prop{};
-            if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
-                copy_text(info->device_name, sizeof(info->device_name), prop.name, sizeof(prop.name));
-                info->compute_major = prop.major;
-                info->compute_minor = prop.minor;
+            // Through attributes, not cudaGetDeviceProperties, whose struct differs between
+            // CUDA 12 and 13 (see trtb_loader.hpp).
+            int major = 0, minor = 0;
+            if (c->device_get_attribute(&major, cudaDevAttrComputeCapabilityMajor, device) == 0 &&
+                c->device_get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == 0) {
+                info->compute_major = major;
+                info->compute_minor = minor;
             } else {
-                (void)cudaGetLastError();
+                (void)c->get_last_error();
+            }
+            if (!cuda_device_name(device, info->device_name, sizeof(info->device_name))) {
+                info->device_name[0] = '\0';
             }
         }
 
@@ -391,3 +415,11 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
 }
 
 }  // namespace trtb
+
+extern "C" void trtb_tensorrt_compiled(trtb_compiled_info* info) {
+    if (info != nullptr) {
+        info->tensorrt_version = static_cast<int32_t>(NV_TENSORRT_VERSION);
+        info->tensorrt_build = static_cast<int32_t>(NV_TENSORRT_BUILD);
+        info->cuda_version = static_cast<int32_t>(CUDART_VERSION);
+    }
+}

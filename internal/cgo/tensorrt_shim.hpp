@@ -4,6 +4,7 @@
 //
 // The backend is split by job:
 //   tensorrt_common.cpp        text helpers, version checks, enum mappings
+//   tensorrt_entry.cpp         TensorRT's and CUDA's C entry points, through the run-time loader
 //   tensorrt_callbacks.cpp     the ILogger, IErrorRecorder and IProgressMonitor TensorRT calls
 //   tensorrt_config.cpp        trtb_options -> Settings -> IBuilderConfig, optimization profiles
 //   tensorrt_build.cpp         device, plugins, parse, build, serialize; the factory functions
@@ -40,6 +41,7 @@
 #define TRTB_TENSORRT_SHIM_HPP
 
 #include "trtb_internal.hpp"
+#include "trtb_loader.hpp"
 
 #include <NvInfer.h>
 #include <NvOnnxParser.h>
@@ -122,6 +124,26 @@ Severity to_trt_severity(int32_t s);
 
 // parser_code_name names an ONNX parser error code as the parser's enum does, without the k.
 std::string parser_code_name(nvonnxparser::ErrorCode code);
+
+// ---------------------------------------------------------------------------------------------
+// Entry points of the libraries loaded at run time (tensorrt_entry.cpp). No TensorRT or CUDA
+// function is called any other way: the binary does not link them.
+
+// loaded tells whether libnvinfer, libnvonnxparser and the CUDA runtime are installed; if not,
+// *why says so.
+bool loaded(std::string* why);
+// create_builder and create_parser are NvInfer.h's createInferBuilder and NvOnnxParser.h's
+// createParser through the loaded libraries; null when TensorRT refuses or is not loaded.
+nvinfer1::IBuilder* create_builder(nvinfer1::ILogger& logger);
+nvonnxparser::IParser* create_parser(nvinfer1::INetworkDefinition& network, nvinfer1::ILogger& logger);
+// loaded_version is getInferLibVersion() (0 when not loaded); loaded_build is
+// getInferLibBuildVersion() (-1 when not loaded or not exported).
+int32_t loaded_version();
+int32_t loaded_build();
+// cuda returns the CUDA runtime's entry points, or null when it is not loaded.
+const CudaEntryPoints* cuda();
+// cuda_error_text is cudaGetErrorString(err).
+std::string cuda_error_text(int err);
 
 // ---------------------------------------------------------------------------------------------
 // Callbacks (tensorrt_callbacks.cpp).

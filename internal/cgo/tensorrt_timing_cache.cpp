@@ -120,7 +120,7 @@ Outcome TensorRTBuild::merge(const std::string& disk, std::string* merged) {
     if (Outcome out = select_device(); out.code != TRTB_OK) {
         return out;
     }
-    std::unique_ptr<nvinfer1::IBuilder> builder(nvinfer1::createInferBuilder(logger_));
+    std::unique_ptr<nvinfer1::IBuilder> builder(create_builder(logger_));
     if (builder == nullptr) {
         return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create a builder to merge the timing cache");
     }

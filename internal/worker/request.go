@@ -45,6 +45,12 @@ type Request struct {
 	// saved) fail the build instead of being a warning.
 	StrictCache bool `json:"strict_cache,omitempty"`
 
+	// TensorRTLib is the folder the TensorRT libraries are loaded from (--tensorrt-lib, or
+	// TRTBUILD_TENSORRT_LIB), absolute; "" searches TENSORRT_ROOT and the system (internal/trt.Search).
+	TensorRTLib string `json:"tensorrt_lib,omitempty"`
+	// NoBuiltinPlugins leaves TensorRT's standard plugins (libnvinfer_plugin) unloaded.
+	NoBuiltinPlugins bool `json:"no_builtin_plugins,omitempty"`
+
 	Sim SimConfig `json:"sim"`
 }
 

@@ -49,6 +49,14 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	req := *c.Request
 	w := &eventWriter{w: events}
 
+	if req.Backend == "tensorrt" {
+		loaded, err := loadTensorRT(req, os.Getenv)
+		if err != nil {
+			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: true}, 0)
+		}
+		w.info(loaded, 0)
+	}
+
 	notes, cleanup, err := precisionPath(&req)
 	if err != nil {
 		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
@@ -199,6 +207,13 @@ func (w *eventWriter) add(e *progress.Event) { w.buf = progress.AppendJSON(w.buf
 func (w *eventWriter) warn(messages []string, at time.Duration) {
 	for _, m := range messages {
 		w.add(&progress.Event{Type: progress.EventLog, Time: at, Severity: progress.SeverityWarning, Message: m})
+	}
+}
+
+// info adds an info log event for each message.
+func (w *eventWriter) info(messages []string, at time.Duration) {
+	for _, m := range messages {
+		w.add(&progress.Event{Type: progress.EventLog, Time: at, Severity: progress.SeverityInfo, Message: m})
 	}
 }
 
