@@ -185,14 +185,26 @@ echo "--- stand-in libraries: the loader and the backend up to createInferBuilde
 major=${version%%.*}
 standin=$work/standin
 mkdir -p "$standin"
+# The stand-in libnvinfer logs an error through the logger it is given and returns no builder;
+# the stand-in libnvinfer_plugin logs a line through its logger: both must reach the build's
+# log through trtbuild's one process logger, and the error must be quoted in the failure.
 cat >"$standin/infer.cpp" <<STANDIN
-#include <stdint.h>
+#include <NvInfer.h>
 extern "C" int32_t getInferLibVersion() noexcept { return ${major}0000 + 9900; }
 extern "C" int32_t getInferLibBuildVersion() noexcept { return 7; }
-extern "C" void* createInferBuilder_INTERNAL(void*, int32_t) noexcept { return nullptr; }
+extern "C" void* createInferBuilder_INTERNAL(void* logger, int32_t) noexcept {
+    static_cast<nvinfer1::ILogger*>(logger)->log(nvinfer1::ILogger::Severity::kERROR, "stand-in libnvinfer: no builder here");
+    return nullptr;
+}
 STANDIN
 echo 'extern "C" void* createNvOnnxParser_INTERNAL(void*, void*, int) noexcept { return nullptr; }' >"$standin/parser.cpp"
-echo 'extern "C" bool initLibNvInferPlugins(void*, const char*) { return true; }' >"$standin/plugin.cpp"
+cat >"$standin/plugin.cpp" <<'STANDIN'
+#include <NvInfer.h>
+extern "C" bool initLibNvInferPlugins(void* logger, const char*) {
+    static_cast<nvinfer1::ILogger*>(logger)->log(nvinfer1::ILogger::Severity::kWARNING, "stand-in libnvinfer_plugin: registered nothing");
+    return true;
+}
+STANDIN
 cat >"$standin/cudart.cpp" <<'STANDIN'
 #include <string.h>
 extern "C" {
@@ -206,12 +218,22 @@ int cudaGetDeviceProperties_v2(void* p, int) { strcpy((char*)p, "Stand-in GPU");
 }
 STANDIN
 for pair in infer:libnvinfer.so.$major parser:libnvonnxparser.so.$major plugin:libnvinfer_plugin.so.$major cudart:libcudart.so.13; do
-	"$cxx" -shared -fPIC -o "$standin/${pair#*:}" "$standin/${pair%%:*}.cpp"
+	"$cxx" -std=c++17 -shared -fPIC "${flags[@]}" -o "$standin/${pair#*:}" "$standin/${pair%%:*}.cpp"
 done
 expect 0 "found $major\.99\.0\.7 at $standin/libnvinfer\.so\.$major" -- "$bin" version --tensorrt-lib "$standin"
 expect 0 'gpu +0: Stand-in GPU, compute capability 9\.0' -- "$bin" version --tensorrt-lib "$standin"
-expect 1 'TensorRT could not create a builder' -- \
+expect 1 'TensorRT could not create a builder: stand-in libnvinfer: no builder here' -- \
 	"$bin" --backend tensorrt --tensorrt-lib "$standin" --no-timing-cache --progress plain -o "$work/trt.engine" "$model"
+expect 1 'WARNING: stand-in libnvinfer_plugin: registered nothing' -- \
+	"$bin" --backend tensorrt --tensorrt-lib "$standin" --no-timing-cache --progress plain -o "$work/trt.engine" "$model"
+expect 1 'INFO: loaded libnvinfer_plugin from '"$standin"'/libnvinfer_plugin\.so\.' -- \
+	"$bin" --backend tensorrt --tensorrt-lib "$standin" -v --no-timing-cache --progress plain -o "$work/trt.engine" "$model"
+out=$("$bin" --backend tensorrt --tensorrt-lib "$standin" -v --no-builtin-plugins --no-timing-cache --progress plain -o "$work/trt.engine" "$model" 2>&1) || true
+if ! grep -q 'INFO: loaded libnvonnxparser' <<<"$out" || grep -q 'libnvinfer_plugin' <<<"$out"; then
+	printf '%s\n' "$out" >&2
+	die "--no-builtin-plugins still loaded libnvinfer_plugin"
+fi
+echo "ok: --no-builtin-plugins loads no libnvinfer_plugin"
 [[ ! -e $work/trt.engine ]] || die "a failed TensorRT build left $work/trt.engine behind"
 
 echo "ok: TensorRT $version headers"

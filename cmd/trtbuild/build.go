@@ -336,6 +336,11 @@ func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (w
 	default:
 		return req, exitcode.Usagef("invalid --hardware-compat %q: use none, ampere+ or same-compute-capability", o.hardwareCompat)
 	}
+	if o.fp8 && (req.HardwareCompat == "ampere+" || (req.HardwareCompat == "" && o.hardwareCompat == "ampere+")) {
+		// TensorRT 10's FP8 flag "is not supported when HardwareCompatibilityLevel::kAMPERE_PLUS
+		// is enabled" (NvInfer.h); TensorRT 11 has no FP8 flag at all.
+		return req, exitcode.Usagef("--fp8 cannot be combined with --hardware-compat ampere+ (TensorRT does not support it); drop one of them")
+	}
 	if o.excludeLeanRuntime && !o.versionCompatible {
 		return req, exitcode.Usagef("--exclude-lean-runtime needs --version-compatible")
 	}

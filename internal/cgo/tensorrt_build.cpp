@@ -82,6 +82,9 @@ bool write_all(int fd, const void* data, uint64_t n, int* err) {
 int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
     // The queue closes on every path, after the TensorRT objects (and so their threads) are gone.
     QueueCloser closer{queue};
+    // TensorRT's lines reach this build's log from here until run returns (after every
+    // TensorRT object of the build is gone).
+    ProcessLogger::SinkScope sink(logger_);
 
     trtb_result local{};
     if (result == nullptr) {
@@ -102,15 +105,23 @@ int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
     return set_status(status, out.code, out.code == TRTB_OK ? std::string() : out.message);
 }
 
-std::string TensorRTBuild::errors_since(size_t mark) const {
-    std::vector<std::string> texts = recorder_.texts_since(mark);
-    if (texts.empty()) {
-        texts = logger_.errors();
-    }
+std::string TensorRTBuild::errors_since(uint64_t mark) const {
+    uint64_t older = 0;
+    std::vector<std::string> texts = logger_.errors_since(mark, &older);
     if (texts.empty()) {
         return "TensorRT reported no error; rerun with --verbose to see its log";
     }
-    return join_listed(texts);
+    // The last errors say why TensorRT stopped; the earlier ones were logged as they came.
+    const size_t skip = texts.size() > kMaxListed ? texts.size() - kMaxListed : 0;
+    older += skip;
+    std::string out;
+    for (size_t i = skip; i < texts.size(); ++i) {
+        out += (i > skip ? "; " : "") + texts[i];
+    }
+    if (older > 0) {
+        out = "(" + std::to_string(older) + " earlier error" + (older > 1 ? "s" : "") + " in the log) " + out;
+    }
+    return out;
 }
 
 Outcome TensorRTBuild::select_device() {
@@ -152,7 +163,7 @@ Outcome TensorRTBuild::load_plugins(nvinfer1::IBuilder& builder) {
         dlerror();
         const bool dynamic = dlsym(handle, "getCreators") != nullptr || dlsym(handle, "getPluginCreators") != nullptr;
         if (dynamic) {
-            const size_t mark = recorder_.size();
+            const uint64_t mark = logger_.mark();
             if (builder.getPluginRegistry().loadLibrary(path.c_str()) == nullptr) {
                 return fail(TRTB_ERR_INVALID_ARGUMENT, "TensorRT could not register the plugins of plugin library " +
                                                            path + ": " + errors_since(mark));
@@ -180,9 +191,10 @@ Outcome TensorRTBuild::parse(Objects& o) {
             return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": it is a directory; give the .onnx file");
         }
     }
-    o.parser.reset(create_parser(*o.network, logger_));
+    const uint64_t mark = logger_.mark();
+    o.parser.reset(create_parser(*o.network, ProcessLogger::get()));
     if (o.parser == nullptr) {
-        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create an ONNX parser: " + errors_since(0));
+        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create an ONNX parser: " + errors_since(mark));
     }
     // parseFromFile, not parse: it resolves external data files next to the model.
     if (o.parser->parseFromFile(s_.model_path.c_str(), logger_.parser_verbosity())) {
@@ -206,7 +218,7 @@ Outcome TensorRTBuild::parse(Objects& o) {
     }
     std::string message = "cannot parse " + s_.model_path + ": ";
     if (errors.empty()) {
-        message += errors_since(0);
+        message += errors_since(mark);
     } else {
         // Every error, in the parser's order; set_status cuts what does not fit.
         for (size_t i = 0; i < errors.size(); ++i) {
@@ -216,18 +228,46 @@ Outcome TensorRTBuild::parse(Objects& o) {
     return fail(TRTB_ERR_PARSE, message);
 }
 
+// RegistryRecorder attaches the build's error recorder to TensorRT's process-wide plugin
+// registry while the build runs, so that errors of IPluginRegistry::loadLibrary (--plugins,
+// the plugin libraries of a version-compatible engine) are recorded, logged and quoted like
+// the builder's, and restores the registry's previous recorder afterwards: the registry
+// outlives the build, the recorder does not. setErrorRecorder is not thread-safe
+// (NvInferRuntimeCommon.h); the worker runs one build, and nothing else uses the registry.
+class RegistryRecorder {
+public:
+    RegistryRecorder(nvinfer1::IPluginRegistry& registry, nvinfer1::IErrorRecorder* recorder)
+        : registry_(registry), previous_(registry.getErrorRecorder()) {
+        registry_.setErrorRecorder(recorder);
+    }
+    ~RegistryRecorder() { registry_.setErrorRecorder(previous_); }
+    RegistryRecorder(const RegistryRecorder&) = delete;
+    RegistryRecorder& operator=(const RegistryRecorder&) = delete;
+
+private:
+    nvinfer1::IPluginRegistry& registry_;
+    nvinfer1::IErrorRecorder* previous_;
+};
+
 Outcome TensorRTBuild::build(trtb_result* result) {
     if (Outcome out = select_device(); out.code != TRTB_OK) {
         return out;
     }
+    uint64_t mark = logger_.mark();
+    if (!init_builtin_plugins()) {
+        return fail(TRTB_ERR_UNAVAILABLE, "initLibNvInferPlugins could not register TensorRT's standard plugins: " +
+                                              errors_since(mark) + "; pass --no-builtin-plugins to build without them");
+    }
 
     Objects o;
-    o.builder.reset(create_builder(logger_));
+    mark = logger_.mark();
+    o.builder.reset(create_builder(ProcessLogger::get()));
     if (o.builder == nullptr) {
         // Without a builder no error recorder is attached: the logger holds the reason.
-        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create a builder: " + errors_since(0));
+        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create a builder: " + errors_since(mark));
     }
     o.builder->setErrorRecorder(&recorder_);
+    RegistryRecorder registry_recorder(o.builder->getPluginRegistry(), &recorder_);
 
     if (Outcome out = load_plugins(*o.builder); out.code != TRTB_OK) {
         return out;
@@ -241,9 +281,10 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         network_flags |= 1U << static_cast<uint32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED);
     }
 #endif
+    mark = logger_.mark();
     o.network.reset(o.builder->createNetworkV2(network_flags));
     if (o.network == nullptr) {
-        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a network: " + errors_since(0));
+        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a network: " + errors_since(mark));
     }
 
     if (Outcome out = parse(o); out.code != TRTB_OK) {
@@ -253,9 +294,10 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return fail(TRTB_ERR_CANCELLED, "build cancelled after parsing the model");
     }
 
+    mark = logger_.mark();
     o.config.reset(o.builder->createBuilderConfig());
     if (o.config == nullptr) {
-        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config: " + errors_since(0));
+        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config: " + errors_since(mark));
     }
     if (Outcome out = configure(o); out.code != TRTB_OK) {
         return out;
@@ -266,12 +308,12 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     if (Outcome out = attach_timing_cache(o, result); out.code != TRTB_OK) {
         return out;
     }
-    const int64_t keys_before = count_cache_keys(o.cache.get());
+    const int64_t keys_before = count_cache_keys(o.config->getTimingCache());
 
     if (cancel_requested()) {
         return fail(TRTB_ERR_CANCELLED, "build cancelled before TensorRT started building");
     }
-    const size_t mark = recorder_.size();
+    mark = logger_.mark();
     bool built = false;
     int write_error = 0;
 #if TRTB_HAS_STREAM_WRITER
@@ -290,7 +332,9 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         }
     }  // the plan's memory goes before the timing cache is serialized
 #endif
-    const bool cancelled = !built && cancel_requested();
+    // Cancelled only if the monitor actually stopped the build: a build that failed by itself
+    // after Ctrl-C, before any stepComplete saw the request, is a failure with its own errors.
+    const bool cancelled = !built && cancel_seen_ns() != 0;
     if (built || cancelled) {
         save_timing_cache(o, built && write_error == 0, result, keys_before);
     }
@@ -302,17 +346,13 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return fail(TRTB_ERR_CANCELLED, "build cancelled");
     }
     if (!built) {
-        if (recorder_.allocation_failed()) {
+        if (recorder_.allocation_failed_since(mark)) {
             return fail(TRTB_ERR_OUT_OF_MEMORY, "TensorRT ran out of memory: " + errors_since(mark));
         }
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not build the engine: " + errors_since(mark));
     }
     if (result->plan_bytes == 0) {
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT reported success but produced an empty plan");
-    }
-    // Errors TensorRT recorded without failing the build still reach the log.
-    for (const std::string& text : recorder_.texts_since(0)) {
-        logger_.note(TRTB_SEVERITY_ERROR, text);
     }
     return ok();
 }

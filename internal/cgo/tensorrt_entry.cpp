@@ -12,6 +12,7 @@
 
 #include <NvInferPlugin.h>
 
+#include <mutex>
 #include <type_traits>
 
 namespace trtb {
@@ -96,6 +97,20 @@ std::string cuda_error_text(int err) {
     const CudaEntryPoints* c = installed_cuda();
     const char* text = c != nullptr ? c->get_error_string(err) : nullptr;
     return text != nullptr ? std::string(text) : "CUDA error " + std::to_string(err);
+}
+
+bool init_builtin_plugins() {
+    const PluginEntryPoints* plugin = installed_plugin();
+    if (plugin == nullptr) {
+        return true;
+    }
+    // libnvinfer_plugin registers EfficientNMS, BatchedNMS, ROIAlign and most of its other
+    // creators only here (plugin/api/inferPlugin.cpp; its export map, plugin/exports/
+    // nvinfer_plugin.map, exports nothing else), and keeps the logger for good.
+    static std::once_flag once;
+    static bool registered = false;
+    std::call_once(once, [plugin] { registered = plugin->init_plugins(&ProcessLogger::get(), ""); });
+    return registered;
 }
 
 }  // namespace trt

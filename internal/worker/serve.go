@@ -76,7 +76,10 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	opts.TimingCache = cache.loaded
 	b, err := cgo.NewBuild(backendOf(req.Backend), opts)
 	if err != nil {
-		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
+		// An option the builder refuses before building is the user's to change: exit 2.
+		var nerr *cgo.Error
+		usage := errors.As(err, &nerr) && (nerr.Code == cgo.CodeInvalidArgument || nerr.Code == cgo.CodeUnsupported)
+		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: usage}, 0)
 	}
 	defer b.Close()
 
