@@ -386,6 +386,25 @@ std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_sta
             set_status(status, code, message);
             return nullptr;
         }
+        // trtexec's other build settings (ABI 3: I/O formats, layer precisions, tactic sources,
+        // DLA, memory pools, ...) are checked, but this backend does not apply them to the
+        // IBuilderConfig yet: refused rather than silently ignored.
+        std::string extra;
+        if (options.size >= sizeof(trtb_options)) {
+            if (!check_build_settings(options, &extra, status)) {
+                return nullptr;
+            }
+            if (!extra.empty()) {
+                for (char& c : extra) {
+                    c = c == '\n' ? ';' : c;
+                }
+                extra.pop_back();
+                set_status(status, TRTB_ERR_UNSUPPORTED,
+                           "the TensorRT backend does not apply these trtexec build settings yet: " + extra +
+                               "; build without them (they work with --backend sim)");
+                return nullptr;
+            }
+        }
         return std::make_unique<TensorRTBuild>(std::move(settings));
     } catch (const std::bad_alloc&) {
         set_status(status, TRTB_ERR_OUT_OF_MEMORY, "host memory ran out while preparing the build");
@@ -414,6 +433,7 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
             return set_status(status, TRTB_ERR_UNAVAILABLE, why);
         }
         info->loaded_version = trt::loaded_version();
+        info->loaded_build = trt::loaded_build() > 0 ? trt::loaded_build() : 0;
         // getNvOnnxParserVersion() is NV_ONNX_PARSER_VERSION, 0.1.0 in every release
         // (onnx-tensorrt NvOnnxParser.cpp, NvOnnxParser.h): it tells nothing and is not
         // reported. The parser library is the one of libnvinfer's major (its SONAME).
@@ -434,6 +454,12 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
                 c->device_get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == 0) {
                 info->compute_major = major;
                 info->compute_minor = minor;
+            } else {
+                (void)c->get_last_error();
+            }
+            int sms = 0;
+            if (c->device_get_attribute(&sms, cudaDevAttrMultiProcessorCount, device) == 0) {
+                info->multiprocessor_count = sms;
             } else {
                 (void)c->get_last_error();
             }

@@ -46,7 +46,8 @@ static_assert(std::is_same<decltype(&cudaGetErrorString), const char* (*)(cudaEr
 static_assert(std::is_same<decltype(&cudaDeviceGetAttribute), cudaError_t (*)(int*, cudaDeviceAttr, int)>::value, "");
 static_assert(std::is_same<decltype(&cudaRuntimeGetVersion), cudaError_t (*)(int*)>::value, "");
 static_assert(cudaSuccess == 0, "cudaSuccess is not 0");
-static_assert(cudaDevAttrComputeCapabilityMajor == 75 && cudaDevAttrComputeCapabilityMinor == 76,
+static_assert(cudaDevAttrComputeCapabilityMajor == 75 && cudaDevAttrComputeCapabilityMinor == 76 &&
+                  cudaDevAttrMultiProcessorCount == 16,
               "cudaDeviceAttr values moved");
 // cudaDeviceProp begins with its name in every release; cuda_device_name relies on it.
 static_assert(offsetof(cudaDeviceProp, name) == 0, "cudaDeviceProp no longer begins with name");
