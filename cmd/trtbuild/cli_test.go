@@ -115,6 +115,7 @@ func TestBadInput(t *testing.T) {
 		{"no tensorrt", []string{model}, "built without TensorRT"},
 		{"no tensorrt explicit", []string{"--backend", "tensorrt", model}, "--backend sim"},
 		{"missing --tensorrt-lib", []string{"--backend", "sim", "--tensorrt-lib", filepath.Join(dir, "nope"), model}, "--tensorrt-lib " + filepath.Join(dir, "nope") + " does not exist; give the folder that holds libnvinfer.so.N"},
+		{"keep-fp32 without fp16", []string{"--backend", "sim", "--keep-fp32", "Conv", model}, "--keep-fp32 keeps nodes in float32 when --fp16 or --bf16 converts the model"},
 		{"fp8 with ampere+", []string{"--backend", "sim", "--fp8", "--hardware-compat", "ampere+", model}, "--fp8 cannot be combined with --hardware-compat ampere+"},
 		{"file as --tensorrt-lib", []string{"--backend", "sim", "--tensorrt-lib", model, model}, "is not a folder; give the folder that holds libnvinfer.so.N, not the file"},
 		{"malformed shapes", []string{"--backend", "sim", "--shapes", "images:1x3x", model}, "invalid --shapes"},
