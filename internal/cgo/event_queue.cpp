@@ -304,6 +304,9 @@ void EventQueue::gather() {
     if (published > 0) {
         pending_bytes_.fetch_add(published, std::memory_order_relaxed);
     }
+    if (stage_.size() > read_) {
+        last_busy_ = std::chrono::steady_clock::now();
+    }
     // Merge neighbouring runs pairwise until one is left: O(n log runs).
     auto by_order = [](const Staged& a, const Staged& b) { return before(a.ev, b.ev); };
     while (runs_.size() > 1) {
@@ -392,10 +395,19 @@ int32_t EventQueue::drain(trtb_batch* batch, int32_t timeout_ms, trtb_status* st
             if (std::chrono::steady_clock::now() >= deadline) {
                 break;
             }
+            const auto now = std::chrono::steady_clock::now();
             if (read_ < stage_.size()) {
                 // Held back by the watermark: they were timed a moment ago and are ready at
                 // the next gather.
                 std::this_thread::yield();
+            } else if (now - last_busy_ < kNapUntil) {
+                // Events came a moment ago, and more are likely: look again after a short
+                // nap rather than ask the next push to wake us (a system call on a builder
+                // thread). close() still wakes the nap.
+                std::unique_lock<std::mutex> lock(mu_);
+                if (!closed_.load(std::memory_order_relaxed)) {
+                    cv_.wait_until(lock, std::min(deadline, now + kNap));
+                }
             } else {
                 wait_for_push(deadline);
             }
