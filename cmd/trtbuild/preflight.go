@@ -60,6 +60,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 	if skip {
 		if m, err := onnx.ReadMetadata(model); err == nil {
 			req.Layers = m.NodeNames()
+			req.LayerOps, req.InputShapes = simGraph(m)
 		}
 		return nil, nil
 	}
@@ -89,5 +90,6 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		}
 	}
 	req.Layers = m.NodeNames()
+	req.LayerOps, req.InputShapes = simGraph(m)
 	return warnings, nil
 }
