@@ -1631,3 +1631,27 @@ func TestFP16FailureInjection(t *testing.T) {
 		}
 	}
 }
+
+// TestPhasePatterns: '*' in a fail pattern stands for any run of characters, so a fused
+// layer can be named by any of its nodes.
+func TestPhasePatterns(t *testing.T) {
+	layers := []string{"/a/Conv", "/a/Relu", "/b/Conv", "/b/Relu"}
+	ops := []string{"Conv", "Relu", "Conv", "Relu"}
+	for _, tt := range []struct {
+		pattern string
+		fails   bool
+	}{
+		{phaseFind + "/b/Conv + /b/Relu", true},
+		{phaseFind + "*/b/Relu*", true},
+		{phaseFind + "/b/Conv", false},
+		{phaseFind + "/b*", true},
+		{"*/c/*", false},
+		{"Timing*nodes", true},
+	} {
+		o := options(t, &SimOptions{Layers: layers, LayerOps: ops, Tactics: 1, Iterations: 1, Step: time.Microsecond, FailPhase: tt.pattern})
+		out := build(t, o, nil)
+		if failed := out.err != nil; failed != tt.fails {
+			t.Errorf("pattern %q: failed %v (%v), want %v", tt.pattern, failed, out.err, tt.fails)
+		}
+	}
+}

@@ -153,16 +153,36 @@ std::vector<int32_t> tactic_order(uint64_t seed, const std::string& layer, int32
     return order;
 }
 
-// matches reports whether a phase name matches a fail/early/abort pattern: exactly, or as a
-// prefix when the pattern ends in '*'. An empty pattern matches nothing.
+// glob reports whether name[n..] matches pattern[p..], where '*' stands for any run of bytes.
+bool glob(const std::string& pattern, size_t p, const std::string& name, size_t n) {
+    // Classic greedy matching with one backtrack point: linear in practice, never recursive.
+    size_t star = std::string::npos;
+    size_t resume = 0;
+    while (n < name.size()) {
+        if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            resume = n;
+        } else if (p < pattern.size() && pattern[p] == name[n]) {
+            ++p;
+            ++n;
+        } else if (star != std::string::npos) {
+            p = star + 1;
+            n = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') {
+        ++p;
+    }
+    return p == pattern.size();
+}
+
+// matches reports whether a phase name matches a fail/early/abort pattern, in which '*' stands
+// for any run of characters ("Finding fastest tactic*", "Finding fastest tactic for *conv1*":
+// a fused layer is named after all the nodes in it). An empty pattern matches nothing.
 bool matches(const std::string& pattern, const std::string& name) {
-    if (pattern.empty()) {
-        return false;
-    }
-    if (pattern.back() == '*') {
-        return name.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
-    }
-    return name == pattern;
+    return !pattern.empty() && glob(pattern, 0, name, 0);
 }
 
 std::string escape(const std::string& s) {
@@ -322,6 +342,7 @@ struct Config {
     int32_t max_aux_streams = -1;
     int32_t hardware_compat = 0;
     uint64_t workspace_bytes = 0;
+    std::string build_settings;  // check_build_settings' summary, written into the plan
     int32_t nb_profiles = 0;
     std::vector<std::string> plugin_paths;
     bool has_cache = false;
@@ -1109,6 +1130,7 @@ std::string SimBuild::plan_text(const RunState& rs, uint64_t model_bytes) const 
     out += "workspace_bytes " +
            (cfg_.workspace_bytes == 0 ? std::string("default") : std::to_string(cfg_.workspace_bytes)) +
            "\n";
+    out += cfg_.build_settings;
     out += format("profiles %d\n", cfg_.nb_profiles);
     out += format("tactics %d\niterations %d\nseed %llu\n", cfg_.tactics, cfg_.iterations,
                   static_cast<unsigned long long>(cfg_.seed));
@@ -1152,6 +1174,7 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
     c.plugin_paths = std::move(checked.plugin_paths);
     c.has_cache = checked.has_timing_cache;
     c.cache_blob = std::move(checked.timing_cache);
+    c.build_settings = std::move(checked.build_settings);
 
     int32_t nb_layers = kDefaultLayers;
     const char* const* layers = nullptr;
