@@ -1,31 +1,44 @@
-// sim.cpp: the simulated builder. It needs no GPU and no TensorRT, yet its threads report
-// progress the way TensorRT's builder does, so that everything above the C boundary (queue,
-// drain, progress tree, cancel, timing cache files) can be exercised for real.
+// sim.cpp: the simulated builder. It needs no GPU and no TensorRT, yet it reports progress the
+// way TensorRT's builder does, so that everything above the C boundary (queue, drain, progress
+// tree, cancel, timing cache files) can be exercised for real. docs/tensorrt.md lists what each
+// choice below is modelled on.
 //
 // Shape of one build (phase names are those of a real TensorRT trace; keep them exactly):
 //
+//                                                          pre_silent_ns of nothing first
 //   Building engine (4 steps)                              the thread that called run
 //     Building engine from subgraph (1)
 //       Computing profile costs (1)
 //         Timing graph nodes (one step per layer)           silent_ns of nothing at its start
-//           Finding fastest tactic for <layer> (tactics)    on one of `threads` builder threads
-//             Measuring tactic time (iterations)            one per tactic not in the cache
+//           Finding fastest tactic for <layer> (tactics)    by default on the thread that
+//             Measuring tactic time (iterations)            called run; one per tactic not in
+//                                                          the cache
+//                                                          post_silent_ns after timing
 //
-// Several builder threads time layers at once, so equally named phases ("Measuring tactic
-// time") are active on different threads at the same time, as in TensorRT. Steps of the shared
-// "Timing graph nodes" are reported under a lock, in increasing order, as layers finish.
+// Layers are TensorRT's optimized graph when the op types are known (optimize_graph: removed
+// no-op nodes, fused "conv + bn + relu" layers named after all their nodes, reformat layers),
+// else the given names one by one.
+//
+// Threads: one builder thread by default, as IBuilder::setMaxThreads defaults to 1, so every
+// callback comes from the thread that called run, strictly nested. With `threads` > 1 several
+// threads time layers at once, so equally named phases ("Measuring tactic time") are active on
+// different threads at the same time; steps of the shared "Timing graph nodes" are then reported
+// under a lock, in increasing order, as layers finish.
 //
 // Cancel: every reported step goes through Build::step_complete; when it returns false the
-// thread finishes its open phases early and stops, and the other threads stop at their next
-// step boundary. Nothing interrupts a step in progress (TensorRT cannot either), so the latency
-// of a cancel is the length of the longest step in flight.
+// thread finishes its open phases early (or, with skip_finish_on_stop, reports no finish) and
+// stops, and the other threads stop at their next step boundary. Nothing interrupts a step in
+// progress (TensorRT cannot either), so the latency of a cancel is the length of the longest
+// step in flight.
 //
 // Timing cache format (what Build::timing_cache holds and what options.timing_cache may hold):
 //
 //   TRTBUILD-SIM-TIMING-CACHE 1\n
-//   <layer>\t<tactic index>\t<nanoseconds>\n        one line per entry, sorted by layer, tactic
+//   <signature>\t<tactic index>\t<nanoseconds>\n    one line per entry, sorted by signature, tactic
 //
-// where <layer> escapes backslash, tab, newline and carriage return as \\, \t, \n and \r. A
+// where <signature> is the layer's signature (its fused op types, its place in the optimized
+// graph, the network's input shapes and the precision; the layer's name when no op types were
+// given) and escapes backslash, tab, newline and carriage return as \\, \t, \n and \r. A
 // cache that does not follow this format is ignored as a whole, with a warning, as TensorRT
 // ignores a cache of another version.
 
