@@ -142,7 +142,7 @@ bool EventQueue::push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t 
                       const char* name, const char* parent) {
     const size_t name_len = bounded_len(name);
     const size_t parent_len = bounded_len(parent);
-    const uint64_t bytes = sizeof(trtb_event) + name_len + parent_len;
+    uint64_t bytes = sizeof(trtb_event) + name_len + parent_len;
     const uint64_t limit = limit_for(kind, severity);
     Buffer* b = buffer();
     bool wake = false;
@@ -153,6 +153,9 @@ bool EventQueue::push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t 
             return false;  // nobody reads past close(); see the threading rule in the header
         }
         const bool text_full = b->text.size() + name_len + parent_len > UINT32_MAX;
+        if (text_full) {
+            bytes = sizeof(trtb_event);  // kept (a phase event) without its text; see gather()
+        }
         const uint64_t level =
             pending_bytes_.load(std::memory_order_relaxed) + b->unpublished + bytes;
         if (level > limit || (text_full && kind != TRTB_EVENT_PHASE_START &&
