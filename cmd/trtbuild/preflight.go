@@ -58,21 +58,26 @@ const minTensorRTOpset = 9
 // that do not fit the model's inputs, missing shapes for dynamic inputs and unsafe or missing
 // external data are refused here, with exit status 2, before any GPU time is spent. The
 // simulated builder gets the model's real node names. Inputs the flags leave out whose dynamic
-// dimensions are all named by given inputs are added to the request's profiles. With skip (--no-preflight) only the node
-// names are read, and a model trtbuild cannot read goes to the builder as it is.
-func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (warnings []string, err error) {
+// dimensions are all named by given inputs are added to the request's profiles. With skip (--no-preflight) the shape
+// and opset rules are skipped, never the external data rule: external data files stay inside
+// the model's folder.
+func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (m *onnx.Model, warnings []string, err error) {
+	m, err = onnx.ReadMetadata(model)
+	if err != nil && skip {
+		return nil, nil, exitcode.Usagef("%v; --no-preflight skips the shape checks, not this one: trtbuild must read the model to keep its external data inside its folder", err)
+	}
+	if err != nil {
+		return nil, nil, exitcode.Wrap(exitcode.Usage, err)
+	}
 	if skip {
-		if m, err := onnx.ReadMetadata(model); err == nil {
-			req.Layers = m.NodeNames()
+		if err := preflight.CheckExternal(m, model); err != nil {
+			return nil, nil, exitcode.Wrap(exitcode.Usage, err)
 		}
-		return nil, nil
+		req.Layers = m.NodeNames()
+		return m, nil, nil
 	}
 	if len(profiles) == 0 {
 		profiles = []shapeFlags{{}}
-	}
-	m, err := onnx.ReadMetadata(model)
-	if err != nil {
-		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
 	seen := map[string]bool{}
 	var completed []worker.Profile
@@ -82,9 +87,9 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		})
 		if err != nil {
 			if len(profiles) > 1 {
-				return nil, exitcode.Usagef("profile %d: %v", i, err)
+				return nil, nil, exitcode.Usagef("profile %d: %v", i, err)
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		var p worker.Profile
 		for _, in := range r.Inputs {
@@ -106,7 +111,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		}
 	}
 	if err := checkIOFormats(m, req); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	warnings = append(warnings, layerPrecisionWarnings(m, req)...)
 	// The profiles preflight completed (inputs filled in from the named dimensions they share
@@ -115,7 +120,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		req.Profiles = completed
 	}
 	req.Layers = m.NodeNames()
-	return warnings, nil
+	return m, warnings, nil
 }
 
 // checkIOFormats checks that --inputIOFormats and --outputIOFormats give one format for all

@@ -44,6 +44,13 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 	}
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.Err)
+	cmd.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		switch c.Name() {
+		case cmd.Name(), "replay", worker.Subcommand:
+			return nil // they handle the signals themselves
+		}
+		return releaseSignals(s.Signals)
+	}
 	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
 	cmd.SetFlagErrorFunc(flagError)
 	addBuildFlags(cmd, o)

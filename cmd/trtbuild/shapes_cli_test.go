@@ -20,7 +20,7 @@ func TestSharedDimsFillTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := worker.Request{}
-	if _, err := checkModel(model, &req, flags, false); err != nil {
+	if _, _, err := checkModel(model, &req, flags, false); err != nil {
 		t.Fatal(err)
 	}
 	if len(req.Profiles) != 1 {

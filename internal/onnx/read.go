@@ -9,6 +9,10 @@ import (
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // Field numbers of the ONNX messages that ReadMetadata reads (see
@@ -108,21 +112,19 @@ func ReadMetadata(path string) (*Model, error) {
 	return m, nil
 }
 
-// OpenFile opens a model file for reading and returns it with its size and mode. A folder
-// is refused with a one-line error; the caller closes the file.
+// OpenFile opens a model file for reading and returns it with its size and mode. Anything
+// but a regular file (a folder, a FIFO, a device) is refused with a one-line error, without
+// blocking on it; the caller closes the file.
 func OpenFile(path string) (*os.File, os.FileInfo, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	f, st, err := regfile.Open(path)
+	var nr *regfile.NotRegularError
+	switch {
+	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
+		return nil, nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", pathtext.Q(path))
+	case errors.As(err, &nr):
+		return nil, nil, fmt.Errorf("reading model: %s is %s, not a file; save the model to a regular file first", pathtext.Q(path), nr.Kind)
+	case err != nil:
 		return nil, nil, fmt.Errorf("reading model: %w", err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("reading model: %w", err)
-	}
-	if st.IsDir() {
-		f.Close()
-		return nil, nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", path)
 	}
 	return f, st, nil
 }
