@@ -230,10 +230,11 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     }
 
     // 11.x networks are always strongly typed. On 10.x they are too, except when precision
-    // builder flags are asked for: TensorRT 10 refuses those on strongly typed networks.
+    // builder flags, --best, precision constraints or DLA are asked for: TensorRT 10 refuses
+    // those on strongly typed networks (see weakly_typed).
     nvinfer1::NetworkDefinitionCreationFlags network_flags = 0;
 #if NV_TENSORRT_MAJOR < 11
-    if (s_.precision == 0) {
+    if (!weakly_typed(s_)) {
         network_flags |= 1U << static_cast<uint32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED);
     }
 #endif
@@ -254,6 +255,9 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config: " + errors_since(0));
     }
     if (Outcome out = configure(o); out.code != TRTB_OK) {
+        return out;
+    }
+    if (Outcome out = apply_extra_settings(o); out.code != TRTB_OK) {
         return out;
     }
     if (Outcome out = add_profiles(o); out.code != TRTB_OK) {
