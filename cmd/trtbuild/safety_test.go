@@ -448,5 +448,3 @@ func TestEmptyCacheWarns(t *testing.T) {
 		t.Error("the cache was not written")
 	}
 }
-
-
