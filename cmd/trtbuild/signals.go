@@ -18,10 +18,13 @@ func ignoreSignals() {
 // signals back their default action once they know who they are (releaseSignals). As before
 // this change, a build answers SIGINT also when it started with SIGINT ignored (a background
 // job of a shell script).
+//
+// SIGPIPE is ignored last on purpose: a test can see in /proc/PID/status (SigIgn) that the
+// handlers are in place (scripts/fault-campaign.sh does).
 func earlySignals() chan os.Signal {
-	signal.Ignore(syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Ignore(syscall.SIGPIPE)
 	return sigs
 }
 
