@@ -114,6 +114,10 @@ func TestBadInput(t *testing.T) {
 		{"bad backend", []string{"--backend", "gpu", model}, "invalid --backend"},
 		{"no tensorrt", []string{model}, "built without TensorRT"},
 		{"no tensorrt explicit", []string{"--backend", "tensorrt", model}, "--backend sim"},
+		{"missing --tensorrt-lib", []string{"--backend", "sim", "--tensorrt-lib", filepath.Join(dir, "nope"), model}, "--tensorrt-lib " + filepath.Join(dir, "nope") + " does not exist; give the folder that holds libnvinfer.so.N"},
+		{"keep-fp32 without fp16", []string{"--backend", "sim", "--keep-fp32", "Conv", model}, "--keep-fp32 keeps nodes in float32 when --fp16 or --bf16 converts the model"},
+		{"fp8 with ampere+", []string{"--backend", "sim", "--fp8", "--hardware-compat", "ampere+", model}, "--fp8 cannot be combined with --hardware-compat ampere+"},
+		{"file as --tensorrt-lib", []string{"--backend", "sim", "--tensorrt-lib", model, model}, "is not a folder; give the folder that holds libnvinfer.so.N, not the file"},
 		{"malformed shapes", []string{"--backend", "sim", "--shapes", "images:1x3x", model}, "invalid --shapes"},
 		{"negative dims", []string{"--backend", "sim", "--min-shapes", "images:-1x3", model}, "invalid --min-shapes"},
 		{"min above max", []string{"--backend", "sim", "--min-shapes", "x:4", "--max-shapes", "x:2", model}, "invalid shapes"},
@@ -389,7 +393,7 @@ func TestCancel(t *testing.T) {
 			if !strings.Contains(errOut.String(), "Cancel requested: the builder stops at its next step boundary") {
 				t.Errorf("stderr lacks the cancel message:\n%s", errOut)
 			}
-			if !strings.Contains(out.String(), "Build cancelled") || !strings.Contains(out.String(), "CANCELED") {
+			if !strings.Contains(out.String(), "Build cancelled") || !strings.Contains(out.String(), "CANCELLED") {
 				t.Errorf("stdout should show the cancelled phases and outcome:\n%s", out)
 			}
 			assertUnchanged(t, engine, "GOOD ENGINE")

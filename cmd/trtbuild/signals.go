@@ -15,9 +15,8 @@ func ignoreSignals() {
 // earlySignals is the first thing main does. SIGPIPE is ignored, so a write to a closed stdout
 // returns EPIPE (the build goes on; see internal/outstream). SIGINT and SIGTERM are delivered
 // to the returned channel: a build or a replay reads it, and the other commands give the
-// signals back their default action once they know who they are (releaseSignals). As before
-// this change, a build answers SIGINT also when it started with SIGINT ignored (a background
-// job of a shell script).
+// signals back their default action once they know who they are (releaseSignals). A build
+// answers SIGINT also when it started with SIGINT ignored (a background job of a shell script).
 //
 // SIGPIPE is ignored last on purpose: a test can see in /proc/PID/status (SigIgn) that the
 // handlers are in place (scripts/fault-campaign.sh does).

@@ -58,6 +58,8 @@ type VersionInfo struct {
 	DeviceCount                int    // CUDA devices seen; 0 without a GPU
 	DeviceName                 string // of the device asked for; empty without a GPU
 	ComputeMajor, ComputeMinor int    // its compute capability
+	LoadedBuild                int    // the loaded TensorRT's build number; 0 for sim
+	SMs                        int    // the device's multiprocessors (fewer on a MIG slice)
 }
 
 // Version describes backend b and CUDA device number device. For TensorRT it loads the library
@@ -81,6 +83,8 @@ func Version(b Backend, device int) (VersionInfo, error) {
 		DeviceName:   C.GoString(&info.device_name[0]),
 		ComputeMajor: int(info.compute_major),
 		ComputeMinor: int(info.compute_minor),
+		LoadedBuild:  int(info.loaded_build),
+		SMs:          int(info.multiprocessor_count),
 	}, nil
 }
 
@@ -200,9 +204,10 @@ type Shape struct {
 type Profile []Shape
 
 // SimOptions are the simulated builder's knobs, for demos and tests; the TensorRT backend
-// ignores them. Zero fields take the builder's defaults (4 threads, 6 tactics, 4 iterations,
+// ignores them. Zero fields take the builder's defaults (1 thread, 6 tactics, 4 iterations,
 // 5 ms steps, 16 layers). Phase names in FailPhase, EarlyPhase and AbortPhase match exactly,
-// or as a prefix when they end in '*'.
+// where '*' stands for any run of characters (a fused layer is named after all of its nodes,
+// so "Finding fastest tactic for *conv1*" finds the layer holding conv1).
 type SimOptions struct {
 	Threads    int           // builder threads timing layers in parallel
 	Tactics    int           // tactics timed per layer
@@ -218,6 +223,28 @@ type SimOptions struct {
 	// IgnoreCancel keeps building after Cancel, for testing what kills a stuck build.
 	IgnoreCancel bool
 	Seed         uint64 // fixes tactic timings and their order
+	// Flood makes the builder never sleep (Step, Silent, LongStep and the work between steps
+	// take no time): events come as fast as its threads can report them, for benchmarks.
+	Flood bool
+	// SkipFinishOnStop reports no phase finish after a cancel or a failure, which TensorRT does
+	// not promise either.
+	SkipFinishOnStop bool
+	// LayerOps are the ONNX op types of Layers (same length, or nil). With them the builder
+	// times TensorRT's optimized graph: no Identity/Constant/Shape/Dropout layers, Conv/Gemm/
+	// MatMul fused with a following BatchNormalization, Add and activation ("a + b + c"), and
+	// reformat layers; without them each name is one layer.
+	LayerOps []string
+	// ShapeKey names the network's input shapes; it is part of every layer's signature, the
+	// timing cache key (so two models with the same layers but other shapes share nothing).
+	ShapeKey string
+	// PreSilent and PostSilent are silences before the first phase (graph optimization) and
+	// after timing (engine generation).
+	PreSilent, PostSilent time.Duration
+	// FP16FailNode makes the build fail as TensorRT 11.2 fails an FP16 Conv it has no kernel
+	// for ("No low-precision conv kernel available ... Failing node: X") when the layer holding
+	// that node is timed, unless the node's name or op type is in KeepFP32.
+	FP16FailNode string
+	KeepFP32     []string
 }
 
 // Options is everything a build needs. NewBuild copies it; nothing of it is kept but PlanFile.
@@ -239,6 +266,8 @@ type Options struct {
 	PluginPaths    []string // plugin libraries to load; this runs their code
 	TimingCache    []byte   // a serialized timing cache to start from; nil: none
 	Sim            *SimOptions
+	// BuildSettings are trtexec's other build settings (I/O formats, layer precisions, DLA …).
+	BuildSettings
 }
 
 // Result is what Run reports, also when it fails (then PlanBytes is 0).
@@ -395,24 +424,65 @@ func (b *Build) Cancel() {
 	}
 }
 
+// Drops counts the events a build's queue dropped because they were not drained fast enough
+// (the queue holds a bounded number of bytes; see trtb_build_drain). Phase starts and finishes
+// are never dropped.
+type Drops struct {
+	Steps uint64    // step reports; the next step or the phase's finish carries the truth
+	Logs  [5]uint64 // log lines, indexed by severity (SeverityVerbose and SeverityInfo go first)
+}
+
+// Total is the number of events dropped.
+func (d Drops) Total() uint64 {
+	n := d.Steps
+	for _, l := range d.Logs {
+		n += l
+	}
+	return n
+}
+
+// String says what was dropped, e.g. "1200 verbose log lines, 35 step reports"; "" for none.
+func (d Drops) String() string {
+	names := [5]string{"internal error", "error", "warning", "info", "verbose"}
+	var parts []string
+	for sev := SeverityVerbose; sev >= SeverityInternalError; sev-- {
+		if n := d.Logs[sev]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s log line%s", n, names[sev], plural(n)))
+		}
+	}
+	if d.Steps > 0 {
+		parts = append(parts, fmt.Sprintf("%d step report%s", d.Steps, plural(d.Steps)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n uint64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // Drain moves queued events into dst[:0] and returns it, waiting up to timeout for the first
-// one; it returns no events on timeout. done is true once Run has returned and every event has
-// been handed out. dropped counts the step events dropped so far because the queue was full
-// (starts, finishes and log lines are never dropped). Call it from one goroutine at a time; a
-// second concurrent call fails with CodeState. The strings are Go copies.
-func (b *Build) Drain(dst []RawEvent, timeout time.Duration) (events []RawEvent, done bool, dropped uint64, err error) {
+// one; it returns no events on timeout. While nothing is queued the calling OS thread sleeps in
+// C until the builder reports, the build ends or the timeout passes, so a silent build costs no
+// CPU; Cancel does not need the drainer and works meanwhile. done is true once Run has returned
+// and every event has been handed out. dropped counts what the queue dropped so far because it
+// was full. Call it from one goroutine at a time; a second concurrent call fails with
+// CodeState. The strings are Go copies.
+func (b *Build) Drain(dst []RawEvent, timeout time.Duration) (events []RawEvent, done bool, dropped Drops, err error) {
 	dst = dst[:0]
 	if !b.draining.CompareAndSwap(false, true) {
-		return dst, false, 0, &Error{Code: CodeState, Message: "Drain was called from two goroutines at once"}
+		return dst, false, Drops{}, &Error{Code: CodeState, Message: "Drain was called from two goroutines at once"}
 	}
 	defer b.draining.Store(false)
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.h == nil {
-		return dst, false, 0, errClosed()
+		return dst, false, Drops{}, errClosed()
 	}
 	if C.trtb_build_drain(b.h, b.batch, timeoutMillis(timeout), b.drainStatus) != C.TRTB_OK {
-		return dst, false, 0, statusError(b.drainStatus)
+		return dst, false, Drops{}, statusError(b.drainStatus)
 	}
 	if n := int(b.batch.count); n > 0 {
 		// One copy of the batch's text; names and parents are substrings of it.
@@ -434,7 +504,11 @@ func (b *Build) Drain(dst []RawEvent, timeout time.Duration) (events []RawEvent,
 			dst = append(dst, ev)
 		}
 	}
-	return dst, b.batch.done != 0, uint64(b.batch.dropped_steps), nil
+	dropped.Steps = uint64(b.batch.dropped_steps)
+	for i := range dropped.Logs {
+		dropped.Logs[i] = uint64(b.batch.dropped_logs[i])
+	}
+	return dst, b.batch.done != 0, dropped, nil
 }
 
 // timeoutMillis rounds a timeout up to whole milliseconds for C.
@@ -636,6 +710,9 @@ func (o *Options) toC(mem *cmem) (*C.trtb_options, error) {
 			return nil, err
 		}
 	}
+	if err := o.BuildSettings.toC(c, mem); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -659,6 +736,25 @@ func (s *SimOptions) toC(mem *cmem) (*C.trtb_sim_options, error) {
 	}
 	c.step_ns = C.int64_t(s.Step)
 	c.silent_ns = C.int64_t(s.Silent)
+	c.pre_silent_ns = C.int64_t(s.PreSilent)
+	c.post_silent_ns = C.int64_t(s.PostSilent)
+	if s.SkipFinishOnStop {
+		c.skip_finish_on_stop = 1
+	}
+	if len(s.LayerOps) > 0 {
+		if len(s.LayerOps) != len(s.Layers) {
+			return nil, invalid("sim layer op types: %d for %d layers; give one per layer", len(s.LayerOps), len(s.Layers))
+		}
+		if c.layer_ops, err = mem.strs("layer op type", s.LayerOps); err != nil {
+			return nil, err
+		}
+	}
+	if c.nb_keep_fp32, err = toInt32("keep-fp32 count", len(s.KeepFP32)); err != nil {
+		return nil, err
+	}
+	if c.keep_fp32, err = mem.strs("keep-fp32 entry", s.KeepFP32); err != nil {
+		return nil, err
+	}
 	c.long_step_ns = C.int64_t(s.LongStep)
 	if len(s.Layers) > 0 {
 		if c.nb_layers, err = toInt32("sim layer count", len(s.Layers)); err != nil {
@@ -676,6 +772,8 @@ func (s *SimOptions) toC(mem *cmem) (*C.trtb_sim_options, error) {
 		{"fail phase", s.FailPhase, &c.fail_phase},
 		{"early phase", s.EarlyPhase, &c.early_phase},
 		{"abort phase", s.AbortPhase, &c.abort_phase},
+		{"shape key", s.ShapeKey, &c.shape_key},
+		{"fp16 failing node", s.FP16FailNode, &c.fp16_fail_node},
 	}
 	for _, p := range phases {
 		if p.v == "" {
@@ -689,6 +787,9 @@ func (s *SimOptions) toC(mem *cmem) (*C.trtb_sim_options, error) {
 		c.ignore_cancel = 1
 	}
 	c.seed = C.uint64_t(s.Seed)
+	if s.Flood {
+		c.flood = 1
+	}
 	return c, nil
 }
 

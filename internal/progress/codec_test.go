@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,9 @@ func sampleEvents() []Event {
 		{Type: EventLog, Time: 4 * time.Millisecond, Severity: SeverityWarning, Message: "line one\nline two \xff"},
 		{Type: EventPhaseFinish, Time: 5 * time.Millisecond, ID: 1},
 		{Type: EventResult, Time: 6 * time.Millisecond, Result: &Result{Status: StatusBuilt, Engine: "models/convnet.engine", EngineBytes: 1234, Duration: 6 * time.Millisecond, CacheHits: 3, CacheMisses: 5, CacheUsed: true, PeakRSS: 1 << 20}},
+		// A failed build's result, with the session's attribution and hint (added in v1).
+		{Type: EventResult, Time: 7 * time.Millisecond, Result: &Result{Status: StatusFailed, Error: "Could not find any implementation for node stem/conv1.", Duration: 7 * time.Millisecond,
+			Where: &Where{ID: 2, Path: []string{"Building engine", "Finding fastest tactic for stem/conv1"}, Done: 1, Steps: 6, Seconds: 0.0015}, Hint: "raise --workspace"}},
 	}
 }
 
@@ -108,6 +112,8 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{"v":1,"type":"step","t":0.000001,"id":7,"step":-3}`))
 	f.Add([]byte(`{"v":1,"type":"phase_finish","t":12.500000,"id":9,"early":true}` + "\n"))
 	f.Add([]byte(`{"v":1,"type":"step","t":01.000000,"id":07,"step":1}`))
+	// An unknown type with a control character: AppendJSON once wrote the type unescaped.
+	f.Add([]byte(`{"v":1,"tYpe":"\b0000","t":0}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		// The fast path must agree with encoding/json wherever it answers.
 		if fast, ok := decodeFast(bytes.TrimSpace(line)); ok {
@@ -150,6 +156,33 @@ func BenchmarkDecodeJSONStep(b *testing.B) {
 	for b.Loop() {
 		if _, err := DecodeJSON(line); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestAppendSecondsMatchesFloat checks the integer path of appendSeconds against the float
+// formatting it replaces, on edge cases and on pseudo-random durations up to past its bound.
+func TestAppendSecondsMatchesFloat(t *testing.T) {
+	cases := []time.Duration{0, 1, 499, 500, 501, 999, 1000, 1499, 1500, 1501, 999_999_499, 999_999_500,
+		999_999_501, time.Second, 1e6*time.Second - 1, 1e6 * time.Second, 1e7*time.Second + 123456789, -1, -1500}
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := 0; i < 200000; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		switch i % 3 {
+		case 0:
+			cases = append(cases, time.Duration(x%uint64(10*time.Second)))
+		case 1:
+			cases = append(cases, time.Duration(x%uint64(2e6*time.Second)))
+		default:
+			cases = append(cases, time.Duration(x%uint64(time.Hour))/time.Microsecond*time.Microsecond+500)
+		}
+	}
+	for _, d := range cases {
+		want := strconv.AppendFloat(nil, d.Seconds(), 'f', 6, 64)
+		if got := appendSeconds(nil, d); !bytes.Equal(got, want) {
+			t.Fatalf("appendSeconds(%d) = %s, want %s", int64(d), got, want)
 		}
 	}
 }

@@ -17,8 +17,10 @@ import (
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
-// drainWait bounds how long one Drain call waits for the first event of a batch.
-const drainWait = 50 * time.Millisecond
+// drainWait bounds how long one Drain call waits for the first event of a batch. Drain sleeps
+// until the builder reports or the build ends, so this only bounds how long the loop is away;
+// cancel goes straight to the builder from the control goroutine.
+const drainWait = time.Second
 
 // ParentGoneGrace is how long a worker whose parent died may take to stop by itself
 // (cancel the build, save what the timing cache learned, remove its temporary files) before it
@@ -170,6 +172,13 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 			}
 		}
 	}()
+	if req.Backend == "tensorrt" {
+		loaded, err := loadTensorRT(req, os.Getenv)
+		if err != nil {
+			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: true}, 0)
+		}
+		w.info(loaded, 0)
+	}
 
 	notes, cleanup, err := precisionPath(&req)
 	if err != nil {
@@ -191,7 +200,10 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 	opts.TimingCache = cache.loaded
 	b, err := cgo.NewBuild(backendOf(req.Backend), opts)
 	if err != nil {
-		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
+		// An option the builder refuses before building is the user's to change: exit 2.
+		var nerr *cgo.Error
+		usage := errors.As(err, &nerr) && (nerr.Code == cgo.CodeInvalidArgument || nerr.Code == cgo.CodeUnsupported)
+		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: usage}, 0)
 	}
 	defer b.Close()
 	wd.setBuild(b)
@@ -214,7 +226,7 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 	// as whether a phase finished early) from the events, so the worker keeps no tree.
 	resolver := progress.NewResolver()
 	var raw []cgo.RawEvent
-	var dropped uint64
+	var dropped cgo.Drops
 	var last time.Duration
 	for {
 		var finished bool
@@ -238,7 +250,10 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 	}
 	out := <-done
 
-	res := progress.Result{Status: progress.StatusBuilt, DroppedSteps: dropped}
+	res := progress.Result{Status: progress.StatusBuilt, DroppedSteps: dropped.Steps}
+	if note := dropNote(dropped); note != "" {
+		w.warn([]string{note}, last)
+	}
 	res.EngineBytes = int64(out.res.PlanBytes)
 	res.CacheHits, res.CacheMisses, res.CacheUsed = out.res.CacheHits, out.res.CacheMisses, out.res.TimingCacheUsed
 	res.CancelSeen = out.res.CancelSeen
@@ -289,6 +304,16 @@ func resolve(r *progress.Resolver, ev *cgo.RawEvent) (progress.Event, bool) {
 	return progress.Event{}, false
 }
 
+// dropNote says what the worker's event queue dropped because the events were not read fast
+// enough, or "" when it dropped nothing.
+func dropNote(d cgo.Drops) string {
+	if d.Total() == 0 {
+		return ""
+	}
+	return "the builder reported faster than its progress was read, so the worker dropped " + d.String() +
+		"; the phase tree is complete (to keep every line, read the output faster, e.g. --progress json to a file)"
+}
+
 func backendOf(name string) cgo.Backend {
 	if name == "tensorrt" {
 		return cgo.BackendTensorRT
@@ -309,6 +334,13 @@ func (w *eventWriter) add(e *progress.Event) { w.buf = progress.AppendJSON(w.buf
 func (w *eventWriter) warn(messages []string, at time.Duration) {
 	for _, m := range messages {
 		w.add(&progress.Event{Type: progress.EventLog, Time: at, Severity: progress.SeverityWarning, Message: m})
+	}
+}
+
+// info adds an info log event for each message.
+func (w *eventWriter) info(messages []string, at time.Duration) {
+	for _, m := range messages {
+		w.add(&progress.Event{Type: progress.EventLog, Time: at, Severity: progress.SeverityInfo, Message: m})
 	}
 }
 
