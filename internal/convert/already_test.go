@@ -3,6 +3,7 @@ package convert
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -172,5 +173,44 @@ func TestNoSelfCasts(t *testing.T) {
 			}
 			checkCasts(t, m, c.opts.Target)
 		})
+	}
+}
+
+// TestNewerOpsetAdvice checks that a bfloat16 conversion below opset 22
+// says which nodes stay in float32 for want of a bfloat16 version, and the
+// exact command that upgrades this model file's opset.
+func TestNewerOpsetAdvice(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "net.onnx")
+	b, err := tm.Marshal(convModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Analyze(in, Options{Target: BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"opset 17 has no bfloat16 version of Conv (1 node), GlobalAveragePool (1 node), so 2 nodes stay in float32",
+		"export the model at opset 22 or newer",
+		`onnx.save(vc.convert_version(onnx.load('net.onnx'), 22), 'net.opset22.onnx')`,
+		"and convert net.opset22.onnx",
+	}
+	found := false
+	for _, w := range s.Warnings {
+		if strings.HasPrefix(w, "opset 17") {
+			found = true
+			for _, x := range want {
+				if !strings.Contains(w, x) {
+					t.Errorf("warning %q lacks %q", w, x)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no opset advice in %q", s.Warnings)
 	}
 }

@@ -123,6 +123,7 @@ func (gc *graphCtx) lookup(name string) *value {
 
 // analysis holds a model under analysis.
 type analysis struct {
+	path string // the model file, for messages; "" when unknown
 	// Slabs the analysis allocates its many small objects from: one
 	// allocation per thousand values instead of one each.
 	values []value
