@@ -214,3 +214,42 @@ func TestNewerOpsetAdvice(t *testing.T) {
 		t.Errorf("no opset advice in %q", s.Warnings)
 	}
 }
+
+// TestKeep checks Options.Keep, which mixes node names and operator types.
+func TestKeep(t *testing.T) {
+	m, s, err := convertProto(t, mlpModel(), Options{Target: FP16, Keep: []string{"Relu", " mm2 "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]string{}
+	for _, k := range s.KeptNodes {
+		kept[k.Name] = k.Reason + ": " + k.Detail
+	}
+	want := map[string]string{
+		"relu":    "keep-fp32: operator named in --keep-fp32",
+		"mm2":     "keep-fp32: node named in --keep-fp32",
+		"softmax": ReasonDefault + ": " + DefaultKeepReason("Softmax"),
+	}
+	for name, w := range want {
+		if kept[name] != w {
+			t.Errorf("node %s: kept %q, want %q", name, kept[name], w)
+		}
+	}
+	if len(kept) != len(want) {
+		t.Errorf("kept %v, want %v", kept, want)
+	}
+	if n := findNode(m.Graph, "mm1"); n == nil {
+		t.Fatal("mm1 is gone")
+	}
+	checkCasts(t, m, FP16)
+	for _, bad := range [][]string{{"nope"}, {"relu2", "Relu"}, {"matmul"}} {
+		_, _, err := convertProto(t, mlpModel(), Options{Target: FP16, Keep: bad})
+		if err == nil || !strings.Contains(err.Error(), "--keep-fp32: \""+bad[0]+"\" is neither the name of a node of the model nor an operator type") {
+			t.Errorf("Keep %q: err = %v", bad, err)
+		}
+	}
+	// An ONNX operator the model does not use is accepted, as with KeepOps.
+	if _, _, err := convertProto(t, mlpModel(), Options{Target: FP16, Keep: []string{"LayerNormalization"}}); err != nil {
+		t.Errorf("Keep LayerNormalization: %v", err)
+	}
+}
