@@ -7,6 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // OpenModel opens the model file at path for reading and returns it with
@@ -19,17 +23,14 @@ import (
 // and examined through the open descriptor, so that the file checked is the
 // file read.
 func OpenModel(path string) (*os.File, os.FileInfo, error) {
-	f, st, err := openRegular(func() (*os.File, error) {
-		return os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	})
-	if err != nil {
-		var nr *notRegularError
-		if errors.As(err, &nr) {
-			if nr.mode.IsDir() {
-				return nil, nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", path)
-			}
-			return nil, nil, fmt.Errorf("reading model: %s is %s, not a regular file; pass the .onnx file itself (save a piped model to a file first)", path, nr.kind())
-		}
+	f, st, err := regfile.Open(path)
+	var nr *regfile.NotRegularError
+	switch {
+	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
+		return nil, nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", pathtext.Q(path))
+	case errors.As(err, &nr):
+		return nil, nil, fmt.Errorf("reading model: %s is %s, not a regular file; pass the .onnx file itself (save a piped model to a file first)", pathtext.Q(path), nr.Kind)
+	case err != nil:
 		return nil, nil, fmt.Errorf("reading model: %w", err)
 	}
 	return f, st, nil
@@ -37,7 +38,7 @@ func OpenModel(path string) (*os.File, os.FileInfo, error) {
 
 // FileKind names the type of a file that is not regular, for messages:
 // "a named pipe (FIFO)", "a socket", "a device", "a folder".
-func FileKind(mode fs.FileMode) string { return (&notRegularError{mode: mode}).kind() }
+func FileKind(mode fs.FileMode) string { return outpath.KindOf(mode).String() }
 
 // notRegularError is returned by openRegular for a file that is not a
 // regular file.
@@ -46,20 +47,7 @@ type notRegularError struct{ mode fs.FileMode }
 func (e *notRegularError) Error() string { return "it is " + e.kind() + ", not a regular file" }
 
 // kind names the type of file e.mode describes.
-func (e *notRegularError) kind() string {
-	switch m := e.mode; {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
-		return "a device"
-	default:
-		return "not a plain file"
-	}
-}
+func (e *notRegularError) kind() string { return FileKind(e.mode) }
 
 // openRegular opens a file with open, which must not block, and keeps it
 // only when it is a regular file.

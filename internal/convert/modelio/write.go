@@ -7,12 +7,12 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/google/renameio/v2"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 )
 
 // ExternalMin is the smallest initializer Write moves to the external data
@@ -166,7 +166,7 @@ func (m *Model) Write(path string, opts WriteOptions) (Written, error) {
 	if err != nil {
 		return w, err
 	}
-	var data *renameio.PendingFile
+	var data *outpath.Pending
 	defer func() {
 		if data != nil {
 			data.Cleanup()
@@ -185,7 +185,7 @@ func (m *Model) Write(path string, opts WriteOptions) (Written, error) {
 			return w, err
 		}
 		w.DataPath = filepath.Join(filepath.Dir(path), filepath.FromSlash(name))
-		if data, err = renameio.NewPendingFile(w.DataPath, renameio.WithPermissions(0o644)); err != nil {
+		if data, err = outpath.CreatePath(w.DataPath); err != nil {
 			return w, fmt.Errorf("writing %s: %w", w.DataPath, err)
 		}
 		bw := bufio.NewWriterSize(data, 1<<20)
@@ -227,7 +227,7 @@ func (m *Model) Write(path string, opts WriteOptions) (Written, error) {
 	if hdr.total > MaxInline {
 		return w, fmt.Errorf("the converted model would be %d bytes, more than the 2 GiB a protobuf file may hold; write its weights to an external data file", hdr.total)
 	}
-	out, err := renameio.NewPendingFile(path, renameio.WithPermissions(0o644))
+	out, err := outpath.CreatePath(path)
 	if err != nil {
 		return w, fmt.Errorf("writing %s: %w", path, err)
 	}
