@@ -208,9 +208,17 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 			declared[vi.GetName()] = append(declared[vi.GetName()], vi.Type)
 		}
 	}
-	inits := make(map[string]*onnxpb.TensorProto, len(g.Initializer))
+	// inits maps the inputs that are also initializers (IR version 3
+	// lists every initializer as an input) to the initializer: a map of the
+	// inputs, which are few in current models, not of every initializer.
+	inits := make(map[string]*onnxpb.TensorProto, len(g.Input))
+	for _, vi := range g.Input {
+		inits[vi.GetName()] = nil
+	}
 	for _, t := range g.Initializer {
-		inits[t.GetName()] = t
+		if _, ok := inits[t.GetName()]; ok {
+			inits[t.GetName()] = t
+		}
 	}
 	for _, st := range g.SparseInitializer {
 		if st.GetValues().GetDataType() == int32(onnxpb.TensorProto_FLOAT) {
@@ -235,7 +243,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		if vi.Type != nil {
 			v.declared = append(v.declared, vi.Type)
 		}
-		if t, ok := inits[vi.GetName()]; ok {
+		if t := inits[vi.GetName()]; t != nil {
 			v.kind, v.init = kindInit, t
 			if it := tensorType(t.GetDataType()); typ != "" && it != typ {
 				return nil, fmt.Errorf("%s: input %q is declared %s but its initializer is %s; the model is not valid ONNX", gc.where(), v.name, typ, it)
