@@ -20,16 +20,12 @@ const (
 
 // value is one named value of a graph.
 type value struct {
-	name string
-	typ  vtype // in the original model
-	kind valueKind
-	g    *graphCtx
-	node *nodeInfo // the producer, for kindNode
-	init *onnxpb.TensorProto
-	// declared are the TypeProtos that state this value's type: graph
-	// inputs and outputs and value_info entries. They are updated with the
-	// value's new type.
-	declared []*onnxpb.TypeProto
+	name     string
+	typ      vtype // in the original model
+	kind     valueKind
+	g        *graphCtx
+	node     *nodeInfo // the producer, for kindNode
+	init     *onnxpb.TensorProto
 	uses     []use
 	overflow string // why its data does not fit the target type; "" if it does
 
@@ -240,9 +236,6 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 			kind = kindSubInput
 		}
 		v := &value{name: vi.GetName(), typ: typ, kind: kind}
-		if vi.Type != nil {
-			v.declared = append(v.declared, vi.Type)
-		}
 		if t := inits[vi.GetName()]; t != nil {
 			v.kind, v.init = kindInit, t
 			if it := tensorType(t.GetDataType()); typ != "" && it != typ {
@@ -253,7 +246,6 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		if v.typ == "" {
 			return nil, fmt.Errorf("%s: input %q has no type; the model is not valid ONNX", gc.where(), v.name)
 		}
-		v.declared = append(v.declared, declared[v.name]...)
 		if err := a.define(gc, v); err != nil {
 			return nil, err
 		}
@@ -263,7 +255,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		if v := gc.values[t.GetName()]; v != nil && v.init == t {
 			continue // listed as an input too
 		}
-		v := a.newValue(value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t, declared: declared[t.GetName()]})
+		v := a.newValue(value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t})
 		if v.typ == "" {
 			return nil, fmt.Errorf("%s: initializer %q has no valid data type", gc.where(), v.name)
 		}
@@ -286,8 +278,13 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		v.uses = append(v.uses, use{g: gc, out: i})
 		gc.outputs = append(gc.outputs, v)
 	}
-	for _, v := range gc.values {
-		for _, tp := range declared[v.name] {
+	// The declared types are few; the values may be millions.
+	for name, tps := range declared {
+		v := gc.values[name]
+		if v == nil {
+			continue
+		}
+		for _, tp := range tps {
 			if v.kind == kindNode || v.kind == kindInit {
 				if d := typeOf(tp); d != "" && d != v.typ {
 					return nil, fmt.Errorf("%s: %q is declared %s but its producer makes %s; the model is not valid ONNX", gc.where(), v.name, d, v.typ)
@@ -362,7 +359,7 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 			return fmt.Errorf("%s: cannot tell the type of %q, output of %s; record it in the model's value_info (onnx.shape_inference.infer_shapes) and convert again",
 				gc.where(), name, ni.label())
 		}
-		v := a.newValue(value{name: name, typ: typ, kind: kindNode, node: ni, declared: declared[name]})
+		v := a.newValue(value{name: name, typ: typ, kind: kindNode, node: ni})
 		if err := a.define(gc, v); err != nil {
 			return err
 		}
