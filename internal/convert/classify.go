@@ -388,8 +388,8 @@ func (c *classifier) decide() {
 		}
 		// In file order: sorting every name of a large graph costs more
 		// than the decisions, which do not depend on order.
-		for _, t := range gc.g.Initializer {
-			if v := gc.values[t.GetName()]; v != nil && v.kind == kindInit && v.init == t && v.typ.isFloat() {
+		for i, t := range gc.g.Initializer {
+			if v := gc.initValues[i]; v != nil && v.kind == kindInit && v.init == t && v.typ.isFloat() {
 				v.lowered, v.keep, v.detail = c.weightLowered(v, nil)
 			}
 		}

@@ -66,7 +66,7 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 
 	s := &Summary{Target: opts.Target, KeepIOTypes: !opts.ConvertIO, KeptNodes: []KeptNode{}, KeptWeights: []KeptWeight{},
 		InsertedCasts: []InsertedCast{}, RetargetedCasts: []string{}, Inputs: []IOType{}, Outputs: []IOType{}, Warnings: []string{}}
-	r := &rewriter{a: a, c: c, m: m, used: names(a), sum: s}
+	r := &rewriter{a: a, c: c, m: m, used: &names{a: a}, sum: s}
 	if err := r.graph(a.main); err != nil {
 		return Summary{}, err
 	}
@@ -102,8 +102,8 @@ func unchanged(a *analysis, s *Summary) bool {
 
 func convertInitializers(m *modelio.Model, a *analysis, s *Summary) error {
 	for _, gc := range a.graphs {
-		for _, t := range gc.g.Initializer {
-			v := gc.values[t.GetName()]
+		for i, t := range gc.g.Initializer {
+			v := gc.initValues[i]
 			if v == nil || !v.typ.isFloat() {
 				continue
 			}

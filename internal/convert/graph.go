@@ -77,7 +77,10 @@ type graphCtx struct {
 	inputs  []*value
 	outputs []*value
 	nodes   []*nodeInfo
-	casts   map[castKey]string
+	// initValues are the values of g.Initializer, index for index, so
+	// that passes over the initializers need no lookup by name.
+	initValues []*value
+	casts      map[castKey]string
 }
 
 type castKey struct {
@@ -173,11 +176,20 @@ func (a *analysis) define(gc *graphCtx, v *value) error {
 		}
 		return nil
 	}
-	if old := gc.lookup(v.name); old != nil {
+	dup := func() error {
 		return fmt.Errorf("%s: the name %q is defined twice; the model is not valid ONNX (values must be named once)", gc.where(), v.name)
 	}
+	if gc.parent != nil && gc.parent.lookup(v.name) != nil {
+		return dup()
+	}
+	// One map operation: a name already there leaves the map's size as it
+	// was (the analysis is dropped on this error anyway).
+	n := len(gc.values)
 	v.g, v.cur = gc, v.name
 	gc.values[v.name] = v
+	if len(gc.values) == n {
+		return dup()
+	}
 	return nil
 }
 
@@ -251,9 +263,11 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		}
 		gc.inputs = append(gc.inputs, v)
 	}
-	for _, t := range g.Initializer {
-		if v := gc.values[t.GetName()]; v != nil && v.init == t {
-			continue // listed as an input too
+	gc.initValues = make([]*value, len(g.Initializer))
+	for i, t := range g.Initializer {
+		if inits[t.GetName()] == t {
+			gc.initValues[i] = gc.values[t.GetName()] // listed as an input too
+			continue
 		}
 		v := a.newValue(value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t})
 		if v.typ == "" {
@@ -262,6 +276,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		if err := a.define(gc, v); err != nil {
 			return nil, err
 		}
+		gc.initValues[i] = v
 	}
 	for i, n := range g.Node {
 		ni := a.newNodeInfo(nodeInfo{n: n, g: gc, index: i})
@@ -707,38 +722,44 @@ func analyse(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analy
 	return a, nil
 }
 
-// names collects every value and node name of the model, for fresh names.
-func names(a *analysis) map[string]bool {
-	size := 0
-	for _, gc := range a.graphs {
-		size += len(gc.values) + len(gc.g.ValueInfo) + len(gc.g.Output) + 2*len(gc.nodes)
-	}
-	used := make(map[string]bool, size)
-	for _, gc := range a.graphs {
-		for name := range gc.values {
-			used[name] = true
-		}
-		for _, vi := range gc.g.ValueInfo {
-			used[vi.GetName()] = true
-		}
-		for _, vi := range gc.g.Output {
-			used[vi.GetName()] = true
-		}
-		for _, ni := range gc.nodes {
-			used[ni.n.GetName()] = true
-			for _, o := range ni.n.Output {
-				used[o] = true
+// names hands out names no value or node of the model has. The value names
+// are the analysis' own maps; node names and value_info names are collected
+// on first use, into the set that then holds the names handed out.
+type names struct {
+	a     *analysis
+	other map[string]bool
+}
+
+func (n *names) taken(name string) bool {
+	if n.other == nil {
+		n.other = map[string]bool{}
+		for _, gc := range n.a.graphs {
+			for _, vi := range gc.g.ValueInfo {
+				n.other[vi.GetName()] = true
+			}
+			for _, ni := range gc.nodes {
+				n.other[ni.n.GetName()] = true
 			}
 		}
 	}
-	return used
+	if n.other[name] {
+		return true
+	}
+	for _, gc := range n.a.graphs {
+		if _, ok := gc.values[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
-func fresh(used map[string]bool, base string) string {
+// fresh returns base, or base_1, base_2 ..., the first that no value or
+// node has, and reserves it.
+func (n *names) fresh(base string) string {
 	name := base
-	for i := 1; used[name]; i++ {
+	for i := 1; n.taken(name); i++ {
 		name = base + "_" + strconv.Itoa(i)
 	}
-	used[name] = true
+	n.other[name] = true
 	return name
 }
