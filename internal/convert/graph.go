@@ -123,6 +123,9 @@ func (gc *graphCtx) lookup(name string) *value {
 // analysis holds a model under analysis.
 type analysis struct {
 	path string // the model file, for messages; "" when unknown
+	// typesOnly skips what only the conversion needs (each value's uses),
+	// for verify, which checks types.
+	typesOnly bool
 	// Slabs the analysis allocates its many small objects from: one
 	// allocation per thousand values instead of one each.
 	values []value
@@ -290,7 +293,9 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		if v == nil {
 			return nil, fmt.Errorf("%s: output %q is not produced by any node, input or initializer; the model is not valid ONNX", gc.where(), vi.GetName())
 		}
-		v.uses = append(v.uses, use{g: gc, out: i})
+		if !a.typesOnly {
+			v.uses = append(v.uses, use{g: gc, out: i})
+		}
 		gc.outputs = append(gc.outputs, v)
 	}
 	// The declared types are few; the values may be millions.
@@ -324,7 +329,9 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 			return fmt.Errorf("%s: %s reads %q, which no input, initializer or earlier node defines; the model is not valid ONNX or its nodes are not in order",
 				gc.where(), ni.label(), name)
 		}
-		v.uses = append(v.uses, use{n: ni, in: i, g: gc})
+		if !a.typesOnly {
+			v.uses = append(v.uses, use{n: ni, in: i, g: gc})
+		}
 		ni.ins = append(ni.ins, v)
 	}
 	domain := opschema.NormalizeDomain(n.GetDomain())
@@ -707,7 +714,15 @@ func (a *analysis) opsetOf(m *onnxpb.ModelProto) error {
 
 // analyse builds the analysis of a model: every value with its original type.
 func analyse(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analysis, error) {
-	a := &analysis{target: target, table: table}
+	return analyseWith(&analysis{target: target, table: table}, m)
+}
+
+// analyseTypes is analyse without the uses of values, for checking types.
+func analyseTypes(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analysis, error) {
+	return analyseWith(&analysis{target: target, table: table, typesOnly: true}, m)
+}
+
+func analyseWith(a *analysis, m *onnxpb.ModelProto) (*analysis, error) {
 	if err := a.opsetOf(m); err != nil {
 		return nil, err
 	}

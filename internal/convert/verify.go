@@ -17,7 +17,7 @@ var ErrInternal = errors.New("internal error")
 // control-flow nodes agree with their subgraphs. A failure is a bug in the
 // conversion, reported rather than written.
 func verify(m *onnxpb.ModelProto, target Target, table *opschema.Table) error {
-	a, err := analyse(m, target, table)
+	a, err := analyseTypes(m, target, table)
 	if err == nil {
 		err = checkTypes(a)
 	}
