@@ -9,7 +9,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
-type valueKind int
+type valueKind uint8
 
 const (
 	kindInput    valueKind = iota // an input of the main graph
@@ -21,47 +21,49 @@ const (
 // value is one named value of a graph.
 type value struct {
 	name     string
-	typ      vtype // in the original model
-	kind     valueKind
+	typ      vtype     // in the original model
+	kind     valueKind // beside lowered: no padding in a struct a model has millions of
+	lowered  bool      // its type in the converted model is typ.lower(target)
 	g        *graphCtx
 	node     *nodeInfo // the producer, for kindNode
 	init     *onnxpb.TensorProto
 	uses     []use
 	overflow string // why its data does not fit the target type; "" if it does
 
-	lowered bool   // its type in the converted model is typ.lower(target)
-	cur     string // the name that holds it in its decided type
-	keep    string // for a float32 initializer that stays: a Reason* code
-	detail  string
+	cur    string // the name that holds it in its decided type
+	keep   string // for a float32 initializer that stays: a Reason* code
+	detail string
 }
 
 // use is one place a value is read: input in of node n, or output out of
 // graph g when n is nil.
 type use struct {
-	n   *nodeInfo
-	in  int
-	g   *graphCtx
-	out int
+	n       *nodeInfo
+	g       *graphCtx
+	in, out int32
 }
 
 // nodeInfo is the analysis of one node.
 type nodeInfo struct {
 	n      *onnxpb.NodeProto
 	g      *graphCtx
-	index  int
 	schema *opschema.Schema
 	subs   []*graphCtx // If: then, else; Loop and Scan: body
 	ins    []*value    // nil where an optional input is omitted
 	outs   []*value    // nil where an optional output is omitted
 
-	float  bool   // it reads or makes float32 values
-	weight bool   // Constant or ConstantOfShape: decided by its consumers
-	keep   string // a Reason* code when kept in float32
-	detail string
+	// The small fields together, so that the struct, of which a model has
+	// one per node, has no padding between them.
+	index  int32
+	float  bool // it reads or makes float32 values
+	weight bool // Constant or ConstantOfShape: decided by its consumers
 	low    bool // converted: runs in the target type
 	// follow is set on a Cast to the target type: it reads its input in
 	// the input's decided type (see classifier.cast).
 	follow bool
+
+	keep   string // a Reason* code when kept in float32
+	detail string
 	conv   []string // the type constraints it converts
 	wantIn []bool
 	outLow []bool
@@ -282,7 +284,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		gc.initValues[i] = v
 	}
 	for i, n := range g.Node {
-		ni := a.newNodeInfo(nodeInfo{n: n, g: gc, index: i})
+		ni := a.newNodeInfo(nodeInfo{n: n, g: gc, index: int32(i)})
 		gc.nodes = append(gc.nodes, ni)
 		if err := a.node(gc, ni, declared); err != nil {
 			return nil, err
@@ -294,7 +296,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 			return nil, fmt.Errorf("%s: output %q is not produced by any node, input or initializer; the model is not valid ONNX", gc.where(), vi.GetName())
 		}
 		if !a.typesOnly {
-			v.uses = append(v.uses, use{g: gc, out: i})
+			v.uses = append(v.uses, use{g: gc, out: int32(i)})
 		}
 		gc.outputs = append(gc.outputs, v)
 	}
@@ -330,7 +332,7 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 				gc.where(), ni.label(), name)
 		}
 		if !a.typesOnly {
-			v.uses = append(v.uses, use{n: ni, in: i, g: gc})
+			v.uses = append(v.uses, use{n: ni, in: int32(i), g: gc})
 		}
 		ni.ins = append(ni.ins, v)
 	}
