@@ -75,7 +75,8 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	}
 	summarize(a, c, ws, s)
 	s.AlreadyTarget = unchanged(a, s)
-	if err := verify(m.Proto, opts.Target, table); err != nil {
+	// The analysis is done with: its memory goes to the check.
+	if err := verify(m.Proto, opts.Target, table, a.release()); err != nil {
 		return Summary{}, err
 	}
 	return *s, nil

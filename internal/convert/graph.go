@@ -133,20 +133,56 @@ type analysis struct {
 	values []value
 	infos  []nodeInfo
 	ptrs   []*value
-	target Target
-	table  *opschema.Table
-	opsets map[string]int
-	main   *graphCtx
-	graphs []*graphCtx // all graphs, parents before children
-	funcs  map[[2]string]bool
+	// used are the slab chunks this analysis took; free are chunks of an
+	// earlier, finished analysis to take before allocating (see release).
+	used, free slabs
+	target     Target
+	table      *opschema.Table
+	opsets     map[string]int
+	main       *graphCtx
+	graphs     []*graphCtx // all graphs, parents before children
+	funcs      map[[2]string]bool
 }
 
 const slab = 1024
 
+// slabs are the chunks of records an analysis allocates from. An analysis
+// of the converted model (verify's) takes those of the conversion's, which
+// is finished by then: its memory is reused instead of added to, and
+// reusing it costs less than fresh pages.
+type slabs struct {
+	values [][]value
+	infos  [][]nodeInfo
+	ptrs   [][]*value
+}
+
+// release hands over the analysis' slab chunks for another analysis to
+// reuse. The analysis and everything it returned must not be used after.
+func (a *analysis) release() slabs {
+	s := a.used
+	a.used, a.values, a.infos, a.ptrs = slabs{}, nil, nil, nil
+	return s
+}
+
+// chunk returns a cleared chunk from free, or a new one, and records it in
+// used.
+func chunk[T any](free, used *[][]T) []T {
+	var c []T
+	if n := len(*free); n > 0 {
+		c = (*free)[n-1][:0]
+		*free = (*free)[:n-1]
+		clear(c[:cap(c)])
+	} else {
+		c = make([]T, 0, slab)
+	}
+	*used = append(*used, c)
+	return c
+}
+
 // newValue returns a new value, a copy of v, from the slab.
 func (a *analysis) newValue(v value) *value {
 	if len(a.values) == cap(a.values) {
-		a.values = make([]value, 0, slab)
+		a.values = chunk(&a.free.values, &a.used.values)
 	}
 	a.values = append(a.values, v)
 	return &a.values[len(a.values)-1]
@@ -155,7 +191,7 @@ func (a *analysis) newValue(v value) *value {
 // newNodeInfo returns a new nodeInfo, a copy of ni, from the slab.
 func (a *analysis) newNodeInfo(ni nodeInfo) *nodeInfo {
 	if len(a.infos) == cap(a.infos) {
-		a.infos = make([]nodeInfo, 0, slab)
+		a.infos = chunk(&a.free.infos, &a.used.infos)
 	}
 	a.infos = append(a.infos, ni)
 	return &a.infos[len(a.infos)-1]
@@ -167,7 +203,7 @@ func (a *analysis) valueSlice(n int) []*value {
 		return make([]*value, 0, n)
 	}
 	if cap(a.ptrs)-len(a.ptrs) < n {
-		a.ptrs = make([]*value, 0, slab)
+		a.ptrs = chunk(&a.free.ptrs, &a.used.ptrs)
 	}
 	start := len(a.ptrs)
 	a.ptrs = a.ptrs[:start+n]
@@ -720,8 +756,9 @@ func analyse(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analy
 }
 
 // analyseTypes is analyse without the uses of values, for checking types.
-func analyseTypes(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analysis, error) {
-	return analyseWith(&analysis{target: target, table: table, typesOnly: true}, m)
+// It allocates from reuse, the slabs of a finished analysis, first.
+func analyseTypes(m *onnxpb.ModelProto, target Target, table *opschema.Table, reuse slabs) (*analysis, error) {
+	return analyseWith(&analysis{target: target, table: table, typesOnly: true, free: reuse}, m)
 }
 
 func analyseWith(a *analysis, m *onnxpb.ModelProto) (*analysis, error) {
