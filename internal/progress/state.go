@@ -108,6 +108,8 @@ func NewState(info BuildInfo, begin time.Time) *State {
 // session decides the outcome). It sets Early on phase_finish events from the tree's step
 // counts, so that every renderer and every trace sees the same value.
 func (s *State) Apply(batch []Event, now time.Time) *Result {
+	s.tree.beginBatch() // folds what the renderers saw in earlier batches, then holds off
+	defer s.tree.endBatch()
 	var res *Result
 	for i := range batch {
 		e := &batch[i]

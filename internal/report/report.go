@@ -34,9 +34,11 @@ type Report struct {
 	Build   progress.BuildInfo `json:"build"`
 	Result  Result             `json:"result"`
 	// Span is the time from the build's start to its last event.
-	Span    Seconds     `json:"span"`
-	Phases  []*Phase    `json:"phases"`
-	Count   int         `json:"phase_count"`
+	Span   Seconds  `json:"span"`
+	Phases []*Phase `json:"phases"`
+	Count  int      `json:"phase_count"`
+	// Folded is how many of Count were folded into the totals (not in Phases).
+	Folded  int         `json:"folded_phases,omitempty"`
 	Depth   int         `json:"max_depth"`
 	Slowest []Slow      `json:"slowest"`
 	ByName  []NameTotal `json:"by_name"`
@@ -85,7 +87,8 @@ type Phase struct {
 	Children []*Phase `json:"children,omitempty"`
 }
 
-// Slow is one of the phases with the most self time.
+// Slow is one of the phases where the time went: a layer with the most total time, or, in a
+// build without layer phases, a phase with the most self time.
 type Slow struct {
 	ID       int      `json:"id"`
 	Path     []string `json:"path"`
@@ -93,7 +96,7 @@ type Slow struct {
 	Duration Seconds  `json:"duration"`
 }
 
-// NameTotal sums the phases of one name.
+// NameTotal sums the phases of one kind of name (progress.Kind).
 type NameTotal struct {
 	Name  string  `json:"name"`
 	Count int     `json:"count"`
@@ -174,8 +177,14 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 		r.Phases = append(r.Phases, build(id))
 	}
 	r.Count = len(all)
-	r.Slowest = slowest(tree, all)
-	r.ByName = byName(all)
+	folded := tree.Folded()
+	if folded != nil {
+		r.Count += folded.Count
+		r.Folded = folded.Count
+		r.Notes = append(r.Notes, fmt.Sprintf("%d finished phases were folded into totals to keep memory bounded; the phase tree lists the other %d, the tables count them all", folded.Count, len(all)))
+	}
+	r.Slowest = slowest(tree, all, folded)
+	r.ByName = byName(all, folded)
 	for _, e := range logs {
 		if e.Type != progress.EventLog || e.Severity > progress.SeverityWarning {
 			continue
@@ -226,33 +235,73 @@ func covered(spans [][2]time.Duration) time.Duration {
 	return total
 }
 
-func slowest(tree *progress.Tree, all []*Phase) []Slow {
-	sorted := slices.Clone(all)
-	slices.SortStableFunc(sorted, func(a, b *Phase) int {
-		if c := cmp.Compare(b.Self, a.Self); c != 0 {
+// slowest lists where the time went: the layers (phases named for what they work on, like
+// "Finding fastest tactic for conv1") with the most total time, folded ones included; in a
+// build without such phases, the phases with the most self time. Ranking by self time would
+// put the many short "Measuring tactic time" steps above the layers that contain them.
+func slowest(tree *progress.Tree, all []*Phase, folded *progress.Folded) []Slow {
+	var cands []Slow
+	for _, p := range all {
+		if progress.Kind(p.Name) != p.Name {
+			cands = append(cands, Slow{ID: p.ID, Self: p.Self, Duration: p.Duration})
+		}
+	}
+	if folded != nil {
+		for _, f := range folded.Slowest {
+			if len(f.Path) > 0 && progress.Kind(f.Path[len(f.Path)-1]) != f.Path[len(f.Path)-1] {
+				cands = append(cands, Slow{ID: f.ID, Path: f.Path, Self: Secs(f.Self), Duration: Secs(f.Duration)})
+			}
+		}
+	}
+	byTotal := len(cands) > 0
+	if !byTotal {
+		for _, p := range all {
+			cands = append(cands, Slow{ID: p.ID, Self: p.Self, Duration: p.Duration})
+		}
+	}
+	key := func(s Slow) Seconds {
+		if byTotal {
+			return s.Duration
+		}
+		return s.Self
+	}
+	slices.SortStableFunc(cands, func(a, b Slow) int {
+		if c := cmp.Compare(key(b), key(a)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
 	out := []Slow{}
-	for _, p := range sorted {
-		if len(out) == slowestCount || p.Self <= 0 {
+	for _, c := range cands {
+		if len(out) == slowestCount || key(c) <= 0 {
 			break
 		}
-		out = append(out, Slow{ID: p.ID, Path: tree.Path(p.ID), Self: p.Self, Duration: p.Duration})
+		if c.Path == nil {
+			c.Path = tree.Path(c.ID)
+		}
+		out = append(out, c)
 	}
 	return out
 }
 
-func byName(all []*Phase) []NameTotal {
+// byName sums the phases by kind of name (every "Finding fastest tactic for …" together, see
+// progress.Kind), folded ones included, most total time first.
+func byName(all []*Phase, folded *progress.Folded) []NameTotal {
 	index := map[string]int{}
 	var totals []NameTotal
+	if folded != nil {
+		for _, k := range folded.Kinds {
+			index[k.Kind] = len(totals)
+			totals = append(totals, NameTotal{Name: k.Kind, Count: k.Count, Total: Secs(k.Total), Self: Secs(k.Self), Max: Secs(k.Max), Steps: k.Steps})
+		}
+	}
 	for _, p := range all {
-		i, ok := index[p.Name]
+		name := progress.Kind(p.Name)
+		i, ok := index[name]
 		if !ok {
 			i = len(totals)
-			index[p.Name] = i
-			totals = append(totals, NameTotal{Name: p.Name})
+			index[name] = i
+			totals = append(totals, NameTotal{Name: name})
 		}
 		t := &totals[i]
 		t.Count++
@@ -262,7 +311,7 @@ func byName(all []*Phase) []NameTotal {
 		t.Steps += p.Done
 	}
 	slices.SortStableFunc(totals, func(a, b NameTotal) int {
-		if c := cmp.Compare(b.Self, a.Self); c != 0 {
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Name, b.Name)
@@ -282,7 +331,9 @@ func round6(s Seconds) Seconds { return Seconds(math.Round(float64(s)*1e6) / 1e6
 // in the session, so the report reads the same tree a live build's report does.
 func FromTrace(t *trace.Trace) *Report {
 	st := progress.NewState(t.Info, time.Time{})
-	st.Apply(t.Events, time.Time{})
+	for i := 0; i < len(t.Events); i += 1024 { // in batches, as a build delivers them
+		st.Apply(t.Events[i:min(i+1024, len(t.Events))], time.Time{})
+	}
 	res := progress.Result{Status: StatusUnknown}
 	if t.Result != nil {
 		res = *t.Result
