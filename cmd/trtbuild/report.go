@@ -132,33 +132,43 @@ func reportRun(s *streams, tracePath, out string) error {
 	if _, err := report.FormatOf(out); err != nil {
 		return exitcode.Usagef("invalid -o: %v", err)
 	}
-	tr, err := readTraceFile(tracePath)
+	tr, closeTrace, err := openTrace(tracePath)
 	if err != nil {
 		return err
 	}
-	if err := report.WriteFile(out, report.FromTrace(tr)); err != nil {
+	defer closeTrace()
+	r, err := report.FromReader(tr)
+	if err != nil {
+		return traceError(tracePath, err)
+	}
+	if err := report.WriteFile(out, r); err != nil {
 		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("%w; choose a writable path with -o", err))
 	}
 	fmt.Fprintf(s.Out, "Wrote %s\n", out)
 	return nil
 }
 
-// readTraceFile reads a recorded trace, with errors that say what to do.
-func readTraceFile(path string) (*trace.Trace, error) {
+// openTrace opens a recorded trace for streaming, with errors that say what to do.
+func openTrace(path string) (*trace.Reader, func(), error) {
 	f, err := os.Open(path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return nil, exitcode.Usagef("trace %s does not exist; record one with trtbuild --trace FILE or --progress json", path)
+		return nil, nil, exitcode.Usagef("trace %s does not exist; record one with trtbuild --trace FILE or --progress json", path)
 	case err != nil:
-		return nil, exitcode.Usagef("cannot read trace %s: %v", path, unwrapPathError(err))
+		return nil, nil, exitcode.Usagef("cannot read trace %s: %v", path, unwrapPathError(err))
 	}
-	defer f.Close()
 	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, exitcode.Usagef("trace %s is a directory; give the .jsonl file", path)
+		f.Close()
+		return nil, nil, exitcode.Usagef("trace %s is a directory; give the .jsonl file", path)
 	}
-	tr, err := trace.Read(f)
-	if err != nil {
-		return nil, exitcode.Wrap(exitcode.Failed, fmt.Errorf("trace %s: %w", path, err))
+	return trace.NewReader(f), func() { f.Close() }, nil
+}
+
+// traceError says what went wrong reading a trace: a file that is not a trace at all is bad
+// input (exit 2), a damaged trace a failure.
+func traceError(path string, err error) error {
+	if errors.Is(err, trace.ErrNotTrace) {
+		return exitcode.Usagef("%s: this is not a trace recorded by --trace or --progress json; record one with trtbuild MODEL.onnx --trace build.jsonl", path)
 	}
-	return tr, nil
+	return exitcode.Wrap(exitcode.Failed, fmt.Errorf("trace %s: %w", path, err))
 }

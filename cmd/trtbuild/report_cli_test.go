@@ -109,6 +109,9 @@ func TestReportErrors(t *testing.T) {
 		{"replay missing", []string{"replay", filepath.Join(dir, "none.jsonl")}, 2, "does not exist"},
 		{"replay bad speed", []string{"replay", "--speed", "fast", malformed}, 2, "invalid --speed"},
 		{"replay malformed", []string{"replay", "--speed", "0", malformed}, 1, "line 2"},
+		// A model (or any other file) is not a trace: bad input, with what to do instead.
+		{"report of a model", []string{"report", model, "-o", filepath.Join(dir, "x.html")}, 2, "this is not a trace recorded by --trace or --progress json; record one with"},
+		{"replay of a model", []string{"replay", "--speed", "0", model}, 2, "this is not a trace recorded by --trace or --progress json; record one with"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

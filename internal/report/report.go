@@ -8,6 +8,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"time"
@@ -327,21 +328,57 @@ func byName(all []*Phase, folded *progress.Folded) []NameTotal {
 
 func round6(s Seconds) Seconds { return Seconds(math.Round(float64(s)*1e6) / 1e6) }
 
-// FromTrace makes the report of a recorded trace. The events go through a progress.State, as
-// in the session, so the report reads the same tree a live build's report does.
+// FromTrace makes the report of a recorded trace held in memory.
 func FromTrace(t *trace.Trace) *Report {
-	st := progress.NewState(t.Info, time.Time{})
-	for i := 0; i < len(t.Events); i += 1024 { // in batches, as a build delivers them
-		st.Apply(t.Events[i:min(i+1024, len(t.Events))], time.Time{})
+	i := 0
+	r, _ := fromEvents(func() progress.BuildInfo { return t.Info }, func() (progress.Event, error) {
+		if i == len(t.Events) {
+			return progress.Event{}, io.EOF
+		}
+		i++
+		return t.Events[i-1], nil
+	}, func() *progress.Result { return t.Result })
+	return r
+}
+
+// FromReader makes the report of a trace read as a stream: memory stays bounded however long
+// the trace is (the session's state folds old phases, see progress.FoldKeep).
+func FromReader(tr *trace.Reader) (*Report, error) {
+	return fromEvents(func() progress.BuildInfo { return tr.Info }, tr.Next, func() *progress.Result { return tr.Result })
+}
+
+// fromEvents applies the events to a progress.State in batches, as the session does, so the
+// report reads the same tree a live build's report does, and keeps the warnings and errors.
+func fromEvents(info func() progress.BuildInfo, next func() (progress.Event, error), result func() *progress.Result) (*Report, error) {
+	st := progress.NewState(progress.BuildInfo{}, time.Time{})
+	batch := make([]progress.Event, 0, 1024)
+	var logs []progress.Event
+	var err error
+	for err == nil {
+		batch = batch[:0]
+		for len(batch) < cap(batch) {
+			var e progress.Event
+			if e, err = next(); err != nil {
+				break
+			}
+			batch = append(batch, e)
+			if e.Type == progress.EventLog && e.Severity <= progress.SeverityWarning && len(logs) <= logCount {
+				logs = append(logs, e)
+			}
+		}
+		st.Apply(batch, time.Time{})
+	}
+	if err != io.EOF {
+		return nil, err
 	}
 	res := progress.Result{Status: StatusUnknown}
-	if t.Result != nil {
-		res = *t.Result
+	if r := result(); r != nil {
+		res = *r
 	}
 	res = st.End(res, time.Time{})
-	r := FromTree(st.Tree(), t.Info, res, t.Events)
-	if t.Result == nil {
+	r := FromTree(st.Tree(), info(), res, logs)
+	if result() == nil {
 		r.Notes = append(r.Notes, "the trace ends without a result line: the build was still running, or the trace was cut short")
 	}
-	return r
+	return r, nil
 }
