@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/trt"
 	"github.com/trtbuild/trtbuild/internal/worker"
@@ -104,9 +104,11 @@ func (s *session) RequestCancel() {
 // carries the exit code (see internal/exitcode) and is marked reported when the renderer has
 // already shown it.
 func Run(cfg Config) (progress.Result, error) {
-	pending, err := renameio.NewPendingFile(cfg.Engine, renameio.WithPermissions(0o644))
+	// The engine is written to an unnamed file in the engine's own folder (or, for a device
+	// such as /dev/null, copied to it on success); see internal/outpath.
+	pending, err := outpath.CreatePath(cfg.Engine)
 	if err != nil {
-		return progress.Result{}, exitcode.Usagef("cannot write the engine next to %s: %v; choose a writable path with -o", cfg.Engine, unwrapPath(err))
+		return progress.Result{}, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", pathtext.Q(cfg.Engine), unwrapPath(err))
 	}
 	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
 

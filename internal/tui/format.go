@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -10,7 +11,7 @@ import (
 func Summary(res progress.Result) string {
 	switch res.Status {
 	case progress.StatusBuilt:
-		line := fmt.Sprintf("Built %s (%s) in %s", res.Engine, progress.FormatBytes(res.EngineBytes), progress.FormatDuration(res.Duration))
+		line := fmt.Sprintf("Built %s (%s) in %s", pathtext.Q(res.Engine), progress.FormatBytes(res.EngineBytes), progress.FormatDuration(res.Duration))
 		if n := res.CacheHits + res.CacheMisses; n > 0 {
 			line += fmt.Sprintf("; %d/%d timing-cache hits", res.CacheHits, n)
 		}
@@ -24,6 +25,6 @@ func Summary(res progress.Result) string {
 		if msg == "" {
 			msg = "unknown error"
 		}
-		return fmt.Sprintf("Build failed after %s: %s", progress.FormatDuration(res.Duration), msg)
+		return fmt.Sprintf("Build failed after %s: %s", progress.FormatDuration(res.Duration), clean(msg))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -98,7 +99,7 @@ func (p *Plain) Begin(v progress.View) {
 	info := v.Info()
 	p.started = p.opts.Now()
 	p.lastWall = p.started
-	line := fmt.Sprintf("Building %s -> %s (backend %s", clean(info.Model), clean(info.Engine), info.Backend)
+	line := fmt.Sprintf("Building %s -> %s (backend %s", pathtext.Q(info.Model), pathtext.Q(info.Engine), info.Backend)
 	if info.Precision != "" {
 		line += ", " + info.Precision
 	}

@@ -57,11 +57,17 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 		}
 		o.Profiles = append(o.Profiles, prof)
 	}
+	settings, err := buildSettings(req)
+	if err != nil {
+		return o, err
+	}
+	o.BuildSettings = settings
 	s := req.Sim
 	o.Sim = &cgo.SimOptions{
 		Threads: s.Threads, Tactics: s.Tactics, Iterations: s.Iterations, Step: s.Step,
 		Layers: req.Layers, FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase,
 		Silent: s.Silent, LongStep: s.LongStep, IgnoreCancel: s.IgnoreCancel, Seed: s.Seed,
+		Flood: s.Flood,
 	}
 	return o, nil
 }
