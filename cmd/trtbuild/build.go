@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -210,7 +211,8 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		return err
 	}
 	defer outs.cleanup()
-	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
+	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version,
+		Command: append([]string{"trtbuild"}, os.Args[1:]...), Settings: buildSettings(req)}
 	keyed, hit, err := engineCacheLookup(s, o, mode, req, info)
 	if err != nil || hit {
 		return err
@@ -544,4 +546,16 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// buildSettings is the request as the report and trace record it, so that a build can be
+// repeated: every setting, without the model's layer names (which only the simulated builder
+// uses, and which the model has).
+func buildSettings(req worker.Request) json.RawMessage {
+	req.Layers = nil
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil
+	}
+	return b
 }

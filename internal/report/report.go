@@ -58,6 +58,10 @@ type Result struct {
 	Duration     Seconds         `json:"duration"`
 	PeakRSS      int64           `json:"peak_rss_bytes,omitempty"`
 	DroppedSteps uint64          `json:"dropped_steps,omitempty"`
+	// Where is the phase a build that did not succeed ended in; Hint what to try after a
+	// failure (see progress.Result).
+	Where *progress.Where `json:"where,omitempty"`
+	Hint  string          `json:"hint,omitempty"`
 }
 
 // StatusUnknown is the status of a report made from a trace that ends without a result.
@@ -144,6 +148,7 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 		Result: Result{
 			Status: res.Status, Error: res.Error, Engine: res.Engine, EngineBytes: res.EngineBytes,
 			Duration: Secs(res.Duration), PeakRSS: res.PeakRSS, DroppedSteps: res.DroppedSteps,
+			Where: res.Where, Hint: res.Hint,
 		},
 		Cache:   Cache{Used: res.CacheUsed, Hits: res.CacheHits, Misses: res.CacheMisses},
 		Phases:  []*Phase{},

@@ -476,3 +476,41 @@ func TestRecorderReadsTheSessionTree(t *testing.T) {
 		t.Fatalf("the report does not show the session's tree: %d phases, %+v", r.Count, r.Phases)
 	}
 }
+
+// TestPageSaysWhatHappened: a failed build without a timing cache reads "timing cache: off",
+// draws the phase it failed in however short, says where it failed, counts "1 phase" without
+// a plural, and shows how to build it again.
+func TestPageSaysWhatHappened(t *testing.T) {
+	tree := treeOf(
+		ph{1, 0, "Building engine", 1, 0, time.Hour, 1},
+		ph{2, 1, "Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv", 3, time.Hour - 11*time.Microsecond, time.Hour, 6},
+	)
+	res := progress.Result{Status: progress.StatusFailed, Error: "Could not find any implementation for node /features/features.3/block/block.0/block.0.0/Conv.",
+		Where: &progress.Where{ID: 2, Path: []string{"Building engine", "Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv"}, Steps: 6}, Hint: "raise --workspace"}
+	info := progress.BuildInfo{Model: "m.onnx", Command: []string{"trtbuild", "m.onnx", "--shapes", "x:1x3x224x224", "--name", "it's"}, Settings: []byte(`{"model":"m.onnx","fp16":true}`)}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, FromTree(tree, info, res, nil)); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		"timing cache: off",
+		"Failed in: Building engine › Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv",
+		"Hint: raise --workspace",
+		"2 of 2 phases drawn",
+		"trtbuild m.onnx --shapes x:1x3x224x224 --name &#39;it&#39;\\&#39;&#39;s&#39;",
+		"&#34;fp16&#34;: true",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	one := treeOf(ph{1, 0, "Building engine", 1, 0, time.Second, 1})
+	buf.Reset()
+	if err := WriteHTML(&buf, FromTree(one, progress.BuildInfo{}, progress.Result{Status: progress.StatusBuilt}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if page := buf.String(); !strings.Contains(page, "1 of 1 phase drawn") || !strings.Contains(page, "<span>phase, nested") || strings.Contains(page, "1 phases") {
+		t.Errorf("a one-phase page says \"1 phases\"")
+	}
+}
