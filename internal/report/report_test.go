@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -512,5 +513,35 @@ func TestPageSaysWhatHappened(t *testing.T) {
 	}
 	if page := buf.String(); !strings.Contains(page, "1 of 1 phase drawn") || !strings.Contains(page, "<span>phase, nested") || strings.Contains(page, "1 phases") {
 		t.Errorf("a one-phase page says \"1 phases\"")
+	}
+}
+
+// TestDiff compares a cold build with one served from the timing cache.
+func TestDiff(t *testing.T) {
+	cold := FromTree(treeOf(
+		ph{1, 0, "Building engine", 1, 0, 10 * time.Second, 2},
+		ph{2, 1, "Timing graph nodes", 1, time.Second, 9 * time.Second, 24},
+		ph{3, 1, "Serializing", 1, 9 * time.Second, 10 * time.Second, 1},
+	), progress.BuildInfo{}, progress.Result{Status: progress.StatusBuilt, Duration: 10 * time.Second, EngineBytes: 2048, CacheMisses: 24, CacheUsed: true}, nil)
+	warm := FromTree(treeOf(
+		ph{1, 0, "Building engine", 1, 0, 2 * time.Second, 2},
+		ph{2, 1, "Timing graph nodes", 1, 500 * time.Millisecond, time.Second, 24},
+		ph{3, 1, "Serializing", 1, time.Second, 2 * time.Second, 1},
+	), progress.BuildInfo{}, progress.Result{Status: progress.StatusBuilt, Duration: 2 * time.Second, EngineBytes: 2048, CacheHits: 24, CacheUsed: true}, nil)
+	var buf bytes.Buffer
+	if err := WriteDiff(&buf, "cold.jsonl", cold, "warm.jsonl", warm); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`build time\s+10\.00 s\s+2\.00 s\s+-80%`),
+		regexp.MustCompile(`engine size\s+2\.0 KiB\s+2\.0 KiB\s+same`),
+		regexp.MustCompile(`timing cache\s+0/24 hits\s+24/24 hits`),
+		regexp.MustCompile(`  Timing graph nodes\s+8\.00 s\s+500\.0 ms\s+-94%`),
+		regexp.MustCompile(`  Serializing\s+1\.00 s\s+1\.00 s\s+same`),
+	} {
+		if !want.MatchString(got) {
+			t.Errorf("the diff lacks %s:\n%s", want, got)
+		}
 	}
 }
