@@ -243,6 +243,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		Timeout:      o.timeout,
 		StallTimeout: o.stallTimeout,
 		KillAfter:    o.killAfter,
+		Tick:         tickFor(mode),
 	})
 	outs.finish(s.Err, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
@@ -558,4 +559,13 @@ func buildSettings(req worker.Request) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// tickFor is how often the session ticks the renderer: the live view takes its snapshots of
+// the build's state on the tick, ten a second; the other modes only need heartbeats.
+func tickFor(mode tui.Mode) time.Duration {
+	if mode == tui.ModeTTY {
+		return tui.TickEvery()
+	}
+	return time.Second
 }

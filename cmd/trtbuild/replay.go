@@ -84,7 +84,7 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 		}
 	}()
 	r := newRenderer(mode, s, s.Out, &buildOptions{verbose: o.verbose}, replayControls{cancel})
-	err = replay.PlayReader(ctx, tr, r, replay.Options{Speed: speed})
+	err = replay.PlayReader(ctx, tr, r, replay.Options{Speed: speed, Tick: tickFor(mode)})
 	var bad *replay.TraceError
 	switch {
 	case errors.Is(err, context.Canceled):
