@@ -37,8 +37,9 @@ func (p *Phase) Duration(now time.Duration) time.Duration {
 	return now - p.Start
 }
 
-// Tree is the phase tree built from an event stream. Every renderer reads the same tree.
-// Events with an unknown phase ID are ignored; a phase whose parent is unknown becomes a root.
+// Tree is the phase tree built from an event stream; a build's one tree is kept by its State,
+// and every renderer reads that one. Events with an unknown phase ID are ignored; a phase whose
+// parent is unknown becomes a root. Old finished phases are folded into totals (see FoldKeep).
 // A Tree is not safe for concurrent use.
 type Tree struct {
 	phases map[int]*Phase
@@ -178,7 +179,8 @@ func (t *Tree) Get(id int) *Phase { return t.phases[id] }
 // Roots returns the IDs of root phases in start order. The slice must not be modified.
 func (t *Tree) Roots() []int { return t.roots }
 
-// Len returns the number of phases seen; Open the number still running.
+// Len returns the number of phases the tree holds (those folded away are counted in Folded);
+// Open the number still running.
 func (t *Tree) Len() int  { return len(t.phases) }
 func (t *Tree) Open() int { return t.open }
 
