@@ -238,7 +238,8 @@ func (s *State) Budget(window time.Duration, now time.Time) string {
 		return "before any phase started"
 	}
 	what := "in " + quote(p.Name)
-	if parent := s.tree.Get(p.Parent); parent != nil && p.Parent != 0 && p.Steps <= 1 {
+	// A generic phase ("Measuring tactic time") is named with the layer it works for.
+	if parent := s.tree.Get(p.Parent); parent != nil && p.Parent != 0 && Kind(p.Name) == p.Name && Kind(parent.Name) != parent.Name {
 		what += " of " + quote(parent.Name)
 	}
 	return what + " (" + itoa(p.Done) + "/" + itoa(p.Steps) + ", running for " + FormatDuration(p.Duration(s.BuildNow(now))) + ")"

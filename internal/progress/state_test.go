@@ -94,6 +94,13 @@ func TestBudgetNamesTheStage(t *testing.T) {
 	if got := single.Budget(10*time.Second, now); !strings.Contains(got, "features.2/block/Relu") || strings.Contains(got, "Measuring") {
 		t.Errorf("single-thread budget %q: want the layer, not the phase that started 1s ago", got)
 	}
+	// A silence: every open phase has used the window; the generic leaf is named with its layer.
+	quiet := NewState(BuildInfo{}, t0)
+	quiet.Apply(threads()[:4], t0)
+	quiet.Apply([]Event{{Type: EventPhaseStart, Time: ms(20), ID: 7, Parent: 3, Name: "Measuring tactic time", Steps: 4}}, t0.Add(ms(20)))
+	if got, want := quiet.Budget(10*time.Second, t0.Add(20*time.Second)), `in "Measuring tactic time" of "Finding fastest tactic for /features/features.2/block/Relu" (0/4, running for 20.0s)`; got != want {
+		t.Errorf("stall budget %q, want %q", got, want)
+	}
 	if got := NewState(BuildInfo{}, t0).Budget(time.Second, now); got != "before any phase started" {
 		t.Errorf("empty budget %q", got)
 	}
