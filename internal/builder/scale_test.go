@@ -74,7 +74,7 @@ func (s *layerSource) run() {
 	close(s.events)
 }
 
-// heapSampler is a renderer that measures the live heap every few hundred batches.
+// heapSampler is a renderer that measures the live heap every 50 batches (12,800 events).
 type heapSampler struct {
 	progress.Renderer
 	batches int
@@ -83,7 +83,7 @@ type heapSampler struct {
 
 func (h *heapSampler) Handle(b []progress.Event) {
 	h.Renderer.Handle(b)
-	if h.batches++; h.batches%500 == 0 {
+	if h.batches++; h.batches%50 == 0 {
 		h.sample()
 	}
 }
