@@ -13,8 +13,9 @@
 #                         shim use. The stand-in is good for compiling, never for linking.
 #
 # It runs, with warnings as errors:
-#   1. $CXX -std=c++17 -fsyntax-only -Wall -Wextra -Werror on internal/cgo/tensorrt_shim.cpp, with
-#      TensorRT's and CUDA's folders given as -isystem (their own warnings are not trtbuild's);
+#   1. $CXX -std=c++17 -fsyntax-only -Wall -Wextra -Werror on each internal/cgo/tensorrt_*.cpp
+#      of the backend, with TensorRT's and CUDA's folders given as -isystem (their own warnings
+#      are not trtbuild's);
 #   2. go vet -tags tensorrt ./internal/cgo/, which type-checks the cgo package with the tag and
 #      compiles all of its C++ (the shim included) at -O2 with the same warnings as errors;
 #      nothing is linked, so no library is needed.
@@ -32,8 +33,12 @@ trt_inc=$(cd "$1" 2>/dev/null && pwd) || die "$1: no such folder"
 [[ -f $trt_inc/NvOnnxParser.h ]] || die "$trt_inc has no NvOnnxParser.h; give the folder that holds TensorRT's headers"
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
-shim=$repo/internal/cgo/tensorrt_shim.cpp
-[[ -f $shim ]] || die "$shim is missing"
+shim_files=()
+for f in "$repo"/internal/cgo/tensorrt_*.cpp; do
+	[[ $(basename "$f") == tensorrt_absent.cpp ]] && continue
+	shim_files+=("$f")
+done
+[[ ${#shim_files[@]} -gt 0 ]] || die "no internal/cgo/tensorrt_*.cpp; run from a trtbuild checkout"
 cxx=${CXX:-g++}
 command -v "$cxx" >/dev/null || die "no C++ compiler ($cxx); set CXX"
 command -v go >/dev/null || die "no go on PATH"
@@ -57,7 +62,7 @@ if [[ -z $cuda_inc ]]; then
 /*
  * Compile-check stand-in for the CUDA runtime header, written by
  * scripts/check-tensorrt-headers.sh because no CUDA toolkit was found. It declares only the
- * names that TensorRT's public headers and internal/cgo/tensorrt_shim.cpp use, with the types
+ * names that TensorRT's public headers and internal/cgo/tensorrt_*.cpp use, with the types
  * and values of the real header. It is never used to build a binary.
  */
 #ifndef TRTBUILD_CUDA_RUNTIME_API_STANDIN_H
@@ -109,8 +114,10 @@ echo "Go:               $(go version)"
 # (for example IPluginV2 in 11.x) do not count; warnings in trtbuild's code do.
 flags=(-isystem "$trt_inc" -isystem "$cuda_inc")
 
-echo "--- $cxx -std=c++17 -fsyntax-only -Wall -Wextra -Werror internal/cgo/tensorrt_shim.cpp"
-"$cxx" -std=c++17 -fsyntax-only -Wall -Wextra -Werror "${flags[@]}" -I"$repo/internal/cgo" "$shim"
+for f in "${shim_files[@]}"; do
+	echo "--- $cxx -std=c++17 -fsyntax-only -Wall -Wextra -Werror internal/cgo/$(basename "$f")"
+	"$cxx" -std=c++17 -fsyntax-only -Wall -Wextra -Werror "${flags[@]}" -I"$repo/internal/cgo" "$f"
+done
 
 echo "--- go vet -tags tensorrt ./internal/cgo/"
 (

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/outstream"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/tui"
@@ -59,7 +61,12 @@ type simFlags struct {
 	failPhase, earlyPhase, abortPhase string
 	ignoreCancel                      bool
 	seed                              uint64
+	flood                             bool
 }
+
+// The --sim-speed range: beyond it a simulated step is shorter than a nanosecond or longer
+// than a minute.
+const minSimSpeed, maxSimSpeed = 0.001, 1e6
 
 // defaultSimStep makes a simulated build of the bundled model last several seconds at speed 1.
 const defaultSimStep = 40 * time.Millisecond
@@ -121,8 +128,9 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.StringVar(&o.sim.abortPhase, "sim-abort-phase", "", "crash the worker when this phase starts")
 	f.BoolVar(&o.sim.ignoreCancel, "sim-ignore-cancel", false, "keep building after a cancel request")
 	f.Uint64Var(&o.sim.seed, "sim-seed", 0, "seed of the simulated timings")
+	f.BoolVar(&o.sim.flood, "sim-flood", false, "report events as fast as possible, without sleeping (benchmarks)")
 	for _, name := range []string{"sim-threads", "sim-tactics", "sim-iterations", "sim-step", "sim-silent", "sim-long-step",
-		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed"} {
+		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed", "sim-flood"} {
 		_ = f.MarkHidden(name)
 	}
 }
@@ -156,41 +164,67 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if err != nil {
 		return err
 	}
-	warnings, err := checkModel(model, &req, flags, o.noPreflight)
+	m, warnings, err := checkModel(model, &req, flags, o.noPreflight)
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings {
+	paths, cacheWarnings, err := checkBuildPaths(o, model, engine, backend, m)
+	if err != nil {
+		return err
+	}
+	for _, w := range append(warnings, cacheWarnings...) {
 		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
 	}
 	exe, err := workerCommand()
 	if err != nil {
 		return err
 	}
-	outs, err := openOutputs(o.out)
+
+	sigs := s.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 2)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
+	// A signal during the checks: stop before anything is started or written.
+	select {
+	case sig := <-sigs:
+		return signalError(sig, "before the build started; nothing was written")
+	default:
+	}
+
+	outs, err := openOutputs(o.out, paths)
 	if err != nil {
 		return err
 	}
-	defer outs.finish(s.Err)
+	defer outs.cleanup()
 	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
 	keyed, hit, err := engineCacheLookup(s, o, mode, req, info)
 	if err != nil || hit {
 		return err
 	}
 
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-
+	onTerminal := mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY)
 	var notices = s.Err
-	if mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY) {
+	if onTerminal {
 		notices = nil // the renderer shows them on the same terminal
+	}
+	// Progress goes through a writer that never blocks (internal/outstream): a reader that does
+	// not read delays no signal, budget or kill timer. The live view keeps the terminal.
+	var stdout *outstream.Writer
+	out := s.Out
+	if mode != tui.ModeTTY {
+		stdout = outstream.New(s.Out, outstream.Options{OnError: func(err error) {
+			fmt.Fprintf(s.Err, "trtbuild: stdout was closed (%v); progress output stops here, the build goes on\n", unwrapSyscall(err))
+		}})
+		out = stdout
 	}
 	res, err := builder.Run(builder.Config{
 		Worker:       worker.StartOptions{Command: exe, Request: req},
 		Engine:       engine,
 		Info:         info,
-		NewRenderer:  func(c progress.Controls) progress.Renderer { return outs.wrap(newRenderer(mode, s, o, c)) },
+		NewRenderer:  func(c progress.Controls) progress.Renderer { return outs.wrap(newRenderer(mode, s, out, o, c)) },
 		Notices:      notices,
 		Signals:      sigs,
 		Timeout:      o.timeout,
@@ -200,7 +234,11 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
 		keyed.afterBuild(s, res)
 	}
-	if err != nil && !(mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY)) {
+	outs.finish(s.Err, sigs)
+	if stdout != nil {
+		drain(stdout, s.Err, sigs)
+	}
+	if err != nil && !onTerminal {
 		// The outcome went to a pipe or nowhere: say it on stderr as well.
 		var e *exitcode.Error
 		if errors.As(err, &e) {
@@ -210,10 +248,60 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	return err
 }
 
-func newRenderer(mode tui.Mode, s *streams, o *buildOptions, c progress.Controls) progress.Renderer {
+// outputStall is how long the end of a build waits for a stdout reader that accepts nothing
+// before it gives up on the progress output that is left (the engine is written already).
+const outputStall = 5 * time.Second
+
+// drain waits for the progress output to reach stdout: until it did, the reader stopped
+// reading for outputStall, or a signal came.
+func drain(w *outstream.Writer, errOut io.Writer, sigs <-chan os.Signal) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		select {
+		case <-sigs:
+			close(stop)
+		case <-done:
+		}
+	}()
+	if n, err := w.Close(outputStall, stop); n > 0 && err == nil {
+		fmt.Fprintf(errOut, "trtbuild: %d bytes of progress output were not written: stdout is not being read\n", n)
+	}
+}
+
+// signalError is the exit error for a signal that came at a point where there was nothing to
+// cancel.
+func signalError(sig os.Signal, when string) error {
+	code := exitcode.Interrupted
+	if sig == syscall.SIGTERM {
+		code = exitcode.Terminated
+	}
+	return &exitcode.Error{Code: code, Err: fmt.Errorf("%s %s", signalName(sig), when)}
+}
+
+func signalName(sig os.Signal) string {
+	if sig == syscall.SIGTERM {
+		return "terminated (SIGTERM)"
+	}
+	return "interrupted (SIGINT)"
+}
+
+func unwrapSyscall(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		if errno == syscall.EPIPE {
+			return errors.New("broken pipe")
+		}
+		return errno
+	}
+	return err
+}
+
+func newRenderer(mode tui.Mode, s *streams, out io.Writer, o *buildOptions, c progress.Controls) progress.Renderer {
 	switch mode {
 	case tui.ModeJSON:
-		return tui.NewJSON(s.Out, nil)
+		return tui.NewJSON(out, nil)
 	case tui.ModeQuiet:
 		return tui.Quiet{}
 	case tui.ModeTTY:
@@ -221,7 +309,7 @@ func newRenderer(mode tui.Mode, s *streams, o *buildOptions, c progress.Controls
 			Controls: c, Verbose: o.verbose, Color: tui.ColorFromEnv(s.Getenv, true), Getenv: s.Getenv,
 		})
 	default:
-		return tui.NewPlain(s.Out, tui.PlainOptions{Verbose: o.verbose})
+		return tui.NewPlain(out, tui.PlainOptions{Verbose: o.verbose})
 	}
 }
 
@@ -238,20 +326,9 @@ func resolveModel(o *buildOptions, args []string) (string, error) {
 	if model == "" {
 		return "", exitcode.Usagef("no model given; usage: trtbuild [flags] MODEL.onnx (try: trtbuild --backend sim testdata/models/convnet.onnx)")
 	}
-	st, err := os.Stat(model)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return "", exitcode.Usagef("model %s does not exist; check the path", model)
-	case err != nil:
-		return "", exitcode.Usagef("cannot read model %s: %v", model, unwrapPathError(err))
-	case st.IsDir():
-		return "", exitcode.Usagef("model %s is a directory; give the .onnx file inside it", model)
+	if err := checkInputFile("model", model); err != nil {
+		return "", err
 	}
-	f, err := os.Open(model)
-	if err != nil {
-		return "", exitcode.Usagef("cannot read model %s: %v; check its permissions", model, unwrapPathError(err))
-	}
-	f.Close()
 	return model, nil
 }
 
@@ -265,10 +342,10 @@ func resolveEngine(model, engine string) (string, error) {
 		}
 	}
 	if st, err := os.Stat(engine); err == nil && st.IsDir() {
-		return "", exitcode.Usagef("engine path %s is a directory; give a file name with -o", engine)
+		return "", exitcode.Usagef("engine path %s is a directory; give a file name with -o", q(engine))
 	}
 	if sameFile(model, engine) {
-		return "", exitcode.Usagef("engine path %s is the model itself; choose another path with -o", engine)
+		return "", exitcode.Usagef("engine path %s is the model itself; choose another path with -o", q(engine))
 	}
 	return engine, nil
 }
@@ -311,6 +388,9 @@ func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (w
 	}
 	if o.verbose {
 		req.LogSeverity = progress.SeverityVerbose
+	}
+	if err := checkPlugins(o.plugins); err != nil {
+		return req, err
 	}
 	if o.noTimingCache && o.timingCache != "auto" {
 		return req, exitcode.Usagef("give --timing-cache %s or --no-timing-cache, not both", o.timingCache)
@@ -390,8 +470,9 @@ func shapeProfile(f shapeFlags) (worker.Profile, error) {
 }
 
 func simConfig(f simFlags) (worker.SimConfig, error) {
-	if f.speed <= 0 || f.speed > 1e6 {
-		return worker.SimConfig{}, exitcode.Usagef("invalid --sim-speed %g: use a number above 0, like 1 or 20", f.speed)
+	// Written so that NaN fails too: every comparison with NaN is false.
+	if !(f.speed >= minSimSpeed && f.speed <= maxSimSpeed) {
+		return worker.SimConfig{}, exitcode.Usagef("invalid --sim-speed %g: use a number from %g to %g, like 1 or 20", f.speed, minSimSpeed, maxSimSpeed)
 	}
 	for _, n := range []struct {
 		name string
@@ -412,6 +493,7 @@ func simConfig(f simFlags) (worker.SimConfig, error) {
 		Threads: f.threads, Tactics: f.tactics, Iterations: f.iterations, Step: step,
 		FailPhase: f.failPhase, EarlyPhase: f.earlyPhase, AbortPhase: f.abortPhase,
 		Silent: f.silent, LongStep: f.longStep, IgnoreCancel: f.ignoreCancel, Seed: f.seed,
+		Flood: f.flood,
 	}, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/convert"
 	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 )
 
 type convertOptions struct {
@@ -78,37 +79,66 @@ func joinOps(ops []string) string {
 }
 
 func convertRun(s *streams, o *convertOptions, in string) error {
-	var target convert.Target
+	var targetType convert.Target
 	switch {
 	case o.fp16 && o.bf16:
 		return exitcode.Usagef("--fp16 and --bf16 together: a model is converted to one type, so pick one")
 	case o.fp16:
-		target = convert.FP16
+		targetType = convert.FP16
 	case o.bf16:
-		target = convert.BF16
+		targetType = convert.BF16
 	default:
 		return exitcode.Usagef("convert needs a target type: add --fp16 or --bf16")
 	}
 	out := o.output
 	if out == "" {
-		out = filepath.Join(filepath.Dir(in), convert.OutputName(in, target))
+		out = filepath.Join(filepath.Dir(in), convert.OutputName(in, targetType))
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return exitcode.Usagef("-o %s is a folder; give the converted model's file name", out)
+		return exitcode.Usagef("-o %s is a folder; give the converted model's file name", q(out))
 	}
 	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-		return exitcode.Usagef("-o %s: the folder %s does not exist; create it first", out, filepath.Dir(out))
+		return exitcode.Usagef("-o %s: the folder %s does not exist; create it first", q(out), q(filepath.Dir(out)))
+	}
+	if err := checkInputFile("model", in); err != nil {
+		return err
+	}
+	target, err := inspectOutput("-o", out, outpath.WholeFile)
+	if err != nil {
+		return err
+	}
+	if src, err := outpath.Inspect(in); err == nil {
+		if err := outpath.Conflicts([]outpath.Named{{Name: "-o", Target: target}}, []outpath.Named{{Name: "the model", Target: src}}); err != nil {
+			return exitcode.Usagef("%v", err)
+		}
 	}
 	m, err := modelio.Load(in)
 	if err != nil {
 		return exitcode.Wrap(exitcode.Usage, err)
 	}
-	sum, err := convert.Convert(m, convert.Options{Target: target, KeepOps: o.keepOps, KeepNodes: o.keepNodes, ConvertIO: !o.keepIO})
+	if target.Kind == outpath.CharDevice && m.External {
+		return exitcode.Usagef("-o %s is a device, but the converted model keeps its weights in an external data file beside it; give a file path", q(out))
+	}
+	sum, err := convert.Convert(m, convert.Options{Target: targetType, KeepOps: o.keepOps, KeepNodes: o.keepNodes, ConvertIO: !o.keepIO})
 	if err != nil {
 		if errors.Is(err, convert.ErrInternal) {
 			return fmt.Errorf("converting %s: %w", in, err)
 		}
-		return exitcode.Usagef("cannot convert %s to %s: %v", in, target, err)
+		return exitcode.Usagef("cannot convert %s to %s: %v", q(in), targetType, err)
+	}
+	if sum.AlreadyTarget {
+		// Nothing to convert: say so and write nothing (no copy to confuse
+		// with a converted model).
+		if o.asJSON {
+			b, err := sum.JSON()
+			if err != nil {
+				return err
+			}
+			_, err = s.Out.Write(b)
+			return err
+		}
+		_, err := fmt.Fprintf(s.Out, "nothing to convert: %s has no float32 values to change to %s (float32 inputs and outputs cast at the boundary are kept); no file written, use the model as it is\n", q(in), targetType)
+		return err
 	}
 	files, err := convert.Write(m, out)
 	if err != nil {
@@ -129,6 +159,6 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 		_, err = s.Out.Write(b)
 		return err
 	}
-	fmt.Fprintf(s.Out, "converted %s to %s\n", in, target)
+	fmt.Fprintf(s.Out, "converted %s to %s\n", q(in), targetType)
 	return sum.WriteText(s.Out)
 }

@@ -34,6 +34,9 @@ inputs, example --min-shapes/--opt-shapes/--max-shapes flags for a build.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
+			if err := checkInputFile("model", path); err != nil {
+				return err
+			}
 			m, err := onnx.ReadMetadata(path)
 			if err != nil {
 				return exitcode.Wrap(exitcode.Usage, err)

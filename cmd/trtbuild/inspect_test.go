@@ -41,7 +41,7 @@ func TestInspect(t *testing.T) {
 			"", "wrong_magic.onnx is not an ONNX model (it is a PNG image)", false},
 		{"bomb", []string{"inspect", "--json", filepath.Join(models, "nested_length_bomb.onnx")}, 2,
 			"", "nested more than 100 messages deep", false},
-		{"missing", []string{"inspect", filepath.Join(models, "nope.onnx")}, 2, "", "no such file or directory", false},
+		{"missing", []string{"inspect", filepath.Join(models, "nope.onnx")}, 2, "", "does not exist; check the path", false},
 		{"no model", []string{"inspect"}, 2, "", "inspect takes one model file, got 0 arguments", false},
 		{"two models", []string{"inspect", "a.onnx", "b.onnx"}, 2, "", "got 2 arguments", false},
 		{"bad flag", []string{"inspect", "--jsn", "a.onnx"}, 2, "", "unknown flag: --jsn", false},

@@ -57,7 +57,7 @@ func keyRun(s *streams, o *buildOptions, args []string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	warnings, err := checkModel(model, &req, flags, o.noPreflight)
+	_, warnings, err := checkModel(model, &req, flags, o.noPreflight)
 	if err != nil {
 		return err
 	}

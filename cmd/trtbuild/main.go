@@ -5,5 +5,11 @@ package main
 import "os"
 
 func main() {
-	os.Exit(run(os.Args[1:], newStreams()))
+	// First of all, before the command line is even parsed: from here on a Ctrl-C or SIGTERM
+	// takes the documented path (exit 130 or 143) instead of killing the process, and a closed
+	// stdout is an error to handle instead of a fatal SIGPIPE.
+	sigs := earlySignals()
+	s := newStreams()
+	s.Signals = sigs
+	os.Exit(run(os.Args[1:], s))
 }

@@ -54,21 +54,26 @@ const minTensorRTOpset = 9
 // rules (internal/preflight) to every optimization profile: a file that is not ONNX, shapes
 // that do not fit the model's inputs, missing shapes for dynamic inputs and unsafe or missing
 // external data are refused here, with exit status 2, before any GPU time is spent. The
-// simulated builder gets the model's real node names. With skip (--no-preflight) only the node
-// names are read, and a model trtbuild cannot read goes to the builder as it is.
-func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (warnings []string, err error) {
+// simulated builder gets the model's real node names. With skip (--no-preflight) the shape
+// and opset rules are skipped, never the external data rule: external data files stay inside
+// the model's folder.
+func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (m *onnx.Model, warnings []string, err error) {
+	m, err = onnx.ReadMetadata(model)
+	if err != nil && skip {
+		return nil, nil, exitcode.Usagef("%v; --no-preflight skips the shape checks, not this one: trtbuild must read the model to keep its external data inside its folder", err)
+	}
+	if err != nil {
+		return nil, nil, exitcode.Wrap(exitcode.Usage, err)
+	}
 	if skip {
-		if m, err := onnx.ReadMetadata(model); err == nil {
-			req.Layers = m.NodeNames()
+		if err := preflight.CheckExternal(m, model); err != nil {
+			return nil, nil, exitcode.Wrap(exitcode.Usage, err)
 		}
-		return nil, nil
+		req.Layers = m.NodeNames()
+		return m, nil, nil
 	}
 	if len(profiles) == 0 {
 		profiles = []shapeFlags{{}}
-	}
-	m, err := onnx.ReadMetadata(model)
-	if err != nil {
-		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
 	seen := map[string]bool{}
 	for i, f := range profiles {
@@ -77,9 +82,9 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		})
 		if err != nil {
 			if len(profiles) > 1 {
-				return nil, exitcode.Usagef("profile %d: %v", i, err)
+				return nil, nil, exitcode.Usagef("profile %d: %v", i, err)
 			}
-			return nil, err
+			return nil, nil, err
 		}
 		for _, x := range w {
 			if !seen[x] {
@@ -89,5 +94,5 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		}
 	}
 	req.Layers = m.NodeNames()
-	return warnings, nil
+	return m, warnings, nil
 }

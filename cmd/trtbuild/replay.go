@@ -68,9 +68,13 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	sigs := s.Signals
+	if sigs == nil {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(ch)
+		sigs = ch
+	}
 	go func() {
 		select {
 		case <-sigs:
@@ -78,7 +82,7 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 		case <-ctx.Done():
 		}
 	}()
-	r := newRenderer(mode, s, &buildOptions{verbose: o.verbose}, replayControls{cancel})
+	r := newRenderer(mode, s, s.Out, &buildOptions{verbose: o.verbose}, replayControls{cancel})
 	err = replay.Play(ctx, tr, r, replay.Options{Speed: speed})
 	switch {
 	case errors.Is(err, context.Canceled):

@@ -12,7 +12,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/outstream"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/report"
 	"github.com/trtbuild/trtbuild/internal/trace"
 	"github.com/trtbuild/trtbuild/internal/tui"
@@ -32,43 +35,33 @@ func addOutputFlags(f *pflag.FlagSet, o *outputFlags) {
 type outputs struct {
 	flags    outputFlags
 	recorder *report.Recorder
-	trace    *os.File
+	trace    *outpath.Stream
+	traceOut *outstream.Writer // writes to trace without blocking the build
 	began    bool
+	done     bool
 }
 
-// openOutputs checks --report's extension and creates the --trace file, before anything is
-// built, so a mistake costs no build time.
-func openOutputs(f outputFlags) (*outputs, error) {
+// openOutputs checks --report's extension and opens the --trace output (its paths were
+// checked by checkBuildPaths), before anything is built, so a mistake costs no build time. A
+// regular --trace file is written beside its target and put in place when the build ends; a
+// FIFO or device is written as the build goes.
+func openOutputs(f outputFlags, paths *buildPaths) (*outputs, error) {
 	o := &outputs{flags: f}
 	if f.report != "" {
 		if _, err := report.FormatOf(f.report); err != nil {
 			return nil, exitcode.Usagef("invalid --report: %v", err)
 		}
-		if err := checkWritableFolder(f.report); err != nil {
-			return nil, exitcode.Usagef("cannot write --report %s: %v; choose a path in a writable folder", f.report, err)
-		}
 		o.recorder = report.NewRecorder()
 	}
-	if f.trace != "" {
-		file, err := os.Create(f.trace)
+	if f.trace != "" && paths != nil && paths.trace != nil {
+		st, err := outpath.OpenStream(*paths.trace)
 		if err != nil {
-			return nil, exitcode.Usagef("cannot write --trace %s: %v; choose a writable path", f.trace, unwrapPathError(err))
+			return nil, exitcode.Usagef("cannot write --trace %s: %v", q(f.trace), unwrapPathError(err))
 		}
-		o.trace = file
+		o.trace = st
+		o.traceOut = outstream.New(st, outstream.Options{})
 	}
 	return o, nil
-}
-
-// checkWritableFolder fails when path's folder does not exist or is not a folder.
-func checkWritableFolder(path string) error {
-	st, err := os.Stat(filepath.Dir(path))
-	if err != nil {
-		return unwrapPathError(err)
-	}
-	if !st.IsDir() {
-		return errors.New("its folder is not a folder")
-	}
-	return nil
 }
 
 // wrap returns r with the recorders beside it.
@@ -78,7 +71,7 @@ func (o *outputs) wrap(r progress.Renderer) progress.Renderer {
 		tee = append(tee, o.recorder)
 	}
 	if o.trace != nil {
-		tee = append(tee, tui.NewJSON(o.trace, nil))
+		tee = append(tee, tui.NewJSON(o.traceOut, nil))
 	}
 	if len(tee) == 1 {
 		return r
@@ -87,21 +80,56 @@ func (o *outputs) wrap(r progress.Renderer) progress.Renderer {
 	return tee
 }
 
-// finish writes the report and closes the trace. Problems are warnings on errOut: the build's
-// outcome stands. A trace file that never received the build (it failed to start) is removed.
-func (o *outputs) finish(errOut io.Writer) {
+// finish puts the trace in place and writes the report. Problems are warnings on errOut: the
+// build's outcome stands. A trace that never received the build (it failed to start) is
+// dropped, and an old file at its path stays. A signal stops waiting for a slow --trace reader.
+func (o *outputs) finish(errOut io.Writer, sigs <-chan os.Signal) {
+	o.done = true
 	if o.trace != nil {
-		if err := o.trace.Close(); err != nil {
-			fmt.Fprintf(errOut, "trtbuild: warning: the trace %s may be incomplete: %v\n", o.flags.trace, err)
-		}
-		if !o.began {
-			os.Remove(o.flags.trace)
+		stop := make(chan struct{})
+		finished := make(chan struct{})
+		go func() {
+			select {
+			case <-sigs:
+				close(stop)
+			case <-finished:
+			}
+		}()
+		n, err := o.traceOut.Close(outputStall, stop)
+		close(finished)
+		switch {
+		case !o.began:
+			o.trace.Cleanup() //nolint:errcheck // nothing was recorded
+		case err != nil || n > 0:
+			o.trace.Cleanup() //nolint:errcheck // a FIFO or device: nothing to undo
+			fmt.Fprintf(errOut, "trtbuild: warning: the trace %s is incomplete: %s\n", q(o.flags.trace), traceProblem(err, n))
+		default:
+			if err := o.trace.Commit(); err != nil {
+				fmt.Fprintf(errOut, "trtbuild: warning: no trace written: %v\n", err)
+			}
 		}
 	}
 	if o.recorder != nil && o.began {
 		if err := report.WriteFile(o.flags.report, o.recorder.Report()); err != nil {
 			fmt.Fprintf(errOut, "trtbuild: warning: no report written: %v\n", err)
 		}
+	}
+}
+
+func traceProblem(err error, unwritten int64) string {
+	if err != nil {
+		return unwrapSyscall(err).Error()
+	}
+	return fmt.Sprintf("its reader stopped reading, %d bytes were not written", unwritten)
+}
+
+// cleanup drops what finish did not put in place (a build that never started).
+func (o *outputs) cleanup() {
+	if !o.done && o.trace != nil {
+		stop := make(chan struct{})
+		close(stop)
+		o.traceOut.Close(0, stop) //nolint:errcheck // dropped
+		o.trace.Cleanup()         //nolint:errcheck // nothing to keep
 	}
 }
 
@@ -132,6 +160,15 @@ func reportRun(s *streams, tracePath, out string) error {
 	if _, err := report.FormatOf(out); err != nil {
 		return exitcode.Usagef("invalid -o: %v", err)
 	}
+	target, err := inspectOutput("-o", out, outpath.WholeFile)
+	if err != nil {
+		return err
+	}
+	if in, err := outpath.Inspect(tracePath); err == nil && in.Info != nil {
+		if err := outpath.Conflicts([]outpath.Named{{Name: "-o", Target: target}}, []outpath.Named{{Name: "the trace", Target: in}}); err != nil {
+			return exitcode.Usagef("%v", err)
+		}
+	}
 	tr, err := readTraceFile(tracePath)
 	if err != nil {
 		return err
@@ -139,26 +176,29 @@ func reportRun(s *streams, tracePath, out string) error {
 	if err := report.WriteFile(out, report.FromTrace(tr)); err != nil {
 		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("%w; choose a writable path with -o", err))
 	}
-	fmt.Fprintf(s.Out, "Wrote %s\n", out)
+	fmt.Fprintf(s.Out, "Wrote %s\n", q(out))
 	return nil
 }
 
-// readTraceFile reads a recorded trace, with errors that say what to do.
+// readTraceFile reads a recorded trace, with errors that say what to do. Only a regular file
+// is read: a FIFO or device would block or never end.
 func readTraceFile(path string) (*trace.Trace, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path)
+	var nr *regfile.NotRegularError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return nil, exitcode.Usagef("trace %s does not exist; record one with trtbuild --trace FILE or --progress json", path)
+		return nil, exitcode.Usagef("trace %s does not exist; record one with trtbuild --trace FILE or --progress json", q(path))
+	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
+		return nil, exitcode.Usagef("trace %s is a directory; give the .jsonl file", q(path))
+	case errors.As(err, &nr):
+		return nil, exitcode.Usagef("trace %s is %s, not a file; save the trace to a file first", q(path), nr.Kind)
 	case err != nil:
-		return nil, exitcode.Usagef("cannot read trace %s: %v", path, unwrapPathError(err))
+		return nil, exitcode.Usagef("cannot read trace %s: %v", q(path), unwrapPathError(err))
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, exitcode.Usagef("trace %s is a directory; give the .jsonl file", path)
-	}
 	tr, err := trace.Read(f)
 	if err != nil {
-		return nil, exitcode.Wrap(exitcode.Failed, fmt.Errorf("trace %s: %w", path, err))
+		return nil, exitcode.Wrap(exitcode.Failed, fmt.Errorf("trace %s: %w", q(path), err))
 	}
 	return tr, nil
 }

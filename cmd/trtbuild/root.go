@@ -40,6 +40,13 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 	}
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.Err)
+	cmd.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		switch c.Name() {
+		case cmd.Name(), "replay", worker.Subcommand:
+			return nil // they handle the signals themselves
+		}
+		return releaseSignals(s.Signals)
+	}
 	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return exitcode.Usagef("%s; run '%s --help' for usage", strings.TrimSpace(err.Error()), c.CommandPath())

@@ -11,3 +11,34 @@ import (
 func ignoreSignals() {
 	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 }
+
+// earlySignals is the first thing main does. SIGPIPE is ignored, so a write to a closed stdout
+// returns EPIPE (the build goes on; see internal/outstream). SIGINT and SIGTERM are delivered
+// to the returned channel: a build or a replay reads it, and the other commands give the
+// signals back their default action once they know who they are (releaseSignals). SIGINT is
+// left alone when it was ignored at start (a background job of a shell script).
+func earlySignals() chan os.Signal {
+	signal.Ignore(syscall.SIGPIPE)
+	sigs := make(chan os.Signal, 4)
+	wanted := []os.Signal{syscall.SIGTERM}
+	if !signal.Ignored(os.Interrupt) {
+		wanted = append(wanted, os.Interrupt)
+	}
+	signal.Notify(sigs, wanted...)
+	return sigs
+}
+
+// releaseSignals gives SIGINT and SIGTERM their default action back, for commands that do
+// not handle them; a signal that already arrived ends the command before it starts.
+func releaseSignals(sigs chan os.Signal) error {
+	if sigs == nil {
+		return nil
+	}
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	select {
+	case sig := <-sigs:
+		return signalError(sig, "before the command started")
+	default:
+		return nil
+	}
+}

@@ -13,9 +13,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
@@ -84,9 +84,11 @@ func Run(cfg Config) (progress.Result, error) {
 	if cfg.KillAfter <= 0 {
 		cfg.KillAfter = 30 * time.Second
 	}
-	pending, err := renameio.NewPendingFile(cfg.Engine, renameio.WithPermissions(0o644))
+	// The engine is written to an unnamed file in the engine's own folder (or, for a device
+	// such as /dev/null, copied to it on success); see internal/outpath.
+	pending, err := outpath.CreatePath(cfg.Engine)
 	if err != nil {
-		return progress.Result{}, exitcode.Usagef("cannot write the engine next to %s: %v; choose a writable path with -o", cfg.Engine, unwrapPath(err))
+		return progress.Result{}, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", pathtext.Q(cfg.Engine), unwrapPath(err))
 	}
 	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
 

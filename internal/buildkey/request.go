@@ -43,12 +43,18 @@ func Local(backend string, device int) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
+	build := "unknown"
+	if lib, ok := cgo.InstalledLibrary(trt.LibInfer); ok && lib.Build >= 0 && lib.Version == loaded {
+		build = fmt.Sprint(lib.Build) // what the loaded library says
+	} else if c := cgo.CompiledFor(); c.TensorRT == loaded && c.Build > 0 {
+		build = fmt.Sprint(c.Build) // the headers' build: the library was not asked (see docs/engine-cache.md)
+	}
 	if v.DeviceCount == 0 || v.DeviceName == "" {
 		return Target{}, fmt.Errorf("no CUDA device %d: an engine is built for one GPU; check nvidia-smi and --device", device)
 	}
 	return Target{
 		Backend:           "tensorrt",
-		TensorRT:          fmt.Sprintf("%d.%d.%d.%d", ver.Major, ver.Minor, ver.Patch, v.LoadedBuild),
+		TensorRT:          fmt.Sprintf("%d.%d.%d.%s", ver.Major, ver.Minor, ver.Patch, build),
 		TRTMajor:          ver.Major,
 		GPU:               v.DeviceName,
 		ComputeCapability: fmt.Sprintf("%d.%d", v.ComputeMajor, v.ComputeMinor),

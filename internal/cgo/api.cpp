@@ -1,6 +1,6 @@
-// api.cpp: the extern "C" functions of trtb.h. Each one checks its arguments, dispatches to the
-// backend's factory or to the Build behind the handle, and catches every exception, which it
-// reports as TRTB_ERR_INTERNAL with the exception's text: no C++ exception reaches Go.
+// api.cpp: the extern "C" functions of trtb.h. Each one checks its arguments and dispatches to
+// the backend's factory or to the Build behind the handle, inside trtb::guarded (see
+// trtb_internal.hpp), which turns every exception into a status: no C++ exception reaches Go.
 
 #include "trtb.h"
 #include "trtb_internal.hpp"
@@ -39,6 +39,36 @@ int32_t set_status(trtb_status* status, int32_t code, const std::string& message
     return code;
 }
 
+int32_t set_status_text(trtb_status* status, int32_t code, const char* prefix,
+                        const char* what) noexcept {
+    if (status == nullptr) {
+        return code;
+    }
+    status->code = code;
+    size_t n = 0;
+    for (const char* part : {prefix, what}) {
+        for (const char* p = part; p != nullptr && *p != '\0' && n < TRTB_MESSAGE_MAX - 1; ++p) {
+            status->message[n++] = *p;
+        }
+    }
+    // Do not leave half a UTF-8 sequence at the end.
+    if (n == TRTB_MESSAGE_MAX - 1) {
+        size_t start = n;
+        while (start > 0 && (static_cast<unsigned char>(status->message[start - 1]) & 0xC0) == 0x80) {
+            --start;
+        }
+        if (start > 0) {
+            const auto lead = static_cast<unsigned char>(status->message[start - 1]);
+            const size_t want = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+            if (want > 1 && n - (start - 1) < want) {
+                n = start - 1;
+            }
+        }
+    }
+    status->message[n] = '\0';
+    return code;
+}
+
 int32_t Build::merge_timing_cache(const std::string& disk, std::string* merged,
                                   trtb_status* status) {
     if (!disk.empty()) {
@@ -56,37 +86,26 @@ trtb_build* new_handle(std::unique_ptr<Build> build) {
 
 }  // namespace trtb
 
-namespace {
-
-int32_t internal_error(trtb_status* status, const char* what) {
-    return trtb::set_status(status, TRTB_ERR_INTERNAL,
-                            std::string("internal error in the engine builder: ") + what);
-}
-
-}  // namespace
-
 extern "C" {
 
 int32_t trtb_backend_available(int32_t backend) {
-    try {
-        switch (backend) {
-            case TRTB_BACKEND_SIM:
-                return 1;
-            case TRTB_BACKEND_TENSORRT:
-                return trtb::tensorrt_available() != 0 ? 1 : 0;
-            default:
-                return 0;
-        }
-    } catch (const std::exception&) {
-        return 0;
-    } catch (...) {
-        return 0;
-    }
+    return trtb::guarded(nullptr, [&]() -> int32_t {
+               switch (backend) {
+                   case TRTB_BACKEND_SIM:
+                       return 1;
+                   case TRTB_BACKEND_TENSORRT:
+                       return trtb::tensorrt_available() != 0 ? 1 : 0;
+                   default:
+                       return 0;
+               }
+           }) == 1
+               ? 1
+               : 0;
 }
 
 int32_t trtb_version(int32_t backend, int32_t device, trtb_version_info* info,
                      trtb_status* status) {
-    try {
+    return trtb::guarded(status, [&]() -> int32_t {
         if (info == nullptr) {
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "version info is NULL");
         }
@@ -101,16 +120,12 @@ int32_t trtb_version(int32_t backend, int32_t device, trtb_version_info* info,
                 return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
                                         "unknown backend " + std::to_string(backend));
         }
-    } catch (const std::exception& e) {
-        return internal_error(status, e.what());
-    } catch (...) {
-        return internal_error(status, "unknown exception");
-    }
+    });
 }
 
 int32_t trtb_build_create(int32_t backend, const trtb_options* options, trtb_build** out,
                           trtb_status* status) {
-    try {
+    return trtb::guarded(status, [&]() -> int32_t {
         if (out == nullptr) {
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build output is NULL");
         }
@@ -133,17 +148,15 @@ int32_t trtb_build_create(int32_t backend, const trtb_options* options, trtb_bui
         }
         if (build == nullptr) {
             if (status != nullptr && status->code == TRTB_OK) {
-                return internal_error(status, "the backend made no build and gave no reason");
+                return trtb::set_status(status, TRTB_ERR_INTERNAL,
+                                        "internal error in the engine builder: the backend made "
+                                        "no build and gave no reason");
             }
             return status != nullptr ? status->code : TRTB_ERR_INTERNAL;
         }
         *out = trtb::new_handle(std::move(build));
         return trtb::set_status(status, TRTB_OK, "");
-    } catch (const std::exception& e) {
-        return internal_error(status, e.what());
-    } catch (...) {
-        return internal_error(status, "unknown exception");
-    }
+    });
 }
 
 int32_t trtb_build_run(trtb_build* build, trtb_result* result, trtb_status* status) {
@@ -153,27 +166,20 @@ int32_t trtb_build_run(trtb_build* build, trtb_result* result, trtb_status* stat
     }
     std::memset(result, 0, sizeof(*result));
     if (build == nullptr || build->impl == nullptr) {
-        result->code = trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build handle is NULL");
+        result->code = trtb::set_status_text(status, TRTB_ERR_INVALID_ARGUMENT,
+                                             "build handle is NULL", nullptr);
         return result->code;
     }
     if (build->impl->ran.exchange(true)) {
-        result->code = trtb::set_status(status, TRTB_ERR_STATE,
-                                        "trtb_build_run was already called for this build");
+        result->code = trtb::set_status_text(status, TRTB_ERR_STATE,
+                                             "trtb_build_run was already called for this build",
+                                             nullptr);
         return result->code;
     }
-    trtb::set_status(status, TRTB_OK, "");
-    int32_t code;
-    try {
-        code = build->impl->run(result, status);
-    } catch (const std::exception& e) {
-        code = internal_error(status, e.what());
-    } catch (...) {
-        code = internal_error(status, "unknown exception");
-    }
-    try {
-        build->impl->queue.close();  // the backend should have; drainers must always see done
-    } catch (...) {
-    }
+    trtb::set_status_text(status, TRTB_OK, nullptr, nullptr);
+    const int32_t code = trtb::guarded(status, [&] { return build->impl->run(result, status); });
+    // The backend should have closed the queue; drainers must always see done.
+    trtb::guarded_void([&] { build->impl->queue.close(); });
     if (status != nullptr) {
         status->code = code;
     }
@@ -183,31 +189,26 @@ int32_t trtb_build_run(trtb_build* build, trtb_result* result, trtb_status* stat
 }
 
 void trtb_build_cancel(trtb_build* build) {
-    try {
+    trtb::guarded_void([&] {
         if (build != nullptr && build->impl != nullptr) {
             build->impl->request_cancel();
         }
-    } catch (...) {
-    }
+    });
 }
 
 int32_t trtb_build_drain(trtb_build* build, trtb_batch* batch, int32_t timeout_ms,
                          trtb_status* status) {
-    try {
+    return trtb::guarded(status, [&]() -> int32_t {
         if (build == nullptr || build->impl == nullptr) {
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build handle is NULL");
         }
         return build->impl->queue.drain(batch, timeout_ms, status);
-    } catch (const std::exception& e) {
-        return internal_error(status, e.what());
-    } catch (...) {
-        return internal_error(status, "unknown exception");
-    }
+    });
 }
 
 int32_t trtb_build_timing_cache(trtb_build* build, const void** data, uint64_t* size,
                                 trtb_status* status) {
-    try {
+    return trtb::guarded(status, [&]() -> int32_t {
         if (data == nullptr || size == nullptr) {
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
                                     "timing cache outputs are NULL");
@@ -227,17 +228,13 @@ int32_t trtb_build_timing_cache(trtb_build* build, const void** data, uint64_t* 
             *size = cache.size();
         }
         return trtb::set_status(status, TRTB_OK, "");
-    } catch (const std::exception& e) {
-        return internal_error(status, e.what());
-    } catch (...) {
-        return internal_error(status, "unknown exception");
-    }
+    });
 }
 
 int32_t trtb_build_merge_timing_cache(trtb_build* build, const void* disk, uint64_t disk_size,
                                       const void** merged, uint64_t* merged_size,
                                       trtb_status* status) {
-    try {
+    return trtb::guarded(status, [&]() -> int32_t {
         if (merged == nullptr || merged_size == nullptr) {
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
                                     "timing cache merge outputs are NULL");
@@ -271,18 +268,11 @@ int32_t trtb_build_merge_timing_cache(trtb_build* build, const void* disk, uint6
             *merged_size = result.size();
         }
         return trtb::set_status(status, TRTB_OK, "");
-    } catch (const std::exception& e) {
-        return internal_error(status, e.what());
-    } catch (...) {
-        return internal_error(status, "unknown exception");
-    }
+    });
 }
 
 void trtb_build_destroy(trtb_build* build) {
-    try {
-        delete build;
-    } catch (...) {
-    }
+    trtb::guarded_void([&] { delete build; });
 }
 
 }  // extern "C"

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <exception>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,7 +14,6 @@
 namespace {
 
 constexpr char kStepPhase[] = "Measuring tactic time";
-constexpr size_t kDefaultMaxPending = 1u << 16;
 
 // NullBuild is a Build with nothing to run: the benchmark only uses its queue and cancel flag.
 class NullBuild final : public trtb::Build {
@@ -26,8 +27,8 @@ public:
 // FloodBuild pushes events as fast as its threads can (see trtb_bench_flood_create).
 class FloodBuild final : public trtb::Build {
 public:
-    FloodBuild(int32_t threads, int32_t events, size_t max_pending)
-        : Build(max_pending), threads_(threads), events_(events) {}
+    FloodBuild(int32_t threads, int32_t events, uint64_t max_bytes)
+        : Build(max_bytes), threads_(threads), events_(events) {}
 
     int32_t run(trtb_result*, trtb_status* status) override {
         std::vector<std::thread> threads;
@@ -56,6 +57,31 @@ public:
 private:
     int32_t threads_;
     int32_t events_;
+};
+
+// LogFloodBuild logs lines of every severity from one thread (see trtb_test_log_flood_create).
+class LogFloodBuild final : public trtb::Build {
+public:
+    LogFloodBuild(int32_t rounds, uint64_t max_bytes) : Build(max_bytes), rounds_(rounds) {}
+
+    int32_t run(trtb_result*, trtb_status* status) override {
+        static const char* const names[] = {"internal-error", "error", "warning", "info", "verbose"};
+        const char* phase = "Log flood";
+        queue.push_phase_start(phase, nullptr, rounds_);
+        for (int32_t r = 0; r < rounds_; ++r) {
+            for (int32_t sev = TRTB_SEVERITY_VERBOSE; sev >= TRTB_SEVERITY_INTERNAL_ERROR; --sev) {
+                const std::string line = std::string(names[sev]) + " line " + std::to_string(r);
+                queue.push_log(sev, line.c_str());
+            }
+            step_complete(phase, r);
+        }
+        queue.push_phase_finish(phase);
+        queue.close();
+        return trtb::set_status(status, TRTB_OK, "");
+    }
+
+private:
+    int32_t rounds_;
 };
 
 int64_t now_ns() {
@@ -113,6 +139,7 @@ int32_t trtb_bench_monitor_paced(int32_t threads, int32_t calls_per_thread, int6
             }
         });
 
+        std::atomic<uint64_t> dropped_calls{0};
         std::atomic<int32_t> ready{0};
         std::atomic<bool> go{false};
         std::vector<std::thread> producers;
@@ -124,14 +151,21 @@ int32_t trtb_bench_monitor_paced(int32_t threads, int32_t calls_per_thread, int6
                 while (!go.load(std::memory_order_acquire)) {
                     std::this_thread::yield();
                 }
+                size_t n = 0;
                 for (size_t i = 0; i < calls; ++i) {
+                    bool queued = false;
                     const int64_t t0 = now_ns();
-                    build.step_complete(kStepPhase, static_cast<int32_t>(i & 3));
+                    build.step_complete(kStepPhase, static_cast<int32_t>(i & 3), &queued);
                     const int64_t t1 = now_ns();
-                    lat[i] = t1 - t0;
+                    if (queued) {
+                        lat[n++] = t1 - t0;
+                    } else {
+                        dropped_calls.fetch_add(1, std::memory_order_relaxed);
+                    }
                     while (gap_ns > 0 && now_ns() - t1 < gap_ns) {
                     }
                 }
+                lat.resize(n);
             });
         }
         while (ready.load() < threads) {
@@ -153,6 +187,9 @@ int32_t trtb_bench_monitor_paced(int32_t threads, int32_t calls_per_thread, int6
             all.insert(all.end(), l.begin(), l.end());
         }
         const size_t n = all.size();
+        if (n == 0) {
+            return TRTB_ERR_INTERNAL;  // every step was dropped: nothing to time
+        }
         const size_t i50 = n / 2;
         const size_t i99 = std::min(n - 1, n * 99 / 100);
         std::nth_element(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(i50), all.end());
@@ -162,7 +199,10 @@ int32_t trtb_bench_monitor_paced(int32_t threads, int32_t calls_per_thread, int6
         out->max_ns = *std::max_element(all.begin(), all.end());
         out->calls = n;
         out->drained = drained;
-        out->dropped_steps = dropped;
+        out->dropped_steps = dropped_calls.load();
+        if (dropped != out->dropped_steps) {
+            return TRTB_ERR_INTERNAL;  // the queue and the callers disagree about the drops
+        }
         return TRTB_OK;
     } catch (const std::exception&) {
         return TRTB_ERR_INTERNAL;
@@ -171,7 +211,7 @@ int32_t trtb_bench_monitor_paced(int32_t threads, int32_t calls_per_thread, int6
     }
 }
 
-int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint64_t max_pending,
+int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint64_t max_bytes,
                                 trtb_build** out, trtb_status* status) {
     try {
         if (out == nullptr) {
@@ -182,7 +222,7 @@ int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
                                     "flood needs 1..1024 threads and at least one event each");
         }
-        const size_t bound = max_pending == 0 ? kDefaultMaxPending : static_cast<size_t>(max_pending);
+        const uint64_t bound = max_bytes == 0 ? trtb::kDefaultQueueBytes : max_bytes;
         *out = trtb::new_handle(std::unique_ptr<trtb::Build>(
             new FloodBuild(threads, events_per_thread, bound)));
         return trtb::set_status(status, TRTB_OK, "");
@@ -193,4 +233,46 @@ int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint
     }
 }
 
+int32_t trtb_test_log_flood_create(int32_t rounds, uint64_t max_bytes, trtb_build** out,
+                                   trtb_status* status) {
+    return trtb::guarded(status, [&]() -> int32_t {
+        if (out == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build output is NULL");
+        }
+        *out = nullptr;
+        if (rounds < 1) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "log flood needs a round");
+        }
+        const uint64_t bound = max_bytes == 0 ? trtb::kDefaultQueueBytes : max_bytes;
+        *out = trtb::new_handle(std::unique_ptr<trtb::Build>(new LogFloodBuild(rounds, bound)));
+        return trtb::set_status(status, TRTB_OK, "");
+    });
+}
+
+uint64_t trtb_test_publish_chunk(void) {
+    return trtb::EventQueue::kPublishChunk;
+}
+
 }  // extern "C"
+
+extern "C" int32_t trtb_test_guarded(int32_t what, trtb_status* status) {
+    return trtb::guarded(status, [&]() -> int32_t {
+        switch (what) {
+            case 1:
+                throw std::runtime_error("boom");
+            case 2:
+                throw std::bad_alloc();
+            case 3:
+                throw 42;
+            case 4: {
+                std::string long_text(TRTB_MESSAGE_MAX - 40, 'x');
+                for (int i = 0; i < 40; ++i) {
+                    long_text += "\xc3\xa9";  // é: two bytes each
+                }
+                throw std::runtime_error(long_text);
+            }
+            default:
+                return trtb::set_status(status, TRTB_OK, "");
+        }
+    });
+}

@@ -48,14 +48,41 @@ func benchMonitor(threads, callsPerThread int, gap time.Duration) (benchResult, 
 	}, nil
 }
 
-// newFloodBuild makes a Build whose Run has threads threads each start a phase "Flood <n>",
-// report perThread steps as fast as they can and finish it (trtb_bench_flood_create), for
-// measuring Drain and for testing a full queue. maxPending bounds the queue; 0: the default.
-func newFloodBuild(threads, perThread int, maxPending uint64, events, text int) (*Build, error) {
+// eventBytes is what one event counts against the queue's bound besides its text, and
+// publishChunk how far each thread may pass the bound (see EventQueue in trtb_internal.hpp).
+const eventBytes = C.sizeof_trtb_event
+
+var publishChunk = int(C.trtb_test_publish_chunk())
+
+// newLogFloodBuild makes a Build whose Run logs rounds lines of each severity and reports
+// rounds steps from one thread (trtb_test_log_flood_create), to test the queue's bound.
+func newLogFloodBuild(rounds int, maxBytes uint64) (*Build, error) {
 	var st C.trtb_status
 	var h *C.trtb_build
-	if C.trtb_bench_flood_create(C.int32_t(threads), C.int32_t(perThread), C.uint64_t(maxPending), &h, &st) != C.TRTB_OK {
+	if C.trtb_test_log_flood_create(C.int32_t(rounds), C.uint64_t(maxBytes), &h, &st) != C.TRTB_OK {
+		return nil, statusError(&st)
+	}
+	return wrap(h, nil, defaultBatchEvents, defaultBatchText), nil
+}
+
+// newFloodBuild makes a Build whose Run has threads threads each start a phase "Flood <n>",
+// report perThread steps as fast as they can and finish it (trtb_bench_flood_create), for
+// measuring Drain and for testing a full queue. maxBytes bounds the queue; 0: the default.
+func newFloodBuild(threads, perThread int, maxBytes uint64, events, text int) (*Build, error) {
+	var st C.trtb_status
+	var h *C.trtb_build
+	if C.trtb_bench_flood_create(C.int32_t(threads), C.int32_t(perThread), C.uint64_t(maxBytes), &h, &st) != C.TRTB_OK {
 		return nil, statusError(&st)
 	}
 	return wrap(h, nil, events, text), nil
+}
+
+// testGuarded runs trtb_test_guarded: a body that throws what the number chooses (see
+// trtb_bench.h), through the guarded-call helper of the C boundary.
+func testGuarded(what int) error {
+	var st C.trtb_status
+	if C.trtb_test_guarded(C.int32_t(what), &st) != C.TRTB_OK {
+		return statusError(&st)
+	}
+	return nil
 }

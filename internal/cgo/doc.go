@@ -6,7 +6,7 @@
 //
 //	b, err := native.NewBuild(native.BackendSim, opts) // copies opts; nothing of it is kept
 //	go func() { runtime.LockOSThread(); res, err = b.Run() }()  // blocks for the whole build
-//	for { evs, done, dropped, err = b.Drain(evs, 100*time.Millisecond); ...; if done { break } }
+//	for { evs, done, drops, err = b.Drain(evs, time.Second); ...; if done { break } }
 //	cache, _ := b.TimingCache() // after Run returned
 //	b.Close()                   // after Run returned and after the last Drain
 //

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 namespace trtb {
 
@@ -13,10 +14,10 @@ namespace trtb {
 // threads appending to their buffers do not slow each other down.
 struct alignas(64) EventQueue::Buffer {
     std::mutex mu;
-    std::vector<trtb_event> events;  // guarded by mu; text offsets index text
-    std::vector<uint64_t> seqs;      // guarded by mu; the sequence number of each event
+    std::vector<trtb_event> events;  // guarded by mu; text offsets index text; in time order
     std::string text;                // guarded by mu
-    uint64_t dropped = 0;            // guarded by mu
+    uint64_t unpublished = 0;        // guarded by mu; bytes queued but not yet in pending_bytes_
+    uint64_t dropped[kDropKinds] = {};  // guarded by mu; by severity, and steps at kDropSteps
     uint64_t thread = 0;             // the thread's number, fixed at registration
 };
 
@@ -83,9 +84,9 @@ void lock_briefly(std::mutex& mu) {
 
 }  // namespace
 
-EventQueue::EventQueue(size_t max_pending)
+EventQueue::EventQueue(uint64_t max_bytes)
     : start_(std::chrono::steady_clock::now()),
-      max_pending_(max_pending),
+      max_bytes_(max_bytes),
       id_(g_next_queue_id.fetch_add(1, std::memory_order_relaxed)) {}
 
 EventQueue::~EventQueue() = default;
@@ -104,7 +105,6 @@ EventQueue::Buffer* EventQueue::buffer() {
     }
     auto owned = std::make_unique<Buffer>();
     owned->events.reserve(256);
-    owned->seqs.reserve(256);
     owned->text.reserve(8192);
     Buffer* b = owned.get();
     {
@@ -121,61 +121,95 @@ uint64_t EventQueue::thread_number() {
     return buffer()->thread;
 }
 
-void EventQueue::push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t step,
+uint64_t EventQueue::limit_for(int32_t kind, int32_t severity) const {
+    switch (kind) {
+        case TRTB_EVENT_STEP:
+            return max_bytes_ / 4 * 3;
+        case TRTB_EVENT_LOG:
+            if (severity >= TRTB_SEVERITY_INFO) {
+                return max_bytes_ / 2;
+            }
+            if (severity == TRTB_SEVERITY_WARNING) {
+                return max_bytes_;
+            }
+            return max_bytes_ > UINT64_MAX / 2 ? UINT64_MAX : 2 * max_bytes_;
+        default:
+            return UINT64_MAX;  // phase starts and finishes keep the tree whole
+    }
+}
+
+bool EventQueue::push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t step,
                       const char* name, const char* parent) {
     const size_t name_len = bounded_len(name);
     const size_t parent_len = bounded_len(parent);
+    const uint64_t bytes = sizeof(trtb_event) + name_len + parent_len;
+    const uint64_t limit = limit_for(kind, severity);
     Buffer* b = buffer();
-
-    lock_briefly(b->mu);
-    std::lock_guard<std::mutex> lock(b->mu, std::adopt_lock);
-    // Taken under b->mu: see gather() for why that makes the order consistent.
-    const uint64_t seq = next_seq_.fetch_add(1, std::memory_order_acq_rel);
-    if (closed_.load(std::memory_order_relaxed)) {
-        return;  // nobody reads past close(); see the threading rule in the header
-    }
-    const bool text_full = b->text.size() + name_len + parent_len > UINT32_MAX;
-    if (kind == TRTB_EVENT_STEP) {
-        const uint64_t handed = handed_.load(std::memory_order_relaxed);
-        if (text_full || (seq > handed && seq - handed >= max_pending_)) {
-            ++b->dropped;
-            return;
+    bool wake = false;
+    {
+        lock_briefly(b->mu);
+        std::lock_guard<std::mutex> lock(b->mu, std::adopt_lock);
+        if (closed_.load(std::memory_order_relaxed)) {
+            return false;  // nobody reads past close(); see the threading rule in the header
         }
+        const bool text_full = b->text.size() + name_len + parent_len > UINT32_MAX;
+        const uint64_t level =
+            pending_bytes_.load(std::memory_order_relaxed) + b->unpublished + bytes;
+        if (level > limit || (text_full && kind != TRTB_EVENT_PHASE_START &&
+                              kind != TRTB_EVENT_PHASE_FINISH)) {
+            const int slot = kind == TRTB_EVENT_STEP ? kDropSteps
+                             : (severity >= 0 && severity < kDropSteps) ? severity
+                                                                         : TRTB_SEVERITY_INFO;
+            ++b->dropped[slot];
+            return false;
+        }
+        trtb_event ev{};
+        ev.kind = kind;
+        ev.severity = severity;
+        ev.nb_steps = nb_steps;
+        ev.step = step;
+        ev.thread = b->thread;
+        // Read under b->mu: the time orders the event (see gather()).
+        ev.time_ns = now_ns();
+        ev.has_parent = parent != nullptr ? 1 : 0;
+        if (!text_full) {
+            ev.name_off = static_cast<uint32_t>(b->text.size());
+            ev.name_len = static_cast<uint32_t>(name_len);
+            b->text.append(name != nullptr ? name : "", name_len);
+            ev.parent_off = static_cast<uint32_t>(b->text.size());
+            ev.parent_len = static_cast<uint32_t>(parent_len);
+            b->text.append(parent != nullptr ? parent : "", parent_len);
+        }
+        b->events.push_back(ev);
+        b->unpublished += bytes;
+        if (b->unpublished >= kPublishChunk) {
+            pending_bytes_.fetch_add(b->unpublished, std::memory_order_relaxed);
+            b->unpublished = 0;
+        }
+        // Read under b->mu: see wait_for_push() for why no wake-up can be lost.
+        wake = sleeping_.load(std::memory_order_relaxed);
     }
-    trtb_event ev{};
-    ev.kind = kind;
-    ev.severity = severity;
-    ev.nb_steps = nb_steps;
-    ev.step = step;
-    ev.thread = b->thread;
-    ev.time_ns = now_ns();
-    ev.has_parent = parent != nullptr ? 1 : 0;
-    if (!text_full) {
-        ev.name_off = static_cast<uint32_t>(b->text.size());
-        ev.name_len = static_cast<uint32_t>(name_len);
-        b->text.append(name != nullptr ? name : "", name_len);
-        ev.parent_off = static_cast<uint32_t>(b->text.size());
-        ev.parent_len = static_cast<uint32_t>(parent_len);
-        b->text.append(parent != nullptr ? parent : "", parent_len);
+    if (wake && sleeping_.exchange(false, std::memory_order_acq_rel)) {
+        std::lock_guard<std::mutex> lock(mu_);
+        cv_.notify_one();
     }
-    b->events.push_back(ev);
-    b->seqs.push_back(seq);
+    return true;
 }
 
-void EventQueue::push_phase_start(const char* name, const char* parent, int32_t nb_steps) {
-    push(TRTB_EVENT_PHASE_START, 0, nb_steps, 0, name, parent);
+bool EventQueue::push_phase_start(const char* name, const char* parent, int32_t nb_steps) {
+    return push(TRTB_EVENT_PHASE_START, 0, nb_steps, 0, name, parent);
 }
 
-void EventQueue::push_step(const char* name, int32_t step) {
-    push(TRTB_EVENT_STEP, 0, 0, step, name, nullptr);
+bool EventQueue::push_step(const char* name, int32_t step) {
+    return push(TRTB_EVENT_STEP, 0, 0, step, name, nullptr);
 }
 
-void EventQueue::push_phase_finish(const char* name) {
-    push(TRTB_EVENT_PHASE_FINISH, 0, 0, 0, name, nullptr);
+bool EventQueue::push_phase_finish(const char* name) {
+    return push(TRTB_EVENT_PHASE_FINISH, 0, 0, 0, name, nullptr);
 }
 
-void EventQueue::push_log(int32_t severity, const char* message) {
-    push(TRTB_EVENT_LOG, severity, 0, 0, message, nullptr);
+bool EventQueue::push_log(int32_t severity, const char* message) {
+    return push(TRTB_EVENT_LOG, severity, 0, 0, message, nullptr);
 }
 
 void EventQueue::close() {
@@ -186,15 +220,27 @@ void EventQueue::close() {
     cv_.notify_all();
 }
 
-// gather moves what the buffers hold into stage_ and makes ready every event numbered below
+namespace {
+
+// before is the order of the queue: by time, then by thread.
+inline bool before(const trtb_event& a, const trtb_event& b) {
+    return a.time_ns < b.time_ns || (a.time_ns == b.time_ns && a.thread < b.thread);
+}
+
+}  // namespace
+
+// gather moves what the buffers hold into stage_ and makes ready every event timed before
 // the watermark. Called by the drainer only, when stage_[read_, ready_) is empty.
 //
-// Why the order is consistent: a producer takes its number n under its buffer's lock and
-// appends before unlocking. The drainer reads the watermark W first; if n < W, the producer
-// took n (and so held its lock) before that read, so when the drainer then locks the buffer it
-// finds the event there. Events numbered W or more may be missing from some buffers, so they
-// wait in stage_ for the next gather. And if push A happens before push B, A's number is the
-// smaller one, as numbers come from one atomic counter.
+// Why the order is consistent: a producer reads the clock for its event under its buffer's
+// lock and appends before unlocking. The drainer reads the clock first (the watermark W); if
+// an event's time t < W, the producer read the clock (and so held its lock) before the
+// drainer did (CLOCK_MONOTONIC never runs back, across CPUs too), so when the drainer then
+// locks the buffer it finds the event there. Events timed W or later may be missing from some
+// buffers, so they wait in stage_ for the next gather. And if push A happens before push B,
+// A's clock read happens before B's, so A's time is not later than B's; equal times on two
+// threads would need the two reads and the synchronisation between them to fit in one
+// nanosecond, which a cache-line transfer (tens of ns) does not.
 void EventQueue::gather() {
     // The handed-out prefix is no longer needed; keep the held-back tail, with its text.
     if (read_ > 0) {
@@ -216,7 +262,7 @@ void EventQueue::gather() {
     }
 
     const bool closed = closed_.load(std::memory_order_acquire);  // before the watermark
-    const uint64_t watermark = next_seq_.load(std::memory_order_acquire);
+    const int64_t watermark = now_ns();
     snapshot_.clear();
     {
         std::lock_guard<std::mutex> lock(mu_);
@@ -229,31 +275,37 @@ void EventQueue::gather() {
     if (!stage_.empty()) {
         runs_.push_back(stage_.size());
     }
-    uint64_t dropped = 0;
+    uint64_t dropped[kDropKinds] = {};
+    uint64_t published = 0;
     for (Buffer* b : snapshot_) {
         {
             lock_briefly(b->mu);
             std::lock_guard<std::mutex> lock(b->mu, std::adopt_lock);
             b->events.swap(tmp_events_);
-            b->seqs.swap(tmp_seqs_);
             b->text.swap(tmp_text_);
-            dropped += b->dropped;
+            published += b->unpublished;  // from now on every byte taken out is counted
+            b->unpublished = 0;
+            for (int k = 0; k < kDropKinds; ++k) {
+                dropped[k] += b->dropped[k];
+            }
         }
         if (!tmp_events_.empty()) {
             const size_t base = stage_text_.size();
             stage_text_ += tmp_text_;
-            for (size_t i = 0; i < tmp_events_.size(); ++i) {
-                const trtb_event& ev = tmp_events_[i];
-                stage_.push_back(Staged{tmp_seqs_[i], ev, base + ev.name_off, base + ev.parent_off});
+            for (const trtb_event& ev : tmp_events_) {
+                stage_.push_back(Staged{ev, base + ev.name_off, base + ev.parent_off,
+                                        sizeof(trtb_event) + ev.name_len + ev.parent_len});
             }
             runs_.push_back(stage_.size());
         }
         tmp_events_.clear();
-        tmp_seqs_.clear();
         tmp_text_.clear();
     }
+    if (published > 0) {
+        pending_bytes_.fetch_add(published, std::memory_order_relaxed);
+    }
     // Merge neighbouring runs pairwise until one is left: O(n log runs).
-    auto by_seq = [](const Staged& a, const Staged& b) { return a.seq < b.seq; };
+    auto by_order = [](const Staged& a, const Staged& b) { return before(a.ev, b.ev); };
     while (runs_.size() > 1) {
         merged_.resize(stage_.size());
         size_t keep = 0;
@@ -265,20 +317,50 @@ void EventQueue::gather() {
                        stage_.begin() + static_cast<std::ptrdiff_t>(mid),
                        stage_.begin() + static_cast<std::ptrdiff_t>(mid),
                        stage_.begin() + static_cast<std::ptrdiff_t>(end),
-                       merged_.begin() + static_cast<std::ptrdiff_t>(begin), by_seq);
+                       merged_.begin() + static_cast<std::ptrdiff_t>(begin), by_order);
             runs_[keep++] = end;
             begin = end;
         }
         runs_.resize(keep);
         stage_.swap(merged_);
     }
-    ready_ = static_cast<size_t>(
-        std::lower_bound(stage_.begin(), stage_.end(), watermark,
-                         [](const Staged& s, uint64_t w) { return s.seq < w; }) -
-        stage_.begin());
-    watermark_ = watermark;
-    dropped_seen_ = dropped;
+    if (closed) {
+        ready_ = stage_.size();  // close() came after the last push: nothing more can come
+    } else {
+        ready_ = static_cast<size_t>(
+            std::lower_bound(stage_.begin(), stage_.end(), watermark,
+                             [](const Staged& s, int64_t w) { return s.ev.time_ns < w; }) -
+            stage_.begin());
+    }
+    std::copy(std::begin(dropped), std::end(dropped), std::begin(dropped_seen_));
     closed_seen_ = closed;
+}
+
+// wait_for_push: the drainer says it is going to sleep (sleeping_), then looks into every
+// buffer under that buffer's lock, and sleeps only if all are empty. A producer reads
+// sleeping_ under its buffer's lock after appending. Either its append came before the
+// drainer looked into that buffer (the drainer sees the event and does not sleep), or after
+// (its lock follows the drainer's unlock of the same lock, so it sees sleeping_ set, clears it
+// and signals under mu_, which the drainer holds from before setting sleeping_ until it
+// waits). Lock order: mu_ before a buffer's lock; producers never hold both.
+void EventQueue::wait_for_push(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock<std::mutex> lock(mu_);
+    sleeping_.store(true, std::memory_order_relaxed);
+    bool empty = true;
+    for (const auto& b : buffers_) {
+        std::lock_guard<std::mutex> block(b->mu);
+        if (!b->events.empty()) {
+            empty = false;
+            break;
+        }
+    }
+    if (empty) {
+        cv_.wait_until(lock, deadline, [this] {
+            return !sleeping_.load(std::memory_order_relaxed) ||
+                   closed_.load(std::memory_order_relaxed);
+        });
+    }
+    sleeping_.store(false, std::memory_order_relaxed);
 }
 
 int32_t EventQueue::drain(trtb_batch* batch, int32_t timeout_ms, trtb_status* status) {
@@ -304,21 +386,18 @@ int32_t EventQueue::drain(trtb_batch* batch, int32_t timeout_ms, trtb_status* st
 
     if (read_ == ready_) {
         gather();
-        // Producers never signal (no syscall on builder threads), so poll in short slices;
-        // close() does signal, so the end of the stream is seen at once.
         const auto deadline =
             std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
         while (read_ == ready_ && !closed_seen_) {
-            const auto now = std::chrono::steady_clock::now();
-            if (now >= deadline) {
+            if (std::chrono::steady_clock::now() >= deadline) {
                 break;
             }
-            {
-                std::unique_lock<std::mutex> lock(mu_);
-                if (!closed_.load(std::memory_order_relaxed)) {
-                    cv_.wait_for(lock, std::min<std::chrono::steady_clock::duration>(
-                                           deadline - now, std::chrono::milliseconds(1)));
-                }
+            if (read_ < stage_.size()) {
+                // Held back by the watermark: they were timed a moment ago and are ready at
+                // the next gather.
+                std::this_thread::yield();
+            } else {
+                wait_for_push(deadline);
             }
             gather();
         }
@@ -328,6 +407,7 @@ int32_t EventQueue::drain(trtb_batch* batch, int32_t timeout_ms, trtb_status* st
     const size_t text_capacity = batch->text_capacity;
     size_t count = 0;
     size_t text_len = 0;
+    uint64_t handed_bytes = 0;
     while (read_ < ready_ && count < capacity) {
         const Staged& in = stage_[read_];
         size_t name_len = in.ev.name_len;
@@ -343,7 +423,7 @@ int32_t EventQueue::drain(trtb_batch* batch, int32_t timeout_ms, trtb_status* st
         }
         trtb_event& out = batch->events[count];
         out = in.ev;
-        // Threads read the clock before the queue orders their events; never let time run back.
+        // The order is by time, so this only guards against a clock that misbehaves.
         out.time_ns = std::max(out.time_ns, last_time_);
         last_time_ = out.time_ns;
         out.name_off = static_cast<uint32_t>(text_len);
@@ -354,21 +434,29 @@ int32_t EventQueue::drain(trtb_batch* batch, int32_t timeout_ms, trtb_status* st
         out.parent_len = static_cast<uint32_t>(parent_len);
         std::memcpy(batch->text + text_len, stage_text_.data() + in.parent_off, parent_len);
         text_len += parent_len;
+        handed_bytes += in.bytes;
         ++count;
         ++read_;
     }
-    handed_.store(read_ < stage_.size() ? stage_[read_].seq : watermark_,
-                  std::memory_order_relaxed);
+    if (handed_bytes > 0) {
+        pending_bytes_.fetch_sub(handed_bytes, std::memory_order_relaxed);
+    }
     batch->count = static_cast<int32_t>(count);
     batch->text_len = static_cast<uint32_t>(text_len);
-    batch->dropped_steps = dropped_seen_;
+    batch->dropped_steps = dropped_seen_[kDropSteps];
+    for (int k = 0; k < kDropSteps; ++k) {
+        batch->dropped_logs[k] = dropped_seen_[k];
+    }
     // close() comes after the last push, so a gather that saw it took everything.
     batch->done = closed_seen_ && read_ == stage_.size() ? 1 : 0;
     return set_status(status, TRTB_OK, "");
 }
 
-bool Build::step_complete(const char* phase, int32_t step) {
-    queue.push_step(phase, step);
+bool Build::step_complete(const char* phase, int32_t step, bool* queued) {
+    const bool ok = queue.push_step(phase, step);
+    if (queued != nullptr) {
+        *queued = ok;
+    }
     if (!cancel_requested()) {
         return true;
     }

@@ -58,7 +58,6 @@ type VersionInfo struct {
 	DeviceCount                int    // CUDA devices seen; 0 without a GPU
 	DeviceName                 string // of the device asked for; empty without a GPU
 	ComputeMajor, ComputeMinor int    // its compute capability
-	LoadedBuild                int    // the loaded TensorRT's build number; 0 for sim
 	SMs                        int    // the device's multiprocessors (fewer on a MIG slice)
 }
 
@@ -83,7 +82,6 @@ func Version(b Backend, device int) (VersionInfo, error) {
 		DeviceName:   C.GoString(&info.device_name[0]),
 		ComputeMajor: int(info.compute_major),
 		ComputeMinor: int(info.compute_minor),
-		LoadedBuild:  int(info.loaded_build),
 		SMs:          int(info.multiprocessor_count),
 	}, nil
 }
@@ -222,6 +220,9 @@ type SimOptions struct {
 	// IgnoreCancel keeps building after Cancel, for testing what kills a stuck build.
 	IgnoreCancel bool
 	Seed         uint64 // fixes tactic timings and their order
+	// Flood makes the builder never sleep (Step, Silent, LongStep and the work between steps
+	// take no time): events come as fast as its threads can report them, for benchmarks.
+	Flood bool
 }
 
 // Options is everything a build needs. NewBuild copies it; nothing of it is kept but PlanFile.
@@ -399,24 +400,65 @@ func (b *Build) Cancel() {
 	}
 }
 
+// Drops counts the events a build's queue dropped because they were not drained fast enough
+// (the queue holds a bounded number of bytes; see trtb_build_drain). Phase starts and finishes
+// are never dropped.
+type Drops struct {
+	Steps uint64    // step reports; the next step or the phase's finish carries the truth
+	Logs  [5]uint64 // log lines, indexed by severity (SeverityVerbose and SeverityInfo go first)
+}
+
+// Total is the number of events dropped.
+func (d Drops) Total() uint64 {
+	n := d.Steps
+	for _, l := range d.Logs {
+		n += l
+	}
+	return n
+}
+
+// String says what was dropped, e.g. "1200 verbose log lines, 35 step reports"; "" for none.
+func (d Drops) String() string {
+	names := [5]string{"internal error", "error", "warning", "info", "verbose"}
+	var parts []string
+	for sev := SeverityVerbose; sev >= SeverityInternalError; sev-- {
+		if n := d.Logs[sev]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s log line%s", n, names[sev], plural(n)))
+		}
+	}
+	if d.Steps > 0 {
+		parts = append(parts, fmt.Sprintf("%d step report%s", d.Steps, plural(d.Steps)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func plural(n uint64) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
 // Drain moves queued events into dst[:0] and returns it, waiting up to timeout for the first
-// one; it returns no events on timeout. done is true once Run has returned and every event has
-// been handed out. dropped counts the step events dropped so far because the queue was full
-// (starts, finishes and log lines are never dropped). Call it from one goroutine at a time; a
-// second concurrent call fails with CodeState. The strings are Go copies.
-func (b *Build) Drain(dst []RawEvent, timeout time.Duration) (events []RawEvent, done bool, dropped uint64, err error) {
+// one; it returns no events on timeout. While nothing is queued the calling OS thread sleeps in
+// C until the builder reports, the build ends or the timeout passes, so a silent build costs no
+// CPU; Cancel does not need the drainer and works meanwhile. done is true once Run has returned
+// and every event has been handed out. dropped counts what the queue dropped so far because it
+// was full. Call it from one goroutine at a time; a second concurrent call fails with
+// CodeState. The strings are Go copies.
+func (b *Build) Drain(dst []RawEvent, timeout time.Duration) (events []RawEvent, done bool, dropped Drops, err error) {
 	dst = dst[:0]
 	if !b.draining.CompareAndSwap(false, true) {
-		return dst, false, 0, &Error{Code: CodeState, Message: "Drain was called from two goroutines at once"}
+		return dst, false, Drops{}, &Error{Code: CodeState, Message: "Drain was called from two goroutines at once"}
 	}
 	defer b.draining.Store(false)
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.h == nil {
-		return dst, false, 0, errClosed()
+		return dst, false, Drops{}, errClosed()
 	}
 	if C.trtb_build_drain(b.h, b.batch, timeoutMillis(timeout), b.drainStatus) != C.TRTB_OK {
-		return dst, false, 0, statusError(b.drainStatus)
+		return dst, false, Drops{}, statusError(b.drainStatus)
 	}
 	if n := int(b.batch.count); n > 0 {
 		// One copy of the batch's text; names and parents are substrings of it.
@@ -438,7 +480,11 @@ func (b *Build) Drain(dst []RawEvent, timeout time.Duration) (events []RawEvent,
 			dst = append(dst, ev)
 		}
 	}
-	return dst, b.batch.done != 0, uint64(b.batch.dropped_steps), nil
+	dropped.Steps = uint64(b.batch.dropped_steps)
+	for i := range dropped.Logs {
+		dropped.Logs[i] = uint64(b.batch.dropped_logs[i])
+	}
+	return dst, b.batch.done != 0, dropped, nil
 }
 
 // timeoutMillis rounds a timeout up to whole milliseconds for C.
@@ -693,6 +739,9 @@ func (s *SimOptions) toC(mem *cmem) (*C.trtb_sim_options, error) {
 		c.ignore_cancel = 1
 	}
 	c.seed = C.uint64_t(s.Seed)
+	if s.Flood {
+		c.flood = 1
+	}
 	return c, nil
 }
 

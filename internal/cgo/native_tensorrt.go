@@ -2,7 +2,7 @@
 
 package cgo
 
-// Link flags of the TensorRT backend (tensorrt_shim.cpp), used only with the build tag
+// Link flags of the TensorRT backend (tensorrt_*.cpp), used only with the build tag
 // "tensorrt". Where the headers and libraries live comes from the environment, never from
 // this file: CGO_CPPFLAGS holds the include folders of TensorRT and CUDA (as -isystem, so
 // their own deprecation warnings stay quiet) and CGO_LDFLAGS their library folders; see

@@ -72,7 +72,7 @@ type outcome struct {
 	res      Result
 	err      error
 	events   []RawEvent
-	dropped  uint64
+	dropped  Drops
 	plan     []byte
 	cache    []byte
 	returned int64 // CLOCK_MONOTONIC when Run returned
@@ -453,8 +453,8 @@ func TestSuccessfulBuild(t *testing.T) {
 	if !bytes.HasPrefix(out.cache, []byte(cacheMagic)) || bytes.Count(out.cache, []byte("\n")) != 1+len(layers)*tactics {
 		t.Errorf("timing cache:\n%s", out.cache)
 	}
-	if out.dropped != 0 {
-		t.Errorf("%d steps dropped", out.dropped)
+	if out.dropped.Total() != 0 {
+		t.Errorf("dropped %v", out.dropped)
 	}
 }
 
@@ -831,12 +831,14 @@ func TestInvalidOptions(t *testing.T) {
 			o.PlanFile = os.NewFile(math.MaxInt32, "never opened")
 		}, "plan file descriptor 2147483647 is not open"},
 		{"log severity", func(t *testing.T, o *Options) { o.LogSeverity = 5 }, "log severity 5 is out of range"},
-		{"opt level", func(t *testing.T, o *Options) { o.OptLevel = 6 }, "optimization level 6"},
-		{"aux streams", func(t *testing.T, o *Options) { o.MaxAuxStreams = -2 }, "max auxiliary streams -2"},
+		{"negative device", func(t *testing.T, o *Options) { o.Device = -1 }, "--device -1 is negative: CUDA devices are numbered from 0"},
+		{"too many profiles", func(t *testing.T, o *Options) { o.Profiles = make([]Profile, 1025) }, "at most 1024"},
+		{"opt level", func(t *testing.T, o *Options) { o.OptLevel = 6 }, "--opt-level 6 is out of range: use 0 to 5"},
+		{"aux streams", func(t *testing.T, o *Options) { o.MaxAuxStreams = -2 }, "--max-aux-streams -2 is negative: use 0 or more"},
 		{"hardware compat", func(t *testing.T, o *Options) { o.HardwareCompat = 3 }, "hardware compatibility level 3"},
 		{"precision bits", func(t *testing.T, o *Options) { o.Precision = 1 << 9 }, "unknown precision bits 0x200"},
 		{"flag bits", func(t *testing.T, o *Options) { o.Flags = 1 << 20 }, "unknown builder flag bits 0x100000"},
-		{"lean runtime", func(t *testing.T, o *Options) { o.Flags = FlagExcludeLeanRuntime }, "needs a version-compatible engine"},
+		{"lean runtime", func(t *testing.T, o *Options) { o.Flags = FlagExcludeLeanRuntime }, "only applies to version-compatible engines: add --version-compatible"},
 		{"miss without cache", func(t *testing.T, o *Options) { o.Flags = FlagDisableTimingCache | FlagErrorOnTimingCacheMiss }, "needs a timing cache"},
 		{"rank mismatch", func(t *testing.T, o *Options) {
 			o.Profiles = []Profile{{{Input: "x", Min: []int64{1}, Opt: []int64{1, 2}, Max: []int64{1}}}}
@@ -847,7 +849,7 @@ func TestInvalidOptions(t *testing.T) {
 		}, "rank 9"},
 		{"min above opt", func(t *testing.T, o *Options) {
 			o.Profiles = []Profile{{{Input: "x", Min: []int64{1, 8}, Opt: []int64{1, 4}, Max: []int64{1, 16}}}}
-		}, "profile 0, input x, dimension 1: need 0 <= min <= opt <= max, got 8, 4, 16"},
+		}, "profile 0, input x: min [1,8], opt [1,4], max [1,16] must satisfy 0 <= min <= opt <= max"},
 		{"no input name", func(t *testing.T, o *Options) {
 			o.Profiles = []Profile{{{Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}}}}
 		}, "no input name"},
@@ -1047,10 +1049,11 @@ func TestTextTruncation(t *testing.T) {
 	})
 }
 
-// TestQueueFullDropsStepsOnly fills a queue bounded at 100 events with nobody draining: steps
-// beyond the bound are dropped and counted, starts, finishes and log lines are all kept.
-func TestQueueFullDropsStepsOnly(t *testing.T) {
-	const threads, perThread, bound = 4, 1000, 100
+// TestQueueFullDropsSteps fills a queue bounded at 16 KiB with nobody draining: steps beyond
+// three quarters of the bound are dropped and counted, and so is the INFO line logged at the
+// end; every start and finish is kept.
+func TestQueueFullDropsSteps(t *testing.T) {
+	const threads, perThread, bound = 4, 1000, 16 << 10
 	b, err := newFloodBuild(threads, perThread, bound, defaultBatchEvents, defaultBatchText)
 	if err != nil {
 		t.Fatal(err)
@@ -1060,7 +1063,7 @@ func TestQueueFullDropsStepsOnly(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	var events []RawEvent
-	var dropped uint64
+	var dropped Drops
 	for done := false; !done; {
 		var batch []RawEvent
 		batch, done, dropped, err = b.Drain(nil, time.Second)
@@ -1071,17 +1074,106 @@ func TestQueueFullDropsStepsOnly(t *testing.T) {
 	}
 	checkEvents(t, events)
 	count := map[EventKind]int{}
+	var bytes int
 	for _, ev := range events {
 		count[ev.Kind]++
+		bytes += eventBytes + len(ev.Name) + len(ev.Parent)
 	}
-	if count[EventPhaseStart] != threads || count[EventPhaseFinish] != threads || count[EventLog] != 1 {
-		t.Errorf("kept %v; want every start, finish and log line", count)
+	if count[EventPhaseStart] != threads || count[EventPhaseFinish] != threads {
+		t.Errorf("kept %v; want every start and finish", count)
 	}
-	if count[EventStep] > bound+threads { // the bound is checked without a lock, so each thread may pass it once
-		t.Errorf("kept %d steps beyond a bound of %d", count[EventStep], bound)
+	if count[EventLog] != 0 || dropped.Logs[SeverityInfo] != 1 {
+		t.Errorf("kept %d log lines, dropped %v; want the one INFO line dropped", count[EventLog], dropped)
 	}
-	if uint64(count[EventStep])+dropped != threads*perThread {
-		t.Errorf("%d steps kept + %d dropped != %d", count[EventStep], dropped, threads*perThread)
+	// Each thread counts its bytes in chunks, so each may pass the bound by one chunk.
+	if limit := bound*3/4 + threads*publishChunk + 2*threads*eventBytes; bytes > limit {
+		t.Errorf("kept %d bytes of events; want at most %d", bytes, limit)
+	}
+	if uint64(count[EventStep])+dropped.Steps != threads*perThread || dropped.Steps == 0 {
+		t.Errorf("%d steps kept + %d dropped, want %d with some dropped", count[EventStep], dropped.Steps, threads*perThread)
+	}
+}
+
+// TestQueueBoundDropsChatterFirst fills a queue bounded at 64 KiB from one thread with nobody
+// draining, with one line of each severity and one step per round: VERBOSE and INFO lines go
+// first (past half the bound), then steps (past three quarters), then WARNING lines (past the
+// bound), then ERROR lines (past twice it); phase events are never dropped, and every drop is
+// counted by kind.
+func TestQueueBoundDropsChatterFirst(t *testing.T) {
+	const rounds, bound = 2000, 64 << 10
+	b, err := newLogFloodBuild(rounds, bound)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := b.Run(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var events []RawEvent
+	var dropped Drops
+	for done := false; !done; {
+		var batch []RawEvent
+		batch, done, dropped, err = b.Drain(nil, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events = append(events, batch...)
+	}
+	checkEvents(t, events)
+	// slot: severity for log lines, 5 for steps, 6 for phase events.
+	kept := make([]uint64, 7)
+	last := make([]int, 7) // the round of the last kept event of each kind
+	var bytes int
+	for _, ev := range events {
+		slot := 6
+		switch ev.Kind {
+		case EventLog:
+			slot = ev.Severity
+			var round int
+			if _, err := fmt.Sscanf(ev.Name[strings.LastIndexByte(ev.Name, ' ')+1:], "%d", &round); err != nil {
+				t.Fatalf("log line %q: %v", ev.Name, err)
+			}
+			last[slot] = round
+		case EventStep:
+			slot = 5
+			last[slot] = ev.Step
+		}
+		kept[slot]++
+		bytes += eventBytes + len(ev.Name) + len(ev.Parent)
+	}
+	if kept[6] != 2 {
+		t.Errorf("kept %d phase events, want the start and the finish", kept[6])
+	}
+	for sev := SeverityInternalError; sev <= SeverityVerbose; sev++ {
+		if kept[sev]+dropped.Logs[sev] != rounds {
+			t.Errorf("severity %d: %d kept + %d dropped != %d", sev, kept[sev], dropped.Logs[sev], rounds)
+		}
+	}
+	if kept[5]+dropped.Steps != rounds {
+		t.Errorf("steps: %d kept + %d dropped != %d", kept[5], dropped.Steps, rounds)
+	}
+	// Who goes first: the last kept round of each kind rises in this order.
+	order := []struct {
+		slot int
+		name string
+	}{{SeverityVerbose, "verbose"}, {5, "step"}, {SeverityWarning, "warning"}, {SeverityError, "error"}}
+	for i, o := range order {
+		if o.slot == 5 && dropped.Steps == 0 || o.slot != 5 && dropped.Logs[o.slot] == 0 {
+			t.Errorf("no %s event was dropped; the test wants every tier reached", o.name)
+		}
+		if i > 0 && last[o.slot] <= last[order[i-1].slot] {
+			t.Errorf("last kept %s at round %d, not after the last kept %s at round %d",
+				o.name, last[o.slot], order[i-1].name, last[order[i-1].slot])
+		}
+	}
+	if last[SeverityInfo] != last[SeverityVerbose] {
+		t.Errorf("INFO kept until round %d, VERBOSE until %d; want the same tier", last[SeverityInfo], last[SeverityVerbose])
+	}
+	if limit := 2*bound + publishChunk + 2*eventBytes; bytes > limit {
+		t.Errorf("kept %d bytes of events; want at most %d", bytes, limit)
+	}
+	if got := dropped.String(); !strings.Contains(got, "verbose log lines") || !strings.Contains(got, "step reports") {
+		t.Errorf("Drops.String() = %q", got)
 	}
 }
 
@@ -1261,4 +1353,70 @@ func TestTimingCache(t *testing.T) {
 			t.Errorf("full cache: %v", out.err)
 		}
 	})
+}
+
+// TestGuardedCall checks the one helper that keeps C++ exceptions from crossing the C boundary:
+// each kind of exception becomes a status with the right code and a one-line message.
+func TestGuardedCall(t *testing.T) {
+	tests := []struct {
+		what int
+		code Code
+		want string
+	}{
+		{0, CodeOK, ""},
+		{1, CodeInternal, "internal error in the engine builder: boom"},
+		{2, CodeOutOfMemory, "host memory ran out in the engine builder"},
+		{3, CodeInternal, "internal error in the engine builder: unknown exception"},
+		{4, CodeInternal, "internal error in the engine builder: xxxx"},
+	}
+	for _, tt := range tests {
+		err := testGuarded(tt.what)
+		if tt.code == CodeOK {
+			if err != nil {
+				t.Errorf("body %d: %v", tt.what, err)
+			}
+			continue
+		}
+		e := asError(t, err, tt.code)
+		if !strings.HasPrefix(e.Message, tt.want) {
+			t.Errorf("body %d: message %.80q, want it to start with %q", tt.what, e.Message, tt.want)
+		}
+		if len(e.Message) > 2047 || !utf8.ValidString(e.Message) {
+			t.Errorf("body %d: message of %d bytes, valid UTF-8 %v; want at most 2047 bytes of valid UTF-8",
+				tt.what, len(e.Message), utf8.ValidString(e.Message))
+		}
+	}
+}
+
+// TestDrainWakesOnPush drains a flood from 4 threads with a timeout far longer than the test:
+// the drainer sleeps whenever the queue is empty and must be woken by the next push (or by the
+// end of the run). A lost wake-up would hang here until the test binary's timeout.
+func TestDrainWakesOnPush(t *testing.T) {
+	const threads, perThread = 4, 20000
+	b, err := newFloodBuild(threads, perThread, 0, 64, defaultBatchText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	ran := make(chan error, 1)
+	go func() {
+		_, err := b.Run()
+		ran <- err
+	}()
+	var n int
+	var dropped Drops
+	for done := false; !done; {
+		var batch []RawEvent
+		batch, done, dropped, err = b.Drain(nil, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(batch)
+	}
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if want := threads*(perThread+2) + 1; uint64(n)+dropped.Total() != uint64(want) || dropped.Total() != 0 {
+		t.Errorf("drained %d events, dropped %v; want %d and none dropped", n, dropped, want)
+	}
 }

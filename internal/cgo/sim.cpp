@@ -70,7 +70,6 @@ constexpr int32_t kMaxThreads = 256;
 constexpr int32_t kMaxTactics = 1000;
 constexpr int32_t kMaxIterations = 10000;
 constexpr int32_t kMaxLayers = 1 << 24;
-constexpr int32_t kMaxProfiles = 1024;
 
 using CacheKey = std::pair<std::string, int32_t>;
 using Cache = std::map<CacheKey, uint64_t>;
@@ -340,6 +339,7 @@ struct Config {
     int64_t long_step_ns = 0;
     bool ignore_cancel = false;
     uint64_t seed = 0;
+    bool flood = false;
 };
 
 // LayerResult is the tactic chosen for one layer.
@@ -412,7 +412,16 @@ struct RunState {
 
     // work stands for n steps of work on the main thread between steps of the outer phases.
     void work(int n, uint64_t salt) {
-        sleep_ns(jitter(cfg.step_ns * n, mix(cfg.seed ^ salt)));
+        if (!cfg.flood) {
+            sleep_ns(jitter(cfg.step_ns * n, mix(cfg.seed ^ salt)));
+        }
+    }
+
+    // pause sleeps ns, unless the build floods.
+    void pause(int64_t ns) const {
+        if (!cfg.flood) {
+            sleep_ns(ns);
+        }
     }
 
     bool node_done();
@@ -721,7 +730,7 @@ void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_b
             if (nodes.failed()) {
                 return;
             }
-            sleep_ns(cfg_.silent_ns);  // TensorRT's long quiet stretches
+            rs.pause(cfg_.silent_ns);  // TensorRT's long quiet stretches
             const int32_t timed = nodes.limit();
             rs.nodes = &nodes;
             std::vector<std::thread> threads;
@@ -916,7 +925,7 @@ bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer
         if (cfg_.long_step_ns > 0 && !rs.long_step_taken.exchange(true)) {
             ns = cfg_.long_step_ns;
         }
-        sleep_ns(ns);
+        rs.pause(ns);
         if (!phase.step(it)) {
             if (it == limit - 1 && rs.cache_enabled) {  // every iteration ran: the time is known
                 std::lock_guard<std::mutex> lock(rs.mu);
@@ -977,131 +986,25 @@ std::string str_or_empty(const char* s) {
 }  // namespace
 
 std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status) {
-    if (o.size != sizeof(trtb_options)) {
-        return invalid(status, format("trtb_options.size is %u but this builder expects %zu: "
-                                      "rebuild the caller against this trtb.h",
-                                      o.size, sizeof(trtb_options)));
+    BuildSettings checked;
+    std::string message;
+    if (check_options(o, &checked, &message) != TRTB_OK) {
+        return invalid(status, message);
     }
     Config c;
-    if (o.model_path == nullptr || o.model_path[0] == '\0') {
-        return invalid(status, "no model path given: pass the .onnx file to build");
-    }
-    c.model_path = o.model_path;
-
-    {
-        const int fl = ::fcntl(o.plan_fd, F_GETFL);
-        if (o.plan_fd < 0 || fl < 0) {
-            return invalid(status, format("plan file descriptor %d is not open: pass an open, "
-                                          "empty, writable file",
-                                          o.plan_fd));
-        }
-        if ((fl & O_ACCMODE) == O_RDONLY) {
-            return invalid(status, "the plan file is open read-only: open it for writing");
-        }
-        struct stat st {};
-        if (::fstat(o.plan_fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size != 0) {
-            return invalid(status, format("the plan file already holds %lld bytes: pass a new, "
-                                          "empty file",
-                                          static_cast<long long>(st.st_size)));
-        }
-        c.plan_fd = o.plan_fd;
-    }
-
-    if (o.log_severity < TRTB_SEVERITY_INTERNAL_ERROR || o.log_severity > TRTB_SEVERITY_VERBOSE) {
-        return invalid(status, format("log severity %d is out of range: use 0 (internal error) "
-                                      "to 4 (verbose)",
-                                      o.log_severity));
-    }
-    c.log_severity = o.log_severity;
-    const uint32_t known_precision =
-        TRTB_PRECISION_FP16 | TRTB_PRECISION_BF16 | TRTB_PRECISION_INT8 | TRTB_PRECISION_FP8;
-    if ((o.precision & ~known_precision) != 0) {
-        return invalid(status, format("unknown precision bits 0x%x", o.precision & ~known_precision));
-    }
-    c.precision = o.precision;
-    const uint32_t known_flags = (TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS << 1) - 1;
-    if ((o.flags & ~known_flags) != 0) {
-        return invalid(status, format("unknown builder flag bits 0x%x", o.flags & ~known_flags));
-    }
-    if ((o.flags & TRTB_FLAG_EXCLUDE_LEAN_RUNTIME) != 0 &&
-        (o.flags & TRTB_FLAG_VERSION_COMPATIBLE) == 0) {
-        return invalid(status,
-                       "excluding the lean runtime needs a version-compatible engine: also ask "
-                       "for version compatibility");
-    }
-    if ((o.flags & TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS) != 0 &&
-        (o.flags & TRTB_FLAG_DISABLE_TIMING_CACHE) != 0) {
-        return invalid(status,
-                       "failing on timing cache misses needs a timing cache: do not also disable it");
-    }
-    c.flags = o.flags;
-    if (o.opt_level < -1 || o.opt_level > 5) {
-        return invalid(status, format("builder optimization level %d is out of range: use 0 to 5",
-                                      o.opt_level));
-    }
-    c.opt_level = o.opt_level;
-    if (o.max_aux_streams < -1) {
-        return invalid(status, format("max auxiliary streams %d is negative: use 0 or more",
-                                      o.max_aux_streams));
-    }
-    c.max_aux_streams = o.max_aux_streams;
-    if (o.hardware_compat < TRTB_HARDWARE_COMPAT_NONE ||
-        o.hardware_compat > TRTB_HARDWARE_COMPAT_SAME_COMPUTE_CAPABILITY) {
-        return invalid(status, format("hardware compatibility level %d is unknown", o.hardware_compat));
-    }
-    c.hardware_compat = o.hardware_compat;
-    c.workspace_bytes = o.workspace_bytes;
-
-    if (o.nb_profiles < 0 || o.nb_profiles > kMaxProfiles ||
-        (o.nb_profiles > 0 && o.profiles == nullptr)) {
-        return invalid(status, format("bad profile list (%d profiles)", o.nb_profiles));
-    }
-    for (int32_t p = 0; p < o.nb_profiles; ++p) {
-        const trtb_profile& prof = o.profiles[p];
-        if (prof.nb_shapes < 0 || (prof.nb_shapes > 0 && prof.shapes == nullptr)) {
-            return invalid(status, format("profile %d: bad shape list", p));
-        }
-        for (int32_t s = 0; s < prof.nb_shapes; ++s) {
-            const trtb_shape& sh = prof.shapes[s];
-            if (sh.input == nullptr || sh.input[0] == '\0') {
-                return invalid(status, format("profile %d, shape %d: no input name", p, s));
-            }
-            if (sh.nb_dims < 0 || sh.nb_dims > TRTB_MAX_DIMS) {
-                return invalid(status, format("profile %d, input %s: rank %d is out of range 0..%d",
-                                              p, sh.input, sh.nb_dims, TRTB_MAX_DIMS));
-            }
-            for (int32_t d = 0; d < sh.nb_dims; ++d) {
-                if (sh.min[d] < 0 || sh.min[d] > sh.opt[d] || sh.opt[d] > sh.max[d]) {
-                    return invalid(status,
-                                   format("profile %d, input %s, dimension %d: need 0 <= min <= opt "
-                                          "<= max, got %lld, %lld, %lld",
-                                          p, sh.input, d, static_cast<long long>(sh.min[d]),
-                                          static_cast<long long>(sh.opt[d]),
-                                          static_cast<long long>(sh.max[d])));
-                }
-            }
-        }
-    }
-    c.nb_profiles = o.nb_profiles;
-
-    if (o.nb_plugin_paths < 0 || (o.nb_plugin_paths > 0 && o.plugin_paths == nullptr)) {
-        return invalid(status, format("bad plugin list (%d paths)", o.nb_plugin_paths));
-    }
-    for (int32_t i = 0; i < o.nb_plugin_paths; ++i) {
-        if (o.plugin_paths[i] == nullptr || o.plugin_paths[i][0] == '\0') {
-            return invalid(status, format("plugin path %d is empty", i));
-        }
-        c.plugin_paths.emplace_back(o.plugin_paths[i]);
-    }
-
-    if (o.timing_cache_size > 0 && o.timing_cache == nullptr) {
-        return invalid(status, "timing cache size is set but the data is NULL");
-    }
-    if (o.timing_cache != nullptr && o.timing_cache_size > 0) {
-        c.has_cache = true;
-        c.cache_blob.assign(static_cast<const char*>(o.timing_cache),
-                            static_cast<size_t>(o.timing_cache_size));
-    }
+    c.model_path = std::move(checked.model_path);
+    c.plan_fd = checked.plan_fd;
+    c.log_severity = checked.log_severity;
+    c.precision = checked.precision;
+    c.flags = checked.flags;
+    c.opt_level = checked.opt_level;
+    c.max_aux_streams = checked.max_aux_streams;
+    c.hardware_compat = checked.hardware_compat;
+    c.workspace_bytes = checked.workspace_bytes;
+    c.nb_profiles = static_cast<int32_t>(checked.profiles.size());
+    c.plugin_paths = std::move(checked.plugin_paths);
+    c.has_cache = checked.has_timing_cache;
+    c.cache_blob = std::move(checked.timing_cache);
 
     int32_t nb_layers = kDefaultLayers;
     const char* const* layers = nullptr;
@@ -1154,6 +1057,7 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
         c.abort_phase = str_or_empty(s.abort_phase);
         c.ignore_cancel = s.ignore_cancel != 0;
         c.seed = s.seed;
+        c.flood = s.flood != 0;
     }
     c.layers.reserve(static_cast<size_t>(nb_layers));
     for (int32_t i = 0; i < nb_layers; ++i) {

@@ -4,6 +4,7 @@
 // It answers every request with TRTB_ERR_UNAVAILABLE and a message that says how to get one.
 
 #include "trtb_internal.hpp"
+#include "trtb_loader.h"
 
 namespace trtb {
 
@@ -29,3 +30,11 @@ int32_t tensorrt_version(int32_t /*device*/, trtb_version_info* /*info*/, trtb_s
 }
 
 }  // namespace trtb
+
+extern "C" void trtb_tensorrt_compiled(trtb_compiled_info* info) {
+    if (info != nullptr) {
+        info->tensorrt_version = 0;
+        info->tensorrt_build = 0;
+        info->cuda_version = 0;
+    }
+}

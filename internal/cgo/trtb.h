@@ -35,7 +35,7 @@ extern "C" {
 #endif
 
 /* TRTB_ABI_VERSION changes whenever a struct or a function in this header changes. */
-#define TRTB_ABI_VERSION 2
+#define TRTB_ABI_VERSION 3
 
 /* Status codes. TRTB_OK is zero; every other value is a failure of the named kind. */
 typedef enum trtb_code {
@@ -150,6 +150,10 @@ typedef struct trtb_sim_options {
     const char *abort_phase;    /* call abort() when this phase starts, as a crash would */
     int32_t ignore_cancel;      /* nonzero: keep going although stepComplete says stop */
     uint64_t seed;              /* seeds tactic timings and their order */
+    int32_t flood;              /* nonzero: never sleep (step_ns, silences and the work between
+                                   steps all take no time), so events come as fast as the
+                                   builder threads can report them: for benchmarks */
+    int32_t reserved;
 } trtb_sim_options;
 
 /*
@@ -222,8 +226,9 @@ typedef struct trtb_batch {
     char *text;
     uint32_t text_capacity;
     uint32_t text_len;
-    uint64_t dropped_steps; /* step events dropped so far because the queue was full (phase
-                               starts, finishes and log lines are never dropped) */
+    uint64_t dropped_steps; /* step events dropped so far because the queue was full */
+    uint64_t dropped_logs[5]; /* log lines dropped so far because the queue was full, indexed
+                                 by trtb_severity (phase starts and finishes are never dropped) */
     int32_t done;           /* 1: the build has returned and every event has been handed out */
     int32_t reserved;
 } trtb_batch;
@@ -250,7 +255,6 @@ typedef struct trtb_version_info {
     char device_name[256];     /* of the device asked for; empty without a GPU */
     int32_t compute_major;
     int32_t compute_minor;
-    int32_t loaded_build;      /* the loaded library's build number (getInferLibBuildVersion); 0 for sim */
     int32_t multiprocessor_count; /* the device's SMs (fewer on a MIG slice); 0 without a GPU */
 } trtb_version_info;
 
@@ -284,7 +288,17 @@ void trtb_build_cancel(trtb_build *build);
 
 /* trtb_build_drain moves queued events into batch, waiting up to timeout_ms for the first one.
  * It returns with batch->count == 0 on timeout, and sets batch->done once run has returned and
- * the queue is empty. At most one thread may drain a handle at a time. */
+ * the queue is empty. At most one thread may drain a handle at a time.
+ *
+ * Waiting: while nothing is queued the calling thread sleeps on a condition variable; the
+ * first event pushed after it fell asleep wakes it (the pushing builder thread pays one
+ * notify for that), and so does the end of run. A silent builder costs no CPU, however long
+ * the timeout; the timeout only bounds how long the caller is away.
+ *
+ * Bound: the queue holds at most a fixed number of bytes of events (16 MiB; see EventQueue in
+ * trtb_internal.hpp). When the drainer falls behind, VERBOSE and INFO log lines are dropped
+ * first, then step events, then WARNING lines, and ERROR lines last; phase starts and
+ * finishes are never dropped. dropped_steps and dropped_logs count what was dropped. */
 int32_t trtb_build_drain(trtb_build *build, trtb_batch *batch, int32_t timeout_ms,
                          trtb_status *status);
 

@@ -22,15 +22,16 @@ typedef struct trtb_bench_result {
     int64_t p50_ns;
     int64_t p99_ns;
     int64_t max_ns;
-    uint64_t calls;         /* calls timed: threads * calls_per_thread */
+    uint64_t calls;         /* calls whose step was queued: the latencies are of these only */
     uint64_t drained;       /* events the drainer took out */
-    uint64_t dropped_steps; /* step events the queue dropped because it was full */
+    uint64_t dropped_steps; /* calls whose step the queue dropped because it was full (not timed) */
 } trtb_bench_result;
 
 /*
  * trtb_bench_monitor starts `threads` threads that each make calls_per_thread calls of exactly
  * what a builder thread's stepComplete does (queue the step, check for cancel), timing every
- * call, while one more thread drains the queue the way the Go side does. Blocks until all of it
+ * call whose step was queued (a dropped step takes a shorter path and is only counted), while
+ * one more thread drains the queue the way the Go side does. Blocks until all of it
  * is done. Returns TRTB_OK, or TRTB_ERR_INVALID_ARGUMENT for counts out of range (threads
  * 1..1024, calls_per_thread 1..2^24, out not NULL).
  */
@@ -47,10 +48,31 @@ int32_t trtb_bench_monitor_paced(int32_t threads, int32_t calls_per_thread, int6
  * trtb_bench_flood_create makes a build handle, used like any other (run, drain, destroy),
  * whose run has `threads` threads each start a phase named "Flood <n>" with events_per_thread
  * steps, report every step as fast as it can, and finish the phase; then the run logs one INFO
- * line and returns TRTB_OK. max_pending bounds the queue (0: the default bound).
+ * line and returns TRTB_OK. max_bytes bounds the queue (0: the default bound).
  */
-int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint64_t max_pending,
+int32_t trtb_bench_flood_create(int32_t threads, int32_t events_per_thread, uint64_t max_bytes,
                                 trtb_build **out, trtb_status *status);
+
+/*
+ * trtb_test_log_flood_create makes a build handle whose run, on its own thread only, starts a
+ * phase "Log flood" of `rounds` steps; then each round r logs one line of each severity, from
+ * VERBOSE to INTERNAL_ERROR, reading "<severity> line <r>", and reports step r; then it
+ * finishes the phase and returns TRTB_OK. max_bytes bounds the queue (0: the default bound).
+ */
+int32_t trtb_test_log_flood_create(int32_t rounds, uint64_t max_bytes, trtb_build **out,
+                                   trtb_status *status);
+
+/* trtb_test_publish_chunk returns how many bytes a thread queues before it adds them to the
+ * queue's shared count (the slack of the bound per thread). */
+uint64_t trtb_test_publish_chunk(void);
+
+/*
+ * trtb_test_guarded runs a body through the guarded-call helper that every entry point of
+ * trtb.h uses, for tests of its exception mapping. what chooses the body: 0 returns TRTB_OK,
+ * 1 throws std::runtime_error("boom"), 2 throws std::bad_alloc, 3 throws an int, 4 throws a
+ * std::runtime_error whose text is longer than TRTB_MESSAGE_MAX and ends in multi-byte UTF-8.
+ */
+int32_t trtb_test_guarded(int32_t what, trtb_status *status);
 
 #ifdef __cplusplus
 }

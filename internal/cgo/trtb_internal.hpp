@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -19,34 +21,138 @@ namespace trtb {
 // set_status fills a trtb_status (which may be null) and returns code.
 int32_t set_status(trtb_status* status, int32_t code, const std::string& message);
 
+// set_status_text is set_status for the paths that handle an exception: it allocates nothing
+// (and so cannot throw), writing prefix then what, cut to fit. Either may be null.
+int32_t set_status_text(trtb_status* status, int32_t code, const char* prefix,
+                        const char* what) noexcept;
+
+// guarded runs body, a callable returning a trtb_code, and turns every C++ exception it lets
+// out into a status instead: std::bad_alloc becomes TRTB_ERR_OUT_OF_MEMORY, anything else
+// TRTB_ERR_INTERNAL with the exception's text. Every extern "C" entry point of both backends
+// runs its body through it, so that no exception crosses the C boundary. It never throws.
+template <typename F>
+int32_t guarded(trtb_status* status, F&& body) noexcept {
+    try {
+        return body();
+    } catch (const std::bad_alloc&) {
+        return set_status_text(status, TRTB_ERR_OUT_OF_MEMORY,
+                               "host memory ran out in the engine builder", nullptr);
+    } catch (const std::exception& e) {
+        return set_status_text(status, TRTB_ERR_INTERNAL,
+                               "internal error in the engine builder: ", e.what());
+    } catch (...) {
+        return set_status_text(status, TRTB_ERR_INTERNAL,
+                               "internal error in the engine builder: ", "unknown exception");
+    }
+}
+
+// guarded_void runs body (returning nothing) and swallows every exception: for the entry
+// points that have no status to report into (trtb_build_cancel, trtb_build_destroy).
+template <typename F>
+void guarded_void(F&& body) noexcept {
+    try {
+        body();
+    } catch (...) {
+    }
+}
+
+// The option bits this ABI version defines, and the most optimization profiles a build takes.
+constexpr uint32_t kValidPrecision =
+    TRTB_PRECISION_FP16 | TRTB_PRECISION_BF16 | TRTB_PRECISION_INT8 | TRTB_PRECISION_FP8;
+constexpr uint32_t kValidFlags = TRTB_FLAG_NO_TF32 | TRTB_FLAG_REFIT | TRTB_FLAG_STRIP_WEIGHTS |
+                                 TRTB_FLAG_VERSION_COMPATIBLE | TRTB_FLAG_EXCLUDE_LEAN_RUNTIME |
+                                 TRTB_FLAG_SPARSE_WEIGHTS | TRTB_FLAG_DISABLE_TIMING_CACHE |
+                                 TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS;
+constexpr int32_t kMaxProfiles = 1024;
+
+// ProfileShape is one trtb_shape, owned.
+struct ProfileShape {
+    std::string input;
+    int32_t nb_dims = 0;
+    int64_t min[TRTB_MAX_DIMS] = {};
+    int64_t opt[TRTB_MAX_DIMS] = {};
+    int64_t max[TRTB_MAX_DIMS] = {};
+};
+
+// BuildSettings is everything of trtb_options that a backend keeps, owned and checked:
+// trtb_options need not outlive trtb_build_create. The simulated builder's knobs (options.sim)
+// are not in it; the simulated builder checks those itself.
+struct BuildSettings {
+    std::string model_path;
+    int32_t plan_fd = -1;
+    int32_t log_severity = TRTB_SEVERITY_WARNING;
+    int32_t device = 0;
+    uint32_t precision = 0;
+    uint32_t flags = 0;
+    int32_t opt_level = -1;
+    int32_t max_aux_streams = -1;
+    int32_t hardware_compat = TRTB_HARDWARE_COMPAT_NONE;
+    uint64_t workspace_bytes = 0;
+    std::vector<std::vector<ProfileShape>> profiles;
+    std::vector<std::string> plugin_paths;
+    bool has_timing_cache = false;  // a non-empty cache was given
+    std::string timing_cache;
+};
+
+// check_options is the one option checker of both backends (options.cpp). It checks what
+// holds for every backend (the struct size, a model path, an open writable empty plan file,
+// ranges, known bits, flag combinations, profile shapes with 0 <= min <= opt <= max, plugin
+// paths) and copies the options into *out. On a bad option it returns TRTB_ERR_INVALID_ARGUMENT
+// and sets *message to one line that names the problem and the fix; *out is then untouched.
+// What only one backend refuses (a precision flag TensorRT 11 lacks, a compatibility level an
+// older TensorRT lacks) the backend checks after this. Any thread; may throw std::bad_alloc.
+int32_t check_options(const trtb_options& options, BuildSettings* out, std::string* message);
+
+// hex_text formats v in lower-case hexadecimal without a prefix.
+std::string hex_text(uint64_t v);
+
+// kDefaultQueueBytes is the default bound of an EventQueue: bytes of events waiting for the
+// drainer (see EventQueue).
+constexpr uint64_t kDefaultQueueBytes = 16u << 20;
+
 // EventQueue holds events copied out of builder callbacks until Go drains them.
 //
 // Threading: push_* may be called from any number of builder threads at once; they copy their
-// strings, take one short lock, append, and return. They never block on the drainer, never
-// allocate while holding the lock beyond amortised vector growth, and never call Go. drain is
-// called by one Go goroutine at a time. close() is called once, by the thread that ran the build,
-// after every builder thread has stopped.
+// strings, take their own thread's buffer lock (which only the drainer contends for), append,
+// and return. They never wait for the drainer, never call Go, and make a system call only to
+// wake a drainer that is asleep (at most once per wait, see drain). drain is called by one
+// thread at a time. close() is called once, by the thread that ran the build, after every
+// builder thread has stopped; pushes after it are ignored.
 //
 // Order: drain hands events out in one order that respects every happens-before relation
-// between the pushes (a phase started on one thread is handed out before a child phase a thread
-// it started reports), and event times never decrease along it.
+// between the pushes (a phase started on one thread is handed out before a child phase that a
+// thread it started reports), and event times never decrease along it.
 //
-// Bound: when more than `max_pending` events wait, new step events are dropped and counted
-// (the next step or the phase's finish carries the truth); starts, finishes and log lines are
-// always kept, so the phase tree stays whole.
+// Bound: the queue counts the bytes of the events it holds (sizeof(trtb_event) plus the text)
+// until they are handed out. When a push would take the count past a share of max_bytes, it
+// drops the event and counts the drop by kind: VERBOSE and INFO log lines past 1/2, step events
+// past 3/4 (the next step or the phase's finish carries the truth), WARNING lines past the
+// whole bound, ERROR and INTERNAL_ERROR lines past twice it. Phase starts and finishes are never
+// dropped, so the phase tree stays whole; their number is the network's, not the log's. Each
+// thread adds its bytes to the shared count in chunks (kPublishChunk), so the bound can be
+// passed by at most one chunk per thread.
 class EventQueue {
 public:
-    explicit EventQueue(size_t max_pending = 1u << 16);
+    // kDropSteps indexes the step drops in Drops; severities (0..4) index log-line drops.
+    static constexpr int kDropSteps = 5;
+    static constexpr int kDropKinds = 6;
+    // kPublishChunk is how many bytes a thread queues before adding them to the shared count.
+    static constexpr uint64_t kPublishChunk = 4096;
+
+    explicit EventQueue(uint64_t max_bytes = kDefaultQueueBytes);
     ~EventQueue();
     EventQueue(const EventQueue&) = delete;
     EventQueue& operator=(const EventQueue&) = delete;
 
-    void push_phase_start(const char* name, const char* parent, int32_t nb_steps);
-    void push_step(const char* name, int32_t step);
-    void push_phase_finish(const char* name);
-    void push_log(int32_t severity, const char* message);
+    // Each push returns whether the event was queued (false: dropped, or the queue is closed).
+    bool push_phase_start(const char* name, const char* parent, int32_t nb_steps);
+    bool push_step(const char* name, int32_t step);
+    bool push_phase_finish(const char* name);
+    bool push_log(int32_t severity, const char* message);
 
-    // drain moves events into batch (see trtb_build_drain).
+    // drain moves events into batch (see trtb_build_drain). While nothing is queued it sleeps
+    // on a condition variable until a push wakes it, close() is called or timeout_ms passes:
+    // a silent builder costs the drainer nothing.
     int32_t drain(trtb_batch* batch, int32_t timeout_ms, trtb_status* status);
 
     // close marks the end of the stream: drain reports done once the queue is empty.
@@ -61,33 +167,42 @@ public:
 private:
     // How it works: every producer thread appends to a Buffer of its own (event_queue.cpp),
     // under that buffer's lock, which only the drainer ever contends for, and only to swap the
-    // buffer's contents out. Under that lock it also takes a sequence number from next_seq_.
-    // The drainer reads next_seq_ first (the watermark) and then empties every buffer: each
-    // event numbered below the watermark is in a buffer by then, so sorting by number and
-    // handing out only those below the watermark gives one consistent order.
+    // buffer's contents out. Under that lock it also reads the clock: an event's time is its
+    // place in the order (ties, the same nanosecond on two threads, go by thread number). No
+    // counter is shared by the pushes. The drainer reads the clock first (the watermark) and
+    // then empties every buffer: each event timed before the watermark is in a buffer by then,
+    // so merging by time and handing out only those before the watermark gives one consistent
+    // order; later ones wait for the next gather.
     struct Buffer;
     struct Staged {
-        uint64_t seq;
         trtb_event ev;      // ev's text offsets are not used here
         size_t name_off;    // into stage_text_
         size_t parent_off;  // into stage_text_
+        uint64_t bytes;     // what the event counts against the bound
     };
     Buffer* buffer();
-    void push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t step, const char* name,
+    bool push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t step, const char* name,
               const char* parent);
+    uint64_t limit_for(int32_t kind, int32_t severity) const;
     void gather();
+    // wait_for_push sleeps until a producer signals, close() or the deadline; it returns at
+    // once when a buffer holds events.
+    void wait_for_push(std::chrono::steady_clock::time_point deadline);
 
-    // Read by every push: written once (or rarely) and so shared by all caches.
+    // Read by every push: written once and so shared by all caches.
     std::chrono::steady_clock::time_point start_;
-    size_t max_pending_;
+    uint64_t max_bytes_;
     uint64_t id_ = 0;  // distinguishes queues in the per-thread buffer cache
-    std::atomic<uint64_t> handed_{0};  // sequence numbers below this have left the queue
     std::atomic<bool> closed_{false};
-    // Written by every push: alone on its cache line, so that it does not evict the above.
-    alignas(64) std::atomic<uint64_t> next_seq_{0};
+    // Read by every push, written by the drainer when it goes to sleep and by the push that
+    // wakes it: alone on its cache line.
+    alignas(64) std::atomic<bool> sleeping_{false};
+    // Bytes of events counted against the bound: added by producers in chunks, subtracted by
+    // the drainer as it hands events out.
+    alignas(64) std::atomic<uint64_t> pending_bytes_{0};
     alignas(64) std::atomic<uint64_t> next_thread_{1};
 
-    std::mutex mu_;  // guards buffers_; pairs with cv_, which close() signals
+    std::mutex mu_;  // guards buffers_; pairs with cv_ (see wait_for_push)
     std::condition_variable cv_;
     std::vector<std::unique_ptr<Buffer>> buffers_;
 
@@ -95,16 +210,14 @@ private:
     std::atomic<bool> draining_{false};
     std::vector<Buffer*> snapshot_;
     std::vector<trtb_event> tmp_events_;
-    std::vector<uint64_t> tmp_seqs_;
     std::string tmp_text_;
-    std::vector<Staged> stage_;  // sorted by seq from read_ on
+    std::vector<Staged> stage_;  // sorted by (time, thread) from read_ on
     std::vector<Staged> merged_;
     std::vector<size_t> runs_;   // ends of the sorted runs in stage_ while gathering
     std::string stage_text_;
     size_t read_ = 0;            // stage_[read_, ready_) may be handed out now
     size_t ready_ = 0;
-    uint64_t watermark_ = 0;
-    uint64_t dropped_seen_ = 0;
+    uint64_t dropped_seen_[kDropKinds] = {};
     bool closed_seen_ = false;
     int64_t last_time_ = 0;
 };
@@ -125,8 +238,9 @@ struct QueueCloser {
 class Build {
 public:
     Build() = default;
-    // This constructor bounds the queue (see EventQueue); Build() uses its default bound.
-    explicit Build(size_t max_pending) : queue(max_pending) {}
+    // This constructor bounds the queue to max_bytes (see EventQueue); Build() uses
+    // kDefaultQueueBytes.
+    explicit Build(uint64_t max_bytes) : queue(max_bytes) {}
     virtual ~Build() = default;
 
     // run performs the build (trtb_build_run). It must call queue.close() before returning,
@@ -139,9 +253,10 @@ public:
 
     // step_complete is the body of a progress monitor's stepComplete: it queues the step and
     // returns false once cancel was requested, noting the first time a builder thread saw the
-    // request (cancel_seen_ns). Any builder thread; takes the queue's lock once, never blocks
-    // on the drainer, never calls Go.
-    bool step_complete(const char* phase, int32_t step);
+    // request (cancel_seen_ns). Any builder thread; takes its own buffer's lock once, never
+    // waits for the drainer, never calls Go. queued, if not null, is set to whether the step
+    // was queued (false: dropped by the bound).
+    bool step_complete(const char* phase, int32_t step, bool* queued = nullptr);
 
     // cancel_seen_ns returns the steady-clock time (nanoseconds since its epoch, CLOCK_MONOTONIC
     // on Linux) at which step_complete first returned false, or 0 (trtb_result.cancel_seen_ns).

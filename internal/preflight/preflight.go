@@ -269,6 +269,11 @@ func joinAnd(parts []string) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
+// CheckExternal applies only rule 6, the external data rule, which keeps every external data
+// file inside the model's folder: it runs also when the other checks are skipped
+// (--no-preflight).
+func CheckExternal(m *onnx.Model, modelPath string) error { return checkExternal(m, modelPath) }
+
 // checkExternal applies rule 6.
 func checkExternal(m *onnx.Model, modelPath string) error {
 	for _, ref := range m.External {

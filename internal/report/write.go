@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 )
 
 // Format is a report's file format.
@@ -62,7 +62,7 @@ func WriteFile(path string, r *Report) error {
 	if err := Write(&buf, f, r); err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := outpath.WriteFile(path, buf.Bytes()); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	return nil

@@ -7,12 +7,20 @@
 // version (Save) by handing what is on disk at that moment to a merge function the caller
 // provides.
 //
-// Concurrency: Save holds an exclusive lock on "<file>.lock" (flock(2), through
-// github.com/gofrs/flock) from reading the current file until the merged one has replaced it,
-// and replaces it atomically (github.com/google/renameio/v2), so builds that share one cache
-// and save at the same time each merge into the other's result and no entry is lost; a reader
-// never sees a half-written file. Load takes the same lock shared. The lock is advisory: it
-// does not exclude trtexec, which locks with lockf(3).
+// Concurrency: Save holds an exclusive lock on "<file>.lock" from reading the current file
+// until the merged one has replaced it, and replaces it atomically (internal/outpath), so
+// builds that share one cache and save at the same time each merge into the other's result and
+// no entry is lost; a reader never sees a half-written file. Load takes the same lock shared.
+// The lock is two locks on the same file: flock(2), which earlier trtbuild releases take, and
+// an open file description lock (fcntl F_OFD_SETLK), which conflicts with the POSIX record
+// lock trtexec takes on the same "<file>.lock" with lockf(3) (TensorRT's
+// shared/utils/fileLock.cpp), so trtexec and trtbuild exclude each other too.
+//
+// Safety in a folder other users may write (a shared cache): the cache file and its lock are
+// opened with O_NOFOLLOW and must be regular files, so a planted symbolic link, FIFO or device
+// is refused, never followed, read or replaced; opening never blocks. The lock file is created
+// only beside a cache file this user owns (or one about to be created); beside another user's
+// file an existing lock is used, and none is made.
 package timingcache
 
 import (
@@ -20,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -27,8 +36,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // Auto is the --timing-cache value that selects the default file for the builder (DefaultPath);
@@ -47,6 +59,8 @@ type Key struct {
 	GPU      string // the device's name, e.g. "NVIDIA H100 80GB HBM3"
 	// ComputeMajor and ComputeMinor are the device's compute capability.
 	ComputeMajor, ComputeMinor int
+	// Build is TensorRT's build number (the fourth part of 10.8.0.43), 0 when unknown.
+	Build int
 }
 
 // maxName bounds the length of a key's file name.
@@ -61,7 +75,7 @@ func (k Key) Name() string {
 	}
 	parts := []string{sanitize(k.Backend)}
 	if k.Backend == "tensorrt" {
-		parts[0] = fmt.Sprintf("trt-%d.%d.%d", k.TensorRT/10000, k.TensorRT/100%100, k.TensorRT%100)
+		parts[0] = k.versionName()
 	}
 	if gpu := sanitize(k.GPU); gpu != "" {
 		parts = append(parts, gpu)
@@ -74,6 +88,16 @@ func (k Key) Name() string {
 		name = name[:maxName]
 	}
 	return name
+}
+
+// versionName is the TensorRT part of a cache's file name: "trt-10.8.0", or "trt-10.8.0.43"
+// when the build number is known.
+func (k Key) versionName() string {
+	v := fmt.Sprintf("trt-%d.%d.%d", k.TensorRT/10000, k.TensorRT/100%100, k.TensorRT%100)
+	if k.Build > 0 {
+		v += fmt.Sprintf(".%d", k.Build)
+	}
+	return v
 }
 
 // sanitize keeps ASCII letters, digits, '.' and '-', turns every other run of characters into
@@ -112,28 +136,106 @@ const LockWait = 2 * time.Minute
 // lockRetry is how often a waiting lock is tried again.
 const lockRetry = 20 * time.Millisecond
 
-// Load returns the cache file's bytes, or nil when it does not exist yet. It holds the shared
-// lock while reading; when the lock file cannot be created (a read-only folder), it reads
-// without it, which is safe because Save replaces the file atomically.
+// Problem is a cache path that cannot be used as it is: a link, not a regular file, an
+// unreadable or empty file. Its message completes "timing cache PATH ...".
+type Problem struct {
+	Path   string
+	Reason string
+	// Empty marks a zero-length file: without --strict-cache it is treated as no cache.
+	Empty bool
+	Err   error
+}
+
+func (p *Problem) Error() string { return "timing cache " + pathtext.Q(p.Path) + " " + p.Reason }
+func (p *Problem) Unwrap() error { return p.Err }
+
+// Check looks at a cache path without reading or changing anything and returns a *Problem
+// when it cannot be used: a symbolic link (never followed: another user may have planted it),
+// not a regular file, a lock file beside it that is not a regular file, a file that cannot be
+// read, or an empty one (Problem.Empty). With write, it also fails when the cache could not be
+// saved (its folder, or the nearest existing one, is not writable). A missing file is fine.
+func Check(path string, write bool) error {
+	st, err := os.Lstat(path)
+	switch {
+	case missing(err):
+		st = nil
+	case err != nil:
+		return &Problem{Path: path, Reason: fmt.Sprintf("cannot be examined (%v)", unwrapPath(err)), Err: err}
+	}
+	if st != nil {
+		t := outpath.Target{Path: path, Final: path, Kind: outpath.KindOf(st.Mode()), Info: st, Link: st.Mode()&fs.ModeSymlink != 0}
+		if why := t.Refusal(outpath.Store); why != "" {
+			return &Problem{Path: path, Reason: why}
+		}
+		f, _, err := regfile.OpenNoFollow(path)
+		if err != nil {
+			return &Problem{Path: path, Reason: fmt.Sprintf("cannot be read (%v); %s", unwrapPath(err), advice(err, "fix its permissions")), Err: err}
+		}
+		f.Close()
+		if st.Size() == 0 {
+			return &Problem{Path: path, Reason: "is empty (0 bytes); delete it, or let this build replace it without --strict-cache", Empty: true}
+		}
+	}
+	if lst, err := os.Lstat(lockPath(path)); err == nil && !lst.Mode().IsRegular() {
+		return &Problem{Path: path, Reason: fmt.Sprintf("has a lock file %s that is %s; remove it", pathtext.Q(lockPath(path)), describe(lst.Mode()))}
+	}
+	if write {
+		dir := filepath.Dir(path)
+		for {
+			if _, err := os.Stat(dir); err == nil || filepath.Dir(dir) == dir {
+				break
+			}
+			dir = filepath.Dir(dir)
+		}
+		if err := unix.Access(dir, unix.W_OK); err != nil {
+			return &Problem{Path: path, Reason: fmt.Sprintf("cannot be saved: %s is not writable (%v); make it writable, or drop --strict-cache to use the cache read-only", pathtext.Q(dir), err), Err: err}
+		}
+	}
+	return nil
+}
+
+func describe(m fs.FileMode) string {
+	if m&fs.ModeSymlink != 0 {
+		return "a symbolic link"
+	}
+	return outpath.KindOf(m).String()
+}
+
+// Load returns the cache file's bytes, or nil when it does not exist yet or is empty. It
+// refuses what Check refuses (but for an empty file) and holds the shared lock while reading;
+// when no lock can be had (a read-only folder, another user's cache without a lock file) it
+// reads without it, which is safe because Save replaces the file atomically. It never blocks on
+// a FIFO and never follows a link.
 func Load(ctx context.Context, path string) ([]byte, error) {
-	path = resolveLink(path)
-	if _, err := os.Stat(path); missing(err) {
+	if err := Check(path, false); err != nil {
+		var p *Problem
+		if errors.As(err, &p) && p.Empty {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if _, err := os.Lstat(path); missing(err) {
 		return nil, nil
 	}
-	lock := flock.New(lockPath(path), flock.SetPermissions(0o644))
-	ctx, cancel := context.WithTimeout(ctx, LockWait)
-	defer cancel()
-	// A lock that cannot be had (a read-only folder, a writer stuck for LockWait) only means
-	// reading without it: the file is always replaced whole, never written in place.
-	if locked, _ := lock.TryRLockContext(ctx, lockRetry); locked {
-		defer lock.Unlock() //nolint:errcheck // closing the descriptor releases the lock anyway
+	lock, err := acquire(ctx, path, false)
+	if err != nil && !errors.Is(err, errNoLock) {
+		return nil, err
 	}
-	data, err := os.ReadFile(path)
+	defer lock.release()
+	f, _, err := regfile.OpenNoFollow(path)
 	if missing(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading timing cache: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, fmt.Errorf("reading timing cache: %w", err)
+	}
+	if len(data) == 0 {
+		return nil, nil
 	}
 	return data, nil
 }
@@ -153,45 +255,218 @@ type Saved struct {
 // Save updates the cache file: with the exclusive lock held it reads the file as it is now,
 // merges it with merge, and replaces it atomically with the result. It creates the file's
 // folder when missing. When merge fails (for example with ErrRejected) the file is left as it
-// was and the error is returned, wrapped.
+// was and the error is returned, wrapped. When there is nothing new to save, nothing is
+// written and no lock is needed: a read-only cache is fine then.
 func Save(ctx context.Context, path string, merge MergeFunc) (Saved, error) {
-	path = resolveLink(path)
 	res := Saved{Path: path}
+	if err := Check(path, false); err != nil {
+		var p *Problem
+		if !errors.As(err, &p) || !p.Empty {
+			return res, err
+		}
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		// A read-only place may still hold a cache with nothing new to add.
+		if merged, disk, rerr := mergeUnlocked(path, merge); rerr == nil && !changed(merged, disk) {
+			res.Bytes = len(disk)
+			return res, nil
+		}
 		return res, fmt.Errorf("creating the timing cache folder: %w", err)
 	}
-	lock := flock.New(lockPath(path), flock.SetPermissions(0o644))
-	ctx, cancel := context.WithTimeout(ctx, LockWait)
-	defer cancel()
-	locked, err := lock.TryLockContext(ctx, lockRetry)
-	if err != nil {
-		return res, fmt.Errorf("locking the timing cache: %w", err)
+	lock, err := acquire(ctx, path, true)
+	switch {
+	case errors.Is(err, errNoLock) && lock.readOnly:
+		merged, disk, rerr := mergeUnlocked(path, merge)
+		if rerr != nil {
+			return res, rerr
+		}
+		if !changed(merged, disk) {
+			res.Bytes = len(disk)
+			return res, nil
+		}
+		return res, fmt.Errorf("locking the timing cache: %w", lock.err)
+	case errors.Is(err, errNoLock):
+		// Another user's cache without a lock file: replaced atomically, unlocked.
+	case err != nil:
+		return res, err
 	}
-	if !locked {
-		return res, fmt.Errorf("locking the timing cache: another build held %s for %s", lockPath(path), LockWait)
-	}
-	defer lock.Unlock() //nolint:errcheck // closing the descriptor releases the lock anyway
+	defer lock.release()
 
-	disk, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return res, fmt.Errorf("reading the timing cache before merging: %w", err)
-	}
-	merged, err := merge(disk)
+	merged, disk, err := mergeUnlocked(path, merge)
 	if err != nil {
-		return res, fmt.Errorf("merging the timing cache: %w", err)
+		return res, err
 	}
-	if len(merged) == 0 || bytes.Equal(merged, disk) {
+	if !changed(merged, disk) {
 		res.Bytes = len(disk)
 		return res, nil
 	}
-	if err := renameio.WriteFile(path, merged, 0o644); err != nil {
+	if err := writeCache(path, merged); err != nil {
 		return res, fmt.Errorf("writing the timing cache: %w", err)
 	}
 	res.Bytes, res.Written = len(merged), true
 	return res, nil
 }
 
+func changed(merged, disk []byte) bool { return len(merged) > 0 && !bytes.Equal(merged, disk) }
+
+// mergeUnlocked reads the file (nil when missing or empty) and merges it.
+func mergeUnlocked(path string, merge MergeFunc) (merged, disk []byte, err error) {
+	f, _, err := regfile.OpenNoFollow(path)
+	switch {
+	case missing(err):
+	case err != nil:
+		return nil, nil, fmt.Errorf("reading the timing cache before merging: %w", err)
+	default:
+		disk, err = io.ReadAll(f)
+		f.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the timing cache before merging: %w", err)
+		}
+	}
+	if len(disk) == 0 {
+		disk = nil
+	}
+	merged, err = merge(disk)
+	if err != nil {
+		return nil, disk, fmt.Errorf("merging the timing cache: %w", err)
+	}
+	return merged, disk, nil
+}
+
+// writeCache replaces path with data through an unnamed file in its folder. The path was
+// checked under the lock not to be a link; rename(2) replaces whatever name is there and
+// never follows a link, so a link planted since is replaced, not followed.
+func writeCache(path string, data []byte) error {
+	t := outpath.Target{Path: path, Final: path, Kind: outpath.Missing}
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
+		t.Kind, t.Info = outpath.Regular, st
+	}
+	p, err := outpath.Create(t)
+	if err != nil {
+		return err
+	}
+	defer p.Cleanup() //nolint:errcheck // a no-op after the commit
+	if _, err := p.Write(data); err != nil {
+		return err
+	}
+	return p.CloseAtomicallyReplace()
+}
+
 func lockPath(path string) string { return path + ".lock" }
+
+// errNoLock means no lock file could be opened or made; see fileLock.
+var errNoLock = errors.New("no lock file")
+
+// fileLock is a held lock on "<cache>.lock" (see the package comment).
+type fileLock struct {
+	f        *os.File
+	readOnly bool  // the lock could not be made for lack of write permission
+	err      error // why there is no lock
+}
+
+// acquire opens (or, beside a cache this user owns or is about to create, creates) the lock
+// file without following links and takes both locks, shared or exclusive, waiting up to
+// LockWait. It returns a usable *fileLock also with errNoLock (release is then a no-op).
+func acquire(ctx context.Context, path string, exclusive bool) (*fileLock, error) {
+	l := &fileLock{}
+	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
+	if mayCreateLock(path) {
+		flags |= unix.O_CREAT
+	}
+	fd, err := unix.Open(lockPath(path), flags, 0o644)
+	readOnlyFD := false
+	if err == unix.EACCES {
+		// Another user's lock file this user may only read: flock(2) works on it, and so does
+		// a shared OFD lock; an exclusive one needs a writable descriptor and is left out.
+		fd, err = unix.Open(lockPath(path), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+		readOnlyFD = true
+	}
+	if err != nil {
+		l.err = &fs.PathError{Op: "open", Path: lockPath(path), Err: err}
+		switch err {
+		case unix.ENOENT:
+			return l, errNoLock
+		case unix.EACCES, unix.EPERM, unix.EROFS:
+			l.readOnly = true
+			return l, errNoLock
+		case unix.ELOOP:
+			return l, fmt.Errorf("timing cache lock %s is a symbolic link; remove it", pathtext.Q(lockPath(path)))
+		}
+		return l, fmt.Errorf("opening the timing cache lock: %w", l.err)
+	}
+	f := os.NewFile(uintptr(fd), lockPath(path))
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return l, fmt.Errorf("timing cache lock %s is not a regular file; remove it", pathtext.Q(lockPath(path)))
+	}
+	ctx, cancel := context.WithTimeout(ctx, LockWait)
+	defer cancel()
+	how := unix.LOCK_SH
+	typ := int16(unix.F_RDLCK)
+	if exclusive {
+		how, typ = unix.LOCK_EX, unix.F_WRLCK
+	}
+	try := func() (bool, error) {
+		if err := unix.Flock(fd, how|unix.LOCK_NB); err != nil {
+			if err == unix.EWOULDBLOCK {
+				return false, nil
+			}
+			return false, err
+		}
+		if readOnlyFD && exclusive {
+			return true, nil
+		}
+		lk := unix.Flock_t{Type: typ, Whence: io.SeekStart}
+		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk); err != nil {
+			unix.Flock(fd, unix.LOCK_UN) //nolint:errcheck // retried below
+			if err == unix.EAGAIN || err == unix.EACCES {
+				return false, nil
+			}
+			return false, err
+		}
+		return true, nil
+	}
+	for {
+		ok, err := try()
+		if err != nil {
+			f.Close()
+			return l, fmt.Errorf("locking the timing cache: %w", err)
+		}
+		if ok {
+			l.f = f
+			return l, nil
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return l, fmt.Errorf("locking the timing cache: another build held %s for %s", pathtext.Q(lockPath(path)), LockWait)
+		case <-time.After(lockRetry):
+		}
+	}
+}
+
+// mayCreateLock says whether a lock file may be created beside path: the cache does not exist
+// yet (this build creates it), or it is a regular file this user owns.
+func mayCreateLock(path string) bool {
+	st, err := os.Lstat(path)
+	if missing(err) {
+		return true
+	}
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	return ok && int(sys.Uid) == os.Geteuid()
+}
+
+// release drops both locks by closing the descriptor.
+func (l *fileLock) release() {
+	if l != nil && l.f != nil {
+		l.f.Close()
+		l.f = nil
+	}
+}
 
 // missing says whether err means the file is not there: it does not exist, or a folder on its
 // path is a file (then Save reports the folder).
@@ -199,22 +474,30 @@ func missing(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
-// resolveLink follows symbolic links at path (also one whose target does not exist yet), so
-// that saving replaces the file a link points to rather than the link.
-func resolveLink(path string) string {
-	for range 40 {
-		st, err := os.Lstat(path)
-		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
-			return path
-		}
-		target, err := os.Readlink(path)
-		if err != nil {
-			return path
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(path), target)
-		}
-		path = target
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	return path
+	return err
 }
+
+// advice returns what to do about an I/O error: the fix for its cause, or def.
+func advice(err error, def string) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "the disk is full: free some space"
+	case errors.Is(err, syscall.EDQUOT):
+		return "the disk quota is used up: free some space"
+	case errors.Is(err, syscall.EROFS):
+		return "the file system is read-only"
+	case errors.Is(err, syscall.EISDIR):
+		return "it is a folder: give a file path"
+	}
+	return def
+}
+
+// Advice returns what to do about err, a failure to save a cache: the fix for its cause
+// (a full disk, a read-only file system), or, for a permission problem and anything else,
+// def.
+func Advice(err error, def string) string { return advice(err, def) }

@@ -28,6 +28,7 @@ func TestKeyName(t *testing.T) {
 		{Key{Backend: "tensorrt", TensorRT: 100000, GPU: "  ", ComputeMajor: 7, ComputeMinor: 5}, "trt-10.0.0_nogpu_sm75"},
 		{Key{Backend: "tensorrt", TensorRT: 100000, GPU: "Tesla/T4\x00é", ComputeMajor: 7, ComputeMinor: 5}, "trt-10.0.0_Tesla-T4_sm75"},
 		{Key{Backend: "other thing", GPU: "G"}, "other-thing_G_sm00"},
+		{Key{Backend: "tensorrt", TensorRT: 100800, Build: 43, GPU: "NVIDIA L4", ComputeMajor: 8, ComputeMinor: 9}, "trt-10.8.0.43_NVIDIA-L4_sm89"},
 	}
 	for _, tt := range tests {
 		if got := tt.key.Name(); got != tt.want {
@@ -183,21 +184,164 @@ func TestSaveUnwritableFolder(t *testing.T) {
 	}
 }
 
-func TestSaveFollowsSymlink(t *testing.T) {
+// TestLinksAreNotFollowed plants what an attacker could in a shared cache folder: a cache
+// path that links to a file elsewhere (/etc/passwd in the field), a dangling link, and a lock
+// that links elsewhere. Nothing outside the folder may change or appear.
+func TestLinksAreNotFollowed(t *testing.T) {
 	dir := t.TempDir()
-	real := filepath.Join(dir, "real.cache")
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "passwd")
+	os.WriteFile(victim, []byte("root:x:0:0\n"), 0o644)
 	link := filepath.Join(dir, "link.cache")
-	if err := os.Symlink(real, link); err != nil {
-		t.Skip("no symlinks:", err)
+	os.Symlink(victim, link)
+	dangling := filepath.Join(dir, "dangling.cache")
+	os.Symlink(filepath.Join(outside, "created"), dangling)
+	lockLinked := filepath.Join(dir, "l.cache")
+	os.Symlink(filepath.Join(outside, "lock-target"), lockLinked+".lock")
+
+	ctx := context.Background()
+	for _, p := range []string{link, dangling} {
+		if _, err := Load(ctx, p); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("Load(%s) = %v, want a symbolic link refusal", filepath.Base(p), err)
+		}
+		if _, err := Save(ctx, p, union("l1")); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("Save(%s) = %v, want a symbolic link refusal", filepath.Base(p), err)
+		}
+		if st, err := os.Lstat(p); err != nil || st.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("%s was replaced", p)
+		}
 	}
-	if _, err := Save(context.Background(), link, union("l1")); err != nil {
+	if _, err := Save(ctx, lockLinked, union("l1")); err == nil || !strings.Contains(err.Error(), "lock") {
+		t.Errorf("Save with a linked lock = %v, want the lock refused", err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "root:x:0:0\n" {
+		t.Errorf("the link's target changed: %q", got)
+	}
+	for _, name := range []string{"passwd.lock", "created", "created.lock", "lock-target"} {
+		if _, err := os.Lstat(filepath.Join(outside, name)); err == nil {
+			t.Errorf("%s appeared outside the cache folder", name)
+		}
+	}
+}
+
+func TestNonRegularCacheNeverBlocks(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.cache")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("the link was replaced: %v", err)
+	lockFifo := filepath.Join(dir, "x.cache")
+	if err := syscall.Mkfifo(lockFifo+".lock", 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if got := entries(t, real); len(got) != 1 {
-		t.Errorf("the link's target holds %v", got)
+	done := make(chan [3]error, 1)
+	go func() {
+		_, e1 := Load(context.Background(), fifo)
+		_, e2 := Save(context.Background(), fifo, union("x"))
+		_, e3 := Load(context.Background(), lockFifo)
+		done <- [3]error{e1, e2, e3}
+	}()
+	select {
+	case errs := <-done:
+		for i, want := range []string{"FIFO", "FIFO", "lock file"} {
+			if errs[i] == nil || !strings.Contains(errs[i].Error(), want) {
+				t.Errorf("case %d: %v, want an error naming %q", i, errs[i], want)
+			}
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("a FIFO blocked Load or Save")
+	}
+}
+
+func TestEmptyCache(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.cache")
+	os.WriteFile(path, nil, 0o644)
+	var p *Problem
+	if err := Check(path, false); !errors.As(err, &p) || !p.Empty || !strings.Contains(err.Error(), "is empty") {
+		t.Fatalf("Check(empty) = %v", err)
+	}
+	if data, err := Load(context.Background(), path); data != nil || err != nil {
+		t.Errorf("Load(empty) = %q, %v; want no cache", data, err)
+	}
+	var seen []byte = []byte("unset")
+	if _, err := Save(context.Background(), path, func(disk []byte) ([]byte, error) { seen = disk; return union("a")(disk) }); err != nil {
+		t.Fatal(err)
+	}
+	if seen != nil {
+		t.Errorf("the merge saw %q for an empty file, want nil", seen)
+	}
+}
+
+// TestLockExcludesTrtexec holds the lock trtexec takes (a POSIX record lock on "<file>.lock",
+// lockf(3) in TensorRT's fileLock.cpp) and checks that Save waits for it.
+func TestLockExcludesTrtexec(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.cache")
+	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0}
+	if err := syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Save(ctx, path, union("x")); err == nil || !strings.Contains(err.Error(), "held") {
+		t.Fatalf("Save while trtexec holds the lock = %v, want it to wait", err)
+	}
+	lk.Type = syscall.F_UNLCK
+	syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk)
+	if _, err := Save(context.Background(), path, union("x")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoLockBesideAnotherUsersFile needs root to give the cache to another user.
+func TestNoLockBesideAnotherUsersFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to chown a file to another user")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.cache")
+	os.WriteFile(path, []byte("CACHE\na\n"), 0o666)
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Skip(err)
+	}
+	if data, err := Load(context.Background(), path); err != nil || len(data) == 0 {
+		t.Fatalf("Load = %q, %v", data, err)
+	}
+	if _, err := os.Lstat(path + ".lock"); err == nil {
+		t.Error("a lock file was created beside another user's cache")
+	}
+	if _, err := Save(context.Background(), path, union("b")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(path + ".lock"); err == nil {
+		t.Error("a lock file was created beside another user's cache by Save")
+	}
+	if got := strings.Join(entries(t, path), ","); got != "a,b" {
+		t.Errorf("entries %s", got)
+	}
+}
+
+func TestNothingNewNeedsNoWrite(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes to read-only folders")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x.cache")
+	os.WriteFile(path, []byte("CACHE\na\n"), 0o444)
+	os.Chmod(dir, 0o555)
+	defer os.Chmod(dir, 0o755)
+	if _, err := Save(context.Background(), path, union("a")); err != nil {
+		t.Errorf("a read-only cache with nothing new: %v", err)
+	}
+	if _, err := Save(context.Background(), path, union("b")); err == nil {
+		t.Errorf("a read-only cache with something new saved")
+	}
+	if err := Check(path, true); err == nil || !strings.Contains(err.Error(), "not writable") {
+		t.Errorf("Check(read-only, write) = %v", err)
 	}
 }
 

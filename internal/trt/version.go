@@ -77,7 +77,7 @@ func Parse(s string) (Version, error) {
 	return Version{Major: nums[0], Minor: nums[1], Patch: nums[2]}, nil
 }
 
-// The messages of CheckVersions. internal/cgo/tensorrt_shim.cpp builds the same text for the
+// The messages of CheckVersions. internal/cgo/tensorrt_common.cpp builds the same text for the
 // same cases (version_test.go checks that it still does).
 const (
 	majorMismatchFormat = "%w: trtbuild was compiled against TensorRT %s but loaded libnvinfer %s; " +

@@ -178,7 +178,7 @@ func FuzzParse(f *testing.F) {
 // C++ (it cannot call Go), still spells its messages like CheckVersions: every literal piece of
 // the Go formats must appear inside one string literal of the shim.
 func TestShimVersionMessages(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "cgo", "tensorrt_shim.cpp"))
+	src, err := os.ReadFile(filepath.Join("..", "cgo", "tensorrt_common.cpp"))
 	if err != nil {
 		t.Fatalf("reading the shim: %v", err)
 	}
@@ -200,12 +200,12 @@ func TestShimVersionMessages(t *testing.T) {
 				}
 			}
 			if !found {
-				t.Errorf("tensorrt_shim.cpp has no string literal containing %q (from %q)", piece, format)
+				t.Errorf("tensorrt_common.cpp has no string literal containing %q (from %q)", piece, format)
 			}
 		}
 	}
 	// The shim names the mismatch as ErrVersionMismatch does.
 	if !strings.Contains(string(src), `"`+ErrVersionMismatch.Error()+`: `) {
-		t.Errorf("tensorrt_shim.cpp does not start its messages with %q", ErrVersionMismatch.Error()+": ")
+		t.Errorf("tensorrt_common.cpp does not start its messages with %q", ErrVersionMismatch.Error()+": ")
 	}
 }

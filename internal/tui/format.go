@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -9,7 +11,7 @@ import (
 func Summary(res progress.Result) string {
 	switch res.Status {
 	case progress.StatusBuilt:
-		return fmt.Sprintf("Built %s (%s) in %s", res.Engine, progress.FormatBytes(res.EngineBytes), progress.FormatDuration(res.Duration))
+		return fmt.Sprintf("Built %s (%s) in %s", pathtext.Q(res.Engine), progress.FormatBytes(res.EngineBytes), progress.FormatDuration(res.Duration))
 	case progress.StatusCancelled:
 		return fmt.Sprintf("Build cancelled after %s; no engine was written", progress.FormatDuration(res.Duration))
 	case progress.StatusTimedOut:
@@ -19,6 +21,6 @@ func Summary(res progress.Result) string {
 		if msg == "" {
 			msg = "unknown error"
 		}
-		return fmt.Sprintf("Build failed after %s: %s", progress.FormatDuration(res.Duration), msg)
+		return fmt.Sprintf("Build failed after %s: %s", progress.FormatDuration(res.Duration), clean(msg))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -74,7 +75,7 @@ func NewPlain(w io.Writer, opts PlainOptions) *Plain {
 func (p *Plain) Begin(info progress.BuildInfo) {
 	p.started = p.opts.Now()
 	p.lastWall = p.started
-	line := fmt.Sprintf("Building %s -> %s (backend %s", clean(info.Model), clean(info.Engine), info.Backend)
+	line := fmt.Sprintf("Building %s -> %s (backend %s", pathtext.Q(info.Model), pathtext.Q(info.Engine), info.Backend)
 	if info.Precision != "" {
 		line += ", " + info.Precision
 	}

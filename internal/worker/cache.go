@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/timingcache"
 )
 
@@ -37,15 +38,27 @@ func openCache(ctx context.Context, req Request) (*cacheFile, []string, error) {
 	if err != nil {
 		return c.problem(fmt.Sprintf("no timing cache: %v; pass --timing-cache FILE, or --no-timing-cache", err))
 	}
+	var warnings []string
+	var p *timingcache.Problem
+	if err := timingcache.Check(path, req.StrictCache); errors.As(err, &p) && p.Empty && !req.StrictCache {
+		warnings = append(warnings, fmt.Sprintf("timing cache %s is empty; this build starts a new one there", pathtext.Q(path)))
+	}
 	data, err := timingcache.Load(ctx, path)
-	if err != nil {
-		return c.problem(fmt.Sprintf("timing cache %s cannot be read (%v); building without it: fix the file's permissions, or pass --no-timing-cache", path, unwrap(err)))
+	switch {
+	case errors.As(err, &p):
+		return c.problem(fmt.Sprintf("%v; building without it", err))
+	case err != nil:
+		return c.problem(fmt.Sprintf("timing cache %s cannot be read (%v); building without it: %s", pathtext.Q(path), unwrap(err),
+			timingcache.Advice(err, "fix its permissions, or pass --no-timing-cache")))
+	}
+	if p != nil && p.Empty && req.StrictCache {
+		return c.problem(p.Error())
 	}
 	c.path, c.out, c.loaded = path, path, data
 	if req.TimingCacheOut != "" {
 		c.out = req.TimingCacheOut
 	}
-	return c, nil, nil
+	return c, warnings, nil
 }
 
 func (c *cacheFile) problem(msg string) (*cacheFile, []string, error) {
@@ -89,10 +102,16 @@ func (c *cacheFile) save(ctx context.Context, b *cgo.Build) ([]string, error) {
 	case err == nil:
 		return nil, nil
 	case errors.Is(err, timingcache.ErrRejected):
-		_, warn, err := c.problem(fmt.Sprintf("timing cache %s is corrupt or was made by another TensorRT version or GPU; it is left as it is, and what this build learned is not saved: delete it, or pass another --timing-cache file", c.out))
+		_, warn, err := c.problem(fmt.Sprintf("timing cache %s is corrupt or was made by another TensorRT version or GPU; it is left as it is, and what this build learned is not saved: delete it, or pass another --timing-cache file", pathtext.Q(c.out)))
 		return warn, err
 	default:
-		_, warn, err := c.problem(fmt.Sprintf("timing cache not saved to %s: %v; make its folder writable, or pass --no-timing-cache", c.out, unwrap(err)))
+		var p *timingcache.Problem
+		if errors.As(err, &p) {
+			_, warn, err := c.problem(fmt.Sprintf("%v; what this build learned is not saved", err))
+			return warn, err
+		}
+		_, warn, err := c.problem(fmt.Sprintf("timing cache not saved to %s: %v; %s", pathtext.Q(c.out), unwrap(err),
+			timingcache.Advice(err, "make its folder writable, or pass --no-timing-cache")))
 		return warn, err
 	}
 }

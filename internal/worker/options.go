@@ -62,6 +62,7 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 		Threads: s.Threads, Tactics: s.Tactics, Iterations: s.Iterations, Step: s.Step,
 		Layers: req.Layers, FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase,
 		Silent: s.Silent, LongStep: s.LongStep, IgnoreCancel: s.IgnoreCancel, Seed: s.Seed,
+		Flood: s.Flood,
 	}
 	return o, nil
 }

@@ -11,6 +11,7 @@ import (
 // reaches only the parent, which decides what to do.
 func setProcessGroup(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	setParentDeathSignal(cmd.SysProcAttr)
 }
 
 func killProcessGroup(cmd *exec.Cmd) error {

@@ -74,4 +74,5 @@ type SimConfig struct {
 	LongStep     time.Duration `json:"long_step_ns,omitempty"`
 	IgnoreCancel bool          `json:"ignore_cancel,omitempty"`
 	Seed         uint64        `json:"seed,omitempty"`
+	Flood        bool          `json:"flood,omitempty"` // no sleeps: events as fast as possible (benchmarks)
 }

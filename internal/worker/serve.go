@@ -7,17 +7,32 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
-// drainWait bounds how long one Drain call waits for the first event of a batch.
-const drainWait = 50 * time.Millisecond
+// drainWait bounds how long one Drain call waits for the first event of a batch. Drain sleeps
+// until the builder reports or the build ends, so this only bounds how long the loop is away;
+// cancel goes straight to the builder from the control goroutine.
+const drainWait = time.Second
+
+// ParentGoneGrace is how long a worker whose parent died may take to stop by itself
+// (cancel the build, save what the timing cache learned, remove its temporary files) before it
+// exits regardless of what the builder is doing. The parent's death is seen at once: the
+// control pipe reaches EOF, and the kernel sends SIGTERM (PR_SET_PDEATHSIG, see Start).
+const ParentGoneGrace = 1500 * time.Millisecond
+
+// exitParentGone is the worker's exit status when its parent died; nobody reads it.
+const exitParentGone = 3
 
 // ServeFiles runs the worker on the descriptors the parent set up (see the package comment).
+// When the parent dies, the worker is gone within ParentGoneGrace, whatever the builder does.
 func ServeFiles() error {
 	events := os.NewFile(eventsFD, "events")
 	plan := os.NewFile(planFD, "plan")
@@ -26,14 +41,107 @@ func ServeFiles() error {
 	}
 	defer events.Close()
 	defer plan.Close()
-	return Serve(os.Stdin, events, plan)
+	wd := newWatchdog(func() { os.Exit(exitParentGone) })
+	// The parent-death signal: SIGTERM from the kernel when the parent exits. SIGTERM while the
+	// parent lives (sent by hand to the worker's own process group) is ignored: the parent
+	// decides.
+	parent := os.Getppid()
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	defer signal.Stop(term)
+	go func() {
+		for range term {
+			if os.Getppid() != parent {
+				wd.parentGone()
+			}
+		}
+	}()
+	if os.Getppid() != parent || parent == 1 {
+		wd.parentGone()
+	}
+	return serveWith(os.Stdin, events, plan, wd)
+}
+
+// watchdog stops the worker when its parent is gone: it cancels the build and any lock wait at
+// once, and after ParentGoneGrace removes the worker's temporary files and calls exit.
+type watchdog struct {
+	mu       sync.Mutex
+	build    *cgo.Build
+	gone     bool
+	asked    bool // a cancel arrived, perhaps before the build existed
+	cleanups []func()
+	exit     func() // nil: no hard exit (Serve in tests)
+	ctx      context.Context
+	cancel   context.CancelFunc
+}
+
+func newWatchdog(exit func()) *watchdog {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &watchdog{exit: exit, ctx: ctx, cancel: cancel}
+}
+
+// setBuild registers the running build, cancelling it at once when the parent already left.
+func (w *watchdog) setBuild(b *cgo.Build) {
+	w.mu.Lock()
+	w.build = b
+	cancel := w.gone || w.asked
+	w.mu.Unlock()
+	if cancel {
+		b.Cancel()
+	}
+}
+
+// onExit registers a cleanup that must run also on the hard exit.
+func (w *watchdog) onExit(f func()) {
+	w.mu.Lock()
+	w.cleanups = append(w.cleanups, f)
+	w.mu.Unlock()
+}
+
+// cancelBuild cancels the build, now or as soon as it exists.
+func (w *watchdog) cancelBuild() {
+	w.mu.Lock()
+	w.asked = true
+	b := w.build
+	w.mu.Unlock()
+	if b != nil {
+		b.Cancel()
+	}
+}
+
+// parentGone is called when the control pipe ends or the parent-death signal arrives.
+func (w *watchdog) parentGone() {
+	w.mu.Lock()
+	if w.gone {
+		w.mu.Unlock()
+		return
+	}
+	w.gone = true
+	w.mu.Unlock()
+	w.cancel()
+	w.cancelBuild()
+	if w.exit != nil {
+		time.AfterFunc(ParentGoneGrace, func() {
+			w.mu.Lock()
+			cleanups := w.cleanups
+			w.mu.Unlock()
+			for _, f := range cleanups {
+				f()
+			}
+			w.exit()
+		})
+	}
 }
 
 // Serve runs one build: it reads the request from ctrl, runs the builder, and writes events
 // and a final result line to events. It returns an error only when it could not even report
 // (the event pipe is gone or the request is unreadable); build failures are reported as result
-// events and return nil.
+// events and return nil. The end of ctrl means the parent died: the build is cancelled.
 func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
+	return serveWith(ctrl, events, plan, newWatchdog(nil))
+}
+
+func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) error {
 	cr := bufio.NewReader(ctrl)
 	line, err := cr.ReadBytes('\n')
 	if err != nil {
@@ -49,14 +157,31 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	req := *c.Request
 	w := &eventWriter{w: events}
 
+	// Control: cancel on request; the end of the pipe means the parent is gone. Read from the
+	// start, so that nothing below (a lock wait, a slow model conversion) can keep a worker
+	// alive without a parent.
+	go func() {
+		for {
+			line, err := cr.ReadBytes('\n')
+			if err != nil {
+				wd.parentGone()
+				return
+			}
+			if c, err := decodeControl(line); err == nil && c.Type == controlCancel {
+				wd.cancelBuild()
+			}
+		}
+	}()
+
 	notes, cleanup, err := precisionPath(&req)
 	if err != nil {
 		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
 	}
+	wd.onExit(cleanup)
 	defer cleanup()
 	w.warn(notes, 0)
 
-	cache, warnings, err := openCache(context.Background(), req)
+	cache, warnings, err := openCache(wd.ctx, req)
 	if err != nil {
 		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
 	}
@@ -71,20 +196,7 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
 	}
 	defer b.Close()
-
-	// Control: cancel on request, and when the parent goes away.
-	go func() {
-		for {
-			line, err := cr.ReadBytes('\n')
-			if err != nil {
-				b.Cancel()
-				return
-			}
-			if c, err := decodeControl(line); err == nil && c.Type == controlCancel {
-				b.Cancel()
-			}
-		}
-	}()
+	wd.setBuild(b)
 
 	type outcome struct {
 		res cgo.Result
@@ -104,7 +216,7 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	// as whether a phase finished early) from the events, so the worker keeps no tree.
 	resolver := progress.NewResolver()
 	var raw []cgo.RawEvent
-	var dropped uint64
+	var dropped cgo.Drops
 	var last time.Duration
 	for {
 		var finished bool
@@ -128,7 +240,10 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	}
 	out := <-done
 
-	res := progress.Result{Status: progress.StatusBuilt, DroppedSteps: dropped}
+	res := progress.Result{Status: progress.StatusBuilt, DroppedSteps: dropped.Steps}
+	if note := dropNote(dropped); note != "" {
+		w.warn([]string{note}, last)
+	}
 	res.EngineBytes = int64(out.res.PlanBytes)
 	res.CacheHits, res.CacheMisses, res.CacheUsed = out.res.CacheHits, out.res.CacheMisses, out.res.TimingCacheUsed
 	res.CancelSeen = out.res.CancelSeen
@@ -147,7 +262,7 @@ func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		warnings, err := cache.save(context.Background(), b)
+		warnings, err := cache.save(wd.ctx, b)
 		w.warn(warnings, last)
 		saved <- err
 	}()
@@ -177,6 +292,16 @@ func resolve(r *progress.Resolver, ev *cgo.RawEvent) (progress.Event, bool) {
 		return progress.Event{Type: progress.EventLog, Time: ev.Time, Severity: sev, Message: ev.Name}, true
 	}
 	return progress.Event{}, false
+}
+
+// dropNote says what the worker's event queue dropped because the events were not read fast
+// enough, or "" when it dropped nothing.
+func dropNote(d cgo.Drops) string {
+	if d.Total() == 0 {
+		return ""
+	}
+	return "the builder reported faster than its progress was read, so the worker dropped " + d.String() +
+		"; the phase tree is complete (to keep every line, read the output faster, e.g. --progress json to a file)"
 }
 
 func backendOf(name string) cgo.Backend {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -107,6 +108,22 @@ func TestServeRefusesBadRequests(t *testing.T) {
 		var out bytes.Buffer
 		if err := Serve(strings.NewReader(bad), &out, nil); err == nil {
 			t.Errorf("Serve accepted control %q", bad)
+		}
+	}
+}
+
+func TestDropNote(t *testing.T) {
+	if got := dropNote(cgo.Drops{}); got != "" {
+		t.Errorf("no drops: %q", got)
+	}
+	var d cgo.Drops
+	d.Steps = 35
+	d.Logs[cgo.SeverityVerbose] = 1200
+	d.Logs[cgo.SeverityInfo] = 1
+	got := dropNote(d)
+	for _, want := range []string{"dropped 1200 verbose log lines, 1 info log line, 35 step reports;", "the phase tree is complete"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("dropNote = %q, want it to contain %q", got, want)
 		}
 	}
 }

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/onnx"
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/regfile"
+	"github.com/trtbuild/trtbuild/internal/timingcache"
+)
+
+// q quotes a file name for a message (internal/pathtext).
+func q(name string) string { return pathtext.Q(name) }
+
+// checkInputFile checks that path, given with flag (or as what), is a regular file this
+// process can read, without blocking on a FIFO. The error says what to do.
+func checkInputFile(what, path string) error {
+	err := regfile.Check(path)
+	var nr *regfile.NotRegularError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return exitcode.Usagef("%s %s does not exist; check the path", what, q(path))
+	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
+		return exitcode.Usagef("%s %s is a directory; give a file inside it", what, q(path))
+	case errors.As(err, &nr):
+		return exitcode.Usagef("%s %s is %s, not a regular file; save it to a regular file first", what, q(path), nr.Kind)
+	case errors.Is(err, fs.ErrPermission):
+		return exitcode.Usagef("cannot read %s %s: permission denied; check its permissions", what, q(path))
+	}
+	return exitcode.Usagef("cannot read %s %s: %v", what, q(path), unwrapPathError(err))
+}
+
+// inspectOutput resolves an output path and refuses what cannot be written as use.
+func inspectOutput(flag, path string, use outpath.Use) (outpath.Target, error) {
+	t, err := outpath.Inspect(path)
+	if err != nil {
+		return t, exitcode.Usagef("cannot write %s %s: %v", flag, q(path), unwrapPathError(err))
+	}
+	if why := t.Refusal(use); why != "" {
+		return t, exitcode.Usagef("%s %s %s", flag, q(path), why)
+	}
+	return t, nil
+}
+
+// buildPaths are a build's files, every one checked before anything starts.
+type buildPaths struct {
+	engine outpath.Target
+	trace  *outpath.Target
+	report *outpath.Target
+	// cache is the timing cache file the parent knows of: the --timing-cache file, or the
+	// simulated builder's default; "" when off or decided by the worker (TensorRT's default
+	// depends on the GPU).
+	cache string
+}
+
+// checkBuildPaths applies the output rules (internal/outpath) to every file the build writes,
+// and refuses any output that is the model, one of its external data files, a plugin, or
+// another output, after symbolic and hard links are resolved. It returns warnings.
+func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Model) (*buildPaths, []string, error) {
+	var p buildPaths
+	var err error
+	var outputs []outpath.Named
+	if p.engine, err = inspectOutput("the engine", engine, outpath.WholeFile); err != nil {
+		return nil, nil, err
+	}
+	outputs = append(outputs, outpath.Named{Name: "-o", Target: p.engine})
+	if o.out.trace != "" {
+		t, err := inspectOutput("--trace", o.out.trace, outpath.LiveStream)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.trace = &t
+		outputs = append(outputs, outpath.Named{Name: "--trace", Target: t})
+	}
+	if o.out.report != "" {
+		t, err := inspectOutput("--report", o.out.report, outpath.WholeFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.report = &t
+		outputs = append(outputs, outpath.Named{Name: "--report", Target: t})
+	}
+	var warnings []string
+	if !o.noTimingCache {
+		cache := o.timingCache
+		if cache == timingcache.Auto && backend == "sim" {
+			if cache, err = timingcache.DefaultPath(timingcache.Key{Backend: "sim"}); err != nil {
+				return nil, nil, exitcode.Usagef("%v", err)
+			}
+		}
+		if cache != timingcache.Auto {
+			w, err := checkCache(cache, o.strictCache)
+			if err != nil {
+				return nil, nil, err
+			}
+			warnings = append(warnings, w...)
+			p.cache = cache
+			for _, c := range []struct{ name, path string }{{"--timing-cache", cache}, {"the timing cache's lock file", cache + ".lock"}} {
+				t, err := outpath.Inspect(c.path)
+				if err != nil {
+					// A missing folder is created when the cache is saved; compare by path.
+					t = outpath.Target{Path: c.path, Final: absClean(c.path)}
+				}
+				outputs = append(outputs, outpath.Named{Name: c.name, Target: t})
+			}
+		}
+	}
+
+	inputs := []outpath.Named{}
+	addInput := func(name, path string) {
+		if t, err := outpath.Inspect(path); err == nil && t.Info != nil {
+			inputs = append(inputs, outpath.Named{Name: name, Target: t})
+		}
+	}
+	addInput("the model", model)
+	if m != nil {
+		for _, f := range m.ExternalFiles(filepath.Dir(model)) {
+			if f.Path != "" {
+				addInput("the model's external data file", f.Path)
+			}
+		}
+	}
+	for _, pl := range o.plugins {
+		addInput("the plugin", pl)
+	}
+	if err := outpath.Conflicts(outputs, inputs); err != nil {
+		return nil, nil, exitcode.Usagef("%v", err)
+	}
+	return &p, warnings, nil
+}
+
+func absClean(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return filepath.Clean(p)
+}
+
+// checkCache decides up front what the worker would otherwise find only after the build: a
+// cache path that is a link, not a regular file, unreadable, or (with --strict-cache) empty or
+// in a folder where it could not be saved is refused now; without --strict-cache an empty
+// file is a warning.
+func checkCache(path string, strict bool) ([]string, error) {
+	err := timingcache.Check(path, strict)
+	var p *timingcache.Problem
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &p) && p.Empty && !strict:
+		return nil, nil // the worker says so when it loads the cache
+	case errors.As(err, &p) && p.Err != nil && !strict && !p.Empty && errors.Is(p.Err, fs.ErrPermission):
+		return nil, nil // unreadable: the worker warns and builds without it
+	case errors.As(err, &p) && strict:
+		return nil, exitcode.Usagef("%v (--strict-cache)", err)
+	}
+	return nil, exitcode.Usagef("%v", err)
+}
+
+// checkPlugins refuses an empty item in --plugins (a stray comma) and a plugin that is not a
+// readable regular file, before the worker starts.
+func checkPlugins(plugins []string) error {
+	for i, p := range plugins {
+		if strings.TrimSpace(p) == "" {
+			return exitcode.Usagef("--plugins has an empty item (number %d of %d); list plugin files separated by commas, with no empty entries", i+1, len(plugins))
+		}
+		if err := checkInputFile("plugin", p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

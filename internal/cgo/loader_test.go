@@ -1,0 +1,273 @@
+package cgo
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trtbuild/trtbuild/internal/trt"
+)
+
+const compiled10_16 = 101600 // NV_TENSORRT_VERSION of the headers the tests pretend to be built with
+
+func TestOpenLibrary(t *testing.T) {
+	dir := buildStandIns(t, t.TempDir(),
+		standIn{File: "libnvinfer.so.10", Src: inferSrc(101600, 72)},
+		standIn{File: "nobuild/libnvinfer.so.10", Src: inferSrc(101300, -1)},
+		standIn{File: "nofactory/libnvinfer.so.10", Src: inferNoFactorySrc},
+		standIn{File: "unresolved/libnvinfer.so.10", Src: unresolvedSrc},
+		cudartStandIn(13),
+	)
+	notELF := filepath.Join(dir, "text/libnvinfer.so.10")
+	os.MkdirAll(filepath.Dir(notELF), 0o755)
+	if err := os.WriteFile(notELF, []byte("not a shared library\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		lib     trt.Library
+		path    string
+		version int
+		build   int
+		errHas  []string // empty: must open
+	}{
+		{name: "version and build", lib: trt.LibInfer, path: "libnvinfer.so.10", version: 101600, build: 72},
+		{name: "no build number", lib: trt.LibInfer, path: "nobuild/libnvinfer.so.10", version: 101300, build: -1},
+		{name: "cuda runtime version", lib: trt.LibCUDARuntime, path: "libcudart.so.13", version: 13000, build: -1},
+		{name: "missing entry point", lib: trt.LibInfer, path: "nofactory/libnvinfer.so.10",
+			errHas: []string{"createInferBuilder_INTERNAL", "is missing from", "nofactory/libnvinfer.so.10"}},
+		{name: "wrong library for the role", lib: trt.LibONNXParser, path: "libnvinfer.so.10",
+			errHas: []string{"createNvOnnxParser_INTERNAL"}},
+		{name: "undefined symbol", lib: trt.LibInfer, path: "unresolved/libnvinfer.so.10",
+			errHas: []string{"undefined symbol", "trtbuild_standin_nowhere"}},
+		{name: "not a shared library", lib: trt.LibInfer, path: "text/libnvinfer.so.10",
+			errHas: []string{"text/libnvinfer.so.10"}},
+		{name: "no such file", lib: trt.LibInfer, path: "absent/libnvinfer.so.10",
+			errHas: []string{"No such file"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, tt.path)
+			l, err := OpenLibrary(tt.lib, path)
+			if len(tt.errHas) > 0 {
+				if err == nil {
+					l.Close()
+					t.Fatalf("OpenLibrary(%s) succeeded, want an error", tt.path)
+				}
+				var nerr *Error
+				if !errors.As(err, &nerr) || nerr.Code != CodeUnavailable {
+					t.Errorf("error %v is not an *Error with CodeUnavailable", err)
+				}
+				for _, s := range tt.errHas {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q does not contain %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("OpenLibrary(%s): %v", tt.path, err)
+			}
+			defer l.Close()
+			if l.Info.Version != tt.version || l.Info.Build != tt.build || l.Info.Lib != tt.lib {
+				t.Errorf("info = %+v, want version %d build %d", l.Info, tt.version, tt.build)
+			}
+			if l.Info.Path != path || l.Info.Resolved != path {
+				t.Errorf("path %q resolved %q, want both %q", l.Info.Path, l.Info.Resolved, path)
+			}
+		})
+	}
+}
+
+// noSystemTensorRT skips the test when this machine has TensorRT where the dynamic loader
+// looks by itself: the cases below expect the system search to come up empty.
+func noSystemTensorRT(t *testing.T) {
+	t.Helper()
+	for _, name := range []string{"libnvinfer.so.10", "libnvinfer.so.11", "libcudart.so.12", "libcudart.so.13"} {
+		if l, err := OpenLibrary(trt.LibCUDARuntime, name); err == nil {
+			l.Close()
+			t.Skipf("%s is installed here; the search cases assume it is not", name)
+		} else if !strings.Contains(err.Error(), "cannot open shared object file") {
+			t.Skipf("%s is installed here (%v); the search cases assume it is not", name, err)
+		}
+	}
+}
+
+func TestFindTensorRT(t *testing.T) {
+	noSystemTensorRT(t)
+	root := t.TempDir()
+	good := buildStandIns(t, filepath.Join(root, "good"), goodSet()...)
+	buildStandIns(t, filepath.Join(root, "trtroot", "lib"), goodSet()...)
+	buildStandIns(t, filepath.Join(root, "major11", "lib"),
+		standIn{File: "libnvinfer.so.10", Src: inferSrc(110100, 106)})
+	buildStandIns(t, filepath.Join(root, "older", "lib"),
+		standIn{File: "libnvinfer.so.10", Src: inferSrc(101300, 5)})
+	buildStandIns(t, filepath.Join(root, "noplugin"),
+		standIn{File: "libnvinfer.so.10", Src: inferSrc(101600, 72)},
+		standIn{File: "libnvonnxparser.so.10", Src: parserSrc},
+		cudartStandIn(13))
+	buildStandIns(t, filepath.Join(root, "both-cuda"),
+		standIn{File: "libnvinfer.so.10", Src: inferSrc(101700, 9)},
+		standIn{File: "libnvonnxparser.so.10", Src: parserSrc},
+		standIn{File: "libnvinfer_plugin.so.10", Src: pluginSrc},
+		cudartStandIn(12), cudartStandIn(13))
+
+	tests := []struct {
+		name    string
+		search  trt.Search
+		plugins bool
+		want    map[trt.Library]string // library -> path it must come from
+		errHas  []string
+	}{
+		{name: "--tensorrt-lib folder", search: trt.Search{Dir: good, DirFrom: "--tensorrt-lib"}, plugins: true,
+			want: map[trt.Library]string{trt.LibInfer: good, trt.LibONNXParser: good, trt.LibPlugin: good, trt.LibCUDARuntime: good}},
+		{name: "TENSORRT_ROOT/lib", search: trt.Search{Root: filepath.Join(root, "trtroot")}, plugins: true,
+			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "trtroot", "lib")}},
+		{name: "the folder wins over TENSORRT_ROOT", search: trt.Search{Dir: good, DirFrom: "--tensorrt-lib", Root: filepath.Join(root, "trtroot")}, plugins: true,
+			want: map[trt.Library]string{trt.LibInfer: good}},
+		{name: "an explicit folder is the only place for TensorRT",
+			search: trt.Search{Dir: filepath.Join(root, "empty"), DirFrom: "TRTBUILD_TENSORRT_LIB", Root: filepath.Join(root, "trtroot")},
+			errHas: []string{"cannot load libnvinfer.so.10", "TRTBUILD_TENSORRT_LIB " + filepath.Join(root, "empty", "libnvinfer.so.10"), "No such file"}},
+		{name: "another major is refused",
+			search: trt.Search{Root: filepath.Join(root, "major11")},
+			errHas: []string{"TENSORRT_ROOT " + filepath.Join(root, "major11", "lib", "libnvinfer.so.10"), "TensorRT version mismatch", "compiled against TensorRT 10.16.0 but loaded libnvinfer 11.1.0",
+				"system (LD_LIBRARY_PATH=", "libnvinfer.so.10: cannot open shared object file", "install TensorRT 10, or point --tensorrt-lib (or TRTBUILD_TENSORRT_LIB)"}},
+		{name: "an older minor is refused",
+			search: trt.Search{Dir: filepath.Join(root, "older", "lib"), DirFrom: "--tensorrt-lib"},
+			errHas: []string{"loaded libnvinfer 10.13.0 is older than the TensorRT 10.16.0 headers"}},
+		{name: "the standard plugins are required by default",
+			search: trt.Search{Dir: filepath.Join(root, "noplugin"), DirFrom: "--tensorrt-lib"}, plugins: true,
+			errHas: []string{"cannot load libnvinfer_plugin.so.10", "--no-builtin-plugins"}},
+		{name: "without the standard plugins",
+			search: trt.Search{Dir: filepath.Join(root, "noplugin"), DirFrom: "--tensorrt-lib"}, plugins: false,
+			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "noplugin"), trt.LibCUDARuntime: filepath.Join(root, "noplugin")}},
+		{name: "CUDA 13 before 12",
+			search: trt.Search{Dir: filepath.Join(root, "both-cuda"), DirFrom: "--tensorrt-lib"}, plugins: true,
+			want: map[trt.Library]string{trt.LibCUDARuntime: filepath.Join(root, "both-cuda")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.search.Major = 10
+			found, err := FindTensorRT(tt.search, compiled10_16, tt.plugins)
+			if len(tt.errHas) > 0 {
+				if err == nil {
+					found.Close()
+					t.Fatalf("FindTensorRT succeeded, want an error")
+				}
+				if !errors.Is(err, trt.ErrNotFound) {
+					t.Errorf("error does not wrap trt.ErrNotFound: %v", err)
+				}
+				if strings.Contains(err.Error(), "\n") {
+					t.Errorf("error is not one line: %q", err)
+				}
+				for _, s := range tt.errHas {
+					if !strings.Contains(err.Error(), s) {
+						t.Errorf("error %q\ndoes not contain %q", err, s)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("FindTensorRT: %v", err)
+			}
+			defer found.Close()
+			if (found.Plugin != nil) != tt.plugins {
+				t.Errorf("plugin library loaded = %v, want %v", found.Plugin != nil, tt.plugins)
+			}
+			got := map[trt.Library]LibraryInfo{}
+			for _, info := range found.Infos() {
+				got[info.Lib] = info
+			}
+			for lib, dir := range tt.want {
+				if d := filepath.Dir(got[lib].Path); d != dir {
+					t.Errorf("%s from %s, want %s", lib, got[lib].Path, dir)
+				}
+			}
+			if tt.name == "CUDA 13 before 12" && got[trt.LibCUDARuntime].Version != 13000 {
+				t.Errorf("CUDA runtime version %d, want 13000", got[trt.LibCUDARuntime].Version)
+			}
+		})
+	}
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(loaderHelperEnv) != "" {
+		os.Exit(loaderHelper())
+	}
+	os.Exit(m.Run())
+}
+
+// loaderHelperEnv makes the test binary run loaderHelper instead of the tests (TestMain).
+const loaderHelperEnv = "TRTBUILD_LOADER_TEST_HELPER"
+
+// loaderHelper runs in a child process, so that what it installs (for the life of a process)
+// does not outlive its test: it finds TensorRT 10.16 by the system search (the child's
+// LD_LIBRARY_PATH, which the dynamic loader reads at start-up), installs it and prints what
+// is installed as JSON.
+func loaderHelper() int {
+	found, err := FindTensorRT(trt.SearchFromEnv(10, "", os.Getenv), compiled10_16, true)
+	if err != nil {
+		json.NewEncoder(os.Stdout).Encode(map[string]string{"error": err.Error()})
+		return 0
+	}
+	if err := found.Install(); err != nil {
+		json.NewEncoder(os.Stdout).Encode(map[string]string{"error": err.Error()})
+		return 0
+	}
+	out := map[string]LibraryInfo{}
+	for _, lib := range []trt.Library{trt.LibInfer, trt.LibONNXParser, trt.LibPlugin, trt.LibCUDARuntime} {
+		if info, ok := InstalledLibrary(lib); ok {
+			out[lib.String()] = info
+		}
+	}
+	// A second install of the same role is refused.
+	again, err := FindTensorRT(trt.SearchFromEnv(10, "", os.Getenv), compiled10_16, false)
+	if err == nil {
+		if err := again.Install(); err != nil {
+			out["second install: "+err.Error()] = LibraryInfo{}
+		}
+		again.Close()
+	}
+	json.NewEncoder(os.Stdout).Encode(out)
+	return 0
+}
+
+func TestInstallThroughLDLibraryPath(t *testing.T) {
+	noSystemTensorRT(t)
+	dir := buildStandIns(t, filepath.Join(t.TempDir(), "ld"), goodSet()...)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), loaderHelperEnv+"=1", "LD_LIBRARY_PATH="+dir, "TENSORRT_ROOT=", "TRTBUILD_TENSORRT_LIB=")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("helper: %v\n%s", err, out)
+	}
+	var got map[string]LibraryInfo
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("helper output %q: %v", out, err)
+	}
+	for _, name := range []string{"libnvinfer", "libnvonnxparser", "libnvinfer_plugin", "libcudart"} {
+		info, ok := got[name]
+		if !ok {
+			t.Errorf("%s not installed; helper said %s", name, out)
+			continue
+		}
+		// Found by bare file name, mapped from the LD_LIBRARY_PATH folder.
+		if strings.Contains(info.Path, "/") || filepath.Dir(info.Resolved) != dir {
+			t.Errorf("%s: path %q resolved %q, want a bare name resolved in %s", name, info.Path, info.Resolved, dir)
+		}
+	}
+	if got["libnvinfer"].Version != 101600 || got["libnvinfer"].Build != 72 {
+		t.Errorf("libnvinfer info %+v, want version 101600 build 72", got["libnvinfer"])
+	}
+	if _, ok := got["second install: libnvinfer is already loaded in this process"]; !ok {
+		t.Errorf("a second install was not refused as expected; helper said %s", out)
+	}
+}

@@ -1,0 +1,467 @@
+//go:build tensorrt
+
+// tensorrt_config.cpp: the build options of the TensorRT backend: trtb_options checked and
+// copied into Settings, Settings applied to the IBuilderConfig, and the optimization profiles
+// (see tensorrt_shim.hpp for how the backend is split and its rules).
+
+#include "tensorrt_shim.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace trtb {
+namespace trt {
+namespace {
+
+constexpr uint32_t kKnownPrecision =
+    TRTB_PRECISION_FP16 | TRTB_PRECISION_BF16 | TRTB_PRECISION_INT8 | TRTB_PRECISION_FP8;
+constexpr uint32_t kKnownFlags = TRTB_FLAG_NO_TF32 | TRTB_FLAG_REFIT | TRTB_FLAG_STRIP_WEIGHTS |
+                                 TRTB_FLAG_VERSION_COMPATIBLE | TRTB_FLAG_EXCLUDE_LEAN_RUNTIME |
+                                 TRTB_FLAG_SPARSE_WEIGHTS | TRTB_FLAG_DISABLE_TIMING_CACHE |
+                                 TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS;
+
+#if !TRTB_HAS_PRECISION_FLAGS
+// precision_names names precision bits as their command-line flags.
+std::string precision_names(uint32_t bits) {
+    std::string out;
+    const std::pair<uint32_t, const char*> names[] = {{TRTB_PRECISION_FP16, "--fp16"},
+                                                      {TRTB_PRECISION_BF16, "--bf16"},
+                                                      {TRTB_PRECISION_INT8, "--int8"},
+                                                      {TRTB_PRECISION_FP8, "--fp8"}};
+    for (const auto& n : names) {
+        if ((bits & n.first) != 0) {
+            if (!out.empty()) {
+                out += ", ";
+            }
+            out += n.second;
+        }
+    }
+    return out;
+}
+#endif
+
+// set_shape_values gives a shape tensor input its values for one selector.
+bool set_shape_values(nvinfer1::IOptimizationProfile& profile, const char* input,
+                      nvinfer1::OptProfileSelector select, const int64_t* values, int32_t n) {
+#if TRTB_HAS_SHAPE_VALUES_V2
+    return profile.setShapeValuesV2(input, select, values, n);
+#else
+    std::vector<int32_t> narrow(values, values + n);
+    return profile.setShapeValues(input, select, narrow.data(), n);
+#endif
+}
+
+}  // namespace
+
+// copy_settings checks options and copies them into *out. On a bad option it returns its code
+// and sets *message.
+int32_t copy_settings(const trtb_options& o, Settings* out, std::string* message) {
+    auto bad = [message](int32_t code, std::string text) {
+        *message = std::move(text);
+        return code;
+    };
+    if (o.size < sizeof(trtb_options)) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT,
+                   "build options are " + std::to_string(o.size) + " bytes, want " +
+                       std::to_string(sizeof(trtb_options)) + "; the Go side and the builder disagree on trtb.h");
+    }
+    if (o.model_path == nullptr || o.model_path[0] == '\0') {
+        return bad(TRTB_ERR_INVALID_ARGUMENT, "no model path given");
+    }
+    if (o.plan_fd < 0) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT, "no plan file descriptor given");
+    }
+    if (o.log_severity < TRTB_SEVERITY_INTERNAL_ERROR || o.log_severity > TRTB_SEVERITY_VERBOSE) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT, "log severity " + std::to_string(o.log_severity) +
+                                                  " is out of range 0..4");
+    }
+    if (o.device < 0) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT,
+                   "--device " + std::to_string(o.device) + " is negative; CUDA devices are numbered from 0");
+    }
+    if ((o.precision & ~kKnownPrecision) != 0) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT, "unknown precision bits " + std::to_string(o.precision));
+    }
+    if ((o.flags & ~kKnownFlags) != 0) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT, "unknown builder flag bits " + std::to_string(o.flags));
+    }
+#if !TRTB_HAS_PRECISION_FLAGS
+    if (o.precision != 0) {
+        return bad(TRTB_ERR_UNSUPPORTED,
+                   precision_names(o.precision) + " cannot be builder flags on TensorRT " +
+                       std::to_string(NV_TENSORRT_MAJOR) +
+                       ", which builds every network strongly typed; convert the model (ModelOpt AutoCast for "
+                       "fp16/bf16, Q/DQ quantization for int8/fp8) and build it without these flags");
+    }
+#endif
+    if (o.opt_level < -1 || o.opt_level > 5) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT,
+                   "--opt-level " + std::to_string(o.opt_level) + " is out of range; use 0 to 5");
+    }
+    if (o.max_aux_streams < -1) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT,
+                   "--max-aux-streams " + std::to_string(o.max_aux_streams) + " is negative; use 0 or more");
+    }
+    switch (o.hardware_compat) {
+        case TRTB_HARDWARE_COMPAT_NONE:
+        case TRTB_HARDWARE_COMPAT_AMPERE_PLUS:
+            break;
+        case TRTB_HARDWARE_COMPAT_SAME_COMPUTE_CAPABILITY:
+#if !TRTB_HAS_SAME_COMPUTE_CAPABILITY
+            return bad(TRTB_ERR_UNSUPPORTED,
+                       "--hardware-compat same-compute-capability needs TensorRT 10.9 or newer; this trtbuild "
+                       "was compiled against TensorRT " + version_text(kCompiledVersion));
+#else
+            break;
+#endif
+        default:
+            return bad(TRTB_ERR_INVALID_ARGUMENT,
+                       "unknown hardware compatibility level " + std::to_string(o.hardware_compat));
+    }
+    if ((o.flags & TRTB_FLAG_EXCLUDE_LEAN_RUNTIME) != 0 && (o.flags & TRTB_FLAG_VERSION_COMPATIBLE) == 0) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT,
+                   "excluding the lean runtime only applies to version-compatible engines; add --version-compatible");
+    }
+    if ((o.flags & TRTB_FLAG_DISABLE_TIMING_CACHE) != 0 && (o.flags & TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS) != 0) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT,
+                   "failing on timing cache misses needs a timing cache; do not disable the timing cache");
+    }
+    if (o.nb_profiles < 0 || (o.nb_profiles > 0 && o.profiles == nullptr)) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT, "optimization profiles are missing");
+    }
+    if (o.nb_plugin_paths < 0 || (o.nb_plugin_paths > 0 && o.plugin_paths == nullptr)) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT, "plugin paths are missing");
+    }
+    if (o.timing_cache_size > 0 && o.timing_cache == nullptr) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT, "timing cache bytes are missing");
+    }
+
+    Settings s;
+    s.model_path = o.model_path;
+    s.plan_fd = o.plan_fd;
+    s.log_severity = o.log_severity;
+    s.device = o.device;
+    s.precision = o.precision;
+    s.flags = o.flags;
+    s.opt_level = o.opt_level;
+    s.max_aux_streams = o.max_aux_streams;
+    s.hardware_compat = o.hardware_compat;
+    s.workspace_bytes = o.workspace_bytes;
+    for (int32_t p = 0; p < o.nb_profiles; ++p) {
+        const trtb_profile& prof = o.profiles[p];
+        if (prof.nb_shapes < 0 || (prof.nb_shapes > 0 && prof.shapes == nullptr)) {
+            return bad(TRTB_ERR_INVALID_ARGUMENT, "profile " + std::to_string(p) + ": shapes are missing");
+        }
+        std::vector<Shape> shapes;
+        for (int32_t i = 0; i < prof.nb_shapes; ++i) {
+            const trtb_shape& in = prof.shapes[i];
+            if (in.input == nullptr || in.input[0] == '\0') {
+                return bad(TRTB_ERR_INVALID_ARGUMENT,
+                           "profile " + std::to_string(p) + ": a shape has no input name");
+            }
+            if (in.nb_dims < 0 || in.nb_dims > TRTB_MAX_DIMS) {
+                return bad(TRTB_ERR_INVALID_ARGUMENT,
+                           std::string("input ") + in.input + ": rank " + std::to_string(in.nb_dims) +
+                               " is out of range 0.." + std::to_string(TRTB_MAX_DIMS));
+            }
+            Shape sh;
+            sh.input = in.input;
+            sh.nb_dims = in.nb_dims;
+            for (int32_t d = 0; d < in.nb_dims; ++d) {
+                if (in.min[d] < 0 || in.min[d] > in.opt[d] || in.opt[d] > in.max[d]) {
+                    return bad(TRTB_ERR_INVALID_ARGUMENT,
+                               std::string("input ") + in.input + ": min " + dims_text(in.min, in.nb_dims) +
+                                   ", opt " + dims_text(in.opt, in.nb_dims) + ", max " +
+                                   dims_text(in.max, in.nb_dims) +
+                                   " must satisfy 0 <= min <= opt <= max in every dimension");
+                }
+                sh.min[d] = in.min[d];
+                sh.opt[d] = in.opt[d];
+                sh.max[d] = in.max[d];
+            }
+            shapes.push_back(std::move(sh));
+        }
+        s.profiles.push_back(std::move(shapes));
+    }
+    for (int32_t i = 0; i < o.nb_plugin_paths; ++i) {
+        if (o.plugin_paths[i] == nullptr || o.plugin_paths[i][0] == '\0') {
+            return bad(TRTB_ERR_INVALID_ARGUMENT, "a plugin path is empty");
+        }
+        s.plugin_paths.emplace_back(o.plugin_paths[i]);
+    }
+    if (o.timing_cache_size > 0) {
+        s.timing_cache.assign(static_cast<const char*>(o.timing_cache), static_cast<size_t>(o.timing_cache_size));
+    }
+    *out = std::move(s);
+    return TRTB_OK;
+}
+
+Outcome TensorRTBuild::configure(Objects& o) {
+    nvinfer1::IBuilderConfig& config = *o.config;
+    const size_t mark = recorder_.size();
+
+#if TRTB_HAS_PRECISION_FLAGS
+    // Deprecated since 10.12 and removed in 11: the Go side prints the deprecation notice.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    if ((s_.precision & TRTB_PRECISION_FP16) != 0) {
+        config.setFlag(BuilderFlag::kFP16);
+    }
+    if ((s_.precision & TRTB_PRECISION_BF16) != 0) {
+        config.setFlag(BuilderFlag::kBF16);
+    }
+    if ((s_.precision & TRTB_PRECISION_INT8) != 0) {
+        config.setFlag(BuilderFlag::kINT8);
+    }
+    if ((s_.precision & TRTB_PRECISION_FP8) != 0) {
+        config.setFlag(BuilderFlag::kFP8);
+    }
+#pragma GCC diagnostic pop
+#endif
+
+    if ((s_.flags & TRTB_FLAG_NO_TF32) != 0) {
+        config.clearFlag(BuilderFlag::kTF32);
+    }
+    if ((s_.flags & TRTB_FLAG_REFIT) != 0) {
+        config.setFlag(BuilderFlag::kREFIT);
+    }
+    if ((s_.flags & TRTB_FLAG_STRIP_WEIGHTS) != 0) {
+        config.setFlag(BuilderFlag::kSTRIP_PLAN);  // implies kREFIT_IDENTICAL
+    }
+    if ((s_.flags & TRTB_FLAG_VERSION_COMPATIBLE) != 0) {
+        config.setFlag(BuilderFlag::kVERSION_COMPATIBLE);
+    }
+    if ((s_.flags & TRTB_FLAG_EXCLUDE_LEAN_RUNTIME) != 0) {
+        config.setFlag(BuilderFlag::kEXCLUDE_LEAN_RUNTIME);
+    }
+    if ((s_.flags & TRTB_FLAG_SPARSE_WEIGHTS) != 0) {
+        config.setFlag(BuilderFlag::kSPARSE_WEIGHTS);
+    }
+    if ((s_.flags & TRTB_FLAG_DISABLE_TIMING_CACHE) != 0) {
+        config.setFlag(BuilderFlag::kDISABLE_TIMING_CACHE);
+    }
+    if ((s_.flags & TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS) != 0) {
+        config.setFlag(BuilderFlag::kERROR_ON_TIMING_CACHE_MISS);
+    }
+
+    if (s_.workspace_bytes > 0) {
+        config.setMemoryPoolLimit(nvinfer1::MemoryPoolType::kWORKSPACE, static_cast<size_t>(s_.workspace_bytes));
+    }
+    if (s_.opt_level >= 0) {
+        config.setBuilderOptimizationLevel(s_.opt_level);
+    }
+    if (s_.max_aux_streams >= 0) {
+#if NV_TENSORRT_MAJOR >= 11
+        if (!config.setMaxAuxStreams(s_.max_aux_streams)) {
+            return fail(TRTB_ERR_INVALID_ARGUMENT, "TensorRT refused --max-aux-streams " +
+                                                       std::to_string(s_.max_aux_streams) + ": " + errors_since(mark));
+        }
+#else
+        config.setMaxAuxStreams(s_.max_aux_streams);  // returns void before 11.0
+#endif
+    }
+    switch (s_.hardware_compat) {
+        case TRTB_HARDWARE_COMPAT_AMPERE_PLUS:
+            config.setHardwareCompatibilityLevel(nvinfer1::HardwareCompatibilityLevel::kAMPERE_PLUS);
+            break;
+#if TRTB_HAS_SAME_COMPUTE_CAPABILITY
+        case TRTB_HARDWARE_COMPAT_SAME_COMPUTE_CAPABILITY:
+            config.setHardwareCompatibilityLevel(nvinfer1::HardwareCompatibilityLevel::kSAME_COMPUTE_CAPABILITY);
+            break;
+#endif
+        default:
+            break;  // kNONE, TensorRT's default; others were refused by copy_settings
+    }
+
+    // A version-compatible engine carries the plugin libraries the parser used (trtexec does the
+    // same), unless the lean runtime is left out, in which case the application provides them.
+    if ((s_.flags & TRTB_FLAG_VERSION_COMPATIBLE) != 0) {
+        int64_t nb_libs = 0;
+        char const* const* libs = o.parser->getUsedVCPluginLibraries(nb_libs);
+        if (libs != nullptr && nb_libs > 0) {
+            for (int64_t i = 0; i < nb_libs; ++i) {
+                const size_t lib_mark = recorder_.size();
+                if (o.builder->getPluginRegistry().loadLibrary(libs[i]) == nullptr) {
+                    // Already registered (for example through --plugins) is fine; say why anyway.
+                    logger_.note(TRTB_SEVERITY_WARNING, std::string("plugin library ") + libs[i] +
+                                                            " of the version-compatible engine was not loaded again: " +
+                                                            errors_since(lib_mark));
+                    recorder_.drop_since(lib_mark);
+                } else {
+                    logger_.note(TRTB_SEVERITY_INFO,
+                                 std::string("version-compatible engine uses plugin library ") + libs[i]);
+                }
+            }
+            if ((s_.flags & TRTB_FLAG_EXCLUDE_LEAN_RUNTIME) == 0) {
+                config.setPluginsToSerialize(libs, static_cast<int32_t>(nb_libs));
+            }
+        }
+    }
+
+    config.setProgressMonitor(&monitor_);
+
+    // TensorRT reports a refused setting to the error recorder and ignores the call.
+    if (recorder_.size() > mark) {
+        return fail(TRTB_ERR_INVALID_ARGUMENT, "TensorRT refused a build option: " + errors_since(mark));
+    }
+    return ok();
+}
+
+Outcome TensorRTBuild::add_profiles(Objects& o) {
+    nvinfer1::INetworkDefinition& network = *o.network;
+    std::vector<Input> inputs;
+    bool any_dynamic = false;
+    for (int32_t i = 0; i < network.getNbInputs(); ++i) {
+        nvinfer1::ITensor* t = network.getInput(i);
+        if (t == nullptr) {
+            continue;
+        }
+        Input in;
+        in.name = t->getName() != nullptr ? t->getName() : "";
+        in.dims = t->getDimensions();
+        in.shape_tensor = t->isShapeTensor();
+        for (int32_t d = 0; d < in.dims.nbDims; ++d) {
+            in.dynamic = in.dynamic || in.dims.d[d] < 0;
+        }
+        if (in.shape_tensor) {
+            in.dynamic = true;
+            in.nb_values = in.dims.nbDims == 0 ? 1 : static_cast<int32_t>(in.dims.d[0]);
+        }
+        any_dynamic = any_dynamic || in.dynamic;
+        inputs.push_back(std::move(in));
+    }
+    auto input_names = [&inputs]() {
+        std::string names;
+        for (const Input& in : inputs) {
+            names += (names.empty() ? "" : ", ") + in.name;
+        }
+        return names.empty() ? std::string("none") : names;
+    };
+    auto find = [&inputs](const std::string& name) -> const Input* {
+        for (const Input& in : inputs) {
+            if (in.name == name) {
+                return &in;
+            }
+        }
+        return nullptr;
+    };
+
+    // Check every given shape against the network first.
+    for (size_t p = 0; p < s_.profiles.size(); ++p) {
+        for (const Shape& sh : s_.profiles[p]) {
+            const Input* in = find(sh.input);
+            if (in == nullptr) {
+                return fail(TRTB_ERR_INVALID_ARGUMENT, "the model has no input named " + sh.input +
+                                                           "; its inputs are: " + input_names());
+            }
+            if (in->shape_tensor) {
+                if (sh.nb_dims != in->nb_values) {
+                    return fail(TRTB_ERR_INVALID_ARGUMENT,
+                                "input " + sh.input + " is a shape tensor of " + std::to_string(in->nb_values) +
+                                    " values; give it " + std::to_string(in->nb_values) + " values, not " +
+                                    std::to_string(sh.nb_dims));
+                }
+                continue;
+            }
+            if (sh.nb_dims != in->dims.nbDims) {
+                return fail(TRTB_ERR_INVALID_ARGUMENT,
+                            "input " + sh.input + " has rank " + std::to_string(in->dims.nbDims) + " (" +
+                                dims_text(in->dims.d, in->dims.nbDims) + "), but its shape has rank " +
+                                std::to_string(sh.nb_dims));
+            }
+            for (int32_t d = 0; d < sh.nb_dims; ++d) {
+                const int64_t fixed = in->dims.d[d];
+                if (fixed >= 0 && (sh.min[d] != fixed || sh.opt[d] != fixed || sh.max[d] != fixed)) {
+                    return fail(TRTB_ERR_INVALID_ARGUMENT,
+                                "input " + sh.input + " is " + dims_text(in->dims.d, in->dims.nbDims) +
+                                    ": dimension " + std::to_string(d) + " is fixed at " + std::to_string(fixed) +
+                                    " and cannot be given as " + std::to_string(sh.min[d]) + ".." +
+                                    std::to_string(sh.max[d]));
+                }
+            }
+        }
+    }
+    if (!any_dynamic) {
+        return ok();  // static network: the shapes matched it, and it needs no profile
+    }
+
+    std::vector<std::vector<Shape>> profiles = s_.profiles;
+    if (profiles.empty()) {
+        profiles.emplace_back();
+    }
+    for (size_t p = 0; p < profiles.size(); ++p) {
+        const std::string where = profiles.size() > 1 ? " in profile " + std::to_string(p) : "";
+        nvinfer1::IOptimizationProfile* profile = o.builder->createOptimizationProfile();  // owned by the builder
+        if (profile == nullptr) {
+            return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create an optimization profile: " + errors_since(0));
+        }
+        const size_t mark = recorder_.size();
+        for (const Input& in : inputs) {
+            if (!in.dynamic) {
+                continue;
+            }
+            const Shape* given = nullptr;
+            for (const Shape& sh : profiles[p]) {
+                if (sh.input == in.name) {
+                    given = &sh;
+                }
+            }
+            Shape fallback;
+            if (given == nullptr) {
+                // trtexec's rule: a dynamic input without a shape gets 1 for each dynamic dimension.
+                fallback.input = in.name;
+                if (in.shape_tensor) {
+                    fallback.nb_dims = in.nb_values;
+                    for (int32_t d = 0; d < in.nb_values && d < TRTB_MAX_DIMS; ++d) {
+                        fallback.min[d] = fallback.opt[d] = fallback.max[d] = 1;
+                    }
+                } else {
+                    fallback.nb_dims = in.dims.nbDims;
+                    for (int32_t d = 0; d < in.dims.nbDims; ++d) {
+                        const int64_t v = in.dims.d[d] < 0 ? 1 : in.dims.d[d];
+                        fallback.min[d] = fallback.opt[d] = fallback.max[d] = v;
+                    }
+                }
+                logger_.note(TRTB_SEVERITY_WARNING,
+                             "input " + in.name + " is dynamic (" + dims_text(in.dims.d, in.dims.nbDims) +
+                                 ") and has no shape" + where + "; using " +
+                                 dims_text(fallback.opt, fallback.nb_dims) + " (give it with --shapes)");
+                given = &fallback;
+            }
+            bool set = true;
+            if (in.shape_tensor) {
+                if (given->nb_dims > TRTB_MAX_DIMS) {
+                    return fail(TRTB_ERR_UNSUPPORTED, "input " + in.name + " is a shape tensor of more than " +
+                                                          std::to_string(TRTB_MAX_DIMS) + " values");
+                }
+                set = set_shape_values(*profile, in.name.c_str(), nvinfer1::OptProfileSelector::kMIN, given->min, given->nb_dims) &&
+                      set_shape_values(*profile, in.name.c_str(), nvinfer1::OptProfileSelector::kOPT, given->opt, given->nb_dims) &&
+                      set_shape_values(*profile, in.name.c_str(), nvinfer1::OptProfileSelector::kMAX, given->max, given->nb_dims);
+            } else {
+                nvinfer1::Dims mn{}, op{}, mx{};
+                mn.nbDims = op.nbDims = mx.nbDims = given->nb_dims;
+                for (int32_t d = 0; d < given->nb_dims; ++d) {
+                    mn.d[d] = given->min[d];
+                    op.d[d] = given->opt[d];
+                    mx.d[d] = given->max[d];
+                }
+                set = profile->setDimensions(in.name.c_str(), nvinfer1::OptProfileSelector::kMIN, mn) &&
+                      profile->setDimensions(in.name.c_str(), nvinfer1::OptProfileSelector::kOPT, op) &&
+                      profile->setDimensions(in.name.c_str(), nvinfer1::OptProfileSelector::kMAX, mx);
+            }
+            if (!set) {
+                return fail(TRTB_ERR_INVALID_ARGUMENT, "TensorRT refused the shape of input " + in.name + where +
+                                                           ": " + errors_since(mark));
+            }
+        }
+        if (o.config->addOptimizationProfile(profile) < 0) {
+            return fail(TRTB_ERR_INVALID_ARGUMENT,
+                        "optimization profile " + std::to_string(p) + " is not valid: " + errors_since(mark));
+        }
+    }
+    return ok();
+}
+
+}  // namespace trt
+}  // namespace trtb

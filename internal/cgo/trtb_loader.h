@@ -1,0 +1,92 @@
+/*
+ * trtb_loader.h: the run-time loader of the TensorRT backend's shared libraries.
+ *
+ * trtbuild is one binary with or without TensorRT installed: the backend never links
+ * libnvinfer, libnvonnxparser, libnvinfer_plugin or libcudart. The worker loads them with
+ * dlopen before a TensorRT build and resolves their C entry points with dlsym; the backend
+ * (tensorrt_*.cpp) calls TensorRT only through those entry points and the objects they make.
+ *
+ * This loader needs neither TensorRT's nor CUDA's headers and is compiled into every binary,
+ * so its search order and version guard are tested everywhere, against stand-in libraries.
+ * The search order itself is Go's (internal/trt.Search); this file only opens one candidate
+ * at a time and installs the ones chosen.
+ *
+ * Threading: trtb_library_open and trtb_library_close may be called from any thread.
+ * trtb_library_install must not race with a TensorRT build or another install (the worker
+ * installs once, before its build). What is installed stays loaded for the life of the
+ * process: TensorRT, its plugin registry and libnvinfer_plugin keep pointers into each other.
+ */
+#ifndef TRTB_LOADER_H
+#define TRTB_LOADER_H
+
+#include <stdint.h>
+
+#include "trtb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The libraries, as internal/trt.Library numbers them. */
+enum trtb_library_role {
+    TRTB_LIB_INFER = 0,       /* libnvinfer.so.<major> */
+    TRTB_LIB_ONNX_PARSER = 1, /* libnvonnxparser.so.<major> */
+    TRTB_LIB_PLUGIN = 2,      /* libnvinfer_plugin.so.<major> */
+    TRTB_LIB_CUDART = 3,      /* libcudart.so.<13|12> */
+    TRTB_LIB_COUNT = 4
+};
+
+/* trtb_library_info describes one opened library. */
+typedef struct trtb_library_info {
+    int32_t role;
+    /* libnvinfer: getInferLibVersion() (major*10000+minor*100+patch); libcudart:
+     * cudaRuntimeGetVersion() (major*1000+minor*10); 0 for the others. */
+    int32_t version;
+    /* libnvinfer: getInferLibBuildVersion() where the library exports it (TensorRT 10.x has it
+     * since 10.?; see tensorrt.md), else -1. */
+    int32_t build;
+    char path[1024];     /* what dlopen was given */
+    char resolved[1024]; /* the file the dynamic loader actually mapped (dlinfo), or "" */
+} trtb_library_info;
+
+/* trtb_library is one opened library with its entry points resolved. */
+typedef struct trtb_library trtb_library;
+
+/* trtb_library_open opens path with dlopen(RTLD_NOW | RTLD_LOCAL) and resolves the entry points
+ * of role, which must all be there. For libnvinfer it then asks the library for its version.
+ * It does not check versions (Go does) and makes nothing current: the library is used only
+ * once installed.
+ * Errors: TRTB_ERR_UNAVAILABLE when dlopen fails (no such file, wrong architecture, an
+ * undefined symbol, ...) or an entry point is missing, with dlerror's text;
+ * TRTB_ERR_INVALID_ARGUMENT for a bad role or path. On success *out owns the library; pass it
+ * to trtb_library_install or trtb_library_close. */
+int32_t trtb_library_open(int32_t role, const char *path, trtb_library **out, trtb_library_info *info,
+                          trtb_status *status);
+
+/* trtb_library_close unloads a library that was not installed. NULL is ignored. */
+void trtb_library_close(trtb_library *lib);
+
+/* trtb_library_install makes lib the process's library of its role and takes it over; it is
+ * never unloaded. A role is installed at most once: a second install is TRTB_ERR_INVALID_ARGUMENT
+ * and lib stays the caller's. Not while a TensorRT build runs. */
+int32_t trtb_library_install(trtb_library *lib, trtb_status *status);
+
+/* trtb_library_installed fills info about the library installed for role and returns 1, or
+ * returns 0 when none is. Any thread. */
+int32_t trtb_library_installed(int32_t role, trtb_library_info *info);
+
+/* trtb_tensorrt_compiled describes the headers the TensorRT backend was compiled against:
+ * NV_TENSORRT_VERSION, NV_TENSORRT_BUILD and CUDART_VERSION, or all 0 in a binary built
+ * without the "tensorrt" tag. */
+typedef struct trtb_compiled_info {
+    int32_t tensorrt_version;
+    int32_t tensorrt_build;
+    int32_t cuda_version;
+} trtb_compiled_info;
+void trtb_tensorrt_compiled(trtb_compiled_info *info);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRTB_LOADER_H */

@@ -1,0 +1,196 @@
+// Package outpath decides what writing a file to a path given on the command line does, and
+// does it without ever losing data.
+//
+// The rules, the same for every output trtbuild writes (the engine, --report, --trace,
+// --timing-cache, convert -o):
+//
+//   - A path that does not exist, or is a regular file, is replaced atomically: the new
+//     content goes to a file in the target's own folder that has no name while it is written
+//     (O_TMPFILE; where the file system lacks it, a private 0600 file named
+//     .NAME.trtbuild-*.tmp), and is renamed over the target only when it is complete. A crash
+//     or a kill at any moment leaves the old file as it was and, with O_TMPFILE, nothing else.
+//     The new file gets the old file's permissions, or 0644 less the umask.
+//   - A symbolic link is followed: the file it points to is replaced, in that file's folder,
+//     and the link stays a link. A dangling link creates the file it names.
+//   - A character device (/dev/null, a terminal) is written through, never replaced, and only
+//     with complete content: -o /dev/null still answers "does it build".
+//   - A FIFO, a socket, a block device or a folder is refused; the caller says so before any
+//     work starts (Check, Target.Refusal). Only a progress stream (--trace) may go to a FIFO.
+//   - Two outputs, or an output and an input, that are the same file after links (symbolic
+//     or hard) are resolved are refused (Conflicts).
+package outpath
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+)
+
+// Kind is what a path names.
+type Kind int
+
+// The kinds of file an output path can name.
+const (
+	Missing Kind = iota
+	Regular
+	CharDevice
+	FIFO
+	Socket
+	BlockDevice
+	Dir
+	Irregular // anything else
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Missing:
+		return "a new file"
+	case Regular:
+		return "a regular file"
+	case CharDevice:
+		return "a character device"
+	case FIFO:
+		return "a named pipe (FIFO)"
+	case Socket:
+		return "a socket"
+	case BlockDevice:
+		return "a block device"
+	case Dir:
+		return "a folder"
+	}
+	return "not a regular file"
+}
+
+// KindOf classifies a file mode.
+func KindOf(m fs.FileMode) Kind {
+	switch {
+	case m.IsRegular():
+		return Regular
+	case m.IsDir():
+		return Dir
+	case m&fs.ModeNamedPipe != 0:
+		return FIFO
+	case m&fs.ModeSocket != 0:
+		return Socket
+	case m&fs.ModeDevice != 0 && m&fs.ModeCharDevice != 0:
+		return CharDevice
+	case m&fs.ModeDevice != 0:
+		return BlockDevice
+	}
+	return Irregular
+}
+
+// Target is an output path as trtbuild will write it.
+type Target struct {
+	Path  string      // as given
+	Final string      // the file written: Path with every symbolic link resolved
+	Kind  Kind        // what Final is now
+	Info  fs.FileInfo // Final's, nil when Missing
+	Link  bool        // Path is a symbolic link
+}
+
+// maxLinks bounds the symbolic links followed, as the kernel's ELOOP does.
+const maxLinks = 40
+
+// Inspect resolves path's symbolic links (also a dangling last one) and says what is there.
+// It fails when the folder the file would go in does not exist.
+func Inspect(path string) (Target, error) {
+	t := Target{Path: path}
+	cur := path
+	for i := 0; ; i++ {
+		st, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return t, err
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			break
+		}
+		if i == maxLinks {
+			return t, fmt.Errorf("%s: too many levels of symbolic links", pathtext.Q(path))
+		}
+		dest, err := os.Readlink(cur)
+		if err != nil {
+			return t, err
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(cur), dest)
+		}
+		t.Link = true
+		cur = dest
+	}
+	// The folder's own links are resolved too, so that two spellings of one file compare
+	// equal and the temporary file lands where the rename can reach.
+	dir, err := filepath.EvalSymlinks(filepath.Dir(cur))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return t, fmt.Errorf("the folder %s does not exist; create it first", pathtext.Q(filepath.Dir(cur)))
+		}
+		return t, err
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return t, fmt.Errorf("%s is not a folder", pathtext.Q(filepath.Dir(cur)))
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	t.Final = filepath.Join(dir, filepath.Base(cur))
+	st, err := os.Lstat(t.Final)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		t.Kind = Missing
+	case err != nil:
+		return t, err
+	default:
+		t.Kind, t.Info = KindOf(st.Mode()), st
+	}
+	return t, nil
+}
+
+// Use says what an output may be.
+type Use int
+
+const (
+	// WholeFile is an output written whole at the end (engine, report, converted model): a new or
+	// regular file is replaced atomically, a character device written through.
+	WholeFile Use = iota
+	// LiveStream is an output written while the build runs (--trace): as WholeFile, and a FIFO is
+	// written through too.
+	LiveStream
+	// Store is a file trtbuild reads back and rewrites (the timing cache): only a new or
+	// regular file, and never through a symbolic link, which another user may have planted in
+	// a shared folder.
+	Store
+)
+
+// Refusal returns why t cannot be written as use, or "" when it can. The text completes a
+// sentence that starts with the path: "... is a FIFO (named pipe); ...".
+func (t Target) Refusal(use Use) string {
+	if use == Store && t.Link {
+		return fmt.Sprintf("is a symbolic link (to %s); trtbuild does not follow links for the timing cache, give the file itself", pathtext.Q(t.Final))
+	}
+	switch {
+	case t.Kind == Missing || t.Kind == Regular:
+		return ""
+	case t.Kind == Dir:
+		return "is a folder; give a file name inside it"
+	case use == Store:
+		return fmt.Sprintf("is %s, not a cache file; give a regular file, or use --no-timing-cache", t.Kind)
+	}
+	switch t.Kind {
+	case CharDevice:
+		return ""
+	case FIFO:
+		if use == LiveStream {
+			return ""
+		}
+		return "is a FIFO (named pipe); trtbuild writes this output only to a regular file or a character device such as /dev/null, choose a file path"
+	}
+	return fmt.Sprintf("is %s; trtbuild writes only to regular files or a character device such as /dev/null, choose a file path", t.Kind)
+}
