@@ -144,6 +144,9 @@ func (k *keyedBuild) serve(engine string) (enginecache.Hit, bool, error) {
 	if err != nil || m.Key != k.key {
 		m = k.manifest(engine, hit.Bytes, "") // stored without a usable manifest: describe it now
 	}
+	if st, err := os.Stat(engine); err != nil || !st.Mode().IsRegular() {
+		return hit, true, nil // copied to a device: nothing to describe
+	}
 	m.Model.Path = k.model
 	m.Engine.File = filepath.Base(engine)
 	m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: true, ServedAt: time.Now().UTC().Truncate(time.Millisecond)}
@@ -181,8 +184,14 @@ func (k *keyedBuild) afterBuild(s *streams, res progress.Result) {
 		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: %v\n", err)
 		return
 	}
+	if !st.Mode().IsRegular() {
+		return // -o /dev/null or a pipe: no file to describe, or to cache
+	}
 	m := k.manifest(res.Engine, st.Size(), "")
 	m.FromResult(res, time.Now())
+	if h, err := plan.ReadFile(res.Engine); err == nil && h.TensorRT != "" {
+		m.TensorRT = h.TensorRT // what the plan says wrote it, build number included
+	}
 	if k.cache != nil {
 		m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: false}
 	}
