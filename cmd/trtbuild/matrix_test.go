@@ -41,7 +41,7 @@ targets:
 
 // matrixDir makes a matrix folder: three bundled models (one with external data) and the
 // matrix file, 3 models × 2 precisions on one target.
-func matrixDir(t *testing.T) string {
+func matrixDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "models"), 0o755); err != nil {
@@ -60,7 +60,7 @@ func matrixDir(t *testing.T) string {
 	return dir
 }
 
-func writeMatrix(t *testing.T, dir, body string) {
+func writeMatrix(t testing.TB, dir, body string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "matrix.yaml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -388,5 +388,32 @@ func TestEmitSlurmRunsCells(t *testing.T) {
 	cmd.Env = append(testEnv(t), "SLURM_SUBMIT_DIR="+dir)
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "not run as a Slurm array task") {
 		t.Errorf("the script ran without SLURM_ARRAY_TASK_ID: %v %s", err, out)
+	}
+}
+
+// BenchmarkMatrixCachedRun measures a second `matrix build` of 3 models × 2 precisions, when
+// every cell is in the engine cache: the whole process (start, hashing the models, copying six
+// engines, writing manifests and the index). It fails if any cell was built.
+func BenchmarkMatrixCachedRun(b *testing.B) {
+	dir := matrixDir(b)
+	file := filepath.Join(dir, "matrix.yaml")
+	run := func() {
+		cmd := exec.Command(binary, "matrix", "build", file, "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + dir}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("matrix build: %v\n%s", err, out)
+		}
+	}
+	run()
+	for b.Loop() {
+		run()
+		data, err := os.ReadFile(filepath.Join(dir, "engines", matrix.IndexName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var x matrix.Index
+		if err := json.Unmarshal(data, &x); err != nil || x.Cached != 6 {
+			b.Fatalf("a cached run built cells: %+v %v", x, err)
+		}
 	}
 }
