@@ -261,3 +261,30 @@ func TestValid(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkHashModel hashes a 256 MiB model (weights inline); MB/s is the hashing rate.
+func BenchmarkHashModel(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "large.onnx")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tm.WriteLarge(f, 256); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	var first ModelHashes
+	for b.Loop() {
+		h, err := HashModel(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if first.Weights == "" {
+			first = h
+		} else if h != first {
+			b.Fatal("hashes differ between runs")
+		}
+	}
+}
