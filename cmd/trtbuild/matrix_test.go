@@ -197,7 +197,7 @@ func TestMatrixBuild(t *testing.T) {
 	if fourth.Cached != 6 {
 		t.Errorf("after renaming, %d cells from the cache, want 6", fourth.Cached)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "engines", "l4", "resnet-lite-fp16.engine")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "engines", "l4", "resnet-lite", "fp16.engine")); err != nil {
 		t.Errorf("the renamed model's engine was not written: %v", err)
 	}
 }
