@@ -73,9 +73,14 @@ type keyedBuild struct {
 
 // newKeyedBuild computes the key of req. Without an engine cache a failure is kept and only
 // costs the manifest; with one it is a usage error.
-func newKeyedBuild(cache *enginecache.Cache, req worker.Request, target buildkey.Target, precision string) (*keyedBuild, error) {
+func newKeyedBuild(cache *enginecache.Cache, req worker.Request, target buildkey.Target, precision string, hash func(string) (buildkey.ModelHashes, error)) (*keyedBuild, error) {
 	k := &keyedBuild{cache: cache, model: req.Model, backend: req.Backend, trt: target.TensorRT, prec: precision}
-	k.parts, k.hashes, k.err = buildkey.FromRequest(req, target)
+	if hash == nil {
+		hash = buildkey.HashModel
+	}
+	if k.hashes, k.err = hash(req.Model); k.err == nil {
+		k.parts, k.hashes, k.err = buildkey.FromHashes(req, target, k.hashes)
+	}
 	if k.err == nil {
 		k.key = k.parts.Key()
 	} else if cache != nil {
@@ -104,7 +109,7 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 		}
 		return &keyedBuild{err: err}, false, nil
 	}
-	k, err := newKeyedBuild(cache, req, target, info.Precision)
+	k, err := newKeyedBuild(cache, req, target, info.Precision, o.modelHashes)
 	if err != nil || cache == nil {
 		return k, false, err
 	}

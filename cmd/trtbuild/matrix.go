@@ -134,7 +134,7 @@ cell's log.`,
 			if err := checkTargetHere(o, cell.Target, 0); err != nil {
 				return err
 			}
-			_, err = runCell(s, f, cell, o, 0, cell.Engine()+".report.json")
+			_, err = runCell(s, f, cell, o, 0, cell.Engine()+".report.json", nil)
 			return err
 		},
 	}
@@ -161,6 +161,34 @@ func checkTargetHere(o *matrixOptions, t matrix.Target, device int) error {
 		return exitcode.Usagef("GPU %d is %s, but target %s is %s; run the cell on its GPU type (the Jobs and scripts of 'matrix emit' select it)", device, got, t.Name, t.GPU)
 	}
 	return nil
+}
+
+// modelHashes hashes each model of a matrix run once, for all its cells; safe for the
+// workers to share.
+type modelHashes struct {
+	mu   sync.Mutex
+	done map[string]*hashOnce
+}
+
+type hashOnce struct {
+	once   sync.Once
+	hashes buildkey.ModelHashes
+	err    error
+}
+
+func (m *modelHashes) hash(model string) (buildkey.ModelHashes, error) {
+	m.mu.Lock()
+	if m.done == nil {
+		m.done = map[string]*hashOnce{}
+	}
+	h := m.done[model]
+	if h == nil {
+		h = &hashOnce{}
+		m.done[model] = h
+	}
+	m.mu.Unlock()
+	h.once.Do(func() { h.hashes, h.err = buildkey.HashModel(model) })
+	return h.hashes, h.err
 }
 
 // cellBuild returns the build options and arguments of one cell: the cell's flags and the
@@ -194,7 +222,7 @@ func cellBuild(f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, r
 }
 
 // runCell builds one cell through the normal build, and returns its index entry.
-func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string) (matrix.IndexCell, error) {
+func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string, hashes *modelHashes) (matrix.IndexCell, error) {
 	entry := matrix.NewIndexCell(cell)
 	out := f.OutputDir()
 	engine := filepath.Join(out, cell.Engine())
@@ -205,6 +233,9 @@ func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, dev
 	if err != nil {
 		entry.Status, entry.Error = matrix.StatusFailed, oneLine(err)
 		return entry, err
+	}
+	if hashes != nil {
+		bo.modelHashes = hashes.hash
 	}
 	start := time.Now()
 	err = buildRun(s, bo, rest)
@@ -371,6 +402,7 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 		}
 		return matrix.Cell{}, false
 	}
+	hashes := &modelHashes{}
 	var wg sync.WaitGroup
 	for _, dev := range devices {
 		wg.Add(1)
@@ -396,7 +428,7 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 				if len(devices) == 1 {
 					say("── cell %d/%d %s", c.Index+1, len(cells), c.ID())
 				}
-				entry, err := runCell(cs, f, c, &co, dev, c.Engine()+".report.json")
+				entry, err := runCell(cs, f, c, &co, dev, c.Engine()+".report.json", hashes)
 				line := fmt.Sprintf("cell %d %s: %s", c.Index, c.ID(), entry.Status)
 				if entry.Key != "" {
 					line += " (" + buildkey.Short(entry.Key) + ")"

@@ -69,6 +69,12 @@ func FromRequest(req worker.Request, target Target) (Parts, ModelHashes, error) 
 	if err != nil {
 		return Parts{}, ModelHashes{}, err
 	}
+	return FromHashes(req, target, hashes)
+}
+
+// FromHashes is FromRequest with the model's hashes already known (a matrix hashes each model
+// once for all its cells).
+func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, ModelHashes, error) {
 	plugins, err := HashPlugins(req.Plugins)
 	if err != nil {
 		return Parts{}, ModelHashes{}, err
