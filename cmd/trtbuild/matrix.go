@@ -457,6 +457,11 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 		return exitcode.Wrap(exitcode.Failed, err)
 	}
 	index.Count()
+	if mode != tui.ModeJSON && mode != tui.ModeQuiet {
+		mu.Lock()
+		_ = matrix.WriteTable(s.Out, index)
+		mu.Unlock()
+	}
 	say("Matrix done in %s: %d built, %d from the engine cache, %d failed, %d skipped. Index: %s",
 		time.Since(start).Round(time.Millisecond), index.Built, index.Cached, index.Failed, index.Skipped,
 		filepath.Join(f.OutputDir(), matrix.PageName))
