@@ -494,13 +494,13 @@ func parseGPUs(s string) ([]int, error) {
 func newMatrixEmitCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "emit",
-		Short: "Write what runs a matrix on a cluster: Kubernetes Jobs (k8s) or Slurm array scripts (slurm)",
+		Short: "Write what runs a matrix on a cluster (k8s, slurm), or a Triton model of its engines (triton)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitcode.Usagef("matrix emit needs k8s or slurm")
+			return exitcode.Usagef("matrix emit needs k8s, slurm or triton")
 		},
 	}
-	cmd.AddCommand(newEmitK8sCmd(s), newEmitSlurmCmd(s))
+	cmd.AddCommand(newEmitK8sCmd(s), newEmitSlurmCmd(s), newEmitTritonCmd(s))
 	return cmd
 }
 
@@ -605,4 +605,76 @@ func writeOut(s *streams, path string, data []byte) error {
 		return exitcode.Usagef("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	return nil
+}
+
+func newEmitTritonCmd(s *streams) *cobra.Command {
+	var model, precision, profile, out string
+	var targets []string
+	cmd := &cobra.Command{
+		Use:   "triton FILE --model M --precision P [--profile X] -o REPOSITORY",
+		Short: "Write a Triton model of one model's engines, picked by compute capability",
+		Long: `triton writes REPOSITORY/M/config.pbtxt (platform tensorrt_plan, cc_model_filenames mapping
+each target's compute_capability to its engine) and copies the built engines of model M,
+precision P and profile X into REPOSITORY/M/1/TARGET.plan, so one Triton model serves the
+GPU types of the matrix. Build the matrix first. Inputs and outputs are left to Triton's
+auto-complete, which reads them from the engine.`,
+		Example: `  trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b8 -o model_repository`,
+		Args:    oneFileArg("matrix emit triton"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := loadMatrix(args[0])
+			if err != nil {
+				return err
+			}
+			if model == "" || precision == "" || out == "" {
+				return exitcode.Usagef("matrix emit triton needs --model, --precision and -o REPOSITORY")
+			}
+			if len(targets) > 0 {
+				var keep []matrix.Target
+				for _, t := range f.Targets {
+					if slices.Contains(targets, t.Name) {
+						keep = append(keep, t)
+					}
+				}
+				if len(keep) != len(targets) {
+					return exitcode.Usagef("--targets %s names a target the matrix does not have; see trtbuild matrix list", strings.Join(targets, ","))
+				}
+				f.Targets = keep
+			}
+			engines, err := f.TritonEngines(model, precision, profile)
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			for _, e := range engines {
+				if _, err := os.Stat(filepath.Join(f.OutputDir(), e.Cell.Engine())); err != nil {
+					return exitcode.Usagef("cell %s has no engine (%s); build the matrix first", e.Cell.ID(), filepath.Join(f.OutputDir(), e.Cell.Engine()))
+				}
+			}
+			version := filepath.Join(out, model, "1")
+			if err := os.MkdirAll(version, 0o755); err != nil {
+				return exitcode.Usagef("cannot create %s: %v", version, unwrapPathError(err))
+			}
+			for _, e := range engines {
+				data, err := os.ReadFile(filepath.Join(f.OutputDir(), e.Cell.Engine()))
+				if err == nil {
+					err = outpath.WriteFile(filepath.Join(version, e.File), data)
+				}
+				if err != nil {
+					return exitcode.Wrap(exitcode.Failed, fmt.Errorf("copying the engine of %s: %w", e.Cell.ID(), err))
+				}
+			}
+			config := filepath.Join(out, model, "config.pbtxt")
+			if err := outpath.WriteFile(config, []byte(matrix.TritonConfig(model, engines))); err != nil {
+				return exitcode.Wrap(exitcode.Failed, err)
+			}
+			fmt.Fprintf(s.Out, "Wrote %s with %d engines\n", config, len(engines))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&model, "model", "", "the model's name in the matrix")
+	fl.StringVar(&precision, "precision", "", "the precision, as in the matrix (fp32, fp16 …)")
+	fl.StringVar(&profile, "profile", "", "the profile, for a model built with profiles")
+	fl.StringSliceVar(&targets, "targets", nil, "only these targets (when two share a compute capability)")
+	fl.StringVarP(&out, "output", "o", "", "the Triton model repository")
+	return cmd
 }

@@ -417,3 +417,39 @@ func BenchmarkMatrixCachedRun(b *testing.B) {
 		}
 	}
 }
+
+// TestEmitTriton builds a two-target matrix and writes a Triton model of one model's engines.
+func TestEmitTriton(t *testing.T) {
+	dir := matrixDir(t)
+	writeMatrix(t, dir, strings.Replace(testMatrix, "precisions: [fp32, fp16]", "precisions: [fp16]", 1)+`  - name: h100
+    gpu: NVIDIA-H100-80GB-HBM3
+    compute_capability: "9.0"
+`)
+	file := filepath.Join(dir, "matrix.yaml")
+	repo := filepath.Join(dir, "repo")
+	r := trtbuild(t, nil, "matrix", "emit", "triton", file, "--model", "classifier", "--precision", "fp16", "--profile", "b8", "-o", repo)
+	if r.code != 2 || !strings.Contains(r.stderr, "build the matrix first") {
+		t.Fatalf("emit before building: %d %s", r.code, r.stderr)
+	}
+	if r := trtbuild(t, nil, "matrix", "build", file, "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"); r.code != 0 {
+		t.Fatalf("matrix build: %d %s", r.code, r.stderr)
+	}
+	r = trtbuild(t, nil, "matrix", "emit", "triton", file, "--model", "classifier", "--precision", "fp16", "--profile", "b8", "-o", repo)
+	if r.code != 0 {
+		t.Fatalf("emit triton: %d %s", r.code, r.stderr)
+	}
+	config, err := os.ReadFile(filepath.Join(repo, "classifier", "config.pbtxt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(config), `{ key: "8.9" value: "l4.plan" },`) || !strings.Contains(string(config), `{ key: "9.0" value: "h100.plan" }`) {
+		t.Errorf("config.pbtxt:\n%s", config)
+	}
+	for _, target := range []string{"l4", "h100"} {
+		got, err := os.ReadFile(filepath.Join(repo, "classifier", "1", target+".plan"))
+		want, _ := os.ReadFile(filepath.Join(dir, "engines", target, "classifier", "b8-fp16.engine"))
+		if err != nil || len(got) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("%s.plan is not the cell's engine: %v", target, err)
+		}
+	}
+}
