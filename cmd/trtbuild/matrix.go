@@ -426,7 +426,11 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 					return
 				}
 				if len(devices) == 1 {
-					say("── cell %d/%d %s", c.Index+1, len(cells), c.ID())
+					mu.Lock()
+					index.Count()
+					so := fmt.Sprintf("so far %d built, %d cached, %d failed", index.Built, index.Cached, index.Failed)
+					mu.Unlock()
+					say("── cell %d/%d %s (%s)", c.Index+1, len(cells), c.ID(), so)
 				}
 				entry, err := runCell(cs, f, c, &co, dev, c.Engine()+".report.json", hashes)
 				line := fmt.Sprintf("cell %d %s: %s", c.Index, c.ID(), entry.Status)
