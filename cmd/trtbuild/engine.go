@@ -114,7 +114,7 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 		return k, false, err
 	}
 	start := time.Now()
-	hit, ok, err := k.serve(info.Engine)
+	hit, ok, err := k.serve(s.Err, info.Engine)
 	if err != nil {
 		return nil, false, exitcode.Wrap(exitcode.Failed, err)
 	}
@@ -140,7 +140,8 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 }
 
 // serve copies the cached engine of k to engine and writes its manifest; ok false on a miss.
-func (k *keyedBuild) serve(engine string) (enginecache.Hit, bool, error) {
+// A manifest that cannot be written is a warning on errOut: the engine is there.
+func (k *keyedBuild) serve(errOut io.Writer, engine string) (enginecache.Hit, bool, error) {
 	hit, ok, err := k.cache.Get(context.Background(), k.key, engine)
 	if err != nil || !ok {
 		return hit, ok, err
@@ -156,7 +157,7 @@ func (k *keyedBuild) serve(engine string) (enginecache.Hit, bool, error) {
 	m.Engine.File = filepath.Base(engine)
 	m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: true, ServedAt: time.Now().UTC().Truncate(time.Millisecond)}
 	if err := manifest.Write(manifest.Path(engine), m); err != nil {
-		return hit, true, err
+		fmt.Fprintf(errOut, "trtbuild: warning: %v\n", err)
 	}
 	return hit, true, nil
 }
