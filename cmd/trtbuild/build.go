@@ -51,6 +51,7 @@ type buildOptions struct {
 	timeout, stallTimeout, killAfter time.Duration
 
 	sim simFlags
+	tx  trtexecFlags
 }
 
 // simFlags are the simulated builder's knobs. Only --sim-speed is shown in --help; the others
@@ -63,6 +64,7 @@ type simFlags struct {
 	ignoreCancel                      bool
 	seed                              uint64
 	flood                             bool
+	scenario                          string
 }
 
 // The --sim-speed range: beyond it a simulated step is shorter than a nanosecond or longer
@@ -86,8 +88,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.Var(shapeValue{&o.profiles, kindMax}, "max-shapes", "largest input shapes of the optimization profile")
 	f.Var(profileValue{&o.profiles}, "profile", "start optimization profile N (0, 1, …): the shape flags after it belong to it, as in trtexec")
 	f.StringVar(&o.workspace, "workspace", "", "workspace memory pool limit, e.g. 512M or 4G (a bare number is MiB)")
-	f.StringVar(&o.memPoolSize, "mem-pool-size", "", "trtexec spelling: workspace:SIZE")
-	_ = f.MarkHidden("mem-pool-size")
+	f.StringVar(&o.memPoolSize, "mem-pool-size", "", "memory pool limits, trtexec syntax: workspace:4G,tacticSharedMem:48K (also dlaSRAM, dlaLocalDRAM, dlaGlobalDRAM; a bare number is MiB)")
 
 	f.BoolVar(&o.fp16, "fp16", false, "build in FP16 (TensorRT 10: builder flag; TensorRT 11: converts the ONNX graph)")
 	f.BoolVar(&o.bf16, "bf16", false, "build in BF16 (as --fp16)")
@@ -104,6 +105,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.StringVar(&o.hardwareCompat, "hardware-compat", "none", "hardware compatibility: none, ampere+ or same-compute-capability")
 	f.IntVar(&o.device, "device", 0, "CUDA device to build on")
 	f.StringSliceVar(&o.plugins, "plugins", nil, "plugin libraries to load (this runs their code)")
+	addTrtexecFlags(f, &o.tx)
 	f.BoolVar(&o.skipInference, "skip-inference", false, "accepted for trtexec compatibility; trtbuild never runs inference")
 	_ = f.MarkHidden("skip-inference")
 
@@ -111,13 +113,14 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.StringVar(&o.timingCache, "timing-cache", "auto", "timing cache `FILE` to load, and to merge what the build learned into (also when cancelled); auto: one per TensorRT version and GPU in the user cache folder")
 	f.BoolVar(&o.noTimingCache, "no-timing-cache", false, "use no timing cache")
 	f.BoolVar(&o.strictCache, "strict-cache", false, "fail when the timing cache cannot be read, used or saved, instead of warning")
-	f.DurationVar(&o.timeout, "timeout", 0, "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
-	f.DurationVar(&o.stallTimeout, "stall-timeout", 0, "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
+	f.Var(newDuration(&o.timeout, 0), "timeout", "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
+	f.Var(newDuration(&o.stallTimeout, 0), "stall-timeout", "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
 	addOutputFlags(f, &o.out)
 	addEngineCacheFlags(f, &o.engineCache)
-	f.DurationVar(&o.killAfter, "kill-after", 30*time.Second, "after a timeout, how long the builder may take to stop before it is killed")
+	f.Var(newDuration(&o.killAfter, 30*time.Second), "kill-after", "after a timeout, how long the builder may take to stop before it is killed")
 
 	f.Float64Var(&o.sim.speed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
+	f.StringVar(&o.sim.scenario, "sim-scenario", "", "with --backend sim: play "+strings.Join(simScenarioNames(), ", ")+" (see README, \"See every view\")")
 	f.IntVar(&o.sim.threads, "sim-threads", 0, "simulated builder threads")
 	f.IntVar(&o.sim.tactics, "sim-tactics", 0, "simulated tactics per layer")
 	f.IntVar(&o.sim.iterations, "sim-iterations", 0, "simulated measuring steps per tactic")
@@ -165,8 +168,16 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	txWarnings, err := applyTrtexecFlags(o.tx, &req)
+	if err != nil {
+		return err
+	}
 	m, warnings, err := checkModel(model, &req, flags, o.noPreflight)
 	if err != nil {
+		return err
+	}
+	warnings = append(txWarnings, warnings...)
+	if err := applyScenario(o.sim.scenario, backend, o.sim.speed, o.sim, &req); err != nil {
 		return err
 	}
 	paths, cacheWarnings, err := checkBuildPaths(o, model, engine, backend, m)
@@ -232,17 +243,18 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		StallTimeout: o.stallTimeout,
 		KillAfter:    o.killAfter,
 	})
+	outs.finish(s.Err, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
 		keyed.afterBuild(s, res)
 	}
-	outs.finish(s.Err, sigs)
 	if stdout != nil {
 		drain(stdout, s.Err, sigs)
 	}
 	if err != nil && !onTerminal {
-		// The outcome went to a pipe or nowhere: say it on stderr as well.
+		// The outcome went to a pipe or nowhere: say it on stderr as well, unless it is a
+		// time budget, whose message the notice already put there.
 		var e *exitcode.Error
-		if errors.As(err, &e) {
+		if errors.As(err, &e) && !(e.Code == exitcode.TimedOut && notices != nil) {
 			e.Reported = false
 		}
 	}
@@ -310,7 +322,8 @@ func newRenderer(mode tui.Mode, s *streams, out io.Writer, o *buildOptions, c pr
 			Controls: c, Verbose: o.verbose, Color: tui.ColorFromEnv(s.Getenv, true), Getenv: s.Getenv,
 		})
 	default:
-		return tui.NewPlain(out, tui.PlainOptions{Verbose: o.verbose})
+		// Plain text is for logs: colour only when the user forces it (CLICOLOR_FORCE).
+		return tui.NewPlain(out, tui.PlainOptions{Verbose: o.verbose, Color: tui.ColorFromEnv(s.Getenv, false)})
 	}
 }
 
@@ -421,22 +434,25 @@ func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (w
 		// TensorRT strips weights only from refittable engines.
 		req.Refit = true
 	}
-	if o.workspace != "" && o.memPoolSize != "" {
-		return req, exitcode.Usagef("give the workspace once: --workspace or --memPoolSize, not both")
-	}
 	if o.workspace != "" {
-		ws, err := parseSize(o.workspace)
+		ws, err := parseSize(o.workspace, false)
 		if err != nil {
 			return req, exitcode.Usagef("invalid --workspace: %v", err)
 		}
 		req.WorkspaceBytes = ws
 	}
 	if o.memPoolSize != "" {
-		ws, err := parseMemPoolSize(o.memPoolSize)
+		ws, pools, err := parseMemPoolSize(o.memPoolSize)
 		if err != nil {
 			return req, exitcode.Usagef("invalid %v", err)
 		}
-		req.WorkspaceBytes = ws
+		if ws != 0 && o.workspace != "" {
+			return req, exitcode.Usagef("give the workspace once: --workspace or --memPoolSize workspace:SIZE, not both")
+		}
+		if ws != 0 {
+			req.WorkspaceBytes = ws
+		}
+		req.MemPools = pools
 	}
 	for i, f := range flags {
 		profile, err := shapeProfile(f)

@@ -38,7 +38,7 @@ func openEngineCache(c engineCacheFlags) (*enginecache.Cache, error) {
 	if c.dir == "" {
 		return nil, nil
 	}
-	limit, err := parseSize(c.size)
+	limit, err := parseSize(c.size, false)
 	if err != nil {
 		return nil, exitcode.Usagef("invalid --engine-cache-size: %v", err)
 	}
@@ -127,7 +127,7 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 	switch mode {
 	case tui.ModeJSON:
 		j := tui.NewJSON(s.Out, nil)
-		j.Begin(info)
+		j.Begin(progress.NewState(info, start))
 		j.Handle([]progress.Event{{Type: progress.EventLog, Severity: progress.SeverityInfo, Message: msg}})
 		if err := j.End(progress.Result{Status: progress.StatusBuilt, Engine: info.Engine, EngineBytes: hit.Bytes, Duration: took}); err != nil {
 			return k, true, exitcode.Wrap(exitcode.OK, fmt.Errorf("the engine was copied, but writing progress failed: %w", err))

@@ -57,11 +57,15 @@ func keyRun(s *streams, o *buildOptions, args []string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
+	txWarnings, err := applyTrtexecFlags(o.tx, &req)
+	if err != nil {
+		return err
+	}
 	_, warnings, err := checkModel(model, &req, flags, o.noPreflight)
 	if err != nil {
 		return err
 	}
-	for _, w := range warnings {
+	for _, w := range append(txWarnings, warnings...) {
 		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
 	}
 	target, err := buildkey.Local(req.Backend, req.Device)

@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
@@ -54,7 +57,9 @@ const minTensorRTOpset = 9
 // rules (internal/preflight) to every optimization profile: a file that is not ONNX, shapes
 // that do not fit the model's inputs, missing shapes for dynamic inputs and unsafe or missing
 // external data are refused here, with exit status 2, before any GPU time is spent. The
-// simulated builder gets the model's real node names. With skip (--no-preflight) the shape
+// simulated builder gets the model's real node names. Inputs the flags leave out whose dynamic
+// dimensions are all named by given inputs are added to the request's profiles. With skip
+// (--no-preflight) the shape
 // and opset rules are skipped, never the external data rule: external data files stay inside
 // the model's folder.
 func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (m *onnx.Model, warnings []string, err error) {
@@ -76,8 +81,9 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		profiles = []shapeFlags{{}}
 	}
 	seen := map[string]bool{}
+	var completed []worker.Profile
 	for i, f := range profiles {
-		w, err := preflight.Check(m, model, preflight.Params{
+		r, err := preflight.CheckProfile(m, model, preflight.Params{
 			Shapes: f.shapes, Min: f.min, Opt: f.opt, Max: f.max, MinOpset: minTensorRTOpset,
 		})
 		if err != nil {
@@ -86,6 +92,18 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 			}
 			return nil, nil, err
 		}
+		var p worker.Profile
+		for _, in := range r.Inputs {
+			p.Inputs = append(p.Inputs, worker.ShapeRange{Name: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
+		}
+		completed = append(completed, p)
+		w := r.Warnings
+		if len(profiles) > 1 {
+			w = make([]string, len(r.Warnings))
+			for k, x := range r.Warnings {
+				w[k] = fmt.Sprintf("profile %d: %s", i, x)
+			}
+		}
 		for _, x := range w {
 			if !seen[x] {
 				seen[x] = true
@@ -93,6 +111,60 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 			}
 		}
 	}
+	if err := checkIOFormats(m, req); err != nil {
+		return nil, nil, err
+	}
+	warnings = append(warnings, layerPrecisionWarnings(m, req)...)
+	// The profiles preflight completed (inputs filled in from the named dimensions they share
+	// with given ones) replace the ones parsed from the flags.
+	if len(completed) > 1 || len(completed) == 1 && len(completed[0].Inputs) > 0 {
+		req.Profiles = completed
+	}
 	req.Layers = m.NodeNames()
 	return m, warnings, nil
+}
+
+// checkIOFormats checks that --inputIOFormats and --outputIOFormats give one format for all
+// tensors or one per tensor, as trtexec requires.
+func checkIOFormats(m *onnx.Model, req *worker.Request) error {
+	for _, c := range []struct {
+		flag, what string
+		n          int
+		values     []onnx.Value
+	}{
+		{"--inputIOFormats", "inputs", len(req.InputFormats), m.Inputs},
+		{"--outputIOFormats", "outputs", len(req.OutputFormats), m.Outputs},
+	} {
+		if c.n <= 1 || c.n == len(c.values) {
+			continue
+		}
+		names := make([]string, len(c.values))
+		for i, v := range c.values {
+			names[i] = v.Name
+		}
+		return exitcode.Usagef("%s gives %d formats but %s has %d %s (%s); give one format for all of them or one per %s, in this order",
+			c.flag, c.n, filepath.Base(m.Path), len(c.values), c.what, strings.Join(names, ", "), strings.TrimSuffix(c.what, "s"))
+	}
+	return nil
+}
+
+// layerPrecisionWarnings names the --layerPrecisions layers that are no node of the model.
+// TensorRT names the layers it makes from ONNX nodes after them, so such a name probably
+// matches nothing; it is not an error, since TensorRT may add layers of its own.
+func layerPrecisionWarnings(m *onnx.Model, req *worker.Request) []string {
+	nodes := map[string]bool{}
+	for _, n := range m.NodeNames() {
+		nodes[n] = true
+	}
+	var unknown []string
+	for _, lp := range req.LayerPrecisions {
+		if lp.Layer != "*" && !nodes[lp.Layer] {
+			unknown = append(unknown, strconv.Quote(lp.Layer))
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("--layerPrecisions names %s, which %s has no node of; TensorRT names layers after the ONNX nodes, so check the names with trtbuild inspect",
+		strings.Join(unknown, ", "), filepath.Base(m.Path))}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/trtexec"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -30,7 +31,10 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		Example: `  trtbuild --backend sim testdata/models/convnet.onnx     # simulated build, no GPU needed
   trtbuild model.onnx --fp16 -o model.engine
   trtbuild model.onnx --min-shapes images:1x3x224x224 --opt-shapes images:8x3x224x224 --max-shapes images:32x3x224x224
-  trtbuild model.onnx --progress json > build.jsonl`,
+  trtbuild model.onnx --progress json > build.jsonl
+  trtbuild --backend sim --sim-scenario silence testdata/models/convnet.onnx   # also fail, crash, slow-cancel
+  trtbuild model.onnx --iterations=100    # a trtexec-only flag: one line says what to run instead
+  source <(trtbuild completion bash)      # tab completion (also zsh, fish; see README)`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
@@ -48,10 +52,9 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		return releaseSignals(s.Signals)
 	}
 	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
-	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return exitcode.Usagef("%s; run '%s --help' for usage", strings.TrimSpace(err.Error()), c.CommandPath())
-	})
+	cmd.SetFlagErrorFunc(flagError)
 	addBuildFlags(cmd, o)
+	addCompletions(cmd, o)
 	cmd.AddCommand(
 		newInspectCmd(s.Out),
 		newConvertCmd(s),
@@ -64,6 +67,18 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newWorkerCmd(),
 	)
 	return cmd
+}
+
+// flagError turns pflag's errors into one-line usage errors. A trtexec flag trtbuild does not
+// take is never a bare "unknown flag": the message says why and what to use instead.
+func flagError(c *cobra.Command, err error) error {
+	msg := strings.TrimSpace(err.Error())
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		if why, ok := trtexec.Unsupported(name); ok {
+			return exitcode.Usagef("%s", why)
+		}
+	}
+	return exitcode.Usagef("%s; run '%s --help' for usage", msg, c.CommandPath())
 }
 
 func newWorkerCmd() *cobra.Command {

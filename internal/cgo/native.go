@@ -244,6 +244,8 @@ type Options struct {
 	PluginPaths    []string // plugin libraries to load; this runs their code
 	TimingCache    []byte   // a serialized timing cache to start from; nil: none
 	Sim            *SimOptions
+	// BuildSettings are trtexec's other build settings (I/O formats, layer precisions, DLA …).
+	BuildSettings
 }
 
 // Result is what Run reports, also when it fails (then PlanBytes is 0).
@@ -685,6 +687,9 @@ func (o *Options) toC(mem *cmem) (*C.trtb_options, error) {
 		if c.sim, err = o.Sim.toC(mem); err != nil {
 			return nil, err
 		}
+	}
+	if err := o.BuildSettings.toC(c, mem); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -322,6 +322,7 @@ struct Config {
     int32_t max_aux_streams = -1;
     int32_t hardware_compat = 0;
     uint64_t workspace_bytes = 0;
+    std::string build_settings;  // check_build_settings' summary, written into the plan
     int32_t nb_profiles = 0;
     std::vector<std::string> plugin_paths;
     bool has_cache = false;
@@ -962,6 +963,7 @@ std::string SimBuild::plan_text(const RunState& rs, uint64_t model_bytes) const 
     out += "workspace_bytes " +
            (cfg_.workspace_bytes == 0 ? std::string("default") : std::to_string(cfg_.workspace_bytes)) +
            "\n";
+    out += cfg_.build_settings;
     out += format("profiles %d\n", cfg_.nb_profiles);
     out += format("tactics %d\niterations %d\nseed %llu\n", cfg_.tactics, cfg_.iterations,
                   static_cast<unsigned long long>(cfg_.seed));
@@ -1005,6 +1007,7 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
     c.plugin_paths = std::move(checked.plugin_paths);
     c.has_cache = checked.has_timing_cache;
     c.cache_blob = std::move(checked.timing_cache);
+    c.build_settings = std::move(checked.build_settings);
 
     int32_t nb_layers = kDefaultLayers;
     const char* const* layers = nullptr;

@@ -156,6 +156,85 @@ typedef struct trtb_sim_options {
     int32_t reserved;
 } trtb_sim_options;
 
+/* Data types, for I/O formats and layer precisions; trtexec's names in the comments. */
+typedef enum trtb_data_type {
+    TRTB_TYPE_FP32 = 1,  /* fp32 */
+    TRTB_TYPE_FP16 = 2,  /* fp16 */
+    TRTB_TYPE_BF16 = 3,  /* bf16 */
+    TRTB_TYPE_INT8 = 4,  /* int8 */
+    TRTB_TYPE_FP8 = 5,   /* fp8 */
+    TRTB_TYPE_INT32 = 6, /* int32 */
+    TRTB_TYPE_INT64 = 7, /* int64 */
+    TRTB_TYPE_BOOL = 8,  /* bool */
+    TRTB_TYPE_UINT8 = 9, /* uint8 */
+    TRTB_TYPE_INT4 = 10  /* int4 */
+} trtb_data_type;
+
+/* Tensor formats (bits of trtb_io_format.formats); trtexec's names in the comments. The shim
+ * maps each to the TensorFormat of the same name (CHW is kLINEAR). */
+typedef enum trtb_tensor_format {
+    TRTB_FORMAT_CHW = 1 << 0,         /* chw */
+    TRTB_FORMAT_CHW2 = 1 << 1,        /* chw2 */
+    TRTB_FORMAT_HWC8 = 1 << 2,        /* hwc8 */
+    TRTB_FORMAT_CHW4 = 1 << 3,        /* chw4 */
+    TRTB_FORMAT_CHW16 = 1 << 4,       /* chw16 */
+    TRTB_FORMAT_CHW32 = 1 << 5,       /* chw32 */
+    TRTB_FORMAT_DHWC8 = 1 << 6,       /* dhwc8 */
+    TRTB_FORMAT_CDHW32 = 1 << 7,      /* cdhw32 */
+    TRTB_FORMAT_HWC = 1 << 8,         /* hwc */
+    TRTB_FORMAT_DLA_LINEAR = 1 << 9,  /* dla_linear */
+    TRTB_FORMAT_DLA_HWC4 = 1 << 10,   /* dla_hwc4 */
+    TRTB_FORMAT_HWC16 = 1 << 11,      /* hwc16 */
+    TRTB_FORMAT_DHWC = 1 << 12        /* dhwc */
+} trtb_tensor_format;
+
+/* One network input's or output's type and allowed formats (ITensor::setType and
+ * setAllowedFormats). */
+typedef struct trtb_io_format {
+    int32_t type;     /* trtb_data_type */
+    uint32_t formats; /* trtb_tensor_format bits, at least one */
+} trtb_io_format;
+
+/* One layer's precision (ILayer::setPrecision). layer "*" means every layer. */
+typedef struct trtb_layer_precision {
+    const char *layer;
+    int32_t type; /* trtb_data_type */
+} trtb_layer_precision;
+
+/* How strictly the builder keeps layer precisions (TensorRT 10's kPREFER_ and
+ * kOBEY_PRECISION_CONSTRAINTS). */
+typedef enum trtb_precision_constraints {
+    TRTB_PRECISION_CONSTRAINTS_NONE = 0,
+    TRTB_PRECISION_CONSTRAINTS_PREFER = 1,
+    TRTB_PRECISION_CONSTRAINTS_OBEY = 2
+} trtb_precision_constraints;
+
+/* IBuilderConfig::setProfilingVerbosity; DEFAULT leaves TensorRT's. */
+typedef enum trtb_profiling_verbosity {
+    TRTB_PROFILING_DEFAULT = 0,
+    TRTB_PROFILING_LAYER_NAMES_ONLY = 1,
+    TRTB_PROFILING_NONE = 2,
+    TRTB_PROFILING_DETAILED = 3
+} trtb_profiling_verbosity;
+
+/* Tactic sources (bits of trtb_options.tactic_sources_on/off). CUBLAS, CUBLAS_LT and CUDNN
+ * exist in TensorRT 10 only. */
+typedef enum trtb_tactic_source {
+    TRTB_TACTIC_CUBLAS = 1 << 0,
+    TRTB_TACTIC_CUBLAS_LT = 1 << 1,
+    TRTB_TACTIC_CUDNN = 1 << 2,
+    TRTB_TACTIC_EDGE_MASK_CONVOLUTIONS = 1 << 3,
+    TRTB_TACTIC_JIT_CONVOLUTIONS = 1 << 4
+} trtb_tactic_source;
+
+/* Memory pools besides the workspace (bits of trtb_options.pools_set). */
+typedef enum trtb_pool {
+    TRTB_POOL_TACTIC_SHARED_MEMORY = 1 << 0, /* trtexec tacticSharedMem */
+    TRTB_POOL_DLA_MANAGED_SRAM = 1 << 1,     /* dlaSRAM */
+    TRTB_POOL_DLA_LOCAL_DRAM = 1 << 2,       /* dlaLocalDRAM */
+    TRTB_POOL_DLA_GLOBAL_DRAM = 1 << 3       /* dlaGlobalDRAM */
+} trtb_pool;
+
 /*
  * Everything a build needs. Zero means "the builder's default" for every numeric field unless
  * the comment says otherwise. trtb_build_create copies what it keeps; nothing here needs to
@@ -182,6 +261,30 @@ typedef struct trtb_options {
     const void *timing_cache;          /* a serialized timing cache to start from; may be NULL */
     uint64_t timing_cache_size;
     const trtb_sim_options *sim;       /* simulated builder knobs; NULL: defaults */
+
+    /* trtexec's other build settings (ABI 3). Zero leaves TensorRT's default. */
+    const trtb_io_format *input_formats;  /* nb_input_formats: 1 (for every input) or one per
+                                             network input, in order; NULL with 0: none */
+    int32_t nb_input_formats;
+    const trtb_io_format *output_formats; /* the same for the network's outputs */
+    int32_t nb_output_formats;
+    int32_t precision_constraints;        /* trtb_precision_constraints (TensorRT 10 only) */
+    const trtb_layer_precision *layer_precisions; /* needs precision_constraints (TensorRT 10 only) */
+    int32_t nb_layer_precisions;
+    int32_t profiling_verbosity;          /* trtb_profiling_verbosity */
+    uint32_t tactic_sources_on;           /* trtb_tactic_source bits to enable */
+    uint32_t tactic_sources_off;          /* trtb_tactic_source bits to disable */
+    int32_t use_dla;                      /* nonzero: build for DLA core dla_core */
+    int32_t dla_core;
+    int32_t gpu_fallback;                 /* with use_dla: layers DLA cannot run go to the GPU */
+    int32_t strongly_typed;               /* nonzero: TensorRT 10's kSTRONGLY_TYPED network (11
+                                             networks always are) */
+    int32_t best;                         /* nonzero: TensorRT 10 enables every precision */
+    uint32_t pools_set;                   /* trtb_pool bits: which sizes below are given */
+    uint64_t tactic_shared_memory_bytes;
+    uint64_t dla_managed_sram_bytes;
+    uint64_t dla_local_dram_bytes;
+    uint64_t dla_global_dram_bytes;
 } trtb_options;
 
 /* Kinds of trtb_event. */

@@ -92,6 +92,9 @@ struct BuildSettings {
     std::vector<std::string> plugin_paths;
     bool has_timing_cache = false;  // a non-empty cache was given
     std::string timing_cache;
+    // build_settings is check_build_settings' summary of trtexec's other build settings, one
+    // "key value" line each (empty when none was given).
+    std::string build_settings;
 };
 
 // check_options is the one option checker of both backends (options.cpp). It checks what
@@ -109,6 +112,16 @@ std::string hex_text(uint64_t v);
 // kDefaultQueueBytes is the default bound of an EventQueue: bytes of events waiting for the
 // drainer (see EventQueue).
 constexpr uint64_t kDefaultQueueBytes = 16u << 20;
+
+// check_build_settings checks trtexec's build settings in o (the fields after sim, ABI 3) for
+// what any builder would refuse: unknown enum values, a list without its pointer, layer
+// precisions without constraints, GPU fallback without a DLA core, "best" with a strongly typed
+// network. On success it writes them, one "key value" line per setting given, to *summary (may
+// be null) and returns true; otherwise it fills status with TRTB_ERR_INVALID_ARGUMENT.
+bool check_build_settings(const trtb_options& o, std::string* summary, trtb_status* status);
+
+// data_type_name returns trtexec's name of a trtb_data_type ("fp16"), or "unknown".
+const char* data_type_name(int32_t type);
 
 // EventQueue holds events copied out of builder callbacks until Go drains them.
 //

@@ -34,7 +34,16 @@ var (
 // --max-shapes values for inputs (see the rules above). Inputs of unknown
 // rank are left out: no example can be given for them.
 func ExampleShapes(inputs []onnx.Value) (min, opt, max []shapes.Spec) {
+	return exampleShapes(inputs, nil)
+}
+
+// exampleShapes is ExampleShapes with the named dimensions in bound already
+// sized (min, opt, max), as the user's shape flags gave them.
+func exampleShapes(inputs []onnx.Value, bound map[string][3]int64) (min, opt, max []shapes.Spec) {
 	byParam := map[string][3]int64{}
+	for k, v := range bound {
+		byParam[k] = v
+	}
 	for _, in := range inputs {
 		if in.Shape == nil {
 			continue

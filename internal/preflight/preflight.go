@@ -10,8 +10,13 @@
 //  3. Every shape has its input's rank and agrees with its fixed dimensions.
 //  4. min <= opt <= max in every dimension, with trtexec's broadcasting of
 //     missing flags (package shapes).
-//  5. Every dynamic input has a shape; otherwise one error lists all such
-//     inputs with a complete example flag line.
+//     4a. Inside each shape flag, a named dimension the model's inputs share
+//     ("batch", "seq") has one size in every input that has it.
+//     4b. The same across the flags, for each of min, opt and max.
+//  5. Every dynamic input has a shape. An input left out whose dynamic
+//     dimensions are all named by given inputs is filled in from them (with
+//     a warning); otherwise one error lists all inputs still missing with a
+//     complete example flag line that keeps the sizes given.
 //  6. External data references are well formed, stay inside the model's
 //     folder (no absolute paths, no "..", no links leading out), and their
 //     files exist, are regular files, and are large enough.
@@ -49,7 +54,7 @@ type Params struct {
 type Error struct {
 	// Rule is a short identifier of the failed check, for tests and
 	// programs: "model", "shape-name", "shape-rank", "shape-static",
-	// "shape-order", "missing-shapes", "external-data".
+	// "shape-shared-dim", "shape-order", "missing-shapes", "external-data".
 	Rule string
 	Err  error
 }
@@ -83,22 +88,49 @@ func Run(modelPath string, p Params) (*onnx.Model, []string, error) {
 
 // Check applies the rules of the package comment to a model read from
 // modelPath (whose folder holds its external data) and returns warnings, or
-// the first failure as an *Error.
+// the first failure as an *Error. CheckProfile also returns the profile.
 func Check(m *onnx.Model, modelPath string, p Params) ([]string, error) {
+	r, err := CheckProfile(m, modelPath, p)
+	return r.Warnings, err
+}
+
+// Result is what CheckProfile found.
+type Result struct {
+	// Inputs is the optimization profile to build with: the inputs of the
+	// shape flags with trtexec's broadcasting (package shapes), then the
+	// inputs filled in from the named dimensions they share with those, in
+	// the model's order.
+	Inputs []shapes.Input
+	// Warnings do not stop a build; each is one line.
+	Warnings []string
+}
+
+// CheckProfile is Check, returning the completed profile too.
+func CheckProfile(m *onnx.Model, modelPath string, p Params) (Result, error) {
 	var warnings []string
 	if err := checkShapeFlags(m, p); err != nil {
-		return nil, err
+		return Result{}, err
 	}
-	_, profileWarnings, err := shapes.Profile(p.Shapes, p.Min, p.Opt, p.Max)
+	if err := checkFlagDims(m, p); err != nil {
+		return Result{}, err
+	}
+	inputs, profileWarnings, err := shapes.Profile(p.Shapes, p.Min, p.Opt, p.Max)
 	if err != nil {
-		return nil, usage(&Error{Rule: "shape-order", Err: err})
+		return Result{}, usage(&Error{Rule: "shape-order", Err: err})
 	}
 	warnings = append(warnings, profileWarnings...)
-	if err := checkMissingShapes(m, p); err != nil {
-		return nil, err
+	bound, err := bindProfile(m, inputs)
+	if err != nil {
+		return Result{}, err
+	}
+	filled, notes := fillShared(m, inputs, bound)
+	inputs = append(inputs, filled...)
+	warnings = append(warnings, notes...)
+	if err := checkMissingShapes(m, inputs, bound, len(flagInputs(p)) > 0); err != nil {
+		return Result{}, err
 	}
 	if err := checkExternal(m, modelPath); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	warnings = append(warnings, opsetWarnings(m, p)...)
 	if custom := m.CustomOps(); len(custom) > 0 {
@@ -114,7 +146,18 @@ func Check(m *onnx.Model, modelPath string, p Params) ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("input %q is a %s; TensorRT takes only tensor inputs", in.Name, strings.ReplaceAll(in.Kind, "_", " ")))
 		}
 	}
-	return warnings, nil
+	return Result{Inputs: inputs, Warnings: warnings}, nil
+}
+
+// flagInputs returns the names the shape flags give.
+func flagInputs(p Params) map[string]bool {
+	given := map[string]bool{}
+	for _, f := range flagSpecs(p) {
+		for _, sp := range f.specs {
+			given[sp.Name] = true
+		}
+	}
+	return given
 }
 
 // flagSpecs pairs each shape flag's name with its specs.
@@ -199,14 +242,13 @@ func distance(a, b string) int {
 	return prev[len(b)]
 }
 
-// checkMissingShapes applies rule 5: every dynamic input needs a shape from
-// at least one of the four flags.
-func checkMissingShapes(m *onnx.Model, p Params) error {
+// checkMissingShapes applies rule 5: every dynamic input needs a shape, from
+// the flags (inputs, after broadcasting) or from the named dimensions it
+// shares with them. anyGiven tells whether the user gave any shape flag.
+func checkMissingShapes(m *onnx.Model, inputs []shapes.Input, bound map[string]binding, anyGiven bool) error {
 	given := map[string]bool{}
-	for _, f := range flagSpecs(p) {
-		for _, sp := range f.specs {
-			given[sp.Name] = true
-		}
+	for _, in := range inputs {
+		given[in.Name] = true
 	}
 	var missing []onnx.Value
 	for _, in := range m.DynamicInputs() {
@@ -224,10 +266,10 @@ func checkMissingShapes(m *onnx.Model, p Params) error {
 		}
 	}
 	verb := "add"
-	if len(given) > 0 {
+	if anyGiven {
 		verb = "use"
 	}
-	line := FlagLine(completeExample(m, p))
+	line := FlagLine(completeExample(m, inputs, bound))
 	if len(missing) == 1 {
 		return fail("missing-shapes", "input %q has dynamic dimensions (%s) and no shape was given; %s: %s",
 			missing[0].Name, DimsString(missing[0].Shape), verb, line)
@@ -240,16 +282,20 @@ func checkMissingShapes(m *onnx.Model, p Params) error {
 }
 
 // completeExample returns a full set of min/opt/max flags for all dynamic
-// inputs: what the user gave (broadcast as trtexec does) and examples for
-// the rest, so that the line can replace the user's shape flags as it is.
-func completeExample(m *onnx.Model, p Params) (min, opt, max []shapes.Spec) {
+// inputs: what the user gave (broadcast as trtexec does, or filled from
+// shared dimensions) and examples for the rest, whose named dimensions keep
+// the sizes the given inputs bind them to, so that the line can replace the
+// user's shape flags as it is.
+func completeExample(m *onnx.Model, inputs []shapes.Input, bound map[string]binding) (min, opt, max []shapes.Spec) {
 	given := map[string]shapes.Input{}
-	if inputs, _, err := shapes.Profile(p.Shapes, p.Min, p.Opt, p.Max); err == nil {
-		for _, in := range inputs {
-			given[in.Name] = in
-		}
+	for _, in := range inputs {
+		given[in.Name] = in
 	}
-	exMin, exOpt, exMax := ExampleShapes(m.DynamicInputs())
+	sizes := make(map[string][3]int64, len(bound))
+	for k, b := range bound {
+		sizes[k] = b.size
+	}
+	exMin, exOpt, exMax := exampleShapes(m.DynamicInputs(), sizes)
 	for i, sp := range exMin {
 		if g, ok := given[sp.Name]; ok {
 			min = append(min, shapes.Spec{Name: sp.Name, Dims: g.Min})

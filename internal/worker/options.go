@@ -57,6 +57,11 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 		}
 		o.Profiles = append(o.Profiles, prof)
 	}
+	settings, err := buildSettings(req)
+	if err != nil {
+		return o, err
+	}
+	o.BuildSettings = settings
 	s := req.Sim
 	o.Sim = &cgo.SimOptions{
 		Threads: s.Threads, Tactics: s.Tactics, Iterations: s.Iterations, Step: s.Step,

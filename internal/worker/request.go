@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
 // Request is everything the worker needs to run one build. The parent validates it and sends
@@ -44,6 +45,21 @@ type Request struct {
 	// StrictCache makes every timing cache problem (unreadable, rejected by the builder, not
 	// saved) fail the build instead of being a warning.
 	StrictCache bool `json:"strict_cache,omitempty"`
+
+	// trtexec's other build settings, checked by the parent (internal/trtexec holds the names).
+	InputFormats         []trtexec.IOFormat       `json:"input_formats,omitempty"`         // one for all inputs, or one per input
+	OutputFormats        []trtexec.IOFormat       `json:"output_formats,omitempty"`        // likewise for the outputs
+	PrecisionConstraints string                   `json:"precision_constraints,omitempty"` // "", "prefer" or "obey"
+	LayerPrecisions      []trtexec.LayerPrecision `json:"layer_precisions,omitempty"`
+	ProfilingVerbosity   string                   `json:"profiling_verbosity,omitempty"` // "": TensorRT's default
+	TacticSources        []string                 `json:"tactic_sources,omitempty"`      // "+name" or "-name"
+	DLACore              *int                     `json:"dla_core,omitempty"`            // nil: build for the GPU
+	GPUFallback          bool                     `json:"gpu_fallback,omitempty"`
+	StronglyTyped        bool                     `json:"strongly_typed,omitempty"`
+	Best                 bool                     `json:"best,omitempty"`
+	// MemPools are pool sizes in bytes besides the workspace, by trtexec's pool name
+	// (tacticSharedMem, dlaSRAM, dlaLocalDRAM, dlaGlobalDRAM).
+	MemPools map[string]uint64 `json:"mem_pools,omitempty"`
 
 	Sim SimConfig `json:"sim"`
 }

@@ -99,6 +99,9 @@ func generate() ([]file, error) {
 	if _, err := add("two_inputs_dynamic.onnx", twoInputsDynamic()); err != nil {
 		return nil, err
 	}
+	if _, err := add("bert_tiny.onnx", bertTiny()); err != nil {
+		return nil, err
+	}
 	ext, bin := externalData()
 	if _, err := add("external_data.onnx", ext); err != nil {
 		return nil, err
@@ -256,6 +259,44 @@ func twoInputsDynamic() *onnxpb.ModelProto {
 		tm.Value("attention_mask", tm.F32, "batch", "sequence"),
 	}
 	b.g.Output = []*onnxpb.ValueInfoProto{tm.Value("pooled", tm.F32, "batch", 4)}
+	return tm.Model(b.g)
+}
+
+// bertTiny is a BERT-shaped encoder front: input_ids, attention_mask and
+// token_type_ids, all int64 batch x seq as transformers exports them, summed
+// word and token-type embeddings masked by attention_mask, and a pooler. Its
+// three inputs share the named dimensions "batch" and "seq".
+func bertTiny() *onnxpb.ModelProto {
+	b := &builder{g: &onnxpb.GraphProto{Name: "bert_tiny"}, rnd: tm.NewRand(9)}
+	words := b.init(tm.Floats("embeddings/word_embeddings.weight", []int64{100, 16}, b.rnd.Floats(1600, 1)))
+	types := b.init(tm.Floats("embeddings/token_type_embeddings.weight", []int64{2, 16}, b.rnd.Floats(32, 1)))
+	ax2 := b.init(tm.Int64s("axes_2", []int64{1}, 2))
+	ax1 := b.init(tm.Int64s("axes_1", []int64{1}, 1))
+	w := b.init(tm.Floats("pooler/dense.weight", []int64{16, 16}, b.rnd.Floats(256, 0.25)))
+	bias := b.init(tm.Floats("pooler/dense.bias", []int64{16}, b.rnd.Floats(16, 0.1)))
+
+	e := b.node(tm.Node("embeddings/word", "Gather", []string{words, "input_ids"}, []string{"embeddings/word_out"}, tm.AttrInt("axis", 0)))
+	t := b.node(tm.Node("embeddings/token_type", "Gather", []string{types, "token_type_ids"}, []string{"embeddings/token_type_out"}, tm.AttrInt("axis", 0)))
+	e = b.op("embeddings/add", "Add", e, t)
+	m := b.node(tm.Node("mask/cast", "Cast", []string{"attention_mask"}, []string{"mask/cast_out"}, tm.AttrInt("to", int64(tm.F32))))
+	m3 := b.op("mask/unsqueeze", "Unsqueeze", m, ax2)
+	b.node(tm.Node("encoder/mask", "Mul", []string{e, m3}, []string{"last_hidden_state"}))
+	sum := b.node(tm.Node("pooler/sum", "ReduceSum", []string{"last_hidden_state", ax1}, []string{"pooler/sum_out"}, tm.AttrInt("keepdims", 0)))
+	cnt := b.node(tm.Node("pooler/count", "ReduceSum", []string{m, ax1}, []string{"pooler/count_out"}, tm.AttrInt("keepdims", 1)))
+	mean := b.op("pooler/mean", "Div", sum, cnt)
+	y := b.op("pooler/dense", "MatMul", mean, w)
+	y = b.op("pooler/bias", "Add", y, bias)
+	b.node(tm.Node("pooler/tanh", "Tanh", []string{y}, []string{"pooler_output"}))
+
+	b.g.Input = []*onnxpb.ValueInfoProto{
+		tm.Value("input_ids", tm.I64, "batch", "seq"),
+		tm.Value("attention_mask", tm.I64, "batch", "seq"),
+		tm.Value("token_type_ids", tm.I64, "batch", "seq"),
+	}
+	b.g.Output = []*onnxpb.ValueInfoProto{
+		tm.Value("last_hidden_state", tm.F32, "batch", "seq", 16),
+		tm.Value("pooler_output", tm.F32, "batch", 16),
+	}
 	return tm.Model(b.g)
 }
 

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/worker"
+)
+
+// TestSimScenarios checks the exit status and message of each --sim-scenario.
+func TestSimScenarios(t *testing.T) {
+	tests := []struct {
+		scenario string
+		code     int
+		stderr   []string
+	}{
+		// convnet.onnx has 24 nodes; the middle one is stage2/block1/bn1.
+		{"fail", 1, []string{"trtbuild: Error Code 10: Internal Error (Could not find any implementation for node stage2/block1/bn1.)"}},
+		{"crash", 1, []string{"trtbuild: the build worker crashed"}},
+		{"nonsense", 2, []string{`trtbuild: invalid --sim-scenario "nonsense": use crash, fail, silence, slow-cancel`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.scenario, func(t *testing.T) {
+			model := repoModel(t, "convnet.onnx")
+			r := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "50", "--no-timing-cache", "--progress", "plain", "--sim-scenario", tt.scenario, model)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s\nstdout: %s", r.code, tt.code, r.stderr, r.stdout)
+			}
+			for _, want := range tt.stderr {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+				}
+			}
+			assertNoTempFiles(t, strings.TrimSuffix(model, "/convnet.onnx"))
+		})
+	}
+}
+
+// TestSimScenarioSilence checks that the builder reports nothing for the scenario's silence
+// (20 s at speed 1, 2 s at --sim-speed 10) after "Timing graph nodes" starts, from the event
+// times of the JSON stream, and then builds.
+func TestSimScenarioSilence(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	r := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "10", "--no-timing-cache", "--progress", "json", "--sim-scenario", "silence", model)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	var start, next float64 = -1, -1
+	sc := bufio.NewScanner(strings.NewReader(r.stdout))
+	for sc.Scan() {
+		var ev struct {
+			Type string  `json:"type"`
+			T    float64 `json:"t"`
+			Name string  `json:"name"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if start >= 0 && ev.Type != "log" {
+			next = ev.T
+			break
+		}
+		if ev.Type == "phase_start" && ev.Name == "Timing graph nodes" {
+			start = ev.T
+		}
+	}
+	if start < 0 || next < 0 {
+		t.Fatalf("no event after \"Timing graph nodes\" started:\n%s", r.stdout)
+	}
+	if gap := next - start; gap < 2.0 {
+		t.Errorf("the builder was silent for %.3fs, want at least 2s", gap)
+	}
+}
+
+// TestSimScenarioSlowCancel cancels a slow-cancel build: it stops at a step boundary, exit 130.
+func TestSimScenarioSlowCancel(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "4", "--no-timing-cache", "--sim-scenario", "slow-cancel", model)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, 60*time.Second); code != 130 {
+		t.Fatalf("exit %d, want 130\nstderr: %s\nstdout: %s", code, errOut, out)
+	}
+	if !strings.Contains(errOut.String(), "Cancel requested: the builder stops at its next step boundary") {
+		t.Errorf("stderr lacks the cancel message:\n%s", errOut)
+	}
+}
+
+func TestApplyScenario(t *testing.T) {
+	req := worker.Request{Layers: []string{"a", "b", "c"}}
+	if err := applyScenario("crash", "tensorrt", 1, simFlags{}, &req); err == nil || !strings.Contains(err.Error(), "add --backend sim") {
+		t.Errorf("a scenario with TensorRT: %v", err)
+	}
+	tests := []struct {
+		scenario string
+		given    simFlags
+		speed    float64
+		want     worker.SimConfig
+	}{
+		{"silence", simFlags{}, 1, worker.SimConfig{Silent: 20 * time.Second}},
+		{"silence", simFlags{}, 4, worker.SimConfig{Silent: 5 * time.Second}},
+		{"silence", simFlags{silent: time.Second}, 1, worker.SimConfig{}}, // --sim-silent wins
+		{"fail", simFlags{}, 1, worker.SimConfig{FailPhase: "Finding fastest tactic for b"}},
+		{"crash", simFlags{}, 1, worker.SimConfig{AbortPhase: "Finding fastest tactic for b"}},
+		{"slow-cancel", simFlags{}, 2, worker.SimConfig{Step: time.Second, Threads: 2}},
+	}
+	for _, tt := range tests {
+		req := worker.Request{Layers: []string{"a", "b", "c"}}
+		if err := applyScenario(tt.scenario, "sim", tt.speed, tt.given, &req); err != nil {
+			t.Fatal(err)
+		}
+		if req.Sim != tt.want {
+			t.Errorf("%s at speed %g: %+v, want %+v", tt.scenario, tt.speed, req.Sim, tt.want)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/trtbuild/trtbuild/internal/worker"
+)
+
+// TestSharedDimsFillTheRequest checks that the inputs preflight fills in from the named
+// dimensions they share with given ones reach the builder's profile.
+func TestSharedDimsFillTheRequest(t *testing.T) {
+	model := repoModel(t, "bert_tiny.onnx")
+	o := &buildOptions{}
+	if err := (shapeValue{&o.profiles, kindShapes}).Set("input_ids:1x128"); err != nil {
+		t.Fatal(err)
+	}
+	flags, err := parseShapeFlags(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := worker.Request{}
+	if _, _, err := checkModel(model, &req, flags, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Profiles) != 1 {
+		t.Fatalf("%d profiles, want 1", len(req.Profiles))
+	}
+	var got []string
+	for _, in := range req.Profiles[0].Inputs {
+		got = append(got, in.Name)
+		for _, dims := range [][]int64{in.Min, in.Opt, in.Max} {
+			if len(dims) != 2 || dims[0] != 1 || dims[1] != 128 {
+				t.Errorf("input %s: %v, want 1x128", in.Name, dims)
+			}
+		}
+	}
+	if strings.Join(got, ",") != "input_ids,attention_mask,token_type_ids" {
+		t.Errorf("profile inputs %v", got)
+	}
+}
+
+func TestSharedDimsCLI(t *testing.T) {
+	model := repoModel(t, "bert_tiny.onnx")
+	r := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "50", "--progress", "quiet", model, "--shapes", "input_ids:1x128")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	want := `trtbuild: warning: input "attention_mask" has no shape; using 1x128, from the dimensions it shares with "input_ids" (batch, seq)`
+	if !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks\n  %s\ngot\n%s", want, r.stderr)
+	}
+
+	r = trtbuild(t, nil, "--backend", "sim", "--progress", "quiet", model, "--shapes", "input_ids:1x128,attention_mask:2x64")
+	want = `trtbuild: --shapes input_ids:1x128,attention_mask:2x64: inputs "input_ids" and "attention_mask" share the dimension "batch" but are given 1 and 2; ` +
+		`give every input the same batch, as in --shapes input_ids:1x128,attention_mask:1x128` + "\n"
+	if r.code != 2 || r.stderr != want || r.stdout != "" {
+		t.Errorf("mismatch: exit %d, want 2\nstderr: %q\nwant:   %q\nstdout: %q", r.code, r.stderr, want, r.stdout)
+	}
+}

@@ -1,0 +1,149 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/trtbuild/trtbuild/internal/trtexec"
+)
+
+// TestTrtexecBuildFlags pastes trtexec's build flags and checks that each reaches the builder:
+// the simulated builder writes the settings it got into its plan.
+func TestTrtexecBuildFlags(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	engine := filepath.Join(filepath.Dir(model), "out.engine")
+	r := trtbuild(t, nil, "--backend=sim", "--sim-speed=100", "--progress=quiet", "--onnx="+model, "--saveEngine="+engine,
+		"--inputIOFormats=fp16:chw", "--outputIOFormats=fp32:chw", "--precisionConstraints=obey",
+		"--layerPrecisions=stem/conv1:fp16,*:fp32", "--profilingVerbosity=detailed", "--tacticSources=-CUDNN,+CUBLAS",
+		"--useDLACore=1", "--allowGPUFallback", "--stronglyTyped", "--memPoolSize=workspace:1G,tacticSharedMem:1K,dlaSRAM:1M")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	plan, err := os.ReadFile(engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"workspace_bytes 1073741824\n", "input_formats fp16:chw\n", "output_formats fp32:chw\n",
+		"precision_constraints obey\n", "layer_precisions stem/conv1:fp16,*:fp32\n", "profiling_verbosity detailed\n",
+		"tactic_sources +cublas,-cudnn\n", "dla_core 1 gpu_fallback\n", "strongly_typed\n",
+		"mem_pools tacticSharedMem:1024,dlaSRAM:1048576\n",
+	} {
+		if !strings.Contains(string(plan), want) {
+			t.Errorf("plan lacks %q:\n%s", want, plan)
+		}
+	}
+
+	r = trtbuild(t, nil, "--backend=sim", "--sim-speed=100", "--progress=quiet", "--best", "-o", engine, model)
+	if r.code != 0 {
+		t.Fatalf("--best: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "TensorRT 11 has no weak typing") {
+		t.Errorf("--best does not explain TensorRT 11:\n%s", r.stderr)
+	}
+	if plan, _ := os.ReadFile(engine); !strings.Contains(string(plan), "\nbest\n") {
+		t.Errorf("plan lacks best:\n%s", plan)
+	}
+}
+
+// TestTrtexecFlagErrors checks that bad values of trtexec's build flags, and trtexec flags
+// trtbuild does not take, end with one line naming the problem and the fix, exit 2.
+func TestTrtexecFlagErrors(t *testing.T) {
+	model := repoModel(t, "bert_tiny.onnx")
+	shapes := "--shapes=input_ids:1x16"
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"io format type", []string{"--inputIOFormats=half:chw"}, `--inputIOFormats entry "half:chw": unknown type "half"; use one of fp32`},
+		{"io format count", []string{"--inputIOFormats=int64:chw,int64:chw"},
+			"--inputIOFormats gives 2 formats but bert_tiny.onnx has 3 inputs (input_ids, attention_mask, token_type_ids); give one format for all of them or one per input, in this order"},
+		{"output format count", []string{"--outputIOFormats=fp32:chw,fp32:chw,fp32:chw"}, "--outputIOFormats gives 3 formats but bert_tiny.onnx has 2 outputs"},
+		{"layer precisions alone", []string{"--layerPrecisions=pooler/dense:fp16"}, "--layerPrecisions has no effect without --precisionConstraints: add --precisionConstraints obey"},
+		{"bad constraints", []string{"--precisionConstraints=strict"}, "invalid --precisionConstraints"},
+		{"bad verbosity", []string{"--profilingVerbosity=all"}, "use layer_names_only, detailed or none"},
+		{"bad tactic source", []string{"--tacticSources=CUDNN"}, "needs a + (enable) or - (disable)"},
+		{"fallback without DLA", []string{"--allowGPUFallback"}, "--allowGPUFallback needs --useDLACore N"},
+		{"negative DLA core", []string{"--useDLACore=-1"}, "use 0 to 63"},
+		{"best and strongly typed", []string{"--best", "--stronglyTyped"}, "--best and --stronglyTyped contradict each other"},
+		{"unknown pool", []string{"--memPoolSize=scratch:1G"}, `--memPoolSize pool "scratch" is unknown: use workspace, tacticSharedMem, dlaSRAM, dlaLocalDRAM, dlaGlobalDRAM`},
+		{"pool twice", []string{"--memPoolSize=tacticSharedMem:1K,tacticSharedMem:2K"}, "gives pool tacticSharedMem twice"},
+		{"workspace twice", []string{"--workspace=1G", "--memPoolSize=workspace:2G"}, "give the workspace once"},
+		{"iterations", []string{"--iterations=100"}, "--iterations is a trtexec flag for running inference; trtbuild builds the engine and never runs it: build with trtbuild, then for inference run trtexec --loadEngine=model.engine with --iterations"},
+		{"use cuda graph", []string{"--useCudaGraph"}, "--useCudaGraph is a trtexec flag for running inference"},
+		{"load engine", []string{"--loadEngine=model.engine"}, "for inference run trtexec --loadEngine=model.engine"},
+		{"export layer info", []string{"--exportLayerInfo=layers.json"}, "--exportLayerInfo is a trtexec flag that reads a built engine"},
+		{"export times", []string{"--exportTimes", "t.json"}, "--exportTimes is a trtexec flag for running inference"},
+		{"calibration", []string{"--calib=cache.bin"}, "INT8 calibration"},
+		{"builder flag not set", []string{"--avgTiming=4"}, "--avgTiming is a trtexec builder flag that trtbuild does not set"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := trtbuild(t, nil, append([]string{"--backend", "sim", shapes, model}, tt.args...)...)
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if r.code != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], "trtbuild: ") || !strings.Contains(lines[0], tt.want) {
+				t.Errorf("exit %d, want 2 and one line containing %q; stderr:\n%s", r.code, tt.want, r.stderr)
+			}
+			if strings.Contains(r.stderr, "unknown flag") {
+				t.Errorf("a bare unknown flag: %s", r.stderr)
+			}
+			if _, err := os.Stat(strings.TrimSuffix(model, ".onnx") + ".engine"); err == nil {
+				t.Error("an engine was written")
+			}
+		})
+	}
+}
+
+// TestTrtexecNamesNormalize checks that trtexec's spellings of the build flags reach trtbuild's
+// flags, and that no flag trtbuild takes is also on the list of refused trtexec flags.
+func TestTrtexecNamesNormalize(t *testing.T) {
+	cmd := newRootCmd(&streams{})
+	f := cmd.Flags()
+	for trtexecName, want := range map[string]string{
+		"inputIOFormats": "input-io-formats", "outputIOFormats": "output-io-formats",
+		"precisionConstraints": "precision-constraints", "layerPrecisions": "layer-precisions",
+		"profilingVerbosity": "profiling-verbosity", "tacticSources": "tactic-sources", "useDLACore": "use-dla-core",
+		"allowGPUFallback": "allow-gpu-fallback", "stronglyTyped": "strongly-typed", "best": "best", "memPoolSize": "mem-pool-size",
+	} {
+		if got := string(normalizeFlagName(f, trtexecName)); got != want {
+			t.Errorf("%s normalizes to %s, want %s", trtexecName, got, want)
+		}
+		if f.Lookup(want) == nil {
+			t.Errorf("no flag --%s", want)
+		}
+	}
+	f.VisitAll(func(fl *pflag.Flag) {
+		if msg, ok := trtexec.Unsupported(fl.Name); ok {
+			t.Errorf("--%s is a flag and also refused: %s", fl.Name, msg)
+		}
+	})
+}
+
+// TestMessages checks messages that used to give no fix.
+func TestMessages(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workspace", "0"}, `trtbuild: invalid --workspace: "0" is too small: give at least 1 byte, like 512M or 4G (leave the flag out for TensorRT's default)`},
+		{[]string{"--timeout", "2"}, `trtbuild: invalid argument "2" for "--timeout" flag: a duration needs a unit: use a unit, like 2s or 2m`},
+		{[]string{"--stall-timeout", "90"}, "use a unit, like 90s or 90m"},
+		{[]string{"--kill-after", "soon"}, "not a duration: write a number with a unit, like 90s, 20m or 1h30m"},
+	}
+	for _, tt := range tests {
+		r := trtbuild(t, nil, append([]string{"--backend", "sim", model}, tt.args...)...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 2 || len(lines) != 1 || !strings.Contains(lines[0], tt.want) {
+			t.Errorf("%q: exit %d, want 2 and one line containing %q; stderr:\n%s", tt.args, r.code, tt.want, r.stderr)
+		}
+		if strings.Contains(r.stderr, "missing unit") || strings.Contains(r.stderr, "out of range") {
+			t.Errorf("%q: Go's message leaks: %s", tt.args, r.stderr)
+		}
+	}
+}

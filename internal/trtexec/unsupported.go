@@ -1,0 +1,118 @@
+package trtexec
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kinds of trtexec flags trtbuild does not take; each has its own reason and advice.
+const (
+	kindInference   = iota // runs or times the engine
+	kindInspect            // reads a built engine
+	kindCalibration        // INT8 calibration
+	kindOldFormat          // Caffe and UFF models, removed in TensorRT 10
+	kindObsolete           // has no effect since TensorRT 10
+	kindBuilder            // a builder setting trtbuild does not expose
+)
+
+// unsupported lists trtexec's flags (TensorRT 10 and 11) that trtbuild does not take.
+var unsupported = map[string]int{
+	"loadEngine": kindInference, "iterations": kindInference, "warmUp": kindInference, "duration": kindInference,
+	"avgRuns": kindInference, "useCudaGraph": kindInference, "noDataTransfers": kindInference,
+	"useSpinWait": kindInference, "threads": kindInference, "streams": kindInference, "infStreams": kindInference,
+	"exposeDMA": kindInference, "separateProfileRun": kindInference, "loadInputs": kindInference,
+	"idleTime": kindInference, "sleepTime": kindInference, "persistentCacheRatio": kindInference,
+	"useManagedMemory": kindInference, "percentile": kindInference, "dumpOutput": kindInference,
+	"dumpRawBindingsToFile": kindInference, "exportOutput": kindInference, "exportTimes": kindInference,
+	"exportProfile": kindInference, "dumpProfile": kindInference, "batch": kindInference,
+	"weightStreamingBudget": kindInference, "allocationStrategy": kindInference, "useRuntime": kindInference,
+	"leanDLLPath": kindInference, "timeDeserialize": kindInference, "timeRefit": kindInference,
+	"saveDebugTensors": kindInference, "asyncFileReader": kindInference, "refitEngine": kindInference,
+
+	"exportLayerInfo": kindInspect, "dumpLayerInfo": kindInspect, "getPlanVersionOnly": kindInspect,
+	"dumpOptimizationProfile": kindInspect,
+
+	"calib": kindCalibration, "optShapesCalib": kindCalibration, "minShapesCalib": kindCalibration,
+	"maxShapesCalib": kindCalibration,
+
+	"deploy": kindOldFormat, "model": kindOldFormat, "output": kindOldFormat, "uff": kindOldFormat,
+	"uffInput": kindOldFormat, "uffNHWC": kindOldFormat, "prototxt": kindOldFormat,
+
+	"explicitBatch": kindObsolete, "workspace_MB": kindObsolete, "maxBatch": kindObsolete, "directIO": kindObsolete,
+
+	"avgTiming": kindBuilder, "maxTactics": kindBuilder, "tilingOptimizationLevel": kindBuilder,
+	"l2LimitForTiling": kindBuilder, "layerOutputTypes": kindBuilder, "layerDeviceTypes": kindBuilder,
+	"sparsity": kindBuilder, "safe": kindBuilder, "consistency": kindBuilder, "restricted": kindBuilder,
+	"buildDLAStandalone": kindBuilder, "preview": kindBuilder, "tempdir": kindBuilder,
+	"tempfileControls": kindBuilder, "setPluginsToSerialize": kindBuilder, "markDebug": kindBuilder,
+	"markUnfusedTensorsAsDebugTensors": kindBuilder, "noCompilationCache": kindBuilder,
+	"monitorMemory": kindBuilder, "weightless": kindBuilder, "stripAllWeights": kindBuilder,
+	"enablePluginOverride": kindBuilder, "pluginInstanceNorm": kindBuilder, "pi": kindBuilder,
+	"uint8AsymmetricQuantizationDLA": kindBuilder, "reportCapabilityDLA": kindBuilder,
+	"adjustForDLA": kindBuilder, "distributiveIndependence": kindBuilder, "decomposableAttentions": kindBuilder,
+	"saveAllEngines": kindBuilder, "allowWeightStreaming": kindBuilder, "errorOnTimingCacheMiss": kindBuilder,
+	"int4": kindBuilder, "cpuOnly": kindBuilder, "runtimePlatform": kindBuilder, "dumpKernelText": kindBuilder,
+	"remoteAutoTuningConfig": kindBuilder, "refitIdentical": kindBuilder,
+}
+
+// byKey finds a flag of unsupported whatever its case and dashes (--useCudaGraph,
+// --use-cuda-graph).
+var byKey = func() map[string]string {
+	m := make(map[string]string, len(unsupported))
+	for name := range unsupported {
+		m[key(name)] = name
+	}
+	return m
+}()
+
+func key(name string) string {
+	return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(name))
+}
+
+// Unsupported says, in one line, why trtbuild does not take the trtexec flag name (without its
+// dashes, in trtexec's or trtbuild's spelling) and what to use instead. ok is false when name
+// is not such a flag.
+func Unsupported(name string) (message string, ok bool) {
+	canon, ok := byKey[key(strings.TrimLeft(name, "-"))]
+	if !ok {
+		return "", false
+	}
+	flag := "--" + canon
+	switch unsupported[canon] {
+	case kindInference:
+		if canon == "loadEngine" {
+			return fmt.Sprintf("%s is a trtexec flag that loads a built engine to run it; trtbuild builds engines from ONNX models and never runs them: "+
+				"build with trtbuild model.onnx -o model.engine, and for inference run trtexec --loadEngine=model.engine", flag), true
+		}
+		return fmt.Sprintf("%s is a trtexec flag for running inference; trtbuild builds the engine and never runs it: "+
+			"build with trtbuild, then for inference run trtexec --loadEngine=model.engine with %s", flag, flag), true
+	case kindInspect:
+		return fmt.Sprintf("%s is a trtexec flag that reads a built engine; trtbuild does not inspect engines: "+
+			"build with --profilingVerbosity detailed, then run trtexec --loadEngine=model.engine %s=… --skipInference", flag, flag), true
+	case kindCalibration:
+		return fmt.Sprintf("%s is a trtexec flag for INT8 calibration, which TensorRT deprecated and trtbuild does not do: "+
+			"quantize the ONNX model with Q/DQ nodes (for example with NVIDIA's TensorRT Model Optimizer) and build that", flag), true
+	case kindOldFormat:
+		engine := ""
+		if canon == "output" {
+			engine = " (the engine's path is -o)"
+		}
+		return fmt.Sprintf("%s is a trtexec flag for Caffe and UFF models, which TensorRT 10 removed; trtbuild builds ONNX models: "+
+			"export the model to ONNX and give the .onnx file%s", flag, engine), true
+	case kindObsolete:
+		return fmt.Sprintf("%s is a trtexec flag that has no effect since TensorRT 10 (networks are explicit-batch, the workspace is --workspace): "+
+			"leave it out", flag), true
+	}
+	hint := "leave it out to keep TensorRT's default, or build with trtexec"
+	switch canon {
+	case "sparsity":
+		hint = "for --sparsity=enable use --sparse-weights"
+	case "layerOutputTypes":
+		hint = "trtbuild sets layer precisions (--layerPrecisions with --precisionConstraints) but not output types; build with trtexec for those"
+	case "int4":
+		hint = "use a model quantized to INT4 with Q/DQ nodes"
+	case "errorOnTimingCacheMiss":
+		hint = "leave it out; --strict-cache makes timing cache problems fail the build"
+	}
+	return fmt.Sprintf("%s is a trtexec builder flag that trtbuild does not set: %s", flag, hint), true
+}
