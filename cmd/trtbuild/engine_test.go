@@ -126,8 +126,10 @@ func TestKeyCommand(t *testing.T) {
 	if key(renamed) != base {
 		t.Error("renaming the model changed the key")
 	}
-	if key(model, "--fp16") == base || key(model, "--opt-level", "5") == base || key(model, "--workspace", "1G") == base {
-		t.Error("a builder setting did not change the key")
+	for _, flags := range [][]string{{"--fp16"}, {"--opt-level", "5"}, {"--workspace", "1G"}, {"--tacticSources=-CUBLAS"}, {"--profilingVerbosity=detailed"}, {"--shapes", "images:1x3x224x224"}} {
+		if key(append([]string{model}, flags...)...) == base {
+			t.Errorf("%v did not change the key", flags)
+		}
 	}
 	r := trtbuild(t, nil, "key", "--backend", "sim", model, "--json")
 	var out struct {
@@ -166,7 +168,7 @@ func TestEngineInspect(t *testing.T) {
 	simBuild(t, model, "-o", engine, "--fp16")
 
 	r := trtbuild(t, nil, "engine", "inspect", engine)
-	if r.code != 0 || !strings.Contains(r.stdout, "simulated by trtbuild") || !strings.Contains(r.stdout, "key        trtb1-") || !strings.Contains(r.stdout, "precision  fp16") {
+	if r.code != 0 || !strings.Contains(r.stdout, "simulated by trtbuild") || !strings.Contains(r.stdout, "key        "+buildkey.Prefix) || !strings.Contains(r.stdout, "precision  fp16") {
 		t.Fatalf("inspect of a simulated engine: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = trtbuild(t, nil, "engine", "inspect", engine, "--expect-tensorrt", "10.16")

@@ -87,6 +87,10 @@ func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, M
 		Settings: Settings{
 			NoTF32: req.NoTF32, Refit: req.Refit, StripWeights: req.StripWeights, SparseWeights: req.SparseWeights,
 			OptLevel: req.OptLevel, MaxAuxStreams: req.MaxAuxStreams, WorkspaceBytes: req.WorkspaceBytes,
+			InputFormats: req.InputFormats, OutputFormats: req.OutputFormats,
+			PrecisionConstraints: req.PrecisionConstraints, LayerPrecisions: req.LayerPrecisions,
+			ProfilingVerbosity: req.ProfilingVerbosity, TacticSources: req.TacticSources, DLACore: req.DLACore,
+			GPUFallback: req.GPUFallback, StronglyTyped: req.StronglyTyped, Best: req.Best, MemPools: req.MemPools,
 		},
 		Plugins: plugins,
 	}
