@@ -67,6 +67,9 @@ type simFlags struct {
 	ignoreCancel                      bool
 	seed                              uint64
 	flood                             bool
+	preSilent, postSilent             time.Duration
+	skipFinish                        bool
+	fp16FailNode                      string
 	scenario                          string
 }
 
@@ -139,8 +142,13 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.BoolVar(&o.sim.ignoreCancel, "sim-ignore-cancel", false, "keep building after a cancel request")
 	f.Uint64Var(&o.sim.seed, "sim-seed", 0, "seed of the simulated timings")
 	f.BoolVar(&o.sim.flood, "sim-flood", false, "report events as fast as possible, without sleeping (benchmarks)")
+	f.DurationVar(&o.sim.preSilent, "sim-pre-silent", 0, "simulated silence before the first phase (graph optimization)")
+	f.DurationVar(&o.sim.postSilent, "sim-post-silent", 0, "simulated silence after timing (engine generation)")
+	f.BoolVar(&o.sim.skipFinish, "sim-skip-finish", false, "send no phase finish after a cancel or a failure")
+	f.StringVar(&o.sim.fp16FailNode, "sim-fp16-fail-node", "", "fail as TensorRT 11.2 does when this node runs in FP16")
 	for _, name := range []string{"sim-threads", "sim-tactics", "sim-iterations", "sim-step", "sim-silent", "sim-long-step",
-		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed", "sim-flood"} {
+		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed", "sim-flood",
+		"sim-pre-silent", "sim-post-silent", "sim-skip-finish", "sim-fp16-fail-node"} {
 		_ = f.MarkHidden(name)
 	}
 }
@@ -533,7 +541,8 @@ func simConfig(f simFlags) (worker.SimConfig, error) {
 		Threads: f.threads, Tactics: f.tactics, Iterations: f.iterations, Step: step,
 		FailPhase: f.failPhase, EarlyPhase: f.earlyPhase, AbortPhase: f.abortPhase,
 		Silent: f.silent, LongStep: f.longStep, IgnoreCancel: f.ignoreCancel, Seed: f.seed,
-		Flood: f.flood,
+		Flood: f.flood, PreSilent: f.preSilent, PostSilent: f.postSilent, SkipFinishOnStop: f.skipFinish,
+		FP16FailNode: f.fp16FailNode,
 	}, nil
 }
 
