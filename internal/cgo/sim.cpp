@@ -527,8 +527,9 @@ struct RunState {
         }
     }
 
-    // fail records the first failure, logs it as an ERROR and stops every thread.
-    void fail(int32_t code, const std::string& message) {
+    // fail records the first failure, logs it as an ERROR (unless logged is set: the caller
+    // logged what it quotes) and stops every thread.
+    void fail(int32_t code, const std::string& message, bool logged = false) {
         {
             std::lock_guard<std::mutex> lock(mu);
             if (fail_code == TRTB_OK) {
@@ -536,7 +537,9 @@ struct RunState {
                 fail_message = message;
             }
         }
-        log(TRTB_SEVERITY_ERROR, message);
+        if (!logged) {
+            log(TRTB_SEVERITY_ERROR, message);
+        }
         stop.store(true, std::memory_order_relaxed);
     }
 
@@ -998,17 +1001,21 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
                                            }) != cfg_.keep_fp32.end();
             if (!kept) {
                 // TensorRT 11.2.1 (NVIDIA/TensorRT#4838): an ERROR line naming the node, then
-                // the build fails with Error Code 10 for the same node.
-                rs.log(TRTB_SEVERITY_ERROR,
-                       "No low-precision conv kernel available for this strongly-typed "
-                       "Conv/ConvTranspose. Consider keeping Conv/ConvTranspose and Q/DQ ops in FP32 "
-                       "(e.g. via modelopt.onnx.autocast.convert_to_f16 with "
-                       "op_block_list=['Conv','ConvTranspose','QuantizeLinear','DequantizeLinear']). "
-                       "Failing node: " + member.first);
-                rs.fail(TRTB_ERR_BUILD_FAILED,
-                        "IBuilder::buildSerializedNetworkToStream: Error Code 10: Internal Error "
-                        "(Could not find any implementation for node " + member.first +
-                        ". In computeCosts at optimizer/common/tactic/optimizer.cpp)");
+                // the build fails with Error Code 10 for the same node. The failure quotes both
+                // errors joined by "; ", as the TensorRT shim quotes the last errors it saw.
+                const std::string low =
+                    "No low-precision conv kernel available for this strongly-typed "
+                    "Conv/ConvTranspose. Consider keeping Conv/ConvTranspose and Q/DQ ops in FP32 "
+                    "(e.g. via modelopt.onnx.autocast.convert_to_f16 with "
+                    "op_block_list=['Conv','ConvTranspose','QuantizeLinear','DequantizeLinear']). "
+                    "Failing node: " + member.first;
+                const std::string none =
+                    "IBuilder::buildSerializedNetworkToStream: Error Code 10: Internal Error (Could "
+                    "not find any implementation for node " + member.first +
+                    ". In computeCosts at optimizer/common/tactic/optimizer.cpp)";
+                rs.log(TRTB_SEVERITY_ERROR, low);
+                rs.log(TRTB_SEVERITY_ERROR, none);
+                rs.fail(TRTB_ERR_BUILD_FAILED, low + "; " + none, true);
                 return false;
             }
         }
