@@ -51,6 +51,14 @@ type Request struct {
 	// saved) fail the build instead of being a warning.
 	StrictCache bool `json:"strict_cache,omitempty"`
 
+	// TensorRTLib is the folder the TensorRT libraries are loaded from (--tensorrt-lib, or
+	// TRTBUILD_TENSORRT_LIB), absolute; "" searches TENSORRT_ROOT and the system (internal/trt.Search).
+	TensorRTLib string `json:"tensorrt_lib,omitempty"`
+	// NoBuiltinPlugins leaves TensorRT's standard plugins (libnvinfer_plugin) unloaded.
+	NoBuiltinPlugins bool `json:"no_builtin_plugins,omitempty"`
+	// KeepFP32 lists operator types and node names kept in float32 when a TensorRT 11
+	// --fp16/--bf16 build converts the model (--keep-fp32).
+	KeepFP32 []string `json:"keep_fp32,omitempty"`
 	// trtexec's other build settings, checked by the parent (internal/trtexec holds the names).
 	InputFormats         []trtexec.IOFormat       `json:"input_formats,omitempty"`         // one for all inputs, or one per input
 	OutputFormats        []trtexec.IOFormat       `json:"output_formats,omitempty"`        // likewise for the outputs
