@@ -380,6 +380,7 @@ struct Config {
     std::string fp16_fail_node;
     std::vector<std::string> keep_fp32;
     std::string shape_key;
+    int32_t original_layers = 0;  // the model's nodes, before optimize_graph
 
     // The optimized graph: layers[i] is the name TensorRT would report for layer i, sigs[i]
     // its signature (the timing cache key), members[i] the ONNX nodes fused into it as
@@ -860,7 +861,9 @@ void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_b
         return;
     }
     rs.work(2, 1);
-    rs.log(TRTB_SEVERITY_VERBOSE, format("Original: %d layers", nb_layers));
+    // The lines TensorRT's verbose log gives while it optimizes the graph.
+    rs.log(TRTB_SEVERITY_VERBOSE, format("Original: %d layers", cfg_.original_layers));
+    rs.log(TRTB_SEVERITY_VERBOSE, format("After vertical fusions: %d layers", nb_layers));
     if (!root.step(0)) {
         return;
     }
@@ -1280,6 +1283,7 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
             op_types.push_back(str_or_empty(ops[i]));
         }
     }
+    c.original_layers = nb_layers;
     optimize_graph(names, op_types, &c);
     return std::unique_ptr<Build>(new SimBuild(std::move(c)));
 }
