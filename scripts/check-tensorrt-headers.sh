@@ -83,6 +83,7 @@ struct cudaDeviceProp {
     char name[256];
     int major;
     int minor;
+    int multiProcessorCount;
 };
 cudaError_t cudaGetDeviceCount(int* count);
 cudaError_t cudaSetDevice(int device);

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/outstream"
@@ -43,6 +44,8 @@ type buildOptions struct {
 	noTimingCache bool
 	strictCache   bool
 	out           outputFlags
+	engineCache   engineCacheFlags
+	keyTarget     *buildkey.Target // a matrix cell's GPU target, for simulated builds' keys
 
 	timeout, stallTimeout, killAfter time.Duration
 
@@ -112,6 +115,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.Var(newDuration(&o.timeout, 0), "timeout", "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
 	f.Var(newDuration(&o.stallTimeout, 0), "stall-timeout", "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
 	addOutputFlags(f, &o.out)
+	addEngineCacheFlags(f, &o.engineCache)
 	f.Var(newDuration(&o.killAfter, 30*time.Second), "kill-after", "after a timeout, how long the builder may take to stop before it is killed")
 
 	f.Float64Var(&o.sim.speed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
@@ -207,6 +211,10 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	}
 	defer outs.cleanup()
 	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
+	keyed, hit, err := engineCacheLookup(s, o, mode, req, info)
+	if err != nil || hit {
+		return err
+	}
 
 	onTerminal := mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY)
 	var notices = s.Err
@@ -223,7 +231,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		}})
 		out = stdout
 	}
-	_, err = builder.Run(builder.Config{
+	res, err := builder.Run(builder.Config{
 		Worker:       worker.StartOptions{Command: exe, Request: req},
 		Engine:       engine,
 		Info:         info,
@@ -235,13 +243,17 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		KillAfter:    o.killAfter,
 	})
 	outs.finish(s.Err, sigs)
+	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
+		keyed.afterBuild(s, res)
+	}
 	if stdout != nil {
 		drain(stdout, s.Err, sigs)
 	}
 	if err != nil && !onTerminal {
-		// The outcome went to a pipe or nowhere: say it on stderr as well.
+		// The outcome went to a pipe or nowhere: say it on stderr as well, unless it is a
+		// time budget, whose message the notice already put there.
 		var e *exitcode.Error
-		if errors.As(err, &e) {
+		if errors.As(err, &e) && !(e.Code == exitcode.TimedOut && notices != nil) {
 			e.Reported = false
 		}
 	}
@@ -309,7 +321,8 @@ func newRenderer(mode tui.Mode, s *streams, out io.Writer, o *buildOptions, c pr
 			Controls: c, Verbose: o.verbose, Color: tui.ColorFromEnv(s.Getenv, true), Getenv: s.Getenv,
 		})
 	default:
-		return tui.NewPlain(out, tui.PlainOptions{Verbose: o.verbose})
+		// Plain text is for logs: colour only when the user forces it (CLICOLOR_FORCE).
+		return tui.NewPlain(out, tui.PlainOptions{Verbose: o.verbose, Color: tui.ColorFromEnv(s.Getenv, false)})
 	}
 }
 

@@ -389,7 +389,7 @@ func TestCancel(t *testing.T) {
 			if !strings.Contains(errOut.String(), "Cancel requested: the builder stops at its next step boundary") {
 				t.Errorf("stderr lacks the cancel message:\n%s", errOut)
 			}
-			if !strings.Contains(out.String(), "Build cancelled") || !strings.Contains(out.String(), "CANCELED") {
+			if !strings.Contains(out.String(), "Build cancelled") || !strings.Contains(out.String(), "CANCELLED") {
 				t.Errorf("stdout should show the cancelled phases and outcome:\n%s", out)
 			}
 			assertUnchanged(t, engine, "GOOD ENGINE")

@@ -126,6 +126,20 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 		}
 		return exitcode.Usagef("cannot convert %s to %s: %v", q(in), targetType, err)
 	}
+	if sum.AlreadyTarget {
+		// Nothing to convert: say so and write nothing (no copy to confuse
+		// with a converted model).
+		if o.asJSON {
+			b, err := sum.JSON()
+			if err != nil {
+				return err
+			}
+			_, err = s.Out.Write(b)
+			return err
+		}
+		_, err := fmt.Fprintf(s.Out, "nothing to convert: %s has no float32 values to change to %s (float32 inputs and outputs cast at the boundary are kept); no file written, use the model as it is\n", q(in), targetType)
+		return err
+	}
 	files, err := convert.Write(m, out)
 	if err != nil {
 		if errors.Is(err, convert.ErrWouldOverwrite) {

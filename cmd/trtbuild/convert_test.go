@@ -146,7 +146,7 @@ func TestConvertCommandErrors(t *testing.T) {
 		{"over the input", []string{"convert", "--fp16", in, "-o", in}, "is the model"},
 		{"output is a folder", []string{"convert", "--fp16", in, "-o", filepath.Dir(in)}, "is a folder"},
 		{"output folder missing", []string{"convert", "--fp16", in, "-o", filepath.Join(filepath.Dir(in), "no", "x.onnx")}, "does not exist; create it first"},
-		{"damaged model", []string{"convert", "--fp16", bad}, "is not a valid ONNX model"},
+		{"damaged model", []string{"convert", "--fp16", bad}, "is truncated ("},
 		{"missing model", []string{"convert", "--fp16", filepath.Join(t.TempDir(), "nope.onnx")}, "does not exist; check the path"},
 		{"bad keep node", []string{"convert", "--fp16", in, "--keep-fp32-nodes", "nope"}, `the model has no node named "nope"`},
 		{"custom op", []string{"convert", "--fp16", custom}, `cannot tell the type of "s"`},
@@ -168,5 +168,31 @@ func TestConvertCommandErrors(t *testing.T) {
 	}
 	if now, _ := os.ReadFile(in); !bytes.Equal(now, orig) {
 		t.Fatal("the input model changed")
+	}
+}
+
+// TestConvertCommandAlreadyConverted checks that converting a model that
+// is already float16 says there is nothing to do, exits 0 and writes
+// nothing.
+func TestConvertCommandAlreadyConverted(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "fp16.onnx")
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "fp16.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(filepath.Dir(in), "out.onnx")
+	code, stdout, stderr := runConvert(t, "convert", "--fp16", in, "-o", out)
+	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "nothing to convert: "+in+" has no float32 values") {
+		t.Errorf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a file was written")
+	}
+	code, stdout, _ = runConvert(t, "convert", "--fp16", "--json", in, "-o", out)
+	if code != 0 || !strings.Contains(stdout, `"already_target": true`) {
+		t.Errorf("--json: exit %d\n%s", code, stdout)
 	}
 }

@@ -30,7 +30,7 @@ func checkInputFile(what, path string) error {
 	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
 		return exitcode.Usagef("%s %s is a directory; give a file inside it", what, q(path))
 	case errors.As(err, &nr):
-		return exitcode.Usagef("%s %s is %s, not a file; save it to a regular file first", what, q(path), nr.Kind)
+		return exitcode.Usagef("%s %s is %s, not a regular file; save it to a regular file first", what, q(path), nr.Kind)
 	case errors.Is(err, fs.ErrPermission):
 		return exitcode.Usagef("cannot read %s %s: permission denied; check its permissions", what, q(path))
 	}

@@ -61,6 +61,9 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newReplayCmd(s),
 		newReportCmd(s),
 		newVersionCmd(s),
+		newKeyCmd(s),
+		newEngineCmd(s),
+		newMatrixCmd(s),
 		newWorkerCmd(),
 	)
 	return cmd

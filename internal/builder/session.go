@@ -17,6 +17,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/trt"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -42,21 +43,49 @@ type Config struct {
 	Tick time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Stop, when closed, asks for a cancel as a first signal does (for Drive, whose caller
+	// has a context rather than signals). CancelMessage replaces the message of a cancel.
+	Stop          <-chan struct{}
+	CancelMessage string
 }
 
 // cancelMessage is shown on the first Ctrl-C or SIGTERM.
 const cancelMessage = "Cancel requested: the builder stops at its next step boundary (this can take a while). Press Ctrl-C again to stop now."
 
+// Source is where a session's events come from: the build worker, or a recorded trace being
+// replayed (internal/replay). The session reads the batches from one goroutine.
+type Source interface {
+	// Events delivers batches of events in order, one of them holding the result event,
+	// and is closed when the source has nothing more.
+	Events() <-chan []progress.Event
+	// Cancel asks the source to stop at its next step boundary; Kill stops it now.
+	Cancel() error
+	Kill() error
+	// Wait returns once the source has ended, after Events was closed.
+	Wait() error
+}
+
+// workerSource is the build worker as a Source.
+type workerSource struct{ *worker.Process }
+
+// Wait implements Source.
+func (w workerSource) Wait() error {
+	_, err := w.Process.Wait()
+	return err
+}
+
 type session struct {
-	cfg      Config
-	proc     *worker.Process
-	render   progress.Renderer
-	tree     *progress.Tree
+	cfg    Config
+	src    Source
+	proc   *worker.Process // nil when the events come from another source
+	render progress.Renderer
+	// state is the one keeper of the build's state: every event, notice and the result are
+	// applied to it once, before the renderer sees them, and the renderer reads it.
+	state    *progress.State
 	controls chan struct{}
 
 	start        time.Time
 	lastProgress time.Time
-	lastEvent    time.Time     // wall time of the newest event, which happened at tree.Last
 	cancelledBy  exitcode.Code // Interrupted, Terminated or TimedOut once a cancel was sent
 	cancelAt     time.Time
 	forced       bool
@@ -75,6 +104,42 @@ func (s *session) RequestCancel() {
 // carries the exit code (see internal/exitcode) and is marked reported when the renderer has
 // already shown it.
 func Run(cfg Config) (progress.Result, error) {
+	// The engine is written to an unnamed file in the engine's own folder (or, for a device
+	// such as /dev/null, copied to it on success); see internal/outpath.
+	pending, err := outpath.CreatePath(cfg.Engine)
+	if err != nil {
+		return progress.Result{}, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", pathtext.Q(cfg.Engine), unwrapPath(err))
+	}
+	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
+
+	cfg.Worker.Plan = pending.File
+	proc, err := worker.Start(cfg.Worker)
+	if err != nil {
+		return progress.Result{}, err
+	}
+	s := newSession(cfg, workerSource{proc})
+	s.proc = proc
+	return s.run(func(res *progress.Result) {
+		res.Engine = cfg.Engine
+		if res.Status == progress.StatusBuilt {
+			if err := pending.CloseAtomicallyReplace(); err != nil {
+				res.Status, res.Error = progress.StatusFailed, fmt.Sprintf("writing the engine: %v", err)
+			}
+		}
+		if res.Status != progress.StatusBuilt {
+			res.Engine, res.EngineBytes = "", 0
+		}
+	})
+}
+
+// Drive runs the session loop on the events of src instead of a build worker: the same one
+// state, renderer calls, ticks, signals and cancel ladder as a build (cfg.Worker and
+// cfg.Engine are not used, and no file is written). trtbuild replay plays traces through it.
+func Drive(src Source, cfg Config) (progress.Result, error) {
+	return newSession(cfg, src).run(nil)
+}
+
+func newSession(cfg Config, src Source) *session {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -84,36 +149,28 @@ func Run(cfg Config) (progress.Result, error) {
 	if cfg.KillAfter <= 0 {
 		cfg.KillAfter = 30 * time.Second
 	}
-	// The engine is written to an unnamed file in the engine's own folder (or, for a device
-	// such as /dev/null, copied to it on success); see internal/outpath.
-	pending, err := outpath.CreatePath(cfg.Engine)
-	if err != nil {
-		return progress.Result{}, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", pathtext.Q(cfg.Engine), unwrapPath(err))
+	if cfg.CancelMessage == "" {
+		cfg.CancelMessage = cancelMessage
 	}
-	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
+	return &session{cfg: cfg, src: src, controls: make(chan struct{}, 1)}
+}
 
-	s := &session{cfg: cfg, tree: progress.NewTree(), controls: make(chan struct{}, 1)}
-	cfg.Worker.Plan = pending.File
-	s.proc, err = worker.Start(cfg.Worker)
-	if err != nil {
-		return progress.Result{}, err
-	}
-	s.render = cfg.NewRenderer(s)
-	s.start = cfg.Now()
+// run drives the build to its end: commit, when not nil, settles the result before it is
+// shown (the build commits its engine there).
+func (s *session) run(commit func(res *progress.Result)) (progress.Result, error) {
+	s.render = s.cfg.NewRenderer(s)
+	s.start = s.cfg.Now()
 	s.lastProgress = s.start
-	s.render.Begin(cfg.Info)
+	s.state = progress.NewState(s.cfg.Info, s.start)
+	s.state.Hinter = trt.Hint
+	s.render.Begin(s.state)
 
 	final, stateErr := s.loop()
 	res := s.outcome(final, stateErr)
-	res.Engine = cfg.Engine
-	if res.Status == progress.StatusBuilt {
-		if err := pending.CloseAtomicallyReplace(); err != nil {
-			res.Status, res.Error = progress.StatusFailed, fmt.Sprintf("writing the engine: %v", err)
-		}
+	if commit != nil {
+		commit(&res)
 	}
-	if res.Status != progress.StatusBuilt {
-		res.Engine, res.EngineBytes = "", 0
-	}
+	res = s.state.End(res, s.cfg.Now())
 	if err := s.render.End(res); err != nil && !errors.Is(err, syscall.EPIPE) {
 		// The output went away (a closed pipe) or the view failed; the build outcome stands.
 		if res.Status == progress.StatusBuilt {
@@ -141,7 +198,8 @@ func (s *session) loop() (*progress.Result, error) {
 	}
 	armBudget()
 	var final *progress.Result
-	events := s.proc.Events()
+	events := s.src.Events()
+	stop := s.cfg.Stop
 	var killTimer <-chan time.Time
 	for events != nil {
 		select {
@@ -150,20 +208,10 @@ func (s *session) loop() (*progress.Result, error) {
 				events = nil
 				break
 			}
-			kept := batch[:0]
 			now := s.cfg.Now() // one clock reading per batch: a batch arrives at once
-			for i := range batch {
-				e := &batch[i]
-				if e.Type == progress.EventResult {
-					final = e.Result
-					continue
-				}
-				s.tree.Apply(e)
-				s.lastEvent = now
-				if e.Type != progress.EventLog {
-					s.lastProgress = now
-				}
-				kept = append(kept, *e)
+			kept, res := s.apply(batch, now)
+			if res != nil {
+				final = res
 			}
 			if len(kept) > 0 {
 				s.render.Handle(kept)
@@ -173,9 +221,12 @@ func (s *session) loop() (*progress.Result, error) {
 			if sig == syscall.SIGTERM {
 				code = exitcode.Terminated
 			}
-			s.escalate(code, cancelMessage)
+			s.escalate(code, s.cfg.CancelMessage)
 		case <-s.controls:
-			s.escalate(exitcode.Interrupted, cancelMessage)
+			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
+		case <-stop:
+			stop = nil
+			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
 		case now := <-ticker.C:
 			s.render.Tick(now)
 		case <-budget.C:
@@ -184,7 +235,7 @@ func (s *session) loop() (*progress.Result, error) {
 			}
 			if why := s.overBudget(s.cfg.Now()); why != "" {
 				s.budget = why
-				s.escalate(exitcode.TimedOut, why+"; cancelling")
+				s.escalate(exitcode.TimedOut, upperFirst(why)+"; cancelling")
 				killTimer = time.After(s.cfg.KillAfter)
 			} else {
 				armBudget()
@@ -193,13 +244,12 @@ func (s *session) loop() (*progress.Result, error) {
 			killTimer = nil
 			if !s.forced {
 				s.forced = true
-				s.proc.Kill()
+				_ = s.src.Kill()
 				s.notice(progress.NoticeForceStop, fmt.Sprintf("The builder did not stop within --kill-after %s; stopped the worker.", s.cfg.KillAfter))
 			}
 		}
 	}
-	_, err := s.proc.Wait()
-	return final, err
+	return final, s.src.Wait()
 }
 
 // escalate moves one rung up the cancel ladder.
@@ -208,7 +258,7 @@ func (s *session) escalate(code exitcode.Code, message string) {
 	case s.cancelledBy == 0:
 		s.cancelledBy = code
 		s.cancelAt = s.cfg.Now()
-		if err := s.proc.Cancel(); err != nil {
+		if err := s.src.Cancel(); err != nil {
 			// The worker is already gone; the event stream is ending anyway.
 			_ = err
 		}
@@ -219,12 +269,31 @@ func (s *session) escalate(code exitcode.Code, message string) {
 		s.notice(kind, message)
 	case !s.forced:
 		s.forced = true
-		s.proc.Kill()
+		_ = s.src.Kill()
 		s.notice(progress.NoticeForceStop, "Stopping the build worker now.")
 	}
 }
 
+// apply applies a batch to the state and returns the events a renderer is to see (all but the
+// result) and the result, if the batch held one.
+func (s *session) apply(batch []progress.Event, now time.Time) ([]progress.Event, *progress.Result) {
+	res := s.state.Apply(batch, now)
+	kept := batch[:0]
+	for i := range batch {
+		switch batch[i].Type {
+		case progress.EventResult:
+			continue
+		case progress.EventLog:
+		default:
+			s.lastProgress = now
+		}
+		kept = append(kept, batch[i])
+	}
+	return kept, res
+}
+
 func (s *session) notice(kind progress.NoticeKind, message string) {
+	s.state.Notice(progress.Notice{Kind: kind, Message: message}, s.cfg.Now())
 	s.render.Notice(progress.Notice{Kind: kind, Message: message})
 	if s.cfg.Notices != nil {
 		fmt.Fprintln(s.cfg.Notices, message)
@@ -253,33 +322,16 @@ func (s *session) untilBudget(now time.Time) (time.Duration, bool) {
 	return max(first.Sub(now), 0), true
 }
 
-// overBudget says which time budget, if any, the build has exceeded, naming the phase that is
-// running and how long it has been running.
+// overBudget says which time budget, if any, the build has exceeded, naming the stage that
+// used the time (see progress.State.Budget).
 func (s *session) overBudget(now time.Time) string {
-	phase := "before any phase started"
-	if p := s.tree.Deepest(); p != nil {
-		phase = fmt.Sprintf("in phase %q", p.Name)
-		if parent := s.tree.Get(p.Parent); parent != nil && p.Parent != 0 {
-			phase += fmt.Sprintf(" of %q", parent.Name)
-		}
-		phase += fmt.Sprintf(" (running for %s)", progress.FormatDuration(p.Duration(s.builderNow(now))))
-	}
 	if s.cfg.Timeout > 0 && now.Sub(s.start) >= s.cfg.Timeout {
-		return fmt.Sprintf("Build exceeded --timeout %s %s", s.cfg.Timeout, phase)
+		return fmt.Sprintf("build exceeded --timeout %s %s", s.cfg.Timeout, s.state.Budget(s.cfg.Timeout, now))
 	}
 	if s.cfg.StallTimeout > 0 && now.Sub(s.lastProgress) >= s.cfg.StallTimeout {
-		return fmt.Sprintf("No progress for --stall-timeout %s %s", s.cfg.StallTimeout, phase)
+		return fmt.Sprintf("no progress for --stall-timeout %s %s", s.cfg.StallTimeout, s.state.Budget(s.cfg.StallTimeout, now))
 	}
 	return ""
-}
-
-// builderNow maps the wall clock onto the builder's clock, in which event times are given: the
-// newest event's time plus the wall time since it arrived.
-func (s *session) builderNow(now time.Time) time.Duration {
-	if s.lastEvent.IsZero() {
-		return now.Sub(s.start)
-	}
-	return s.tree.Last + now.Sub(s.lastEvent)
 }
 
 // outcome combines the worker's result with what the parent saw.
@@ -287,6 +339,16 @@ func (s *session) outcome(final *progress.Result, streamErr error) progress.Resu
 	var res progress.Result
 	if final != nil {
 		res = *final
+	}
+	if s.proc == nil {
+		// Another source (a replay) reports its own time and memory.
+		if final == nil {
+			res.Status, res.Error = progress.StatusFailed, "the events ended without a result"
+		}
+		if s.cancelledBy != 0 && res.Status == progress.StatusBuilt {
+			res.Status = progress.StatusCancelled
+		}
+		return res
 	}
 	res.Duration = s.cfg.Now().Sub(s.start)
 	if st := s.proc.State(); st != nil {
@@ -363,6 +425,15 @@ func (s *session) exitError(res progress.Result) error {
 	default:
 		return &exitcode.Error{Code: exitcode.Failed, Err: errors.New(res.Error), Reported: true}
 	}
+}
+
+// upperFirst starts a message that is shown as a line of its own with a capital letter; the
+// same text inside an error ("trtbuild: build exceeded …") stays lower case.
+func upperFirst(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
 }
 
 func unwrapPath(err error) error {

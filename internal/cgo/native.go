@@ -58,6 +58,8 @@ type VersionInfo struct {
 	DeviceCount                int    // CUDA devices seen; 0 without a GPU
 	DeviceName                 string // of the device asked for; empty without a GPU
 	ComputeMajor, ComputeMinor int    // its compute capability
+	LoadedBuild                int    // the loaded TensorRT's build number; 0 for sim
+	SMs                        int    // the device's multiprocessors (fewer on a MIG slice)
 }
 
 // Version describes backend b and CUDA device number device. For TensorRT it loads the library
@@ -81,6 +83,8 @@ func Version(b Backend, device int) (VersionInfo, error) {
 		DeviceName:   C.GoString(&info.device_name[0]),
 		ComputeMajor: int(info.compute_major),
 		ComputeMinor: int(info.compute_minor),
+		LoadedBuild:  int(info.loaded_build),
+		SMs:          int(info.multiprocessor_count),
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package convert
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -103,11 +104,13 @@ func (ni *nodeInfo) setKeep(reason, detail string) {
 // node decides whether a node runs in the target type and which of its
 // inputs and outputs change type.
 func (c *classifier) node(ni *nodeInfo, forced string) {
-	ni.wantIn = make([]bool, len(ni.ins))
-	ni.outLow = make([]bool, len(ni.outs))
-	for _, v := range append(append([]*value(nil), ni.ins...), ni.outs...) {
-		if v != nil && v.typ.isFloat() {
-			ni.float = true
+	flags := make([]bool, len(ni.ins)+len(ni.outs))
+	ni.wantIn, ni.outLow = flags[:len(ni.ins):len(ni.ins)], flags[len(ni.ins):]
+	for _, vs := range [2][]*value{ni.ins, ni.outs} {
+		for _, v := range vs {
+			if v != nil && v.typ.isFloat() {
+				ni.float = true
+			}
 		}
 	}
 	op := ni.n.GetOpType()
@@ -144,6 +147,39 @@ func (c *classifier) node(ni *nodeInfo, forced string) {
 		return
 	}
 	c.constraints(ni)
+	if std && op == "Cast" && ni.low {
+		c.cast(ni)
+	}
+}
+
+// cast keeps a converted Cast from becoming a cast of the target type to
+// itself, and from adding a second Cast beside it. A Cast to the target
+// type reads its input as it comes: it converts a float32 input itself,
+// and becomes an Identity when its input is converted too. A
+// Cast from the target type to float32 that makes a float32 output of the
+// graph stays as it is: it is the model's own boundary, as in a model
+// already converted with its inputs and outputs kept. (A Cast whose input
+// arrives in the target type and whose output is converted becomes an
+// Identity when the model is rewritten; see rewriter.edit.)
+func (c *classifier) cast(ni *nodeInfo) {
+	target := tensorType(int32(c.a.target.dataType()))
+	if tensorType(dtypeAttr(ni.n, "to", 0)) == target {
+		// It reads its input in the type the input ends up with, and
+		// becomes an Identity if that is the target type.
+		ni.follow = true
+		for i := range ni.wantIn {
+			ni.wantIn[i] = false
+		}
+	}
+	if len(ni.ins) == 0 || ni.ins[0] == nil || ni.ins[0].typ != target || len(ni.outs) == 0 || ni.outs[0] == nil || !ni.outs[0].typ.isFloat() {
+		return
+	}
+	for _, u := range ni.outs[0].uses {
+		if u.n == nil && !c.required(u.g, ni.outs[0]) {
+			ni.outLow[0] = false
+			return
+		}
+	}
 }
 
 func (c *classifier) controlFlow(ni *nodeInfo) {
@@ -178,14 +214,26 @@ func (c *classifier) controlFlow(ni *nodeInfo) {
 // float32 type converts when it admits the target type.
 func (c *classifier) constraints(ni *nodeInfo) {
 	s, target := ni.schema, c.a.target
-	binding := map[string]vtype{}
+	// A node binds a handful of type constraints: slices, kept sorted by
+	// name, cost less than a map per node.
+	type bound struct {
+		name string
+		typ  vtype
+	}
+	var bindingArr [4]bound
+	binding := bindingArr[:0]
 	bind := func(p opschema.Param, ok bool, v *value) {
 		if !ok || v == nil || !s.IsConstraint(p.Type) || (p.Option == opschema.Variadic && !p.Homogeneous) {
 			return
 		}
-		if _, done := binding[p.Type]; !done {
-			binding[p.Type] = v.typ
+		i := 0
+		for i < len(binding) && binding[i].name < p.Type {
+			i++
 		}
+		if i < len(binding) && binding[i].name == p.Type {
+			return
+		}
+		binding = slices.Insert(binding, i, bound{p.Type, v.typ})
 	}
 	for i, v := range ni.ins {
 		p, ok := s.Input(i)
@@ -195,10 +243,10 @@ func (c *classifier) constraints(ni *nodeInfo) {
 		p, ok := s.Output(j)
 		bind(p, ok, v)
 	}
-	ni.conv = map[string]bool{}
+	ni.conv = ni.conv[:0]
 	var why []string
-	for _, name := range sortedKeys(binding) {
-		b := binding[name]
+	for _, bd := range binding {
+		name, b := bd.name, bd.typ
 		if !b.isFloat() {
 			continue
 		}
@@ -206,7 +254,7 @@ func (c *classifier) constraints(ni *nodeInfo) {
 		case fixedConstraints[ni.n.GetOpType()] == name && s.Domain == "":
 			why = append(why, fmt.Sprintf("%s of %s is set by an attribute", name, s))
 		case s.Admits(name, string(b.lower(target))):
-			ni.conv[name] = true
+			ni.conv = append(ni.conv, name)
 		default:
 			why = append(why, fmt.Sprintf("%s has no %s for %s", s, b.lower(target), name))
 		}
@@ -219,12 +267,12 @@ func (c *classifier) constraints(ni *nodeInfo) {
 	for i, v := range ni.ins {
 		p, ok := s.Input(i)
 		lit(p, ok, v, "input")
-		ni.wantIn[i] = ok && v != nil && v.typ.isFloat() && ni.conv[p.Type]
+		ni.wantIn[i] = ok && v != nil && v.typ.isFloat() && slices.Contains(ni.conv, p.Type)
 	}
 	for j, v := range ni.outs {
 		p, ok := s.Output(j)
 		lit(p, ok, v, "output")
-		ni.outLow[j] = ok && v != nil && v.typ.isFloat() && ni.conv[p.Type]
+		ni.outLow[j] = ok && v != nil && v.typ.isFloat() && slices.Contains(ni.conv, p.Type)
 	}
 	if len(ni.conv) == 0 {
 		ni.setKeep(ReasonTypes, strings.Join(why, "; "))
@@ -315,8 +363,10 @@ func (c *classifier) decide() {
 				v.lowered = gc.owner.low && v.typ.isFloat()
 			}
 		}
-		for _, name := range sortedKeys(gc.values) {
-			if v := gc.values[name]; v.kind == kindInit && v.init != nil && v.typ.isFloat() {
+		// In file order: sorting every name of a large graph costs more
+		// than the decisions, which do not depend on order.
+		for _, t := range gc.g.Initializer {
+			if v := gc.values[t.GetName()]; v != nil && v.kind == kindInit && v.init == t && v.typ.isFloat() {
 				v.lowered, v.keep, v.detail = c.weightLowered(v, nil)
 			}
 		}

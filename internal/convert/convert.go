@@ -73,10 +73,30 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 		return Summary{}, err
 	}
 	summarize(a, c, ws, s)
+	s.AlreadyTarget = unchanged(a, s)
 	if err := verify(m.Proto, opts.Target, table); err != nil {
 		return Summary{}, err
 	}
 	return *s, nil
+}
+
+// unchanged reports whether the conversion left the model as it was with
+// nothing kept in float32: no value changed type, no Cast was added or
+// changed, no weight was converted or kept. Such a model is already in the
+// target type.
+func unchanged(a *analysis, s *Summary) bool {
+	if len(s.InsertedCasts) > 0 || len(s.RetargetedCasts) > 0 || s.Nodes.Kept > 0 ||
+		s.Initializers.Converted+s.Initializers.Kept+s.Constants.Converted+s.Constants.Kept > 0 {
+		return false
+	}
+	for _, gc := range a.graphs {
+		for _, v := range gc.values {
+			if v.lowered {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func convertInitializers(m *modelio.Model, a *analysis, s *Summary) error {
@@ -297,7 +317,8 @@ func samePath(a, b string) bool {
 // ConvertFile converts the model at in and writes the result into the
 // folder outDir, which must exist, under the name OutputName gives, with
 // its external data file next to it when it has one. It returns the
-// converted model's path. The build worker calls it with a temporary
+// converted model's path, or in itself when the model is already in the
+// target type (Summary.AlreadyTarget). The build worker calls it with a temporary
 // folder before it hands the model to TensorRT's parser.
 func ConvertFile(in, outDir string, opts Options) (outPath string, summary Summary, err error) {
 	m, err := modelio.Load(in)
@@ -307,6 +328,9 @@ func ConvertFile(in, outDir string, opts Options) (outPath string, summary Summa
 	s, err := Convert(m, opts)
 	if err != nil {
 		return "", Summary{}, fmt.Errorf("converting %s to %s: %w", in, opts.Target, err)
+	}
+	if s.AlreadyTarget {
+		return in, s, nil // nothing to convert: the model itself will do
 	}
 	out := filepath.Join(outDir, OutputName(in, opts.Target))
 	files, err := Write(m, out)

@@ -123,6 +123,9 @@ func goldenCases() []goldenCase {
 		{"mixed_readers_convert_io", mixedReadersModel, Options{Target: FP16, ConvertIO: true}},
 		{"ir3", ir3Model, Options{Target: FP16}},
 		{"float_data", floatDataModel, Options{Target: FP16}},
+		{"half_io", halfWithFloatIOModel, Options{Target: FP16}},
+		{"half_io_convert_io", halfWithFloatIOModel, Options{Target: FP16, ConvertIO: true}},
+		{"half_island", halfIslandModel, Options{Target: FP16}},
 	}
 }
 

@@ -63,7 +63,10 @@ type nodeInfo struct {
 	keep   string // a Reason* code when kept in float32
 	detail string
 	low    bool // converted: runs in the target type
-	conv   map[string]bool
+	// follow is set on a Cast to the target type: it reads its input in
+	// the input's decided type (see classifier.cast).
+	follow bool
+	conv   []string // the type constraints it converts
 	wantIn []bool
 	outLow []bool
 }
@@ -120,12 +123,50 @@ func (gc *graphCtx) lookup(name string) *value {
 
 // analysis holds a model under analysis.
 type analysis struct {
+	// Slabs the analysis allocates its many small objects from: one
+	// allocation per thousand values instead of one each.
+	values []value
+	infos  []nodeInfo
+	ptrs   []*value
 	target Target
 	table  *opschema.Table
 	opsets map[string]int
 	main   *graphCtx
 	graphs []*graphCtx // all graphs, parents before children
 	funcs  map[[2]string]bool
+}
+
+const slab = 1024
+
+// newValue returns a new value, a copy of v, from the slab.
+func (a *analysis) newValue(v value) *value {
+	if len(a.values) == cap(a.values) {
+		a.values = make([]value, 0, slab)
+	}
+	a.values = append(a.values, v)
+	return &a.values[len(a.values)-1]
+}
+
+// newNodeInfo returns a new nodeInfo, a copy of ni, from the slab.
+func (a *analysis) newNodeInfo(ni nodeInfo) *nodeInfo {
+	if len(a.infos) == cap(a.infos) {
+		a.infos = make([]nodeInfo, 0, slab)
+	}
+	a.infos = append(a.infos, ni)
+	return &a.infos[len(a.infos)-1]
+}
+
+// valueSlice returns an empty slice with room for n values, from the slab.
+func (a *analysis) valueSlice(n int) []*value {
+	if n > slab/8 {
+		return make([]*value, 0, n)
+	}
+	if cap(a.ptrs)-len(a.ptrs) < n {
+		a.ptrs = make([]*value, 0, slab)
+	}
+	start := len(a.ptrs)
+	a.ptrs = a.ptrs[:start+n]
+	return a.ptrs[start : start : start+n]
 }
 
 func (a *analysis) define(gc *graphCtx, v *value) error {
@@ -146,9 +187,16 @@ func (a *analysis) define(gc *graphCtx, v *value) error {
 // build analyses graph g. inTypes give subgraph input types the graph does
 // not declare.
 func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo, attr string, inTypes []vtype) (*graphCtx, error) {
-	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, values: map[string]*value{}, casts: map[castKey]string{}}
+	// Maps are sized up front: growing a map of 10^5 names rehashes it
+	// over and over.
+	nvalues := len(g.Input) + len(g.Initializer) + len(g.SparseInitializer)
+	for _, n := range g.Node {
+		nvalues += len(n.Output)
+	}
+	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, values: make(map[string]*value, nvalues), casts: map[castKey]string{},
+		nodes: make([]*nodeInfo, 0, len(g.Node))}
 	a.graphs = append(a.graphs, gc)
-	declared := map[string][]*onnxpb.TypeProto{}
+	declared := make(map[string][]*onnxpb.TypeProto, len(g.ValueInfo)+len(g.Output))
 	for _, vi := range g.ValueInfo {
 		if vi.Type != nil {
 			declared[vi.GetName()] = append(declared[vi.GetName()], vi.Type)
@@ -159,7 +207,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 			declared[vi.GetName()] = append(declared[vi.GetName()], vi.Type)
 		}
 	}
-	inits := map[string]*onnxpb.TensorProto{}
+	inits := make(map[string]*onnxpb.TensorProto, len(g.Initializer))
 	for _, t := range g.Initializer {
 		inits[t.GetName()] = t
 	}
@@ -206,7 +254,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		if v := gc.values[t.GetName()]; v != nil && v.init == t {
 			continue // listed as an input too
 		}
-		v := &value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t, declared: declared[t.GetName()]}
+		v := a.newValue(value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t, declared: declared[t.GetName()]})
 		if v.typ == "" {
 			return nil, fmt.Errorf("%s: initializer %q has no valid data type", gc.where(), v.name)
 		}
@@ -215,7 +263,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		}
 	}
 	for i, n := range g.Node {
-		ni := &nodeInfo{n: n, g: gc, index: i}
+		ni := a.newNodeInfo(nodeInfo{n: n, g: gc, index: i})
 		gc.nodes = append(gc.nodes, ni)
 		if err := a.node(gc, ni, declared); err != nil {
 			return nil, err
@@ -244,6 +292,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 // node analyses one node: its inputs, subgraphs and output types.
 func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxpb.TypeProto) error {
 	n := ni.n
+	ni.ins, ni.outs = a.valueSlice(len(n.Input)), a.valueSlice(len(n.Output))
 	for i, name := range n.Input {
 		if name == "" {
 			ni.ins = append(ni.ins, nil)
@@ -304,7 +353,7 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 			return fmt.Errorf("%s: cannot tell the type of %q, output of %s; record it in the model's value_info (onnx.shape_inference.infer_shapes) and convert again",
 				gc.where(), name, ni.label())
 		}
-		v := &value{name: name, typ: typ, kind: kindNode, node: ni, declared: declared[name]}
+		v := a.newValue(value{name: name, typ: typ, kind: kindNode, node: ni, declared: declared[name]})
 		if err := a.define(gc, v); err != nil {
 			return err
 		}
@@ -654,7 +703,11 @@ func analyse(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analy
 
 // names collects every value and node name of the model, for fresh names.
 func names(a *analysis) map[string]bool {
-	used := map[string]bool{}
+	size := 0
+	for _, gc := range a.graphs {
+		size += len(gc.values) + len(gc.g.ValueInfo) + len(gc.g.Output) + 2*len(gc.nodes)
+	}
+	used := make(map[string]bool, size)
 	for _, gc := range a.graphs {
 		for name := range gc.values {
 			used[name] = true

@@ -98,7 +98,7 @@ func (r *rewriter) graph(gc *graphCtx) error {
 				continue
 			}
 			want := v.lowered
-			if v.typ.isFloat() {
+			if v.typ.isFloat() && !ni.follow {
 				want = ni.wantIn[i]
 			}
 			name, err := r.ref(gc, v, want, &out)
@@ -183,12 +183,25 @@ func setDtype(n *onnxpb.NodeProto, name string, dt onnxpb.TensorProto_DataType) 
 
 // edit changes the attributes that set a converted node's output type.
 func (r *rewriter) edit(ni *nodeInfo) error {
+	if ni.follow && ni.ins[0] != nil && ni.ins[0].lowered {
+		// A Cast to the target type whose input is converted too.
+		r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, ni.label()+" (now Identity: its input is already "+r.a.target.elemName()+")")
+		ni.n.OpType, ni.n.Attribute = "Identity", nil
+		return nil
+	}
 	if ni.schema == nil || ni.schema.Domain != "" || len(ni.outLow) == 0 || !ni.outLow[0] {
 		return nil
 	}
 	n, target := ni.n, r.a.target
 	switch n.GetOpType() {
 	case "Cast":
+		if in := ni.ins[0]; in != nil && (in.typ == tensorType(int32(target.dataType())) || (in.typ == floatTensor && ni.wantIn[0])) {
+			// Its input arrives in the target type: a Cast to the target
+			// type would cast a type to itself.
+			r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, ni.label()+" (now Identity: its input is already "+target.elemName()+")")
+			n.OpType, n.Attribute = "Identity", nil
+			return nil
+		}
 		setDtype(n, "to", target.dataType())
 		r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, ni.label())
 	case "Constant", "ConstantOfShape":

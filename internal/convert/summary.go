@@ -16,6 +16,11 @@ type Summary struct {
 	Target Target `json:"target"`
 	// KeepIOTypes is true when the main graph's inputs and outputs kept their types.
 	KeepIOTypes bool `json:"keep_io_types"`
+	// AlreadyTarget is true when the model is already in the target type:
+	// it has no float32 values but, perhaps, inputs and outputs kept in
+	// float32 and cast at the boundary. The conversion changes nothing, and
+	// `trtbuild convert` writes no file.
+	AlreadyTarget bool `json:"already_target"`
 	// Nodes counts the nodes that read or make float32 values, Constant
 	// and ConstantOfShape nodes aside.
 	Nodes Counts `json:"nodes"`

@@ -26,11 +26,20 @@ func elemName(dt int32) string {
 	return strings.ToLower(n)
 }
 
-func tensorType(dt int32) vtype {
-	if n := elemName(dt); n != "" {
-		return vtype("tensor(" + n + ")")
+// tensorTypes holds tensorType's answers for every data type ONNX defines,
+// so that naming a type costs no allocation.
+var tensorTypes = func() map[int32]vtype {
+	m := make(map[int32]vtype, len(onnxpb.TensorProto_DataType_name))
+	for dt := range onnxpb.TensorProto_DataType_name {
+		if n := elemName(dt); n != "" {
+			m[dt] = vtype("tensor(" + n + ")")
+		}
 	}
-	return ""
+	return m
+}()
+
+func tensorType(dt int32) vtype {
+	return tensorTypes[dt]
 }
 
 // typeOf converts a TypeProto to a vtype; "" when any part is missing.

@@ -57,7 +57,13 @@ func checkSchema(ni *nodeInfo) error {
 	if n := len(ni.outs); n > len(s.Outputs) && (len(s.Outputs) == 0 || s.Outputs[len(s.Outputs)-1].Option != opschema.Variadic) {
 		return fmt.Errorf("it has %d outputs, more than %s allows", n, s)
 	}
-	binding := map[string]vtype{}
+	// binding maps type constraints to the type bound so far; a node has a
+	// handful, so a slice beats a map allocated per node.
+	var bindingArr [4]struct {
+		param string
+		typ   vtype
+	}
+	binding := bindingArr[:0]
 	check := func(p opschema.Param, ok bool, v *value, kind string, i int) error {
 		if v == nil {
 			return nil
@@ -71,10 +77,18 @@ func checkSchema(ni *nodeInfo) error {
 		if !s.IsConstraint(p.Type) || (p.Option == opschema.Variadic && !p.Homogeneous) {
 			return nil
 		}
-		if b, seen := binding[p.Type]; seen && b != v.typ {
-			return fmt.Errorf("%s %d (%q) is %s but another value bound to %s is %s", kind, i, v.name, v.typ, p.Type, b)
+		for _, b := range binding {
+			if b.param == p.Type {
+				if b.typ != v.typ {
+					return fmt.Errorf("%s %d (%q) is %s but another value bound to %s is %s", kind, i, v.name, v.typ, p.Type, b.typ)
+				}
+				return nil
+			}
 		}
-		binding[p.Type] = v.typ
+		binding = append(binding, struct {
+			param string
+			typ   vtype
+		}{p.Type, v.typ})
 		return nil
 	}
 	for i, v := range ni.ins {

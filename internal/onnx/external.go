@@ -2,8 +2,7 @@ package onnx
 
 import (
 	"errors"
-	"io/fs"
-	"os"
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -73,38 +72,32 @@ func (m *Model) ExternalFiles(dir string) []ExternalFile {
 	return out
 }
 
-// examine checks f.Location and fills in what the file system says.
+// examine checks f.Location and fills in what the file system says, through
+// StatExternal, the checks every reader of external data makes.
 func (f *ExternalFile) examine(dir string) {
-	if f.Unsafe = UnsafeLocation(f.Location); f.Unsafe != "" {
+	st, err := StatExternal(dir, f.Location)
+	var ee *ExternalError
+	if err != nil && !errors.As(err, &ee) {
+		ee = &ExternalError{Problem: ExternalUnreadable, Reason: err.Error()}
+	}
+	if ee != nil && ee.Problem == ExternalUnsafe {
+		f.Unsafe = ee.Reason
 		return
 	}
-	path := filepath.Join(dir, filepath.FromSlash(f.Location))
-	st, err := os.Stat(path)
+	f.Path = filepath.Join(dir, filepath.FromSlash(f.Location))
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		f.Path = path
+	case ee == nil:
+	case ee.Problem == ExternalMissing:
 		return
-	case err != nil:
-		f.Path = path
-		f.StatErr = err.Error()
-		return
-	}
-	// The lexical checks passed; make sure links do not lead elsewhere.
-	real, err1 := filepath.EvalSymlinks(path)
-	realDir, err2 := filepath.EvalSymlinks(dir)
-	if err1 != nil || err2 != nil {
-		f.Path = path
-		f.StatErr = errors.Join(err1, err2).Error()
+	case ee.Problem == ExternalUnreadable:
+		f.StatErr = ee.Reason
 		return
 	}
-	if rel, err := filepath.Rel(realDir, real); err != nil || !filepath.IsLocal(rel) {
-		f.Unsafe = "it is a link that leads out of the model's folder"
-		return
-	}
-	f.Path = path
 	f.Exists = true
-	f.Regular = st.Mode().IsRegular()
-	f.Size = st.Size()
+	f.Regular = ee == nil
+	if st != nil {
+		f.Size = st.Size()
+	}
 }
 
 // UnsafeLocation returns why an external data location must not be read, or
@@ -128,4 +121,24 @@ func UnsafeLocation(loc string) string {
 		}
 	}
 	return ""
+}
+
+// CheckContained returns an error for the first external data file of m,
+// whose folder is dir, that must not be read whatever else is skipped: one
+// outside the folder (see UnsafeLocation and OpenExternal) or one that is
+// not a regular file, which would block the reader. Missing and short files
+// are left to the reader, which reports them. The error is one line naming
+// the file and the fix.
+func (m *Model) CheckContained(dir string) error {
+	for _, f := range m.ExternalFiles(dir) {
+		switch {
+		case f.Unsafe != "":
+			return fmt.Errorf("%s refers to external data file %q, which is refused because %s; keep external data files in the model's folder and refer to them by relative path",
+				filepath.Base(m.Path), f.Location, f.Unsafe)
+		case f.Exists && !f.Regular:
+			return fmt.Errorf("external data %q of %s is not a regular file; replace it with the data file the model was exported with",
+				f.Location, filepath.Base(m.Path))
+		}
+	}
+	return nil
 }

@@ -2,7 +2,6 @@ package onnx
 
 import (
 	"fmt"
-	"os"
 
 	"google.golang.org/protobuf/proto"
 
@@ -23,7 +22,7 @@ const maxProtoSize = 2<<30 - 1
 // get the same one-line errors, and no field can make the decoder allocate
 // more than the file's size.
 func ReadModel(path string) (*onnxpb.ModelProto, error) {
-	f, st, err := OpenFile(path)
+	f, st, err := OpenModel(path)
 	if err != nil {
 		return nil, err
 	}
@@ -35,9 +34,10 @@ func ReadModel(path string) (*onnxpb.ModelProto, error) {
 	if _, err := decode(f, st.Size(), path); err != nil {
 		return nil, err
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading model: %w", err)
+	// Read the file already open and checked, not the path again.
+	data := make([]byte, st.Size())
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return nil, fmt.Errorf("reading model %s: %w", path, err)
 	}
 	var m onnxpb.ModelProto
 	if err := proto.Unmarshal(data, &m); err != nil {

@@ -1,18 +1,14 @@
 package onnx
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
+	"slices"
 	"strconv"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
-
-	"github.com/trtbuild/trtbuild/internal/outpath"
-	"github.com/trtbuild/trtbuild/internal/pathtext"
-	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // Field numbers of the ONNX messages that ReadMetadata reads (see
@@ -100,7 +96,7 @@ const (
 // are *FormatError values (errors.Is ErrNotONNX, or ErrTruncated for a file
 // that ends early) whose message is one line naming the file.
 func ReadMetadata(path string) (*Model, error) {
-	f, st, err := OpenFile(path)
+	f, st, err := OpenModel(path)
 	if err != nil {
 		return nil, err
 	}
@@ -112,47 +108,22 @@ func ReadMetadata(path string) (*Model, error) {
 	return m, nil
 }
 
-// OpenFile opens a model file for reading and returns it with its size and mode. Anything
-// but a regular file (a folder, a FIFO, a device) is refused with a one-line error, without
-// blocking on it; the caller closes the file.
-func OpenFile(path string) (*os.File, os.FileInfo, error) {
-	f, st, err := regfile.Open(path)
-	var nr *regfile.NotRegularError
-	switch {
-	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
-		return nil, nil, fmt.Errorf("reading model: %s is a directory; pass the .onnx file inside it", pathtext.Q(path))
-	case errors.As(err, &nr):
-		return nil, nil, fmt.Errorf("reading model: %s is %s, not a file; save the model to a regular file first", pathtext.Q(path), nr.Kind)
-	case err != nil:
-		return nil, nil, fmt.Errorf("reading model: %w", err)
-	}
-	return f, st, nil
-}
-
 // decode reads a model from src, which holds size bytes, and turns decoding
 // failures into *FormatError values naming path.
 func decode(src io.ReadSeeker, size int64, path string) (*Model, error) {
 	if size == 0 {
 		return nil, &FormatError{Path: path, Offset: -1, Reason: "the file is empty"}
 	}
-	d := &decoder{r: newWireReader(src, size), m: &Model{Path: path, FileSize: size}}
-	err := d.model()
-	if err == nil && !d.sawGraph {
-		err = &wireError{offset: -1, reason: "it has no graph"}
+	w := NewWalker(src, size, path)
+	d := &decoder{r: w.r, m: &Model{Path: path, FileSize: size}}
+	if err := d.model(); err != nil {
+		return nil, w.Error(err)
 	}
-	if err == nil {
-		d.finish()
-		return d.m, nil
+	if !d.sawGraph {
+		return nil, w.NoGraph()
 	}
-	var we *wireError
-	if !errors.As(err, &we) {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	fe := &FormatError{Path: path, Truncated: we.truncated, Offset: we.offset, Reason: we.reason}
-	if what := sniffFile(src, d.r.ok); what != "" {
-		fe.Truncated, fe.Offset, fe.Reason = false, -1, what
-	}
-	return nil, fe
+	d.finish()
+	return d.m, nil
 }
 
 // sniffFile reads the start of src and names its format if it is one often
@@ -173,14 +144,34 @@ type decoder struct {
 	sawGraph bool
 	// rawInputs are the main graph's inputs before initializers are removed.
 	rawInputs []Value
-	// mainInits are the names of the main graph's initializers.
-	mainInits map[string]bool
+	// mainInits are the indexes in m.Initializers of the main graph's
+	// initializers (a set of their names would cost a map entry each).
+	mainInits []int
+	// strs holds the bytes of the names kept; see name.
+	strs []byte
+	// interned are the op types and domains met so far; see intern.
+	interned map[string]string
+	// dims holds the dimensions of tensors; see keepDims.
+	dims []int64
+	// scratch collects one tensor's dimensions.
+	scratch []int64
 }
 
 // finish derives what needs the whole file: the real inputs.
 func (d *decoder) finish() {
+	// Before IR version 4 initializers were listed as inputs too; leave
+	// them out. The set is of the inputs, which are few in current models.
+	isInit := make(map[string]bool, len(d.rawInputs))
 	for _, in := range d.rawInputs {
-		if !d.mainInits[in.Name] {
+		isInit[in.Name] = false
+	}
+	for _, i := range d.mainInits {
+		if _, ok := isInit[d.m.Initializers[i].Name]; ok {
+			isInit[d.m.Initializers[i].Name] = true
+		}
+	}
+	for _, in := range d.rawInputs {
+		if !isInit[in.Name] {
 			d.m.Inputs = append(d.m.Inputs, in)
 		}
 	}
@@ -188,10 +179,6 @@ func (d *decoder) finish() {
 
 func (d *decoder) model() error {
 	r := d.r
-	// A file whose first field is a ModelProto field of the right wire type
-	// is taken to be ONNX, so that an early end of file is reported as
-	// truncation.
-	r.startsLike = isModelField
 	return r.message(r.size, 0, "the model", func(f field) (bool, error) {
 		var err error
 		switch {
@@ -230,6 +217,88 @@ func isModelField(f field) bool {
 	return false
 }
 
+// Chunk sizes of the decoder's arenas. A model of 10^5 nodes has as many
+// names and tensors: one allocation each would cost more than the names.
+const (
+	strChunk = 64 << 10
+	dimChunk = 4 << 10
+	// maxInterned bounds the strings intern keeps: op types and domains are
+	// few; a file with more gets the rest as plain names.
+	maxInterned = 4096
+)
+
+// name reads a string payload ending at end into the decoder's string
+// arena: names are kept for the model's life, so they share large chunks
+// instead of taking an allocation each. Long strings get their own.
+func (d *decoder) name(end int64, what string) (string, error) {
+	r := d.r
+	n := end - r.pos()
+	if n > maxString {
+		return "", r.corrupt(r.pos(), "%s is %d bytes long, more than the %d this reader accepts", what, n, maxString)
+	}
+	if n == 0 {
+		return "", nil
+	}
+	if n > strChunk/8 {
+		return r.str(end, what)
+	}
+	if int64(cap(d.strs)-len(d.strs)) < n {
+		d.strs = make([]byte, 0, strChunk)
+	}
+	start := len(d.strs)
+	for int64(len(d.strs)-start) < n {
+		if err := r.fill(); err != nil {
+			if err == io.EOF {
+				return "", r.eof(r.pos(), text(what))
+			}
+			return "", err
+		}
+		k := min(int(n)-(len(d.strs)-start), r.w-r.r)
+		d.strs = append(d.strs, r.buf[r.r:r.r+k]...)
+		r.r += k
+	}
+	// The arena's bytes are never written again once appended.
+	return unsafe.String(&d.strs[start], int(n)), nil
+}
+
+// intern reads a string payload that repeats across the model (an op type,
+// a domain, a dimension name) and returns one shared copy of it.
+func (d *decoder) intern(end int64, what string) (string, error) {
+	if d.interned == nil {
+		d.interned = map[string]string{}
+	}
+	n := end - d.r.pos()
+	if n <= 0 || n > 256 || int64(d.r.w-d.r.r) < n {
+		return d.name(end, what)
+	}
+	b := d.r.buf[d.r.r : d.r.r+int(n)]
+	if s, ok := d.interned[string(b)]; ok { // no allocation for the lookup
+		d.r.r += int(n)
+		return s, nil
+	}
+	s, err := d.name(end, what)
+	if err == nil && len(d.interned) < maxInterned {
+		d.interned[s] = s
+	}
+	return s, err
+}
+
+// keepDims copies a tensor's dimensions into the decoder's dims arena.
+func (d *decoder) keepDims(dims []int64) []int64 {
+	if len(dims) == 0 {
+		return nil
+	}
+	if len(dims) > dimChunk/8 {
+		return append([]int64(nil), dims...)
+	}
+	if cap(d.dims)-len(d.dims) < len(dims) {
+		d.dims = make([]int64, 0, dimChunk)
+	}
+	start := len(d.dims)
+	d.dims = append(d.dims, dims...)
+	return d.dims[start:len(d.dims):len(d.dims)]
+}
+
 func (d *decoder) int64(end int64, what string) (int64, error) {
 	v, err := d.r.varint(end, text(what))
 	return int64(v), err
@@ -257,8 +326,10 @@ func (d *decoder) opset(end int64) error {
 // other graphs go to SubgraphNodes.
 func (d *decoder) graph(end int64, depth int, main bool, what string) error {
 	r := d.r
-	if main && d.mainInits == nil {
-		d.mainInits = map[string]bool{}
+	if main {
+		if err := d.presize(end, depth, what); err != nil {
+			return err
+		}
 	}
 	return r.message(end, depth, what, func(f field) (bool, error) {
 		if f.typ != protowire.BytesType {
@@ -283,17 +354,17 @@ func (d *decoder) graph(end int64, depth int, main bool, what string) error {
 		case graphInitializer:
 			var t Tensor
 			t, err = d.tensor(f.end, depth+1, "an initializer")
-			d.m.Initializers = append(d.m.Initializers, t)
 			if main {
-				d.mainInits[t.Name] = true
+				d.mainInits = append(d.mainInits, len(d.m.Initializers))
 			}
+			d.m.Initializers = append(d.m.Initializers, t)
 		case graphSparseInitializer:
 			var t Tensor
 			t, err = d.sparse(f.end, depth+1)
-			d.m.Initializers = append(d.m.Initializers, t)
 			if main {
-				d.mainInits[t.Name] = true
+				d.mainInits = append(d.mainInits, len(d.m.Initializers))
 			}
+			d.m.Initializers = append(d.m.Initializers, t)
 		case graphInput, graphOutput:
 			if !main {
 				return false, nil
@@ -312,6 +383,34 @@ func (d *decoder) graph(end int64, depth int, main bool, what string) error {
 	})
 }
 
+// presize counts the nodes and initializers of the main graph, which ends
+// at end, with a first pass over its fields that reads only their tags and
+// lengths, and sizes the model's slices to fit: a model of 10^5 nodes would
+// otherwise grow them by copying, holding old and new copies at once.
+func (d *decoder) presize(end int64, depth int, what string) error {
+	r := d.r
+	start := r.pos()
+	var nodes, inits int
+	err := r.message(end, depth, what, func(f field) (bool, error) {
+		if f.typ == protowire.BytesType {
+			switch f.num {
+			case graphNode:
+				nodes++
+			case graphInitializer, graphSparseInitializer:
+				inits++
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return err
+	}
+	d.m.Nodes = slices.Grow(d.m.Nodes, nodes)
+	d.m.Initializers = slices.Grow(d.m.Initializers, inits)
+	d.mainInits = slices.Grow(d.mainInits, inits)
+	return r.seekBack(start)
+}
+
 func (d *decoder) node(end int64, depth int) (Node, error) {
 	r := d.r
 	var n Node
@@ -322,11 +421,11 @@ func (d *decoder) node(end int64, depth int) (Node, error) {
 		var err error
 		switch f.num {
 		case nodeName:
-			n.Name, err = r.str(f.end, "a node name")
+			n.Name, err = d.name(f.end, "a node name")
 		case nodeOpType:
-			n.OpType, err = r.str(f.end, "a node op_type")
+			n.OpType, err = d.intern(f.end, "a node op_type")
 		case nodeDomain:
-			n.Domain, err = r.str(f.end, "a node domain")
+			n.Domain, err = d.intern(f.end, "a node domain")
 		case nodeAttribute:
 			err = d.attribute(f.end, depth+1)
 		default:
@@ -398,6 +497,7 @@ func (d *decoder) tensor(end int64, depth int, what string) (Tensor, error) {
 		location int64
 		entries  [][2]string
 		badDims  bool
+		dims     = d.scratch[:0]
 	)
 	err := r.message(end, depth, what, func(f field) (bool, error) {
 		var err error
@@ -405,19 +505,19 @@ func (d *decoder) tensor(end int64, depth int, what string) (Tensor, error) {
 		case f.num == tensorDims && f.typ == protowire.VarintType:
 			var v uint64
 			v, err = r.varint(end, text("tensor dims"))
-			t.Dims = append(t.Dims, int64(v))
+			dims = append(dims, int64(v))
 		case f.num == tensorDims && f.typ == protowire.BytesType:
 			for r.pos() < f.end && err == nil {
 				var v uint64
 				v, err = r.varint(f.end, text("tensor dims"))
-				t.Dims = append(t.Dims, int64(v))
+				dims = append(dims, int64(v))
 			}
 		case f.num == tensorDataType && f.typ == protowire.VarintType:
 			var v uint64
 			v, err = r.varint(end, text("tensor data_type"))
 			t.DataType = DataType(int32(v))
 		case f.num == tensorName && f.typ == protowire.BytesType:
-			t.Name, err = r.str(f.end, "a tensor name")
+			t.Name, err = d.name(f.end, "a tensor name")
 		case f.num == tensorStringData && f.typ == protowire.BytesType:
 			strBytes = satAdd(strBytes, f.end-r.pos())
 			return false, nil
@@ -437,9 +537,11 @@ func (d *decoder) tensor(end int64, depth int, what string) (Tensor, error) {
 		}
 		return true, err
 	})
+	d.scratch = dims[:0]
 	if err != nil {
 		return t, err
 	}
+	t.Dims = d.keepDims(dims)
 	for _, v := range t.Dims {
 		if v < 0 {
 			badDims = true
@@ -660,7 +762,7 @@ func (d *decoder) dim(end int64, depth int) (Dim, error) {
 			}
 		case f.num == dimParam && f.typ == protowire.BytesType:
 			var s string
-			s, err = r.str(f.end, "dim_param")
+			s, err = d.intern(f.end, "dim_param")
 			dim = Dim{Param: s}
 		default:
 			return false, nil

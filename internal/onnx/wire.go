@@ -210,6 +210,24 @@ func (r *wireReader) skipTo(to int64) error {
 	return nil
 }
 
+// seekBack moves back to the absolute offset to, which must not be after
+// pos, for a second pass over data already read.
+func (r *wireReader) seekBack(to int64) error {
+	if to > r.pos() || to < 0 {
+		return r.corrupt(r.pos(), "bad seek back to byte %d", to)
+	}
+	if to >= r.base {
+		r.r = int(to - r.base)
+		return nil
+	}
+	if _, err := r.src.Seek(to, io.SeekStart); err != nil {
+		return fmt.Errorf("seeking to byte %d: %w", to, err)
+	}
+	r.base, r.r, r.w = to, 0, 0
+	r.readSize = seekReadSize
+	return nil
+}
+
 // bytes reads the payload [pos, end) into a new slice. The caller has
 // bounded end - pos.
 func (r *wireReader) bytes(end int64, what string) ([]byte, error) {

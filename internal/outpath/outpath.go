@@ -54,7 +54,7 @@ func (k Kind) String() string {
 	case CharDevice:
 		return "a character device"
 	case FIFO:
-		return "a FIFO (named pipe)"
+		return "a named pipe (FIFO)"
 	case Socket:
 		return "a socket"
 	case BlockDevice:

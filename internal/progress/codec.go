@@ -18,9 +18,9 @@ const SchemaVersion = 1
 // AppendJSON appends e as one JSON object and a newline, in the schema of docs/events.md.
 // Phase, step and log events, the hot path, are encoded without reflection.
 func AppendJSON(b []byte, e *Event) []byte {
-	b = append(b, `{"v":1,"type":"`...)
-	b = append(b, e.Type...)
-	b = append(b, `","t":`...)
+	b = append(b, `{"v":1,"type":`...)
+	b = appendString(b, string(e.Type)) // a type read from a newer writer may hold anything
+	b = append(b, `,"t":`...)
 	b = strconv.AppendFloat(b, e.Time.Seconds(), 'f', 6, 64)
 	switch e.Type {
 	case EventPhaseStart:

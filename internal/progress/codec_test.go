@@ -24,6 +24,9 @@ func sampleEvents() []Event {
 		{Type: EventLog, Time: 4 * time.Millisecond, Severity: SeverityWarning, Message: "line one\nline two \xff"},
 		{Type: EventPhaseFinish, Time: 5 * time.Millisecond, ID: 1},
 		{Type: EventResult, Time: 6 * time.Millisecond, Result: &Result{Status: StatusBuilt, Engine: "models/convnet.engine", EngineBytes: 1234, Duration: 6 * time.Millisecond, CacheHits: 3, CacheMisses: 5, CacheUsed: true, PeakRSS: 1 << 20}},
+		// A failed build's result, with the session's attribution and hint (added in v1).
+		{Type: EventResult, Time: 7 * time.Millisecond, Result: &Result{Status: StatusFailed, Error: "Could not find any implementation for node stem/conv1.", Duration: 7 * time.Millisecond,
+			Where: &Where{ID: 2, Path: []string{"Building engine", "Finding fastest tactic for stem/conv1"}, Done: 1, Steps: 6, Seconds: 0.0015}, Hint: "raise --workspace"}},
 	}
 }
 
@@ -108,6 +111,8 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{"v":1,"type":"step","t":0.000001,"id":7,"step":-3}`))
 	f.Add([]byte(`{"v":1,"type":"phase_finish","t":12.500000,"id":9,"early":true}` + "\n"))
 	f.Add([]byte(`{"v":1,"type":"step","t":01.000000,"id":07,"step":1}`))
+	// An unknown type with a control character: AppendJSON once wrote the type unescaped.
+	f.Add([]byte(`{"v":1,"tYpe":"\b0000","t":0}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		// The fast path must agree with encoding/json wherever it answers.
 		if fast, ok := decodeFast(bytes.TrimSpace(line)); ok {

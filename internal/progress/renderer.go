@@ -5,10 +5,17 @@ import "time"
 // Renderer draws one build. The session calls Begin once, then Handle, Notice and Tick from a
 // single goroutine in any order, then End once. Implementations need not be safe for
 // concurrent use by several goroutines.
+//
+// A renderer only draws: the session keeps the build's state (one State) and applies every
+// event, notice and the result to it before it calls the renderer, which reads it through the
+// View given to Begin and keeps no phase tree of its own.
 type Renderer interface {
-	// Begin starts the display for a build.
-	Begin(info BuildInfo)
-	// Handle takes the next batch of events, in order. The slice is reused after the call.
+	// Begin starts the display for a build; v is the session's state of it, valid until End
+	// returns.
+	Begin(v View)
+	// Handle takes the next batch of events, in order, already applied to the View (Early is
+	// set on phase_finish events). The slice is reused after the call and must not be
+	// changed.
 	Handle(batch []Event)
 	// Notice reports something the user or trtbuild did to the build (cancel, forced stop, a
 	// time budget running out).
@@ -17,7 +24,8 @@ type Renderer interface {
 	// session calls it about once a second.
 	Tick(now time.Time)
 	// End shows how the build ended and releases the terminal. It returns once the output is
-	// complete.
+	// complete. res carries the session's attribution (Where, Hint); the View's open phases
+	// have been ended.
 	End(res Result) error
 }
 

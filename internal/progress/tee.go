@@ -6,15 +6,13 @@ import (
 
 // Tee is a Renderer that passes every call to each of its renderers in order, for example the
 // view the user watches and a JSON renderer recording a trace file (--trace). The renderers
-// share each batch: they change events only as Tree.Apply does, setting Early on
-// phase_finish events, which the worker has already set the same way, so no renderer sees
-// what another one did.
+// share each batch and the one View; none of them changes either.
 type Tee []Renderer
 
 // Begin implements Renderer.
-func (t Tee) Begin(info BuildInfo) {
+func (t Tee) Begin(v View) {
 	for _, r := range t {
-		r.Begin(info)
+		r.Begin(v)
 	}
 }
 

@@ -42,16 +42,18 @@ type Tree struct {
 	phases map[int]*Phase
 	roots  []int
 	open   int
+	live   map[int]struct{} // the phases not finished
 	// Last is the time of the newest event applied; LastProgress of the newest phase event.
 	Last         time.Duration
 	LastProgress time.Duration
 }
 
 // NewTree returns an empty tree.
-func NewTree() *Tree { return &Tree{phases: make(map[int]*Phase)} }
+func NewTree() *Tree { return &Tree{phases: make(map[int]*Phase), live: make(map[int]struct{})} }
 
-// Apply updates the tree with e and returns the phase it touched, or nil. For phase_finish
-// events it sets e.Early from the phase's step count, so a re-encoded event carries it.
+// Apply updates the tree with e and returns the phase it touched, or nil. It does not change
+// e: whether a finished phase ended early is the phase's Early (State.Apply copies it into the
+// event, once, for every renderer).
 func (t *Tree) Apply(e *Event) *Phase {
 	if e.Time > t.Last {
 		t.Last = e.Time
@@ -75,6 +77,7 @@ func (t *Tree) Apply(e *Event) *Phase {
 			t.roots = append(t.roots, p.ID)
 		}
 		t.phases[p.ID] = p
+		t.live[p.ID] = struct{}{}
 		t.open++
 		t.progress(e.Time)
 		return p
@@ -101,7 +104,6 @@ func (t *Tree) Apply(e *Event) *Phase {
 		}
 		t.finish(p, e.Time)
 		p.Early = p.Done < p.Steps
-		e.Early = p.Early
 		t.progress(e.Time)
 		return p
 	}
@@ -121,6 +123,7 @@ func (t *Tree) finish(p *Phase, at time.Duration) {
 		p.End = p.Start
 	}
 	t.open--
+	delete(t.live, p.ID)
 	if parent, ok := t.phases[p.Parent]; ok && p.Parent != 0 {
 		parent.Open--
 	}
@@ -200,4 +203,84 @@ func (t *Tree) Deepest() *Phase {
 		return true
 	})
 	return best
+}
+
+// TopLevel returns the phases a summary compares and the phase they belong to (nil for the
+// roots): the roots, or, while there is a single phase at a level, that phase's children
+// ("Building engine" wraps everything in TensorRT, and a single chain leads to the stages).
+func (t *Tree) TopLevel() ([]int, *Phase) {
+	ids := t.roots
+	var parent *Phase
+	for len(ids) == 1 {
+		p := t.phases[ids[0]]
+		if len(p.Children) == 0 {
+			break
+		}
+		ids, parent = p.Children, p
+	}
+	return ids, parent
+}
+
+// prune returns a copy of the tree that keeps every open phase with its ancestors, the newest
+// keepDone children of each of them (and of the roots), the top level (TopLevel) and the
+// phases in extra with their ancestors. Children lists hold only kept phases, in start order;
+// Open counts stay exact, since every open phase is kept. It costs time in proportion to what
+// it keeps, not to the size of the tree.
+func (t *Tree) prune(keepDone int, extra []int) *Tree {
+	out := &Tree{phases: make(map[int]*Phase), open: t.open, Last: t.Last, LastProgress: t.LastProgress}
+	var keep func(id int)
+	keep = func(id int) {
+		p := t.phases[id]
+		if p == nil {
+			return
+		}
+		if _, ok := out.phases[id]; ok {
+			return
+		}
+		c := *p
+		c.Children = nil
+		out.phases[id] = &c
+		if p.Parent != 0 {
+			keep(p.Parent)
+		}
+	}
+	newest := func(ids []int) {
+		for _, id := range ids[max(len(ids)-keepDone, 0):] {
+			keep(id)
+		}
+	}
+	for id := range t.live {
+		keep(id)
+	}
+	spine := make([]int, 0, len(out.phases))
+	for id := range out.phases {
+		spine = append(spine, id)
+	}
+	for _, id := range spine {
+		newest(t.phases[id].Children)
+	}
+	newest(t.roots)
+	top, parent := t.TopLevel()
+	if parent != nil {
+		keep(parent.ID)
+	}
+	for _, id := range top {
+		keep(id)
+	}
+	for _, id := range extra {
+		keep(id)
+	}
+	for _, id := range t.roots {
+		if _, ok := out.phases[id]; ok {
+			out.roots = append(out.roots, id)
+		}
+	}
+	for id, c := range out.phases {
+		for _, child := range t.phases[id].Children {
+			if _, ok := out.phases[child]; ok {
+				c.Children = append(c.Children, child)
+			}
+		}
+	}
+	return out
 }

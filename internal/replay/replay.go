@@ -9,8 +9,10 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/trace"
 )
@@ -42,45 +44,134 @@ func ParseSpeed(s string) (float64, error) {
 	return v, nil
 }
 
-// Play feeds the trace to r: Begin with the recorded build, the events in batches at their
-// recorded times divided by the speed, Tick while waiting, and End with the recorded result
-// (a failure saying the trace was cut short when it has none). When ctx is cancelled it stops
-// waiting, ends the renderer with a cancelled result and returns ctx.Err(). Notices that the
-// build printed were recorded as warning log lines and are replayed as such.
+// Play plays the trace through r as a build would show it: the events go through the same
+// session loop a build uses (builder.Drive), which applies them to its one progress.State
+// before r sees them, in batches at their recorded times divided by the speed, with the
+// session's ticks while it waits, and End with the recorded result (a failure saying the
+// trace was cut short when it has none). When ctx is cancelled the replay stops, r is ended
+// with a cancelled result, and Play returns ctx.Err(). Notices that the build printed were
+// recorded as warning log lines and are replayed as such.
 func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) error {
-	if o.Tick <= 0 {
-		o.Tick = time.Second
+	src := newSource(t, o.Speed)
+	go src.run()
+	var endErr error
+	_, _ = builder.Drive(src, builder.Config{
+		Info: t.Info,
+		NewRenderer: func(progress.Controls) progress.Renderer {
+			return endError{Renderer: r, err: &endErr}
+		},
+		Tick:          o.Tick,
+		Stop:          ctx.Done(),
+		CancelMessage: "Replay stopped.",
+	})
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	fast := o.Speed <= 0 || math.IsInf(o.Speed, 1)
+	if endErr != nil {
+		return fmt.Errorf("showing the replay: %w", endErr)
+	}
+	return nil
+}
+
+// endError keeps the error of the renderer's End, which the session does not return for a
+// build that did not succeed (a replayed failure is a successful replay).
+type endError struct {
+	progress.Renderer
+	err *error
+}
+
+func (e endError) End(res progress.Result) error {
+	*e.err = e.Renderer.End(res)
+	return *e.err
+}
+
+// maxBatch bounds a batch when playing as fast as possible, as the worker's reader does.
+const maxBatch = 1024
+
+// source delivers a trace's events to the session at their recorded times, as a worker
+// would, and ends with the recorded result. Cancel and Kill stop it at once: a replay has no
+// step boundary to wait for.
+type source struct {
+	t      *trace.Trace
+	speed  float64
+	events chan []progress.Event
+	stop   chan struct{}
+	once   sync.Once
+	done   chan struct{}
+}
+
+func newSource(t *trace.Trace, speed float64) *source {
+	return &source{t: t, speed: speed, events: make(chan []progress.Event), stop: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Events implements builder.Source.
+func (s *source) Events() <-chan []progress.Event { return s.events }
+
+// Cancel implements builder.Source.
+func (s *source) Cancel() error {
+	s.once.Do(func() { close(s.stop) })
+	return nil
+}
+
+// Kill implements builder.Source.
+func (s *source) Kill() error { return s.Cancel() }
+
+// Wait implements builder.Source.
+func (s *source) Wait() error {
+	<-s.done
+	return nil
+}
+
+// run sends the batches, then the result, and closes the channel.
+func (s *source) run() {
+	defer close(s.done)
+	defer close(s.events)
+	fast := s.speed <= 0 || math.IsInf(s.speed, 1)
 	due := func(at time.Duration) time.Duration {
 		if fast {
 			return 0
 		}
-		return time.Duration(float64(at) / o.Speed)
+		return time.Duration(float64(at) / s.speed)
 	}
-	r.Begin(t.Info)
 	start := time.Now()
-	ticker := time.NewTicker(o.Tick)
-	defer ticker.Stop()
-	var last time.Duration
-	events := t.Events
-	for len(events) > 0 {
-		wait := due(events[0].Time) - time.Since(start)
-		for wait > 0 {
-			timer := time.NewTimer(wait)
+	// wait sleeps until the build time at is due; false: the replay was stopped.
+	wait := func(at time.Duration) bool {
+		d := due(at) - time.Since(start)
+		if d <= 0 {
 			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return stopped(ctx, r, last)
-			case now := <-ticker.C:
-				r.Tick(now)
-			case <-timer.C:
+			case <-s.stop:
+				return false
+			default:
+				return true
 			}
-			timer.Stop()
-			wait = due(events[0].Time) - time.Since(start)
 		}
-		if ctx.Err() != nil {
-			return stopped(ctx, r, last)
+		timer := time.NewTimer(d)
+		defer timer.Stop()
+		select {
+		case <-s.stop:
+			return false
+		case <-timer.C:
+			return true
+		}
+	}
+	send := func(batch []progress.Event) bool {
+		select {
+		case s.events <- batch:
+			return true
+		case <-s.stop:
+			return false
+		}
+	}
+	var last time.Duration
+	stopped := func() {
+		res := progress.Result{Status: progress.StatusCancelled, Duration: last}
+		s.events <- []progress.Event{{Type: progress.EventResult, Time: last, Result: &res}}
+	}
+	events := s.t.Events
+	for len(events) > 0 {
+		if !wait(events[0].Time) {
+			stopped()
+			return
 		}
 		// Everything due by now goes in one batch, as the worker's pipe delivers it.
 		elapsed := time.Since(start)
@@ -89,38 +180,21 @@ func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) e
 			n++
 		}
 		last = events[n-1].Time
-		r.Handle(events[:n])
-		events = events[n:]
-		select {
-		case now := <-ticker.C:
-			r.Tick(now)
-		default:
+		// The session applies the batch (it sets Early): the trace keeps its own events.
+		if !send(append([]progress.Event(nil), events[:n]...)) {
+			stopped()
+			return
 		}
+		events = events[n:]
 	}
 	res := progress.Result{Status: progress.StatusFailed, Error: "the trace ends without a result: the build was still running, or the trace was cut short", Duration: last}
-	if t.Result != nil {
-		res = *t.Result
-		if !fast && due(res.Duration) > time.Since(start) {
-			// Let the view show the time between the last event and the end of the build.
-			timer := time.NewTimer(due(res.Duration) - time.Since(start))
-			select {
-			case <-ctx.Done():
-				timer.Stop()
-				return stopped(ctx, r, last)
-			case <-timer.C:
-			}
+	if s.t.Result != nil {
+		res = *s.t.Result
+		// Let the view show the time between the last event and the end of the build.
+		if !wait(res.Duration) {
+			stopped()
+			return
 		}
 	}
-	if err := r.End(res); err != nil {
-		return fmt.Errorf("showing the replay: %w", err)
-	}
-	return nil
-}
-
-// maxBatch bounds a batch when playing as fast as possible, as the worker's reader does.
-const maxBatch = 1024
-
-func stopped(ctx context.Context, r progress.Renderer, last time.Duration) error {
-	_ = r.End(progress.Result{Status: progress.StatusCancelled, Duration: last})
-	return ctx.Err()
+	s.events <- []progress.Event{{Type: progress.EventResult, Time: res.Duration, Result: &res}}
 }

@@ -24,7 +24,7 @@ type log struct {
 	begun   time.Time
 }
 
-func (l *log) Begin(info progress.BuildInfo) { l.info, l.begun = info, time.Now() }
+func (l *log) Begin(v progress.View) { l.info, l.begun = v.Info(), time.Now() }
 func (l *log) Handle(b []progress.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -126,15 +126,17 @@ func (s Seconds) MarshalJSON() ([]byte, error) {
 // Duration converts back.
 func (s Seconds) Duration() time.Duration { return time.Duration(math.Round(float64(s) * 1e9)) }
 
-// FromTree makes the report of a build whose events were applied to tree. Phases still open are
-// ended at the newest event's time (this closes them in tree, too). logs are the build's log
-// events (only warnings and more severe ones are kept); res is how it ended.
+// FromTree makes the report of a build whose events were applied to tree, which the session
+// has ended (progress.State.End): phases still open are reported as open at the newest
+// event's time, and tree is not changed. Every time is read as the JSON-lines encoding
+// rounds it, so the report of a live build and of its trace are the same. logs are the
+// build's log events (only warnings and more severe ones are kept); res is how it ended.
 func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result, logs []progress.Event) *Report {
-	tree.Abort(tree.Last)
+	last := wireTime(tree.Last)
 	r := &Report{
 		Version: Version,
 		Build:   info,
-		Span:    Secs(tree.Last),
+		Span:    Secs(last),
 		Result: Result{
 			Status: res.Status, Error: res.Error, Engine: res.Engine, EngineBytes: res.EngineBytes,
 			Duration: Secs(res.Duration), PeakRSS: res.PeakRSS, DroppedSteps: res.DroppedSteps,
@@ -151,19 +153,20 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 	var build func(id int) *Phase
 	build = func(id int) *Phase {
 		p := tree.Get(id)
+		start, end, aborted := span(p, last)
 		out := &Phase{
 			ID: p.ID, Name: p.Name, Thread: p.Thread, Depth: p.Depth,
-			Start: Secs(p.Start), End: Secs(p.End), Duration: Secs(p.End - p.Start),
-			Steps: p.Steps, Done: p.Done, Early: p.Early, Aborted: p.Aborted,
+			Start: Secs(start), End: Secs(end), Duration: Secs(end - start),
+			Steps: p.Steps, Done: p.Done, Early: p.Early || (aborted && p.Done < p.Steps), Aborted: aborted,
 		}
 		all = append(all, out)
 		spans := make([][2]time.Duration, 0, len(p.Children))
 		for _, c := range p.Children {
 			out.Children = append(out.Children, build(c))
-			cp := tree.Get(c)
-			spans = append(spans, [2]time.Duration{max(cp.Start, p.Start), min(cp.End, p.End)})
+			cs, ce, _ := span(tree.Get(c), last)
+			spans = append(spans, [2]time.Duration{max(cs, start), min(ce, end)})
 		}
-		out.Self = Secs(p.End - p.Start - covered(spans))
+		out.Self = Secs(end - start - covered(spans))
 		r.Depth = max(r.Depth, p.Depth)
 		return out
 	}
@@ -184,6 +187,17 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 		r.Logs = append(r.Logs, Log{Time: Secs(e.Time), Severity: e.Severity.String(), Message: e.Message})
 	}
 	return r
+}
+
+// span returns a phase's start and end as a trace reads them back, a phase still open ending
+// at last, and whether it was still open when the build ended.
+func span(p *progress.Phase, last time.Duration) (start, end time.Duration, aborted bool) {
+	start = wireTime(p.Start)
+	if !p.Finished || p.Aborted {
+		// Ended by the build's end: at the newest event, which a trace also knows.
+		return start, max(last, start), true
+	}
+	return start, max(wireTime(p.End), start), p.Aborted
 }
 
 // covered returns the length of the union of the intervals.
@@ -264,17 +278,17 @@ func byName(all []*Phase) []NameTotal {
 
 func round6(s Seconds) Seconds { return Seconds(math.Round(float64(s)*1e6) / 1e6) }
 
-// FromTrace makes the report of a recorded trace.
+// FromTrace makes the report of a recorded trace. The events go through a progress.State, as
+// in the session, so the report reads the same tree a live build's report does.
 func FromTrace(t *trace.Trace) *Report {
-	tree := progress.NewTree()
-	for i := range t.Events {
-		tree.Apply(&t.Events[i])
-	}
+	st := progress.NewState(t.Info, time.Time{})
+	st.Apply(t.Events, time.Time{})
 	res := progress.Result{Status: StatusUnknown}
 	if t.Result != nil {
 		res = *t.Result
 	}
-	r := FromTree(tree, t.Info, res, t.Events)
+	res = st.End(res, time.Time{})
+	r := FromTree(st.Tree(), t.Info, res, t.Events)
 	if t.Result == nil {
 		r.Notes = append(r.Notes, "the trace ends without a result line: the build was still running, or the trace was cut short")
 	}

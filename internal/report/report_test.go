@@ -384,11 +384,14 @@ func TestRecorderMatchesTrace(t *testing.T) {
 	tr := readTrace(t, "sim.trace.jsonl")
 	want := FromTrace(readTrace(t, "sim.trace.jsonl"))
 	rec := NewRecorder()
-	rec.Begin(tr.Info)
+	st := progress.NewState(tr.Info, time.Time{})
+	rec.Begin(st)
 	for i := 0; i < len(tr.Events); i += 7 {
-		rec.Handle(tr.Events[i:min(i+7, len(tr.Events))])
+		batch := tr.Events[i:min(i+7, len(tr.Events))]
+		st.Apply(batch, time.Time{})
+		rec.Handle(batch)
 	}
-	if err := rec.End(*tr.Result); err != nil {
+	if err := rec.End(st.End(*tr.Result, time.Time{})); err != nil {
 		t.Fatal(err)
 	}
 	var a, b bytes.Buffer
@@ -422,9 +425,12 @@ func TestRecorderRoundsAsTheTrace(t *testing.T) {
 	res := progress.Result{Status: progress.StatusBuilt, Duration: at(62) + 500, PeakRSS: 1 << 20}
 
 	rec := NewRecorder()
-	rec.Begin(info)
-	rec.Handle(append([]progress.Event(nil), events...))
-	rec.End(res) //nolint:errcheck
+	st := progress.NewState(info, time.Time{})
+	rec.Begin(st)
+	batch := append([]progress.Event(nil), events...)
+	st.Apply(batch, time.Time{})
+	rec.Handle(batch)
+	rec.End(st.End(res, time.Time{})) //nolint:errcheck
 
 	line := progress.AppendJSON(nil, &progress.Event{Type: progress.EventBuild, Info: &info})
 	for i := range events {
@@ -444,5 +450,22 @@ func TestRecorderRoundsAsTheTrace(t *testing.T) {
 	}
 	if a.String() != b.String() {
 		t.Errorf("the recorder's report differs from the trace's:\n%s\n---\n%s", a.String(), b.String())
+	}
+}
+
+// TestRecorderReadsTheSessionTree applies a phase to the session's state that the recorder is
+// never handed: a recorder that kept a tree of its own would leave it out of the report.
+func TestRecorderReadsTheSessionTree(t *testing.T) {
+	st := progress.NewState(progress.BuildInfo{Model: "m.onnx"}, time.Time{})
+	rec := NewRecorder()
+	rec.Begin(st)
+	seen := []progress.Event{{Type: progress.EventPhaseStart, Time: time.Millisecond, ID: 1, Name: "seen", Steps: 1}}
+	st.Apply(seen, time.Time{})
+	rec.Handle(seen)
+	st.Apply([]progress.Event{{Type: progress.EventPhaseStart, Time: 2 * time.Millisecond, ID: 2, Parent: 1, Name: "only in the session", Steps: 1}}, time.Time{})
+	rec.End(st.End(progress.Result{Status: progress.StatusBuilt}, time.Time{})) //nolint:errcheck
+	r := rec.Report()
+	if r.Count != 2 || len(r.Phases) != 1 || len(r.Phases[0].Children) != 1 || r.Phases[0].Children[0].Name != "only in the session" {
+		t.Fatalf("the report does not show the session's tree: %d phases, %+v", r.Count, r.Phases)
 	}
 }

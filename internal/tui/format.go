@@ -11,7 +11,11 @@ import (
 func Summary(res progress.Result) string {
 	switch res.Status {
 	case progress.StatusBuilt:
-		return fmt.Sprintf("Built %s (%s) in %s", pathtext.Q(res.Engine), progress.FormatBytes(res.EngineBytes), progress.FormatDuration(res.Duration))
+		line := fmt.Sprintf("Built %s (%s) in %s", pathtext.Q(res.Engine), progress.FormatBytes(res.EngineBytes), progress.FormatDuration(res.Duration))
+		if n := res.CacheHits + res.CacheMisses; n > 0 {
+			line += fmt.Sprintf("; %d/%d timing-cache hits", res.CacheHits, n)
+		}
+		return line
 	case progress.StatusCancelled:
 		return fmt.Sprintf("Build cancelled after %s; no engine was written", progress.FormatDuration(res.Duration))
 	case progress.StatusTimedOut:

@@ -29,7 +29,8 @@ func NewJSON(w io.Writer, now func() time.Time) *JSON {
 }
 
 // Begin writes the build line.
-func (j *JSON) Begin(info progress.BuildInfo) {
+func (j *JSON) Begin(v progress.View) {
+	info := v.Info()
 	j.start = j.now()
 	j.write(progress.Event{Type: progress.EventBuild, Info: &info})
 }
@@ -83,7 +84,7 @@ func (j *JSON) flush() {
 type Quiet struct{}
 
 // Begin implements progress.Renderer.
-func (Quiet) Begin(progress.BuildInfo) {}
+func (Quiet) Begin(progress.View) {}
 
 // Handle implements progress.Renderer.
 func (Quiet) Handle([]progress.Event) {}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +22,27 @@ type PlainOptions struct {
 	HeartbeatAfter, HeartbeatEvery time.Duration
 	// Now is the clock for heartbeats; nil means time.Now.
 	Now func() time.Time
+	// Color marks the outcome words (DONE, CANCELLED, ERROR, WARNING) and the final line with
+	// the terminal's basic colours. Off by default: logs stay free of escape sequences unless
+	// the user forces colour (CLICOLOR_FORCE, see ColorFromEnv).
+	Color bool
+}
+
+// SGR colours of the plain renderer's outcome words.
+const (
+	sgrGreen  = "\x1b[32m"
+	sgrYellow = "\x1b[33m"
+	sgrRed    = "\x1b[31m"
+	sgrBold   = "\x1b[1m"
+	sgrReset  = "\x1b[0m"
+)
+
+// paint wraps s in the colour sgr when colour is on.
+func (p *Plain) paint(sgr, s string) string {
+	if !p.opts.Color {
+		return s
+	}
+	return sgr + s + sgrReset
 }
 
 const (
@@ -37,19 +59,19 @@ const (
 // duration), progress lines only on meaningful change, and a heartbeat during long silence so a
 // log never looks hung. Times are build times taken from the events, so a replayed trace prints
 // the same lines as the original build.
+//
+// It keeps no phase tree: it reads the session's (progress.View) and remembers only which
+// phases it printed a start line for and how far their progress lines got.
 type Plain struct {
 	w       *bufio.Writer
 	out     io.Writer
 	opts    PlainOptions
-	tree    *progress.Tree
+	view    progress.View
 	printed map[int]*plainState
 	started time.Time // wall clock at Begin
 	// lastWall is the wall time of the last progress event; lastBeat of the last heartbeat.
 	lastWall, lastBeat time.Time
-	// stopping is set once a cancel or a time budget was announced: phases the builder then
-	// ends early are shown as cancelled, not as done.
-	stopping bool
-	err      error
+	err                error
 }
 
 type plainState struct {
@@ -68,11 +90,13 @@ func NewPlain(w io.Writer, opts PlainOptions) *Plain {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Plain{w: bufio.NewWriter(w), out: w, opts: opts, tree: progress.NewTree(), printed: make(map[int]*plainState)}
+	return &Plain{w: bufio.NewWriter(w), out: w, opts: opts, printed: make(map[int]*plainState)}
 }
 
 // Begin prints what is being built.
-func (p *Plain) Begin(info progress.BuildInfo) {
+func (p *Plain) Begin(v progress.View) {
+	p.view = v
+	info := v.Info()
 	p.started = p.opts.Now()
 	p.lastWall = p.started
 	line := fmt.Sprintf("Building %s -> %s (backend %s", pathtext.Q(info.Model), pathtext.Q(info.Engine), info.Backend)
@@ -85,32 +109,44 @@ func (p *Plain) Begin(info progress.BuildInfo) {
 
 // Handle prints the lines the batch calls for.
 func (p *Plain) Handle(batch []progress.Event) {
+	tree := p.view.Tree()
 	for i := range batch {
 		e := &batch[i]
-		ph := p.tree.Apply(e)
+		var ph *progress.Phase
+		if e.Type == progress.EventPhaseStart || e.Type == progress.EventStep || e.Type == progress.EventPhaseFinish {
+			ph = tree.Get(e.ID)
+		}
 		switch e.Type {
 		case progress.EventPhaseStart:
-			if ph != nil && (p.opts.Verbose || ph.Depth <= plainStartDepth) {
+			// A start the tree refused (a reused ID) names another phase than ph.
+			if ph != nil && ph.Start == e.Time && ph.Name == e.Name && (p.opts.Verbose || ph.Depth <= plainStartDepth) {
 				p.printed[ph.ID] = &plainState{printed: e.Time}
 				p.printf("#%d %s %s (%s)\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), plural(ph.Steps, "step"))
 			}
 		case progress.EventStep:
 			if ph != nil {
-				p.progress(ph, e.Time)
+				p.progress(ph, min(e.Step+1, ph.Steps), e.Time)
 			}
 		case progress.EventPhaseFinish:
-			if ph != nil {
+			if ph != nil && ph.Finished && ph.End == max(e.Time, ph.Start) && !ph.Aborted {
 				delete(p.printed, ph.ID)
 				switch {
 				case !p.opts.Verbose && ph.Depth > plainFinishDepth:
-				case ph.Early && p.stopping:
-					p.printf("#%d %s %s CANCELED after %s (%d/%d)\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), progress.FormatDuration(ph.Duration(e.Time)), ph.Done, ph.Steps)
+				case e.Early && p.view.Stopping():
+					p.printf("#%d %s %s %s after %s (%d/%d)\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), p.paint(sgrYellow, "CANCELLED"), progress.FormatDuration(ph.Duration(e.Time)), ph.Done, ph.Steps)
 				default:
-					p.printf("#%d %s %s DONE %s%s\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), progress.FormatDuration(ph.Duration(e.Time)), early(ph))
+					p.printf("#%d %s %s %s %s%s\n", ph.ID, progress.FormatDuration(e.Time), clean(ph.Name), p.paint(sgrGreen, "DONE"), progress.FormatDuration(ph.Duration(e.Time)), early(ph))
 				}
 			}
 		case progress.EventLog:
-			p.printf("   %s %s: %s\n", progress.FormatDuration(e.Time), strings.ToUpper(e.Severity.String()), clean(e.Message))
+			sev := strings.ToUpper(e.Severity.String())
+			switch {
+			case e.Severity <= progress.SeverityError:
+				sev = p.paint(sgrRed, sev)
+			case e.Severity == progress.SeverityWarning:
+				sev = p.paint(sgrYellow, sev)
+			}
+			p.printf("   %s %s: %s\n", progress.FormatDuration(e.Time), sev, clean(e.Message))
 		}
 		if e.Type == progress.EventPhaseStart || e.Type == progress.EventStep || e.Type == progress.EventPhaseFinish {
 			p.lastWall = p.opts.Now()
@@ -119,22 +155,23 @@ func (p *Plain) Handle(batch []progress.Event) {
 	p.flush()
 }
 
-func (p *Plain) progress(ph *progress.Phase, at time.Duration) {
+// progress prints a progress line for ph, which has done steps as of build time at, when it
+// moved enough since the last one.
+func (p *Plain) progress(ph *progress.Phase, done int, at time.Duration) {
 	st, ok := p.printed[ph.ID]
-	if !ok || ph.Done == st.done {
+	if !ok || done <= st.done {
 		return
 	}
-	if (ph.Done-st.done)*plainProgressParts < ph.Steps && at-st.printed < plainProgressEvery && ph.Done != ph.Steps {
+	if (done-st.done)*plainProgressParts < ph.Steps && at-st.printed < plainProgressEvery && done != ph.Steps {
 		return
 	}
-	st.done, st.printed = ph.Done, at
-	p.printf("#%d %s %s %d/%d\n", ph.ID, progress.FormatDuration(at), clean(ph.Name), ph.Done, ph.Steps)
+	st.done, st.printed = done, at
+	p.printf("#%d %s %s %d/%d\n", ph.ID, progress.FormatDuration(at), clean(ph.Name), done, ph.Steps)
 }
 
 // Notice prints the control event as a line of the log.
 func (p *Plain) Notice(n progress.Notice) {
-	p.stopping = true
-	p.printf("   %s %s\n", progress.FormatDuration(p.tree.Last), clean(n.Message))
+	p.printf("   %s %s\n", progress.FormatDuration(p.view.Tree().Last), clean(n.Message))
 	p.flush()
 }
 
@@ -147,7 +184,7 @@ func (p *Plain) Tick(now time.Time) {
 	p.lastBeat = now
 	what := "the builder"
 	prefix := "  "
-	if d := p.tree.Deepest(); d != nil {
+	if d := p.view.Tree().Deepest(); d != nil {
 		what = clean(d.Name)
 		prefix = fmt.Sprintf("#%d", d.ID)
 	}
@@ -155,21 +192,77 @@ func (p *Plain) Tick(now time.Time) {
 	p.flush()
 }
 
-// End closes the phases the builder left open and prints the outcome.
+// End prints the phases the builder left open and the outcome: for a failure where it
+// happened and the hint, for a cancel or timeout where it stopped.
 func (p *Plain) End(res progress.Result) error {
-	word := "CANCELED"
+	word := p.paint(sgrYellow, "CANCELLED")
 	if res.Status == progress.StatusFailed {
-		word = "ERROR"
+		word = p.paint(sgrRed, "ERROR")
 	}
-	at := p.tree.Last
-	for _, ph := range p.tree.Abort(at) {
+	tree := p.view.Tree()
+	at := tree.Last
+	for _, ph := range aborted(tree) {
 		if p.opts.Verbose || ph.Depth <= plainFinishDepth {
 			p.printf("#%d %s %s %s after %s (%d/%d)\n", ph.ID, progress.FormatDuration(at), clean(ph.Name), word, progress.FormatDuration(ph.Duration(at)), ph.Done, ph.Steps)
 		}
 	}
-	p.printf("%s\n", Summary(res))
+	switch res.Status {
+	case progress.StatusBuilt:
+		p.printf("%s\n", p.paint(sgrGreen+sgrBold, Summary(res)))
+	case progress.StatusFailed:
+		p.printf("%s\n", p.paint(sgrRed+sgrBold, Summary(res)))
+	default:
+		p.printf("%s\n", p.paint(sgrYellow+sgrBold, Summary(res)))
+	}
+	for _, line := range outcomeLines(res) {
+		p.printf("  %s\n", clean(line))
+	}
 	p.flush()
 	return p.err
+}
+
+// aborted returns the phases the build left open, which the session ended when it ended,
+// deepest first.
+func aborted(tree *progress.Tree) []*progress.Phase {
+	var open []*progress.Phase
+	tree.Walk(func(p *progress.Phase) bool {
+		if p.Aborted {
+			open = append(open, p)
+		}
+		return true
+	})
+	slices.Reverse(open)
+	return open
+}
+
+// outcomeLines says where a build that did not succeed ended, and for a failure the hint:
+// "Failed in: Building engine › … › Finding fastest tactic for /features/…/Conv (step 0/6,
+// after 0.2s)".
+func outcomeLines(res progress.Result) []string {
+	var lines []string
+	if w := res.Where; w != nil {
+		label := "Stopped in: "
+		if res.Status == progress.StatusFailed {
+			label = "Failed in: "
+		}
+		lines = append(lines, label+WherePath(w))
+	}
+	if res.Hint != "" {
+		lines = append(lines, "Hint: "+res.Hint)
+	}
+	return lines
+}
+
+// WherePath names the phase of a progress.Where with its nearest ancestors and how far it got.
+func WherePath(w *progress.Where) string {
+	names := slices.Clone(w.Path)
+	if len(names) > pathDepth {
+		names = append([]string{"…"}, names[len(names)-pathDepth:]...)
+	}
+	for i, n := range names {
+		names[i] = clean(n)
+	}
+	return fmt.Sprintf("%s (step %d/%d, after %s)", strings.Join(names, " › "), w.Done, w.Steps, progress.FormatDuration(time.Duration(w.Seconds*float64(time.Second))))
 }
 
 func (p *Plain) printf(format string, args ...any) {
@@ -190,6 +283,10 @@ func (p *Plain) flush() {
 }
 
 func early(ph *progress.Phase) string {
+	if ph.Early && ph.Done == 0 {
+		// The builder reported no step (a layer served from the timing cache).
+		return " (no steps run)"
+	}
 	if ph.Early {
 		return fmt.Sprintf(" (finished early at %d/%d)", ph.Done, ph.Steps)
 	}

@@ -64,7 +64,7 @@ func TestPlainGolden(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 			var out bytes.Buffer
-			p := NewPlain(&out, PlainOptions{Verbose: tt.verbose, Now: clock.now})
+			p := keep(NewPlain(&out, PlainOptions{Verbose: tt.verbose, Now: clock.now}), clock.now)
 			p.Begin(progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim", Precision: "fp16"})
 			events := scriptedBuild()
 			p.Handle(events[:12])
@@ -83,7 +83,7 @@ func TestPlainGolden(t *testing.T) {
 
 func TestPlainThrottlesProgress(t *testing.T) {
 	var out bytes.Buffer
-	p := NewPlain(&out, PlainOptions{})
+	p := keep(NewPlain(&out, PlainOptions{}), nil)
 	p.Begin(progress.BuildInfo{})
 	ev := []progress.Event{{Type: progress.EventPhaseStart, ID: 1, Name: "Timing graph nodes", Steps: 1000}}
 	for i := 0; i < 1000; i++ {
@@ -100,7 +100,7 @@ func TestPlainThrottlesProgress(t *testing.T) {
 func TestPlainHeartbeat(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	var out bytes.Buffer
-	p := NewPlain(&out, PlainOptions{Now: clock.now, HeartbeatAfter: 10 * time.Second, HeartbeatEvery: 30 * time.Second})
+	p := keep(NewPlain(&out, PlainOptions{Now: clock.now, HeartbeatAfter: 10 * time.Second, HeartbeatEvery: 30 * time.Second}), clock.now)
 	p.Begin(progress.BuildInfo{})
 	p.Handle([]progress.Event{{Type: progress.EventPhaseStart, ID: 7, Name: "Timing graph nodes", Steps: 3}})
 	var beats []string
@@ -124,7 +124,7 @@ func TestPlainHeartbeat(t *testing.T) {
 
 func TestJSONRendererLinesParse(t *testing.T) {
 	var out bytes.Buffer
-	j := NewJSON(&out, nil)
+	j := keep(NewJSON(&out, nil), nil)
 	j.Begin(progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"})
 	j.Handle(scriptedBuild())
 	j.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "Cancel requested."})
@@ -154,9 +154,9 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 }
 
 func TestRenderersReportWriteErrors(t *testing.T) {
-	for name, r := range map[string]progress.Renderer{
-		"plain": NewPlain(&failingWriter{}, PlainOptions{}),
-		"json":  NewJSON(&failingWriter{}, nil),
+	for name, r := range map[string]*kept{
+		"plain": keep(NewPlain(&failingWriter{}, PlainOptions{}), nil),
+		"json":  keep(NewJSON(&failingWriter{}, nil), nil),
 	} {
 		r.Begin(progress.BuildInfo{})
 		r.Handle(scriptedBuild())
@@ -212,4 +212,51 @@ func TestFormat(t *testing.T) {
 func golden(t *testing.T, path string, got []byte) {
 	t.Helper()
 	goldenfile.Check(t, path, got)
+}
+
+func TestPlainColor(t *testing.T) {
+	for _, color := range []bool{false, true} {
+		var out bytes.Buffer
+		p := keep(NewPlain(&out, PlainOptions{Color: color}), nil)
+		p.Begin(progress.BuildInfo{})
+		p.Handle([]progress.Event{evStart(0, 1, 0, "a", 1), evStep(1, 1, 0), evFinish(2, 1), evLog(3, progress.SeverityWarning, "w")})
+		if err := p.End(progress.Result{Status: progress.StatusBuilt}); err != nil {
+			t.Fatal(err)
+		}
+		got := out.String()
+		if has := strings.Contains(got, "\x1b["); has != color {
+			t.Errorf("color %v: escape sequences %v:\n%q", color, has, got)
+		}
+		if color && !strings.Contains(got, "\x1b[32mDONE\x1b[0m") {
+			t.Errorf("DONE is not green:\n%q", got)
+		}
+	}
+}
+
+// TestSummaryOfACachedBuild: a build served from the timing cache says so on its last line.
+func TestSummaryOfACachedBuild(t *testing.T) {
+	got := Summary(progress.Result{Status: progress.StatusBuilt, Engine: "m.engine", EngineBytes: 2048, Duration: sec(0.1), CacheHits: 24})
+	if want := "Built m.engine (2.0 KiB) in 0.1s; 24/24 timing-cache hits"; got != want {
+		t.Errorf("Summary = %q, want %q", got, want)
+	}
+	if got := Summary(progress.Result{Status: progress.StatusBuilt, Engine: "m.engine", Duration: sec(1)}); strings.Contains(got, "timing-cache") {
+		t.Errorf("a build without the cache mentions it: %q", got)
+	}
+}
+
+// TestPlainReadsTheSessionTree: the phases the build leaves open are read from the session's
+// state at the end, including one whose start the plain renderer was never handed: a plain
+// renderer with a tree of its own would not know it.
+func TestPlainReadsTheSessionTree(t *testing.T) {
+	var out bytes.Buffer
+	p := keep(NewPlain(&out, PlainOptions{}), nil)
+	p.Begin(progress.BuildInfo{})
+	p.Handle([]progress.Event{evStart(0, 1, 0, "seen", 2)})
+	p.st.Apply([]progress.Event{evStart(sec(0.5), 2, 1, "only in the session", 3)}, time.Now())
+	if err := p.End(progress.Result{Status: progress.StatusCancelled, Duration: sec(1)}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "#2 0.5s only in the session CANCELLED") {
+		t.Errorf("the phase only the session saw is missing:\n%s", &out)
+	}
 }

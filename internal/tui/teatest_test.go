@@ -18,9 +18,9 @@ import (
 func TestTeatestWholeFrames(t *testing.T) {
 	clock := newTestClock()
 	clock.Set(sec(3))
-	box := newInbox(epoch, clock.Now)
+	box := newFeed(clock.Now)
 	box.put(tensorRTLike())
-	m := newTTYModel(testInfo, epoch, box, modelOptions{
+	m := newTTYModel(testInfo, epoch, box.box, modelOptions{
 		now: clock.Now, width: 100, height: 30, tick: 5 * time.Millisecond,
 	})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))

@@ -21,30 +21,30 @@ func TestTee(t *testing.T) {
 		return []progress.Event{
 			{Type: progress.EventPhaseStart, Time: 10 * time.Millisecond, ID: 1, Name: "Building engine", Steps: 2, Thread: 1},
 			{Type: progress.EventStep, Time: 20 * time.Millisecond, ID: 1, Step: 0},
-			// The worker sets Early as its tree does, before sending the event.
-			{Type: progress.EventPhaseFinish, Time: 30 * time.Millisecond, ID: 1, Early: true},
+			// The session's state sets Early before any renderer sees the event.
+			{Type: progress.EventPhaseFinish, Time: 30 * time.Millisecond, ID: 1},
 		}
 	}
 	clock := func() time.Time { return time.Unix(0, 0) }
 	info := progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"}
 	res := progress.Result{Status: progress.StatusBuilt, Engine: "m.engine", Duration: time.Second}
-	drive := func(r progress.Renderer) {
-		r.Begin(info)
-		r.Handle(batch())
-		r.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "note"})
-		r.Tick(clock())
+	drive := func(r progress.Renderer) *kept {
+		k := keep(r, clock)
+		k.Begin(info)
+		k.Handle(batch())
+		k.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "note"})
+		k.Tick(clock())
+		return k
 	}
 
 	var alonePlain, aloneJSON, teePlain, teeJSON bytes.Buffer
 	for _, r := range []progress.Renderer{NewPlain(&alonePlain, PlainOptions{Now: clock}), NewJSON(&aloneJSON, clock)} {
-		drive(r)
-		if err := r.End(res); err != nil {
+		if err := drive(r).End(res); err != nil {
 			t.Fatal(err)
 		}
 	}
 	tee := progress.Tee{NewPlain(&teePlain, PlainOptions{Now: clock}), NewJSON(&teeJSON, clock)}
-	drive(tee)
-	if err := tee.End(res); err != nil {
+	if err := drive(tee).End(res); err != nil {
 		t.Fatal(err)
 	}
 	if teePlain.String() != alonePlain.String() || teeJSON.String() != aloneJSON.String() {
@@ -56,8 +56,7 @@ func TestTee(t *testing.T) {
 
 	var after bytes.Buffer
 	broken := progress.Tee{NewJSON(diskFull{}, clock), NewPlain(&after, PlainOptions{Now: clock})}
-	drive(broken)
-	if err := broken.End(res); err == nil || !strings.Contains(err.Error(), "disk full") {
+	if err := drive(broken).End(res); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("End = %v, want the failing renderer's error", err)
 	}
 	if !strings.Contains(after.String(), "Built m.engine") {

@@ -60,21 +60,25 @@ const maxFPS = 15
 // the bottom of the terminal, with builder log lines printed above it into the terminal's
 // history.
 //
-// Threading: the session calls Begin, Handle, progress.Notice, Tick and End from one goroutine. Begin
-// starts the program on a goroutine of its own; Handle and progress.Notice only leave work in the
-// inbox, which the program takes on its next frame; End hands over the result and waits for
-// the program to draw the summary, exit and restore the terminal.
+// Threading: the session calls Begin, Handle, Notice, Tick and End from one goroutine. Begin
+// starts the program on a goroutine of its own. The program never reads the session's state:
+// on the session's goroutine Handle leaves log lines in the inbox, and Handle (at most once a
+// frame interval), Tick, Notice and End leave a progress.Snapshot of the state there, which
+// the program takes on its next frame; End hands over the result and the final snapshot, wakes
+// the program, and waits for it to draw the summary, exit and restore the terminal.
 type tty struct {
 	out, in *os.File
 	opts    TTYOptions
 
-	info    progress.BuildInfo
-	box     *inbox
-	model   *ttyModel
-	prog    *tea.Program
-	ownIn   *os.File // a terminal opened here for keys, closed by End
-	runDone chan struct{}
-	runErr  error // valid after runDone is closed
+	view     progress.View
+	info     progress.BuildInfo
+	lastSnap time.Time // wall time of the newest snapshot handed to the view
+	box      *inbox
+	model    *ttyModel
+	prog     *tea.Program
+	ownIn    *os.File // a terminal opened here for keys, closed by End
+	runDone  chan struct{}
+	runErr   error // valid after runDone is closed
 
 	fallbackOnce sync.Once
 	fallback     *Plain // takes over when the program ended early
@@ -98,10 +102,12 @@ func NewTTY(out, in *os.File, opts TTYOptions) progress.Renderer {
 }
 
 // Begin starts the program.
-func (r *tty) Begin(info progress.BuildInfo) {
-	r.info = info
-	begin := r.opts.Now()
-	r.box = newInbox(begin, r.opts.Now)
+func (r *tty) Begin(v progress.View) {
+	r.view = v
+	r.info = v.Info()
+	info := r.info
+	begin := v.Begin()
+	r.box = newInbox()
 	width, height := r.opts.Width, r.opts.Height
 	r.model = newTTYModel(info, begin, r.box, modelOptions{
 		color:    r.opts.Color,
@@ -184,28 +190,43 @@ func (r *tty) keys() *os.File {
 	return f
 }
 
-// Handle passes the batch to the program's next frame.
+// Handle passes the batch's log lines to the program's next frame, and a snapshot of the
+// session's state when the last one is a frame interval old.
 func (r *tty) Handle(batch []progress.Event) {
 	if r.degraded() {
 		r.fallback.Handle(batch)
 		return
 	}
 	r.box.put(batch)
+	if now := r.opts.Now(); now.Sub(r.lastSnap) >= snapshotEvery {
+		r.snapshot(now)
+	}
 }
 
-// Notice passes a control event to the program's next frame.
+// snapshot hands the program a copy of the session's state.
+func (r *tty) snapshot(now time.Time) {
+	r.lastSnap = now
+	r.box.snapshot(r.view.Snapshot())
+}
+
+// Notice passes the new cancel state to the program's next frame.
 func (r *tty) Notice(n progress.Notice) {
 	if r.degraded() {
 		r.fallback.Notice(n)
 		return
 	}
-	r.box.notice(n)
+	r.snapshot(r.opts.Now())
 }
 
-// Tick is ignored while the view runs on its own clock.
+// Tick hands the program a snapshot when events arrived since the last one; the view draws
+// the clock on its own.
 func (r *tty) Tick(now time.Time) {
 	if r.degraded() {
 		r.fallback.Tick(now)
+		return
+	}
+	if r.box.isStale() {
+		r.snapshot(now)
 	}
 }
 
@@ -216,7 +237,9 @@ func (r *tty) End(res progress.Result) error {
 		return nil
 	}
 	if !r.degraded() {
-		r.box.end(res)
+		r.box.end(res, r.view.Snapshot())
+		// Draw the summary now rather than on the next frame tick.
+		go r.prog.Send(wakeMsg{})
 		select {
 		case <-r.runDone:
 		case <-time.After(endTimeout):
@@ -262,7 +285,9 @@ func (r *tty) degrade(midway bool) {
 		}
 		r.fallback = NewPlain(r.out, PlainOptions{Verbose: r.opts.Verbose, Now: r.opts.Now})
 		if midway {
-			r.fallback.Begin(r.info)
+			r.fallback.Begin(r.view)
+		} else {
+			r.fallback.view = r.view
 		}
 	})
 }

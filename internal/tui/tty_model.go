@@ -23,6 +23,9 @@ const maxSpareEvents = 4096
 // frameMsg is the view's clock tick.
 type frameMsg struct{}
 
+// wakeMsg asks for a frame now, without moving the clock's schedule: the result is in.
+type wakeMsg struct{}
+
 // printedMsg says that everything queued for printing above the view has been printed.
 type printedMsg struct{}
 
@@ -50,13 +53,10 @@ type ttyModel struct {
 	opts modelOptions
 	in   *inbox
 
-	clock  time.Time        // wall time of the current frame
-	spare  []progress.Event // the other half of the inbox's double buffer
-	recent []logLine        // newest log lines, oldest first, at most recentLogs
-	// lastEarly is the deepest phase of the latest run of early finishes (the builder ends
-	// phases early when it fails or stops); any phase that finishes normally clears it.
-	lastEarly *progress.Phase
-	problems  []string // warning and error messages, at most keepProblems
+	clock time.Time        // wall time of the current frame
+	spare []progress.Event // the other half of the inbox's double buffer
+	// snap is the newest snapshot of the session's state; viewState's tree is its tree.
+	snap *progress.Snapshot
 
 	printQ   []string // lines waiting to be printed above the view
 	printing bool     // a print is in flight
@@ -81,7 +81,7 @@ func newTTYModel(info progress.BuildInfo, begin time.Time, in *inbox, opts model
 		viewState: viewState{
 			theme:        newTheme(opts.color),
 			info:         info,
-			tree:         progress.NewTree(),
+			tree:         progress.NewTree(), // empty until the first snapshot
 			width:        opts.width,
 			height:       opts.height,
 			verbose:      opts.verbose,
@@ -129,6 +129,11 @@ func (m *ttyModel) Update(msg tea.Msg) (model tea.Model, cmd tea.Cmd) {
 		}
 		m.step(m.opts.now())
 		next = m.tick()
+	case wakeMsg:
+		if m.quitting {
+			return m, nil
+		}
+		m.step(m.opts.now())
 	case printedMsg:
 		m.printing = false
 	case tea.WindowSizeMsg:
@@ -169,7 +174,7 @@ func (m *ttyModel) View() (v tea.View) {
 	v = tea.NewView(m.frameText)
 	if m.opts.taskbar {
 		switch pct := m.overall(); {
-		case m.cancel.kind != 0 || m.cancel.forced:
+		case m.cancel.Kind != 0 || m.cancel.Forced:
 			v.ProgressBar = tea.NewProgressBar(tea.ProgressBarWarning, max(pct, 0))
 		case pct < 0:
 			v.ProgressBar = tea.NewProgressBar(tea.ProgressBarIndeterminate, 0)
@@ -193,19 +198,12 @@ func (m *ttyModel) step(now time.Time) {
 		return
 	}
 	got := m.in.take(m.spare)
-	for i := range got.events {
-		e := &got.events[i]
-		if e.Type == progress.EventLog {
-			m.log(logLine{at: e.Time, sev: e.Severity, msg: e.Message})
-		}
-		p := m.tree.Apply(e) // phase events, and the build clock of every event
-		if p != nil && e.Type == progress.EventPhaseFinish {
-			m.noteFinish(p)
-		}
+	for i := range got.logs {
+		e := &got.logs[i]
+		m.log(progress.LogLine{At: e.Time, Severity: e.Severity, Message: e.Message})
 	}
-	m.tree.Last = max(m.tree.Last, got.skippedAt)
-	clear(got.events) // drop references to names and messages
-	m.spare = got.events[:0]
+	clear(got.logs) // drop references to messages
+	m.spare = got.logs[:0]
 	if cap(m.spare) > maxSpareEvents {
 		m.spare = nil
 	}
@@ -213,83 +211,42 @@ func (m *ttyModel) step(now time.Time) {
 		m.printQ = append(m.printQ, m.theme.dim.Render(fmt.Sprintf(
 			"       … %d info lines skipped to keep up; --progress plain or json keeps every line", got.skipped)))
 	}
-	m.skew, m.skewKnown, m.lastProgress = got.skew, got.skewKnown, got.lastProgress
-	for _, n := range got.notices {
-		m.notice(n)
+	if got.snap != nil {
+		m.take(got.snap)
 	}
 	if got.result != nil && m.result == nil {
 		m.finish(*got.result)
 	}
 }
 
-// log keeps a builder log line for the summary and queues it for printing: warnings and
-// errors always, info and verbose lines with --verbose.
-func (m *ttyModel) log(l logLine) {
-	if len(m.recent) == recentLogs {
-		copy(m.recent, m.recent[1:])
-		m.recent = m.recent[:recentLogs-1]
-	}
-	m.recent = append(m.recent, l)
-	if l.sev <= progress.SeverityWarning {
-		if len(m.problems) == keepProblems {
-			copy(m.problems, m.problems[1:])
-			m.problems = m.problems[:keepProblems-1]
-		}
-		m.problems = append(m.problems, l.msg)
-	}
-	if l.sev <= progress.SeverityWarning || m.verbose {
+// take makes s the state the view draws.
+func (m *ttyModel) take(s *progress.Snapshot) {
+	m.snap = s
+	m.tree = s.Tree
+	m.lastProgress = s.LastProgress
+	m.skew, m.skewKnown = s.Skew, s.SkewKnown
+	m.cancel = s.Cancel
+}
+
+// log queues a builder log line for printing: warnings and errors always, info and verbose
+// lines with --verbose.
+func (m *ttyModel) log(l progress.LogLine) {
+	if l.Severity <= progress.SeverityWarning || m.verbose {
 		m.printQ = append(m.printQ, m.wrapIndent(m.logText(l), timeWidth+1)...)
 	}
-}
-
-// notice moves the cancel ladder on. The first cancel-type notice sets the cancelling state;
-// a force-stop notice always wins.
-func (m *ttyModel) notice(n timedNotice) {
-	switch n.Kind {
-	case progress.NoticeCancelRequested, progress.NoticeTimeout:
-		if m.cancel.kind == 0 {
-			m.cancel.kind, m.cancel.at, m.cancel.message = n.Kind, n.at, n.Message
-		}
-	case progress.NoticeForceStop:
-		if !m.cancel.forced {
-			m.cancel.forced, m.cancel.forceAt, m.cancel.forceBy = true, n.at, n.Message
-		}
-	}
-}
-
-// noteFinish keeps track of where a build that fails or stops ended: TensorRT (and the
-// simulated builder) often finish every open phase early, innermost first, before the result.
-func (m *ttyModel) noteFinish(p *progress.Phase) {
-	if !p.Early {
-		m.lastEarly = nil
-		return
-	}
-	for q := m.lastEarly; q != nil; q = m.tree.Get(q.Parent) {
-		if q.Parent == p.ID {
-			return // p encloses the phase already kept, which is deeper
-		}
-		if q.Parent == 0 {
-			break
-		}
-	}
-	m.lastEarly = p
 }
 
 // finish queues the summary; the program quits once it is printed.
 func (m *ttyModel) finish(res progress.Result) {
 	m.result = &res
-	failing := m.tree.Deepest()
-	if failing == nil && res.Status != progress.StatusBuilt {
-		failing = m.lastEarly
+	var recent []progress.LogLine
+	if m.snap != nil {
+		recent = m.snap.Recent
 	}
-	// Phases the builder left open ran until the build ended, silent or not.
-	m.tree.Abort(m.buildNow(m.clock))
 	for _, line := range m.summary(summaryInput{
-		res:      res,
-		failing:  failing,
-		recent:   m.recent,
-		problems: m.problems,
-		forced:   m.cancel.forced,
+		res:    res,
+		recent: recent,
+		forced: m.cancel.Forced,
 	}) {
 		m.printQ = append(m.printQ, m.wrapIndent(line, 4)...)
 	}

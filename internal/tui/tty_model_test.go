@@ -22,9 +22,9 @@ type countingControls struct{ n atomic.Int32 }
 func (c *countingControls) RequestCancel() { c.n.Add(1) }
 
 // newTestModel returns a model on a test clock, 80x24 unless opts say otherwise.
-func newTestModel(opts modelOptions) (*ttyModel, *inbox, *testClock) {
+func newTestModel(opts modelOptions) (*ttyModel, *feed, *testClock) {
 	clk := newTestClock()
-	in := newInbox(epoch, clk.Now)
+	in := newFeed(clk.Now)
 	opts.now = clk.Now
 	if opts.width == 0 {
 		opts.width = 80
@@ -32,7 +32,7 @@ func newTestModel(opts modelOptions) (*ttyModel, *inbox, *testClock) {
 	if opts.height == 0 {
 		opts.height = 24
 	}
-	m := newTTYModel(testInfo, epoch, in, opts)
+	m := newTTYModel(testInfo, epoch, in.box, opts)
 	m.Update(frameMsg{}) // two frames: the renderer has drawn, lines may be printed above
 	m.Update(frameMsg{})
 	return m, in, clk
@@ -42,9 +42,9 @@ func newTestModel(opts modelOptions) (*ttyModel, *inbox, *testClock) {
 // renderer has written its first frame, and that the header is what the view prints first.
 func TestPrintWaitsForTheRenderer(t *testing.T) {
 	clk := newTestClock()
-	in := newInbox(epoch, clk.Now)
+	in := newFeed(clk.Now)
 	var drawn atomic.Bool
-	m := newTTYModel(testInfo, epoch, in, modelOptions{now: clk.Now, width: 60, ready: drawn.Load})
+	m := newTTYModel(testInfo, epoch, in.box, modelOptions{now: clk.Now, width: 60, ready: drawn.Load})
 	want := []string{"Building models/convnet.onnx → convnet.engine", "backend sim · fp16 · 12 layers"}
 	if got := stripAll(m.headerLines()); !reflect.DeepEqual(got, want) {
 		t.Fatalf("header %q, want %q", got, want)
@@ -95,19 +95,14 @@ func randomBuild(r *rand.Rand, n int) []progress.Event {
 	return evs
 }
 
-// TestInboxMatchesDirectApply checks that merging steps in the inbox changes nothing: a tree
-// fed through the inbox, in random batches taken at random frames, ends up exactly like a
-// tree that applied every event directly.
-func TestInboxMatchesDirectApply(t *testing.T) {
+// TestViewDrawsTheSessionTree feeds random builds to the session's state in random batches,
+// taken at random frames: every phase the view draws from (the open ones and their ancestors)
+// is exactly the session's. Then it applies events the view's inbox never sees: the view must
+// show them, which it could not if it kept a tree of its own.
+func TestViewDrawsTheSessionTree(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
 		r := rand.New(rand.NewPCG(seed, 7))
 		evs := randomBuild(r, 3000)
-
-		want := progress.NewTree()
-		for i := range evs {
-			e := evs[i]
-			want.Apply(&e)
-		}
 
 		m, in, clk := newTestModel(modelOptions{})
 		batch := make([]progress.Event, 0, 64)
@@ -126,21 +121,42 @@ func TestInboxMatchesDirectApply(t *testing.T) {
 		}
 		m.step(clk.Now())
 
-		if m.tree.Len() != want.Len() || m.tree.Open() != want.Open() || m.tree.Last != want.Last || m.tree.LastProgress != want.LastProgress {
-			t.Fatalf("seed %d: tree has %d phases, %d open, last %v/%v; want %d, %d, %v/%v", seed,
-				m.tree.Len(), m.tree.Open(), m.tree.Last, m.tree.LastProgress, want.Len(), want.Open(), want.Last, want.LastProgress)
+		want := in.st.Tree()
+		if m.tree.Open() != want.Open() || m.tree.Last != want.Last || m.tree.LastProgress != want.LastProgress {
+			t.Fatalf("seed %d: tree has %d open, last %v/%v; want %d, %v/%v", seed,
+				m.tree.Open(), m.tree.Last, m.tree.LastProgress, want.Open(), want.Last, want.LastProgress)
 		}
 		want.Walk(func(p *progress.Phase) bool {
-			if got := m.tree.Get(p.ID); !reflect.DeepEqual(got, p) {
-				t.Fatalf("seed %d: phase %d is %+v, want %+v", seed, p.ID, got, p)
+			if p.Finished {
+				return true
+			}
+			got := m.tree.Get(p.ID)
+			if got == nil {
+				t.Fatalf("seed %d: open phase %d is not in the view", seed, p.ID)
+			}
+			a, b := *got, *p
+			a.Children, b.Children = nil, nil
+			if !reflect.DeepEqual(a, b) {
+				t.Fatalf("seed %d: phase %d is %+v, want %+v", seed, p.ID, a, b)
 			}
 			return true
 		})
 	}
+
+	m, in, clk := newTestModel(modelOptions{})
+	in.put(tensorRTLike())
+	unseen := []progress.Event{evStart(sec(2.8), 99, 8, "only in the session", 3)}
+	in.st.Apply(unseen, clk.Now()) // the session applied it; the view is told nothing but a snapshot
+	in.box.snapshot(in.st.Snapshot())
+	clk.Set(sec(3))
+	m.Update(frameMsg{})
+	if frame := ansi.Strip(m.View().Content); !strings.Contains(frame, "only in the session") {
+		t.Fatalf("the view does not draw the session's tree:\n%s", frame)
+	}
 }
 
-// TestBurstStaysSmall sends 100,000 events between two frames: steps are merged per phase,
-// info lines beyond the per-frame limit are counted instead of kept, and the buffers shrink
+// TestBurstStaysSmall sends 100,000 events between two frames: phase events are not queued
+// at all (the session applied them), info lines beyond the per-frame limit are counted instead of kept, and the buffers shrink
 // back afterwards.
 func TestBurstStaysSmall(t *testing.T) {
 	m, in, clk := newTestModel(modelOptions{verbose: true})
@@ -160,10 +176,10 @@ func TestBurstStaysSmall(t *testing.T) {
 	for i := 0; i < len(evs); i += 1000 {
 		in.put(evs[i:min(i+1000, len(evs))])
 	}
-	in.mu.Lock()
-	pending := len(in.events)
-	in.mu.Unlock()
-	if limit := 2*phases + maxPendingInfo; pending > limit {
+	in.box.mu.Lock()
+	pending := len(in.box.logs)
+	in.box.mu.Unlock()
+	if limit := maxPendingInfo; pending > limit {
 		t.Fatalf("%d events pending after the burst, want at most %d", pending, limit)
 	}
 
@@ -253,8 +269,8 @@ func TestCtrlC(t *testing.T) {
 // TestResize checks that a resize reflows the view, and that a fixed size ignores resizes.
 func TestResize(t *testing.T) {
 	clk := newTestClock()
-	in := newInbox(epoch, clk.Now)
-	m := newTTYModel(testInfo, epoch, in, modelOptions{now: clk.Now})
+	in := newFeed(clk.Now)
+	m := newTTYModel(testInfo, epoch, in.box, modelOptions{now: clk.Now})
 	in.put(tensorRTLike())
 	m.Update(tea.WindowSizeMsg{Width: 100, Height: 30})
 	clk.Set(sec(3))
@@ -436,8 +452,8 @@ func TestSummaryGolden(t *testing.T) {
 			for _, n := range tc.notices {
 				in.notice(n)
 			}
+			clk.Set(tc.res.Duration) // the result arrives when the build ends
 			in.end(tc.res)
-			clk.Set(tc.res.Duration)
 			m.step(clk.Now())
 			got := strings.Join(stripAll(m.printQ), "\n") + "\n"
 			golden(t, filepath.Join("testdata", "tty_summary_"+tc.name+".golden"), []byte(got))
@@ -600,5 +616,17 @@ func TestWrapWords(t *testing.T) {
 				t.Errorf("wrapWords(%q, %d): %q is too wide", tc.s, tc.limit, l)
 			}
 		}
+	}
+}
+
+// TestResultDrawnOnWake: End wakes the program with a wakeMsg, and that alone queues the
+// summary: the view does not wait for its next frame tick after the result arrived.
+func TestResultDrawnOnWake(t *testing.T) {
+	m, in, _ := newTestModel(modelOptions{})
+	in.put(tensorRTLike())
+	in.end(progress.Result{Status: progress.StatusBuilt, Engine: "convnet.engine", Duration: sec(3)})
+	_, cmd := m.Update(wakeMsg{})
+	if !m.summarised || cmd == nil {
+		t.Fatalf("the wake did not draw the summary (summarised %v, command %v)", m.summarised, cmd != nil)
 	}
 }

@@ -168,7 +168,7 @@ func noEnv(string) string { return "" }
 // warning is printed above it, the summary stays, and the terminal is restored.
 func TestTTYBuildOnTerminal(t *testing.T) {
 	term := openTerminal(t, 90, 24)
-	r := NewTTY(term.slave, term.slave, TTYOptions{Controls: &countingControls{}, Getenv: noEnv})
+	r := keep(NewTTY(term.slave, term.slave, TTYOptions{Controls: &countingControls{}, Getenv: noEnv}), nil)
 	r.Begin(testInfo)
 	term.waitRaw()
 	r.Handle(tensorRTLike())
@@ -194,7 +194,7 @@ func TestTTYBuildOnTerminal(t *testing.T) {
 func TestTTYCtrlCOnTerminal(t *testing.T) {
 	term := openTerminal(t, 120, 30)
 	ctl := &countingControls{}
-	r := NewTTY(term.slave, term.slave, TTYOptions{Controls: ctl, Getenv: noEnv})
+	r := keep(NewTTY(term.slave, term.slave, TTYOptions{Controls: ctl, Getenv: noEnv}), nil)
 	r.Begin(testInfo)
 	term.waitRaw()
 	r.Handle(tensorRTLike())
@@ -234,7 +234,7 @@ func waitCount(t *testing.T, c *countingControls, want int32) {
 // restored at once, the rest of the build is shown as plain text, and End reports the panic.
 func TestTTYPanicOnTerminal(t *testing.T) {
 	term := openTerminal(t, 80, 24)
-	r := NewTTY(term.slave, term.slave, TTYOptions{Controls: panicControls{}, Getenv: noEnv})
+	r := keep(NewTTY(term.slave, term.slave, TTYOptions{Controls: panicControls{}, Getenv: noEnv}), nil)
 	r.Begin(testInfo)
 	term.waitRaw()
 	r.Handle(tensorRTLike()[:4])
@@ -286,7 +286,7 @@ func (term *terminal) waitScreen(want string) {
 func TestTTYScreenGolden(t *testing.T) {
 	term := openTerminal(t, 80, 24)
 	clk := newTestClock()
-	r := NewTTY(term.slave, term.slave, TTYOptions{Controls: &countingControls{}, Now: clk.Now, Getenv: noEnv})
+	r := keep(NewTTY(term.slave, term.slave, TTYOptions{Controls: &countingControls{}, Now: clk.Now, Getenv: noEnv}), clk.Now)
 	r.Begin(testInfo)
 	term.waitRaw()
 	clk.Set(sec(2.7))

@@ -30,17 +30,8 @@ const (
 	defaultWidth, defaultHeight = 80, 24
 )
 
-// cancelState is what the view knows about the cancel ladder, from the session's notices.
-type cancelState struct {
-	kind    progress.NoticeKind // 0, progress.NoticeCancelRequested or progress.NoticeTimeout
-	at      time.Time
-	message string
-	forced  bool
-	forceAt time.Time
-	forceBy string
-}
-
-// viewState is everything a frame is drawn from. frame is a pure function of it and of the
+// viewState is everything a frame is drawn from: the newest snapshot of the session's state
+// (tree, clocks, cancel ladder) and the layout. frame is a pure function of it and of the
 // time, so it can be tested and measured without a terminal.
 type viewState struct {
 	theme         theme
@@ -55,7 +46,7 @@ type viewState struct {
 	// delay seen between an event's build time and its arrival, i.e. the worker's start-up.
 	skew      time.Duration
 	skewKnown bool
-	cancel    cancelState
+	cancel    progress.Cancel
 
 	rows []row // reused between frames
 	// tallest is the most lines a frame has had at this size. Shorter frames are padded to
@@ -245,8 +236,8 @@ func (v *viewState) footer(now time.Time, cw int) string {
 	c := &v.cancel
 	hint := "ctrl+c cancel"
 	switch {
-	case c.forced:
-		msg := c.forceBy
+	case c.Forced:
+		msg := c.ForceBy
 		if msg == "" {
 			msg = "Stopping now: the build worker is being killed."
 		}
@@ -256,10 +247,10 @@ func (v *viewState) footer(now time.Time, cw int) string {
 		b.WriteString(wrapLines(t.err, clean(msg), cw))
 		b.WriteByte('\n')
 		hint = ""
-	case c.kind != 0:
+	case c.Kind != 0:
 		msg := "Cancelling… the builder stops at its next step boundary (this can take a while)."
-		if c.kind == progress.NoticeTimeout && c.message != "" {
-			msg = clean(c.message) + "."
+		if c.Kind == progress.NoticeTimeout && c.Message != "" {
+			msg = clean(c.Message) + "."
 		}
 		msg += " Press Ctrl-C again to stop now."
 		if ansi.StringWidth(msg) > 2*cw {
@@ -273,10 +264,10 @@ func (v *viewState) footer(now time.Time, cw int) string {
 	spin := t.spinner[int(now.Sub(v.begin)/spinnerStep)%len(t.spinner)]
 	status := progress.FormatDuration(now.Sub(v.begin)) + " elapsed"
 	switch {
-	case c.forced:
-		status = "stopping " + progress.FormatDuration(now.Sub(c.forceAt)) + " · " + status
-	case c.kind != 0:
-		status = "cancel requested " + progress.FormatDuration(now.Sub(c.at)) + " ago · " + status
+	case c.Forced:
+		status = "stopping " + progress.FormatDuration(now.Sub(c.ForceAt)) + " · " + status
+	case c.Kind != 0:
+		status = "cancel requested " + progress.FormatDuration(now.Sub(c.At)) + " ago · " + status
 	default:
 		if quiet := now.Sub(v.lastProgress); quiet >= silenceAfter {
 			status += " · no progress reported for " + progress.FormatDuration(quiet.Truncate(time.Second))
@@ -487,9 +478,28 @@ func spaces(n int) string {
 // cellWidth is the number of terminal cells s takes.
 func cellWidth(s string) int { return ansi.StringWidth(s) }
 
-// truncCells cuts s to at most n cells, marking a cut with "…". Wide characters and grapheme
+// cutMiddle fits a phase name into n cells by cutting out its middle, marked with "…": the
+// start says what the phase does, and the end which layer it works on, which is what tells
+// rows apart ("Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv"
+// becomes "Finding fastest…block.0.0/Conv", not "Finding fastest tactic for /feat…"). A
+// third of the room goes to the start, the rest to the end. Wide characters and grapheme
 // clusters are never split.
-func truncCells(s string, n int) string { return ansi.Truncate(s, n, "…") }
+func cutMiddle(s string, n int) string {
+	w := ansi.StringWidth(s)
+	if w <= n {
+		return s
+	}
+	if n <= 8 {
+		return ansi.Truncate(s, n, "…")
+	}
+	head := n / 3
+	tail := n - head - 1
+	h := ansi.Truncate(s, head, "")
+	t := ansi.TruncateLeft(s, w-tail, "")
+	// A wide character at either cut may leave a cell over: pad to exactly n.
+	out := h + "…" + t
+	return out + spaces(n-ansi.StringWidth(out))
+}
 
 func countText(p *progress.Phase) string {
 	return strconv.Itoa(p.Done) + "/" + strconv.Itoa(p.Steps)
@@ -528,9 +538,12 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	}
 
 	p := r.p
-	name := ansi.Truncate(clean(p.Name), nameRoom, "…")
+	name := cutMiddle(clean(p.Name), nameRoom)
 	pad := nameRoom - ansi.StringWidth(name)
+	cut := r.kind == rowDone && v.cancel.CutShort(p)
 	switch {
+	case cut:
+		b.WriteString(t.warn.Render(t.failed) + " " + t.dim.Render(name))
 	case r.kind == rowDone:
 		b.WriteString(t.ok.Render(t.done) + " " + t.dim.Render(name))
 	case r.leaf:
@@ -543,8 +556,14 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	if lay.bar > 0 {
 		b.WriteString("  ")
 		if r.kind == rowDone {
-			note := ""
-			if p.Early {
+			note, style := "", t.warn
+			switch {
+			case cut:
+				note = "cancelled"
+			case p.Early && p.Done == 0:
+				// No step ran: nothing to measure (a timing-cache hit), not a problem.
+				note, style = "no steps", t.dim
+			case p.Early:
 				note = "finished early"
 				if len(note) > lay.bar {
 					note = "early"
@@ -552,7 +571,7 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 			}
 			b.WriteString(spaces(lay.bar - len(note)))
 			if note != "" {
-				b.WriteString(t.warn.Render(note))
+				b.WriteString(style.Render(note))
 			}
 		} else {
 			v.writeBar(b, p, lay.bar)

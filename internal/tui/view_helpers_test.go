@@ -1,11 +1,45 @@
 package tui
 
 import (
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
+
+// feed plays the session's part for the live view's tests: it applies every batch, notice
+// and result to one progress.State, as the session does, and hands the view what the tty
+// renderer hands it: the log lines and a snapshot.
+type feed struct {
+	box *inbox
+	st  *progress.State
+	now func() time.Time
+}
+
+func newFeed(now func() time.Time) *feed {
+	st := progress.NewState(testInfo, epoch)
+	st.Hinter = trt.Hint
+	return &feed{box: newInbox(), st: st, now: now}
+}
+
+func (f *feed) put(batch []progress.Event) {
+	b := slices.Clone(batch)
+	f.st.Apply(b, f.now())
+	f.box.put(b)
+	f.box.snapshot(f.st.Snapshot())
+}
+
+func (f *feed) notice(n progress.Notice) {
+	f.st.Notice(n, f.now())
+	f.box.snapshot(f.st.Snapshot())
+}
+
+func (f *feed) end(res progress.Result) {
+	res = f.st.End(res, f.now())
+	f.box.end(res, f.st.Snapshot())
+}
 
 // epoch is the wall time every test build begins at.
 var epoch = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -83,3 +117,40 @@ func tensorRTLike() []progress.Event {
 		evStep(sec(2.7), 8, 2),
 	}
 }
+
+// kept plays the session's part for a renderer under test: every call is first applied to one
+// progress.State, which the renderer reads, as in a build.
+type kept struct {
+	r   progress.Renderer
+	st  *progress.State
+	now func() time.Time
+}
+
+// keep wraps r; now is the session's clock (nil: time.Now).
+func keep(r progress.Renderer, now func() time.Time) *kept {
+	if now == nil {
+		now = time.Now
+	}
+	return &kept{r: r, now: now}
+}
+
+func (k *kept) Begin(info progress.BuildInfo) {
+	k.st = progress.NewState(info, k.now())
+	k.st.Hinter = trt.Hint
+	k.r.Begin(k.st)
+}
+
+func (k *kept) Handle(batch []progress.Event) {
+	b := slices.Clone(batch)
+	k.st.Apply(b, k.now())
+	k.r.Handle(b)
+}
+
+func (k *kept) Notice(n progress.Notice) {
+	k.st.Notice(n, k.now())
+	k.r.Notice(n)
+}
+
+func (k *kept) Tick(now time.Time) { k.r.Tick(now) }
+
+func (k *kept) End(res progress.Result) error { return k.r.End(k.st.End(res, k.now())) }

@@ -9,25 +9,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/trtbuild/trtbuild/internal/progress"
-	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
-// Limits of what the live view keeps for its final summary.
-const (
-	// recentLogs is how many of the newest builder log lines a failure shows.
-	recentLogs = 8
-	// keepProblems is how many warnings and errors are kept for matching a hint.
-	keepProblems = 64
-	// slowest is how many top-level phases the summary of a build lists.
-	slowest = 3
-)
-
-// logLine is one builder log line as the view keeps it.
-type logLine struct {
-	at  time.Duration
-	sev progress.Severity
-	msg string
-}
+// slowest is how many top-level phases the summary of a build lists.
+const slowest = 3
 
 // severityLabel is how a log line is labelled above the tree.
 func severityLabel(s progress.Severity) string {
@@ -39,19 +24,19 @@ func severityLabel(s progress.Severity) string {
 
 // logText formats a builder log line for printing above the tree: build time, severity,
 // message. Errors stand out; info and verbose lines are quiet.
-func (v *viewState) logText(l logLine) string {
+func (v *viewState) logText(l progress.LogLine) string {
 	t := &v.theme
-	label := severityLabel(l.sev) + ":"
+	label := severityLabel(l.Severity) + ":"
 	switch {
-	case l.sev <= progress.SeverityError:
+	case l.Severity <= progress.SeverityError:
 		label = t.err.Render(label)
-	case l.sev == progress.SeverityWarning:
+	case l.Severity == progress.SeverityWarning:
 		label = t.warn.Render(label)
 	default:
 		label = t.dim.Render(label)
 	}
-	at := progress.FormatDuration(l.at)
-	return t.dim.Render(spaces(max(timeWidth-len(at), 0))+at) + " " + label + " " + clean(l.msg)
+	at := progress.FormatDuration(l.At)
+	return t.dim.Render(spaces(max(timeWidth-len(at), 0))+at) + " " + label + " " + clean(l.Message)
 }
 
 // wrapIndent word-wraps a line printed above the view to the terminal's width, indenting the
@@ -107,15 +92,12 @@ func wrapWords(s string, limit int) []string {
 	return append(lines, cur.String())
 }
 
-// summaryInput is what the final summary is drawn from. failing is the phase that was running
-// deepest when the build ended (nil if none); recent the newest log lines, oldest first;
-// problems the warning and error messages kept for matching a hint.
+// summaryInput is what the final summary is drawn from: the result, with the session's
+// attribution (Where) and hint, and the newest log lines, oldest first.
 type summaryInput struct {
-	res      progress.Result
-	failing  *progress.Phase
-	recent   []logLine
-	problems []string
-	forced   bool // the worker was killed on the second Ctrl-C or after --kill-after
+	res    progress.Result
+	recent []progress.LogLine
+	forced bool // the worker was killed on the second Ctrl-C or after --kill-after
 }
 
 // summary returns the lines printed when the build ends: the outcome, then for a built engine
@@ -131,8 +113,8 @@ func (v *viewState) summary(in summaryInput) []string {
 		lines = append(lines, v.slowestPhases(res.Duration)...)
 	case progress.StatusCancelled, progress.StatusTimedOut:
 		lines = append(lines, t.warn.Render(t.failed)+" "+t.title.Render(clean(Summary(res))))
-		if in.failing != nil {
-			lines = append(lines, "  Stopped in: "+v.phasePath(in.failing))
+		if res.Where != nil {
+			lines = append(lines, "  Stopped in: "+WherePath(res.Where))
 		}
 		if res.Status == progress.StatusTimedOut && res.Error != "" {
 			lines = append(lines, "  "+clean(res.Error))
@@ -142,8 +124,8 @@ func (v *viewState) summary(in summaryInput) []string {
 		}
 	default:
 		lines = append(lines, t.err.Render(t.failed)+" "+t.title.Render(clean(Summary(res))))
-		if in.failing != nil {
-			lines = append(lines, "  Failed in: "+v.phasePath(in.failing))
+		if res.Where != nil {
+			lines = append(lines, "  Failed in: "+WherePath(res.Where))
 		}
 		if len(in.recent) > 0 {
 			lines = append(lines, t.dim.Render("  ------"))
@@ -153,48 +135,19 @@ func (v *viewState) summary(in summaryInput) []string {
 			}
 			lines = append(lines, t.dim.Render("  ------"))
 		}
-		msgs := append([]string{res.Error}, in.problems...)
-		if hint := trt.Hint(msgs); hint != "" {
-			lines = append(lines, "  "+t.accent.Render("Hint:")+" "+hint)
+		if res.Hint != "" {
+			lines = append(lines, "  "+t.accent.Render("Hint:")+" "+clean(res.Hint))
 		}
 	}
 	return lines
 }
 
-// pathDepth is how many names phasePath shows, deepest last.
+// pathDepth is how many names WherePath shows, deepest last.
 const pathDepth = 3
-
-// phasePath names a phase with its nearest ancestors and how far it got.
-func (v *viewState) phasePath(p *progress.Phase) string {
-	names := v.tree.Path(p.ID)
-	if len(names) > pathDepth {
-		names = append([]string{"…"}, names[len(names)-pathDepth:]...)
-	}
-	for i, n := range names {
-		names[i] = clean(n)
-	}
-	return fmt.Sprintf("%s (step %d/%d, after %s)", strings.Join(names, " › "), p.Done, p.Steps, progress.FormatDuration(p.Duration(v.tree.Last)))
-}
-
-// topLevel returns the phases a summary compares and the phase they belong to (nil for the
-// roots): the roots, or, while there is a single phase at a level, that phase's children
-// ("Building engine" wraps everything in TensorRT, and a single chain leads to the layers).
-func (v *viewState) topLevel() ([]int, *progress.Phase) {
-	ids := v.tree.Roots()
-	var parent *progress.Phase
-	for len(ids) == 1 {
-		p := v.tree.Get(ids[0])
-		if len(p.Children) == 0 {
-			break
-		}
-		ids, parent = p.Children, p
-	}
-	return ids, parent
-}
 
 // slowestPhases lists the longest top-level phases with their share of the total time.
 func (v *viewState) slowestPhases(total time.Duration) []string {
-	top, parent := v.topLevel()
+	top, parent := v.tree.TopLevel()
 	ids := slices.Clone(top)
 	if len(ids) == 0 {
 		return nil
@@ -211,6 +164,13 @@ func (v *viewState) slowestPhases(total time.Duration) []string {
 		return 0
 	})
 	ids = ids[:min(len(ids), slowest)]
+	// Phases that took no measurable time (a build served from the timing cache) say nothing.
+	for len(ids) > 0 && v.tree.Get(ids[len(ids)-1]).Duration(end) < 50*time.Millisecond {
+		ids = ids[:len(ids)-1]
+	}
+	if len(ids) == 0 {
+		return nil
+	}
 	nameW := 0
 	for _, id := range ids {
 		nameW = max(nameW, cellWidth(clean(v.tree.Get(id).Name)))
@@ -228,7 +188,7 @@ func (v *viewState) slowestPhases(total time.Duration) []string {
 	for _, id := range ids {
 		p := v.tree.Get(id)
 		d := p.Duration(end)
-		name := truncCells(clean(p.Name), nameW)
+		name := cutMiddle(clean(p.Name), nameW)
 		line := fmt.Sprintf("    %s%s  %6s", name, spaces(max(nameW-cellWidth(name), 0)), progress.FormatDuration(d))
 		if total > 0 {
 			line += t.dim.Render(fmt.Sprintf("  %3d%%", min(int(d*100/total), 100)))

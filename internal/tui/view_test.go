@@ -27,8 +27,8 @@ type scene struct {
 func (s scene) model(t testing.TB) *ttyModel {
 	t.Helper()
 	clk := newTestClock()
-	in := newInbox(epoch, clk.Now)
-	m := newTTYModel(testInfo, epoch, in, modelOptions{color: s.color, now: clk.Now, width: s.width, height: s.height})
+	in := newFeed(clk.Now)
+	m := newTTYModel(testInfo, epoch, in.box, modelOptions{color: s.color, now: clk.Now, width: s.width, height: s.height})
 	m.Update(frameMsg{}) // two frames: the renderer has drawn, lines may be printed above
 	m.Update(frameMsg{})
 	for _, e := range s.events {
@@ -52,6 +52,12 @@ func (s scene) model(t testing.TB) *ttyModel {
 func (s scene) frame(t testing.TB) string {
 	t.Helper()
 	return ansi.Strip(s.model(t).frameText)
+}
+
+// timedNotice is a notice the session announces at wall time at.
+type timedNotice struct {
+	progress.Notice
+	at time.Time
 }
 
 func notice(kind progress.NoticeKind, at time.Duration, msg string) timedNotice {
@@ -368,5 +374,51 @@ func TestShortenPair(t *testing.T) {
 		if !strings.HasSuffix(tc.a, strings.TrimPrefix(a, "…")) || !strings.HasSuffix(tc.b, strings.TrimPrefix(b, "…")) {
 			t.Errorf("shortenPair(%q, %q, %d) = %q, %q: must keep the ends", tc.a, tc.b, tc.room, a, b)
 		}
+	}
+}
+
+// TestCutShortByCancel: a phase the builder ends early after a cancel request is drawn as
+// cancelled, not as a green "finished early"; one that ended early before it keeps that note,
+// and one that ran no step at all (a timing-cache hit) says so quietly.
+func TestCutShortByCancel(t *testing.T) {
+	m, in, clk := newTestModel(modelOptions{width: 100})
+	evs := tensorRTLike()
+	clk.Set(sec(2.7))
+	in.put(append(evs, evStart(sec(2.7), 20, 4, "Finding fastest tactic for cached", 5), evFinish(sec(2.7), 20),
+		evStart(sec(2.7), 21, 4, "Finding fastest tactic for conv3", 10))) // still open: finished siblings show
+	clk.Set(sec(2.8))
+	in.notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "Cancel requested."})
+	clk.Set(sec(3))
+	in.put([]progress.Event{evFinish(sec(2.9), 8), evFinish(sec(2.9), 7)})
+	m.step(clk.Now())
+	frame := ansi.Strip(m.frame(clk.Now()))
+	for _, want := range []string{"✓ Finding fastest tactic for relu1", "finished early", "✓ Finding fastest tactic for cached", "no steps", "✗ Finding fastest tactic for conv2", "cancelled"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("%q missing in:\n%s", want, frame)
+		}
+	}
+	if strings.Contains(frame, "✓ Finding fastest tactic for conv2") {
+		t.Errorf("the phase cut short by the cancel is drawn as done:\n%s", frame)
+	}
+}
+
+// TestLongLayerNamesKeepTheirTail: at 80 columns the rows of layers whose names share a long
+// prefix stay apart: the end of each name is shown.
+func TestLongLayerNamesKeepTheirTail(t *testing.T) {
+	const prefix = "Finding fastest tactic for /features/features.3/block/block.0/"
+	s := scene{at: sec(1), width: 80, events: []progress.Event{
+		evStart(0, 1, 0, "Timing graph nodes", 415),
+		evStart(sec(0.1), 2, 1, prefix+"block.0.0/Conv", 6),
+		evStart(sec(0.2), 3, 1, prefix+"block.0.1/BatchNormalization", 6),
+		evStart(sec(0.3), 4, 1, prefix+"block.0.2/Relu", 6),
+	}}
+	frame := s.frame(t)
+	for _, tail := range []string{"block.0.0/Conv", "0.1/BatchNormalization", "block.0.2/Relu"} {
+		if !strings.Contains(frame, tail) {
+			t.Errorf("%q missing at 80 columns:\n%s", tail, frame)
+		}
+	}
+	if got := cutMiddle("abcdefghijklmnopqrstuvwxyz", 13); got != "abcd…stuvwxyz" || ansi.StringWidth(got) != 13 {
+		t.Errorf("cutMiddle = %q (%d cells)", got, ansi.StringWidth(got))
 	}
 }

@@ -3,8 +3,6 @@ package modelio
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,48 +14,32 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
-// Field numbers of the messages Load takes apart.
-const (
-	modelGraph       = 7 // ModelProto.graph
-	graphInitializer = 5 // GraphProto.initializer
-	tensorFloatData  = 4 // TensorProto.float_data (packed)
-	tensorRawData    = 9 // TensorProto.raw_data
-)
-
-// FormatError says that a file is not a well-formed ONNX model.
-type FormatError struct {
-	Path   string
-	Offset int64
-	Reason string
-}
-
-// Error says what is wrong and that the model must be exported again.
-func (e *FormatError) Error() string {
-	if e.Offset >= 0 {
-		return fmt.Sprintf("%s is not a valid ONNX model (at byte %d: %s); export it again", e.Path, e.Offset, e.Reason)
-	}
-	return fmt.Sprintf("%s is not a valid ONNX model (%s); export it again", e.Path, e.Reason)
-}
-
 // Load reads the ONNX model at path. The data of the main graph's
 // initializers of 4 KiB or more stays in the model file, or in the external
 // data file it names, until ReadData or Write needs it. External data of
 // other tensors (in subgraphs or node attributes) is read into memory.
 //
-// External data locations are relative to the model's folder; a location
-// that is absolute, contains "..", or leads out of the folder through a
-// symbolic link is refused, since a model could otherwise read any file.
+// The file is read once, front to back, with package onnx's Walker, so a
+// damaged file gets the same one-line *onnx.FormatError as inspect and
+// preflight give. External data is opened with onnx.OpenExternal: a
+// location that is absolute, contains "..", or leads out of the model's
+// folder through a symbolic link is refused, since a model could otherwise
+// read any file, and so is anything but a regular file.
 func Load(path string) (*Model, error) {
-	f, st, err := onnx.OpenFile(path)
+	f, st, err := onnx.OpenModel(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	m := FromProto(nil)
 	m.Path, m.Dir, m.FileSize = path, filepath.Dir(path), st.Size()
-	l := &loader{r: f, path: path, m: m}
-	if m.Proto, err = l.model(0, st.Size()); err != nil {
-		return nil, err
+	w := onnx.NewWalker(f, st.Size(), path)
+	l := &loader{w: w, path: path, m: m}
+	if st.Size() == 0 {
+		return nil, &onnx.FormatError{Path: path, Offset: -1, Reason: "the file is empty"}
+	}
+	if m.Proto, err = l.model(); err != nil {
+		return nil, w.Error(err)
 	}
 	if err := l.resolveExternal(); err != nil {
 		return nil, err
@@ -65,178 +47,108 @@ func Load(path string) (*Model, error) {
 	return m, nil
 }
 
+// loader takes a model file apart with an onnx.Walker: it keeps the
+// payloads of large main-graph initializers in the file (as spans) and
+// decodes everything else with proto.Unmarshal.
 type loader struct {
-	r    io.ReaderAt
+	w    *onnx.Walker
 	path string
 	m    *Model
-	win  [2 * binary64Len]byte
-}
-
-const binary64Len = 10 // the longest varint
-
-func (l *loader) bad(off int64, format string, args ...any) error {
-	return &FormatError{Path: l.path, Offset: off, Reason: fmt.Sprintf(format, args...)}
-}
-
-// field is one protobuf field found by fields: the whole field is
-// [start, end); a length-delimited value is [valStart, end).
-type field struct {
-	num             protowire.Number
-	typ             protowire.Type
-	start, valStart int64
-	end             int64
-}
-
-// fields calls fn for each field in [start, end) without reading
-// length-delimited values.
-func (l *loader) fields(start, end int64, fn func(field) error) error {
-	for pos := start; pos < end; {
-		n, err := l.r.ReadAt(l.win[:min(int64(len(l.win)), end-pos)], pos)
-		if n == 0 && err != nil {
-			return fmt.Errorf("reading model %s: %w", l.path, err)
-		}
-		w := l.win[:n]
-		num, typ, tn := protowire.ConsumeTag(w)
-		if tn < 0 {
-			return l.bad(pos, "bad field tag")
-		}
-		fd := field{num: num, typ: typ, start: pos}
-		w = w[tn:]
-		switch typ {
-		case protowire.VarintType:
-			_, vn := protowire.ConsumeVarint(w)
-			if vn < 0 {
-				return l.bad(pos, "bad varint")
-			}
-			fd.end = pos + int64(tn+vn)
-		case protowire.Fixed32Type:
-			fd.end = pos + int64(tn) + 4
-		case protowire.Fixed64Type:
-			fd.end = pos + int64(tn) + 8
-		case protowire.BytesType:
-			ln, vn := protowire.ConsumeVarint(w)
-			if vn < 0 {
-				return l.bad(pos, "bad length")
-			}
-			fd.valStart = pos + int64(tn+vn)
-			if ln > uint64(end-fd.valStart) {
-				return l.bad(pos, "field %d is %d bytes long but only %d remain", num, ln, end-fd.valStart)
-			}
-			fd.end = fd.valStart + int64(ln)
-		default:
-			return l.bad(pos, "unexpected wire type %d", typ)
-		}
-		if fd.end > end {
-			return l.bad(pos, "field %d runs past the end of its message", num)
-		}
-		if err := fn(fd); err != nil {
-			return err
-		}
-		pos = fd.end
-	}
-	return nil
-}
-
-func (l *loader) read(start, end int64, dst []byte) ([]byte, error) {
-	n := len(dst)
-	dst = append(dst, make([]byte, end-start)...)
-	if _, err := l.r.ReadAt(dst[n:], start); err != nil {
-		return nil, fmt.Errorf("reading model %s: %w", l.path, err)
-	}
-	return dst, nil
 }
 
 func (l *loader) unmarshal(b []byte, m proto.Message, what string, off int64) error {
 	if err := proto.Unmarshal(b, m); err != nil {
-		return l.bad(off, "%s: %v", what, err)
+		return l.w.Corrupt(off, "%s cannot be decoded (%v)", what, err)
 	}
 	return nil
 }
 
-func (l *loader) model(start, end int64) (*onnxpb.ModelProto, error) {
+func (l *loader) model() (*onnxpb.ModelProto, error) {
+	w := l.w
 	var rest []byte
 	var graph *onnxpb.GraphProto
-	err := l.fields(start, end, func(fd field) error {
-		if fd.num == modelGraph && fd.typ == protowire.BytesType {
-			if graph != nil {
-				return l.bad(fd.start, "the model has two graphs")
-			}
-			var err error
-			graph, err = l.graph(fd.valStart, fd.end)
-			return err
-		}
+	err := w.Message(w.Size(), 0, "the model", func(f onnx.Field) (bool, error) {
 		var err error
-		rest, err = l.read(fd.start, fd.end, rest)
-		return err
+		if f.Num == onnx.FieldModelGraph && f.Type == protowire.BytesType {
+			if graph != nil {
+				return true, w.Corrupt(f.Start, "the model has two graphs")
+			}
+			graph, err = l.graph(f.End)
+			return true, err
+		}
+		rest, err = w.AppendField(rest, f)
+		return true, err
 	})
 	if err != nil {
 		return nil, err
 	}
 	m := &onnxpb.ModelProto{}
-	if err := l.unmarshal(rest, m, "model fields", start); err != nil {
+	if err := l.unmarshal(rest, m, "the model", 0); err != nil {
 		return nil, err
 	}
 	if graph == nil {
-		return nil, l.bad(-1, "it has no graph")
+		return nil, w.NoGraph()
 	}
 	m.Graph = graph
 	return m, nil
 }
 
-func (l *loader) graph(start, end int64) (*onnxpb.GraphProto, error) {
+func (l *loader) graph(end int64) (*onnxpb.GraphProto, error) {
+	w := l.w
+	start := w.Pos()
 	var rest []byte
 	var inits []*onnxpb.TensorProto
-	err := l.fields(start, end, func(fd field) error {
-		if fd.num == graphInitializer && fd.typ == protowire.BytesType {
-			t, err := l.tensor(fd.valStart, fd.end)
-			if err != nil {
-				return err
-			}
-			inits = append(inits, t)
-			return nil
-		}
+	err := w.Message(end, 1, "the graph", func(f onnx.Field) (bool, error) {
 		var err error
-		rest, err = l.read(fd.start, fd.end, rest)
-		return err
+		if f.Num == onnx.FieldGraphInitializer && f.Type == protowire.BytesType {
+			var t *onnxpb.TensorProto
+			t, err = l.tensor(f.End)
+			inits = append(inits, t)
+			return true, err
+		}
+		rest, err = w.AppendField(rest, f)
+		return true, err
 	})
 	if err != nil {
 		return nil, err
 	}
 	g := &onnxpb.GraphProto{}
-	if err := l.unmarshal(rest, g, "graph", start); err != nil {
+	if err := l.unmarshal(rest, g, "the graph", start); err != nil {
 		return nil, err
 	}
 	g.Initializer = inits
 	return g, nil
 }
 
-func (l *loader) tensor(start, end int64) (*onnxpb.TensorProto, error) {
+func (l *loader) tensor(end int64) (*onnxpb.TensorProto, error) {
+	w := l.w
+	start := w.Pos()
 	var rest []byte
 	var sp *span
-	err := l.fields(start, end, func(fd field) error {
-		lazy := fd.typ == protowire.BytesType && fd.end-fd.valStart >= lazyMin &&
-			(fd.num == tensorRawData || fd.num == tensorFloatData)
+	err := w.Message(end, 2, "an initializer", func(f onnx.Field) (bool, error) {
+		lazy := f.Type == protowire.BytesType && f.End-f.Start >= lazyMin &&
+			(f.Num == onnx.FieldTensorRawData || f.Num == onnx.FieldTensorFloatData)
 		if lazy {
 			if sp != nil {
-				return l.bad(fd.start, "a tensor holds its data twice")
+				return true, w.Corrupt(f.Start, "an initializer holds its data twice")
 			}
-			sp = &span{path: l.path, offset: fd.valStart, length: fd.end - fd.valStart}
-			return nil
+			sp = &span{path: l.path, offset: f.Start, length: f.End - f.Start}
+			return true, w.SkipPayload(f)
 		}
 		var err error
-		rest, err = l.read(fd.start, fd.end, rest)
-		return err
+		rest, err = w.AppendField(rest, f)
+		return true, err
 	})
 	if err != nil {
 		return nil, err
 	}
 	t := &onnxpb.TensorProto{}
-	if err := l.unmarshal(rest, t, "initializer", start); err != nil {
+	if err := l.unmarshal(rest, t, "an initializer", start); err != nil {
 		return nil, err
 	}
 	if sp != nil {
 		if len(t.RawData) > 0 || len(t.FloatData) > 0 || t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
-			return nil, l.bad(start, "initializer %q holds its data twice", t.GetName())
+			return nil, w.Corrupt(start, "initializer %q holds its data twice", t.GetName())
 		}
 		l.m.spans[t] = *sp
 	}
@@ -295,16 +207,9 @@ func (l *loader) externalSpan(t *onnxpb.TensorProto) (span, error) {
 			return span{}, fmt.Errorf("tensor %q in %s: external data %s %q is not a byte count; export the model again", t.GetName(), l.path, kv.GetKey(), kv.GetValue())
 		}
 	}
-	path, err := SafeJoin(l.m.Dir, loc)
+	st, err := onnx.StatExternal(l.m.Dir, loc)
 	if err != nil {
-		return span{}, fmt.Errorf("tensor %q in %s: %w", t.GetName(), l.path, err)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return span{}, fmt.Errorf("tensor %q in %s: its external data file %s does not exist; keep the data file next to the model", t.GetName(), l.path, loc)
-		}
-		return span{}, fmt.Errorf("tensor %q: external data: %w", t.GetName(), err)
+		return span{}, fmt.Errorf("tensor %q in %s: %w", t.GetName(), l.path, externalError(loc, err))
 	}
 	if length < 0 {
 		length = st.Size() - offset
@@ -313,40 +218,47 @@ func (l *loader) externalSpan(t *onnxpb.TensorProto) (span, error) {
 		return span{}, fmt.Errorf("tensor %q in %s: external data file %s is %d bytes, but the tensor needs bytes %d to %d; the data file does not belong to this model or is truncated",
 			t.GetName(), l.path, loc, st.Size(), offset, offset+length)
 	}
-	return span{path: path, offset: offset, length: length}, nil
+	return span{path: filepath.Join(l.m.Dir, filepath.FromSlash(loc)), dir: l.m.Dir, loc: loc, offset: offset, length: length}, nil
 }
 
-// SafeJoin joins an external data location to the model's folder. It
-// refuses empty and absolute locations, locations with a ".." element, and
-// locations that a symbolic link leads out of dir.
-func SafeJoin(dir, loc string) (string, error) {
+// externalError says what is wrong with an external data location and what
+// to do about it.
+func externalError(loc string, err error) error {
+	var ee *onnx.ExternalError
+	if !errors.As(err, &ee) {
+		return fmt.Errorf("external data: %w", err)
+	}
 	switch {
-	case loc == "":
-		return "", fmt.Errorf("external data has no location; export the model again")
-	case filepath.IsAbs(loc) || strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, `\`) || filepath.VolumeName(loc) != "":
-		return "", fmt.Errorf("external data location %q is absolute; trtbuild reads external data only from the model's folder: move the file there and give its name", loc)
+	case ee.Problem == onnx.ExternalUnsafe && ee.Reason == "it is empty":
+		return fmt.Errorf("external data has no location; export the model again")
+	case ee.Problem == onnx.ExternalUnsafe && ee.Reason == "it is an absolute path":
+		return fmt.Errorf("external data location %q is absolute; trtbuild reads external data only from the model's folder: move the file there and give its name", loc)
+	case ee.Problem == onnx.ExternalUnsafe && strings.Contains(ee.Reason, "link"):
+		return fmt.Errorf("external data location %q is a link that leads out of the model's folder; copy the data file into the folder instead", loc)
+	case ee.Problem == onnx.ExternalUnsafe:
+		return fmt.Errorf("external data location %q leaves the model's folder (%s); trtbuild reads external data only from the model's folder: move the file there and give its name", loc, ee.Reason)
+	case ee.Problem == onnx.ExternalMissing:
+		return fmt.Errorf("its external data file %s does not exist; keep the data file next to the model", loc)
+	case ee.Problem == onnx.ExternalNotRegular:
+		return fmt.Errorf("its external data %s is not a regular file (%s); replace it with the data file the model was exported with", loc, ee.Reason)
+	default:
+		return fmt.Errorf("its external data file %s cannot be read (%s); check its permissions", loc, ee.Reason)
 	}
-	for _, el := range strings.FieldsFunc(loc, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if el == ".." {
-			return "", fmt.Errorf("external data location %q leaves the model's folder; trtbuild reads external data only from the model's folder: move the file there and give its name", loc)
+}
+
+// SafeJoin joins an external data location to the model's folder dir with
+// the checks of onnx.StatExternal: it refuses empty and absolute locations,
+// locations with a ".." element, and locations that a symbolic link leads
+// out of dir. A location that does not exist yet is accepted (Write uses it
+// for the file it creates).
+func SafeJoin(dir, loc string) (string, error) {
+	if _, err := onnx.StatExternal(dir, loc); err != nil {
+		var ee *onnx.ExternalError
+		if !errors.As(err, &ee) || ee.Problem != onnx.ExternalMissing {
+			return "", externalError(loc, err)
 		}
 	}
-	path := filepath.Join(dir, filepath.FromSlash(loc))
-	realDir, err := filepath.EvalSymlinks(dir)
-	if err != nil {
-		return "", fmt.Errorf("external data: %w", err)
-	}
-	realPath, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return path, nil // reported by the caller, which knows the tensor
-		}
-		return "", fmt.Errorf("external data: %w", err)
-	}
-	if rel, err := filepath.Rel(realDir, realPath); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", fmt.Errorf("external data location %q is a link that leads out of the model's folder; copy the data file into the folder instead", loc)
-	}
-	return path, nil
+	return filepath.Join(dir, filepath.FromSlash(loc)), nil
 }
 
 // walkTensors calls fn for every tensor of the model: initializers of all

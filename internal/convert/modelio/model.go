@@ -20,6 +20,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
@@ -33,9 +34,26 @@ const chunkSize = 4 << 20
 // span is a byte range of a file holding a tensor's data as little-endian
 // fixed-width values (raw_data, a packed float_data field, or external data).
 type span struct {
-	path   string
-	offset int64
-	length int64
+	path string // the file, for messages and SourceFiles
+	// dir and loc are the model's folder and the external data location
+	// for external data; loc is "" for data in the model file.
+	dir, loc string
+	offset   int64
+	length   int64
+}
+
+// open opens the span's file with the checks of package onnx: the model
+// file with OpenModel, external data with OpenExternal, so that no read of
+// data can leave the model's folder or block on a FIFO.
+func (s span) open() (*os.File, error) {
+	var f *os.File
+	var err error
+	if s.loc == "" {
+		f, _, err = onnx.OpenModel(s.path)
+	} else {
+		f, _, err = onnx.OpenExternal(s.dir, s.loc)
+	}
+	return f, err
 }
 
 // Replacement is new data for a tensor, written by Write in place of the
@@ -162,7 +180,7 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b
 // readSpan calls fn with the span's bytes, chunk by chunk. A goroutine
 // reads the next chunk while fn works on the current one.
 func readSpan(s span, name string, fn func([]byte) error) error {
-	f, err := os.Open(s.path)
+	f, err := s.open()
 	if err != nil {
 		return fmt.Errorf("reading data of tensor %q: %w", name, err)
 	}

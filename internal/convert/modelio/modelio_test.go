@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"google.golang.org/protobuf/encoding/protowire"
@@ -275,11 +276,15 @@ func TestLoadErrors(t *testing.T) {
 		model   *onnxpb.ModelProto
 		wantErr string
 	}{
-		{name: "truncated", data: good[:len(good)-100], wantErr: "is not a valid ONNX model"},
-		{name: "garbage", data: []byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"), wantErr: "is not a valid ONNX model"},
+		{name: "truncated", data: good[:len(good)-100], wantErr: "is truncated (the graph (field 7 of the model) at byte 9 claims"},
+		{name: "garbage", data: []byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"), wantErr: "is not an ONNX model (invalid varint in a field tag of the model at byte 0)"},
+		{name: "text", data: []byte("hello, world\n"), wantErr: "is not an ONNX model (it is a text file)"},
+		{name: "empty", data: []byte{}, wantErr: "is not an ONNX model (the file is empty)"},
 		{name: "no graph", data: protowire.AppendVarint(protowire.AppendTag(nil, 1, protowire.VarintType), 8), wantErr: "it has no graph"},
 		{name: "escape", model: externalModel("../w.bin", "", ""), wantErr: "leaves the model's folder"},
 		{name: "missing", model: externalModel("nope.bin", "", ""), wantErr: "does not exist"},
+		{name: "absolute", model: externalModel(filepath.Join(dir, "w.bin"), "", ""), wantErr: "is absolute"},
+		{name: "folder", model: externalModel(".", "", ""), wantErr: "is not a regular file (it is a folder)"},
 		{name: "short", model: externalModel("w.bin", "50", "100"), wantErr: "is 100 bytes, but the tensor needs bytes 50 to 150"},
 		{name: "bad offset", model: externalModel("w.bin", "x", ""), wantErr: "is not a byte count"},
 	}
@@ -346,4 +351,25 @@ func FuzzLoad(f *testing.F) {
 			t.Fatalf("encoded model does not decode: %v", err)
 		}
 	})
+}
+
+// TestLoadRefusesFIFOs checks that neither a model nor its external data is
+// read from a named pipe: with no writer, a read would block forever.
+func TestLoadRefusesFIFOs(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "pipe.onnx")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("cannot make a FIFO here: %v", err)
+	}
+	if _, err := Load(fifo); err == nil || !strings.Contains(err.Error(), "is a named pipe (FIFO), not a regular file") {
+		t.Errorf("Load(FIFO) = %v", err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "w.bin"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "m.onnx")
+	writeProto(t, path, externalModel("w.bin", "0", "64"))
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "w.bin is not a regular file (it is a named pipe (FIFO))") {
+		t.Errorf("Load(model with FIFO data) = %v", err)
+	}
 }

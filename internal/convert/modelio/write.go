@@ -10,6 +10,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 )
@@ -126,7 +127,7 @@ func (m *Model) headers(plans []*plan) (*headers, error) {
 		}
 		n := int64(len(b))
 		if p.write != nil && !p.external && p.size > 0 {
-			n += int64(protowire.SizeTag(tensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
+			n += int64(protowire.SizeTag(onnx.FieldTensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
 		}
 		h.tensors = append(h.tensors, b)
 		h.lens = append(h.lens, n)
@@ -141,7 +142,7 @@ func (m *Model) headers(plans []*plan) (*headers, error) {
 	h.graph = gb
 	h.graphN = int64(len(gb))
 	for _, n := range h.lens {
-		h.graphN += int64(protowire.SizeTag(graphInitializer)+protowire.SizeVarint(uint64(n))) + n
+		h.graphN += int64(protowire.SizeTag(onnx.FieldGraphInitializer)+protowire.SizeVarint(uint64(n))) + n
 	}
 	m.Proto.Graph = nil
 	mb, err := marshal.Marshal(m.Proto)
@@ -150,7 +151,7 @@ func (m *Model) headers(plans []*plan) (*headers, error) {
 		return nil, fmt.Errorf("encoding model: %w", err)
 	}
 	h.model = mb
-	h.total = int64(len(mb)+protowire.SizeTag(modelGraph)+protowire.SizeVarint(uint64(h.graphN))) + h.graphN
+	h.total = int64(len(mb)+protowire.SizeTag(onnx.FieldModelGraph)+protowire.SizeVarint(uint64(h.graphN))) + h.graphN
 	return h, nil
 }
 
@@ -274,18 +275,18 @@ func (m *Model) Encode(w io.Writer) (int64, error) {
 func (m *Model) stream(w io.Writer, hdr *headers, plans []*plan) error {
 	var b []byte
 	b = append(b, hdr.model...)
-	b = protowire.AppendTag(b, modelGraph, protowire.BytesType)
+	b = protowire.AppendTag(b, onnx.FieldModelGraph, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(hdr.graphN))
 	b = append(b, hdr.graph...)
 	if _, err := w.Write(b); err != nil {
 		return err
 	}
 	for i, p := range plans {
-		b = protowire.AppendTag(b[:0], graphInitializer, protowire.BytesType)
+		b = protowire.AppendTag(b[:0], onnx.FieldGraphInitializer, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(hdr.lens[i]))
 		b = append(b, hdr.tensors[i]...)
 		if p.write != nil && !p.external && p.size > 0 {
-			b = protowire.AppendTag(b, tensorRawData, protowire.BytesType)
+			b = protowire.AppendTag(b, onnx.FieldTensorRawData, protowire.BytesType)
 			b = protowire.AppendVarint(b, uint64(p.size))
 		}
 		if _, err := w.Write(b); err != nil {

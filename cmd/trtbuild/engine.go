@@ -1,0 +1,382 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/enginecache"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/manifest"
+	"github.com/trtbuild/trtbuild/internal/plan"
+	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/tui"
+	"github.com/trtbuild/trtbuild/internal/worker"
+)
+
+// engineCacheFlags are --engine-cache and --engine-cache-size.
+type engineCacheFlags struct {
+	dir, size string
+}
+
+func addEngineCacheFlags(f *pflag.FlagSet, c *engineCacheFlags) {
+	f.StringVar(&c.dir, "engine-cache", "", "reuse engines from, and store new ones in, this `DIR`, by build key (see trtbuild key); auto: the user cache folder's trtbuild/engines")
+	f.StringVar(&c.size, "engine-cache-size", "20G", "with --engine-cache: remove the least recently used engines beyond this size")
+}
+
+// openEngineCache opens the --engine-cache folder; nil when the flag is not given.
+func openEngineCache(c engineCacheFlags) (*enginecache.Cache, error) {
+	if c.dir == "" {
+		return nil, nil
+	}
+	limit, err := parseSize(c.size, false)
+	if err != nil {
+		return nil, exitcode.Usagef("invalid --engine-cache-size: %v", err)
+	}
+	dir := c.dir
+	if dir == "auto" {
+		if dir, err = enginecache.DefaultDir(); err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, exitcode.Usagef("--engine-cache %s is a file; give a folder", dir)
+	}
+	cache, err := enginecache.Open(dir, int64(limit))
+	if err != nil {
+		return nil, exitcode.Usagef("cannot use --engine-cache %s: %v; give a writable folder", dir, unwrapPathError(err))
+	}
+	return cache, nil
+}
+
+// keyedBuild is one build with its key: what the engine cache looks up and the manifest says.
+type keyedBuild struct {
+	cache   *enginecache.Cache // nil without --engine-cache
+	key     string
+	parts   buildkey.Parts
+	hashes  buildkey.ModelHashes
+	model   string
+	backend string
+	trt     string
+	prec    string
+	err     error // why there is no key (no manifest then)
+}
+
+// newKeyedBuild computes the key of req. Without an engine cache a failure is kept and only
+// costs the manifest; with one it is a usage error.
+func newKeyedBuild(cache *enginecache.Cache, req worker.Request, target buildkey.Target, precision string) (*keyedBuild, error) {
+	k := &keyedBuild{cache: cache, model: req.Model, backend: req.Backend, trt: target.TensorRT, prec: precision}
+	k.parts, k.hashes, k.err = buildkey.FromRequest(req, target)
+	if k.err == nil {
+		k.key = k.parts.Key()
+	} else if cache != nil {
+		return nil, exitcode.Usagef("cannot compute the build key for --engine-cache: %v", k.err)
+	}
+	return k, nil
+}
+
+// engineCacheLookup runs before the worker starts: it computes the build's key and, on an
+// engine cache hit, copies the engine to its path, writes the manifest beside it, says so, and
+// returns hit true: the build is done.
+func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Request, info progress.BuildInfo) (*keyedBuild, bool, error) {
+	cache, err := openEngineCache(o.engineCache)
+	if err != nil {
+		return nil, false, err
+	}
+	target, err := buildkey.Local(req.Backend, req.Device)
+	if err == nil && o.keyTarget != nil && target.Backend == "sim" {
+		// A simulated build for a matrix target is keyed as that GPU's, so cells map to keys
+		// as they would on the real GPUs.
+		target.GPU, target.ComputeCapability, target.MIG = o.keyTarget.GPU, o.keyTarget.ComputeCapability, o.keyTarget.MIG
+	}
+	if err != nil {
+		if cache != nil {
+			return nil, false, exitcode.Usagef("cannot compute the build key for --engine-cache: %v", err)
+		}
+		return &keyedBuild{err: err}, false, nil
+	}
+	k, err := newKeyedBuild(cache, req, target, info.Precision)
+	if err != nil || cache == nil {
+		return k, false, err
+	}
+	start := time.Now()
+	hit, ok, err := k.serve(info.Engine)
+	if err != nil {
+		return nil, false, exitcode.Wrap(exitcode.Failed, err)
+	}
+	if !ok {
+		return k, false, nil
+	}
+	took := time.Since(start)
+	msg := fmt.Sprintf("Engine cache hit: %s copied from %s in %s (key %s); nothing was built.",
+		info.Engine, cache.Dir(), took.Round(time.Millisecond), buildkey.Short(k.key))
+	switch mode {
+	case tui.ModeJSON:
+		j := tui.NewJSON(s.Out, nil)
+		j.Begin(progress.NewState(info, start))
+		j.Handle([]progress.Event{{Type: progress.EventLog, Severity: progress.SeverityInfo, Message: msg}})
+		if err := j.End(progress.Result{Status: progress.StatusBuilt, Engine: info.Engine, EngineBytes: hit.Bytes, Duration: took}); err != nil {
+			return k, true, exitcode.Wrap(exitcode.OK, fmt.Errorf("the engine was copied, but writing progress failed: %w", err))
+		}
+	case tui.ModeQuiet:
+	default:
+		fmt.Fprintln(s.Out, msg)
+	}
+	return k, true, nil
+}
+
+// serve copies the cached engine of k to engine and writes its manifest; ok false on a miss.
+func (k *keyedBuild) serve(engine string) (enginecache.Hit, bool, error) {
+	hit, ok, err := k.cache.Get(context.Background(), k.key, engine)
+	if err != nil || !ok {
+		return hit, ok, err
+	}
+	m, err := manifest.Parse(hit.Manifest)
+	if err != nil || m.Key != k.key {
+		m = k.manifest(engine, hit.Bytes, "") // stored without a usable manifest: describe it now
+	}
+	m.Model.Path = k.model
+	m.Engine.File = filepath.Base(engine)
+	m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: true, ServedAt: time.Now().UTC().Truncate(time.Millisecond)}
+	if err := manifest.Write(manifest.Path(engine), m); err != nil {
+		return hit, true, err
+	}
+	return hit, true, nil
+}
+
+// manifest describes the engine file of this build.
+func (k *keyedBuild) manifest(engine string, bytes int64, sum string) *manifest.Manifest {
+	if sum == "" {
+		sum, _ = buildkey.HashFile(engine)
+	}
+	return &manifest.Manifest{
+		Key: k.key, Parts: k.parts,
+		Model:    manifest.Model{Path: k.model, Bytes: k.hashes.Bytes, ExternalBytes: k.hashes.ExternalBytes},
+		Engine:   manifest.Engine{File: filepath.Base(engine), Bytes: bytes, SHA256: sum},
+		Trtbuild: version, Backend: k.backend, TensorRT: k.trt, Precision: k.prec,
+	}
+}
+
+// afterBuild runs after a successful build has committed the engine: it writes the manifest
+// beside it and stores the engine in the cache. Problems are warnings: the engine is built.
+func (k *keyedBuild) afterBuild(s *streams, res progress.Result) {
+	if k == nil {
+		return
+	}
+	if k.err != nil {
+		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: %v\n", k.err)
+		return
+	}
+	st, err := os.Stat(res.Engine)
+	if err != nil {
+		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: %v\n", err)
+		return
+	}
+	m := k.manifest(res.Engine, st.Size(), "")
+	m.FromResult(res, time.Now())
+	if k.cache != nil {
+		m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: false}
+	}
+	if err := manifest.Write(manifest.Path(res.Engine), m); err != nil {
+		fmt.Fprintf(s.Err, "trtbuild: warning: %v\n", err)
+	}
+	if k.cache == nil {
+		return
+	}
+	stored := *m
+	stored.EngineCache = nil
+	data, err := manifest.Marshal(&stored)
+	if err == nil {
+		_, err = k.cache.Put(context.Background(), k.key, res.Engine, data)
+	}
+	if err != nil {
+		fmt.Fprintf(s.Err, "trtbuild: warning: the engine was not stored in the engine cache: %v\n", err)
+	}
+}
+
+func newEngineCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "engine",
+		Short: "Look at built engines",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exitcode.Usagef("engine needs a subcommand: trtbuild engine inspect ENGINE")
+		},
+	}
+	cmd.AddCommand(newEngineInspectCmd(s))
+	return cmd
+}
+
+// engineReport is what `engine inspect --json` writes.
+type engineReport struct {
+	Engine       string             `json:"engine"`
+	Bytes        int64              `json:"bytes"`
+	SHA256       string             `json:"sha256"`
+	Header       plan.Header        `json:"header"`
+	Manifest     *manifest.Manifest `json:"manifest,omitempty"`
+	ManifestNote string             `json:"manifest_note,omitempty"`
+	Problems     []string           `json:"problems,omitempty"`
+}
+
+func newEngineInspectCmd(s *streams) *cobra.Command {
+	var asJSON bool
+	var expectTRT, expectKey string
+	cmd := &cobra.Command{
+		Use:   "inspect ENGINE",
+		Short: "Say what an engine file is, without a GPU: its plan header and its manifest",
+		Long: `engine inspect reads an engine file in pure Go: the TensorRT version that wrote it, from the
+plan header (as trtexec --getPlanVersionOnly does), or that it is a simulated plan; and the
+manifest beside it (ENGINE.json), if there is one: the build key and its parts, versions, shapes,
+flags and build time. It checks that the manifest describes this file (its SHA-256).
+
+With --expect-tensorrt or --expect-key it exits with status 1 when the engine does not match,
+so CI can refuse a stale engine before deploying it.`,
+		Example: `  trtbuild engine inspect model.engine
+  trtbuild engine inspect model.engine --expect-tensorrt 10.16 --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return exitcode.Usagef("engine inspect takes one engine file, got %d arguments", len(args))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := inspectEngine(args[0])
+			if err != nil {
+				return err
+			}
+			if expectTRT != "" && !r.Header.Matches(expectTRT) {
+				got := r.Header.TensorRT
+				if r.Header.Kind == plan.KindSimulated {
+					got = "none (a simulated plan)"
+				} else if got == "" {
+					got = "unknown"
+				}
+				r.Problems = append(r.Problems, fmt.Sprintf("built by TensorRT %s, expected %s", got, expectTRT))
+			}
+			if expectKey != "" && (r.Manifest == nil || r.Manifest.Key != expectKey) {
+				got := "no manifest"
+				if r.Manifest != nil {
+					got = r.Manifest.Key
+				}
+				r.Problems = append(r.Problems, fmt.Sprintf("build key is %s, expected %s", got, expectKey))
+			}
+			if asJSON {
+				enc := json.NewEncoder(s.Out)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+			} else {
+				writeEngineText(s.Out, r)
+			}
+			if len(r.Problems) > 0 {
+				return exitcode.Wrap(exitcode.Failed, fmt.Errorf("engine %s: %s", r.Engine, r.Problems[0]))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "write one JSON document")
+	cmd.Flags().StringVar(&expectTRT, "expect-tensorrt", "", "fail unless the plan was written by this TensorRT `VERSION` (10, 10.16, 10.16.0 or 10.16.0.32)")
+	cmd.Flags().StringVar(&expectKey, "expect-key", "", "fail unless the manifest names this build `KEY`")
+	return cmd
+}
+
+// inspectEngine reads the engine's header and manifest. A file that is no engine is a usage
+// error; a manifest that does not describe the file is a problem.
+func inspectEngine(path string) (*engineReport, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, exitcode.Usagef("engine %s does not exist; check the path", path)
+	case err != nil:
+		return nil, exitcode.Usagef("cannot read engine %s: %v", path, unwrapPathError(err))
+	case st.IsDir():
+		return nil, exitcode.Usagef("engine %s is a directory; give the engine file", path)
+	}
+	h, err := plan.ReadFile(path)
+	if errors.Is(err, plan.ErrNotEngine) {
+		return nil, exitcode.Usagef("%s is %v; give a file that trtbuild or TensorRT built", path, err)
+	}
+	if err != nil {
+		return nil, exitcode.Usagef("cannot read engine %s: %v", path, unwrapPathError(err))
+	}
+	sum, err := buildkey.HashFile(path)
+	if err != nil {
+		return nil, exitcode.Usagef("cannot read engine %s: %v", path, unwrapPathError(err))
+	}
+	r := &engineReport{Engine: path, Bytes: st.Size(), SHA256: sum, Header: h}
+	m, err := manifest.Read(manifest.Path(path))
+	switch {
+	case errors.Is(err, manifest.ErrNotFound):
+		r.ManifestNote = "no manifest (" + filepath.Base(manifest.Path(path)) + ") beside the engine"
+	case err != nil:
+		r.Problems = append(r.Problems, fmt.Sprintf("manifest unreadable: %v", err))
+	default:
+		r.Manifest = m
+		if m.Engine.SHA256 != sum {
+			r.Problems = append(r.Problems, "the manifest describes another file (SHA-256 differs): the engine was replaced after it was written")
+		}
+		if h.Kind == plan.KindTensorRT && m.TensorRT != "" && h.TensorRT != "" && m.TensorRT != h.TensorRT {
+			r.Problems = append(r.Problems, fmt.Sprintf("the manifest says TensorRT %s, the plan header %s", m.TensorRT, h.TensorRT))
+		}
+	}
+	return r, nil
+}
+
+func writeEngineText(w io.Writer, r *engineReport) {
+	fmt.Fprintf(w, "engine     %s (%d bytes, %s)\n", r.Engine, r.Bytes, r.SHA256)
+	switch r.Header.Kind {
+	case plan.KindSimulated:
+		fmt.Fprintf(w, "plan       simulated by trtbuild (format %d), not a TensorRT engine", r.Header.SimVersion)
+		if p := r.Header.Sim["precision"]; p != "" {
+			fmt.Fprintf(w, "; precision %s", p)
+		}
+		fmt.Fprintln(w)
+	default:
+		if r.Header.TensorRT != "" {
+			fmt.Fprintf(w, "plan       TensorRT plan written by TensorRT %s (serialization version %d)\n", r.Header.TensorRT, r.Header.SerializationVersion)
+		} else {
+			fmt.Fprintf(w, "plan       TensorRT plan of serialization version %d, whose version field this trtbuild cannot read\n", r.Header.SerializationVersion)
+		}
+	}
+	if m := r.Manifest; m != nil {
+		fmt.Fprintf(w, "key        %s\n", m.Key)
+		fmt.Fprintf(w, "graph      %s\n", m.Parts.Graph)
+		fmt.Fprintf(w, "weights    %s\n", m.Parts.Weights)
+		target := m.Backend
+		if m.TensorRT != "" {
+			target += " " + m.TensorRT
+		}
+		if m.Parts.GPU != "" {
+			target += ", " + m.Parts.GPU
+		}
+		if m.Parts.ComputeCapability != "" {
+			target += " (sm " + m.Parts.ComputeCapability + ")"
+		}
+		fmt.Fprintf(w, "builder    %s\n", target)
+		fmt.Fprintf(w, "precision  %s\n", m.Precision)
+		for i, p := range m.Parts.Profiles {
+			for _, in := range p.Inputs {
+				fmt.Fprintf(w, "profile %d  %s min %v opt %v max %v\n", i, in.Name, in.Min, in.Opt, in.Max)
+			}
+		}
+		fmt.Fprintf(w, "built      %s in %.2fs by trtbuild %s from %s\n", m.BuiltAt.Format(time.RFC3339), m.BuildSeconds, m.Trtbuild, m.Model.Path)
+		if m.EngineCache != nil && m.EngineCache.Hit {
+			fmt.Fprintf(w, "copied     from the engine cache %s\n", m.EngineCache.Dir)
+		}
+	} else if r.ManifestNote != "" {
+		fmt.Fprintf(w, "manifest   %s\n", r.ManifestNote)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(w, "PROBLEM    %s\n", p)
+	}
+}

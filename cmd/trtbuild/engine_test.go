@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/manifest"
+)
+
+func simBuild(t *testing.T, args ...string) result {
+	t.Helper()
+	r := trtbuild(t, nil, append([]string{"--backend", "sim", "--sim-speed", "1000", "--progress", "plain"}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("build %v: exit %d\n%s", args, r.code, r.stderr)
+	}
+	return r
+}
+
+// TestEngineCacheBuild: a miss builds and stores, a hit copies and says so, and the manifest
+// beside each engine says which happened.
+func TestEngineCacheBuild(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	dir := filepath.Dir(model)
+	cache := filepath.Join(dir, "cache")
+	first := filepath.Join(dir, "first.engine")
+	r := simBuild(t, model, "-o", first, "--engine-cache", cache)
+	if strings.Contains(r.stdout, "Engine cache hit") {
+		t.Fatalf("first build hit the cache:\n%s", r.stdout)
+	}
+	m1, err := manifest.Read(manifest.Path(first))
+	if err != nil || m1.EngineCache == nil || m1.EngineCache.Hit || m1.Summary.Status != "built" || !buildkey.Valid(m1.Key) {
+		t.Fatalf("manifest of a built engine: %+v %v", m1, err)
+	}
+	second := filepath.Join(dir, "second.engine")
+	r = simBuild(t, model, "-o", second, "--engine-cache", cache)
+	if !strings.Contains(r.stdout, "Engine cache hit: "+second) || !strings.Contains(r.stdout, "nothing was built") {
+		t.Fatalf("second build did not say it hit the cache:\n%s", r.stdout)
+	}
+	a, _ := os.ReadFile(first)
+	b, _ := os.ReadFile(second)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatal("the cached engine differs from the built one")
+	}
+	m2, err := manifest.Read(manifest.Path(second))
+	if err != nil || m2.Key != m1.Key || m2.EngineCache == nil || !m2.EngineCache.Hit || m2.Engine.File != "second.engine" {
+		t.Fatalf("manifest of a cached engine: %+v %v", m2, err)
+	}
+	// JSON progress: a build line, the hit as an info log line, a result line.
+	r = trtbuild(t, nil, "--backend", "sim", model, "-o", filepath.Join(dir, "third.engine"), "--engine-cache", cache, "--progress", "json")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != 0 || len(lines) != 3 || !strings.Contains(lines[1], `"severity":"info"`) || !strings.Contains(lines[2], `"status":"built"`) {
+		t.Fatalf("json hit: exit %d\n%s", r.code, r.stdout)
+	}
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("not a JSON line: %s", l)
+		}
+	}
+	// Another precision is another key: a miss.
+	r = simBuild(t, model, "-o", filepath.Join(dir, "fp16.engine"), "--engine-cache", cache, "--fp16")
+	if strings.Contains(r.stdout, "Engine cache hit") {
+		t.Fatal("an --fp16 build hit the cache of a default-precision one")
+	}
+	// Without --engine-cache, a manifest is still written.
+	plain := filepath.Join(dir, "plain.engine")
+	simBuild(t, model, "-o", plain)
+	if m, err := manifest.Read(manifest.Path(plain)); err != nil || m.EngineCache != nil || m.Key != m1.Key {
+		t.Fatalf("manifest without a cache: %+v %v", m, err)
+	}
+}
+
+func TestEngineCacheBadInput(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	dir := filepath.Dir(model)
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	engine := filepath.Join(dir, "x.engine")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"cache is a file", []string{"--engine-cache", file}, "is a file"},
+		{"cache under a file", []string{"--engine-cache", filepath.Join(file, "c")}, "give a writable folder"},
+		{"bad size", []string{"--engine-cache", filepath.Join(dir, "c"), "--engine-cache-size", "huge"}, "invalid --engine-cache-size"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := trtbuild(t, nil, append([]string{"--backend", "sim", model, "-o", engine}, c.args...)...)
+			if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", r.code, r.stderr, c.want)
+			}
+			if _, err := os.Stat(engine); err == nil {
+				t.Fatal("an engine was written")
+			}
+		})
+	}
+}
+
+func TestKeyCommand(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	renamed := filepath.Join(t.TempDir(), "other-name.onnx")
+	data, _ := os.ReadFile(model)
+	if err := os.WriteFile(renamed, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key := func(args ...string) string {
+		t.Helper()
+		r := trtbuild(t, nil, append([]string{"key", "--backend", "sim"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("key %v: %d %s", args, r.code, r.stderr)
+		}
+		first, _, _ := strings.Cut(r.stdout, "\n")
+		if !buildkey.Valid(first) {
+			t.Fatalf("key printed %q", r.stdout)
+		}
+		return first
+	}
+	base := key(model)
+	if key(renamed) != base {
+		t.Error("renaming the model changed the key")
+	}
+	if key(model, "--fp16") == base || key(model, "--opt-level", "5") == base || key(model, "--workspace", "1G") == base {
+		t.Error("a builder setting did not change the key")
+	}
+	r := trtbuild(t, nil, "key", "--backend", "sim", model, "--json")
+	var out struct {
+		Key   string         `json:"key"`
+		Parts buildkey.Parts `json:"parts"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || out.Key != base || out.Parts.Schema != buildkey.Schema {
+		t.Fatalf("key --json: %v %+v", err, out)
+	}
+	// The build writes the key that `trtbuild key` prints.
+	engine := filepath.Join(filepath.Dir(model), "m.engine")
+	simBuild(t, model, "-o", engine)
+	if m, err := manifest.Read(manifest.Path(engine)); err != nil || m.Key != base {
+		t.Fatalf("the build's manifest key %v differs from trtbuild key's %s (%v)", m, base, err)
+	}
+}
+
+// trtPlanFile writes an engine file by the plan header layout trtexec's --getPlanVersionOnly
+// reads: "ftrt", serialization version 0, then the version bytes at offsets 24 to 27.
+func trtPlanFile(t *testing.T, dir string, version [4]byte) string {
+	t.Helper()
+	b := append([]byte("ftrt"), make([]byte, 20)...)
+	b = append(b, version[:]...)
+	b = append(b, []byte("the rest of a plan")...)
+	p := filepath.Join(dir, "real.engine")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestEngineInspect(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	dir := filepath.Dir(model)
+	engine := filepath.Join(dir, "m.engine")
+	simBuild(t, model, "-o", engine, "--fp16")
+
+	r := trtbuild(t, nil, "engine", "inspect", engine)
+	if r.code != 0 || !strings.Contains(r.stdout, "simulated by trtbuild") || !strings.Contains(r.stdout, "key        trtb1-") || !strings.Contains(r.stdout, "precision  fp16") {
+		t.Fatalf("inspect of a simulated engine: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = trtbuild(t, nil, "engine", "inspect", engine, "--expect-tensorrt", "10.16")
+	if r.code != 1 || !strings.Contains(r.stderr, "expected 10.16") {
+		t.Fatalf("--expect-tensorrt on a simulated plan: %d %s", r.code, r.stderr)
+	}
+
+	real := trtPlanFile(t, dir, [4]byte{10, 16, 0, 32})
+	r = trtbuild(t, nil, "engine", "inspect", real, "--expect-tensorrt", "10.16.0")
+	if r.code != 0 || !strings.Contains(r.stdout, "written by TensorRT 10.16.0.32") || !strings.Contains(r.stdout, "no manifest") {
+		t.Fatalf("inspect of a TensorRT plan: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = trtbuild(t, nil, "engine", "inspect", real, "--json", "--expect-tensorrt", "11")
+	var rep engineReport
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 1 || rep.Header.TensorRT != "10.16.0.32" || len(rep.Problems) != 1 {
+		t.Fatalf("inspect --json of a stale plan: %d %v %+v", r.code, err, rep)
+	}
+
+	// An engine replaced after its manifest was written is refused.
+	if err := os.WriteFile(engine, []byte("TRTBUILD-SIMULATED-PLAN 1\nmodel other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = trtbuild(t, nil, "engine", "inspect", engine)
+	if r.code != 1 || !strings.Contains(r.stderr, "SHA-256 differs") {
+		t.Fatalf("inspect of a replaced engine: %d %s", r.code, r.stderr)
+	}
+
+	for _, c := range []struct{ name, path, want string }{
+		{"missing", filepath.Join(dir, "none.engine"), "does not exist"},
+		{"a model", model, "not a TensorRT engine"},
+		{"a folder", dir, "is a directory"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := trtbuild(t, nil, "engine", "inspect", c.path)
+			if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+				t.Fatalf("exit %d, stderr %q; want 2 and %q", r.code, r.stderr, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+)
+
+// newKeyCmd returns `trtbuild key MODEL [build flags]`, which prints the build key that
+// --engine-cache would look up, and its parts.
+func newKeyCmd(s *streams) *cobra.Command {
+	o := &buildOptions{}
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "key [build flags] MODEL.onnx",
+		Short: "Print the build key of a build: what the engine cache keys an engine by",
+		Long: fmt.Sprintf(`key prints the content key of the build that the same flags would run, without building:
+the key (%s and the SHA-256 of its parts), then the parts. The parts are the hash of the ONNX
+graph without its weights, the hash of the weights (external data included), the converter
+version when --fp16/--bf16 converts the model (TensorRT 11), TensorRT's full version with
+its build number, the GPU's name, compute capability and multiprocessor count, the
+hardware- and version-compatibility modes, every builder setting, the profiles, and the plugin
+libraries by content. The model's path is not part of the key. See docs/engine-cache.md.`, buildkey.Prefix+"…"),
+		Example: `  trtbuild key model.onnx --fp16 --shapes images:8x3x224x224
+  trtbuild key --backend sim testdata/models/convnet.onnx --json`,
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return keyRun(s, o, args, asJSON)
+		},
+	}
+	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
+	addBuildFlags(cmd, o)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "write {\"key\": …, \"parts\": …} as one JSON document")
+	return cmd
+}
+
+func keyRun(s *streams, o *buildOptions, args []string, asJSON bool) error {
+	model, err := resolveModel(o, args)
+	if err != nil {
+		return err
+	}
+	backend, err := resolveBackend(o.backend)
+	if err != nil {
+		return err
+	}
+	flags, err := parseShapeFlags(o)
+	if err != nil {
+		return err
+	}
+	req, err := buildRequest(o, model, backend, flags)
+	if err != nil {
+		return err
+	}
+	txWarnings, err := applyTrtexecFlags(o.tx, &req)
+	if err != nil {
+		return err
+	}
+	_, warnings, err := checkModel(model, &req, flags, o.noPreflight)
+	if err != nil {
+		return err
+	}
+	for _, w := range append(txWarnings, warnings...) {
+		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
+	}
+	target, err := buildkey.Local(req.Backend, req.Device)
+	if err != nil {
+		return exitcode.Wrap(exitcode.Failed, err)
+	}
+	parts, _, err := buildkey.FromRequest(req, target)
+	if err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	key := parts.Key()
+	if asJSON {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Key   string         `json:"key"`
+			Parts buildkey.Parts `json:"parts"`
+		}{key, parts})
+	}
+	b, err := json.MarshalIndent(parts, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "%s\n%s\n", key, b)
+	return nil
+}

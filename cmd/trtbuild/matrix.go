@@ -1,0 +1,571 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/renameio/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/manifest"
+	"github.com/trtbuild/trtbuild/internal/matrix"
+	"github.com/trtbuild/trtbuild/internal/tui"
+)
+
+// matrixOptions are the flags that matrix build and matrix cell add to every cell's build.
+type matrixOptions struct {
+	backend, progress string
+	simSpeed          float64
+	engineCache       string
+	engineCacheSize   string
+	gpus              string
+	target            string
+	index             int
+}
+
+func addMatrixRunFlags(cmd *cobra.Command, o *matrixOptions) {
+	f := cmd.Flags()
+	f.StringVar(&o.backend, "backend", "auto", "builder: auto, tensorrt or sim")
+	f.StringVar(&o.progress, "progress", "auto", "progress output: auto, tty, plain, json or quiet")
+	f.Float64Var(&o.simSpeed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
+	f.StringVar(&o.engineCache, "engine-cache", "", "engine cache `DIR` (default: the matrix file's engine_cache)")
+	f.StringVar(&o.engineCacheSize, "engine-cache-size", "20G", "remove the least recently used engines beyond this size")
+}
+
+func newMatrixCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "matrix",
+		Short: "Build a matrix of engines (models × precisions × profiles × GPU types), here or on a cluster",
+		Long: `matrix reads a matrix file (YAML, see docs/matrix.md) that names models, precisions,
+profiles and GPU targets, and builds every cell: here with 'matrix build', or on a cluster
+through the Kubernetes Jobs or Slurm array scripts that 'matrix emit' writes, whose tasks each
+run 'matrix cell'. Engines are kept in an engine cache by build key, so a cell whose inputs did
+not change is copied, not built.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exitcode.Usagef("matrix needs a subcommand: build, cell, list or emit; run 'trtbuild matrix --help'")
+		},
+	}
+	cmd.AddCommand(newMatrixBuildCmd(s), newMatrixCellCmd(s), newMatrixListCmd(s), newMatrixEmitCmd(s))
+	return cmd
+}
+
+// loadMatrix reads the matrix file, with errors that say what to fix (exit status 2).
+func loadMatrix(path string) (*matrix.File, error) {
+	st, err := os.Stat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, exitcode.Usagef("matrix file %s does not exist; check the path", path)
+	case err != nil:
+		return nil, exitcode.Usagef("cannot read matrix file %s: %v", path, unwrapPathError(err))
+	case st.IsDir():
+		return nil, exitcode.Usagef("matrix file %s is a directory; give the .yaml file", path)
+	}
+	f, err := matrix.Load(path)
+	if err != nil {
+		return nil, exitcode.Usagef("%v", err)
+	}
+	return f, nil
+}
+
+func oneFileArg(what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return exitcode.Usagef("%s takes one matrix file, got %d arguments; run 'trtbuild %s --help'", what, len(args), what)
+		}
+		return nil
+	}
+}
+
+func newMatrixListCmd(s *streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list FILE",
+		Short: "List the cells of a matrix with their numbers",
+		Args:  oneFileArg("matrix list"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := loadMatrix(args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "%-5s %-7s %-40s %s\n", "cell", "target#", "id", "flags")
+			for _, c := range f.Cells() {
+				fmt.Fprintf(s.Out, "%-5d %-7d %-40s %s\n", c.Index, c.TargetIndex, c.ID(), strings.Join(c.Flags(f), " "))
+			}
+			return nil
+		},
+	}
+}
+
+func newMatrixCellCmd(s *streams) *cobra.Command {
+	o := &matrixOptions{}
+	cmd := &cobra.Command{
+		Use:   "cell FILE --index N [--target T]",
+		Short: "Build one cell of a matrix (what each Kubernetes pod or Slurm task runs)",
+		Long: `cell builds the cell numbered N of the matrix file, or the Nth cell of target T with
+--target (what JOB_COMPLETION_INDEX and SLURM_ARRAY_TASK_ID count), as 'trtbuild' would with
+the cell's flags: the engine goes to the matrix's output folder with a manifest beside it, and
+the engine cache is used (a hit copies the engine). With --progress json the output is the
+cell's log.`,
+		Args: oneFileArg("matrix cell"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("index") {
+				return exitcode.Usagef("matrix cell needs --index N (0 to the number of cells less one; see trtbuild matrix list)")
+			}
+			f, err := loadMatrix(args[0])
+			if err != nil {
+				return err
+			}
+			cell, err := f.Find(o.target, o.index)
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			if err := checkTargetHere(o, cell.Target, 0); err != nil {
+				return err
+			}
+			_, err = runCell(s, f, cell, o, 0, cell.Engine()+".report.json")
+			return err
+		},
+	}
+	addMatrixRunFlags(cmd, o)
+	cmd.Flags().IntVar(&o.index, "index", 0, "the cell's number (within --target when given)")
+	cmd.Flags().StringVar(&o.target, "target", "", "count --index within this target's cells")
+	return cmd
+}
+
+// checkTargetHere fails when TensorRT would build a cell on a GPU of another type than its
+// target's: the engine would be wrong for the target.
+func checkTargetHere(o *matrixOptions, t matrix.Target, device int) error {
+	if o.backend == "sim" {
+		return nil
+	}
+	if !cgo.Available(cgo.BackendTensorRT) {
+		return exitcode.Usagef("%s", errNoTensorRT)
+	}
+	v, err := cgo.Version(cgo.BackendTensorRT, device)
+	if err != nil {
+		return exitcode.Wrap(exitcode.Failed, err)
+	}
+	if got := matrix.GPULabel(v.DeviceName); got != t.GPU {
+		return exitcode.Usagef("GPU %d is %s, but target %s is %s; run the cell on its GPU type (the Jobs and scripts of 'matrix emit' select it)", device, got, t.Name, t.GPU)
+	}
+	return nil
+}
+
+// cellBuild returns the build options and arguments of one cell: the cell's flags and the
+// matrix's build_flags, parsed as the build command parses them.
+func cellBuild(f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string) (*buildOptions, []string, error) {
+	out := f.OutputDir()
+	engine := filepath.Join(out, cell.Engine())
+	cache := o.engineCache
+	if cache == "" {
+		cache = f.CacheDir()
+	}
+	args := append(cell.Flags(f),
+		"--onnx", cell.ModelPath(f), "-o", engine, "--backend", o.backend, "--progress", o.progress,
+		"--engine-cache", cache, "--engine-cache-size", o.engineCacheSize, "--device", strconv.Itoa(device),
+		"--sim-speed", strconv.FormatFloat(o.simSpeed, 'g', -1, 64))
+	if report != "" {
+		args = append(args, "--report", filepath.Join(out, report))
+	}
+	bo := &buildOptions{}
+	cmd := &cobra.Command{Use: "cell"}
+	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
+	addBuildFlags(cmd, bo)
+	if err := cmd.Flags().Parse(args); err != nil {
+		return nil, nil, exitcode.Usagef("matrix %s, cell %s: %v; check build_flags", f.Path, cell.ID(), err)
+	}
+	if _, err := os.Stat(cell.ModelPath(f)); err != nil {
+		return nil, nil, exitcode.Usagef("matrix %s, model %s: %v; fix its path (relative to the matrix file)", f.Path, cell.Model.Path, unwrapPathError(err))
+	}
+	bo.keyTarget = &buildkey.Target{GPU: cell.Target.GPU, ComputeCapability: cell.Target.ComputeCapability, MIG: cell.Target.MIG}
+	return bo, cmd.Flags().Args(), nil
+}
+
+// runCell builds one cell through the normal build, and returns its index entry.
+func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string) (matrix.IndexCell, error) {
+	entry := matrix.NewIndexCell(cell)
+	out := f.OutputDir()
+	engine := filepath.Join(out, cell.Engine())
+	if err := os.MkdirAll(filepath.Dir(engine), 0o755); err != nil {
+		return entry, exitcode.Usagef("cannot create the output folder %s: %v", filepath.Dir(engine), unwrapPathError(err))
+	}
+	bo, rest, err := cellBuild(f, cell, o, device, report)
+	if err != nil {
+		entry.Status, entry.Error = matrix.StatusFailed, oneLine(err)
+		return entry, err
+	}
+	start := time.Now()
+	err = buildRun(s, bo, rest)
+	entry.Seconds = time.Since(start).Seconds()
+	rel := func(p string) string {
+		if r, err := filepath.Rel(out, p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	if err != nil {
+		entry.Status, entry.Error = matrix.StatusFailed, oneLine(err)
+		return entry, err
+	}
+	entry.Status = matrix.StatusBuilt
+	entry.Engine = rel(engine)
+	if m, merr := manifest.Read(manifest.Path(engine)); merr == nil {
+		entry.Key, entry.Bytes = m.Key, m.Engine.Bytes
+		entry.Manifest = rel(manifest.Path(engine))
+		if m.EngineCache != nil && m.EngineCache.Hit {
+			entry.Status = matrix.StatusCached
+		}
+	}
+	if report != "" {
+		if _, serr := os.Stat(filepath.Join(out, report)); serr == nil {
+			entry.Report = filepath.ToSlash(report)
+		}
+	}
+	return entry, nil
+}
+
+func newMatrixBuildCmd(s *streams) *cobra.Command {
+	o := &matrixOptions{}
+	cmd := &cobra.Command{
+		Use:   "build FILE",
+		Short: "Build the cells of a matrix that this machine can build, skipping those in the engine cache",
+		Long: `build runs every cell whose GPU type is on this machine (with --backend sim, every cell):
+one build per GPU at a time, as TensorRT requires; --gpus 0,1 runs one worker per GPU. A cell
+whose build key is in the engine cache is copied instead of built. It shows each cell as it
+runs (with the phase tree of the running cell on a terminal, when one worker runs), and
+writes index.json (cell → key → engine → report) and index.html into the output folder.`,
+		Example: `  trtbuild matrix build matrix.yaml
+  trtbuild matrix build matrix.yaml --backend sim --sim-speed 50
+  trtbuild matrix build matrix.yaml --gpus 0,1`,
+		Args: oneFileArg("matrix build"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return matrixBuildRun(s, o, args[0])
+		},
+	}
+	addMatrixRunFlags(cmd, o)
+	cmd.Flags().StringVar(&o.gpus, "gpus", "0", "CUDA devices to build on, one worker each, e.g. 0,1 (with --backend sim: that many workers)")
+	return cmd
+}
+
+// lockedWriter serialises writes of several cells' output, each prefixed per line.
+type lockedWriter struct {
+	mu     *sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	for {
+		i := bytes.IndexByte(l.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if _, err := fmt.Fprintf(l.w, "%s%s\n", l.prefix, l.buf[:i]); err != nil {
+			return 0, err
+		}
+		l.buf = l.buf[i+1:]
+	}
+	return len(p), nil
+}
+
+func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
+	f, err := loadMatrix(path)
+	if err != nil {
+		return err
+	}
+	devices, err := parseGPUs(o.gpus)
+	if err != nil {
+		return err
+	}
+	mode, warning, err := tui.SelectMode(o.progress, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
+	if err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	if warning != "" {
+		fmt.Fprintln(s.Err, "trtbuild: "+warning)
+	}
+	if mode == tui.ModeJSON && len(devices) > 1 {
+		return exitcode.Usagef("--progress json with several --gpus would interleave the cells' logs; use one GPU, or run 'trtbuild matrix cell' per cell")
+	}
+	if o.backend != "sim" {
+		if _, err := resolveBackend(o.backend); err != nil {
+			return err
+		}
+	}
+	// Which cells this machine builds, and on which device: TensorRT builds a cell only on a
+	// GPU of its target's type.
+	cells := f.Cells()
+	deviceFor := make(map[int][]int) // cell index → devices that can build it
+	for _, c := range cells {
+		for _, d := range devices {
+			if o.backend == "sim" || checkTargetHere(o, c.Target, d) == nil {
+				deviceFor[c.Index] = append(deviceFor[c.Index], d)
+			}
+		}
+	}
+	start := time.Now()
+	index := &matrix.Index{Matrix: filepath.Base(f.Path), Cells: make([]matrix.IndexCell, len(cells)),
+		CacheDir: f.CacheDir(), OutputDir: f.OutputDir()}
+	if o.engineCache != "" {
+		index.CacheDir = o.engineCache
+	}
+	var todo []matrix.Cell
+	for _, c := range cells {
+		index.Cells[c.Index] = matrix.NewIndexCell(c)
+		if len(deviceFor[c.Index]) == 0 {
+			index.Cells[c.Index].Status = matrix.StatusSkipped
+			index.Cells[c.Index].Error = "no GPU of type " + c.Target.GPU + " here"
+			continue
+		}
+		todo = append(todo, c)
+	}
+	for _, c := range todo {
+		// A mistake in the file (a flag, a model path) stops the run before anything is built.
+		if _, _, err := cellBuild(f, c, o, 0, ""); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(f.OutputDir(), 0o755); err != nil {
+		return exitcode.Usagef("cannot create the output folder %s: %v", f.OutputDir(), unwrapPathError(err))
+	}
+	var mu sync.Mutex // guards what the workers share, and s.Out between them
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if mode != tui.ModeJSON && mode != tui.ModeQuiet {
+			fmt.Fprintf(s.Out, format+"\n", args...)
+		}
+	}
+	say("Matrix %s: %d cells, %d to run here, %d worker(s).", f.Path, len(cells), len(todo), len(devices))
+
+	// Each worker takes the next cell its GPU can build; a cancelled cell stops the matrix.
+	var stopErr error
+	pending := todo
+	next := func(dev int) (matrix.Cell, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopErr != nil {
+			return matrix.Cell{}, false
+		}
+		for i, c := range pending {
+			if slices.Contains(deviceFor[c.Index], dev) {
+				pending = slices.Delete(pending, i, i+1)
+				return c, true
+			}
+		}
+		return matrix.Cell{}, false
+	}
+	var wg sync.WaitGroup
+	for _, dev := range devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cs, co := s, *o
+			if len(devices) > 1 {
+				// Several cells at once: plain lines, each prefixed with its GPU.
+				cp := *s
+				cp.Out = &lockedWriter{mu: &mu, w: s.Out, prefix: fmt.Sprintf("[gpu %d] ", dev)}
+				cp.Err = &lockedWriter{mu: &mu, w: s.Err, prefix: fmt.Sprintf("[gpu %d] ", dev)}
+				cp.OutTTY, cp.OutFile = false, nil
+				cs = &cp
+				if mode == tui.ModeTTY {
+					co.progress = "plain"
+				}
+			}
+			for {
+				c, ok := next(dev)
+				if !ok {
+					return
+				}
+				if len(devices) == 1 {
+					say("── cell %d/%d %s", c.Index+1, len(cells), c.ID())
+				}
+				entry, err := runCell(cs, f, c, &co, dev, c.Engine()+".report.json")
+				line := fmt.Sprintf("cell %d %s: %s", c.Index, c.ID(), entry.Status)
+				if entry.Key != "" {
+					line += " (" + buildkey.Short(entry.Key) + ")"
+				}
+				if entry.Error != "" {
+					line += ": " + entry.Error
+				}
+				mu.Lock()
+				index.Cells[c.Index] = entry
+				if code := exitcode.Of(err); (code == exitcode.Interrupted || code == exitcode.Terminated) && stopErr == nil {
+					stopErr = err
+				}
+				mu.Unlock()
+				say("%s", line)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range pending {
+		index.Cells[c.Index].Status = matrix.StatusSkipped
+		index.Cells[c.Index].Error = "cancelled"
+	}
+	index.Finished = time.Now().UTC().Truncate(time.Second)
+	index.Seconds = time.Since(start).Seconds()
+	if err := matrix.WriteIndex(f.OutputDir(), index); err != nil {
+		return exitcode.Wrap(exitcode.Failed, err)
+	}
+	index.Count()
+	say("Matrix done in %s: %d built, %d from the engine cache, %d failed, %d skipped. Index: %s",
+		time.Since(start).Round(time.Millisecond), index.Built, index.Cached, index.Failed, index.Skipped,
+		filepath.Join(f.OutputDir(), matrix.PageName))
+	if stopErr != nil {
+		return stopErr
+	}
+	if index.Failed > 0 {
+		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("%d of %d cells failed; see %s", index.Failed, len(cells), filepath.Join(f.OutputDir(), matrix.IndexName)))
+	}
+	return nil
+}
+
+func parseGPUs(s string) ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, p := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n < 0 {
+			return nil, exitcode.Usagef("invalid --gpus %q: give CUDA device numbers separated by commas, like 0,1", s)
+		}
+		if seen[n] {
+			return nil, exitcode.Usagef("invalid --gpus %q: device %d given twice", s, n)
+		}
+		seen[n] = true
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func newMatrixEmitCmd(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "emit",
+		Short: "Write what runs a matrix on a cluster: Kubernetes Jobs (k8s) or Slurm array scripts (slurm)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return exitcode.Usagef("matrix emit needs k8s or slurm")
+		},
+	}
+	cmd.AddCommand(newEmitK8sCmd(s), newEmitSlurmCmd(s))
+	return cmd
+}
+
+func newEmitK8sCmd(s *streams) *cobra.Command {
+	var o matrix.K8sOptions
+	var out string
+	cmd := &cobra.Command{
+		Use:   "k8s FILE",
+		Short: "Write one Kubernetes Indexed Job per GPU type; pod N builds cell N of its type",
+		Long: `k8s writes one Kubernetes Job per target (completionMode: Indexed, one completion per cell):
+each pod asks for one GPU (nvidia.com/gpu: 1, or the target's MIG slice), runs on nodes whose
+nvidia.com/gpu.product label is the target's gpu, mounts the volume claim that holds the
+matrix folder (matrix file, models, output, engine cache) at /matrix, and runs
+'trtbuild matrix cell FILE --target T --index $(JOB_COMPLETION_INDEX) --progress json', whose
+output is the pod's log. Apply it with kubectl apply -f.`,
+		Example: `  trtbuild matrix emit k8s matrix.yaml --image registry.example.com/trtbuild:cuda --claim engines > jobs.yaml`,
+		Args:    oneFileArg("matrix emit k8s"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := loadMatrix(args[0])
+			if err != nil {
+				return err
+			}
+			jobs, err := f.K8sJobs(o)
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			data, err := matrix.K8sYAML(jobs)
+			if err != nil {
+				return err
+			}
+			return writeOut(s, out, data)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Image, "image", "trtbuild:cuda", "the trtbuild image (docker build -f Dockerfile.cuda -t IMAGE .), pushed where the cluster can pull it")
+	fl.StringVar(&o.Claim, "claim", "trtbuild-matrix", "the PersistentVolumeClaim holding the matrix folder, shared by all pods (ReadWriteMany)")
+	fl.StringVar(&o.FileInVolume, "file-in-volume", "", "the matrix file's path inside the volume (default: its file name, at the volume's root)")
+	fl.StringVar(&o.Namespace, "namespace", "", "the Jobs' namespace (default: kubectl's)")
+	fl.IntVar(&o.Parallelism, "parallelism", 0, "at most this many pods of one Job at once (default: all cells)")
+	fl.IntVar(&o.BackoffLimitPerIndex, "retries", 1, "retries of one failed cell (backoffLimitPerIndex)")
+	fl.StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
+	return cmd
+}
+
+func newEmitSlurmCmd(s *streams) *cobra.Command {
+	var o matrix.SlurmOptions
+	var out string
+	cmd := &cobra.Command{
+		Use:   "slurm FILE",
+		Short: "Write one sbatch array script per GPU type; task N builds cell N of its type",
+		Long: `slurm writes, into the output folder, one sbatch script per target, trtbuild-TARGET.sbatch:
+a job array with one task per cell (--array=0-N), each on one GPU of the target's type
+(--gres=gpu:TYPE:1, TYPE from the target's gres), running 'trtbuild matrix cell FILE --target T
+--index $SLURM_ARRAY_TASK_ID --progress json' with its JSON-lines log in the log folder. Submit
+them from the matrix file's folder, which must be on storage every node shares.`,
+		Example: `  trtbuild matrix emit slurm matrix.yaml --partition gpu --time 02:00:00
+  cd $(dirname matrix.yaml) && mkdir -p logs && sbatch trtbuild-h100.sbatch`,
+		Args: oneFileArg("matrix emit slurm"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := loadMatrix(args[0])
+			if err != nil {
+				return err
+			}
+			dir := out
+			if dir == "" {
+				dir = f.Dir
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return exitcode.Usagef("cannot create %s: %v", dir, unwrapPathError(err))
+			}
+			for _, t := range f.Targets {
+				script, err := f.SlurmScript(t.Name, o)
+				if err != nil {
+					return exitcode.Usagef("%v", err)
+				}
+				p := filepath.Join(dir, "trtbuild-"+t.Name+".sbatch")
+				if err := renameio.WriteFile(p, []byte(script), 0o755); err != nil {
+					return exitcode.Wrap(exitcode.Failed, err)
+				}
+				fmt.Fprintf(s.Out, "Wrote %s\n", p)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Trtbuild, "trtbuild", "trtbuild", "the trtbuild command on the cluster's nodes")
+	fl.StringVar(&o.Partition, "partition", "", "the Slurm partition")
+	fl.StringVar(&o.Time, "time", "", "the time limit of one task, e.g. 02:00:00")
+	fl.IntVar(&o.MaxParallel, "max-parallel", 0, "at most this many tasks of one array at once")
+	fl.StringVar(&o.LogDir, "log-dir", "logs", "the tasks' logs, relative to the submit folder")
+	fl.StringVarP(&out, "output", "o", "", "the folder for the scripts (default: the matrix file's)")
+	return cmd
+}
+
+// writeOut writes data to path atomically, or to stdout when path is empty.
+func writeOut(s *streams, path string, data []byte) error {
+	if path == "" {
+		_, err := s.Out.Write(data)
+		return err
+	}
+	if err := renameio.WriteFile(path, data, 0o644); err != nil {
+		return exitcode.Usagef("cannot write %s: %v", path, unwrapPathError(err))
+	}
+	return nil
+}

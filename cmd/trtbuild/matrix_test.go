@@ -1,0 +1,392 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/manifest"
+	"github.com/trtbuild/trtbuild/internal/matrix"
+)
+
+const testMatrix = `version: 1
+models:
+  - path: models/convnet.onnx
+  - name: classifier
+    path: models/dynamic_batch.onnx
+    profiles: [b8]
+  - path: models/external_data.onnx
+precisions: [fp32, fp16]
+profiles:
+  - name: b8
+    min: images:1x3x64x64
+    opt: images:8x3x64x64
+    max: images:16x3x64x64
+targets:
+  - name: l4
+    gpu: NVIDIA-L4
+    compute_capability: "8.9"
+`
+
+// matrixDir makes a matrix folder: three bundled models (one with external data) and the
+// matrix file, 3 models × 2 precisions on one target.
+func matrixDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "models"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"convnet.onnx", "dynamic_batch.onnx", "external_data.onnx", "external_data.bin"} {
+		data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "models", name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeMatrix(t, dir, testMatrix)
+	return dir
+}
+
+func writeMatrix(t *testing.T, dir, body string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "matrix.yaml"), []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// buildMatrix runs `matrix build` with the simulated builder and returns the index it wrote.
+func buildMatrix(t *testing.T, dir string, extra ...string) matrix.Index {
+	t.Helper()
+	args := append([]string{"matrix", "build", filepath.Join(dir, "matrix.yaml"), "--backend", "sim", "--sim-speed", "1000", "--progress", "plain"}, extra...)
+	r := trtbuild(t, nil, args...)
+	if r.code != 0 {
+		t.Fatalf("matrix build: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "engines", matrix.IndexName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x matrix.Index
+	if err := json.Unmarshal(data, &x); err != nil {
+		t.Fatal(err)
+	}
+	if len(x.Cells) != 6 {
+		t.Fatalf("index has %d cells, want 6", len(x.Cells))
+	}
+	return x
+}
+
+// statuses returns "id=status" for every cell, sorted.
+func statuses(x matrix.Index) map[string]string {
+	out := map[string]string{}
+	for _, c := range x.Cells {
+		out[c.ID] = c.Status
+	}
+	return out
+}
+
+func built(x matrix.Index) []string {
+	var ids []string
+	for _, c := range x.Cells {
+		if c.Status == matrix.StatusBuilt {
+			ids = append(ids, c.ID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// TestMatrixBuild is the issue's "done means" with the simulated builder: 3 models × 2
+// precisions build; a second run builds nothing; changing one weight rebuilds exactly the
+// cells of that model; renaming model files rebuilds nothing.
+func TestMatrixBuild(t *testing.T) {
+	dir := matrixDir(t)
+	first := buildMatrix(t, dir)
+	if got := built(first); len(got) != 6 {
+		t.Fatalf("first run built %v, want all 6 cells", got)
+	}
+	keys := map[string]string{}
+	for _, c := range first.Cells {
+		if !buildkey.Valid(c.Key) || c.Engine == "" || c.Manifest == "" || c.Report == "" {
+			t.Errorf("cell %s: index entry %+v lacks key, engine, manifest or report", c.ID, c)
+		}
+		if other, dup := keys[c.Key]; dup {
+			t.Errorf("cells %s and %s share key %s", c.ID, other, c.Key)
+		}
+		keys[c.Key] = c.ID
+		m, err := manifest.Read(filepath.Join(dir, "engines", c.Manifest))
+		if err != nil || m.Key != c.Key || m.Parts.GPU != "NVIDIA-L4" {
+			t.Errorf("cell %s: manifest %+v, %v", c.ID, m, err)
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "engines", matrix.PageName))
+	if err != nil || !bytes.Contains(page, []byte("6 built")) {
+		t.Errorf("index.html: %v\n%s", err, page)
+	}
+
+	second := buildMatrix(t, dir)
+	for id, st := range statuses(second) {
+		if st != matrix.StatusCached {
+			t.Errorf("second run: cell %s %s, want cached", id, st)
+		}
+	}
+	for i, c := range second.Cells {
+		if c.Key != first.Cells[i].Key {
+			t.Errorf("cell %s: key changed between runs", c.ID)
+		}
+	}
+
+	// One weight of the external-data model changes: only its two cells are rebuilt.
+	bin := filepath.Join(dir, "models", "external_data.bin")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[0] ^= 0x01
+	if err := os.WriteFile(bin, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third := buildMatrix(t, dir)
+	if got, want := built(third), []string{"l4/external-data/fp16", "l4/external-data/fp32"}; !equal(got, want) {
+		t.Errorf("after changing one weight, built %v, want %v", got, want)
+	}
+	for i, c := range third.Cells {
+		m, err := manifest.Read(filepath.Join(dir, "engines", c.Manifest))
+		if err != nil {
+			t.Fatal(err)
+		}
+		old := first.Cells[i]
+		if strings.HasPrefix(c.ID, "l4/external-data/") {
+			if c.Key == old.Key {
+				t.Errorf("cell %s: key did not change with its weights", c.ID)
+			}
+			if m.Parts.Graph != firstGraph(t, first, dir, i) {
+				t.Errorf("cell %s: the graph hash changed with a weight", c.ID)
+			}
+		} else if c.Key != old.Key {
+			t.Errorf("cell %s: key changed although its model did not", c.ID)
+		}
+	}
+
+	// Rename two model files (one whose cells are named after the file) and point the matrix
+	// at the new names: nothing is built.
+	for _, mv := range [][2]string{{"convnet.onnx", "resnet-lite.onnx"}, {"dynamic_batch.onnx", "clf.onnx"}} {
+		if err := os.Rename(filepath.Join(dir, "models", mv[0]), filepath.Join(dir, "models", mv[1])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	renamed := strings.NewReplacer("models/convnet.onnx", "models/resnet-lite.onnx", "models/dynamic_batch.onnx", "models/clf.onnx").Replace(testMatrix)
+	writeMatrix(t, dir, renamed)
+	fourth := buildMatrix(t, dir)
+	if got := built(fourth); len(got) != 0 {
+		t.Errorf("after renaming model files, built %v, want none", got)
+	}
+	if fourth.Cached != 6 {
+		t.Errorf("after renaming, %d cells from the cache, want 6", fourth.Cached)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "engines", "l4", "resnet-lite-fp16.engine")); err != nil {
+		t.Errorf("the renamed model's engine was not written: %v", err)
+	}
+}
+
+func firstGraph(t *testing.T, x matrix.Index, dir string, i int) string {
+	t.Helper()
+	m, err := manifest.Read(filepath.Join(dir, "engines", x.Cells[i].Manifest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m.Parts.Graph
+}
+
+func equal(a, b []string) bool {
+	return strings.Join(a, ",") == strings.Join(b, ",")
+}
+
+// TestMatrixParallelSim runs the simulated matrix with two workers.
+func TestMatrixParallelSim(t *testing.T) {
+	dir := matrixDir(t)
+	x := buildMatrix(t, dir, "--gpus", "0,1")
+	if len(built(x)) != 6 {
+		t.Fatalf("two workers built %v", built(x))
+	}
+}
+
+func TestMatrixBadInput(t *testing.T) {
+	dir := matrixDir(t)
+	bad := filepath.Join(dir, "bad.yaml")
+	cases := []struct {
+		name string
+		body string
+		args []string
+		want string
+	}{
+		{"missing file", "", []string{"matrix", "build", filepath.Join(dir, "none.yaml"), "--backend", "sim"}, "does not exist"},
+		{"unknown field", testMatrix + "colour: blue\n", nil, `unknown field "colour"`},
+		{"bad build flag", testMatrix + "build_flags: [--opt-level, \"9\"]\n", nil, "check build_flags"},
+		{"missing model", strings.Replace(testMatrix, "models/convnet.onnx", "models/gone.onnx", 1), nil, "gone.onnx"},
+		{"no tensorrt", testMatrix, []string{"matrix", "build", bad}, "built without TensorRT"},
+		{"bad gpus", testMatrix, []string{"matrix", "build", bad, "--backend", "sim", "--gpus", "0,x"}, "invalid --gpus"},
+		{"cell without index", testMatrix, []string{"matrix", "cell", bad, "--backend", "sim"}, "needs --index"},
+		{"cell out of range", testMatrix, []string{"matrix", "cell", bad, "--backend", "sim", "--index", "6"}, "0 to 5"},
+		{"cell of unknown target", testMatrix, []string{"matrix", "cell", bad, "--backend", "sim", "--target", "h100", "--index", "0"}, `no target "h100"`},
+		{"k8s with a cache outside", testMatrix + "engine_cache: /tmp/x\n", []string{"matrix", "emit", "k8s", bad}, "outside the matrix file's folder"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.body != "" {
+				if err := os.WriteFile(bad, []byte(c.body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := c.args
+			if args == nil {
+				args = []string{"matrix", "build", bad, "--backend", "sim"}
+			}
+			r := trtbuild(t, nil, args...)
+			if r.code != 2 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and one line containing %q", r.code, r.stderr, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "engines")); err == nil {
+				t.Fatalf("something was built")
+			}
+		})
+	}
+}
+
+// TestEmitK8sRunsCells decodes the emitted Jobs strictly, then runs each pod's command as the
+// pod would (the completion index substituted, the volume at the matrix folder), with the
+// simulated builder: pod N of a target builds exactly that target's cell N.
+func TestEmitK8sRunsCells(t *testing.T) {
+	dir := matrixDir(t)
+	writeMatrix(t, dir, testMatrix+`  - name: h100
+    gpu: NVIDIA-H100-80GB-HBM3
+    mig: 1g.10gb
+`)
+	r := trtbuild(t, nil, "matrix", "emit", "k8s", filepath.Join(dir, "matrix.yaml"), "--image", "registry.example/trtbuild:cuda", "--claim", "matrix")
+	if r.code != 0 {
+		t.Fatalf("emit k8s: %d %s", r.code, r.stderr)
+	}
+	docs := strings.Split(r.stdout, "\n---\n")
+	if len(docs) != 2 {
+		t.Fatalf("%d documents, want a Job per target", len(docs))
+	}
+	for ti, doc := range docs {
+		var job batchv1.Job
+		if err := yaml.UnmarshalStrict([]byte(doc), &job); err != nil {
+			t.Fatalf("strict decode: %v", err)
+		}
+		target := []string{"l4", "h100"}[ti]
+		gpu := []string{"NVIDIA-L4", "NVIDIA-H100-80GB-HBM3"}[ti]
+		pod := job.Spec.Template.Spec
+		if pod.NodeSelector["nvidia.com/gpu.product"] != gpu || *job.Spec.Completions != 6 || *job.Spec.CompletionMode != batchv1.IndexedCompletion {
+			t.Fatalf("job %s: selector %v completions %d", job.Name, pod.NodeSelector, *job.Spec.Completions)
+		}
+		if _, ok := pod.Containers[0].Resources.Limits[corev1.ResourceName([]string{"nvidia.com/gpu", "nvidia.com/mig-1g.10gb"}[ti])]; !ok {
+			t.Fatalf("job %s: limits %v", job.Name, pod.Containers[0].Resources.Limits)
+		}
+		if ti == 0 {
+			for index := 0; index < 6; index += 5 {
+				var args []string
+				for _, a := range pod.Containers[0].Args {
+					a = strings.ReplaceAll(a, "$(JOB_COMPLETION_INDEX)", strconv.Itoa(index))
+					a = strings.Replace(a, "/matrix/", dir+"/", 1)
+					args = append(args, a)
+				}
+				runPod(t, dir, target, index, append(args, "--backend", "sim", "--sim-speed", "1000"))
+			}
+		}
+	}
+}
+
+// runPod runs one pod's or task's trtbuild command and checks it built the right cell.
+func runPod(t *testing.T, dir, target string, index int, args []string) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = testEnv(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s cell %d: %v", target, index, err)
+	}
+	if !strings.Contains(string(out), `"type":"result"`) || !strings.Contains(string(out), `"status":"built"`) {
+		t.Fatalf("%s cell %d: the log is not the build's JSON lines:\n%s", target, index, out)
+	}
+	f, err := matrix.Load(filepath.Join(dir, "matrix.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell, err := f.Find(target, index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Read(manifest.Path(filepath.Join(dir, "engines", cell.Engine())))
+	if err != nil {
+		t.Fatalf("%s cell %d (%s): %v", target, index, cell.ID(), err)
+	}
+	want := cell.Precision
+	if want == "fp32" {
+		want = "as typed in the model"
+	}
+	if m.Precision != want || m.Parts.GPU != cell.Target.GPU || filepath.Base(m.Model.Path) != filepath.Base(cell.Model.Path) {
+		t.Fatalf("%s cell %d: manifest %+v is not cell %s's", target, index, m, cell.ID())
+	}
+}
+
+// TestEmitSlurmRunsCells checks the scripts' directives, then runs a script with bash as Slurm
+// would (SLURM_ARRAY_TASK_ID set, from the submit folder), with a trtbuild stand-in that
+// records its arguments; the recorded command, run with the simulated builder, builds that
+// task's cell.
+func TestEmitSlurmRunsCells(t *testing.T) {
+	dir := matrixDir(t)
+	bin := t.TempDir()
+	record := filepath.Join(bin, "args")
+	fake := filepath.Join(bin, "trtbuild")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > "+record+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := trtbuild(t, nil, "matrix", "emit", "slurm", filepath.Join(dir, "matrix.yaml"), "--trtbuild", fake, "--partition", "gpu")
+	if r.code != 0 {
+		t.Fatalf("emit slurm: %d %s", r.code, r.stderr)
+	}
+	script := filepath.Join(dir, "trtbuild-l4.sbatch")
+	text, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#SBATCH --array=0-5\n", "#SBATCH --gres=gpu:l4:1\n", "#SBATCH --partition=gpu\n", "SLURM_ARRAY_TASK_ID"} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("script lacks %q:\n%s", want, text)
+		}
+	}
+	for _, index := range []int{2, 3} {
+		cmd := exec.Command("bash", script)
+		cmd.Env = append(testEnv(t), "SLURM_ARRAY_TASK_ID="+strconv.Itoa(index), "SLURM_SUBMIT_DIR="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("running the script: %v\n%s", err, out)
+		}
+		data, err := os.ReadFile(record)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := strings.Split(strings.TrimSpace(string(data)), "\n")
+		runPod(t, dir, "l4", index, append(args, "--backend", "sim", "--sim-speed", "1000"))
+	}
+	cmd := exec.Command("bash", script)
+	cmd.Env = append(testEnv(t), "SLURM_SUBMIT_DIR="+dir)
+	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "not run as a Slurm array task") {
+		t.Errorf("the script ran without SLURM_ARRAY_TASK_ID: %v %s", err, out)
+	}
+}

@@ -1,0 +1,178 @@
+// Package buildkey computes the content key of an engine build: the hashes of the ONNX graph
+// and of its weights, kept apart, plus everything else that changes the engine TensorRT
+// writes — the converter that rewrites the graph for --fp16/--bf16 on TensorRT 11, TensorRT's
+// full version with its build number, the GPU and its compute capability (and the size of a
+// MIG slice), the hardware- and version-compatibility modes, every builder setting, the
+// optimization profiles and the plugin libraries by content.
+//
+// The key is versioned: Schema is part of what is hashed, and a change to what the key covers
+// or how a part is computed must raise it, so engines cached under the old rules are never
+// served under the new ones. The parts are documented in docs/engine-cache.md.
+package buildkey
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Schema is the version of the key's definition (the Parts and how each is computed).
+const Schema = 1
+
+// Prefix starts every key, naming the schema: "trtb1-" and 64 hex digits.
+var Prefix = fmt.Sprintf("trtb%d-", Schema)
+
+// Parts is everything a key covers. Its JSON form, with fields in this order, is what is
+// hashed; fields that do not apply are empty and left out.
+type Parts struct {
+	Schema int `json:"schema"`
+	// Graph and Weights are the model's content hashes (HashModel).
+	Graph   string `json:"graph"`
+	Weights string `json:"weights"`
+	// Converter is trtbuild's ONNX converter version when the build converts the graph before
+	// TensorRT sees it (--fp16/--bf16 on TensorRT 11); empty otherwise.
+	Converter string `json:"converter,omitempty"`
+
+	Backend string `json:"backend"` // "tensorrt" or "sim"
+	// TensorRT is the loaded library's full version, major.minor.patch.build.
+	TensorRT string `json:"tensorrt,omitempty"`
+	// GPU is the device's name, ComputeCapability e.g. "9.0". SMs is its multiprocessor
+	// count, which tells a MIG slice (or a cut-down part) from the whole GPU; MIG is the MIG
+	// profile when one was named (matrix targets), e.g. "1g.10gb".
+	GPU               string `json:"gpu,omitempty"`
+	ComputeCapability string `json:"compute_capability,omitempty"`
+	SMs               int    `json:"sms,omitempty"`
+	MIG               string `json:"mig,omitempty"`
+
+	HardwareCompat     string `json:"hardware_compat"` // none, ampere+ or same-compute-capability
+	VersionCompatible  bool   `json:"version_compatible,omitempty"`
+	ExcludeLeanRuntime bool   `json:"exclude_lean_runtime,omitempty"`
+
+	Settings Settings  `json:"settings"`
+	Profiles []Profile `json:"profiles,omitempty"`
+	Plugins  []Plugin  `json:"plugins,omitempty"`
+	// Sim holds the simulated builder's settings that change its plan; nil for TensorRT.
+	Sim *Sim `json:"sim,omitempty"`
+}
+
+// Settings are the builder settings.
+type Settings struct {
+	Precision      []string `json:"precision,omitempty"` // of fp16, bf16, int8, fp8, sorted
+	NoTF32         bool     `json:"no_tf32,omitempty"`
+	Refit          bool     `json:"refit,omitempty"`
+	StripWeights   bool     `json:"strip_weights,omitempty"`
+	SparseWeights  bool     `json:"sparse_weights,omitempty"`
+	OptLevel       int      `json:"opt_level"`       // -1: the builder's default
+	MaxAuxStreams  int      `json:"max_aux_streams"` // -1: the builder's default
+	WorkspaceBytes uint64   `json:"workspace_bytes,omitempty"`
+}
+
+// Profile is one optimization profile; its inputs are sorted by name.
+type Profile struct {
+	Inputs []Input `json:"inputs"`
+}
+
+// Input is the shape range of one input.
+type Input struct {
+	Name string  `json:"name"`
+	Min  []int64 `json:"min"`
+	Opt  []int64 `json:"opt"`
+	Max  []int64 `json:"max"`
+}
+
+// Plugin is a plugin library by content: its file name (without folder) and hash.
+type Plugin struct {
+	Name   string `json:"name"`
+	SHA256 string `json:"sha256"`
+}
+
+// Sim is what changes a simulated plan.
+type Sim struct {
+	Tactics    int    `json:"tactics,omitempty"`
+	Iterations int    `json:"iterations,omitempty"`
+	Seed       uint64 `json:"seed,omitempty"`
+}
+
+// Key returns the key of p: Prefix and the SHA-256 of p's JSON form.
+func (p Parts) Key() string {
+	p.Schema = Schema
+	p.normalize()
+	b, err := json.Marshal(p)
+	if err != nil {
+		panic(fmt.Sprintf("buildkey: encoding parts: %v", err)) // plain data: cannot fail
+	}
+	return fmt.Sprintf("%s%x", Prefix, sha256.Sum256(b))
+}
+
+// Normalized returns p as Key hashes it: schema set, precisions and profile inputs sorted.
+func (p Parts) Normalized() Parts {
+	p.Schema = Schema
+	p.normalize()
+	return p
+}
+
+func (p *Parts) normalize() {
+	prec := append([]string(nil), p.Settings.Precision...)
+	sort.Strings(prec)
+	p.Settings.Precision = prec
+	if p.HardwareCompat == "" {
+		p.HardwareCompat = "none"
+	}
+	profiles := make([]Profile, len(p.Profiles))
+	for i, pr := range p.Profiles {
+		in := append([]Input(nil), pr.Inputs...)
+		sort.Slice(in, func(a, b int) bool { return in[a].Name < in[b].Name })
+		profiles[i] = Profile{Inputs: in}
+	}
+	if len(profiles) == 0 {
+		profiles = nil
+	}
+	p.Profiles = profiles
+}
+
+// Valid reports whether s looks like a key of this schema, so it can safely name a folder.
+func Valid(s string) bool {
+	rest, ok := strings.CutPrefix(s, Prefix)
+	if !ok || len(rest) != 64 {
+		return false
+	}
+	for _, c := range rest {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// HashPlugins hashes plugin library files by content. The order is kept: TensorRT loads them
+// in the order given.
+func HashPlugins(paths []string) ([]Plugin, error) {
+	var out []Plugin
+	for _, p := range paths {
+		sum, err := HashFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("plugin library %s: %w", p, err)
+		}
+		out = append(out, Plugin{Name: filepath.Base(p), SHA256: sum})
+	}
+	return out, nil
+}
+
+// HashFile returns "sha256:" and the hex SHA-256 of a file's content.
+func HashFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil)), nil
+}

@@ -1,0 +1,176 @@
+package convert
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/trtbuild/trtbuild/internal/convert/opschema"
+	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
+	tm "github.com/trtbuild/trtbuild/internal/testmodels"
+)
+
+const f16 = onnxpb.TensorProto_FLOAT16
+
+// halfWithFloatIOModel is a model already in float16 inside, with a
+// float32 input and output and Casts at the boundaries, as exporters and
+// earlier conversions that keep the I/O types write it.
+func halfWithFloatIOModel() *onnxpb.ModelProto {
+	return tm.Model(graph("half_io",
+		[]*onnxpb.NodeProto{
+			tm.Node("in_cast", "Cast", []string{"x"}, []string{"xh"}, tm.AttrInt("to", int64(f16))),
+			tm.Node("mm", "MatMul", []string{"xh", "W"}, []string{"h"}),
+			tm.Node("relu", "Relu", []string{"h"}, []string{"hr"}),
+			tm.Node("out_cast", "Cast", []string{"hr"}, []string{"y"}, tm.AttrInt("to", int64(f32))),
+		},
+		[]*onnxpb.TensorProto{tm.Halves("W", []int64{8, 4}, tm.NewRand(1).Floats(32, 0.5))},
+		[]*onnxpb.ValueInfoProto{tm.Value("x", f32, "batch", 8)},
+		[]*onnxpb.ValueInfoProto{tm.Value("y", f32, "batch", 4)}))
+}
+
+// halfIslandModel is a float32 model with a float16 part in the middle:
+// a Cast to float16, a float16 Relu, and a Cast back to float32 that float32
+// nodes read, plus a Cast of float32 to float32.
+func halfIslandModel() *onnxpb.ModelProto {
+	return tm.Model(graph("half_island",
+		[]*onnxpb.NodeProto{
+			tm.Node("mm", "MatMul", []string{"x", "W"}, []string{"h"}),
+			tm.Node("to_half", "Cast", []string{"h"}, []string{"hh"}, tm.AttrInt("to", int64(f16))),
+			tm.Node("relu", "Relu", []string{"hh"}, []string{"rh"}),
+			tm.Node("to_float", "Cast", []string{"rh"}, []string{"r"}, tm.AttrInt("to", int64(f32))),
+			tm.Node("same", "Cast", []string{"r"}, []string{"r2"}, tm.AttrInt("to", int64(f32))),
+			tm.Node("add", "Add", []string{"r2", "b"}, []string{"y"}),
+		},
+		[]*onnxpb.TensorProto{weights("W", 1, 0.5, 8, 4), weights("b", 2, 0.1, 4)},
+		[]*onnxpb.ValueInfoProto{tm.Value("x", f32, "batch", 8)},
+		[]*onnxpb.ValueInfoProto{tm.Value("y", f32, "batch", 4)}))
+}
+
+// checkCasts fails the test for a Cast of a type to itself or a Cast that
+// reads another Cast's output, in every graph of the converted model m.
+func checkCasts(t *testing.T, m *onnxpb.ModelProto, target Target) {
+	t.Helper()
+	a, err := analyse(m, target, opschema.Default())
+	if err != nil {
+		t.Fatalf("analysing the converted model: %v", err)
+	}
+	for _, gc := range a.graphs {
+		for _, ni := range gc.nodes {
+			if ni.n.GetOpType() != "Cast" || len(ni.ins) == 0 || ni.ins[0] == nil {
+				continue
+			}
+			if ni.ins[0].typ == ni.outs[0].typ {
+				t.Errorf("%s: %s casts %s to itself", gc.where(), ni.label(), ni.ins[0].typ)
+			}
+			if p := ni.ins[0].node; p != nil && p.n.GetOpType() == "Cast" {
+				t.Errorf("%s: %s reads the output of %s: a Cast-Cast pair", gc.where(), ni.label(), p.label())
+			}
+		}
+	}
+}
+
+func TestAlreadyConverted(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		model *onnxpb.ModelProto
+	}{
+		{"float16 with float32 I/O", halfWithFloatIOModel()},
+		{"float16 throughout", func() *onnxpb.ModelProto {
+			m := halfWithFloatIOModel()
+			g := m.Graph
+			g.Node = g.Node[1:3]
+			g.Node[0].Input[0], g.Node[1].Output[0] = "x", "y"
+			g.Input[0], g.Output[0] = tm.Value("x", f16, "batch", 8), tm.Value("y", f16, "batch", 4)
+			return m
+		}()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, s, err := convertProto(t, proto.Clone(tt.model).(*onnxpb.ModelProto), Options{Target: FP16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !s.AlreadyTarget {
+				t.Errorf("AlreadyTarget is false: %+v", s)
+			}
+			if !proto.Equal(got, tt.model) {
+				t.Errorf("the model changed:\n%s", dumpModel(got))
+			}
+			if len(s.InsertedCasts)+len(s.RetargetedCasts) > 0 {
+				t.Errorf("casts inserted or changed: %+v %+v", s.InsertedCasts, s.RetargetedCasts)
+			}
+		})
+	}
+	// A model that only needs converting is not "already" converted, nor
+	// is one whose float32 nodes all stay.
+	for _, m := range []*onnxpb.ModelProto{mlpModel(), halfIslandModel()} {
+		if _, s, err := convertProto(t, m, Options{Target: FP16}); err != nil || s.AlreadyTarget {
+			t.Errorf("%s: AlreadyTarget %v, err %v", m.Graph.Name, s.AlreadyTarget, err)
+		}
+	}
+	soft := tm.Model(graph("soft", []*onnxpb.NodeProto{tm.Node("s", "Softmax", []string{"x"}, []string{"y"})}, nil,
+		[]*onnxpb.ValueInfoProto{tm.Value("x", f32, 4)}, []*onnxpb.ValueInfoProto{tm.Value("y", f32, 4)}))
+	if _, s, err := convertProto(t, soft, Options{Target: FP16, ConvertIO: true}); err != nil || s.AlreadyTarget {
+		t.Errorf("softmax only: AlreadyTarget %v, err %v", s.AlreadyTarget, err)
+	}
+}
+
+// TestConvertFileOfConvertedModel checks that the build worker's
+// conversion hands back the model itself when there is nothing to do.
+func TestConvertFileOfConvertedModel(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "half.onnx")
+	b, err := tm.Marshal(halfWithFloatIOModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	got, s, err := ConvertFile(in, out, Options{Target: FP16})
+	if err != nil || got != in || !s.AlreadyTarget {
+		t.Fatalf("ConvertFile = %q, %v, %v; want the input back", got, s.AlreadyTarget, err)
+	}
+	if entries, _ := os.ReadDir(out); len(entries) != 0 {
+		t.Errorf("ConvertFile wrote %v", entries)
+	}
+}
+
+// TestNoSelfCasts converts models with Casts around a float16 part and
+// every golden case, and checks that no Cast casts a type to itself and no
+// Cast reads another Cast.
+func TestNoSelfCasts(t *testing.T) {
+	m, _, err := convertProto(t, halfIslandModel(), Options{Target: FP16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCasts(t, m, FP16)
+	if n := findNode(m.Graph, "to_float"); n == nil || n.GetOpType() != "Identity" {
+		t.Errorf("to_float should become an Identity: %v", n)
+	}
+	if n := findNode(m.Graph, "same"); n == nil || n.GetOpType() != "Identity" {
+		t.Errorf("same should become an Identity: %v", n)
+	}
+	if n := findNode(m.Graph, "to_half"); n == nil || n.GetOpType() != "Identity" {
+		t.Errorf("to_half, which reads the converted MatMul, should become an Identity: %v", n)
+	}
+	if t.Failed() {
+		t.Logf("converted:\n%s", dumpModel(m))
+	}
+	m, _, err = convertProto(t, halfWithFloatIOModel(), Options{Target: FP16, ConvertIO: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCasts(t, m, FP16)
+	for _, c := range goldenCases() {
+		t.Run(c.name, func(t *testing.T) {
+			m, _, err := convertProto(t, c.model(), c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkCasts(t, m, c.opts.Target)
+		})
+	}
+}

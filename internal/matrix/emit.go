@@ -1,0 +1,243 @@
+package matrix
+
+import (
+	"bytes"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// K8sOptions shape the emitted Jobs.
+type K8sOptions struct {
+	// Image is the trtbuild image (Dockerfile.cuda; its entrypoint is trtbuild).
+	Image string
+	// Claim is the PersistentVolumeClaim that holds the matrix file, the models, the output
+	// folder and the engine cache, mounted at MountPath in every pod.
+	Claim string
+	// FileInVolume is the matrix file's path inside that volume; default its base name.
+	FileInVolume string
+	// Namespace, when set, is written into the Jobs.
+	Namespace string
+	// Parallelism bounds the pods of one Job that run at once; 0 means all its cells.
+	Parallelism int
+	// BackoffLimitPerIndex is how often one failed cell is retried.
+	BackoffLimitPerIndex int
+}
+
+// MountPath is where the shared volume is mounted in every pod.
+const MountPath = "/matrix"
+
+// IndexEnv is the variable Kubernetes sets to a pod's completion index in an Indexed Job.
+const IndexEnv = "JOB_COMPLETION_INDEX"
+
+// ResourceName is the extended resource a cell's pod asks for: one whole GPU (nvidia.com/gpu),
+// or one MIG slice of the target's profile (nvidia.com/mig-<profile>, the device plugin's
+// "mixed" strategy).
+func (t Target) ResourceName() corev1.ResourceName {
+	if t.MIG != "" {
+		return corev1.ResourceName("nvidia.com/mig-" + t.MIG)
+	}
+	return "nvidia.com/gpu"
+}
+
+// ProductLabel is the node label GPU Feature Discovery sets to the GPU's product name.
+const ProductLabel = "nvidia.com/gpu.product"
+
+// checkShared fails when a path of the matrix lies outside the matrix file's folder: a pod or
+// task sees only the shared folder.
+func (f *File) checkShared() error {
+	paths := []struct{ what, p string }{{"output", f.Output}, {"engine_cache", f.EngineCache}}
+	for _, m := range f.Models {
+		paths = append(paths, struct{ what, p string }{"model " + m.Name, m.Path})
+	}
+	for _, p := range paths {
+		if !filepath.IsLocal(p.p) {
+			return fmt.Errorf("%s %q is outside the matrix file's folder; for a cluster, keep the models, output and engine_cache in that folder (on the shared volume) and give relative paths", p.what, p.p)
+		}
+	}
+	return nil
+}
+
+// K8sJobs returns one Indexed Job per target.
+func (f *File) K8sJobs(o K8sOptions) ([]*batchv1.Job, error) {
+	if err := f.checkShared(); err != nil {
+		return nil, err
+	}
+	if o.Image == "" || o.Claim == "" {
+		return nil, fmt.Errorf("an image and a volume claim are needed")
+	}
+	inVolume := o.FileInVolume
+	if inVolume == "" {
+		inVolume = filepath.Base(f.Path)
+	}
+	if !filepath.IsLocal(inVolume) {
+		return nil, fmt.Errorf("the matrix file's path in the volume, %q, must be relative to the volume", inVolume)
+	}
+	file := path.Join(MountPath, filepath.ToSlash(inVolume))
+	var jobs []*batchv1.Job
+	for _, t := range f.Targets {
+		cells, _ := f.TargetCells(t.Name)
+		n := int32(len(cells))
+		par := n
+		if o.Parallelism > 0 && int32(o.Parallelism) < n {
+			par = int32(o.Parallelism)
+		}
+		mode := batchv1.IndexedCompletion
+		backoff := int32(o.BackoffLimitPerIndex)
+		labels := map[string]string{
+			"app.kubernetes.io/name":      "trtbuild-matrix",
+			"app.kubernetes.io/component": "engine-build",
+			"trtbuild.dev/target":         t.Name,
+		}
+		job := &batchv1.Job{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+			ObjectMeta: metav1.ObjectMeta{Name: "trtbuild-" + t.Name, Namespace: o.Namespace, Labels: labels},
+			Spec: batchv1.JobSpec{
+				CompletionMode:       &mode,
+				Completions:          &n,
+				Parallelism:          &par,
+				BackoffLimitPerIndex: &backoff,
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{
+						RestartPolicy: corev1.RestartPolicyNever,
+						NodeSelector:  map[string]string{ProductLabel: t.GPU},
+						Containers: []corev1.Container{{
+							Name:       "trtbuild",
+							Image:      o.Image,
+							WorkingDir: MountPath,
+							Args: []string{"matrix", "cell", file, "--target", t.Name,
+								"--index", "$(" + IndexEnv + ")", "--progress", "json"},
+							Env: []corev1.EnvVar{{
+								Name: IndexEnv,
+								ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+									FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']",
+								}},
+							}},
+							Resources: corev1.ResourceRequirements{
+								Limits: corev1.ResourceList{t.ResourceName(): resource.MustParse("1")},
+							},
+							VolumeMounts: []corev1.VolumeMount{{Name: "matrix", MountPath: MountPath}},
+						}},
+						Volumes: []corev1.Volume{{
+							Name: "matrix",
+							VolumeSource: corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{
+								ClaimName: o.Claim,
+							}},
+						}},
+					},
+				},
+			},
+		}
+		jobs = append(jobs, job)
+	}
+	return jobs, nil
+}
+
+// K8sYAML returns the Jobs as one YAML stream, documents separated by "---".
+func K8sYAML(jobs []*batchv1.Job) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("# Written by trtbuild matrix emit k8s: one Indexed Job per GPU type; each pod builds the\n")
+	b.WriteString("# cell numbered by its completion index and logs JSON lines (trtbuild --progress json).\n")
+	for i, j := range jobs {
+		y, err := yaml.Marshal(j)
+		if err != nil {
+			return nil, err
+		}
+		if i > 0 {
+			b.WriteString("---\n")
+		}
+		fmt.Fprintf(&b, "# target %s: %d cells\n", j.Labels["trtbuild.dev/target"], *j.Spec.Completions)
+		b.Write(y)
+	}
+	return b.Bytes(), nil
+}
+
+// SlurmOptions shape the emitted scripts.
+type SlurmOptions struct {
+	Trtbuild  string // the trtbuild command on the cluster; default "trtbuild"
+	Partition string
+	Time      string // --time, e.g. "02:00:00"
+	// MaxParallel bounds the tasks of one array that run at once (--array=0-N%M); 0: no bound.
+	MaxParallel int
+	// LogDir is where each task's JSON-lines log goes, relative to the submit folder.
+	LogDir string
+}
+
+// ArrayEnv is the variable Slurm sets to a task's index in a job array.
+const ArrayEnv = "SLURM_ARRAY_TASK_ID"
+
+// SlurmScript returns the sbatch array script of one target. It is submitted from the matrix
+// file's folder (sbatch runs it there: SLURM_SUBMIT_DIR), which must be on storage that every
+// node shares.
+func (f *File) SlurmScript(target string, o SlurmOptions) (string, error) {
+	if err := f.checkShared(); err != nil {
+		return "", err
+	}
+	cells, ok := f.TargetCells(target)
+	if !ok {
+		return "", fmt.Errorf("no target %q in the matrix; targets: %s", target, f.targetNames())
+	}
+	var t Target
+	for _, x := range f.Targets {
+		if x.Name == target {
+			t = x
+		}
+	}
+	if o.Trtbuild == "" {
+		o.Trtbuild = "trtbuild"
+	}
+	if o.LogDir == "" {
+		o.LogDir = "logs"
+	}
+	for _, v := range []struct{ what, s string }{{"partition", o.Partition}, {"time", o.Time}, {"log folder", o.LogDir}, {"trtbuild", o.Trtbuild}} {
+		if strings.ContainsAny(v.s, "\n\r'\"$`\\ ") {
+			return "", fmt.Errorf("the %s %q has characters a script cannot hold as is", v.what, v.s)
+		}
+	}
+	array := fmt.Sprintf("0-%d", len(cells)-1)
+	if o.MaxParallel > 0 {
+		array += fmt.Sprintf("%%%d", o.MaxParallel)
+	}
+	var b strings.Builder
+	b.WriteString("#!/bin/bash\n")
+	fmt.Fprintf(&b, "#SBATCH --job-name=trtbuild-%s\n", t.Name)
+	fmt.Fprintf(&b, "#SBATCH --array=%s\n", array)
+	fmt.Fprintf(&b, "#SBATCH --gres=gpu:%s:1\n", t.Gres)
+	b.WriteString("#SBATCH --ntasks=1\n")
+	if o.Partition != "" {
+		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", o.Partition)
+	}
+	if o.Time != "" {
+		fmt.Fprintf(&b, "#SBATCH --time=%s\n", o.Time)
+	}
+	fmt.Fprintf(&b, "#SBATCH --output=%s/%%x-%%a.jsonl\n", o.LogDir)
+	fmt.Fprintf(&b, "#SBATCH --error=%s/%%x-%%a.err\n", o.LogDir)
+	fmt.Fprintf(&b, "# Written by trtbuild matrix emit slurm. Target %s (%s): %d cells, one per array task;\n", t.Name, t.GPU, len(cells))
+	b.WriteString("# submit it from the matrix file's folder on shared storage: mkdir -p " + o.LogDir + " && sbatch THIS_FILE\n")
+	for _, c := range cells {
+		fmt.Fprintf(&b, "#   task %d: %s\n", c.TargetIndex, c.ID())
+	}
+	b.WriteString("set -euo pipefail\n")
+	b.WriteString("cd \"${SLURM_SUBMIT_DIR:-.}\"\n")
+	fmt.Fprintf(&b, "exec %s matrix cell %s --target %s --index \"${%s:?not run as a Slurm array task}\" --progress json\n",
+		shellQuote(o.Trtbuild), shellQuote(filepath.Base(f.Path)), t.Name, ArrayEnv)
+	return b.String(), nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:,@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,166 @@
+package matrix
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"path/filepath"
+	"time"
+
+	"github.com/google/renameio/v2"
+)
+
+// IndexVersion is the version of index.json's format.
+const IndexVersion = 1
+
+// Cell outcomes in the index.
+const (
+	StatusBuilt   = "built"   // built by this run
+	StatusCached  = "cached"  // copied from the engine cache
+	StatusFailed  = "failed"  // the build failed; Error says why
+	StatusSkipped = "skipped" // not buildable on this machine (another GPU type)
+)
+
+// Index is what a matrix run wrote: one entry per cell, in cell order.
+type Index struct {
+	Version   int         `json:"index_version"`
+	Matrix    string      `json:"matrix"`
+	Finished  time.Time   `json:"finished"`
+	Seconds   float64     `json:"seconds"`
+	Cells     []IndexCell `json:"cells"`
+	Built     int         `json:"built"`
+	Cached    int         `json:"cached"`
+	Failed    int         `json:"failed"`
+	Skipped   int         `json:"skipped"`
+	CacheDir  string      `json:"engine_cache"`
+	OutputDir string      `json:"output"`
+}
+
+// IndexCell is one cell's entry: cell → key → engine → report. Paths are relative to the
+// index's folder.
+type IndexCell struct {
+	Index     int     `json:"index"`
+	ID        string  `json:"id"`
+	Target    string  `json:"target"`
+	GPU       string  `json:"gpu"`
+	Model     string  `json:"model"`
+	Profile   string  `json:"profile,omitempty"`
+	Precision string  `json:"precision"`
+	Status    string  `json:"status"`
+	Key       string  `json:"key,omitempty"`
+	Engine    string  `json:"engine,omitempty"`
+	Manifest  string  `json:"manifest,omitempty"`
+	Report    string  `json:"report,omitempty"`
+	Bytes     int64   `json:"engine_bytes,omitempty"`
+	Seconds   float64 `json:"seconds"` // this run's time for the cell
+	Error     string  `json:"error,omitempty"`
+}
+
+// NewIndexCell fills the cell's description.
+func NewIndexCell(c Cell) IndexCell {
+	e := IndexCell{Index: c.Index, ID: c.ID(), Target: c.Target.Name, GPU: c.Target.GPU, Model: c.Model.Name, Precision: c.Precision}
+	if c.Profile != nil {
+		e.Profile = c.Profile.Name
+	}
+	return e
+}
+
+// Count fills the totals from the cells.
+func (x *Index) Count() {
+	x.Built, x.Cached, x.Failed, x.Skipped = 0, 0, 0, 0
+	for _, c := range x.Cells {
+		switch c.Status {
+		case StatusBuilt:
+			x.Built++
+		case StatusCached:
+			x.Cached++
+		case StatusFailed:
+			x.Failed++
+		case StatusSkipped:
+			x.Skipped++
+		}
+	}
+}
+
+// IndexName and PageName are the files WriteIndex writes.
+const (
+	IndexName = "index.json"
+	PageName  = "index.html"
+)
+
+// WriteIndex writes index.json and index.html into dir, each replaced atomically.
+func WriteIndex(dir string, x *Index) error {
+	x.Version = IndexVersion
+	x.Count()
+	b, err := json.MarshalIndent(x, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := renameio.WriteFile(filepath.Join(dir, IndexName), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the matrix index: %w", err)
+	}
+	var page bytes.Buffer
+	if err := pageTemplate.Execute(&page, x); err != nil {
+		return fmt.Errorf("rendering the matrix page: %w", err)
+	}
+	if err := renameio.WriteFile(filepath.Join(dir, PageName), page.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("writing the matrix page: %w", err)
+	}
+	return nil
+}
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"short": func(k string) string {
+		if len(k) > 18 {
+			return k[:18] + "…"
+		}
+		return k
+	},
+	"size": func(n int64) string {
+		switch {
+		case n >= 1<<30:
+			return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+		case n >= 1<<20:
+			return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+		case n >= 1<<10:
+			return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+		case n > 0:
+			return fmt.Sprintf("%d B", n)
+		}
+		return ""
+	},
+	"secs": func(s float64) string { return fmt.Sprintf("%.2f s", s) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>trtbuild matrix {{.Matrix}}</title>
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; }
+th, td { padding: 4px 10px; border-bottom: 1px solid #ddd; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+code { font-size: 12px; }
+.built { color: #1a7f37; } .cached { color: #0969da; } .failed { color: #cf222e; } .skipped { color: #777; }
+</style>
+</head>
+<body>
+<h1>Matrix {{.Matrix}}</h1>
+<p>{{len .Cells}} cells: {{.Built}} built, {{.Cached}} from the engine cache, {{.Failed}} failed, {{.Skipped}} skipped (another GPU type), in {{secs .Seconds}}. Finished {{.Finished.Format "2006-01-02 15:04:05 MST"}}.</p>
+<table>
+<thead><tr><th>#</th><th>target</th><th>model</th><th>profile</th><th>precision</th><th>status</th><th>key</th><th>engine</th><th>size</th><th>time</th><th>report</th></tr></thead>
+<tbody>
+{{range .Cells}}<tr>
+<td class="num">{{.Index}}</td><td title="{{.GPU}}">{{.Target}}</td><td>{{.Model}}</td><td>{{.Profile}}</td><td>{{.Precision}}</td>
+<td class="{{.Status}}"{{if .Error}} title="{{.Error}}"{{end}}>{{.Status}}</td>
+<td><code title="{{.Key}}">{{short .Key}}</code></td>
+<td>{{if .Engine}}<a href="{{.Engine}}">{{.Engine}}</a>{{if .Manifest}} (<a href="{{.Manifest}}">manifest</a>){{end}}{{end}}</td>
+<td class="num">{{size .Bytes}}</td><td class="num">{{secs .Seconds}}</td>
+<td>{{if .Report}}<a href="{{.Report}}">report</a>{{end}}</td>
+</tr>
+{{end}}</tbody>
+</table>
+</body>
+</html>
+`))

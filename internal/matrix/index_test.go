@@ -1,0 +1,46 @@
+package matrix
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWriteIndex(t *testing.T) {
+	f := load(t)
+	dir := t.TempDir()
+	x := &Index{Matrix: "matrix.yaml", Finished: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	for i, c := range f.Cells()[:3] {
+		e := NewIndexCell(c)
+		e.Status = []string{StatusBuilt, StatusCached, StatusFailed}[i]
+		if e.Status == StatusFailed {
+			e.Error = `<script>alert("x")</script>`
+		}
+		x.Cells = append(x.Cells, e)
+	}
+	if err := WriteIndex(dir, x); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, IndexName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Index
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if back.Version != IndexVersion || back.Built != 1 || back.Cached != 1 || back.Failed != 1 || len(back.Cells) != 3 || back.Cells[2].Profile != "b1" {
+		t.Fatalf("index read back: %+v", back)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, PageName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(page)
+	if !strings.Contains(s, "1 built, 1 from the engine cache, 1 failed") || strings.Contains(s, "<script>") || !strings.Contains(s, "classifier") {
+		t.Errorf("page:\n%s", s)
+	}
+}

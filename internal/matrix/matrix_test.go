@@ -1,0 +1,230 @@
+package matrix
+
+import (
+	"bytes"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func load(t *testing.T) *File {
+	t.Helper()
+	f, err := Load(filepath.Join("testdata", "matrix.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestCells(t *testing.T) {
+	f := load(t)
+	cells := f.Cells()
+	// per target: convnet 2 precisions + classifier 2 profiles x 2 + external 1 x 2 = 8
+	if len(cells) != 16 {
+		t.Fatalf("%d cells, want 16", len(cells))
+	}
+	var ids []string
+	for i, c := range cells {
+		if c.Index != i || c.TargetIndex != i%8 {
+			t.Errorf("cell %d numbered %d/%d", i, c.Index, c.TargetIndex)
+		}
+		ids = append(ids, c.ID())
+	}
+	want := []string{"h100/convnet/fp32", "h100/convnet/fp16", "h100/classifier/b1/fp32", "h100/classifier/b1/fp16",
+		"h100/classifier/b8/fp32", "h100/classifier/b8/fp16", "h100/external-data/plain/fp32", "h100/external-data/plain/fp16"}
+	if !reflect.DeepEqual(ids[:8], want) {
+		t.Errorf("ids %v\nwant %v", ids[:8], want)
+	}
+	c := cells[5]
+	if got := strings.Join(c.Flags(f), " "); got != "--fp16 --min-shapes images:1x3x64x64 --opt-shapes images:8x3x64x64 --max-shapes images:16x3x64x64 --opt-level 3" {
+		t.Errorf("flags %q", got)
+	}
+	if c.Engine() != filepath.Join("h100", "classifier-b8-fp16.engine") || c.ModelPath(f) != filepath.Join("testdata", "models", "dynamic_batch.onnx") {
+		t.Errorf("engine %s model %s", c.Engine(), c.ModelPath(f))
+	}
+	if got := strings.Join(cells[0].Flags(f), " "); got != "--opt-level 3" {
+		t.Errorf("fp32 flags %q", got)
+	}
+	for _, tc := range []struct {
+		target string
+		index  int
+		want   string
+		err    string
+	}{
+		{"", 9, "a100-mig/convnet/fp16", ""},
+		{"a100-mig", 1, "a100-mig/convnet/fp16", ""},
+		{"a100-mig", 8, "", "0 to 7"},
+		{"v100", 0, "", "no target"},
+		{"", -1, "", "no cell"},
+	} {
+		c, err := f.Find(tc.target, tc.index)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("Find(%q, %d): %v, want %q", tc.target, tc.index, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || c.ID() != tc.want {
+			t.Errorf("Find(%q, %d) = %s, %v; want %s", tc.target, tc.index, c.ID(), err, tc.want)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	good := "version: 1\nmodels: [{path: m.onnx}]\nprecisions: [fp16]\ntargets: [{name: t4, gpu: Tesla-T4}]\n"
+	if _, err := Parse([]byte(good)); err != nil {
+		t.Fatalf("good file: %v", err)
+	}
+	cases := []struct{ name, body, want string }{
+		{"unknown field", good + "frobnicate: 1\n", "unknown field"},
+		{"typo in a model", strings.Replace(good, "path:", "pth:", 1), "unknown field"},
+		{"no version", strings.Replace(good, "version: 1\n", "", 1), "version"},
+		{"newer version", strings.Replace(good, "version: 1", "version: 2", 1), "version: 2"},
+		{"no models", strings.Replace(good, "models: [{path: m.onnx}]", "models: []", 1), "at least one"},
+		{"bad precision", strings.Replace(good, "[fp16]", "[fp17]", 1), "fp17"},
+		{"twice a precision", strings.Replace(good, "[fp16]", "[fp16, fp16]", 1), "twice"},
+		{"bad target name", strings.Replace(good, "name: t4", "name: T4!", 1), "T4!"},
+		{"bad gpu label", strings.Replace(good, "gpu: Tesla-T4", "gpu: Tesla T4", 1), "nvidia.com/gpu.product"},
+		{"bad mig", strings.Replace(good, "gpu: Tesla-T4", "gpu: Tesla-T4, mig: big", 1), "MIG profile"},
+		{"unknown profile", strings.Replace(good, "{path: m.onnx}", "{path: m.onnx, profiles: [b1]}", 1), `profile "b1"`},
+		{"reserved build flag", good + "build_flags: [--fp16]\n", "set per cell"},
+		{"reserved output flag", good + "build_flags: [-o=x]\n", "set per cell"},
+		{"two models one name", strings.Replace(good, "[{path: m.onnx}]", "[{path: m.onnx}, {path: x/m.onnx}]", 1), "named"},
+		{"not yaml", "\t:::", "not a valid matrix file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.body))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Parse: %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}
+
+// strictJobs decodes a YAML stream strictly into Jobs: an unknown or misspelt field fails.
+func strictJobs(t *testing.T, stream []byte) []batchv1.Job {
+	t.Helper()
+	var jobs []batchv1.Job
+	for _, doc := range bytes.Split(stream, []byte("\n---\n")) {
+		var j batchv1.Job
+		if err := yaml.UnmarshalStrict(doc, &j); err != nil {
+			t.Fatalf("strict decode: %v\n%s", err, doc)
+		}
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+func TestK8s(t *testing.T) {
+	f := load(t)
+	jobs, err := f.K8sJobs(K8sOptions{Image: "registry.example/trtbuild:cuda", Claim: "engines", Parallelism: 3, BackoffLimitPerIndex: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := K8sYAML(jobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded := strictJobs(t, out)
+	if len(decoded) != 2 {
+		t.Fatalf("%d jobs, want one per target", len(decoded))
+	}
+	for i, j := range decoded {
+		target := f.Targets[i]
+		cells, _ := f.TargetCells(target.Name)
+		if j.APIVersion != "batch/v1" || j.Kind != "Job" || j.Name != "trtbuild-"+target.Name {
+			t.Errorf("job %d: %s %s %s", i, j.APIVersion, j.Kind, j.Name)
+		}
+		s := j.Spec
+		if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != int32(len(cells)) || *s.Parallelism != 3 {
+			t.Errorf("job %s: mode %v completions %d parallelism %d", j.Name, s.CompletionMode, *s.Completions, *s.Parallelism)
+		}
+		pod := s.Template.Spec
+		if pod.RestartPolicy != corev1.RestartPolicyNever || pod.NodeSelector[ProductLabel] != target.GPU || len(pod.NodeSelector) != 1 {
+			t.Errorf("job %s: restart %s selector %v", j.Name, pod.RestartPolicy, pod.NodeSelector)
+		}
+		c := pod.Containers[0]
+		wantRes := corev1.ResourceName("nvidia.com/gpu")
+		if target.MIG != "" {
+			wantRes = corev1.ResourceName("nvidia.com/mig-" + target.MIG)
+		}
+		if q, ok := c.Resources.Limits[wantRes]; !ok || q.Value() != 1 || len(c.Resources.Limits) != 1 {
+			t.Errorf("job %s: limits %v, want %s: 1", j.Name, c.Resources.Limits, wantRes)
+		}
+		wantArgs := []string{"matrix", "cell", "/matrix/matrix.yaml", "--target", target.Name, "--index", "$(JOB_COMPLETION_INDEX)", "--progress", "json"}
+		if !reflect.DeepEqual(c.Args, wantArgs) || c.Image != "registry.example/trtbuild:cuda" || c.WorkingDir != MountPath {
+			t.Errorf("job %s: args %q image %s", j.Name, c.Args, c.Image)
+		}
+		if len(c.Env) != 1 || c.Env[0].Name != IndexEnv || c.Env[0].ValueFrom.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+			t.Errorf("job %s: env %+v", j.Name, c.Env)
+		}
+		if pod.Volumes[0].PersistentVolumeClaim.ClaimName != "engines" || c.VolumeMounts[0].MountPath != MountPath {
+			t.Errorf("job %s: volume %+v mounts %+v", j.Name, pod.Volumes, c.VolumeMounts)
+		}
+	}
+}
+
+func TestSharedPathsRequired(t *testing.T) {
+	f := load(t)
+	f.EngineCache = "/var/cache/engines"
+	if _, err := f.K8sJobs(K8sOptions{Image: "i", Claim: "c"}); err == nil || !strings.Contains(err.Error(), "engine_cache") {
+		t.Errorf("K8sJobs with an absolute cache: %v", err)
+	}
+	f = load(t)
+	f.Models[0].Path = "../elsewhere/m.onnx"
+	if _, err := f.SlurmScript("h100", SlurmOptions{}); err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("SlurmScript with a model outside: %v", err)
+	}
+}
+
+func TestSlurm(t *testing.T) {
+	f := load(t)
+	s, err := f.SlurmScript("a100-mig", SlurmOptions{Partition: "gpu", Time: "01:00:00", MaxParallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	directives := map[string]string{}
+	var command string
+	for _, line := range strings.Split(s, "\n") {
+		if d, ok := strings.CutPrefix(line, "#SBATCH --"); ok {
+			k, v, _ := strings.Cut(d, "=")
+			directives[k] = v
+		}
+		if strings.HasPrefix(line, "exec ") {
+			command = line
+		}
+	}
+	want := map[string]string{
+		"job-name": "trtbuild-a100-mig", "array": "0-7%2", "gres": "gpu:a100:1", "ntasks": "1",
+		"partition": "gpu", "time": "01:00:00", "output": "logs/%x-%a.jsonl", "error": "logs/%x-%a.err",
+	}
+	if !reflect.DeepEqual(directives, want) {
+		t.Errorf("directives %v\nwant %v", directives, want)
+	}
+	if command != `exec trtbuild matrix cell matrix.yaml --target a100-mig --index "${SLURM_ARRAY_TASK_ID:?not run as a Slurm array task}" --progress json` {
+		t.Errorf("command %q", command)
+	}
+	if !strings.HasPrefix(s, "#!/bin/bash\n") || !strings.Contains(s, "#   task 7: a100-mig/external-data/plain/fp16\n") {
+		t.Errorf("script:\n%s", s)
+	}
+	if _, err := f.SlurmScript("v100", SlurmOptions{}); err == nil {
+		t.Error("a script for an unknown target")
+	}
+	if _, err := f.SlurmScript("h100", SlurmOptions{Partition: "gpu; rm -rf /"}); err == nil {
+		t.Error("a partition with shell characters was written into the script")
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{"trtbuild": "trtbuild", "/opt/x/trtbuild": "/opt/x/trtbuild", "a b": "'a b'", "it's": `'it'\''s'`, "": "''"} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

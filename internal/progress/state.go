@@ -1,0 +1,411 @@
+package progress
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits of what a State keeps besides the tree.
+const (
+	// RecentLogs is how many of the newest log lines a State keeps (a failure shows them).
+	RecentLogs = 8
+	// keepProblems is how many warning and error messages are kept for matching a hint.
+	keepProblems = 64
+)
+
+// LogLine is one log line as a State keeps it.
+type LogLine struct {
+	At       time.Duration
+	Severity Severity
+	Message  string
+}
+
+// Cancel is what happened on the cancel ladder, with the wall times it happened at.
+type Cancel struct {
+	Kind NoticeKind // 0, NoticeCancelRequested or NoticeTimeout
+	At   time.Time
+	// AtBuild is At on the builder's clock: phases that end early after it were cut short.
+	AtBuild time.Duration
+	Message string
+	Forced  bool
+	ForceAt time.Time
+	ForceBy string
+}
+
+// View is the read-only state of one build that the session keeps and hands to renderers.
+// Its methods may be called only from the goroutine that calls the Renderer's methods (the
+// session's), and only during those calls; what they return must not be modified. A renderer
+// that draws on a goroutine of its own (the live view) takes a Snapshot there.
+type View interface {
+	// Info is what is being built.
+	Info() BuildInfo
+	// Tree is the one phase tree of the build.
+	Tree() *Tree
+	// Begin is the wall time the build started; LastProgress the wall time of the newest
+	// phase event (Begin until there is one).
+	Begin() time.Time
+	LastProgress() time.Time
+	// BuildNow estimates the builder's clock at wall time now, never behind the newest event.
+	BuildNow(now time.Time) time.Duration
+	// Cancel is the state of the cancel ladder.
+	Cancel() Cancel
+	// Stopping reports whether a cancel or a time budget was announced: phases the builder
+	// then ends early were cut short, not finished early.
+	Stopping() bool
+	// Recent returns the newest log lines, oldest first.
+	Recent() []LogLine
+	// Snapshot returns a copy of what a frame of a view needs, safe to hand to another
+	// goroutine (see Snapshot).
+	Snapshot() *Snapshot
+}
+
+// State is the one keeper of a build's state: it applies every event once to one Tree, keeps
+// the clocks (start, newest event, newest progress), the cancel ladder, the newest log lines,
+// and derives once what every view shows: whether a phase finished early, where a build
+// failed or stopped, and the hint for a failure. The session owns it; renderers read it
+// through View. A State is not safe for concurrent use.
+type State struct {
+	info     BuildInfo
+	tree     *Tree
+	begin    time.Time
+	progress time.Time // wall time of the newest phase event
+	// skew maps build time to wall time: BuildNow = now - begin - skew. It is the smallest
+	// delay seen between an event's build time and its arrival (the worker's start-up).
+	skew      time.Duration
+	skewKnown bool
+	cancel    Cancel
+	recent    []LogLine // ring of the newest RecentLogs lines, oldest first
+	problems  []string  // warning and error messages, newest last, at most keepProblems
+	errors    []string  // error messages in order, at most keepProblems
+	// lastEarly is the deepest phase of the latest run of early finishes (the builder ends
+	// phases early when it fails or stops); a phase that finishes normally clears it.
+	lastEarly int
+	// stopAt is the phase the build was in when a cancel or budget was announced.
+	stopAt int
+	where  *Where
+	// Hinter, when set, turns a failed build's error and log messages into a one-line hint.
+	Hinter func(messages []string) string
+}
+
+// Where names the phase a build failed or stopped in.
+type Where struct {
+	ID   int      `json:"id"`
+	Path []string `json:"path"`
+	Done int      `json:"done"`
+	// Steps is the phase's step count; Seconds how long it ran.
+	Steps   int     `json:"steps"`
+	Seconds float64 `json:"seconds"`
+}
+
+// NewState returns the state of a build of info that starts at wall time begin.
+func NewState(info BuildInfo, begin time.Time) *State {
+	return &State{info: info, tree: NewTree(), begin: begin, progress: begin}
+}
+
+// Apply applies a batch of events that arrived at wall time now, in order, and returns the
+// result event's result if the batch holds one (the result itself is not applied: the
+// session decides the outcome). It sets Early on phase_finish events from the tree's step
+// counts, so that every renderer and every trace sees the same value.
+func (s *State) Apply(batch []Event, now time.Time) *Result {
+	var res *Result
+	for i := range batch {
+		e := &batch[i]
+		switch e.Type {
+		case EventResult:
+			res = e.Result
+			continue
+		case EventLog:
+			s.log(e)
+		}
+		p := s.tree.Apply(e)
+		if e.Type == EventPhaseStart || e.Type == EventStep || e.Type == EventPhaseFinish {
+			s.progress = now
+			if d := now.Sub(s.begin) - e.Time; !s.skewKnown || d < s.skew {
+				s.skew, s.skewKnown = d, true
+			}
+		}
+		if p != nil && e.Type == EventPhaseFinish {
+			e.Early = p.Early
+			s.noteFinish(p)
+		}
+	}
+	return res
+}
+
+func (s *State) log(e *Event) {
+	if len(s.recent) == RecentLogs {
+		copy(s.recent, s.recent[1:])
+		s.recent = s.recent[:RecentLogs-1]
+	}
+	s.recent = append(s.recent, LogLine{At: e.Time, Severity: e.Severity, Message: e.Message})
+	if e.Severity <= SeverityWarning {
+		s.problems = keepLast(s.problems, e.Message)
+	}
+	if e.Severity <= SeverityError {
+		s.errors = keepLast(s.errors, e.Message)
+	}
+}
+
+func keepLast(list []string, msg string) []string {
+	if len(list) == keepProblems {
+		copy(list, list[1:])
+		list = list[:keepProblems-1]
+	}
+	return append(list, msg)
+}
+
+// noteFinish keeps track of where a build that fails or stops ended: TensorRT (and the
+// simulated builder) often finish every open phase early, innermost first, before the result.
+func (s *State) noteFinish(p *Phase) {
+	if !p.Early {
+		s.lastEarly = 0
+		return
+	}
+	for q := s.tree.Get(s.lastEarly); q != nil; q = s.tree.Get(q.Parent) {
+		if q.Parent == p.ID {
+			return // p encloses the phase already kept, which is deeper
+		}
+		if q.Parent == 0 {
+			break
+		}
+	}
+	s.lastEarly = p.ID
+}
+
+// Notice records a step of the cancel ladder announced at wall time now. A cancel or budget
+// notice also fixes the stage the build was in (see Stage).
+func (s *State) Notice(n Notice, now time.Time) {
+	switch n.Kind {
+	case NoticeCancelRequested, NoticeTimeout:
+		if s.cancel.Kind == 0 {
+			s.cancel.Kind, s.cancel.At, s.cancel.Message = n.Kind, now, n.Message
+			s.cancel.AtBuild = s.BuildNow(now)
+			if p := s.Stage(0, now); p != nil && s.stopAt == 0 {
+				s.stopAt = p.ID
+			}
+		}
+	case NoticeForceStop:
+		if !s.cancel.Forced {
+			s.cancel.Forced, s.cancel.ForceAt, s.cancel.ForceBy = true, now, n.Message
+		}
+	}
+}
+
+// Stage returns the phase that is using the time at wall time now: following the open phases
+// from the newest open root down, as long as a phase has exactly one open child, the deepest
+// one that has run for at least window (the stage that used a time budget), stopping where
+// the work fans out over builder threads ("Timing graph nodes" with one layer per thread).
+// It returns nil when nothing is open.
+func (s *State) Stage(window time.Duration, now time.Time) *Phase {
+	var p *Phase
+	roots := s.tree.Roots()
+	for i := len(roots) - 1; i >= 0; i-- {
+		if q := s.tree.Get(roots[i]); !q.Finished {
+			p = q
+			break
+		}
+	}
+	if p == nil {
+		return nil
+	}
+	at := s.BuildNow(now)
+	best := p
+	for p.Open == 1 {
+		var child *Phase
+		for i := len(p.Children) - 1; i >= 0; i-- {
+			if c := s.tree.Get(p.Children[i]); !c.Finished {
+				child = c
+				break
+			}
+		}
+		if child == nil || child.Duration(at) < window {
+			break
+		}
+		p, best = child, child
+	}
+	return best
+}
+
+// Budget describes the stage a time budget ran out in, for its message: `in "Timing graph
+// nodes" (6/415, running for 12.3s)`, or "before any phase started". window is the time the
+// budget measured (the whole build for --timeout, the silence for --stall-timeout).
+func (s *State) Budget(window time.Duration, now time.Time) string {
+	p := s.Stage(window/2, now)
+	if p == nil {
+		return "before any phase started"
+	}
+	what := "in " + quote(p.Name)
+	if parent := s.tree.Get(p.Parent); parent != nil && p.Parent != 0 && p.Steps <= 1 {
+		what += " of " + quote(parent.Name)
+	}
+	return what + " (" + itoa(p.Done) + "/" + itoa(p.Steps) + ", running for " + FormatDuration(p.Duration(s.BuildNow(now))) + ")"
+}
+
+// End ends the build at wall time now with res: it derives where a failed, cancelled or
+// timed-out build ended and, for a failure, the hint, ends the phases the builder left open
+// at the builder's time of now (they ran until the build ended, silent or not), and returns
+// res with Where and Hint set.
+func (s *State) End(res Result, now time.Time) Result {
+	if res.Status != StatusBuilt {
+		var p *Phase
+		switch res.Status {
+		case StatusFailed:
+			p = s.failing(res.Error)
+		default:
+			// The stage of the request, unless the builder completed it after all and
+			// went on: then where it was cut short.
+			if p = s.tree.Get(s.stopAt); p != nil && p.Finished && !p.Early {
+				p = nil
+			}
+			if p == nil {
+				p = s.Stage(0, now)
+			}
+			if p == nil {
+				p = s.tree.Get(s.lastEarly)
+			}
+		}
+		if p != nil {
+			end := s.BuildNow(now) // a phase still open ran until the build ended, silent or not
+			if p.Finished {
+				end = p.End
+			}
+			s.where = &Where{ID: p.ID, Path: s.tree.Path(p.ID), Done: p.Done, Steps: p.Steps, Seconds: (end - p.Start).Seconds()}
+			res.Where = s.where
+		}
+		if res.Status == StatusFailed && s.Hinter != nil {
+			res.Hint = s.Hinter(append([]string{res.Error}, s.problems...))
+		}
+	}
+	s.tree.Abort(s.BuildNow(now))
+	return res
+}
+
+// failing finds the phase a failure happened in. The builder's error message usually names
+// it (TensorRT names the node: "Could not find any implementation for node /features/…/Conv"),
+// and the thread that failed is the one working on that node, whichever thread happened to end
+// its phases last: the newest phase whose name, or the subject after its " for ", appears in the
+// error is taken. Otherwise the deepest phase still open, then the deepest of the last phases
+// that finished early.
+func (s *State) failing(errMsg string) *Phase {
+	msgs := append([]string{errMsg}, s.errors...)
+	var best *Phase
+	bestKey := 0
+	s.tree.Walk(func(p *Phase) bool {
+		for _, key := range []string{p.Name, subject(p.Name)} {
+			if len(key) < 4 || len(key) < bestKey {
+				continue
+			}
+			for _, m := range msgs {
+				if !strings.Contains(m, key) {
+					continue
+				}
+				if best == nil || len(key) > bestKey || p.Depth > best.Depth || (p.Depth == best.Depth && p.Start >= best.Start) {
+					best, bestKey = p, len(key)
+				}
+				break
+			}
+		}
+		return true
+	})
+	if best != nil {
+		return best
+	}
+	if p := s.tree.Deepest(); p != nil {
+		return p
+	}
+	return s.tree.Get(s.lastEarly)
+}
+
+// subject is what a phase name is about: the text after its last " for " ("Finding fastest
+// tactic for conv1" is about "conv1"), or "" when it has none.
+func subject(name string) string {
+	if i := strings.LastIndex(name, " for "); i >= 0 {
+		return strings.TrimSpace(name[i+len(" for "):])
+	}
+	return ""
+}
+
+// Where returns where the build failed or stopped, once End has derived it; nil otherwise.
+func (s *State) Where() *Where { return s.where }
+
+// Info implements View.
+func (s *State) Info() BuildInfo { return s.info }
+
+// Tree implements View.
+func (s *State) Tree() *Tree { return s.tree }
+
+// Begin implements View.
+func (s *State) Begin() time.Time { return s.begin }
+
+// LastProgress implements View.
+func (s *State) LastProgress() time.Time { return s.progress }
+
+// Cancel implements View.
+func (s *State) Cancel() Cancel { return s.cancel }
+
+// Stopping implements View.
+func (s *State) Stopping() bool { return s.cancel.Kind != 0 || s.cancel.Forced }
+
+// Recent implements View.
+func (s *State) Recent() []LogLine { return s.recent }
+
+// BuildNow implements View.
+func (s *State) BuildNow(now time.Time) time.Duration {
+	d := now.Sub(s.begin)
+	if s.skewKnown {
+		d -= s.skew
+	}
+	return max(d, s.tree.Last)
+}
+
+// Snapshot is a copy of what one frame of a view is drawn from, made on the session's
+// goroutine and then owned by whoever takes it. Its Tree is pruned: every open phase and its
+// ancestors, the newest finished children of each (at most SnapshotDone), the phases a
+// summary compares (the top level) and the phase the build failed or stopped in.
+type Snapshot struct {
+	Info         BuildInfo
+	Tree         *Tree
+	Begin        time.Time
+	LastProgress time.Time
+	Skew         time.Duration
+	SkewKnown    bool
+	Cancel       Cancel
+	Recent       []LogLine
+	Where        *Where
+}
+
+// SnapshotDone is how many finished children of a phase a Snapshot keeps.
+const SnapshotDone = 3
+
+// Snapshot implements View.
+func (s *State) Snapshot() *Snapshot {
+	keep := []int{}
+	if s.where != nil {
+		keep = append(keep, s.where.ID)
+	}
+	return &Snapshot{
+		Info: s.info, Tree: s.tree.prune(SnapshotDone, keep), Begin: s.begin, LastProgress: s.progress,
+		Skew: s.skew, SkewKnown: s.skewKnown, Cancel: s.cancel,
+		Recent: append([]LogLine(nil), s.recent...), Where: s.where,
+	}
+}
+
+// BuildNow is State.BuildNow for the snapshot.
+func (s *Snapshot) BuildNow(now time.Time) time.Duration {
+	d := now.Sub(s.Begin)
+	if s.SkewKnown {
+		d -= s.Skew
+	}
+	return max(d, s.Tree.Last)
+}
+
+func quote(s string) string { return strconv.Quote(s) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// CutShort reports whether a finished phase was cut short by a cancel or a time budget: it
+// ended early after the request.
+func (c Cancel) CutShort(p *Phase) bool {
+	return p.Early && (c.Kind != 0 || c.Forced) && p.End >= c.AtBuild
+}

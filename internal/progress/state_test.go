@@ -1,0 +1,140 @@
+package progress
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func TestStateSetsEarlyOnce(t *testing.T) {
+	st := NewState(BuildInfo{}, t0)
+	batch := []Event{
+		{Type: EventPhaseStart, Time: ms(0), ID: 1, Name: "a", Steps: 2},
+		{Type: EventStep, Time: ms(1), ID: 1, Step: 0},
+		{Type: EventPhaseFinish, Time: ms(2), ID: 1},
+		{Type: EventPhaseStart, Time: ms(3), ID: 2, Name: "b", Steps: 1},
+		{Type: EventStep, Time: ms(4), ID: 2, Step: 0},
+		{Type: EventPhaseFinish, Time: ms(5), ID: 2},
+	}
+	st.Apply(batch, t0)
+	if !batch[2].Early || batch[5].Early {
+		t.Fatalf("early flags %v, %v; want true, false", batch[2].Early, batch[5].Early)
+	}
+}
+
+// threads is a build with three builder threads timing one layer each under "Timing graph
+// nodes", as the simulated builder runs them.
+func threads() []Event {
+	return []Event{
+		{Type: EventPhaseStart, Time: ms(0), ID: 1, Name: "Building engine", Steps: 4, Thread: 1},
+		{Type: EventPhaseStart, Time: ms(1), ID: 2, Parent: 1, Name: "Timing graph nodes", Steps: 415, Thread: 1},
+		{Type: EventStep, Time: ms(2), ID: 2, Step: 5},
+		{Type: EventPhaseStart, Time: ms(10), ID: 3, Parent: 2, Name: "Finding fastest tactic for /features/features.2/block/Relu", Steps: 6, Thread: 2},
+		{Type: EventPhaseStart, Time: ms(11), ID: 4, Parent: 2, Name: "Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv", Steps: 6, Thread: 3},
+		{Type: EventPhaseStart, Time: ms(12), ID: 5, Parent: 2, Name: "Finding fastest tactic for /features/features.3/block/block.1/Add", Steps: 6, Thread: 4},
+		{Type: EventPhaseStart, Time: ms(13), ID: 6, Parent: 3, Name: "Measuring tactic time", Steps: 4, Thread: 2},
+	}
+}
+
+// TestFailureFollowsTheReportingThread fails the layer of thread 3 while the other threads
+// end their phases in every order: the failure is where the error says, whichever thread
+// ended last.
+func TestFailureFollowsTheReportingThread(t *testing.T) {
+	const msg = "Error Code 10: Internal Error (Could not find any implementation for node /features/features.3/block/block.0/block.0.0/Conv.)"
+	orders := [][]int{{4, 6, 3, 5}, {6, 3, 5, 4}, {5, 6, 3, 4}}
+	for _, order := range orders {
+		st := NewState(BuildInfo{}, t0)
+		st.Hinter = func([]string) string { return "a hint" }
+		st.Apply(threads(), t0)
+		st.Apply([]Event{{Type: EventLog, Time: ms(20), Severity: SeverityError, Message: msg}}, t0)
+		for i, id := range order {
+			st.Apply([]Event{{Type: EventPhaseFinish, Time: ms(21 + i), ID: id}}, t0)
+		}
+		res := st.End(Result{Status: StatusFailed, Error: msg}, t0)
+		if res.Where == nil || res.Where.ID != 4 {
+			t.Fatalf("order %v: where %+v, want phase 4", order, res.Where)
+		}
+		if got := res.Where.Path[len(res.Where.Path)-1]; !strings.HasSuffix(got, "block.0.0/Conv") {
+			t.Errorf("order %v: path ends in %q", order, got)
+		}
+		if res.Hint != "a hint" {
+			t.Errorf("hint %q", res.Hint)
+		}
+	}
+}
+
+// TestFailureWithoutANamedPhase falls back to the deepest open phase.
+func TestFailureWithoutANamedPhase(t *testing.T) {
+	st := NewState(BuildInfo{}, t0)
+	st.Apply(threads()[:4], t0)
+	res := st.End(Result{Status: StatusFailed, Error: "out of memory"}, t0)
+	if res.Where == nil || res.Where.ID != 3 {
+		t.Fatalf("where %+v, want phase 3", res.Where)
+	}
+}
+
+// TestBudgetNamesTheStage: a time budget that ran out while three threads time layers names
+// the stage they share, not one thread's newest phase.
+func TestBudgetNamesTheStage(t *testing.T) {
+	st := NewState(BuildInfo{}, t0)
+	st.Apply(threads(), t0)
+	now := t0.Add(10 * time.Second)
+	got := st.Budget(10*time.Second, now)
+	if want := `in "Timing graph nodes" (6/415, running for 10.0s)`; got != want {
+		t.Errorf("budget %q, want %q", got, want)
+	}
+	// One thread: the chain is followed down while each phase has used the window.
+	single := NewState(BuildInfo{}, t0)
+	single.Apply(threads()[:4], t0)
+	single.Apply([]Event{{Type: EventPhaseStart, Time: 9 * time.Second, ID: 7, Parent: 3, Name: "Measuring tactic time", Steps: 4}}, t0.Add(9*time.Second))
+	if got := single.Budget(10*time.Second, now); !strings.Contains(got, "features.2/block/Relu") || strings.Contains(got, "Measuring") {
+		t.Errorf("single-thread budget %q: want the layer, not the phase that started 1s ago", got)
+	}
+	if got := NewState(BuildInfo{}, t0).Budget(time.Second, now); got != "before any phase started" {
+		t.Errorf("empty budget %q", got)
+	}
+}
+
+// TestCancelStopsAtTheStageOfTheRequest: the phase named for a cancel is fixed when it is
+// requested, not read from whichever phase the builder ended last.
+func TestCancelStopsAtTheStageOfTheRequest(t *testing.T) {
+	st := NewState(BuildInfo{}, t0)
+	st.Apply(threads(), t0)
+	st.Notice(Notice{Kind: NoticeCancelRequested, Message: "cancel"}, t0.Add(time.Second))
+	for i, id := range []int{6, 3, 4, 5} {
+		st.Apply([]Event{{Type: EventPhaseFinish, Time: ms(30 + i), ID: id}}, t0)
+	}
+	res := st.End(Result{Status: StatusCancelled}, t0.Add(2*time.Second))
+	if res.Where == nil || res.Where.ID != 2 {
+		t.Fatalf("where %+v, want phase 2", res.Where)
+	}
+	if !st.Stopping() || st.Cancel().Kind != NoticeCancelRequested {
+		t.Errorf("cancel state %+v", st.Cancel())
+	}
+}
+
+func TestSnapshotIsACopy(t *testing.T) {
+	st := NewState(BuildInfo{Model: "m"}, t0)
+	events := threads()
+	for i := 0; i < 10; i++ { // finished children beyond what a snapshot keeps
+		id := 100 + i
+		events = append(events,
+			Event{Type: EventPhaseStart, Time: ms(14 + i), ID: id, Parent: 6, Name: "tactic", Steps: 1},
+			Event{Type: EventPhaseFinish, Time: ms(14 + i), ID: id})
+	}
+	st.Apply(events, t0)
+	snap := st.Snapshot()
+	if got := snap.Tree.Get(6).Children; !reflect.DeepEqual(got, []int{107, 108, 109}) {
+		t.Errorf("snapshot keeps children %v, want the newest three", got)
+	}
+	if snap.Tree.Open() != st.Tree().Open() || snap.Tree.Get(2).Open != 3 {
+		t.Errorf("open counts differ")
+	}
+	st.Apply([]Event{{Type: EventStep, Time: ms(40), ID: 2, Step: 9}}, t0)
+	if snap.Tree.Get(2).Done != 6 {
+		t.Errorf("the snapshot changed with the state: done %d", snap.Tree.Get(2).Done)
+	}
+}
