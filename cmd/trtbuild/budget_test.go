@@ -128,7 +128,8 @@ func TestColorForce(t *testing.T) {
 // and JSON output both name that layer's phase, whichever thread ended its phases last.
 func TestFailureAttribution(t *testing.T) {
 	model := repoModel(t, "convnet.onnx")
-	const layer = "Finding fastest tactic for stage2/block1/conv1"
+	// The simulated builder times the optimized graph: conv1 is fused with its bn1 and relu1.
+	const layer = "Finding fastest tactic for stage2/block1/conv1 + stage2/block1/bn1 + stage2/block1/relu1"
 	args := []string{"--backend", "sim", "--no-timing-cache", "--sim-speed", "20", "--sim-threads", "4", "--sim-fail-phase", layer}
 	for _, mode := range []string{"plain", "json"} {
 		r := trtbuild(t, nil, append(args, "--progress", mode, "-o", filepath.Join(t.TempDir(), "m.engine"), model)...)
@@ -158,6 +159,38 @@ func TestFailureAttribution(t *testing.T) {
 			if p := res.Where.Path; res.Type != "result" || len(p) == 0 || p[len(p)-1] != layer || res.Hint == "" {
 				t.Errorf("the JSON result does not name the failing layer with a hint: %s", lines[len(lines)-1])
 			}
+		}
+	}
+}
+
+// TestStoppedInJSON: the result line of a timed-out build names the stage it stopped in, for
+// machines as for people, and plain output says it in words.
+func TestStoppedInJSON(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	for _, mode := range []string{"json", "plain"} {
+		r := trtbuild(t, nil, "--backend", "sim", "--no-timing-cache", "--sim-speed", "1", "--timeout", "2s", "--progress", mode,
+			"-o", filepath.Join(t.TempDir(), "m.engine"), model)
+		if r.code != 124 {
+			t.Fatalf("%s: exit %d, want 124\n%s", mode, r.code, r.stderr)
+		}
+		if mode == "plain" {
+			if !strings.Contains(r.stdout, "\n  Stopped in: ") {
+				t.Errorf("plain does not say where the build stopped:\n%s", r.stdout)
+			}
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		var res struct {
+			Status string `json:"status"`
+			Where  *struct {
+				Path []string `json:"path"`
+			} `json:"where"`
+		}
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != "timed_out" || res.Where == nil || len(res.Where.Path) == 0 {
+			t.Errorf("the result does not name where the build stopped: %s", lines[len(lines)-1])
 		}
 	}
 }

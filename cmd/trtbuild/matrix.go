@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/buildkey"
@@ -21,6 +20,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/matrix"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
@@ -540,7 +540,7 @@ them from the matrix file's folder, which must be on storage every node shares.`
 					return exitcode.Usagef("%v", err)
 				}
 				p := filepath.Join(dir, "trtbuild-"+t.Name+".sbatch")
-				if err := renameio.WriteFile(p, []byte(script), 0o755); err != nil {
+				if err := outpath.WriteFilePerm(p, []byte(script), 0o755); err != nil {
 					return exitcode.Wrap(exitcode.Failed, err)
 				}
 				fmt.Fprintf(s.Out, "Wrote %s\n", p)
@@ -564,7 +564,7 @@ func writeOut(s *streams, path string, data []byte) error {
 		_, err := s.Out.Write(data)
 		return err
 	}
-	if err := renameio.WriteFile(path, data, 0o644); err != nil {
+	if err := outpath.WriteFile(path, data); err != nil {
 		return exitcode.Usagef("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	return nil

@@ -74,6 +74,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 			return nil, nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 		req.Layers = m.NodeNames()
+		req.LayerOps, req.InputShapes = simGraph(m)
 		return m, nil, nil
 	}
 	if len(profiles) == 0 {
@@ -120,6 +121,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		req.Profiles = completed
 	}
 	req.Layers = m.NodeNames()
+	req.LayerOps, req.InputShapes = simGraph(m)
 	return m, warnings, nil
 }
 

@@ -159,7 +159,7 @@ Outcome TensorRTBuild::apply_extra_settings(Objects& o) {
     const ExtraSettings& x = s_.extra;
     nvinfer1::INetworkDefinition& network = *o.network;
     nvinfer1::IBuilderConfig& config = *o.config;
-    const size_t mark = recorder_.size();
+    const uint64_t mark = logger_.mark();
     const bool strongly_typed = !weakly_typed(s_);
 
     // I/O types and formats: one entry for every tensor, or one per tensor, as trtexec takes them.
@@ -259,11 +259,16 @@ Outcome TensorRTBuild::apply_extra_settings(Objects& o) {
         // trtexec's --best: every precision; bf16 only where the GPU has it (Ampere and newer).
         config.setFlag(BuilderFlag::kFP16);
         config.setFlag(BuilderFlag::kINT8);
-        cudaDeviceProp prop{};
-        if (cudaGetDeviceProperties(&prop, s_.device) == cudaSuccess && prop.major >= 8) {
+        // The CUDA runtime is loaded at run time (trtb_loader.hpp): ask it for the compute
+        // capability through cudaDeviceGetAttribute (attribute 75 is
+        // cudaDevAttrComputeCapabilityMajor in every CUDA 12 and 13 driver_types.h).
+        constexpr int kComputeCapabilityMajor = 75;
+        const CudaEntryPoints* c = cuda();
+        int major = 0;
+        if (c != nullptr && c->device_get_attribute(&major, kComputeCapabilityMajor, s_.device) == 0 && major >= 8) {
             config.setFlag(BuilderFlag::kBF16);
-        } else {
-            (void)cudaGetLastError();
+        } else if (c != nullptr) {
+            (void)c->get_last_error();
         }
     }
 #pragma GCC diagnostic pop
@@ -330,7 +335,7 @@ Outcome TensorRTBuild::apply_extra_settings(Objects& o) {
     }
 
     // TensorRT reports a refused setting to the error recorder and ignores the call.
-    if (recorder_.size() > mark) {
+    if (logger_.mark() > mark) {
         return fail(TRTB_ERR_INVALID_ARGUMENT, "TensorRT refused a build option: " + errors_since(mark));
     }
     return ok();

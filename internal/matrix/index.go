@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 )
 
 // IndexVersion is the version of index.json's format.
@@ -97,14 +97,14 @@ func WriteIndex(dir string, x *Index) error {
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(filepath.Join(dir, IndexName), append(b, '\n'), 0o644); err != nil {
+	if err := outpath.WriteFile(filepath.Join(dir, IndexName), append(b, '\n')); err != nil {
 		return fmt.Errorf("writing the matrix index: %w", err)
 	}
 	var page bytes.Buffer
 	if err := pageTemplate.Execute(&page, x); err != nil {
 		return fmt.Errorf("rendering the matrix page: %w", err)
 	}
-	if err := renameio.WriteFile(filepath.Join(dir, PageName), page.Bytes(), 0o644); err != nil {
+	if err := outpath.WriteFile(filepath.Join(dir, PageName), page.Bytes()); err != nil {
 		return fmt.Errorf("writing the matrix page: %w", err)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -86,6 +87,13 @@ type BuildInfo struct {
 	Layers    int    `json:"layers,omitempty"`
 	Version   string `json:"trtbuild_version,omitempty"`
 	TensorRT  string `json:"tensorrt_version,omitempty"`
+	// GPU names the device the build ran on, when known.
+	GPU string `json:"gpu,omitempty"`
+	// Command is the command line that started the build, and Settings every setting the
+	// build ran with (the worker's request: shapes, precision, flags), so that a report or a
+	// trace says how to build the same engine again.
+	Command  []string        `json:"command,omitempty"`
+	Settings json.RawMessage `json:"settings,omitempty"`
 }
 
 // Status says how a build ended.
@@ -114,6 +122,9 @@ type Result struct {
 	// CancelSeen is the builder's CLOCK_MONOTONIC time, in nanoseconds, when a builder thread
 	// first saw the cancel request; 0 if none did. Used to measure cancel latency.
 	CancelSeen int64 `json:"cancel_seen_ns,omitempty"`
+	// UsageError marks a failed build that could not start because of the input or the
+	// environment, which the user must fix (TensorRT not found, say): exit code 2, not 1.
+	UsageError bool `json:"usage_error,omitempty"`
 	// Where names the phase a failed, cancelled or timed-out build ended in, and Hint says
 	// what to try after a failure. The session derives both once (State.End); the worker
 	// leaves them empty.
