@@ -35,6 +35,12 @@ type classifier struct {
 	keepNodes map[string]bool
 	// keep holds the names and operator types of Options.Keep.
 	keep map[string]bool
+	// conv is constraints' scratch list of the type constraints a node
+	// converts, reused from node to node.
+	conv []string
+	// flags is the slab wantIn and outLow of nodes are cut from: one
+	// allocation per thousands of nodes instead of one each.
+	flags []bool
 }
 
 func newClassifier(a *analysis, opts Options) (*classifier, error) {
@@ -108,6 +114,19 @@ func isWeightNode(ni *nodeInfo) bool {
 	return op == "Constant" || op == "ConstantOfShape"
 }
 
+// newFlags returns n cleared flags from the classifier's slab.
+func (c *classifier) newFlags(n int) []bool {
+	if n > slab/4 {
+		return make([]bool, n)
+	}
+	if cap(c.flags)-len(c.flags) < n {
+		c.flags = make([]bool, 0, 4*slab)
+	}
+	start := len(c.flags)
+	c.flags = c.flags[:start+n]
+	return c.flags[start : start+n : start+n]
+}
+
 func (c *classifier) graph(gc *graphCtx, forced string) {
 	for _, ni := range gc.nodes {
 		c.node(ni, forced)
@@ -123,7 +142,7 @@ func (ni *nodeInfo) setKeep(reason, detail string) {
 // node decides whether a node runs in the target type and which of its
 // inputs and outputs change type.
 func (c *classifier) node(ni *nodeInfo, forced string) {
-	flags := make([]bool, len(ni.ins)+len(ni.outs))
+	flags := c.newFlags(len(ni.ins) + len(ni.outs))
 	ni.wantIn, ni.outLow = flags[:len(ni.ins):len(ni.ins)], flags[len(ni.ins):]
 	for _, vs := range [2][]*value{ni.ins, ni.outs} {
 		for _, v := range vs {
@@ -149,8 +168,8 @@ func (c *classifier) node(ni *nodeInfo, forced string) {
 		ni.setKeep(ReasonDefault, DefaultKeepReason(op))
 	}
 	for _, v := range ni.ins {
-		if v != nil && v.overflow != "" {
-			ni.setKeep(ReasonOverflow, fmt.Sprintf("reads %q, %s", v.name, v.overflow))
+		if v != nil && v.overflow() != "" {
+			ni.setKeep(ReasonOverflow, fmt.Sprintf("reads %q, %s", v.name, v.overflow()))
 		}
 	}
 	if isControlFlow(ni) {
@@ -266,7 +285,8 @@ func (c *classifier) constraints(ni *nodeInfo) {
 		p, ok := s.Output(j)
 		bind(p, ok, v)
 	}
-	ni.conv = ni.conv[:0]
+	conv := c.conv[:0]
+	defer func() { c.conv = conv[:0] }()
 	var why []string
 	for _, bd := range binding {
 		name, b := bd.name, bd.typ
@@ -277,7 +297,7 @@ func (c *classifier) constraints(ni *nodeInfo) {
 		case fixedConstraints[ni.n.GetOpType()] == name && s.Domain == "":
 			why = append(why, fmt.Sprintf("%s of %s is set by an attribute", name, s))
 		case s.Admits(name, string(b.lower(target))):
-			ni.conv = append(ni.conv, name)
+			conv = append(conv, name)
 		default:
 			why = append(why, fmt.Sprintf("%s has no %s for %s", s, b.lower(target), name))
 		}
@@ -290,14 +310,14 @@ func (c *classifier) constraints(ni *nodeInfo) {
 	for i, v := range ni.ins {
 		p, ok := s.Input(i)
 		lit(p, ok, v, "input")
-		ni.wantIn[i] = ok && v != nil && v.typ.isFloat() && slices.Contains(ni.conv, p.Type)
+		ni.wantIn[i] = ok && v != nil && v.typ.isFloat() && slices.Contains(conv, p.Type)
 	}
 	for j, v := range ni.outs {
 		p, ok := s.Output(j)
 		lit(p, ok, v, "output")
-		ni.outLow[j] = ok && v != nil && v.typ.isFloat() && slices.Contains(ni.conv, p.Type)
+		ni.outLow[j] = ok && v != nil && v.typ.isFloat() && slices.Contains(conv, p.Type)
 	}
-	if len(ni.conv) == 0 {
+	if len(conv) == 0 {
 		ni.setKeep(ReasonTypes, strings.Join(why, "; "))
 		return
 	}
@@ -336,8 +356,8 @@ func (c *classifier) wants(u use, v *value) bool {
 // it is kept by the lists, or some reader needs float32. It returns the
 // reason when it stays.
 func (c *classifier) weightLowered(v *value, keptNode *nodeInfo) (bool, string, string) {
-	if v.overflow != "" {
-		return false, ReasonOverflow, v.overflow
+	if v.overflow() != "" {
+		return false, ReasonOverflow, v.overflow()
 	}
 	if keptNode != nil && keptNode.keep != "" {
 		return false, keptNode.keep, keptNode.detail
@@ -390,7 +410,12 @@ func (c *classifier) decide() {
 		// than the decisions, which do not depend on order.
 		for i, t := range gc.g.Initializer {
 			if v := gc.initValues[i]; v != nil && v.kind == kindInit && v.init == t && v.typ.isFloat() {
-				v.lowered, v.keep, v.detail = c.weightLowered(v, nil)
+				low, reason, detail := c.weightLowered(v, nil)
+				v.lowered = low
+				if reason != "" || detail != "" || v.note != nil {
+					n := v.notes()
+					n.keep, n.detail = reason, detail
+				}
 			}
 		}
 		for _, ni := range gc.nodes {

@@ -58,7 +58,7 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	}
 	for _, w := range ws {
 		if w.stats.Overflow > 0 {
-			w.v.overflow = fmt.Sprintf("whose values reach %.4g, beyond %s's largest %.6g", w.stats.MaxAbs, f, f.MaxFinite())
+			w.v.notes().overflow = fmt.Sprintf("whose values reach %.4g, beyond %s's largest %.6g", w.stats.MaxAbs, f, f.MaxFinite())
 		}
 	}
 	c.graph(a.main, "")
@@ -116,7 +116,8 @@ func convertInitializers(m *modelio.Model, a *analysis, s *Summary) error {
 			if !v.lowered {
 				s.Initializers.Kept++
 				s.Initializers.BytesAfter += size
-				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: v.name, Graph: gc.path(), Reason: v.keep, Detail: v.detail})
+				reason, detail := v.kept()
+				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: v.name, Graph: gc.path(), Reason: reason, Detail: detail})
 				continue
 			}
 			if err := lowerTensor(m, t, a.target, gc.owner == nil); err != nil {

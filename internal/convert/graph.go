@@ -28,11 +28,42 @@ type value struct {
 	node     *nodeInfo // the producer, for kindNode
 	init     *onnxpb.TensorProto
 	uses     []use
-	overflow string // why its data does not fit the target type; "" if it does
+	cur      string     // the name that holds it in its decided type
+	note     *valueNote // nil for the many values that need none
+}
 
-	cur    string // the name that holds it in its decided type
-	keep   string // for a float32 initializer that stays: a Reason* code
-	detail string
+// valueNote holds what few values have: kept apart so that value, of which
+// a model has millions, stays small.
+type valueNote struct {
+	overflow string // why its data does not fit the target type; "" if it does
+	keep     string // for a float32 initializer that stays: a Reason* code
+	detail   string
+}
+
+// overflow says why the value's data does not fit the target type; "" if
+// it does.
+func (v *value) overflow() string {
+	if v.note == nil {
+		return ""
+	}
+	return v.note.overflow
+}
+
+// kept returns the Reason* code and detail of a float32 initializer that
+// stays; "" if it does not.
+func (v *value) kept() (reason, detail string) {
+	if v.note == nil {
+		return "", ""
+	}
+	return v.note.keep, v.note.detail
+}
+
+// notes returns the value's note, made on first use.
+func (v *value) notes() *valueNote {
+	if v.note == nil {
+		v.note = &valueNote{}
+	}
+	return v.note
 }
 
 // use is one place a value is read: input in of node n, or output out of
@@ -64,7 +95,6 @@ type nodeInfo struct {
 
 	keep   string // a Reason* code when kept in float32
 	detail string
-	conv   []string // the type constraints it converts
 	wantIn []bool
 	outLow []bool
 }
@@ -373,10 +403,13 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 		ni.ins = append(ni.ins, v)
 	}
 	domain := opschema.NormalizeDomain(n.GetDomain())
-	if opset, ok := a.opsets[domain]; ok && !a.funcs[[2]string{n.GetDomain(), n.GetOpType()}] {
+	// Most models define no functions: no lookup (and no hashing of two
+	// strings) per node then.
+	isFunc := len(a.funcs) > 0 && a.funcs[[2]string{n.GetDomain(), n.GetOpType()}]
+	if opset, ok := a.opsets[domain]; ok && !isFunc {
 		ni.schema, _ = a.table.Lookup(domain, n.GetOpType(), opset)
 	}
-	if ni.schema == nil && domain == "" && !a.funcs[[2]string{n.GetDomain(), n.GetOpType()}] {
+	if ni.schema == nil && domain == "" && !isFunc {
 		return fmt.Errorf("%s: %s is not an ONNX operator at opset %d; the model is not valid ONNX", gc.where(), ni.label(), a.opsets[""])
 	}
 	ni.weight = isWeightNode(ni)
