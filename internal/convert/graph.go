@@ -20,16 +20,16 @@ const (
 
 // value is one named value of a graph.
 type value struct {
-	name     string
-	typ      vtype     // in the original model
-	kind     valueKind // beside lowered: no padding in a struct a model has millions of
-	lowered  bool      // its type in the converted model is typ.lower(target)
-	g        *graphCtx
-	node     *nodeInfo // the producer, for kindNode
-	init     *onnxpb.TensorProto
-	uses     []use
-	cur      string     // the name that holds it in its decided type
-	note     *valueNote // nil for the many values that need none
+	name    string
+	typ     vtype     // in the original model
+	kind    valueKind // beside lowered: no padding in a struct a model has millions of
+	lowered bool      // its type in the converted model is typ.lower(target)
+	g       *graphCtx
+	node    *nodeInfo // the producer, for kindNode
+	init    *onnxpb.TensorProto
+	uses    []use
+	cur     string     // the name that holds it in its decided type
+	note    *valueNote // nil for the many values that need none
 }
 
 // valueNote holds what few values have: kept apart so that value, of which
