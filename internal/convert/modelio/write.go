@@ -98,7 +98,11 @@ func (m *Model) plans(external bool) ([]*plan, error) {
 type headers struct {
 	model   []byte   // the model without its graph
 	graph   []byte   // the graph without its initializers
-	tensors [][]byte // each initializer without streamed data
+	// tensors holds the initializers without streamed data, encoded one
+	// after the other in one buffer (not one allocation per tensor);
+	// initializer i is tensors[ends[i-1]:ends[i]].
+	tensors []byte
+	ends    []int
 	lens    []int64  // each initializer's encoded length
 	graphN  int64
 	total   int64
@@ -121,14 +125,15 @@ func (m *Model) headers(plans []*plan, sizeOnly bool) (*headers, error) {
 		if p.external {
 			t.DataLocation = onnxpb.TensorProto_EXTERNAL // ExternalData is set by Write
 		}
-		var b []byte
 		var n int64
 		var err error
 		if sizeOnly {
 			n = int64(marshal.Size(t))
 		} else {
-			b, err = marshal.Marshal(t)
-			n = int64(len(b))
+			start := len(h.tensors)
+			h.tensors, err = marshal.MarshalAppend(h.tensors, t)
+			n = int64(len(h.tensors) - start)
+			h.ends = append(h.ends, len(h.tensors))
 		}
 		t.RawData, t.FloatData, t.ExternalData, t.DataLocation = raw, fd, ext, loc
 		if err != nil {
@@ -137,7 +142,6 @@ func (m *Model) headers(plans []*plan, sizeOnly bool) (*headers, error) {
 		if p.write != nil && !p.external && p.size > 0 {
 			n += int64(protowire.SizeTag(onnx.FieldTensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
 		}
-		h.tensors = append(h.tensors, b)
 		h.lens = append(h.lens, n)
 	}
 	inits := g.Initializer
@@ -294,18 +298,26 @@ func (m *Model) Encode(w io.Writer) (int64, error) {
 }
 
 func (m *Model) stream(w io.Writer, hdr *headers, plans []*plan) error {
-	var b []byte
-	b = append(b, hdr.model...)
-	b = protowire.AppendTag(b, onnx.FieldModelGraph, protowire.BytesType)
+	// The encoded model and graph are written as they are, not copied
+	// into one buffer first: the graph's encoding is about as large as the
+	// model file.
+	if _, err := w.Write(hdr.model); err != nil {
+		return err
+	}
+	b := protowire.AppendTag(nil, onnx.FieldModelGraph, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(hdr.graphN))
-	b = append(b, hdr.graph...)
 	if _, err := w.Write(b); err != nil {
 		return err
 	}
+	if _, err := w.Write(hdr.graph); err != nil {
+		return err
+	}
+	start := 0
 	for i, p := range plans {
 		b = protowire.AppendTag(b[:0], onnx.FieldGraphInitializer, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(hdr.lens[i]))
-		b = append(b, hdr.tensors[i]...)
+		b = append(b, hdr.tensors[start:hdr.ends[i]]...)
+		start = hdr.ends[i]
 		if p.write != nil && !p.external && p.size > 0 {
 			b = protowire.AppendTag(b, onnx.FieldTensorRawData, protowire.BytesType)
 			b = protowire.AppendVarint(b, uint64(p.size))
