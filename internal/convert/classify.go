@@ -38,7 +38,7 @@ type classifier struct {
 	// conv is constraints' scratch list of the type constraints a node
 	// converts, reused from node to node.
 	conv []string
-	// flags is the slab wantIn and outLow of nodes are cut from: one
+	// flags is the slab the flags of nodes are cut from: one
 	// allocation per thousands of nodes instead of one each.
 	flags []bool
 }
@@ -134,8 +134,8 @@ func (c *classifier) graph(gc *graphCtx, forced string) {
 }
 
 func (ni *nodeInfo) setKeep(reason, detail string) {
-	if ni.keep == "" {
-		ni.keep, ni.detail = reason, detail
+	if ni.keep() == "" {
+		ni.kept = &keepNote{reason: reason, detail: detail}
 	}
 }
 
@@ -143,7 +143,7 @@ func (ni *nodeInfo) setKeep(reason, detail string) {
 // inputs and outputs change type.
 func (c *classifier) node(ni *nodeInfo, forced string) {
 	flags := c.newFlags(len(ni.ins) + len(ni.outs))
-	ni.wantIn, ni.outLow = flags[:len(ni.ins):len(ni.ins)], flags[len(ni.ins):]
+	ni.flags = flags
 	for _, vs := range [2][]*value{ni.ins, ni.outs} {
 		for _, v := range vs {
 			if v != nil && v.typ.isFloat() {
@@ -185,7 +185,7 @@ func (c *classifier) node(ni *nodeInfo, forced string) {
 	case ni.schema.Domain == "ai.onnx.preview.training":
 		ni.setKeep(ReasonNoSchema, "training operator")
 	}
-	if ni.keep != "" {
+	if ni.keep() != "" {
 		return
 	}
 	c.constraints(ni)
@@ -209,8 +209,8 @@ func (c *classifier) cast(ni *nodeInfo) {
 		// It reads its input in the type the input ends up with, and
 		// becomes an Identity if that is the target type.
 		ni.follow = true
-		for i := range ni.wantIn {
-			ni.wantIn[i] = false
+		for i := range ni.wantIn() {
+			ni.wantIn()[i] = false
 		}
 	}
 	if len(ni.ins) == 0 || ni.ins[0] == nil || ni.ins[0].typ != target || len(ni.outs) == 0 || ni.outs[0] == nil || !ni.outs[0].typ.isFloat() {
@@ -218,20 +218,20 @@ func (c *classifier) cast(ni *nodeInfo) {
 	}
 	for _, u := range ni.outs[0].uses {
 		if u.n == nil && !c.required(u.g, ni.outs[0]) {
-			ni.outLow[0] = false
+			ni.outLow()[0] = false
 			return
 		}
 	}
 }
 
 func (c *classifier) controlFlow(ni *nodeInfo) {
-	if ni.keep != "" {
-		for _, sub := range ni.subs {
+	if ni.keep() != "" {
+		for _, sub := range ni.subs() {
 			c.graph(sub, fmt.Sprintf("inside %s, which stays in float32", ni.label()))
 		}
 	} else {
 		ni.low = true
-		for _, sub := range ni.subs {
+		for _, sub := range ni.subs() {
 			c.graph(sub, "")
 		}
 	}
@@ -245,10 +245,10 @@ func (c *classifier) controlFlow(ni *nodeInfo) {
 		first = len(ni.ins)
 	}
 	for i, v := range ni.ins {
-		ni.wantIn[i] = ni.low && i >= first && v != nil && v.typ.isFloat()
+		ni.wantIn()[i] = ni.low && i >= first && v != nil && v.typ.isFloat()
 	}
 	for j, v := range ni.outs {
-		ni.outLow[j] = ni.low && v != nil && v.typ.isFloat()
+		ni.outLow()[j] = ni.low && v != nil && v.typ.isFloat()
 	}
 }
 
@@ -310,12 +310,12 @@ func (c *classifier) constraints(ni *nodeInfo) {
 	for i, v := range ni.ins {
 		p, ok := s.Input(i)
 		lit(p, ok, v, "input")
-		ni.wantIn[i] = ok && v != nil && v.typ.isFloat() && slices.Contains(conv, p.Type)
+		ni.wantIn()[i] = ok && v != nil && v.typ.isFloat() && slices.Contains(conv, p.Type)
 	}
 	for j, v := range ni.outs {
 		p, ok := s.Output(j)
 		lit(p, ok, v, "output")
-		ni.outLow[j] = ok && v != nil && v.typ.isFloat() && slices.Contains(conv, p.Type)
+		ni.outLow()[j] = ok && v != nil && v.typ.isFloat() && slices.Contains(conv, p.Type)
 	}
 	if len(conv) == 0 {
 		ni.setKeep(ReasonTypes, strings.Join(why, "; "))
@@ -349,7 +349,7 @@ func (c *classifier) wants(u use, v *value) bool {
 	if u.n == nil {
 		return c.required(u.g, v)
 	}
-	return u.n.wantIn[u.in]
+	return u.n.wantIn()[u.in]
 }
 
 // weightLowered decides a weight: it converts unless its values overflow,
@@ -359,8 +359,8 @@ func (c *classifier) weightLowered(v *value, keptNode *nodeInfo) (bool, string, 
 	if v.overflow() != "" {
 		return false, ReasonOverflow, v.overflow()
 	}
-	if keptNode != nil && keptNode.keep != "" {
-		return false, keptNode.keep, keptNode.detail
+	if keptNode != nil && keptNode.keep() != "" {
+		return false, keptNode.keep(), keptNode.detail()
 	}
 	var readers []string
 	for _, u := range v.uses {
@@ -422,15 +422,15 @@ func (c *classifier) decide() {
 			if ni.weight {
 				if len(ni.outs) == 1 && ni.outs[0] != nil && ni.outs[0].typ.isFloat() {
 					low, reason, detail := c.weightLowered(ni.outs[0], ni)
-					ni.low, ni.outLow[0] = low, low
+					ni.low, ni.outLow()[0] = low, low
 					if !low {
-						ni.keep, ni.detail = reason, detail
+						ni.kept = &keepNote{reason: reason, detail: detail}
 					}
 				}
 			}
 			for j, v := range ni.outs {
 				if v != nil {
-					v.lowered = ni.outLow[j]
+					v.lowered = ni.outLow()[j]
 				}
 			}
 		}

@@ -143,13 +143,13 @@ func summarize(a *analysis, c *classifier, ws []*weight, s *Summary) {
 					continue
 				}
 				s.Constants.Kept++
-				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: ni.outs[0].name, Graph: gc.path(), Reason: ni.keep, Detail: ni.detail})
+				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: ni.outs[0].name, Graph: gc.path(), Reason: ni.keep(), Detail: ni.detail()})
 			case !ni.float:
 			case ni.low:
 				s.Nodes.Converted++
 			default:
 				s.Nodes.Kept++
-				s.KeptNodes = append(s.KeptNodes, KeptNode{Name: ni.n.GetName(), Op: ni.n.GetOpType(), Graph: gc.path(), Reason: ni.keep, Detail: ni.detail})
+				s.KeptNodes = append(s.KeptNodes, KeptNode{Name: ni.n.GetName(), Op: ni.n.GetOpType(), Graph: gc.path(), Reason: ni.keep(), Detail: ni.detail()})
 			}
 		}
 	}
@@ -229,7 +229,7 @@ func newerOpsetWarning(a *analysis, model string) string {
 	ops := map[string]int{}
 	for _, gc := range a.graphs {
 		for _, ni := range gc.nodes {
-			if ni.keep != ReasonTypes || ni.schema == nil || ni.schema.Domain != "" {
+			if ni.keep() != ReasonTypes || ni.schema == nil || ni.schema.Domain != "" {
 				continue
 			}
 			for _, s := range a.table.Versions("", ni.n.GetOpType()) {

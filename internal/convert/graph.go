@@ -79,9 +79,8 @@ type nodeInfo struct {
 	n      *onnxpb.NodeProto
 	g      *graphCtx
 	schema *opschema.Schema
-	subs   []*graphCtx // If: then, else; Loop and Scan: body
-	ins    []*value    // nil where an optional input is omitted
-	outs   []*value    // nil where an optional output is omitted
+	ins    []*value // nil where an optional input is omitted
+	outs   []*value // nil where an optional output is omitted
 
 	// The small fields together, so that the struct, of which a model has
 	// one per node, has no padding between them.
@@ -93,11 +92,55 @@ type nodeInfo struct {
 	// the input's decided type (see classifier.cast).
 	follow bool
 
-	keep   string // a Reason* code when kept in float32
-	detail string
-	wantIn []bool
-	outLow []bool
+	kept *keepNote // nil unless kept in float32
+	// flags are wantIn and outLow in one slice (see those).
+	flags []bool
 }
+
+// keepNote says why a node stays in float32.
+type keepNote struct {
+	reason string // a Reason* code
+	detail string
+}
+
+// keep returns the Reason* code of a node kept in float32; "" if it
+// converts.
+func (ni *nodeInfo) keep() string {
+	if ni.kept == nil {
+		return ""
+	}
+	return ni.kept.reason
+}
+
+// detail returns what keep's reason says of this node.
+func (ni *nodeInfo) detail() string {
+	if ni.kept == nil {
+		return ""
+	}
+	return ni.kept.detail
+}
+
+// wantIn says, input by input, whether the node reads it in the target
+// type (set by the classifier).
+func (ni *nodeInfo) wantIn() []bool {
+	if ni.flags == nil {
+		return nil
+	}
+	return ni.flags[:len(ni.ins):len(ni.ins)]
+}
+
+// outLow says, output by output, whether the node makes it in the target
+// type (set by the classifier).
+func (ni *nodeInfo) outLow() []bool {
+	if ni.flags == nil {
+		return nil
+	}
+	return ni.flags[len(ni.ins):]
+}
+
+// subs returns the subgraphs of a control-flow node: If's then and else,
+// the body of Loop and Scan.
+func (ni *nodeInfo) subs() []*graphCtx { return ni.g.subs[ni] }
 
 // graphCtx is one graph, the main one or a subgraph, under analysis.
 type graphCtx struct {
@@ -113,6 +156,9 @@ type graphCtx struct {
 	// that passes over the initializers need no lookup by name.
 	initValues []*value
 	casts      map[castKey]string
+	// subs are the subgraphs of the graph's control-flow nodes (few, so
+	// not a field of every node).
+	subs map[*nodeInfo][]*graphCtx
 }
 
 type castKey struct {
@@ -520,7 +566,10 @@ func (a *analysis) controlFlow(gc *graphCtx, ni *nodeInfo) ([]vtype, error) {
 		if err != nil {
 			return nil, err
 		}
-		ni.subs = append(ni.subs, s)
+		if gc.subs == nil {
+			gc.subs = map[*nodeInfo][]*graphCtx{}
+		}
+		gc.subs[ni] = append(gc.subs[ni], s)
 		return s, nil
 	}
 	outs := make([]vtype, len(n.Output))

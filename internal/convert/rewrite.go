@@ -88,7 +88,7 @@ func (r *rewriter) isMainOutput(v *value) bool {
 func (r *rewriter) graph(gc *graphCtx) error {
 	var out []*onnxpb.NodeProto
 	for _, ni := range gc.nodes {
-		for _, sub := range ni.subs {
+		for _, sub := range ni.subs() {
 			if err := r.graph(sub); err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ func (r *rewriter) graph(gc *graphCtx) error {
 			}
 			want := v.lowered
 			if v.typ.isFloat() && !ni.follow {
-				want = ni.wantIn[i]
+				want = ni.wantIn()[i]
 			}
 			name, err := r.ref(gc, v, want, &out)
 			if err != nil {
@@ -189,13 +189,13 @@ func (r *rewriter) edit(ni *nodeInfo) error {
 		ni.n.OpType, ni.n.Attribute = "Identity", nil
 		return nil
 	}
-	if ni.schema == nil || ni.schema.Domain != "" || len(ni.outLow) == 0 || !ni.outLow[0] {
+	if ni.schema == nil || ni.schema.Domain != "" || len(ni.outLow()) == 0 || !ni.outLow()[0] {
 		return nil
 	}
 	n, target := ni.n, r.a.target
 	switch n.GetOpType() {
 	case "Cast":
-		if in := ni.ins[0]; in != nil && (in.typ == tensorType(int32(target.dataType())) || (in.typ == floatTensor && ni.wantIn[0])) {
+		if in := ni.ins[0]; in != nil && (in.typ == tensorType(int32(target.dataType())) || (in.typ == floatTensor && ni.wantIn()[0])) {
 			// Its input arrives in the target type: a Cast to the target
 			// type would cast a type to itself.
 			r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, ni.label()+" (now Identity: its input is already "+target.elemName()+")")

@@ -118,7 +118,7 @@ func checkControlFlow(ni *nodeInfo) error {
 	}
 	switch ni.n.GetOpType() {
 	case "Loop":
-		body := ni.subs[0]
+		body := ni.subs()[0]
 		for i := 2; i < len(ni.ins); i++ {
 			if err := same(fmt.Sprintf("loop-carried value %d enters as", i-2), typeAt(ni.ins, i), body.inputs[i].typ); err != nil {
 				return err
@@ -132,7 +132,7 @@ func checkControlFlow(ni *nodeInfo) error {
 		if err != nil {
 			return err
 		}
-		body := ni.subs[0]
+		body := ni.subs()[0]
 		for i := first; i < len(ni.ins); i++ {
 			if err := same(fmt.Sprintf("scan input %d enters as", i), typeAt(ni.ins, i), body.inputs[i-first].typ); err != nil {
 				return err
