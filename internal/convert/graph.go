@@ -209,6 +209,9 @@ type analysis struct {
 	values []value
 	infos  []nodeInfo
 	ptrs   []*value
+	// useSlab holds the first use of each value (most have one): the
+	// second and later uses grow the value's own slice.
+	useSlab []use
 	// used are the slab chunks this analysis took; free are chunks of an
 	// earlier, finished analysis to take before allocating (see release).
 	used, free slabs
@@ -230,6 +233,8 @@ type slabs struct {
 	values [][]value
 	infos  [][]nodeInfo
 	ptrs   [][]*value
+	// maps are the graphs' maps of values, the main graph's last.
+	maps []map[string]*value
 }
 
 // release hands over the analysis' slab chunks for another analysis to
@@ -237,7 +242,37 @@ type slabs struct {
 func (a *analysis) release() slabs {
 	s := a.used
 	a.used, a.values, a.infos, a.ptrs = slabs{}, nil, nil, nil
+	for i := len(a.graphs) - 1; i >= 0; i-- {
+		s.maps = append(s.maps, a.graphs[i].values)
+		a.graphs[i].values = nil
+	}
 	return s
+}
+
+// valueMap returns an empty map for about n values: a map of a released
+// analysis (see release) when there is one, or a new one.
+func (a *analysis) valueMap(n int) map[string]*value {
+	if k := len(a.free.maps); k > 0 {
+		m := a.free.maps[k-1]
+		a.free.maps = a.free.maps[:k-1]
+		clear(m)
+		return m
+	}
+	return make(map[string]*value, n)
+}
+
+// addUse records that u reads v. A value's first use comes from the
+// analysis' slab.
+func (a *analysis) addUse(v *value, u use) {
+	if v.uses == nil {
+		if len(a.useSlab) == cap(a.useSlab) {
+			a.useSlab = make([]use, 0, slab)
+		}
+		k := len(a.useSlab)
+		a.useSlab = a.useSlab[:k+1]
+		v.uses = a.useSlab[k : k : k+1]
+	}
+	v.uses = append(v.uses, u)
 }
 
 // chunk returns a cleared chunk from free, or a new one, and records it in
@@ -319,7 +354,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 	for _, n := range g.Node {
 		nvalues += len(n.Output)
 	}
-	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, values: make(map[string]*value, nvalues), casts: map[castKey]string{},
+	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, values: a.valueMap(nvalues), casts: map[castKey]string{},
 		nodes: make([]*nodeInfo, 0, len(g.Node))}
 	a.graphs = append(a.graphs, gc)
 	declared := make(map[string][]*onnxpb.TypeProto, len(g.ValueInfo)+len(g.Output))
@@ -408,7 +443,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 			return nil, fmt.Errorf("%s: output %q is not produced by any node, input or initializer; the model is not valid ONNX", gc.where(), vi.GetName())
 		}
 		if !a.typesOnly {
-			v.uses = append(v.uses, use{g: gc, out: int32(i)})
+			a.addUse(v, use{g: gc, out: int32(i)})
 		}
 		gc.outputs = append(gc.outputs, v)
 	}
@@ -444,7 +479,7 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 				gc.where(), ni.label(), name)
 		}
 		if !a.typesOnly {
-			v.uses = append(v.uses, use{n: ni, in: int32(i), g: gc})
+			a.addUse(v, use{n: ni, in: int32(i), g: gc})
 		}
 		ni.ins = append(ni.ins, v)
 	}
