@@ -47,6 +47,10 @@ func Load(path string) (*Model, error) {
 	return m, nil
 }
 
+// maxRestPrealloc is the most graph() reserves up front for the fields it
+// decodes itself.
+const maxRestPrealloc = 64 << 20
+
 // loader takes a model file apart with an onnx.Walker: it keeps the
 // payloads of large main-graph initializers in the file (as spans) and
 // decodes everything else with proto.Unmarshal.
@@ -96,7 +100,11 @@ func (l *loader) model() (*onnxpb.ModelProto, error) {
 func (l *loader) graph(end int64) (*onnxpb.GraphProto, error) {
 	w := l.w
 	start := w.Pos()
-	var rest []byte
+	// rest is at most the graph's size (fields are copied as they are,
+	// less the payloads that stay in the file): sized up front, it is
+	// not copied over and over as it grows. The cap keeps a graph of large
+	// weights, which stay in the file, from reserving their size.
+	rest := make([]byte, 0, min(max(end-start, 0), maxRestPrealloc))
 	// An initializer too short to hold a payload that stays in the file
 	// is decoded with the rest of the graph, in one call; the others are
 	// taken apart by tensor. alone says which is which, in file order.
