@@ -28,7 +28,6 @@ type value struct {
 	node    *nodeInfo // the producer, for kindNode
 	init    *onnxpb.TensorProto
 	uses    []use
-	cur     string     // the name that holds it in its decided type
 	note    *valueNote // nil for the many values that need none
 }
 
@@ -38,7 +37,20 @@ type valueNote struct {
 	overflow string // why its data does not fit the target type; "" if it does
 	keep     string // for a float32 initializer that stays: a Reason* code
 	detail   string
+	cur      string // the name that holds it in its decided type, when not its own
 }
+
+// cur returns the name that holds the value in its decided type: its own,
+// unless the rewrite renamed it (see setCur).
+func (v *value) cur() string {
+	if v.note == nil || v.note.cur == "" {
+		return v.name
+	}
+	return v.note.cur
+}
+
+// setCur records that name holds the value in its decided type.
+func (v *value) setCur(name string) { v.notes().cur = name }
 
 // overflow says why the value's data does not fit the target type; "" if
 // it does.
@@ -337,7 +349,7 @@ func (a *analysis) define(gc *graphCtx, v *value) error {
 	// One map operation: a name already there leaves the map's size as it
 	// was (the analysis is dropped on this error anyway).
 	n := len(gc.values)
-	v.g, v.cur = gc, v.name
+	v.g = gc
 	gc.values[v.name] = v
 	if len(gc.values) == n {
 		return dup()

@@ -50,10 +50,10 @@ func (r *rewriter) typeName(lowered bool) string {
 // adding a Cast to out when no visible one exists.
 func (r *rewriter) ref(gc *graphCtx, v *value, lowered bool, out *[]*onnxpb.NodeProto) (string, error) {
 	if lowered == v.lowered {
-		return v.cur, nil
+		return v.cur(), nil
 	}
 	if !v.typ.isFloat() {
-		return v.cur, nil
+		return v.cur(), nil
 	}
 	for g := gc; g != nil; g = g.parent {
 		if name, ok := g.casts[castKey{v, lowered}]; ok {
@@ -68,7 +68,7 @@ func (r *rewriter) ref(gc *graphCtx, v *value, lowered bool, out *[]*onnxpb.Node
 			gc.where(), v.name, v.typ)
 	}
 	name := r.used.fresh(v.name + r.suffix(lowered))
-	n := r.castNode(v.cur, name, lowered)
+	n := r.castNode(v.cur(), name, lowered)
 	*out = append(*out, n)
 	gc.casts[castKey{v, lowered}] = name
 	r.sum.InsertedCasts = append(r.sum.InsertedCasts, InsertedCast{Node: n.Name, Tensor: v.name, To: r.typeName(lowered), Graph: gc.path()})
@@ -129,7 +129,8 @@ func (r *rewriter) graph(gc *graphCtx) error {
 					v.name, v.typ)
 			}
 			renamed := r.used.fresh(v.name + r.suffix(v.lowered))
-			ni.n.Output[j], v.cur = renamed, renamed
+			ni.n.Output[j] = renamed
+			v.setCur(renamed)
 			n := r.castNode(renamed, v.name, req)
 			out = append(out, n)
 			gc.casts[castKey{v, req}] = v.name
@@ -162,7 +163,7 @@ func (r *rewriter) graph(gc *graphCtx) error {
 			continue
 		}
 		lowered := v.lowered
-		if v.cur != v.name && gc.owner == nil {
+		if v.cur() != v.name && gc.owner == nil {
 			lowered = r.c.required(gc, v) // the name now belongs to the output Cast
 		}
 		if lowered {
