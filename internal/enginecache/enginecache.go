@@ -36,9 +36,9 @@ import (
 	"time"
 
 	"github.com/gofrs/flock"
-	"github.com/google/renameio/v2"
 
 	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 )
 
 // File names inside the cache folder and an entry.
@@ -132,7 +132,7 @@ func (c *Cache) Get(ctx context.Context, key, dst string) (hit Hit, ok bool, err
 	}
 	// The open file stays readable even if the entry is evicted meanwhile.
 	defer engine.Close()
-	pending, err := renameio.NewPendingFile(dst, renameio.WithPermissions(0o644))
+	pending, err := outpath.CreatePath(dst)
 	if err != nil {
 		return Hit{}, false, fmt.Errorf("writing the engine %s: %w", dst, err)
 	}

@@ -16,9 +16,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -116,7 +115,7 @@ func Write(path string, m *Manifest) error {
 	if err != nil {
 		return fmt.Errorf("encoding the manifest: %w", err)
 	}
-	if err := renameio.WriteFile(path, b, 0o644); err != nil {
+	if err := outpath.WriteFile(path, b); err != nil {
 		return fmt.Errorf("writing the manifest %s: %w", path, err)
 	}
 	return nil

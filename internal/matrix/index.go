@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"path/filepath"
+	"text/tabwriter"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 )
 
 // IndexVersion is the version of index.json's format.
@@ -97,14 +99,14 @@ func WriteIndex(dir string, x *Index) error {
 	if err != nil {
 		return err
 	}
-	if err := renameio.WriteFile(filepath.Join(dir, IndexName), append(b, '\n'), 0o644); err != nil {
+	if err := outpath.WriteFile(filepath.Join(dir, IndexName), append(b, '\n')); err != nil {
 		return fmt.Errorf("writing the matrix index: %w", err)
 	}
 	var page bytes.Buffer
 	if err := pageTemplate.Execute(&page, x); err != nil {
 		return fmt.Errorf("rendering the matrix page: %w", err)
 	}
-	if err := renameio.WriteFile(filepath.Join(dir, PageName), page.Bytes(), 0o644); err != nil {
+	if err := outpath.WriteFile(filepath.Join(dir, PageName), page.Bytes()); err != nil {
 		return fmt.Errorf("writing the matrix page: %w", err)
 	}
 	return nil
@@ -164,3 +166,25 @@ code { font-size: 12px; }
 </body>
 </html>
 `))
+
+// WriteTable writes the index as a plain text table, one line per cell.
+func WriteTable(w io.Writer, x *Index) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CELL\tTARGET\tMODEL\tPROFILE\tPRECISION\tSTATUS\tKEY\tSECONDS")
+	for _, c := range x.Cells {
+		key := c.Key
+		if len(key) > 18 {
+			key = key[:18]
+		}
+		profile := c.Profile
+		if profile == "" {
+			profile = "-"
+		}
+		status := c.Status
+		if c.Error != "" && c.Status != StatusSkipped {
+			status += " (see index.json)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\n", c.Index, c.Target, c.Model, profile, c.Precision, status, key, c.Seconds)
+	}
+	return tw.Flush()
+}
