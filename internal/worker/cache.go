@@ -81,7 +81,7 @@ func cacheKey(req Request) (timingcache.Key, error) {
 	if err != nil {
 		return timingcache.Key{}, fmt.Errorf("cannot tell the TensorRT version and GPU for --timing-cache auto: %w", err)
 	}
-	return timingcache.Key{Backend: "tensorrt", TensorRT: v.Loaded, GPU: v.DeviceName, ComputeMajor: v.ComputeMajor, ComputeMinor: v.ComputeMinor}, nil
+	return timingcache.Key{Backend: "tensorrt", TensorRT: v.Loaded, Build: v.LoadedBuild, GPU: v.DeviceName, ComputeMajor: v.ComputeMajor, ComputeMinor: v.ComputeMinor}, nil
 }
 
 // save merges what the build learned into the cache file, also after a cancelled or failed
