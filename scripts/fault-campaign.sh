@@ -375,12 +375,12 @@ if [ -z "$(temps "$work")" ]; then record "no temp file anywhere at the end" 1; 
 
 # --- Table ------------------------------------------------------------------------------------
 total_t=0 total_h=0 total_f=0
-printf '%-52s %6s %6s %6s\n' case tried held failed
+printf '%-58s %6s %6s %6s\n' case tried held failed
 for name in "${order[@]}"; do
-	printf '%-52s %6d %6d %6d\n' "$name" "${tried[$name]}" "${held[$name]}" "${failed[$name]}"
+	printf '%-58s %6d %6d %6d\n' "$name" "${tried[$name]}" "${held[$name]}" "${failed[$name]}"
 	total_t=$((total_t + tried[$name])) total_h=$((total_h + held[$name])) total_f=$((total_f + failed[$name]))
 done
-printf '%-52s %6d %6d %6d\n' TOTAL "$total_t" "$total_h" "$total_f"
+printf '%-58s %6d %6d %6d\n' TOTAL "$total_t" "$total_h" "$total_f"
 if [ "$total_f" != 0 ]; then
 	echo "failures:"
 	printf '  %s\n' "${failures[@]}"
