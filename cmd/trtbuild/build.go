@@ -50,7 +50,8 @@ type buildOptions struct {
 	strictCache   bool
 	out           outputFlags
 	engineCache   engineCacheFlags
-	keyTarget     *buildkey.Target // a matrix cell's GPU target, for simulated builds' keys
+	keyTarget     *buildkey.Target                                 // a matrix cell's GPU target, for simulated builds' keys
+	modelHashes   func(model string) (buildkey.ModelHashes, error) // a matrix's, hashing each model once
 
 	timeout, stallTimeout, killAfter time.Duration
 

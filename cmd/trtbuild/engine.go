@@ -73,9 +73,14 @@ type keyedBuild struct {
 
 // newKeyedBuild computes the key of req. Without an engine cache a failure is kept and only
 // costs the manifest; with one it is a usage error.
-func newKeyedBuild(cache *enginecache.Cache, req worker.Request, target buildkey.Target, precision string) (*keyedBuild, error) {
+func newKeyedBuild(cache *enginecache.Cache, req worker.Request, target buildkey.Target, precision string, hash func(string) (buildkey.ModelHashes, error)) (*keyedBuild, error) {
 	k := &keyedBuild{cache: cache, model: req.Model, backend: req.Backend, trt: target.TensorRT, prec: precision}
-	k.parts, k.hashes, k.err = buildkey.FromRequest(req, target)
+	if hash == nil {
+		hash = buildkey.HashModel
+	}
+	if k.hashes, k.err = hash(req.Model); k.err == nil {
+		k.parts, k.hashes, k.err = buildkey.FromHashes(req, target, k.hashes)
+	}
 	if k.err == nil {
 		k.key = k.parts.Key()
 	} else if cache != nil {
@@ -104,12 +109,12 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 		}
 		return &keyedBuild{err: err}, false, nil
 	}
-	k, err := newKeyedBuild(cache, req, target, info.Precision)
+	k, err := newKeyedBuild(cache, req, target, info.Precision, o.modelHashes)
 	if err != nil || cache == nil {
 		return k, false, err
 	}
 	start := time.Now()
-	hit, ok, err := k.serve(info.Engine)
+	hit, ok, err := k.serve(s.Err, info.Engine)
 	if err != nil {
 		return nil, false, exitcode.Wrap(exitcode.Failed, err)
 	}
@@ -135,7 +140,8 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 }
 
 // serve copies the cached engine of k to engine and writes its manifest; ok false on a miss.
-func (k *keyedBuild) serve(engine string) (enginecache.Hit, bool, error) {
+// A manifest that cannot be written is a warning on errOut: the engine is there.
+func (k *keyedBuild) serve(errOut io.Writer, engine string) (enginecache.Hit, bool, error) {
 	hit, ok, err := k.cache.Get(context.Background(), k.key, engine)
 	if err != nil || !ok {
 		return hit, ok, err
@@ -144,11 +150,14 @@ func (k *keyedBuild) serve(engine string) (enginecache.Hit, bool, error) {
 	if err != nil || m.Key != k.key {
 		m = k.manifest(engine, hit.Bytes, "") // stored without a usable manifest: describe it now
 	}
+	if st, err := os.Stat(engine); err != nil || !st.Mode().IsRegular() {
+		return hit, true, nil // copied to a device: nothing to describe
+	}
 	m.Model.Path = k.model
 	m.Engine.File = filepath.Base(engine)
 	m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: true, ServedAt: time.Now().UTC().Truncate(time.Millisecond)}
 	if err := manifest.Write(manifest.Path(engine), m); err != nil {
-		return hit, true, err
+		fmt.Fprintf(errOut, "trtbuild: warning: %v\n", err)
 	}
 	return hit, true, nil
 }
@@ -181,8 +190,14 @@ func (k *keyedBuild) afterBuild(s *streams, res progress.Result) {
 		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: %v\n", err)
 		return
 	}
+	if !st.Mode().IsRegular() {
+		return // -o /dev/null or a pipe: no file to describe, or to cache
+	}
 	m := k.manifest(res.Engine, st.Size(), "")
 	m.FromResult(res, time.Now())
+	if h, err := plan.ReadFile(res.Engine); err == nil && h.TensorRT != "" {
+		m.TensorRT = h.TensorRT // what the plan says wrote it, build number included
+	}
 	if k.cache != nil {
 		m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: false}
 	}

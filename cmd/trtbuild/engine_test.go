@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -126,8 +128,10 @@ func TestKeyCommand(t *testing.T) {
 	if key(renamed) != base {
 		t.Error("renaming the model changed the key")
 	}
-	if key(model, "--fp16") == base || key(model, "--opt-level", "5") == base || key(model, "--workspace", "1G") == base {
-		t.Error("a builder setting did not change the key")
+	for _, flags := range [][]string{{"--fp16"}, {"--opt-level", "5"}, {"--workspace", "1G"}, {"--tacticSources=-CUBLAS"}, {"--profilingVerbosity=detailed"}, {"--shapes", "images:1x3x224x224"}} {
+		if key(append([]string{model}, flags...)...) == base {
+			t.Errorf("%v did not change the key", flags)
+		}
 	}
 	r := trtbuild(t, nil, "key", "--backend", "sim", model, "--json")
 	var out struct {
@@ -166,7 +170,7 @@ func TestEngineInspect(t *testing.T) {
 	simBuild(t, model, "-o", engine, "--fp16")
 
 	r := trtbuild(t, nil, "engine", "inspect", engine)
-	if r.code != 0 || !strings.Contains(r.stdout, "simulated by trtbuild") || !strings.Contains(r.stdout, "key        trtb1-") || !strings.Contains(r.stdout, "precision  fp16") {
+	if r.code != 0 || !strings.Contains(r.stdout, "simulated by trtbuild") || !strings.Contains(r.stdout, "key        "+buildkey.Prefix) || !strings.Contains(r.stdout, "precision  fp16") {
 		t.Fatalf("inspect of a simulated engine: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = trtbuild(t, nil, "engine", "inspect", engine, "--expect-tensorrt", "10.16")
@@ -205,5 +209,80 @@ func TestEngineInspect(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want 2 and %q", r.code, r.stderr, c.want)
 			}
 		})
+	}
+}
+
+// TestEngineCacheConcurrentProcesses: four builds of one model into one cache at once all
+// succeed, and the cache holds one whole entry.
+func TestEngineCacheConcurrentProcesses(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	dir := filepath.Dir(model)
+	cache := filepath.Join(dir, "cache")
+	var cmds []*exec.Cmd
+	for i := 0; i < 4; i++ {
+		cmd := exec.Command(binary, "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet", model,
+			"-o", filepath.Join(dir, fmt.Sprintf("e%d.engine", i)), "--engine-cache", cache)
+		cmd.Env = testEnv(t)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("build %d: %v", i, err)
+		}
+	}
+	entries, err := os.ReadDir(filepath.Join(cache, "entries"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("cache entries %v, %v; want one", entries, err)
+	}
+	// The engines need not be byte-identical: a build that started after another saved its
+	// timing cache records cached timings. Each is a whole plan, and the stored one is one of them.
+	stored, err := os.ReadFile(filepath.Join(cache, "entries", entries[0].Name(), "engine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for i := 0; i < 4; i++ {
+		got, _ := os.ReadFile(filepath.Join(dir, fmt.Sprintf("e%d.engine", i)))
+		if !bytes.HasPrefix(got, []byte("TRTBUILD-SIMULATED-PLAN 1\n")) {
+			t.Fatalf("engine %d is not a whole plan", i)
+		}
+		found = found || bytes.Equal(got, stored)
+	}
+	if !found {
+		t.Fatal("the stored engine is none of the built ones")
+	}
+	if m, err := manifest.Read(filepath.Join(cache, "entries", entries[0].Name(), "manifest.json")); err != nil || m.Key != entries[0].Name() {
+		t.Fatalf("stored manifest: %+v %v", m, err)
+	}
+	for i := 0; i < 4; i++ {
+		m, err := manifest.Read(manifest.Path(filepath.Join(dir, fmt.Sprintf("e%d.engine", i))))
+		if err != nil || m.Key != entries[0].Name() {
+			t.Fatalf("engine %d manifest: %+v %v", i, m, err)
+		}
+	}
+	if left, _ := os.ReadDir(filepath.Join(cache, "tmp")); len(left) != 0 {
+		t.Fatalf("temporary entries left: %v", left)
+	}
+}
+
+// TestEngineCacheEvicts: with a limit smaller than two engines, storing the second removes
+// the first, and a later build of the first model builds again.
+func TestEngineCacheEvicts(t *testing.T) {
+	a := repoModel(t, "convnet.onnx")
+	b := repoModel(t, "dynamic_batch.onnx")
+	cache := filepath.Join(t.TempDir(), "cache")
+	limit := []string{"--engine-cache", cache, "--engine-cache-size", "1K"} // each engine is larger
+	simBuild(t, append([]string{a, "-o", filepath.Join(filepath.Dir(a), "a1.engine")}, limit...)...)
+	simBuild(t, append([]string{b, "-o", filepath.Join(filepath.Dir(b), "b.engine"), "--shapes", "images:1x3x64x64"}, limit...)...)
+	entries, err := os.ReadDir(filepath.Join(cache, "entries"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("entries after eviction: %v %v", entries, err)
+	}
+	r := simBuild(t, append([]string{a, "-o", filepath.Join(filepath.Dir(a), "a2.engine")}, limit...)...)
+	if strings.Contains(r.stdout, "Engine cache hit") {
+		t.Fatal("an evicted engine was served")
 	}
 }

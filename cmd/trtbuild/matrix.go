@@ -134,7 +134,7 @@ cell's log.`,
 			if err := checkTargetHere(o, cell.Target, 0); err != nil {
 				return err
 			}
-			_, err = runCell(s, f, cell, o, 0, cell.Engine()+".report.json")
+			_, err = runCell(s, f, cell, o, 0, cell.Engine()+".report.json", nil)
 			return err
 		},
 	}
@@ -161,6 +161,34 @@ func checkTargetHere(o *matrixOptions, t matrix.Target, device int) error {
 		return exitcode.Usagef("GPU %d is %s, but target %s is %s; run the cell on its GPU type (the Jobs and scripts of 'matrix emit' select it)", device, got, t.Name, t.GPU)
 	}
 	return nil
+}
+
+// modelHashes hashes each model of a matrix run once, for all its cells; safe for the
+// workers to share.
+type modelHashes struct {
+	mu   sync.Mutex
+	done map[string]*hashOnce
+}
+
+type hashOnce struct {
+	once   sync.Once
+	hashes buildkey.ModelHashes
+	err    error
+}
+
+func (m *modelHashes) hash(model string) (buildkey.ModelHashes, error) {
+	m.mu.Lock()
+	if m.done == nil {
+		m.done = map[string]*hashOnce{}
+	}
+	h := m.done[model]
+	if h == nil {
+		h = &hashOnce{}
+		m.done[model] = h
+	}
+	m.mu.Unlock()
+	h.once.Do(func() { h.hashes, h.err = buildkey.HashModel(model) })
+	return h.hashes, h.err
 }
 
 // cellBuild returns the build options and arguments of one cell: the cell's flags and the
@@ -194,7 +222,7 @@ func cellBuild(f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, r
 }
 
 // runCell builds one cell through the normal build, and returns its index entry.
-func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string) (matrix.IndexCell, error) {
+func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string, hashes *modelHashes) (matrix.IndexCell, error) {
 	entry := matrix.NewIndexCell(cell)
 	out := f.OutputDir()
 	engine := filepath.Join(out, cell.Engine())
@@ -205,6 +233,9 @@ func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, dev
 	if err != nil {
 		entry.Status, entry.Error = matrix.StatusFailed, oneLine(err)
 		return entry, err
+	}
+	if hashes != nil {
+		bo.modelHashes = hashes.hash
 	}
 	start := time.Now()
 	err = buildRun(s, bo, rest)
@@ -371,6 +402,7 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 		}
 		return matrix.Cell{}, false
 	}
+	hashes := &modelHashes{}
 	var wg sync.WaitGroup
 	for _, dev := range devices {
 		wg.Add(1)
@@ -394,9 +426,13 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 					return
 				}
 				if len(devices) == 1 {
-					say("── cell %d/%d %s", c.Index+1, len(cells), c.ID())
+					mu.Lock()
+					index.Count()
+					so := fmt.Sprintf("so far %d built, %d cached, %d failed", index.Built, index.Cached, index.Failed)
+					mu.Unlock()
+					say("── cell %d/%d %s (%s)", c.Index+1, len(cells), c.ID(), so)
 				}
-				entry, err := runCell(cs, f, c, &co, dev, c.Engine()+".report.json")
+				entry, err := runCell(cs, f, c, &co, dev, c.Engine()+".report.json", hashes)
 				line := fmt.Sprintf("cell %d %s: %s", c.Index, c.ID(), entry.Status)
 				if entry.Key != "" {
 					line += " (" + buildkey.Short(entry.Key) + ")"
@@ -425,6 +461,11 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 		return exitcode.Wrap(exitcode.Failed, err)
 	}
 	index.Count()
+	if mode != tui.ModeJSON && mode != tui.ModeQuiet {
+		mu.Lock()
+		_ = matrix.WriteTable(s.Out, index)
+		mu.Unlock()
+	}
 	say("Matrix done in %s: %d built, %d from the engine cache, %d failed, %d skipped. Index: %s",
 		time.Since(start).Round(time.Millisecond), index.Built, index.Cached, index.Failed, index.Skipped,
 		filepath.Join(f.OutputDir(), matrix.PageName))
@@ -457,13 +498,13 @@ func parseGPUs(s string) ([]int, error) {
 func newMatrixEmitCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "emit",
-		Short: "Write what runs a matrix on a cluster: Kubernetes Jobs (k8s) or Slurm array scripts (slurm)",
+		Short: "Write what runs a matrix on a cluster (k8s, slurm), or a Triton model of its engines (triton)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitcode.Usagef("matrix emit needs k8s or slurm")
+			return exitcode.Usagef("matrix emit needs k8s, slurm or triton")
 		},
 	}
-	cmd.AddCommand(newEmitK8sCmd(s), newEmitSlurmCmd(s))
+	cmd.AddCommand(newEmitK8sCmd(s), newEmitSlurmCmd(s), newEmitTritonCmd(s))
 	return cmd
 }
 
@@ -568,4 +609,76 @@ func writeOut(s *streams, path string, data []byte) error {
 		return exitcode.Usagef("cannot write %s: %v", path, unwrapPathError(err))
 	}
 	return nil
+}
+
+func newEmitTritonCmd(s *streams) *cobra.Command {
+	var model, precision, profile, out string
+	var targets []string
+	cmd := &cobra.Command{
+		Use:   "triton FILE --model M --precision P [--profile X] -o REPOSITORY",
+		Short: "Write a Triton model of one model's engines, picked by compute capability",
+		Long: `triton writes REPOSITORY/M/config.pbtxt (platform tensorrt_plan, cc_model_filenames mapping
+each target's compute_capability to its engine) and copies the built engines of model M,
+precision P and profile X into REPOSITORY/M/1/TARGET.plan, so one Triton model serves the
+GPU types of the matrix. Build the matrix first. Inputs and outputs are left to Triton's
+auto-complete, which reads them from the engine.`,
+		Example: `  trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b8 -o model_repository`,
+		Args:    oneFileArg("matrix emit triton"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := loadMatrix(args[0])
+			if err != nil {
+				return err
+			}
+			if model == "" || precision == "" || out == "" {
+				return exitcode.Usagef("matrix emit triton needs --model, --precision and -o REPOSITORY")
+			}
+			if len(targets) > 0 {
+				var keep []matrix.Target
+				for _, t := range f.Targets {
+					if slices.Contains(targets, t.Name) {
+						keep = append(keep, t)
+					}
+				}
+				if len(keep) != len(targets) {
+					return exitcode.Usagef("--targets %s names a target the matrix does not have; see trtbuild matrix list", strings.Join(targets, ","))
+				}
+				f.Targets = keep
+			}
+			engines, err := f.TritonEngines(model, precision, profile)
+			if err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			for _, e := range engines {
+				if _, err := os.Stat(filepath.Join(f.OutputDir(), e.Cell.Engine())); err != nil {
+					return exitcode.Usagef("cell %s has no engine (%s); build the matrix first", e.Cell.ID(), filepath.Join(f.OutputDir(), e.Cell.Engine()))
+				}
+			}
+			version := filepath.Join(out, model, "1")
+			if err := os.MkdirAll(version, 0o755); err != nil {
+				return exitcode.Usagef("cannot create %s: %v", version, unwrapPathError(err))
+			}
+			for _, e := range engines {
+				data, err := os.ReadFile(filepath.Join(f.OutputDir(), e.Cell.Engine()))
+				if err == nil {
+					err = outpath.WriteFile(filepath.Join(version, e.File), data)
+				}
+				if err != nil {
+					return exitcode.Wrap(exitcode.Failed, fmt.Errorf("copying the engine of %s: %w", e.Cell.ID(), err))
+				}
+			}
+			config := filepath.Join(out, model, "config.pbtxt")
+			if err := outpath.WriteFile(config, []byte(matrix.TritonConfig(model, engines))); err != nil {
+				return exitcode.Wrap(exitcode.Failed, err)
+			}
+			fmt.Fprintf(s.Out, "Wrote %s with %d engines\n", config, len(engines))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&model, "model", "", "the model's name in the matrix")
+	fl.StringVar(&precision, "precision", "", "the precision, as in the matrix (fp32, fp16 …)")
+	fl.StringVar(&profile, "profile", "", "the profile, for a model built with profiles")
+	fl.StringSliceVar(&targets, "targets", nil, "only these targets (when two share a compute capability)")
+	fl.StringVarP(&out, "output", "o", "", "the Triton model repository")
+	return cmd
 }

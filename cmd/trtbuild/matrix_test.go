@@ -41,7 +41,7 @@ targets:
 
 // matrixDir makes a matrix folder: three bundled models (one with external data) and the
 // matrix file, 3 models × 2 precisions on one target.
-func matrixDir(t *testing.T) string {
+func matrixDir(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "models"), 0o755); err != nil {
@@ -60,7 +60,7 @@ func matrixDir(t *testing.T) string {
 	return dir
 }
 
-func writeMatrix(t *testing.T, dir, body string) {
+func writeMatrix(t testing.TB, dir, body string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "matrix.yaml"), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestMatrixBuild(t *testing.T) {
 	if fourth.Cached != 6 {
 		t.Errorf("after renaming, %d cells from the cache, want 6", fourth.Cached)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "engines", "l4", "resnet-lite-fp16.engine")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "engines", "l4", "resnet-lite", "fp16.engine")); err != nil {
 		t.Errorf("the renamed model's engine was not written: %v", err)
 	}
 }
@@ -388,5 +388,68 @@ func TestEmitSlurmRunsCells(t *testing.T) {
 	cmd.Env = append(testEnv(t), "SLURM_SUBMIT_DIR="+dir)
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "not run as a Slurm array task") {
 		t.Errorf("the script ran without SLURM_ARRAY_TASK_ID: %v %s", err, out)
+	}
+}
+
+// BenchmarkMatrixCachedRun measures a second `matrix build` of 3 models × 2 precisions, when
+// every cell is in the engine cache: the whole process (start, hashing the models, copying six
+// engines, writing manifests and the index). It fails if any cell was built.
+func BenchmarkMatrixCachedRun(b *testing.B) {
+	dir := matrixDir(b)
+	file := filepath.Join(dir, "matrix.yaml")
+	run := func() {
+		cmd := exec.Command(binary, "matrix", "build", file, "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet")
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "XDG_CACHE_HOME=" + dir}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("matrix build: %v\n%s", err, out)
+		}
+	}
+	run()
+	for b.Loop() {
+		run()
+		data, err := os.ReadFile(filepath.Join(dir, "engines", matrix.IndexName))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var x matrix.Index
+		if err := json.Unmarshal(data, &x); err != nil || x.Cached != 6 {
+			b.Fatalf("a cached run built cells: %+v %v", x, err)
+		}
+	}
+}
+
+// TestEmitTriton builds a two-target matrix and writes a Triton model of one model's engines.
+func TestEmitTriton(t *testing.T) {
+	dir := matrixDir(t)
+	writeMatrix(t, dir, strings.Replace(testMatrix, "precisions: [fp32, fp16]", "precisions: [fp16]", 1)+`  - name: h100
+    gpu: NVIDIA-H100-80GB-HBM3
+    compute_capability: "9.0"
+`)
+	file := filepath.Join(dir, "matrix.yaml")
+	repo := filepath.Join(dir, "repo")
+	r := trtbuild(t, nil, "matrix", "emit", "triton", file, "--model", "classifier", "--precision", "fp16", "--profile", "b8", "-o", repo)
+	if r.code != 2 || !strings.Contains(r.stderr, "build the matrix first") {
+		t.Fatalf("emit before building: %d %s", r.code, r.stderr)
+	}
+	if r := trtbuild(t, nil, "matrix", "build", file, "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"); r.code != 0 {
+		t.Fatalf("matrix build: %d %s", r.code, r.stderr)
+	}
+	r = trtbuild(t, nil, "matrix", "emit", "triton", file, "--model", "classifier", "--precision", "fp16", "--profile", "b8", "-o", repo)
+	if r.code != 0 {
+		t.Fatalf("emit triton: %d %s", r.code, r.stderr)
+	}
+	config, err := os.ReadFile(filepath.Join(repo, "classifier", "config.pbtxt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(config), `{ key: "8.9" value: "l4.plan" },`) || !strings.Contains(string(config), `{ key: "9.0" value: "h100.plan" }`) {
+		t.Errorf("config.pbtxt:\n%s", config)
+	}
+	for _, target := range []string{"l4", "h100"} {
+		got, err := os.ReadFile(filepath.Join(repo, "classifier", "1", target+".plan"))
+		want, _ := os.ReadFile(filepath.Join(dir, "engines", target, "classifier", "b8-fp16.engine"))
+		if err != nil || len(got) == 0 || !bytes.Equal(got, want) {
+			t.Errorf("%s.plan is not the cell's engine: %v", target, err)
+		}
 	}
 }

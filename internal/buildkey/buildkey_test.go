@@ -9,6 +9,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
+	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
 // model is a small graph: y = Relu(x·W + b), with a Constant node and an If whose branch has
@@ -215,6 +216,23 @@ func TestKeyCoversEveryPart(t *testing.T) {
 		"second profile":       func(p *Parts) { p.Profiles = append(p.Profiles, p.Profiles[0]) },
 		"plugin":               func(p *Parts) { p.Plugins = []Plugin{{Name: "a.so", SHA256: "sha256:cc"}} },
 		"sim seed":             func(p *Parts) { p.Sim = &Sim{Seed: 1} },
+		"input formats": func(p *Parts) {
+			p.Settings.InputFormats = []trtexec.IOFormat{{Type: "fp16", Formats: []string{"chw2"}}}
+		},
+		"output formats": func(p *Parts) {
+			p.Settings.OutputFormats = []trtexec.IOFormat{{Type: "fp16", Formats: []string{"chw2"}}}
+		},
+		"precision constraints": func(p *Parts) { p.Settings.PrecisionConstraints = "obey" },
+		"layer precisions": func(p *Parts) {
+			p.Settings.LayerPrecisions = []trtexec.LayerPrecision{{Layer: "conv1", Type: "fp32"}}
+		},
+		"profiling verbosity": func(p *Parts) { p.Settings.ProfilingVerbosity = "detailed" },
+		"tactic sources":      func(p *Parts) { p.Settings.TacticSources = []string{"-CUBLAS"} },
+		"dla core":            func(p *Parts) { c := 0; p.Settings.DLACore = &c },
+		"gpu fallback":        func(p *Parts) { p.Settings.GPUFallback = true },
+		"strongly typed":      func(p *Parts) { p.Settings.StronglyTyped = true },
+		"best":                func(p *Parts) { p.Settings.Best = true },
+		"mem pools":           func(p *Parts) { p.Settings.MemPools = map[string]uint64{"tacticSharedMem": 1 << 20} },
 	}
 	seen := map[string]string{base: "base"}
 	for name, mutate := range mutations {
@@ -249,15 +267,42 @@ func TestKeyNormalizes(t *testing.T) {
 
 func TestValid(t *testing.T) {
 	for s, want := range map[string]bool{
-		baseParts().Key():                     true,
-		"trtb1-" + strings.Repeat("0", 63):    false,
-		"trtb2-" + strings.Repeat("0", 64):    false,
-		"trtb1-" + strings.Repeat("G", 64):    false,
-		"trtb1-../" + strings.Repeat("0", 61): false,
-		"":                                    false,
+		baseParts().Key():                        true,
+		Prefix + strings.Repeat("0", 63):         false,
+		"trtb1-" + strings.Repeat("0", 64):       false, // an older schema
+		Prefix + strings.Repeat("G", 64):         false,
+		Prefix + "../" + strings.Repeat("0", 61): false,
+		"":                                       false,
 	} {
 		if Valid(s) != want {
 			t.Errorf("Valid(%q) = %v, want %v", s, !want, want)
+		}
+	}
+}
+
+// BenchmarkHashModel hashes a 256 MiB model (weights inline); MB/s is the hashing rate.
+func BenchmarkHashModel(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "large.onnx")
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := tm.WriteLarge(f, 256); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	st, _ := os.Stat(path)
+	b.SetBytes(st.Size())
+	var first ModelHashes
+	for b.Loop() {
+		h, err := HashModel(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if first.Weights == "" {
+			first = h
+		} else if h != first {
+			b.Fatal("hashes differ between runs")
 		}
 	}
 }

@@ -20,12 +20,14 @@ import (
 	"strings"
 
 	"github.com/trtbuild/trtbuild/internal/regfile"
+	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
-// Schema is the version of the key's definition (the Parts and how each is computed).
-const Schema = 1
+// Schema is the version of the key's definition (the Parts and how each is computed). 2 added
+// trtexec's other build settings (Settings.InputFormats … MemPools).
+const Schema = 2
 
-// Prefix starts every key, naming the schema: "trtb1-" and 64 hex digits.
+// Prefix starts every key, naming the schema: "trtb2-" and 64 hex digits.
 var Prefix = fmt.Sprintf("trtb%d-", Schema)
 
 // Parts is everything a key covers. Its JSON form, with fields in this order, is what is
@@ -71,6 +73,20 @@ type Settings struct {
 	OptLevel       int      `json:"opt_level"`       // -1: the builder's default
 	MaxAuxStreams  int      `json:"max_aux_streams"` // -1: the builder's default
 	WorkspaceBytes uint64   `json:"workspace_bytes,omitempty"`
+
+	// trtexec's other build settings, as the request holds them (internal/trtexec); each is
+	// left out when not set. Orders are kept: they are the user's.
+	InputFormats         []trtexec.IOFormat       `json:"input_formats,omitempty"`
+	OutputFormats        []trtexec.IOFormat       `json:"output_formats,omitempty"`
+	PrecisionConstraints string                   `json:"precision_constraints,omitempty"`
+	LayerPrecisions      []trtexec.LayerPrecision `json:"layer_precisions,omitempty"`
+	ProfilingVerbosity   string                   `json:"profiling_verbosity,omitempty"`
+	TacticSources        []string                 `json:"tactic_sources,omitempty"`
+	DLACore              *int                     `json:"dla_core,omitempty"`
+	GPUFallback          bool                     `json:"gpu_fallback,omitempty"`
+	StronglyTyped        bool                     `json:"strongly_typed,omitempty"`
+	Best                 bool                     `json:"best,omitempty"`
+	MemPools             map[string]uint64        `json:"mem_pools,omitempty"` // encoded with sorted names
 }
 
 // Profile is one optimization profile; its inputs are sorted by name.

@@ -81,9 +81,18 @@ func HashModel(path string) (ModelHashes, error) {
 		return ModelHashes{}, fmt.Errorf("opening the folder of model %s: %w", path, err)
 	}
 	defer root.Close()
+	hashes, err := hashBytes(data, root)
+	if err != nil {
+		return ModelHashes{}, fmt.Errorf("hashing model %s: %w", path, err)
+	}
+	return hashes, nil
+}
+
+// hashBytes hashes a model's bytes; external data is read from root.
+func hashBytes(data []byte, root *os.Root) (ModelHashes, error) {
 	h := &hasher{graph: sha256.New(), weights: sha256.New(), root: root}
 	if err := h.message(data, kindModel, 0); err != nil {
-		return ModelHashes{}, fmt.Errorf("hashing model %s: %w", path, err)
+		return ModelHashes{}, err
 	}
 	return ModelHashes{
 		Graph:         "sha256:" + fmt.Sprintf("%x", h.graph.Sum(nil)),

@@ -43,12 +43,18 @@ func Local(backend string, device int) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
+	build := "unknown"
+	if lib, ok := cgo.InstalledLibrary(trt.LibInfer); ok && lib.Build >= 0 && lib.Version == loaded {
+		build = fmt.Sprint(lib.Build) // what the loaded library says
+	} else if c := cgo.CompiledFor(); c.TensorRT == loaded && c.Build > 0 {
+		build = fmt.Sprint(c.Build) // the headers' build: the library was not asked (see docs/engine-cache.md)
+	}
 	if v.DeviceCount == 0 || v.DeviceName == "" {
 		return Target{}, fmt.Errorf("no CUDA device %d: an engine is built for one GPU; check nvidia-smi and --device", device)
 	}
 	return Target{
 		Backend:           "tensorrt",
-		TensorRT:          fmt.Sprintf("%d.%d.%d.%d", ver.Major, ver.Minor, ver.Patch, v.LoadedBuild),
+		TensorRT:          fmt.Sprintf("%d.%d.%d.%s", ver.Major, ver.Minor, ver.Patch, build),
 		TRTMajor:          ver.Major,
 		GPU:               v.DeviceName,
 		ComputeCapability: fmt.Sprintf("%d.%d", v.ComputeMajor, v.ComputeMinor),
@@ -63,6 +69,12 @@ func FromRequest(req worker.Request, target Target) (Parts, ModelHashes, error) 
 	if err != nil {
 		return Parts{}, ModelHashes{}, err
 	}
+	return FromHashes(req, target, hashes)
+}
+
+// FromHashes is FromRequest with the model's hashes already known (a matrix hashes each model
+// once for all its cells).
+func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, ModelHashes, error) {
 	plugins, err := HashPlugins(req.Plugins)
 	if err != nil {
 		return Parts{}, ModelHashes{}, err
@@ -75,6 +87,10 @@ func FromRequest(req worker.Request, target Target) (Parts, ModelHashes, error) 
 		Settings: Settings{
 			NoTF32: req.NoTF32, Refit: req.Refit, StripWeights: req.StripWeights, SparseWeights: req.SparseWeights,
 			OptLevel: req.OptLevel, MaxAuxStreams: req.MaxAuxStreams, WorkspaceBytes: req.WorkspaceBytes,
+			InputFormats: req.InputFormats, OutputFormats: req.OutputFormats,
+			PrecisionConstraints: req.PrecisionConstraints, LayerPrecisions: req.LayerPrecisions,
+			ProfilingVerbosity: req.ProfilingVerbosity, TacticSources: req.TacticSources, DLACore: req.DLACore,
+			GPUFallback: req.GPUFallback, StronglyTyped: req.StronglyTyped, Best: req.Best, MemPools: req.MemPools,
 		},
 		Plugins: plugins,
 	}

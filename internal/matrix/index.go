@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"path/filepath"
+	"text/tabwriter"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/outpath"
@@ -164,3 +166,25 @@ code { font-size: 12px; }
 </body>
 </html>
 `))
+
+// WriteTable writes the index as a plain text table, one line per cell.
+func WriteTable(w io.Writer, x *Index) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CELL\tTARGET\tMODEL\tPROFILE\tPRECISION\tSTATUS\tKEY\tSECONDS")
+	for _, c := range x.Cells {
+		key := c.Key
+		if len(key) > 18 {
+			key = key[:18]
+		}
+		profile := c.Profile
+		if profile == "" {
+			profile = "-"
+		}
+		status := c.Status
+		if c.Error != "" && c.Status != StatusSkipped {
+			status += " (see index.json)"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\n", c.Index, c.Target, c.Model, profile, c.Precision, status, key, c.Seconds)
+	}
+	return tw.Flush()
+}

@@ -39,6 +39,14 @@ func TestWriteIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var table strings.Builder
+	if err := WriteTable(&table, &back); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(table.String()), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "CELL") || !strings.Contains(lines[2], "cached") || !strings.Contains(lines[3], "failed (see index.json)") {
+		t.Errorf("table:\n%s", table.String())
+	}
 	s := string(page)
 	if !strings.Contains(s, "1 built, 1 from the engine cache, 1 failed") || strings.Contains(s, "<script>") || !strings.Contains(s, "classifier") {
 		t.Errorf("page:\n%s", s)

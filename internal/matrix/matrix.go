@@ -101,13 +101,15 @@ func (c Cell) ID() string {
 	return strings.Join(append(parts, c.Precision), "/")
 }
 
-// Engine is the cell's engine path below the output folder.
+// Engine is the cell's engine path below the output folder:
+// TARGET/MODEL/[PROFILE-]PRECISION.engine. Precisions hold no dash, so no two cells share a
+// path.
 func (c Cell) Engine() string {
-	name := c.Model.Name
+	name := c.Precision
 	if c.Profile != nil {
-		name += "-" + c.Profile.Name
+		name = c.Profile.Name + "-" + name
 	}
-	return filepath.Join(c.Target.Name, name+"-"+c.Precision+".engine")
+	return filepath.Join(c.Target.Name, c.Model.Name, name+".engine")
 }
 
 // Flags are the build flags of the cell (precision, shapes, then the matrix's build flags),

@@ -44,7 +44,7 @@ func TestCells(t *testing.T) {
 	if got := strings.Join(c.Flags(f), " "); got != "--fp16 --min-shapes images:1x3x64x64 --opt-shapes images:8x3x64x64 --max-shapes images:16x3x64x64 --opt-level 3" {
 		t.Errorf("flags %q", got)
 	}
-	if c.Engine() != filepath.Join("h100", "classifier-b8-fp16.engine") || c.ModelPath(f) != filepath.Join("testdata", "models", "dynamic_batch.onnx") {
+	if c.Engine() != filepath.Join("h100", "classifier", "b8-fp16.engine") || c.ModelPath(f) != filepath.Join("testdata", "models", "dynamic_batch.onnx") {
 		t.Errorf("engine %s model %s", c.Engine(), c.ModelPath(f))
 	}
 	if got := strings.Join(cells[0].Flags(f), " "); got != "--opt-level 3" {

@@ -81,6 +81,7 @@ func cacheKey(req Request) (timingcache.Key, error) {
 	if err != nil {
 		return timingcache.Key{}, fmt.Errorf("cannot tell the TensorRT version and GPU for --timing-cache auto: %w", err)
 	}
+	// The build number too: NVIDIA requires major.minor.patch.build to match for a timing cache.
 	return timingcache.Key{Backend: "tensorrt", TensorRT: v.Loaded, Build: v.LoadedBuild, GPU: v.DeviceName, ComputeMajor: v.ComputeMajor, ComputeMinor: v.ComputeMinor}, nil
 }
 
