@@ -15,11 +15,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
@@ -182,7 +182,7 @@ func HashPlugins(paths []string) ([]Plugin, error) {
 
 // HashFile returns "sha256:" and the hex SHA-256 of a file's content.
 func HashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path) // never blocks on a FIFO
 	if err != nil {
 		return "", err
 	}
