@@ -18,8 +18,19 @@
 #      are not trtbuild's);
 #   2. go vet -tags tensorrt ./internal/cgo/, which type-checks the cgo package with the tag and
 #      compiles all of its C++ (the shim included) at -O2 with the same warnings as errors;
-#      nothing is linked, so no library is needed.
-# Nothing is written to the repository. Exit status 0 means both passed.
+#      nothing is linked, so no library is needed;
+#   3. go build -tags tensorrt ./cmd/trtbuild, with the headers alone: TensorRT and CUDA are
+#      loaded at run time, so the binary must link without their libraries and must not need
+#      them (no libnvinfer, libnvonnxparser, libnvinfer_plugin or libcudart among its NEEDED
+#      entries); then that binary must run --help, version (exit 0, saying what it found or
+#      where it searched), inspect, convert and a --backend sim build without TensorRT, and a
+#      --backend tensorrt build pointed at an empty folder must fail with exit 2, the places
+#      searched, and no engine file;
+#   4. the same binary against stand-in libraries (small shared libraries compiled here that
+#      export TensorRT's and CUDA's entry points, with a builder factory that returns null):
+#      version must report them, and a build must load them and fail with "could not create
+#      a builder" -- the whole path from the flag to createInferBuilder_INTERNAL, without a GPU.
+# Nothing is written to the repository. Exit status 0 means all passed.
 set -euo pipefail
 
 die() {
@@ -128,4 +139,102 @@ echo "--- go vet -tags tensorrt ./internal/cgo/"
 	CGO_ENABLED=1 CGO_CPPFLAGS="${flags[*]}" CGO_CXXFLAGS="-O2 -g -Wall -Wextra -Werror" \
 		go vet -tags tensorrt ./internal/cgo/
 )
+
+echo "--- go build -tags tensorrt ./cmd/trtbuild (headers only, nothing of TensorRT or CUDA linked)"
+bin=$work/trtbuild
+(
+	cd "$repo"
+	CGO_ENABLED=1 CGO_CPPFLAGS="${flags[*]}" go build -tags tensorrt -o "$bin" ./cmd/trtbuild
+)
+needed=$(readelf -d "$bin" | awk '/NEEDED/ {print $NF}' | tr -d '[]' | tr '\n' ' ')
+echo "NEEDED: $needed"
+if grep -Eq 'libnvinfer|libnvonnxparser|libcudart|libcuda\.' <<<"$needed"; then
+	die "the -tags tensorrt binary links TensorRT or CUDA ($needed); they must be loaded at run time"
+fi
+
+model=$repo/testdata/models/convnet.onnx
+[[ -f $model ]] || die "$model is missing"
+empty=$work/empty-lib
+mkdir -p "$empty"
+expect() { # expect CODE PATTERN -- command...: run it, check the exit code and that the output matches
+	local want=$1 pattern=$2
+	shift 3
+	local out rc=0
+	out=$("$@" 2>&1) || rc=$?
+	if [[ $rc -ne $want ]]; then
+		printf '%s\n' "$out" >&2
+		die "$* exited $rc, want $want"
+	fi
+	if ! grep -Eq -- "$pattern" <<<"$out"; then
+		printf '%s\n' "$out" >&2
+		die "$* printed no line matching: $pattern"
+	fi
+	echo "ok ($rc): $(basename "$1") ${*:2}"
+}
+expect 0 'Usage:' -- "$bin" --help
+expect 0 '^tensorrt +compiled for [0-9]+\.[0-9]+\.[0-9]+' -- "$bin" version
+expect 0 'not found: .*searched: --tensorrt-lib '"$empty"'/libnvinfer\.so\.' -- "$bin" version --tensorrt-lib "$empty"
+expect 0 'IR version' -- "$bin" inspect "$model"
+expect 0 'float16' -- "$bin" convert --fp16 -o "$work/convnet-fp16.onnx" "$model"
+expect 0 'Built' -- "$bin" --backend sim --sim-speed 50 --no-timing-cache --progress plain -o "$work/sim.engine" "$model"
+expect 2 'cannot use TensorRT: .*searched: --tensorrt-lib '"$empty"'/libnvinfer\.so\.[0-9]+: .*--backend sim' -- \
+	"$bin" --backend tensorrt --tensorrt-lib "$empty" --no-timing-cache --progress plain -o "$work/trt.engine" "$model"
+expect 2 'cannot use TensorRT' -- env TRTBUILD_TENSORRT_LIB="$empty" "$bin" --backend auto --no-timing-cache --progress plain -o "$work/trt.engine" "$model"
+[[ ! -e $work/trt.engine ]] || die "a failed TensorRT build left $work/trt.engine behind"
+
+echo "--- stand-in libraries: the loader and the backend up to createInferBuilder_INTERNAL"
+major=${version%%.*}
+standin=$work/standin
+mkdir -p "$standin"
+# The stand-in libnvinfer logs an error through the logger it is given and returns no builder;
+# the stand-in libnvinfer_plugin logs a line through its logger: both must reach the build's
+# log through trtbuild's one process logger, and the error must be quoted in the failure.
+cat >"$standin/infer.cpp" <<STANDIN
+#include <NvInfer.h>
+extern "C" int32_t getInferLibVersion() noexcept { return ${major}0000 + 9900; }
+extern "C" int32_t getInferLibBuildVersion() noexcept { return 7; }
+extern "C" void* createInferBuilder_INTERNAL(void* logger, int32_t) noexcept {
+    static_cast<nvinfer1::ILogger*>(logger)->log(nvinfer1::ILogger::Severity::kERROR, "stand-in libnvinfer: no builder here");
+    return nullptr;
+}
+STANDIN
+echo 'extern "C" void* createNvOnnxParser_INTERNAL(void*, void*, int) noexcept { return nullptr; }' >"$standin/parser.cpp"
+cat >"$standin/plugin.cpp" <<'STANDIN'
+#include <NvInfer.h>
+extern "C" bool initLibNvInferPlugins(void* logger, const char*) {
+    static_cast<nvinfer1::ILogger*>(logger)->log(nvinfer1::ILogger::Severity::kWARNING, "stand-in libnvinfer_plugin: registered nothing");
+    return true;
+}
+STANDIN
+cat >"$standin/cudart.cpp" <<'STANDIN'
+#include <string.h>
+extern "C" {
+int cudaGetDeviceCount(int* n) { *n = 1; return 0; }
+int cudaSetDevice(int d) { return d == 0 ? 0 : 101; }
+int cudaGetLastError() { return 0; }
+const char* cudaGetErrorString(int) { return "stand-in error"; }
+int cudaDeviceGetAttribute(int* v, int attr, int) { *v = attr == 75 ? 9 : 0; return 0; }
+int cudaRuntimeGetVersion(int* v) { *v = 13000; return 0; }
+int cudaGetDeviceProperties_v2(void* p, int) { strcpy((char*)p, "Stand-in GPU"); return 0; }
+}
+STANDIN
+for pair in infer:libnvinfer.so.$major parser:libnvonnxparser.so.$major plugin:libnvinfer_plugin.so.$major cudart:libcudart.so.13; do
+	"$cxx" -std=c++17 -shared -fPIC "${flags[@]}" -o "$standin/${pair#*:}" "$standin/${pair%%:*}.cpp"
+done
+expect 0 "found $major\.99\.0\.7 at $standin/libnvinfer\.so\.$major" -- "$bin" version --tensorrt-lib "$standin"
+expect 0 'gpu +0: Stand-in GPU, compute capability 9\.0' -- "$bin" version --tensorrt-lib "$standin"
+expect 1 'TensorRT could not create a builder: stand-in libnvinfer: no builder here' -- \
+	"$bin" --backend tensorrt --tensorrt-lib "$standin" --no-timing-cache --progress plain -o "$work/trt.engine" "$model"
+expect 1 'WARNING: stand-in libnvinfer_plugin: registered nothing' -- \
+	"$bin" --backend tensorrt --tensorrt-lib "$standin" --no-timing-cache --progress plain -o "$work/trt.engine" "$model"
+expect 1 'INFO: loaded libnvinfer_plugin from '"$standin"'/libnvinfer_plugin\.so\.' -- \
+	"$bin" --backend tensorrt --tensorrt-lib "$standin" -v --no-timing-cache --progress plain -o "$work/trt.engine" "$model"
+out=$("$bin" --backend tensorrt --tensorrt-lib "$standin" -v --no-builtin-plugins --no-timing-cache --progress plain -o "$work/trt.engine" "$model" 2>&1) || true
+if ! grep -q 'INFO: loaded libnvonnxparser' <<<"$out" || grep -q 'libnvinfer_plugin' <<<"$out"; then
+	printf '%s\n' "$out" >&2
+	die "--no-builtin-plugins still loaded libnvinfer_plugin"
+fi
+echo "ok: --no-builtin-plugins loads no libnvinfer_plugin"
+[[ ! -e $work/trt.engine ]] || die "a failed TensorRT build left $work/trt.engine behind"
+
 echo "ok: TensorRT $version headers"

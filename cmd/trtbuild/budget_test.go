@@ -128,7 +128,8 @@ func TestColorForce(t *testing.T) {
 // and JSON output both name that layer's phase, whichever thread ended its phases last.
 func TestFailureAttribution(t *testing.T) {
 	model := repoModel(t, "convnet.onnx")
-	const layer = "Finding fastest tactic for stage2/block1/conv1"
+	// The simulated builder times the optimized graph: conv1 is fused with its bn1 and relu1.
+	const layer = "Finding fastest tactic for stage2/block1/conv1 + stage2/block1/bn1 + stage2/block1/relu1"
 	args := []string{"--backend", "sim", "--no-timing-cache", "--sim-speed", "20", "--sim-threads", "4", "--sim-fail-phase", layer}
 	for _, mode := range []string{"plain", "json"} {
 		r := trtbuild(t, nil, append(args, "--progress", mode, "-o", filepath.Join(t.TempDir(), "m.engine"), model)...)

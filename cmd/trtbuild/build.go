@@ -40,6 +40,10 @@ type buildOptions struct {
 	plugins                                                                    []string
 	skipInference, noPreflight                                                 bool
 
+	keepFP32         []string
+	tensorrtLib      string // --tensorrt-lib: the folder of the TensorRT libraries
+	noBuiltinPlugins bool   // --no-builtin-plugins: do not load libnvinfer_plugin
+
 	timingCache   string
 	noTimingCache bool
 	strictCache   bool
@@ -64,6 +68,9 @@ type simFlags struct {
 	ignoreCancel                      bool
 	seed                              uint64
 	flood                             bool
+	preSilent, postSilent             time.Duration
+	skipFinish                        bool
+	fp16FailNode                      string
 	scenario                          string
 }
 
@@ -105,6 +112,9 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.StringVar(&o.hardwareCompat, "hardware-compat", "none", "hardware compatibility: none, ampere+ or same-compute-capability")
 	f.IntVar(&o.device, "device", 0, "CUDA device to build on")
 	f.StringSliceVar(&o.plugins, "plugins", nil, "plugin libraries to load (this runs their code)")
+	addTensorRTLibFlag(f, &o.tensorrtLib)
+	f.StringSliceVar(&o.keepFP32, "keep-fp32", nil, "with --fp16/--bf16 on TensorRT 11: operator types (Conv) or node names to keep in float32 when the model is converted")
+	f.BoolVar(&o.noBuiltinPlugins, "no-builtin-plugins", false, "do not load TensorRT's standard plugins (libnvinfer_plugin), which trtexec always loads")
 	addTrtexecFlags(f, &o.tx)
 	f.BoolVar(&o.skipInference, "skip-inference", false, "accepted for trtexec compatibility; trtbuild never runs inference")
 	_ = f.MarkHidden("skip-inference")
@@ -133,8 +143,13 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.BoolVar(&o.sim.ignoreCancel, "sim-ignore-cancel", false, "keep building after a cancel request")
 	f.Uint64Var(&o.sim.seed, "sim-seed", 0, "seed of the simulated timings")
 	f.BoolVar(&o.sim.flood, "sim-flood", false, "report events as fast as possible, without sleeping (benchmarks)")
+	f.DurationVar(&o.sim.preSilent, "sim-pre-silent", 0, "simulated silence before the first phase (graph optimization)")
+	f.DurationVar(&o.sim.postSilent, "sim-post-silent", 0, "simulated silence after timing (engine generation)")
+	f.BoolVar(&o.sim.skipFinish, "sim-skip-finish", false, "send no phase finish after a cancel or a failure")
+	f.StringVar(&o.sim.fp16FailNode, "sim-fp16-fail-node", "", "fail as TensorRT 11.2 does when this node runs in FP16")
 	for _, name := range []string{"sim-threads", "sim-tactics", "sim-iterations", "sim-step", "sim-silent", "sim-long-step",
-		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed", "sim-flood"} {
+		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed", "sim-flood",
+		"sim-pre-silent", "sim-post-silent", "sim-skip-finish", "sim-fp16-fail-node"} {
 		_ = f.MarkHidden(name)
 	}
 }
@@ -381,6 +396,9 @@ var errNoTensorRT = "this trtbuild was built without TensorRT; build it with `go
 func resolveBackend(name string) (string, error) {
 	switch name {
 	case "auto", "tensorrt":
+		// Whether TensorRT loads is found out by the worker, which alone loads it: with auto
+		// as with tensorrt, a TensorRT that cannot be loaded fails the build (exit 2) with the
+		// places searched, never a silent simulated build.
 		if !cgo.Available(cgo.BackendTensorRT) {
 			return "", exitcode.Usagef("%s", errNoTensorRT)
 		}
@@ -399,7 +417,13 @@ func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (w
 		ExcludeLeanRuntime: o.excludeLeanRuntime, SparseWeights: o.sparse,
 		OptLevel: o.optLevel, MaxAuxStreams: o.maxAuxStreams, HardwareCompat: o.hardwareCompat,
 		Plugins: o.plugins, NoTimingCache: o.noTimingCache, TimingCache: o.timingCache, StrictCache: o.strictCache,
+		NoBuiltinPlugins: o.noBuiltinPlugins, KeepFP32: o.keepFP32,
 	}
+	lib, err := resolveTensorRTLib(o.tensorrtLib)
+	if err != nil {
+		return req, err
+	}
+	req.TensorRTLib = lib
 	if o.verbose {
 		req.LogSeverity = progress.SeverityVerbose
 	}
@@ -426,6 +450,14 @@ func buildRequest(o *buildOptions, model, backend string, flags []shapeFlags) (w
 		req.HardwareCompat = "same-compute-capability"
 	default:
 		return req, exitcode.Usagef("invalid --hardware-compat %q: use none, ampere+ or same-compute-capability", o.hardwareCompat)
+	}
+	if o.fp8 && (req.HardwareCompat == "ampere+" || (req.HardwareCompat == "" && o.hardwareCompat == "ampere+")) {
+		// TensorRT 10's FP8 flag "is not supported when HardwareCompatibilityLevel::kAMPERE_PLUS
+		// is enabled" (NvInfer.h); TensorRT 11 has no FP8 flag at all.
+		return req, exitcode.Usagef("--fp8 cannot be combined with --hardware-compat ampere+ (TensorRT does not support it); drop one of them")
+	}
+	if len(o.keepFP32) > 0 && !o.fp16 && !o.bf16 {
+		return req, exitcode.Usagef("--keep-fp32 keeps nodes in float32 when --fp16 or --bf16 converts the model; add one of them, or drop --keep-fp32")
 	}
 	if o.excludeLeanRuntime && !o.versionCompatible {
 		return req, exitcode.Usagef("--exclude-lean-runtime needs --version-compatible")
@@ -510,7 +542,8 @@ func simConfig(f simFlags) (worker.SimConfig, error) {
 		Threads: f.threads, Tactics: f.tactics, Iterations: f.iterations, Step: step,
 		FailPhase: f.failPhase, EarlyPhase: f.earlyPhase, AbortPhase: f.abortPhase,
 		Silent: f.silent, LongStep: f.longStep, IgnoreCancel: f.ignoreCancel, Seed: f.seed,
-		Flood: f.flood,
+		Flood: f.flood, PreSilent: f.preSilent, PostSilent: f.postSilent, SkipFinishOnStop: f.skipFinish,
+		FP16FailNode: f.fp16FailNode,
 	}, nil
 }
 

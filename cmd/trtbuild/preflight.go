@@ -75,6 +75,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 			return nil, nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 		req.Layers = m.NodeNames()
+		req.LayerOps, req.InputShapes = simGraph(m)
 		return m, nil, nil
 	}
 	if len(profiles) == 0 {
@@ -121,6 +122,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		req.Profiles = completed
 	}
 	req.Layers = m.NodeNames()
+	req.LayerOps, req.InputShapes = simGraph(m)
 	return m, warnings, nil
 }
 

@@ -423,6 +423,9 @@ func (s *session) exitError(res progress.Result) error {
 		}
 		return &exitcode.Error{Code: code, Err: errors.New("build cancelled"), Reported: true}
 	default:
+		if res.UsageError {
+			return &exitcode.Error{Code: exitcode.Usage, Err: errors.New(res.Error), Reported: true}
+		}
 		return &exitcode.Error{Code: exitcode.Failed, Err: errors.New(res.Error), Reported: true}
 	}
 }

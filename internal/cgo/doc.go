@@ -19,7 +19,10 @@
 // Builder threads (TensorRT's own, or the simulation's) never call Go. They copy each progress
 // report and log line into a buffer of their own inside the build's queue, under a lock only
 // the drainer ever contends for, and return; a step report also tells the builder whether to
-// stop. Go takes the reports out in batches with Drain, from one goroutine at a time, in one
+// stop. The queue holds a bounded number of bytes: when Drain falls behind, verbose and info
+// log lines are dropped first, then steps, warnings and errors, never phase starts or finishes,
+// and Drain counts the drops (Drops). While nothing is queued, Drain sleeps in C until the
+// builder reports, so a silent build costs no CPU. Go takes the reports out in batches with Drain, from one goroutine at a time, in one
 // order that respects what each thread did first (a parent phase starts before its children
 // on other threads) and with times that never decrease. Cancel may be called from any
 // goroutine at any time; it stores a flag that builder threads read at their next step

@@ -142,7 +142,7 @@ bool EventQueue::push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t 
                       const char* name, const char* parent) {
     const size_t name_len = bounded_len(name);
     const size_t parent_len = bounded_len(parent);
-    const uint64_t bytes = sizeof(trtb_event) + name_len + parent_len;
+    uint64_t bytes = sizeof(trtb_event) + name_len + parent_len;
     const uint64_t limit = limit_for(kind, severity);
     Buffer* b = buffer();
     bool wake = false;
@@ -153,6 +153,9 @@ bool EventQueue::push(int32_t kind, int32_t severity, int32_t nb_steps, int32_t 
             return false;  // nobody reads past close(); see the threading rule in the header
         }
         const bool text_full = b->text.size() + name_len + parent_len > UINT32_MAX;
+        if (text_full) {
+            bytes = sizeof(trtb_event);  // kept (a phase event) without its text; see gather()
+        }
         const uint64_t level =
             pending_bytes_.load(std::memory_order_relaxed) + b->unpublished + bytes;
         if (level > limit || (text_full && kind != TRTB_EVENT_PHASE_START &&
@@ -304,6 +307,9 @@ void EventQueue::gather() {
     if (published > 0) {
         pending_bytes_.fetch_add(published, std::memory_order_relaxed);
     }
+    if (stage_.size() > read_) {
+        last_busy_ = std::chrono::steady_clock::now();
+    }
     // Merge neighbouring runs pairwise until one is left: O(n log runs).
     auto by_order = [](const Staged& a, const Staged& b) { return before(a.ev, b.ev); };
     while (runs_.size() > 1) {
@@ -392,10 +398,19 @@ int32_t EventQueue::drain(trtb_batch* batch, int32_t timeout_ms, trtb_status* st
             if (std::chrono::steady_clock::now() >= deadline) {
                 break;
             }
+            const auto now = std::chrono::steady_clock::now();
             if (read_ < stage_.size()) {
                 // Held back by the watermark: they were timed a moment ago and are ready at
                 // the next gather.
                 std::this_thread::yield();
+            } else if (now - last_busy_ < kNapUntil) {
+                // Events came a moment ago, and more are likely: look again after a short
+                // nap rather than ask the next push to wake us (a system call on a builder
+                // thread). close() still wakes the nap.
+                std::unique_lock<std::mutex> lock(mu_);
+                if (!closed_.load(std::memory_order_relaxed)) {
+                    cv_.wait_until(lock, std::min(deadline, now + kNap));
+                }
             } else {
                 wait_for_push(deadline);
             }

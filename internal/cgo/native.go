@@ -58,6 +58,7 @@ type VersionInfo struct {
 	DeviceCount                int    // CUDA devices seen; 0 without a GPU
 	DeviceName                 string // of the device asked for; empty without a GPU
 	ComputeMajor, ComputeMinor int    // its compute capability
+	LoadedBuild                int    // the loaded TensorRT's build number; 0 for sim
 	SMs                        int    // the device's multiprocessors (fewer on a MIG slice)
 }
 
@@ -82,6 +83,7 @@ func Version(b Backend, device int) (VersionInfo, error) {
 		DeviceName:   C.GoString(&info.device_name[0]),
 		ComputeMajor: int(info.compute_major),
 		ComputeMinor: int(info.compute_minor),
+		LoadedBuild:  int(info.loaded_build),
 		SMs:          int(info.multiprocessor_count),
 	}, nil
 }
@@ -202,9 +204,10 @@ type Shape struct {
 type Profile []Shape
 
 // SimOptions are the simulated builder's knobs, for demos and tests; the TensorRT backend
-// ignores them. Zero fields take the builder's defaults (4 threads, 6 tactics, 4 iterations,
+// ignores them. Zero fields take the builder's defaults (1 thread, 6 tactics, 4 iterations,
 // 5 ms steps, 16 layers). Phase names in FailPhase, EarlyPhase and AbortPhase match exactly,
-// or as a prefix when they end in '*'.
+// where '*' stands for any run of characters (a fused layer is named after all of its nodes,
+// so "Finding fastest tactic for *conv1*" finds the layer holding conv1).
 type SimOptions struct {
 	Threads    int           // builder threads timing layers in parallel
 	Tactics    int           // tactics timed per layer
@@ -223,6 +226,25 @@ type SimOptions struct {
 	// Flood makes the builder never sleep (Step, Silent, LongStep and the work between steps
 	// take no time): events come as fast as its threads can report them, for benchmarks.
 	Flood bool
+	// SkipFinishOnStop reports no phase finish after a cancel or a failure, which TensorRT does
+	// not promise either.
+	SkipFinishOnStop bool
+	// LayerOps are the ONNX op types of Layers (same length, or nil). With them the builder
+	// times TensorRT's optimized graph: no Identity/Constant/Shape/Dropout layers, Conv/Gemm/
+	// MatMul fused with a following BatchNormalization, Add and activation ("a + b + c"), and
+	// reformat layers; without them each name is one layer.
+	LayerOps []string
+	// ShapeKey names the network's input shapes; it is part of every layer's signature, the
+	// timing cache key (so two models with the same layers but other shapes share nothing).
+	ShapeKey string
+	// PreSilent and PostSilent are silences before the first phase (graph optimization) and
+	// after timing (engine generation).
+	PreSilent, PostSilent time.Duration
+	// FP16FailNode makes the build fail as TensorRT 11.2 fails an FP16 Conv it has no kernel
+	// for ("No low-precision conv kernel available ... Failing node: X") when the layer holding
+	// that node is timed, unless the node's name or op type is in KeepFP32.
+	FP16FailNode string
+	KeepFP32     []string
 }
 
 // Options is everything a build needs. NewBuild copies it; nothing of it is kept but PlanFile.
@@ -714,6 +736,25 @@ func (s *SimOptions) toC(mem *cmem) (*C.trtb_sim_options, error) {
 	}
 	c.step_ns = C.int64_t(s.Step)
 	c.silent_ns = C.int64_t(s.Silent)
+	c.pre_silent_ns = C.int64_t(s.PreSilent)
+	c.post_silent_ns = C.int64_t(s.PostSilent)
+	if s.SkipFinishOnStop {
+		c.skip_finish_on_stop = 1
+	}
+	if len(s.LayerOps) > 0 {
+		if len(s.LayerOps) != len(s.Layers) {
+			return nil, invalid("sim layer op types: %d for %d layers; give one per layer", len(s.LayerOps), len(s.Layers))
+		}
+		if c.layer_ops, err = mem.strs("layer op type", s.LayerOps); err != nil {
+			return nil, err
+		}
+	}
+	if c.nb_keep_fp32, err = toInt32("keep-fp32 count", len(s.KeepFP32)); err != nil {
+		return nil, err
+	}
+	if c.keep_fp32, err = mem.strs("keep-fp32 entry", s.KeepFP32); err != nil {
+		return nil, err
+	}
 	c.long_step_ns = C.int64_t(s.LongStep)
 	if len(s.Layers) > 0 {
 		if c.nb_layers, err = toInt32("sim layer count", len(s.Layers)); err != nil {
@@ -731,6 +772,8 @@ func (s *SimOptions) toC(mem *cmem) (*C.trtb_sim_options, error) {
 		{"fail phase", s.FailPhase, &c.fail_phase},
 		{"early phase", s.EarlyPhase, &c.early_phase},
 		{"abort phase", s.AbortPhase, &c.abort_phase},
+		{"shape key", s.ShapeKey, &c.shape_key},
+		{"fp16 failing node", s.FP16FailNode, &c.fp16_fail_node},
 	}
 	for _, p := range phases {
 		if p.v == "" {

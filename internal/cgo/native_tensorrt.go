@@ -2,14 +2,13 @@
 
 package cgo
 
-// Link flags of the TensorRT backend (tensorrt_*.cpp), used only with the build tag
-// "tensorrt". Where the headers and libraries live comes from the environment, never from
-// this file: CGO_CPPFLAGS holds the include folders of TensorRT and CUDA (as -isystem, so
-// their own deprecation warnings stay quiet) and CGO_LDFLAGS their library folders; see
-// docs/tensorrt.md. libnvinfer and libnvonnxparser must be of the same TensorRT major version
-// as the headers; the shim refuses to build with any other and says so.
-
-/*
-#cgo LDFLAGS: -lnvinfer -lnvonnxparser -lcudart -ldl
-*/
-import "C"
+// The TensorRT backend (tensorrt_*.cpp) is compiled only with the build tag "tensorrt", against
+// TensorRT's and CUDA's public headers, whose folders come from the environment: CGO_CPPFLAGS
+// holds them as -isystem (so their own deprecation warnings stay quiet); see docs/tensorrt.md.
+//
+// Nothing is linked: no -lnvinfer, -lnvonnxparser, -lnvinfer_plugin or -lcudart. The worker
+// loads those libraries at run time (loader.go, trtb_loader.h) and the backend calls TensorRT
+// and CUDA only through the entry points it resolved (tensorrt_entry.cpp). So the binary starts
+// and runs --help, version, inspect, convert and --backend sim without TensorRT, and a missing
+// TensorRT, or one of another major version, is a one-line error of the build that names where
+// it was searched, not a loader failure before main.

@@ -1420,3 +1420,238 @@ func TestDrainWakesOnPush(t *testing.T) {
 		t.Errorf("drained %d events, dropped %v; want %d and none dropped", n, dropped, want)
 	}
 }
+
+// TestOneBuilderThreadByDefault: with Threads left 0, as TensorRT's IBuilder::setMaxThreads
+// defaults to 1, every callback comes from the thread that called Run, and phases nest
+// strictly: each finish closes the phase started last.
+func TestOneBuilderThreadByDefault(t *testing.T) {
+	o := options(t, &SimOptions{NbLayers: 5, Tactics: 2, Iterations: 2, Step: time.Microsecond})
+	out := build(t, o, nil)
+	if out.err != nil {
+		t.Fatalf("Run: %v", out.err)
+	}
+	checkEvents(t, out.events)
+	var open []string
+	for _, ev := range out.events {
+		if ev.Thread != 1 {
+			t.Fatalf("%v %q came from thread %d, want 1", ev.Kind, ev.Name, ev.Thread)
+		}
+		switch ev.Kind {
+		case EventPhaseStart:
+			if len(open) > 0 && ev.Parent != open[len(open)-1] {
+				t.Errorf("%q starts inside %q, but %q is the innermost open phase", ev.Name, ev.Parent, open[len(open)-1])
+			}
+			open = append(open, ev.Name)
+		case EventPhaseFinish:
+			if len(open) == 0 || open[len(open)-1] != ev.Name {
+				t.Fatalf("%q finishes while %v are open", ev.Name, open)
+			}
+			open = open[:len(open)-1]
+		case EventStep:
+			if len(open) == 0 || open[len(open)-1] != ev.Name {
+				t.Errorf("a step of %q while %v are open", ev.Name, open)
+			}
+		}
+	}
+	if len(open) != 0 {
+		t.Errorf("never finished: %v", open)
+	}
+}
+
+// findPhases returns the layer names of the "Finding fastest tactic" phases, in order.
+func findPhases(events []RawEvent) []string {
+	var names []string
+	for _, ev := range events {
+		if ev.Kind == EventPhaseStart && strings.HasPrefix(ev.Name, phaseFind) {
+			names = append(names, strings.TrimPrefix(ev.Name, phaseFind))
+		}
+	}
+	return names
+}
+
+// TestOptimizedGraph: given op types, the simulation times TensorRT's optimized graph, not the
+// ONNX nodes one by one.
+func TestOptimizedGraph(t *testing.T) {
+	layers := []string{"/in/Identity", "/conv/Conv", "/bn/BatchNormalization", "/relu/Relu", "/c/Constant", "/shape/Shape",
+		"/fc/Gemm", "/add/Add", "/sm/Softmax", "/conv2/Conv", "/relu2/Relu", "/relu3/Relu"}
+	ops := []string{"Identity", "Conv", "BatchNormalization", "Relu", "Constant", "Shape", "Gemm", "Add", "Softmax", "Conv", "Relu", "Relu"}
+	want := []string{
+		"Reformatting CopyNode for Input Tensor 0 to /conv/Conv + /bn/BatchNormalization + /relu/Relu",
+		"/conv/Conv + /bn/BatchNormalization + /relu/Relu",
+		"/fc/Gemm + /add/Add",
+		"/sm/Softmax",
+		"/conv2/Conv + /relu2/Relu",
+		"/relu3/Relu",
+	}
+	for _, fp16 := range []bool{false, true} {
+		o := options(t, &SimOptions{Layers: layers, LayerOps: ops, Tactics: 1, Iterations: 1, Step: time.Microsecond})
+		w := want
+		if fp16 {
+			o.Precision = PrecisionFP16
+			w = append(slices.Clone(want), "Reformatting CopyNode for Output Tensor 0 to /relu3/Relu")
+		}
+		out := build(t, o, nil)
+		if out.err != nil {
+			t.Fatalf("Run: %v", out.err)
+		}
+		checkEvents(t, out.events)
+		if got := findPhases(out.events); !slices.Equal(got, w) {
+			t.Errorf("fp16 %v: timed layers\n%q\nwant\n%q", fp16, got, w)
+		}
+	}
+	o := options(t, &SimOptions{Layers: layers, LayerOps: ops[:3]})
+	if b, err := NewBuild(BackendSim, o); err == nil {
+		b.Close()
+		t.Error("NewBuild accepted 3 op types for 12 layers")
+	} else {
+		asError(t, err, CodeInvalidArgument)
+	}
+}
+
+// TestTimingCacheKeysAreSignatures: timings belong to a layer's signature (its ops, its place,
+// the input shapes, the precision), not to its name. Two models whose auto-generated names
+// collide but whose inputs differ share nothing; the same layers under other names share all.
+func TestTimingCacheKeysAreSignatures(t *testing.T) {
+	names := []string{"Conv_0", "Relu_1", "Gemm_2"}
+	ops := []string{"Conv", "Relu", "Gemm"}
+	run := func(names []string, shapes string, cache []byte) outcome {
+		o := options(t, &SimOptions{Layers: names, LayerOps: ops, ShapeKey: shapes, Tactics: 2, Iterations: 1, Step: time.Microsecond})
+		o.TimingCache = cache
+		out := build(t, o, nil)
+		if out.err != nil {
+			t.Fatalf("Run: %v", out.err)
+		}
+		return out
+	}
+	a := run(names, "images=1x3x224x224", nil)
+	if a.res.CacheHits != 0 || a.res.CacheMisses == 0 || len(a.cache) == 0 {
+		t.Fatalf("first build: %d hits, %d misses, %d cache bytes", a.res.CacheHits, a.res.CacheMisses, len(a.cache))
+	}
+	if bytes.Contains(a.cache, []byte("Conv_0")) {
+		t.Errorf("the cache is keyed by node name:\n%s", a.cache)
+	}
+	other := run(names, "images=1x3x64x64", a.cache)
+	if other.res.CacheHits != 0 || other.res.CacheMisses != a.res.CacheMisses {
+		t.Errorf("same names, other input shapes: %d hits, %d misses; want 0 hits", other.res.CacheHits, other.res.CacheMisses)
+	}
+	renamed := run([]string{"/stem/conv", "/stem/relu", "/head/fc"}, "images=1x3x224x224", a.cache)
+	if renamed.res.CacheMisses != 0 || renamed.res.CacheHits != a.res.CacheMisses {
+		t.Errorf("same layers, other names: %d hits, %d misses; want all hits", renamed.res.CacheHits, renamed.res.CacheMisses)
+	}
+}
+
+// TestSilencesAroundTiming: silences before the first phase (graph optimization) and after
+// timing (engine generation) are reported as nothing at all.
+func TestSilencesAroundTiming(t *testing.T) {
+	const pre, post = 200 * time.Millisecond, 300 * time.Millisecond
+	o := options(t, &SimOptions{NbLayers: 2, Tactics: 1, Iterations: 1, Step: time.Microsecond, PreSilent: pre, PostSilent: post})
+	out := build(t, o, nil)
+	if out.err != nil {
+		t.Fatalf("Run: %v", out.err)
+	}
+	checkEvents(t, out.events)
+	root := slices.IndexFunc(out.events, func(ev RawEvent) bool { return ev.Kind == EventPhaseStart && ev.Name == phaseRoot })
+	if root < 1 {
+		t.Fatalf("%q is not preceded by log lines", phaseRoot)
+	}
+	if gap := out.events[root].Time - out.events[root-1].Time; gap < pre {
+		t.Errorf("%v of silence before the first phase, want at least %v", gap, pre)
+	}
+	step := func(n int) int {
+		return slices.IndexFunc(out.events, func(ev RawEvent) bool {
+			return ev.Kind == EventStep && ev.Name == phaseRoot && ev.Step == n
+		})
+	}
+	s1, s2 := step(1), step(2)
+	if s1 < 0 || s2 < 0 {
+		t.Fatal("missing steps of the root phase")
+	}
+	if gap := out.events[s1+1].Time - out.events[s1].Time; gap < post {
+		t.Errorf("%v of silence after timing, want at least %v", gap, post)
+	}
+	if i := slices.IndexFunc(out.events, func(ev RawEvent) bool { return ev.Kind == EventPhaseFinish && ev.Name == phaseNodes }); i < 0 || i > s1 {
+		t.Errorf("the silence after timing does not come after %q finished", phaseNodes)
+	}
+}
+
+// TestSkipFinishOnStop: TensorRT does not promise phaseFinish after a cancel or a failure; in
+// this mode the simulation sends none once the build is stopping.
+func TestSkipFinishOnStop(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		o := options(t, &SimOptions{NbLayers: 3, Tactics: 2, Iterations: 2, Step: time.Microsecond,
+			FailPhase: phaseFind + "layer_1", SkipFinishOnStop: skip})
+		out := build(t, o, nil)
+		asError(t, out.err, CodeBuildFailed)
+		fail := slices.IndexFunc(out.events, func(ev RawEvent) bool { return ev.Kind == EventLog && ev.Severity == SeverityError })
+		if fail < 0 {
+			t.Fatal("no ERROR line for the failure")
+		}
+		var finishes int
+		for _, ev := range out.events[fail:] {
+			if ev.Kind == EventPhaseFinish {
+				finishes++
+			}
+		}
+		if skip && finishes != 0 {
+			t.Errorf("skip mode: %d phase finishes after the failure, want none", finishes)
+		}
+		if !skip && finishes < 5 { // the failing layer, nodes, profile, subgraph, root
+			t.Errorf("default mode: %d phase finishes after the failure, want every open phase finished", finishes)
+		}
+	}
+}
+
+// TestFP16FailureInjection: the TensorRT 11.2 FP16 failure "No low-precision conv kernel
+// available ... Failing node: X", unless X (by name or op type) is kept in float32.
+func TestFP16FailureInjection(t *testing.T) {
+	layers := []string{"/conv/Conv", "/relu/Relu", "node_223_Conv"}
+	ops := []string{"Conv", "Relu", "Conv"}
+	for _, tt := range []struct {
+		keep []string
+		fail bool
+	}{{nil, true}, {[]string{"/conv/Conv"}, true}, {[]string{"node_223_Conv"}, false}, {[]string{"Conv"}, false}} {
+		o := options(t, &SimOptions{Layers: layers, LayerOps: ops, Tactics: 1, Iterations: 1, Step: time.Microsecond,
+			FP16FailNode: "node_223_Conv", KeepFP32: tt.keep})
+		out := build(t, o, nil)
+		if !tt.fail {
+			if out.err != nil {
+				t.Errorf("keep %q: %v", tt.keep, out.err)
+			}
+			continue
+		}
+		e := asError(t, out.err, CodeBuildFailed)
+		if !strings.Contains(e.Message, "Could not find any implementation for node node_223_Conv") {
+			t.Errorf("keep %q: message %q", tt.keep, e.Message)
+		}
+		if !slices.ContainsFunc(out.events, func(ev RawEvent) bool {
+			return ev.Kind == EventLog && ev.Severity == SeverityError &&
+				strings.HasPrefix(ev.Name, "No low-precision conv kernel available") && strings.HasSuffix(ev.Name, "Failing node: node_223_Conv")
+		}) {
+			t.Errorf("keep %q: no ERROR line naming the failing node", tt.keep)
+		}
+	}
+}
+
+// TestPhasePatterns: '*' in a fail pattern stands for any run of characters, so a fused
+// layer can be named by any of its nodes.
+func TestPhasePatterns(t *testing.T) {
+	layers := []string{"/a/Conv", "/a/Relu", "/b/Conv", "/b/Relu"}
+	ops := []string{"Conv", "Relu", "Conv", "Relu"}
+	for _, tt := range []struct {
+		pattern string
+		fails   bool
+	}{
+		{phaseFind + "/b/Conv + /b/Relu", true},
+		{phaseFind + "*/b/Relu*", true},
+		{phaseFind + "/b/Conv", false},
+		{phaseFind + "/b*", true},
+		{"*/c/*", false},
+		{"Timing*nodes", true},
+	} {
+		o := options(t, &SimOptions{Layers: layers, LayerOps: ops, Tactics: 1, Iterations: 1, Step: time.Microsecond, FailPhase: tt.pattern})
+		out := build(t, o, nil)
+		if failed := out.err != nil; failed != tt.fails {
+			t.Errorf("pattern %q: failed %v (%v), want %v", tt.pattern, failed, out.err, tt.fails)
+		}
+	}
+}

@@ -1,31 +1,44 @@
-// sim.cpp: the simulated builder. It needs no GPU and no TensorRT, yet its threads report
-// progress the way TensorRT's builder does, so that everything above the C boundary (queue,
-// drain, progress tree, cancel, timing cache files) can be exercised for real.
+// sim.cpp: the simulated builder. It needs no GPU and no TensorRT, yet it reports progress the
+// way TensorRT's builder does, so that everything above the C boundary (queue, drain, progress
+// tree, cancel, timing cache files) can be exercised for real. docs/tensorrt.md lists what each
+// choice below is modelled on.
 //
 // Shape of one build (phase names are those of a real TensorRT trace; keep them exactly):
 //
+//                                                          pre_silent_ns of nothing first
 //   Building engine (4 steps)                              the thread that called run
 //     Building engine from subgraph (1)
 //       Computing profile costs (1)
 //         Timing graph nodes (one step per layer)           silent_ns of nothing at its start
-//           Finding fastest tactic for <layer> (tactics)    on one of `threads` builder threads
-//             Measuring tactic time (iterations)            one per tactic not in the cache
+//           Finding fastest tactic for <layer> (tactics)    by default on the thread that
+//             Measuring tactic time (iterations)            called run; one per tactic not in
+//                                                          the cache
+//                                                          post_silent_ns after timing
 //
-// Several builder threads time layers at once, so equally named phases ("Measuring tactic
-// time") are active on different threads at the same time, as in TensorRT. Steps of the shared
-// "Timing graph nodes" are reported under a lock, in increasing order, as layers finish.
+// Layers are TensorRT's optimized graph when the op types are known (optimize_graph: removed
+// no-op nodes, fused "conv + bn + relu" layers named after all their nodes, reformat layers),
+// else the given names one by one.
+//
+// Threads: one builder thread by default, as IBuilder::setMaxThreads defaults to 1, so every
+// callback comes from the thread that called run, strictly nested. With `threads` > 1 several
+// threads time layers at once, so equally named phases ("Measuring tactic time") are active on
+// different threads at the same time; steps of the shared "Timing graph nodes" are then reported
+// under a lock, in increasing order, as layers finish.
 //
 // Cancel: every reported step goes through Build::step_complete; when it returns false the
-// thread finishes its open phases early and stops, and the other threads stop at their next
-// step boundary. Nothing interrupts a step in progress (TensorRT cannot either), so the latency
-// of a cancel is the length of the longest step in flight.
+// thread finishes its open phases early (or, with skip_finish_on_stop, reports no finish) and
+// stops, and the other threads stop at their next step boundary. Nothing interrupts a step in
+// progress (TensorRT cannot either), so the latency of a cancel is the length of the longest
+// step in flight.
 //
 // Timing cache format (what Build::timing_cache holds and what options.timing_cache may hold):
 //
 //   TRTBUILD-SIM-TIMING-CACHE 1\n
-//   <layer>\t<tactic index>\t<nanoseconds>\n        one line per entry, sorted by layer, tactic
+//   <signature>\t<tactic index>\t<nanoseconds>\n    one line per entry, sorted by signature, tactic
 //
-// where <layer> escapes backslash, tab, newline and carriage return as \\, \t, \n and \r. A
+// where <signature> is the layer's signature (its fused op types, its place in the optimized
+// graph, the network's input shapes and the precision; the layer's name when no op types were
+// given) and escapes backslash, tab, newline and carriage return as \\, \t, \n and \r. A
 // cache that does not follow this format is ignored as a whole, with a warning, as TensorRT
 // ignores a cache of another version.
 
@@ -61,7 +74,7 @@ constexpr char kPhaseFindPrefix[] = "Finding fastest tactic for ";
 constexpr char kPhaseMeasure[] = "Measuring tactic time";
 
 // Defaults for zero fields of trtb_sim_options, and the accepted ranges.
-constexpr int32_t kDefaultThreads = 4;
+constexpr int32_t kDefaultThreads = 1;  // IBuilder::setMaxThreads defaults to 1
 constexpr int32_t kDefaultTactics = 6;
 constexpr int32_t kDefaultIterations = 4;
 constexpr int64_t kDefaultStepNs = 5'000'000;
@@ -153,16 +166,36 @@ std::vector<int32_t> tactic_order(uint64_t seed, const std::string& layer, int32
     return order;
 }
 
-// matches reports whether a phase name matches a fail/early/abort pattern: exactly, or as a
-// prefix when the pattern ends in '*'. An empty pattern matches nothing.
+// glob reports whether name[n..] matches pattern[p..], where '*' stands for any run of bytes.
+bool glob(const std::string& pattern, size_t p, const std::string& name, size_t n) {
+    // Classic greedy matching with one backtrack point: linear in practice, never recursive.
+    size_t star = std::string::npos;
+    size_t resume = 0;
+    while (n < name.size()) {
+        if (p < pattern.size() && pattern[p] == '*') {
+            star = p++;
+            resume = n;
+        } else if (p < pattern.size() && pattern[p] == name[n]) {
+            ++p;
+            ++n;
+        } else if (star != std::string::npos) {
+            p = star + 1;
+            n = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (p < pattern.size() && pattern[p] == '*') {
+        ++p;
+    }
+    return p == pattern.size();
+}
+
+// matches reports whether a phase name matches a fail/early/abort pattern, in which '*' stands
+// for any run of characters ("Finding fastest tactic*", "Finding fastest tactic for *conv1*":
+// a fused layer is named after all the nodes in it). An empty pattern matches nothing.
 bool matches(const std::string& pattern, const std::string& name) {
-    if (pattern.empty()) {
-        return false;
-    }
-    if (pattern.back() == '*') {
-        return name.compare(0, pattern.size() - 1, pattern, 0, pattern.size() - 1) == 0;
-    }
-    return name == pattern;
+    return !pattern.empty() && glob(pattern, 0, name, 0);
 }
 
 std::string escape(const std::string& s) {
@@ -341,7 +374,113 @@ struct Config {
     bool ignore_cancel = false;
     uint64_t seed = 0;
     bool flood = false;
+    bool skip_finish_on_stop = false;
+    int64_t pre_silent_ns = 0;
+    int64_t post_silent_ns = 0;
+    std::string fp16_fail_node;
+    std::vector<std::string> keep_fp32;
+    std::string shape_key;
+
+    // The optimized graph: layers[i] is the name TensorRT would report for layer i, sigs[i]
+    // its signature (the timing cache key), members[i] the ONNX nodes fused into it as
+    // (name, op) pairs (empty for a reformat layer).
+    std::vector<std::string> sigs;
+    std::vector<std::vector<std::pair<std::string, std::string>>> members;
 };
+
+// Op types TensorRT removes from the graph it times (constant folding, no-ops).
+bool removed_op(const std::string& op) {
+    static const char* const ops[] = {"Identity", "Constant", "Shape", "Dropout", "ConstantOfShape"};
+    for (const char* o : ops) {
+        if (op == o) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Op types that start a fusion (convolution and matrix multiply layers).
+bool fusion_head(const std::string& op) {
+    return op == "Conv" || op == "ConvTranspose" || op == "Gemm" || op == "MatMul";
+}
+
+// Op types TensorRT folds into the layer before them: a BatchNormalization (scale fusion),
+// an Add (bias or residual, "conv + eltwise" fusion) and one activation.
+int fusion_follower(const std::string& op) {
+    if (op == "BatchNormalization") {
+        return 1;
+    }
+    if (op == "Add") {
+        return 2;
+    }
+    static const char* const acts[] = {"Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "Elu",
+                                       "Selu", "Softplus", "HardSigmoid", "HardSwish", "Gelu",
+                                       "Mish", "PRelu"};
+    for (const char* a : acts) {
+        if (op == a) {
+            return 4;
+        }
+    }
+    return 0;
+}
+
+// optimize_graph turns the model's nodes into the layers TensorRT would time (see
+// trtb_sim_options.layer_ops), filling c->layers, c->sigs and c->members. Without op types,
+// every node is one layer whose signature is its name.
+void optimize_graph(const std::vector<std::string>& names, const std::vector<std::string>& ops,
+                    Config* c) {
+    c->layers.clear();
+    c->sigs.clear();
+    c->members.clear();
+    const std::string tail = "|" + c->shape_key + "|precision=" + std::to_string(c->precision);
+    if (ops.empty()) {
+        for (const std::string& n : names) {
+            c->layers.push_back(n);
+            c->sigs.push_back(n);
+            c->members.push_back({{n, std::string()}});
+        }
+        return;
+    }
+    auto add = [&](std::string name, std::string sig,
+                   std::vector<std::pair<std::string, std::string>> members) {
+        c->layers.push_back(std::move(name));
+        c->sigs.push_back(std::move(sig) + "|" + std::to_string(c->sigs.size()) + tail);
+        c->members.push_back(std::move(members));
+    };
+    for (size_t i = 0; i < names.size(); ++i) {
+        if (removed_op(ops[i])) {
+            continue;
+        }
+        std::string name = names[i];
+        std::string sig = ops[i];
+        std::vector<std::pair<std::string, std::string>> members{{names[i], ops[i]}};
+        if (fusion_head(ops[i])) {
+            int taken = 0;
+            while (i + 1 < names.size()) {
+                const int kind = fusion_follower(ops[i + 1]);
+                if (kind == 0 || (taken & kind) != 0 || (kind == 1 && taken != 0)) {
+                    break;
+                }
+                taken |= kind;
+                ++i;
+                name += " + " + names[i];
+                sig += "+" + ops[i];
+                members.emplace_back(names[i], ops[i]);
+            }
+        }
+        if (c->layers.empty()) {
+            // The network input arrives in linear FP32; the first layer wants its own format.
+            add("Reformatting CopyNode for Input Tensor 0 to " + name, "Reformat", {});
+        }
+        add(std::move(name), std::move(sig), std::move(members));
+    }
+    if (!c->layers.empty() && (c->precision & (TRTB_PRECISION_FP16 | TRTB_PRECISION_BF16)) != 0) {
+        add("Reformatting CopyNode for Output Tensor 0 to " + c->layers.back(), "Reformat", {});
+    }
+    if (c->layers.empty()) {  // nothing left to time: TensorRT still builds one layer
+        add("(Unnamed Layer* 0) [Identity]", "Identity", {});
+    }
+}
 
 // LayerResult is the tactic chosen for one layer.
 struct LayerResult {
@@ -492,6 +631,9 @@ public:
     void finish() {
         if (open_) {
             open_ = false;
+            if (rs_.cfg.skip_finish_on_stop && rs_.stop.load(std::memory_order_relaxed)) {
+                return;  // TensorRT does not promise a finish after a cancel or a failure
+            }
             rs_.build.queue.push_phase_finish(name_.c_str());
         }
     }
@@ -577,7 +719,8 @@ private:
     void build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_bytes);
     void worker(RunState& rs, int32_t nb_layers) noexcept;
     bool time_layer(RunState& rs, int32_t index);
-    bool measure(RunState& rs, const Phase& find, const std::string& layer, int32_t tactic);
+    bool measure(RunState& rs, const Phase& find, const std::string& layer, const std::string& sig,
+                 int32_t tactic);
     std::string plan_text(const RunState& rs, uint64_t model_bytes) const;
 
     Config cfg_;
@@ -708,6 +851,7 @@ int32_t SimBuild::merge_timing_cache(const std::string& disk, std::string* merge
 void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_bytes) {
     const int32_t nb_layers = static_cast<int32_t>(cfg_.layers.size());
 
+    rs.pause(cfg_.pre_silent_ns);  // graph optimisation: TensorRT reports no phase yet
     Phase root(rs, kPhaseRoot, nullptr, 4);
     if (root.failed()) {
         return;
@@ -746,13 +890,19 @@ void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_b
                 }
             } join{threads};
             const int32_t n = std::min(cfg_.threads, timed);
-            try {
-                threads.reserve(static_cast<size_t>(n));
-                for (int32_t i = 0; i < n; ++i) {
-                    threads.emplace_back([this, &rs, timed] { worker(rs, timed); });
+            if (n <= 1) {
+                // One builder thread, as TensorRT by default: the thread that called run times
+                // every layer, so every callback comes from it, strictly nested.
+                worker(rs, timed);
+            } else {
+                try {
+                    threads.reserve(static_cast<size_t>(n));
+                    for (int32_t i = 0; i < n; ++i) {
+                        threads.emplace_back([this, &rs, timed] { worker(rs, timed); });
+                    }
+                } catch (const std::exception& e) {
+                    rs.fail(TRTB_ERR_INTERNAL, std::string("cannot start a builder thread: ") + e.what());
                 }
-            } catch (const std::exception& e) {
-                rs.fail(TRTB_ERR_INTERNAL, std::string("cannot start a builder thread: ") + e.what());
             }
             for (std::thread& t : threads) {
                 t.join();
@@ -764,7 +914,7 @@ void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_b
             for (int32_t i = timed; i < nb_layers; ++i) {
                 LayerResult& r = rs.results[static_cast<size_t>(i)];
                 r.tactic = 0;
-                r.time_ns = tactic_time(cfg_.seed, cfg_.layers[static_cast<size_t>(i)], 0);
+                r.time_ns = tactic_time(cfg_.seed, cfg_.sigs[static_cast<size_t>(i)], 0);
                 r.how = "not timed";
             }
             nodes.finish();
@@ -783,6 +933,7 @@ void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_b
     }
 
     rs.work(2, 3);
+    rs.pause(cfg_.post_silent_ns);  // engine generation: no phase reports for a while
     rs.log(TRTB_SEVERITY_INFO, format("Total Host Persistent Memory: %llu bytes",
                                       static_cast<unsigned long long>(nb_layers) * 4096ULL));
     rs.log(TRTB_SEVERITY_INFO, "Total Device Persistent Memory: 0 bytes");
@@ -827,20 +978,49 @@ void SimBuild::worker(RunState& rs, int32_t nb_layers) noexcept {
 
 bool SimBuild::time_layer(RunState& rs, int32_t index) {
     const std::string& layer = cfg_.layers[static_cast<size_t>(index)];
+    // Timings and cache entries belong to the layer's signature, not to its name.
+    const std::string& sig = cfg_.sigs[static_cast<size_t>(index)];
     LayerResult& result = rs.results[static_cast<size_t>(index)];
 
     Phase find(rs, kPhaseFindPrefix + layer, rs.nodes, cfg_.tactics, &layer);
     if (find.failed()) {
         return false;
     }
-    const std::vector<int32_t> order = tactic_order(cfg_.seed, layer, cfg_.tactics);
+    if (!cfg_.fp16_fail_node.empty()) {
+        for (const auto& member : cfg_.members[static_cast<size_t>(index)]) {
+            if (member.first != cfg_.fp16_fail_node) {
+                continue;
+            }
+            const bool kept = std::find_if(cfg_.keep_fp32.begin(), cfg_.keep_fp32.end(),
+                                           [&](const std::string& k) {
+                                               return k == member.first ||
+                                                      (!member.second.empty() && k == member.second);
+                                           }) != cfg_.keep_fp32.end();
+            if (!kept) {
+                // TensorRT 11.2.1 (NVIDIA/TensorRT#4838): an ERROR line naming the node, then
+                // the build fails with Error Code 10 for the same node.
+                rs.log(TRTB_SEVERITY_ERROR,
+                       "No low-precision conv kernel available for this strongly-typed "
+                       "Conv/ConvTranspose. Consider keeping Conv/ConvTranspose and Q/DQ ops in FP32 "
+                       "(e.g. via modelopt.onnx.autocast.convert_to_f16 with "
+                       "op_block_list=['Conv','ConvTranspose','QuantizeLinear','DequantizeLinear']). "
+                       "Failing node: " + member.first);
+                rs.fail(TRTB_ERR_BUILD_FAILED,
+                        "IBuilder::buildSerializedNetworkToStream: Error Code 10: Internal Error "
+                        "(Could not find any implementation for node " + member.first +
+                        ". In computeCosts at optimizer/common/tactic/optimizer.cpp)");
+                return false;
+            }
+        }
+    }
+    const std::vector<int32_t> order = tactic_order(cfg_.seed, sig, cfg_.tactics);
     const int32_t limit = find.limit();
 
     auto cached = [&](int32_t tactic, uint64_t* ns) {
         if (!rs.cache_enabled) {
             return false;
         }
-        auto it = rs.cache_in.find(CacheKey(layer, tactic));
+        auto it = rs.cache_in.find(CacheKey(sig, tactic));
         if (it == rs.cache_in.end()) {
             return false;
         }
@@ -876,10 +1056,10 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
                 rs.misses.fetch_add(1, std::memory_order_relaxed);
             }
             ++measured;
-            if (!measure(rs, find, layer, tactic)) {
+            if (!measure(rs, find, layer, sig, tactic)) {
                 return false;
             }
-            ns = tactic_time(cfg_.seed, layer, tactic);
+            ns = tactic_time(cfg_.seed, sig, tactic);
         }
         if (best < 0 || ns < best_ns || (ns == best_ns && tactic < best)) {
             best = tactic;
@@ -894,7 +1074,7 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
 
     if (best < 0) {  // the early phase left no tactic to try: keep the first one
         result.tactic = 0;
-        result.time_ns = tactic_time(cfg_.seed, layer, 0);
+        result.time_ns = tactic_time(cfg_.seed, sig, 0);
         result.how = "not timed";
     } else {
         result.tactic = best;
@@ -914,13 +1094,13 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
 }
 
 bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer,
-                       int32_t tactic) {
+                       const std::string& sig, int32_t tactic) {
     Phase phase(rs, kPhaseMeasure, &find, cfg_.iterations, &layer);
     if (phase.failed()) {
         return false;
     }
     const int32_t limit = phase.limit();
-    const uint64_t h = mix(hash_string(layer) ^ mix(cfg_.seed ^ (static_cast<uint64_t>(tactic) << 20)));
+    const uint64_t h = mix(hash_string(sig) ^ mix(cfg_.seed ^ (static_cast<uint64_t>(tactic) << 20)));
     for (int32_t it = 0; it < limit; ++it) {
         int64_t ns = jitter(cfg_.step_ns, mix(h + static_cast<uint64_t>(it)));
         if (cfg_.long_step_ns > 0 && !rs.long_step_taken.exchange(true)) {
@@ -930,16 +1110,16 @@ bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer
         if (!phase.step(it)) {
             if (it == limit - 1 && rs.cache_enabled) {  // every iteration ran: the time is known
                 std::lock_guard<std::mutex> lock(rs.mu);
-                rs.learned.emplace_back(CacheKey(layer, tactic), tactic_time(cfg_.seed, layer, tactic));
+                rs.learned.emplace_back(CacheKey(sig, tactic), tactic_time(cfg_.seed, sig, tactic));
             }
             return false;
         }
     }
     phase.finish();
-    const uint64_t ns = tactic_time(cfg_.seed, layer, tactic);
+    const uint64_t ns = tactic_time(cfg_.seed, sig, tactic);
     if (rs.cache_enabled) {
         std::lock_guard<std::mutex> lock(rs.mu);
-        rs.learned.emplace_back(CacheKey(layer, tactic), ns);
+        rs.learned.emplace_back(CacheKey(sig, tactic), ns);
     }
     rs.log(TRTB_SEVERITY_VERBOSE, format("%s Tactic: 0x%016x Time: %.6f", layer.c_str(), static_cast<unsigned>(tactic),
                                          static_cast<double>(ns) / 1e6));
@@ -1011,6 +1191,7 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
 
     int32_t nb_layers = kDefaultLayers;
     const char* const* layers = nullptr;
+    const char* const* ops = nullptr;
     if (o.sim != nullptr) {
         const trtb_sim_options& s = *o.sim;
         if (s.threads < 0 || s.threads > kMaxThreads) {
@@ -1034,7 +1215,8 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
         if (s.iterations > 0) {
             c.iterations = s.iterations;
         }
-        if (s.step_ns < 0 || s.silent_ns < 0 || s.long_step_ns < 0) {
+        if (s.step_ns < 0 || s.silent_ns < 0 || s.long_step_ns < 0 || s.pre_silent_ns < 0 ||
+            s.post_silent_ns < 0) {
             return invalid(status, "sim durations must not be negative");
         }
         if (s.step_ns > 0) {
@@ -1061,16 +1243,37 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
         c.ignore_cancel = s.ignore_cancel != 0;
         c.seed = s.seed;
         c.flood = s.flood != 0;
+        c.skip_finish_on_stop = s.skip_finish_on_stop != 0;
+        c.pre_silent_ns = s.pre_silent_ns;
+        c.post_silent_ns = s.post_silent_ns;
+        c.shape_key = str_or_empty(s.shape_key);
+        c.fp16_fail_node = str_or_empty(s.fp16_fail_node);
+        if (s.nb_keep_fp32 < 0 || (s.nb_keep_fp32 > 0 && s.keep_fp32 == nullptr)) {
+            return invalid(status, format("the keep-fp32 list is malformed (%d entries)", s.nb_keep_fp32));
+        }
+        for (int32_t i = 0; i < s.nb_keep_fp32; ++i) {
+            c.keep_fp32.push_back(str_or_empty(s.keep_fp32[i]));
+        }
+        if (s.layer_ops != nullptr && layers == nullptr) {
+            return invalid(status, "sim layer op types are given without layer names");
+        }
+        ops = s.layer_ops;
     }
-    c.layers.reserve(static_cast<size_t>(nb_layers));
+    std::vector<std::string> names;
+    std::vector<std::string> op_types;
+    names.reserve(static_cast<size_t>(nb_layers));
     for (int32_t i = 0; i < nb_layers; ++i) {
         // Unnamed nodes are common in ONNX files: name them by position.
         if (layers != nullptr && layers[i] != nullptr && layers[i][0] != '\0') {
-            c.layers.emplace_back(layers[i]);
+            names.emplace_back(layers[i]);
         } else {
-            c.layers.push_back("layer_" + std::to_string(i));
+            names.push_back("layer_" + std::to_string(i));
+        }
+        if (ops != nullptr) {
+            op_types.push_back(str_or_empty(ops[i]));
         }
     }
+    optimize_graph(names, op_types, &c);
     return std::unique_ptr<Build>(new SimBuild(std::move(c)));
 }
 

@@ -82,6 +82,9 @@ bool write_all(int fd, const void* data, uint64_t n, int* err) {
 int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
     // The queue closes on every path, after the TensorRT objects (and so their threads) are gone.
     QueueCloser closer{queue};
+    // TensorRT's lines reach this build's log from here until run returns (after every
+    // TensorRT object of the build is gone).
+    ProcessLogger::SinkScope sink(logger_);
 
     trtb_result local{};
     if (result == nullptr) {
@@ -102,34 +105,46 @@ int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
     return set_status(status, out.code, out.code == TRTB_OK ? std::string() : out.message);
 }
 
-std::string TensorRTBuild::errors_since(size_t mark) const {
-    std::vector<std::string> texts = recorder_.texts_since(mark);
-    if (texts.empty()) {
-        texts = logger_.errors();
-    }
+std::string TensorRTBuild::errors_since(uint64_t mark) const {
+    uint64_t older = 0;
+    std::vector<std::string> texts = logger_.errors_since(mark, &older);
     if (texts.empty()) {
         return "TensorRT reported no error; rerun with --verbose to see its log";
     }
-    return join_listed(texts);
+    // The last errors say why TensorRT stopped; the earlier ones were logged as they came.
+    const size_t skip = texts.size() > kMaxListed ? texts.size() - kMaxListed : 0;
+    older += skip;
+    std::string out;
+    for (size_t i = skip; i < texts.size(); ++i) {
+        out += (i > skip ? "; " : "") + texts[i];
+    }
+    if (older > 0) {
+        out = "(" + std::to_string(older) + " earlier error" + (older > 1 ? "s" : "") + " in the log) " + out;
+    }
+    return out;
 }
 
 Outcome TensorRTBuild::select_device() {
+    const CudaEntryPoints* c = cuda();
+    if (c == nullptr) {
+        return fail(TRTB_ERR_UNAVAILABLE, "the CUDA runtime is not loaded in this process");
+    }
     int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();  // clear this thread's last error
-        return fail(TRTB_ERR_UNAVAILABLE, std::string("CUDA cannot list GPUs: ") + cudaGetErrorString(err));
+    int err = c->get_device_count(&count);
+    if (err != 0) {
+        (void)c->get_last_error();  // clear this thread's last error
+        return fail(TRTB_ERR_UNAVAILABLE, "CUDA cannot list GPUs: " + cuda_error_text(err));
     }
     if (s_.device >= count) {
         return fail(TRTB_ERR_INVALID_ARGUMENT, "--device " + std::to_string(s_.device) +
                                                    ": invalid device ordinal, CUDA sees " +
                                                    std::to_string(count) + " GPU(s) numbered from 0");
     }
-    err = cudaSetDevice(s_.device);
-    if (err != cudaSuccess) {
-        (void)cudaGetLastError();
+    err = c->set_device(s_.device);
+    if (err != 0) {
+        (void)c->get_last_error();
         return fail(TRTB_ERR_UNAVAILABLE, "cudaSetDevice(" + std::to_string(s_.device) +
-                                              "): " + cudaGetErrorString(err));
+                                              "): " + cuda_error_text(err));
     }
     return ok();
 }
@@ -148,7 +163,7 @@ Outcome TensorRTBuild::load_plugins(nvinfer1::IBuilder& builder) {
         dlerror();
         const bool dynamic = dlsym(handle, "getCreators") != nullptr || dlsym(handle, "getPluginCreators") != nullptr;
         if (dynamic) {
-            const size_t mark = recorder_.size();
+            const uint64_t mark = logger_.mark();
             if (builder.getPluginRegistry().loadLibrary(path.c_str()) == nullptr) {
                 return fail(TRTB_ERR_INVALID_ARGUMENT, "TensorRT could not register the plugins of plugin library " +
                                                            path + ": " + errors_since(mark));
@@ -176,9 +191,10 @@ Outcome TensorRTBuild::parse(Objects& o) {
             return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": it is a directory; give the .onnx file");
         }
     }
-    o.parser.reset(nvonnxparser::createParser(*o.network, logger_));
+    const uint64_t mark = logger_.mark();
+    o.parser.reset(create_parser(*o.network, ProcessLogger::get()));
     if (o.parser == nullptr) {
-        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create an ONNX parser: " + errors_since(0));
+        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create an ONNX parser: " + errors_since(mark));
     }
     // parseFromFile, not parse: it resolves external data files next to the model.
     if (o.parser->parseFromFile(s_.model_path.c_str(), logger_.parser_verbosity())) {
@@ -202,7 +218,7 @@ Outcome TensorRTBuild::parse(Objects& o) {
     }
     std::string message = "cannot parse " + s_.model_path + ": ";
     if (errors.empty()) {
-        message += errors_since(0);
+        message += errors_since(mark);
     } else {
         // Every error, in the parser's order; set_status cuts what does not fit.
         for (size_t i = 0; i < errors.size(); ++i) {
@@ -212,18 +228,46 @@ Outcome TensorRTBuild::parse(Objects& o) {
     return fail(TRTB_ERR_PARSE, message);
 }
 
+// RegistryRecorder attaches the build's error recorder to TensorRT's process-wide plugin
+// registry while the build runs, so that errors of IPluginRegistry::loadLibrary (--plugins,
+// the plugin libraries of a version-compatible engine) are recorded, logged and quoted like
+// the builder's, and restores the registry's previous recorder afterwards: the registry
+// outlives the build, the recorder does not. setErrorRecorder is not thread-safe
+// (NvInferRuntimeCommon.h); the worker runs one build, and nothing else uses the registry.
+class RegistryRecorder {
+public:
+    RegistryRecorder(nvinfer1::IPluginRegistry& registry, nvinfer1::IErrorRecorder* recorder)
+        : registry_(registry), previous_(registry.getErrorRecorder()) {
+        registry_.setErrorRecorder(recorder);
+    }
+    ~RegistryRecorder() { registry_.setErrorRecorder(previous_); }
+    RegistryRecorder(const RegistryRecorder&) = delete;
+    RegistryRecorder& operator=(const RegistryRecorder&) = delete;
+
+private:
+    nvinfer1::IPluginRegistry& registry_;
+    nvinfer1::IErrorRecorder* previous_;
+};
+
 Outcome TensorRTBuild::build(trtb_result* result) {
     if (Outcome out = select_device(); out.code != TRTB_OK) {
         return out;
     }
+    uint64_t mark = logger_.mark();
+    if (!init_builtin_plugins()) {
+        return fail(TRTB_ERR_UNAVAILABLE, "initLibNvInferPlugins could not register TensorRT's standard plugins: " +
+                                              errors_since(mark) + "; pass --no-builtin-plugins to build without them");
+    }
 
     Objects o;
-    o.builder.reset(nvinfer1::createInferBuilder(logger_));
+    mark = logger_.mark();
+    o.builder.reset(create_builder(ProcessLogger::get()));
     if (o.builder == nullptr) {
         // Without a builder no error recorder is attached: the logger holds the reason.
-        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create a builder: " + errors_since(0));
+        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create a builder: " + errors_since(mark));
     }
     o.builder->setErrorRecorder(&recorder_);
+    RegistryRecorder registry_recorder(o.builder->getPluginRegistry(), &recorder_);
 
     if (Outcome out = load_plugins(*o.builder); out.code != TRTB_OK) {
         return out;
@@ -237,9 +281,10 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         network_flags |= 1U << static_cast<uint32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED);
     }
 #endif
+    mark = logger_.mark();
     o.network.reset(o.builder->createNetworkV2(network_flags));
     if (o.network == nullptr) {
-        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a network: " + errors_since(0));
+        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a network: " + errors_since(mark));
     }
 
     if (Outcome out = parse(o); out.code != TRTB_OK) {
@@ -249,9 +294,10 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return fail(TRTB_ERR_CANCELLED, "build cancelled after parsing the model");
     }
 
+    mark = logger_.mark();
     o.config.reset(o.builder->createBuilderConfig());
     if (o.config == nullptr) {
-        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config: " + errors_since(0));
+        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config: " + errors_since(mark));
     }
     if (Outcome out = configure(o); out.code != TRTB_OK) {
         return out;
@@ -262,12 +308,12 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     if (Outcome out = attach_timing_cache(o, result); out.code != TRTB_OK) {
         return out;
     }
-    const int64_t keys_before = count_cache_keys(o.cache.get());
+    const int64_t keys_before = count_cache_keys(o.config->getTimingCache());
 
     if (cancel_requested()) {
         return fail(TRTB_ERR_CANCELLED, "build cancelled before TensorRT started building");
     }
-    const size_t mark = recorder_.size();
+    mark = logger_.mark();
     bool built = false;
     int write_error = 0;
 #if TRTB_HAS_STREAM_WRITER
@@ -286,7 +332,9 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         }
     }  // the plan's memory goes before the timing cache is serialized
 #endif
-    const bool cancelled = !built && cancel_requested();
+    // Cancelled only if the monitor actually stopped the build: a build that failed by itself
+    // after Ctrl-C, before any stepComplete saw the request, is a failure with its own errors.
+    const bool cancelled = !built && cancel_seen_ns() != 0;
     if (built || cancelled) {
         save_timing_cache(o, built && write_error == 0, result, keys_before);
     }
@@ -298,17 +346,13 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return fail(TRTB_ERR_CANCELLED, "build cancelled");
     }
     if (!built) {
-        if (recorder_.allocation_failed()) {
+        if (recorder_.allocation_failed_since(mark)) {
             return fail(TRTB_ERR_OUT_OF_MEMORY, "TensorRT ran out of memory: " + errors_since(mark));
         }
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not build the engine: " + errors_since(mark));
     }
     if (result->plan_bytes == 0) {
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT reported success but produced an empty plan");
-    }
-    // Errors TensorRT recorded without failing the build still reach the log.
-    for (const std::string& text : recorder_.texts_since(0)) {
-        logger_.note(TRTB_SEVERITY_ERROR, text);
     }
     return ok();
 }
@@ -322,10 +366,17 @@ using trt::kCompiledVersion;
 using trt::Settings;
 using trt::TensorRTBuild;
 
+// make_tensorrt_build needs the libraries loaded (trtb_loader.h) and of a version the headers
+// accept; Go has checked that already when it loaded them, and this check repeats it.
+
 std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_status* status) {
     try {
         std::string message;
-        if (!check_versions(getInferLibVersion(), &message)) {
+        if (!trt::loaded(&message)) {
+            set_status(status, TRTB_ERR_UNAVAILABLE, message);
+            return nullptr;
+        }
+        if (!check_versions(trt::loaded_version(), &message)) {
             set_status(status, TRTB_ERR_VERSION_MISMATCH, message);
             return nullptr;
         }
@@ -334,6 +385,25 @@ std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_sta
         if (code != TRTB_OK) {
             set_status(status, code, message);
             return nullptr;
+        }
+        // trtexec's other build settings (ABI 3: I/O formats, layer precisions, tactic sources,
+        // DLA, memory pools, ...) are checked, but this backend does not apply them to the
+        // IBuilderConfig yet: refused rather than silently ignored.
+        std::string extra;
+        if (options.size >= sizeof(trtb_options)) {
+            if (!check_build_settings(options, &extra, status)) {
+                return nullptr;
+            }
+            if (!extra.empty()) {
+                for (char& c : extra) {
+                    c = c == '\n' ? ';' : c;
+                }
+                extra.pop_back();
+                set_status(status, TRTB_ERR_UNSUPPORTED,
+                           "the TensorRT backend does not apply these trtexec build settings yet: " + extra +
+                               "; build without them (they work with --backend sim)");
+                return nullptr;
+            }
         }
         return std::make_unique<TensorRTBuild>(std::move(settings));
     } catch (const std::bad_alloc&) {
@@ -358,24 +428,43 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
         std::memset(info, 0, sizeof(*info));
         copy_text(info->backend, sizeof(info->backend), "tensorrt", sizeof("tensorrt"));
         info->compiled_version = kCompiledVersion;
-        info->loaded_version = getInferLibVersion();
-        info->onnx_parser_version = getNvOnnxParserVersion();
+        std::string why;
+        if (!trt::loaded(&why)) {
+            return set_status(status, TRTB_ERR_UNAVAILABLE, why);
+        }
+        info->loaded_version = trt::loaded_version();
+        info->loaded_build = trt::loaded_build() > 0 ? trt::loaded_build() : 0;
+        // getNvOnnxParserVersion() is NV_ONNX_PARSER_VERSION, 0.1.0 in every release
+        // (onnx-tensorrt NvOnnxParser.cpp, NvOnnxParser.h): it tells nothing and is not
+        // reported. The parser library is the one of libnvinfer's major (its SONAME).
+        info->onnx_parser_version = 0;
 
+        const CudaEntryPoints* c = trt::cuda();
         int count = 0;
-        if (cudaGetDeviceCount(&count) != cudaSuccess) {
-            (void)cudaGetLastError();
+        if (c->get_device_count(&count) != 0) {
+            (void)c->get_last_error();
             count = 0;  // no driver or no GPU: versions are still worth reporting
         }
         info->device_count = count;
         if (device >= 0 && device < count) {
-            cudaDeviceProp prop{};
-            if (cudaGetDeviceProperties(&prop, device) == cudaSuccess) {
-                copy_text(info->device_name, sizeof(info->device_name), prop.name, sizeof(prop.name));
-                info->compute_major = prop.major;
-                info->compute_minor = prop.minor;
-                info->multiprocessor_count = prop.multiProcessorCount;
+            // Through attributes, not cudaGetDeviceProperties, whose struct differs between
+            // CUDA 12 and 13 (see trtb_loader.hpp).
+            int major = 0, minor = 0;
+            if (c->device_get_attribute(&major, cudaDevAttrComputeCapabilityMajor, device) == 0 &&
+                c->device_get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == 0) {
+                info->compute_major = major;
+                info->compute_minor = minor;
             } else {
-                (void)cudaGetLastError();
+                (void)c->get_last_error();
+            }
+            int sms = 0;
+            if (c->device_get_attribute(&sms, cudaDevAttrMultiProcessorCount, device) == 0) {
+                info->multiprocessor_count = sms;
+            } else {
+                (void)c->get_last_error();
+            }
+            if (!cuda_device_name(device, info->device_name, sizeof(info->device_name))) {
+                info->device_name[0] = '\0';
             }
         }
 
@@ -392,3 +481,11 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
 }
 
 }  // namespace trtb
+
+extern "C" void trtb_tensorrt_compiled(trtb_compiled_info* info) {
+    if (info != nullptr) {
+        info->tensorrt_version = static_cast<int32_t>(NV_TENSORRT_VERSION);
+        info->tensorrt_build = static_cast<int32_t>(NV_TENSORRT_BUILD);
+        info->cuda_version = static_cast<int32_t>(CUDART_VERSION);
+    }
+}

@@ -1,12 +1,14 @@
 //go:build tensorrt
 
-// tensorrt_callbacks.cpp: the objects TensorRT calls back during a build: the ILogger, the
-// IErrorRecorder and the IProgressMonitor. Their threading and ownership rules are on their
+// tensorrt_callbacks.cpp: the objects TensorRT calls back during a build: the process's ILogger
+// and the build's log behind it, the IErrorRecorder and the IProgressMonitor. Their threading and ownership rules are on their
 // declarations in tensorrt_shim.hpp: any TensorRT thread, copy the text, one short lock, no Go,
 // no exception out.
 
 #include "tensorrt_shim.hpp"
 
+#include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -16,19 +18,19 @@ namespace trt {
 // ---------------------------------------------------------------------------------------------
 // Logger.
 
-void Logger::log(Severity severity, nvinfer1::AsciiChar const* msg) noexcept {
-    note(to_trtb_severity(severity), msg);
-}
-
 void Logger::note(int32_t severity, const char* msg) noexcept {
     try {
         const char* text = msg != nullptr ? msg : "";
         if (severity <= TRTB_SEVERITY_ERROR) {
+            std::string line = one_line(text);
             std::lock_guard<std::mutex> lock(mu_);
-            errors_.push_back(one_line(text));
-            if (errors_.size() > kMaxListed) {
+            errors_.emplace_back(++nb_errors_, std::move(line));
+            if (errors_.size() > kErrorRing) {
                 errors_.pop_front();
             }
+        } else if (severity == TRTB_SEVERITY_WARNING) {
+            std::lock_guard<std::mutex> lock(mu_);
+            ++nb_warnings_;
         }
         if (severity <= max_severity_) {
             queue_.push_log(severity, text);
@@ -38,9 +40,67 @@ void Logger::note(int32_t severity, const char* msg) noexcept {
     }
 }
 
-std::vector<std::string> Logger::errors() const {
+uint64_t Logger::mark() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return std::vector<std::string>(errors_.begin(), errors_.end());
+    return nb_errors_;
+}
+
+uint64_t Logger::warnings() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return nb_warnings_;
+}
+
+std::vector<std::string> Logger::errors_since(uint64_t mark, uint64_t* older) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> out;
+    uint64_t first = nb_errors_ + 1;  // the number of the oldest error in out
+    for (const auto& e : errors_) {
+        if (e.first > mark) {
+            if (out.empty()) {
+                first = e.first;
+            }
+            out.push_back(e.second);
+        }
+    }
+    *older = first > mark + 1 ? first - (mark + 1) : 0;
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// ProcessLogger.
+
+ProcessLogger& ProcessLogger::get() {
+    // Leaked on purpose: TensorRT and libnvinfer_plugin may log through it until the process
+    // ends, after static destructors have run.
+    static ProcessLogger* const logger = new ProcessLogger();
+    return *logger;
+}
+
+void ProcessLogger::log(Severity severity, nvinfer1::AsciiChar const* msg) noexcept {
+    try {
+        std::shared_lock<std::shared_mutex> lock(mu_);
+        if (sink_ != nullptr) {
+            sink_->note(to_trtb_severity(severity), msg);
+        }
+    } catch (...) {
+        // A lock that cannot be taken (resource exhaustion): the line is lost.
+    }
+}
+
+Logger* ProcessLogger::swap(Logger* sink) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    Logger* previous = sink_;
+    sink_ = sink;
+    return previous;
+}
+
+ProcessLogger::SinkScope::SinkScope(Logger& sink) : previous_(ProcessLogger::get().swap(&sink)) {}
+
+ProcessLogger::SinkScope::~SinkScope() {
+    try {
+        ProcessLogger::get().swap(previous_);
+    } catch (...) {
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -51,10 +111,14 @@ int32_t ErrorRecorder::getNbErrors() const noexcept {
     return static_cast<int32_t>(entries_.size());
 }
 
+// Out of range, getErrorCode answers kUNSPECIFIED_ERROR and getErrorDesc an empty string, as
+// the header requires ("ErrorCode::kUNSPECIFIED_ERROR must be returned if errorIdx is not in
+// range"; "An empty string will be returned if errorIdx is not in range", IErrorRecorder in
+// NvInferRuntimeBase.h of 10.16 and 11.1).
 nvinfer1::ErrorCode ErrorRecorder::getErrorCode(int32_t index) const noexcept {
     std::lock_guard<std::mutex> lock(mu_);
     if (index < 0 || static_cast<size_t>(index) >= entries_.size()) {
-        return nvinfer1::ErrorCode::kINVALID_ARGUMENT;
+        return nvinfer1::ErrorCode::kUNSPECIFIED_ERROR;
     }
     return entries_[static_cast<size_t>(index)].code;
 }
@@ -62,7 +126,7 @@ nvinfer1::ErrorCode ErrorRecorder::getErrorCode(int32_t index) const noexcept {
 nvinfer1::IErrorRecorder::ErrorDesc ErrorRecorder::getErrorDesc(int32_t index) const noexcept {
     std::lock_guard<std::mutex> lock(mu_);
     if (index < 0 || static_cast<size_t>(index) >= entries_.size()) {
-        return "error index out of range";
+        return "";
     }
     return entries_[static_cast<size_t>(index)].desc.c_str();
 }
@@ -79,6 +143,12 @@ void ErrorRecorder::clear() noexcept {
 }
 
 bool ErrorRecorder::reportError(nvinfer1::ErrorCode code, ErrorDesc desc) noexcept {
+    // Live, as NVIDIA's SampleErrorRecorder does (samples/common/ErrorRecorder.h logs each
+    // error as it is reported), and into the ring of the last errors.
+    if (code == nvinfer1::ErrorCode::kFAILED_ALLOCATION) {
+        last_alloc_.store(log_.mark() + 1, std::memory_order_relaxed);
+    }
+    log_.note(TRTB_SEVERITY_ERROR, desc);
     try {
         std::lock_guard<std::mutex> lock(mu_);
         if (entries_.size() >= kMaxErrors) {
@@ -93,35 +163,8 @@ bool ErrorRecorder::reportError(nvinfer1::ErrorCode code, ErrorDesc desc) noexce
     return true;
 }
 
-size_t ErrorRecorder::size() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return entries_.size();
-}
-
-std::vector<std::string> ErrorRecorder::texts_since(size_t mark) const {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::vector<std::string> out;
-    for (size_t i = mark; i < entries_.size(); ++i) {
-        out.push_back(entries_[i].desc);
-    }
-    return out;
-}
-
-void ErrorRecorder::drop_since(size_t mark) {
-    std::lock_guard<std::mutex> lock(mu_);
-    while (entries_.size() > mark) {
-        entries_.pop_back();
-    }
-}
-
-bool ErrorRecorder::allocation_failed() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const Entry& e : entries_) {
-        if (e.code == nvinfer1::ErrorCode::kFAILED_ALLOCATION) {
-            return true;
-        }
-    }
-    return false;
+bool ErrorRecorder::allocation_failed_since(uint64_t mark) const {
+    return last_alloc_.load(std::memory_order_relaxed) > mark;
 }
 
 // ---------------------------------------------------------------------------------------------

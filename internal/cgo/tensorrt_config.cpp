@@ -119,6 +119,15 @@ int32_t copy_settings(const trtb_options& o, Settings* out, std::string* message
             return bad(TRTB_ERR_INVALID_ARGUMENT,
                        "unknown hardware compatibility level " + std::to_string(o.hardware_compat));
     }
+#if TRTB_HAS_PRECISION_FLAGS
+    // "This flag is not supported when HardwareCompatibilityLevel::kAMPERE_PLUS is enabled"
+    // (BuilderFlag::kFP8, NvInfer.h 10.x): refused here rather than by the build.
+    if ((o.precision & TRTB_PRECISION_FP8) != 0 && o.hardware_compat == TRTB_HARDWARE_COMPAT_AMPERE_PLUS) {
+        return bad(TRTB_ERR_INVALID_ARGUMENT,
+                   "--fp8 cannot be combined with --hardware-compat ampere+: TensorRT 10 does not support its FP8 "
+                   "flag (which only enables FP8 plugin inputs and outputs) in ampere+ engines; drop one of them");
+    }
+#endif
     if ((o.flags & TRTB_FLAG_EXCLUDE_LEAN_RUNTIME) != 0 && (o.flags & TRTB_FLAG_VERSION_COMPATIBLE) == 0) {
         return bad(TRTB_ERR_INVALID_ARGUMENT,
                    "excluding the lean runtime only applies to version-compatible engines; add --version-compatible");
@@ -199,7 +208,7 @@ int32_t copy_settings(const trtb_options& o, Settings* out, std::string* message
 
 Outcome TensorRTBuild::configure(Objects& o) {
     nvinfer1::IBuilderConfig& config = *o.config;
-    const size_t mark = recorder_.size();
+    const uint64_t mark = logger_.mark();
 
 #if TRTB_HAS_PRECISION_FLAGS
     // Deprecated since 10.12 and removed in 11: the Go side prints the deprecation notice.
@@ -215,6 +224,11 @@ Outcome TensorRTBuild::configure(Objects& o) {
         config.setFlag(BuilderFlag::kINT8);
     }
     if ((s_.precision & TRTB_PRECISION_FP8) != 0) {
+        // kFP8 does not select FP8 layers: it only "Enable[s] plugins with FP8 input/output"
+        // (BuilderFlag, NvInfer.h 10.x). FP8 layers come from Q/DQ nodes in the model.
+        logger_.note(TRTB_SEVERITY_WARNING,
+                     "--fp8 on TensorRT 10 only lets plugins take FP8 inputs and outputs; FP8 layers need a "
+                     "model with FP8 Q/DQ nodes (for example from NVIDIA ModelOpt)");
         config.setFlag(BuilderFlag::kFP8);
     }
 #pragma GCC diagnostic pop
@@ -274,6 +288,11 @@ Outcome TensorRTBuild::configure(Objects& o) {
             break;  // kNONE, TensorRT's default; others were refused by copy_settings
     }
 
+    // TensorRT reports a refused setting to the error recorder and ignores the call.
+    if (logger_.mark() > mark) {
+        return fail(TRTB_ERR_INVALID_ARGUMENT, "TensorRT refused a build option: " + errors_since(mark));
+    }
+
     // A version-compatible engine carries the plugin libraries the parser used (trtexec does the
     // same), unless the lean runtime is left out, in which case the application provides them.
     if ((s_.flags & TRTB_FLAG_VERSION_COMPATIBLE) != 0) {
@@ -281,13 +300,12 @@ Outcome TensorRTBuild::configure(Objects& o) {
         char const* const* libs = o.parser->getUsedVCPluginLibraries(nb_libs);
         if (libs != nullptr && nb_libs > 0) {
             for (int64_t i = 0; i < nb_libs; ++i) {
-                const size_t lib_mark = recorder_.size();
+                const uint64_t lib_mark = logger_.mark();
                 if (o.builder->getPluginRegistry().loadLibrary(libs[i]) == nullptr) {
                     // Already registered (for example through --plugins) is fine; say why anyway.
                     logger_.note(TRTB_SEVERITY_WARNING, std::string("plugin library ") + libs[i] +
                                                             " of the version-compatible engine was not loaded again: " +
                                                             errors_since(lib_mark));
-                    recorder_.drop_since(lib_mark);
                 } else {
                     logger_.note(TRTB_SEVERITY_INFO,
                                  std::string("version-compatible engine uses plugin library ") + libs[i]);
@@ -300,11 +318,6 @@ Outcome TensorRTBuild::configure(Objects& o) {
     }
 
     config.setProgressMonitor(&monitor_);
-
-    // TensorRT reports a refused setting to the error recorder and ignores the call.
-    if (recorder_.size() > mark) {
-        return fail(TRTB_ERR_INVALID_ARGUMENT, "TensorRT refused a build option: " + errors_since(mark));
-    }
     return ok();
 }
 
@@ -382,7 +395,24 @@ Outcome TensorRTBuild::add_profiles(Objects& o) {
             }
         }
     }
-    if (!any_dynamic) {
+    // As trtexec (setupNetworkAndConfig, samples/common/sampleEngines.cpp), an output that is a
+    // shape tensor, or has a dynamic dimension, also makes the network dynamic: the profiles
+    // are added then even when every input is static ("A shape tensor output with known static
+    // dimensions may have dynamic shape values inside it").
+    bool dynamic_output = false;
+    for (int32_t i = 0; i < network.getNbOutputs(); ++i) {
+        const nvinfer1::ITensor* t = network.getOutput(i);
+        if (t == nullptr) {
+            continue;
+        }
+        const nvinfer1::Dims d = t->getDimensions();
+        bool dynamic = t->isShapeTensor();
+        for (int32_t k = 0; k < d.nbDims; ++k) {
+            dynamic = dynamic || d.d[k] == -1;
+        }
+        dynamic_output = dynamic_output || dynamic;
+    }
+    if (!any_dynamic && !dynamic_output) {
         return ok();  // static network: the shapes matched it, and it needs no profile
     }
 
@@ -392,11 +422,11 @@ Outcome TensorRTBuild::add_profiles(Objects& o) {
     }
     for (size_t p = 0; p < profiles.size(); ++p) {
         const std::string where = profiles.size() > 1 ? " in profile " + std::to_string(p) : "";
+        const uint64_t mark = logger_.mark();
         nvinfer1::IOptimizationProfile* profile = o.builder->createOptimizationProfile();  // owned by the builder
         if (profile == nullptr) {
-            return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create an optimization profile: " + errors_since(0));
+            return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create an optimization profile: " + errors_since(mark));
         }
-        const size_t mark = recorder_.size();
         for (const Input& in : inputs) {
             if (!in.dynamic) {
                 continue;

@@ -4,6 +4,7 @@
 //
 // The backend is split by job:
 //   tensorrt_common.cpp        text helpers, version checks, enum mappings
+//   tensorrt_entry.cpp         TensorRT's and CUDA's C entry points, through the run-time loader
 //   tensorrt_callbacks.cpp     the ILogger, IErrorRecorder and IProgressMonitor TensorRT calls
 //   tensorrt_config.cpp        trtb_options -> Settings -> IBuilderConfig, optimization profiles
 //   tensorrt_build.cpp         device, plugins, parse, build, serialize; the factory functions
@@ -40,6 +41,7 @@
 #define TRTB_TENSORRT_SHIM_HPP
 
 #include "trtb_internal.hpp"
+#include "trtb_loader.hpp"
 
 #include <NvInfer.h>
 #include <NvOnnxParser.h>
@@ -51,6 +53,8 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -124,73 +128,142 @@ Severity to_trt_severity(int32_t s);
 std::string parser_code_name(nvonnxparser::ErrorCode code);
 
 // ---------------------------------------------------------------------------------------------
+// Entry points of the libraries loaded at run time (tensorrt_entry.cpp). No TensorRT or CUDA
+// function is called any other way: the binary does not link them.
+
+// loaded tells whether libnvinfer, libnvonnxparser and the CUDA runtime are installed; if not,
+// *why says so.
+bool loaded(std::string* why);
+// create_builder and create_parser are NvInfer.h's createInferBuilder and NvOnnxParser.h's
+// createParser through the loaded libraries; null when TensorRT refuses or is not loaded.
+nvinfer1::IBuilder* create_builder(nvinfer1::ILogger& logger);
+nvonnxparser::IParser* create_parser(nvinfer1::INetworkDefinition& network, nvinfer1::ILogger& logger);
+// loaded_version is getInferLibVersion() (0 when not loaded); loaded_build is
+// getInferLibBuildVersion() (-1 when not loaded or not exported).
+int32_t loaded_version();
+int32_t loaded_build();
+// cuda returns the CUDA runtime's entry points, or null when it is not loaded.
+const CudaEntryPoints* cuda();
+// cuda_error_text is cudaGetErrorString(err).
+std::string cuda_error_text(int err);
+// init_builtin_plugins calls libnvinfer_plugin's initLibNvInferPlugins once per process, with
+// the process logger, as trtexec does before building (trtexec.cpp); it returns its answer,
+// or true when the library was not loaded (--no-builtin-plugins).
+bool init_builtin_plugins();
+
+// ---------------------------------------------------------------------------------------------
 // Callbacks (tensorrt_callbacks.cpp).
 
-// Logger forwards TensorRT's log lines to the build's queue, up to the severity asked for, and
-// remembers the last error lines whatever the filter, for failure messages (TensorRT logs
-// errors instead of recording them when no error recorder is attached yet).
+// Logger is one build's log: the sink the process's TensorRT logger (ProcessLogger) forwards to
+// while the build runs, and where trtbuild's own lines and the error recorder's errors go too.
+// Every line up to the severity asked for is queued as it arrives. Errors, whatever the filter,
+// are also numbered and kept in a ring of the last kErrorRing, for failure messages: the last
+// ones are the decisive ones (the first few are often consequences of a setting, the last say
+// why the build stopped). Warnings are counted, so that a call that warns (createTimingCache
+// of a foreign blob, for one) can be judged by it.
 //
-// Threading: log may be called from any number of TensorRT threads at once; it copies the text
-// and takes two short locks (its own and the queue's). note may be called by the run thread.
-class Logger final : public nvinfer1::ILogger {
+// Threading: note may be called from any number of TensorRT threads at once; it copies the
+// text and takes two short locks (its own and the queue's); the rest by the run thread.
+class Logger {
 public:
     Logger(EventQueue& queue, int32_t max_severity) : queue_(queue), max_severity_(max_severity) {}
 
-    void log(Severity severity, nvinfer1::AsciiChar const* msg) noexcept override;
-
-    // note queues a line of trtbuild's own (same filter as TensorRT's lines).
+    // note logs one line of TensorRT's or trtbuild's own.
     void note(int32_t severity, const char* msg) noexcept;
     void note(int32_t severity, const std::string& msg) noexcept { note(severity, msg.c_str()); }
 
-    // errors returns the last error lines, oldest first.
-    std::vector<std::string> errors() const;
+    // mark numbers the errors noted so far: errors_since(mark) returns those noted after it.
+    uint64_t mark() const;
+    // warnings counts the warnings noted so far.
+    uint64_t warnings() const;
+    // errors_since returns the texts of the errors noted after mark that the ring still holds,
+    // oldest first, and in *older how many more were noted after mark but have left the ring.
+    std::vector<std::string> errors_since(uint64_t mark, uint64_t* older) const;
 
     // parser_verbosity is the severity handed to IParser::parseFromFile: the parser prints up
-    // to it through this logger.
+    // to it through the process logger, and so through this one.
     int parser_verbosity() const { return static_cast<int>(to_trt_severity(max_severity_)); }
+
+    static constexpr size_t kErrorRing = 32;
 
 private:
     EventQueue& queue_;
     const int32_t max_severity_;
     mutable std::mutex mu_;
-    std::deque<std::string> errors_;  // guarded by mu_; at most kMaxListed
+    std::deque<std::pair<uint64_t, std::string>> errors_;  // guarded by mu_; the last kErrorRing, numbered
+    uint64_t nb_errors_ = 0;                               // guarded by mu_
+    uint64_t nb_warnings_ = 0;                             // guarded by mu_
+};
+
+// ProcessLogger is the one nvinfer1::ILogger this process hands to TensorRT: to every builder,
+// parser and to initLibNvInferPlugins. It is created on first use and never destroyed, because
+// TensorRT keeps the pointer beyond any one build: libnvinfer_plugin stores it for good
+// (plugin::gLogger, set by initLibNvInferPlugins in plugin/api/inferPlugin.cpp), and the
+// builder's first logger may become TensorRT's process-wide logger; trtexec's logger is a
+// process global for the same reason (sample::gLogger, trtexec.cpp). It forwards each line to
+// the build's Logger attached at the time (SinkScope), and drops lines that come while none is.
+//
+// Threading: log takes a shared lock, so TensorRT threads log concurrently; attaching and
+// detaching take it exclusively, so once detach returns no thread is inside the old sink.
+class ProcessLogger final : public nvinfer1::ILogger {
+public:
+    static ProcessLogger& get();
+
+    void log(Severity severity, nvinfer1::AsciiChar const* msg) noexcept override;
+
+    // SinkScope attaches a build's Logger for its lifetime.
+    class SinkScope {
+    public:
+        explicit SinkScope(Logger& sink);
+        ~SinkScope();
+        SinkScope(const SinkScope&) = delete;
+        SinkScope& operator=(const SinkScope&) = delete;
+
+    private:
+        Logger* previous_;
+    };
+
+private:
+    ProcessLogger() = default;
+    Logger* swap(Logger* sink);
+
+    std::shared_mutex mu_;
+    Logger* sink_ = nullptr;  // guarded by mu_
 };
 
 // ErrorRecorder collects the errors TensorRT reports while the builder and the objects made from
-// it live; their texts make the failure message of a failed build.
+// it live. Attaching it stops TensorRT from logging errors itself (NvInfer.h, setErrorRecorder),
+// so it notes every error in the build's Logger as it arrives: it shows live, and the Logger's
+// ring keeps the last ones for the failure message. It keeps the first kMaxErrors for the
+// IErrorRecorder interface and says so (hasOverflowed) when more came.
 //
 // Threading and ownership: every method may be called from several TensorRT threads at once
 // (one mutex guards the list; the reference count is atomic). TensorRT takes a reference
 // (incRefCount) when setErrorRecorder attaches it and drops it (decRefCount) when the builder
 // is deleted; the recorder is a member of the build, which outlives the builder, so the count
 // is back to zero before it is destroyed. A pointer from getErrorDesc stays valid until clear
-// or drop_since removes that error; a deque never moves the elements it keeps.
+// removes that error; a deque never moves the elements it keeps.
 class ErrorRecorder final : public nvinfer1::IErrorRecorder {
 public:
+    explicit ErrorRecorder(Logger& log) : log_(log) {}
+
     int32_t getNbErrors() const noexcept override;
     nvinfer1::ErrorCode getErrorCode(int32_t index) const noexcept override;
     ErrorDesc getErrorDesc(int32_t index) const noexcept override;
     bool hasOverflowed() const noexcept override;
     void clear() noexcept override;
 
-    // reportError keeps a copy of desc (valid only during the call) and says the error is fatal,
-    // as NVIDIA's reference recorder does: a build that hit an error is not worth continuing.
+    // reportError notes desc (valid only during the call) in the build's log and keeps a copy,
+    // and says the error is fatal, as NVIDIA's reference recorder does: a build that hit an
+    // error is not worth continuing.
     bool reportError(nvinfer1::ErrorCode code, ErrorDesc desc) noexcept override;
 
     RefCount incRefCount() noexcept override { return ++refs_; }
     RefCount decRefCount() noexcept override { return --refs_; }
 
-    // size returns how many errors are recorded, a mark for texts_since and drop_since.
-    size_t size() const;
-
-    // texts_since returns the texts of the errors recorded after mark.
-    std::vector<std::string> texts_since(size_t mark) const;
-
-    // drop_since forgets the errors recorded after mark, once the shim has handled them.
-    void drop_since(size_t mark);
-
-    // allocation_failed tells whether TensorRT recorded a failed allocation.
-    bool allocation_failed() const;
+    // allocation_failed_since tells whether TensorRT reported a failed allocation after the
+    // Logger's mark.
+    bool allocation_failed_since(uint64_t mark) const;
 
 private:
     struct Entry {
@@ -199,9 +272,11 @@ private:
     };
     static constexpr size_t kMaxErrors = 256;
 
+    Logger& log_;
     mutable std::mutex mu_;
-    std::deque<Entry> entries_;  // guarded by mu_
-    bool overflowed_ = false;    // guarded by mu_
+    std::deque<Entry> entries_;           // guarded by mu_; the first kMaxErrors since clear
+    bool overflowed_ = false;             // guarded by mu_
+    std::atomic<uint64_t> last_alloc_{0};  // 1 + the Logger mark before the last kFAILED_ALLOCATION
     std::atomic<RefCount> refs_{0};
 };
 
@@ -260,15 +335,17 @@ int32_t copy_settings(const trtb_options& o, Settings* out, std::string* message
 // ---------------------------------------------------------------------------------------------
 // The build (tensorrt_build.cpp, tensorrt_config.cpp, tensorrt_timing_cache.cpp).
 
-// Objects holds the TensorRT objects of one run, declared in order of creation: members are
-// destroyed in reverse order, so the timing cache and config go before the parser, the parser
-// before the network it fills, and everything before the builder.
+// Objects holds the TensorRT objects of one run. Members are destroyed in reverse order of
+// declaration: the config goes before the parser, the parser before the network it fills, and
+// those before the builder (as trtexec's BuildEnvironment, sampleEngines.h). The timing cache
+// is declared first, so that it goes last: "the lifetime of the ITimingCache must exceed the
+// lifetime of all builders that use it" (IBuilderConfig::createTimingCache, NvInfer.h).
 struct Objects {
+    std::unique_ptr<nvinfer1::ITimingCache> cache;
     std::unique_ptr<nvinfer1::IBuilder> builder;
     std::unique_ptr<nvinfer1::INetworkDefinition> network;
     std::unique_ptr<nvonnxparser::IParser> parser;
     std::unique_ptr<nvinfer1::IBuilderConfig> config;
-    std::unique_ptr<nvinfer1::ITimingCache> cache;
 };
 
 // Input describes one network input after parsing.
@@ -296,7 +373,7 @@ bool write_all(int fd, const void* data, uint64_t n, int* err);
 class TensorRTBuild final : public Build {
 public:
     explicit TensorRTBuild(Settings settings)
-        : s_(std::move(settings)), logger_(queue, s_.log_severity), monitor_(*this) {}
+        : s_(std::move(settings)), logger_(queue, s_.log_severity), recorder_(logger_), monitor_(*this) {}
 
     int32_t run(trtb_result* result, trtb_status* status) override;
     int32_t merge_timing_cache(const std::string& disk, std::string* merged,
@@ -314,8 +391,8 @@ private:
     void save_timing_cache(Objects& o, bool succeeded, trtb_result* result, int64_t keys_before);
     int64_t count_cache_keys(const nvinfer1::ITimingCache* cache);
 
-    // errors returns what TensorRT reported since mark: recorded errors, else logged ones.
-    std::string errors_since(size_t mark) const;
+    // errors_since quotes the last errors noted after mark (Logger::mark), for a failure message.
+    std::string errors_since(uint64_t mark) const;
 
     Settings s_;
     // The callbacks, which outlive every TensorRT object (those live inside run).

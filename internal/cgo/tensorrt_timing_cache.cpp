@@ -21,16 +21,48 @@ int64_t TensorRTBuild::count_cache_keys(const nvinfer1::ITimingCache* cache) {
     if (cache == nullptr) {
         return -1;
     }
-    // A count is a nicety: an error it provokes must not end up in a failure message.
-    const size_t mark = recorder_.size();
-    const int64_t n = cache->queryKeys(nullptr, 0);
-    recorder_.drop_since(mark);
-    return n;
+    return cache->queryKeys(nullptr, 0);
 #else
     (void)cache;
     return -1;
 #endif
 }
+
+namespace {
+
+// rejected_blob tells whether TensorRT refused a serialized cache it was given (size bytes,
+// more than 0) while making cache from it, and if so sets *why. TensorRT does not always fail
+// createTimingCache on a blob of another version, device or a corrupt one: it may log a
+// warning or an error and hand back an empty cache instead. So a blob counts as refused when
+// the call returned null, when errors or warnings were logged during it (Logger marks), or,
+// from 10.8 on, when the cache it made holds no key although the blob was not empty. Writing
+// that empty cache over the file would destroy a cache another TensorRT can still use.
+bool rejected_blob(const nvinfer1::ITimingCache* cache, const Logger& log, uint64_t error_mark,
+                   uint64_t warning_mark, std::string* why) {
+    uint64_t older = 0;
+    std::vector<std::string> errors = log.errors_since(error_mark, &older);
+    if (cache == nullptr) {
+        *why = errors.empty() ? "TensorRT could not read it" : join_listed(errors);
+        return true;
+    }
+    if (!errors.empty()) {
+        *why = join_listed(errors);
+        return true;
+    }
+    if (log.warnings() > warning_mark) {
+        *why = "TensorRT warned while reading it (see the log)";
+        return true;
+    }
+#if TRTB_HAS_TIMING_CACHE_KEYS
+    if (cache->queryKeys(nullptr, 0) <= 0) {
+        *why = "TensorRT read it as an empty cache";
+        return true;
+    }
+#endif
+    return false;
+}
+
+}  // namespace
 
 Outcome TensorRTBuild::attach_timing_cache(Objects& o, trtb_result* result) {
     result->timing_cache_used = 0;
@@ -39,22 +71,20 @@ Outcome TensorRTBuild::attach_timing_cache(Objects& o, trtb_result* result) {
     }
     nvinfer1::IBuilderConfig& config = *o.config;
     if (!s_.timing_cache.empty()) {
-        const size_t mark = recorder_.size();
+        const uint64_t errors = logger_.mark(), warnings = logger_.warnings();
         o.cache.reset(config.createTimingCache(s_.timing_cache.data(), s_.timing_cache.size()));
+        std::string why;
         // ignoreMismatch=false: a cache from another device or TensorRT is not used.
-        if (o.cache != nullptr && config.setTimingCache(*o.cache, false)) {
+        if (!rejected_blob(o.cache.get(), logger_, errors, warnings, &why) && config.setTimingCache(*o.cache, false)) {
             result->timing_cache_used = 1;
             return ok();
         }
-        const std::vector<std::string> why = recorder_.texts_since(mark);
-        recorder_.drop_since(mark);  // handled here; not a reason for a later failure
         logger_.note(TRTB_SEVERITY_WARNING,
-                     "the timing cache was not accepted (" +
-                         (why.empty() ? std::string("made by another TensorRT version or GPU") : join_listed(why)) +
+                     "the timing cache was not accepted (" + (why.empty() ? std::string("made by another TensorRT version or GPU") : why) +
                          "); building from an empty cache");
         o.cache.reset();
     }
-    const size_t mark = recorder_.size();
+    const uint64_t mark = logger_.mark();
     o.cache.reset(config.createTimingCache(nullptr, 0));
     if (o.cache == nullptr || !config.setTimingCache(*o.cache, false)) {
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a timing cache: " + errors_since(mark));
@@ -63,17 +93,19 @@ Outcome TensorRTBuild::attach_timing_cache(Objects& o, trtb_result* result) {
 }
 
 void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* result, int64_t keys_before) {
-    if (o.cache == nullptr) {
+    // The config's cache, as trtexec serializes it (config.getTimingCache(), saveTimingCache in
+    // samples/common/sampleEngines.cpp): that setTimingCache keeps a reference to o.cache
+    // rather than a copy is implied by the header, not promised.
+    const nvinfer1::ITimingCache* cache = o.config != nullptr ? o.config->getTimingCache() : nullptr;
+    if (o.cache == nullptr || cache == nullptr) {
         return;
     }
-    const int64_t keys_after = count_cache_keys(o.cache.get());
+    const int64_t keys_after = count_cache_keys(cache);
     if (keys_before >= 0 && keys_after >= keys_before) {
         // New entries are what this build timed because the cache lacked them.
         result->timing_cache_misses = static_cast<uint64_t>(keys_after - keys_before);
     }
-    const size_t mark = recorder_.size();
-    std::unique_ptr<nvinfer1::IHostMemory> blob(o.cache->serialize());
-    recorder_.drop_since(mark);
+    std::unique_ptr<nvinfer1::IHostMemory> blob(cache->serialize());
     if (blob == nullptr || blob->data() == nullptr || blob->size() == 0) {
         if (!succeeded) {
             // Serializing after a cancelled build is not documented to work.
@@ -117,36 +149,44 @@ Outcome TensorRTBuild::merge(const std::string& disk, std::string* merged) {
         *merged = timing_cache;
         return ok();
     }
+    // Errors and warnings of the merge reach this build's Logger (for the failure message; the
+    // event queue is closed by now, so they are not shown live).
+    ProcessLogger::SinkScope sink(logger_);
     if (Outcome out = select_device(); out.code != TRTB_OK) {
         return out;
     }
-    std::unique_ptr<nvinfer1::IBuilder> builder(nvinfer1::createInferBuilder(logger_));
+    // The caches are declared before the builder, so that they outlive it (see Objects).
+    std::unique_ptr<nvinfer1::ITimingCache> on_disk;
+    std::unique_ptr<nvinfer1::ITimingCache> own;
+    uint64_t mark = logger_.mark();
+    std::unique_ptr<nvinfer1::IBuilder> builder(create_builder(ProcessLogger::get()));
     if (builder == nullptr) {
-        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create a builder to merge the timing cache");
+        return fail(TRTB_ERR_UNAVAILABLE, "TensorRT could not create a builder to merge the timing cache: " + errors_since(mark));
     }
     builder->setErrorRecorder(&recorder_);
     std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
     if (config == nullptr) {
-        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config to merge the timing cache");
+        return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config to merge the timing cache: " + errors_since(mark));
     }
-    size_t mark = recorder_.size();
-    std::unique_ptr<nvinfer1::ITimingCache> on_disk(config->createTimingCache(disk.data(), disk.size()));
-    std::vector<std::string> why = recorder_.texts_since(mark);
-    if (on_disk == nullptr || !why.empty()) {
-        return fail(TRTB_ERR_CACHE_REJECTED,
-                    "TensorRT cannot read the timing cache file" + (why.empty() ? std::string() : ": " + join_listed(why)));
+    mark = logger_.mark();
+    const uint64_t warnings = logger_.warnings();
+    on_disk.reset(config->createTimingCache(disk.data(), disk.size()));
+    std::string why;
+    if (rejected_blob(on_disk.get(), logger_, mark, warnings, &why)) {
+        return fail(TRTB_ERR_CACHE_REJECTED, "TensorRT cannot use the timing cache file: " + why);
     }
-    std::unique_ptr<nvinfer1::ITimingCache> own(config->createTimingCache(timing_cache.data(), timing_cache.size()));
+    mark = logger_.mark();
+    own.reset(config->createTimingCache(timing_cache.data(), timing_cache.size()));
     if (own == nullptr) {
-        return fail(TRTB_ERR_INTERNAL, "TensorRT cannot read the timing cache it serialized: " +
-                                           join_listed(recorder_.texts_since(mark)));
+        return fail(TRTB_ERR_INTERNAL, "TensorRT cannot read the timing cache it serialized: " + errors_since(mark));
     }
-    mark = recorder_.size();
+    // trtexec's direction: the build's cache into the file's (updateTimingCacheFile in
+    // samples/common/sampleEngines.cpp).
+    mark = logger_.mark();
     if (!on_disk->combine(*own, false)) {
-        why = recorder_.texts_since(mark);
         return fail(TRTB_ERR_CACHE_REJECTED,
-                    "TensorRT refused to combine the timing caches (made by another TensorRT version or device)" +
-                        (why.empty() ? std::string() : ": " + join_listed(why)));
+                    "TensorRT refused to combine the timing caches (made by another TensorRT version or device): " +
+                        errors_since(mark));
     }
     std::unique_ptr<nvinfer1::IHostMemory> blob(on_disk->serialize());
     if (blob == nullptr || blob->data() == nullptr || blob->size() == 0) {

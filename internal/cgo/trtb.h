@@ -132,11 +132,13 @@ typedef struct trtb_profile {
 
 /*
  * Knobs of the simulated builder, for demos and tests. Ignored by the TensorRT shim.
- * Durations are nanoseconds of wall time. Phase names are matched exactly, or as a prefix
- * when they end in '*'.
+ * Durations are nanoseconds of wall time. Phase name patterns match whole names, '*' standing
+ * for any run of characters.
  */
 typedef struct trtb_sim_options {
-    int32_t threads;            /* builder threads timing layers in parallel (>= 1) */
+    int32_t threads;            /* builder threads (0: one, the thread that calls run, as TensorRT's
+                                   IBuilder::setMaxThreads defaults to 1); more time layers in
+                                   parallel */
     int32_t tactics;            /* tactics timed per layer (>= 1) */
     int32_t iterations;         /* "Measuring tactic time" steps per tactic (>= 1) */
     int64_t step_ns;            /* wall time of one measuring step */
@@ -153,6 +155,24 @@ typedef struct trtb_sim_options {
     int32_t flood;              /* nonzero: never sleep (step_ns, silences and the work between
                                    steps all take no time), so events come as fast as the
                                    builder threads can report them: for benchmarks */
+    int32_t skip_finish_on_stop; /* nonzero: after a cancel or a failure, report no phase finish
+                                   (TensorRT does not promise them then) */
+    const char *const *layer_ops; /* the ONNX op type of each named layer (nb_layers entries, with
+                                   layers); may be NULL. With it the simulation times an optimized
+                                   graph as TensorRT does: Identity/Constant/Shape/Dropout nodes
+                                   removed, Conv/Gemm/MatMul fused with the BatchNormalization,
+                                   Add and activation after them ("a + b + c"), reformat layers
+                                   added; without it every name is one layer */
+    const char *shape_key;      /* the network's input shapes, part of every layer signature (the
+                                   timing cache key); may be NULL */
+    int64_t pre_silent_ns;      /* report nothing for this long before the first phase starts */
+    int64_t post_silent_ns;     /* report nothing for this long after timing (engine generation) */
+    const char *fp16_fail_node; /* fail the build the way TensorRT 11.2 fails an FP16 Conv ("No
+                                   low-precision conv kernel available ... Failing node: X") when
+                                   the layer holding this node is timed, unless the node's name or
+                                   op type is in keep_fp32 (NULL: never) */
+    const char *const *keep_fp32; /* node names or op types kept in float32 */
+    int32_t nb_keep_fp32;
     int32_t reserved;
 } trtb_sim_options;
 
@@ -358,6 +378,7 @@ typedef struct trtb_version_info {
     char device_name[256];     /* of the device asked for; empty without a GPU */
     int32_t compute_major;
     int32_t compute_minor;
+    int32_t loaded_build;      /* the loaded library's build number (getInferLibBuildVersion); 0 for sim */
     int32_t multiprocessor_count; /* the device's SMs (fewer on a MIG slice); 0 without a GPU */
 } trtb_version_info;
 

@@ -163,9 +163,10 @@ public:
     bool push_phase_finish(const char* name);
     bool push_log(int32_t severity, const char* message);
 
-    // drain moves events into batch (see trtb_build_drain). While nothing is queued it sleeps
-    // on a condition variable until a push wakes it, close() is called or timeout_ms passes:
-    // a silent builder costs the drainer nothing.
+    // drain moves events into batch (see trtb_build_drain). While nothing is queued it naps
+    // 1 ms at a time for 20 ms after the last events (so that builder threads reporting at a
+    // high rate never pay a wake-up), then sleeps on a condition variable until a push wakes
+    // it, close() is called or timeout_ms passes: a silent builder costs the drainer nothing.
     int32_t drain(trtb_batch* batch, int32_t timeout_ms, trtb_status* status);
 
     // close marks the end of the stream: drain reports done once the queue is empty.
@@ -231,6 +232,13 @@ private:
     size_t read_ = 0;            // stage_[read_, ready_) may be handed out now
     size_t ready_ = 0;
     uint64_t dropped_seen_[kDropKinds] = {};
+    // When a gather last found events. For kNapUntil after it the drainer naps kNap at a time
+    // instead of sleeping until a push wakes it: while events flow, builder threads make no
+    // system call; once the builder has been quiet that long, the drainer sleeps for good and
+    // the next push pays one wake-up.
+    static constexpr std::chrono::milliseconds kNap{1};
+    static constexpr std::chrono::milliseconds kNapUntil{20};
+    std::chrono::steady_clock::time_point last_busy_{};
     bool closed_seen_ = false;
     int64_t last_time_ = 0;
 };

@@ -28,7 +28,6 @@ struct trtb_library {
     trtb::ParserEntryPoints parser{};
     trtb::PluginEntryPoints plugin{};
     trtb::CudaEntryPoints cuda{};
-    std::string dir;  // the folder of path, when path names one
 };
 
 namespace trtb {
@@ -91,7 +90,6 @@ int32_t resolve(trtb_library* lib, std::string* missing) {
             r.need(lib->infer.get_version, "getInferLibVersion");
             r.need(lib->infer.create_builder, "createInferBuilder_INTERNAL");
             lib->infer.get_build = r.find<int32_t()>("getInferLibBuildVersion");
-            lib->infer.set_internal_library_path = r.find<bool(const char*)>("setInternalLibraryPath");
             break;
         case TRTB_LIB_ONNX_PARSER:
             r.need(lib->parser.create_parser, "createNvOnnxParser_INTERNAL");
@@ -131,11 +129,6 @@ const InferEntryPoints* installed_infer() { return entry_points(TRTB_LIB_INFER, 
 const ParserEntryPoints* installed_parser() { return entry_points(TRTB_LIB_ONNX_PARSER, &trtb_library::parser); }
 const PluginEntryPoints* installed_plugin() { return entry_points(TRTB_LIB_PLUGIN, &trtb_library::plugin); }
 const CudaEntryPoints* installed_cuda() { return entry_points(TRTB_LIB_CUDART, &trtb_library::cuda); }
-
-const char* installed_infer_dir() {
-    trtb_library* lib = installed[TRTB_LIB_INFER].load(std::memory_order_acquire);
-    return lib != nullptr ? lib->dir.c_str() : "";
-}
 
 bool cuda_device_name(int device, char* name, size_t size) {
     const CudaEntryPoints* cuda = installed_cuda();
@@ -191,13 +184,6 @@ int32_t trtb_library_open(int32_t role, const char* path, trtb_library** out, tr
         lib->info.role = role;
         lib->info.build = -1;
         trtb::copy_cut(lib->info.path, sizeof(lib->info.path), path);
-        const char* slash = std::strrchr(path, '/');
-        if (slash != nullptr) {
-            lib->dir.assign(path, static_cast<size_t>(slash - path));
-            if (lib->dir.empty()) {
-                lib->dir = "/";
-            }
-        }
         struct link_map* map = nullptr;
         if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) {
             trtb::copy_cut(lib->info.resolved, sizeof(lib->info.resolved), map->l_name);

@@ -16,7 +16,6 @@ struct InferEntryPoints {
     int32_t (*get_version)();                                 // getInferLibVersion
     int32_t (*get_build)();                                   // getInferLibBuildVersion; may be null
     void* (*create_builder)(void* logger, int32_t version);  // createInferBuilder_INTERNAL
-    bool (*set_internal_library_path)(const char* path);     // setInternalLibraryPath; may be null
 };
 
 // ParserEntryPoints are libnvonnxparser's (NvOnnxParser.h).
@@ -49,10 +48,6 @@ const InferEntryPoints* installed_infer();
 const ParserEntryPoints* installed_parser();
 const PluginEntryPoints* installed_plugin();
 const CudaEntryPoints* installed_cuda();
-
-// installed_dir is the folder libnvinfer was loaded from ("" when it was found by the dynamic
-// loader's own search), for setInternalLibraryPath.
-const char* installed_infer_dir();
 
 // cuda_device_name writes the name of device into name (size bytes, NUL-terminated) and
 // returns true, or returns false. It calls cudaGetDeviceProperties with a buffer much larger

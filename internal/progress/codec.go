@@ -21,7 +21,7 @@ func AppendJSON(b []byte, e *Event) []byte {
 	b = append(b, `{"v":1,"type":`...)
 	b = appendString(b, string(e.Type)) // a type read from a newer writer may hold anything
 	b = append(b, `,"t":`...)
-	b = strconv.AppendFloat(b, e.Time.Seconds(), 'f', 6, 64)
+	b = appendSeconds(b, e.Time)
 	switch e.Type {
 	case EventPhaseStart:
 		b = appendInt(b, "id", e.ID)
@@ -52,10 +52,35 @@ func AppendJSON(b []byte, e *Event) []byte {
 		if e.Result != nil {
 			b = appendObjectFields(b, e.Result)
 			b = append(b, `,"duration":`...)
-			b = strconv.AppendFloat(b, e.Result.Duration.Seconds(), 'f', 6, 64)
+			b = appendSeconds(b, e.Result.Duration)
 		}
 	}
 	return append(b, "}\n"...)
+}
+
+// appendSeconds appends d in seconds with six decimals, byte for byte what
+// strconv.AppendFloat(b, d.Seconds(), 'f', 6, 64) appends, without its float formatting (the
+// most expensive part of encoding a step event). It takes the integer path where the two
+// provably agree: d not negative, below 10^6 s (where d.Seconds() is within 10^-9 s of the exact
+// value, less than the distance to a rounding boundary), and not exactly half a microsecond
+// from one.
+func appendSeconds(b []byte, d time.Duration) []byte {
+	if d < 0 || d >= 1e6*time.Second || d%time.Microsecond == 500 {
+		return strconv.AppendFloat(b, d.Seconds(), 'f', 6, 64)
+	}
+	us := int64(d / time.Microsecond)
+	if d%time.Microsecond > 500 {
+		us++
+	}
+	b = strconv.AppendInt(b, us/1e6, 10)
+	frac := us % 1e6
+	var digits [7]byte
+	digits[0] = '.'
+	for i := 6; i >= 1; i-- {
+		digits[i] = byte('0' + frac%10)
+		frac /= 10
+	}
+	return append(b, digits[:]...)
 }
 
 func appendInt(b []byte, key string, v int) []byte {

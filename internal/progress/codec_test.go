@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -155,6 +156,33 @@ func BenchmarkDecodeJSONStep(b *testing.B) {
 	for b.Loop() {
 		if _, err := DecodeJSON(line); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestAppendSecondsMatchesFloat checks the integer path of appendSeconds against the float
+// formatting it replaces, on edge cases and on pseudo-random durations up to past its bound.
+func TestAppendSecondsMatchesFloat(t *testing.T) {
+	cases := []time.Duration{0, 1, 499, 500, 501, 999, 1000, 1499, 1500, 1501, 999_999_499, 999_999_500,
+		999_999_501, time.Second, 1e6*time.Second - 1, 1e6 * time.Second, 1e7*time.Second + 123456789, -1, -1500}
+	x := uint64(0x9e3779b97f4a7c15)
+	for i := 0; i < 200000; i++ {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		switch i % 3 {
+		case 0:
+			cases = append(cases, time.Duration(x%uint64(10*time.Second)))
+		case 1:
+			cases = append(cases, time.Duration(x%uint64(2e6*time.Second)))
+		default:
+			cases = append(cases, time.Duration(x%uint64(time.Hour))/time.Microsecond*time.Microsecond+500)
+		}
+	}
+	for _, d := range cases {
+		want := strconv.AppendFloat(nil, d.Seconds(), 'f', 6, 64)
+		if got := appendSeconds(nil, d); !bytes.Equal(got, want) {
+			t.Fatalf("appendSeconds(%d) = %s, want %s", int64(d), got, want)
 		}
 	}
 }

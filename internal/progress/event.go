@@ -114,6 +114,9 @@ type Result struct {
 	// CancelSeen is the builder's CLOCK_MONOTONIC time, in nanoseconds, when a builder thread
 	// first saw the cancel request; 0 if none did. Used to measure cancel latency.
 	CancelSeen int64 `json:"cancel_seen_ns,omitempty"`
+	// UsageError marks a failed build that could not start because of the input or the
+	// environment, which the user must fix (TensorRT not found, say): exit code 2, not 1.
+	UsageError bool `json:"usage_error,omitempty"`
 	// Where names the phase a failed, cancelled or timed-out build ended in, and Hint says
 	// what to try after a failure. The session derives both once (State.End); the worker
 	// leaves them empty.

@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
 )
@@ -67,7 +68,25 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 		Threads: s.Threads, Tactics: s.Tactics, Iterations: s.Iterations, Step: s.Step,
 		Layers: req.Layers, FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase,
 		Silent: s.Silent, LongStep: s.LongStep, IgnoreCancel: s.IgnoreCancel, Seed: s.Seed,
-		Flood: s.Flood,
+		Flood: s.Flood, PreSilent: s.PreSilent, PostSilent: s.PostSilent, SkipFinishOnStop: s.SkipFinishOnStop,
+		FP16FailNode: s.FP16FailNode, LayerOps: req.LayerOps, ShapeKey: shapeKey(req),
+	}
+	if len(o.Sim.LayerOps) != len(o.Sim.Layers) {
+		o.Sim.LayerOps = nil // names alone: every node is one layer
 	}
 	return o, nil
+}
+
+// shapeKey names the shapes the network is built for: the model's inputs and every profile's
+// optimal shapes. It is part of each simulated layer's signature, the timing cache key.
+func shapeKey(req Request) string {
+	var b strings.Builder
+	b.WriteString(req.InputShapes)
+	for i, p := range req.Profiles {
+		fmt.Fprintf(&b, ";profile %d:", i)
+		for _, in := range p.Inputs {
+			fmt.Fprintf(&b, " %s=%v", in.Name, in.Opt)
+		}
+	}
+	return b.String()
 }

@@ -43,6 +43,10 @@ func precisionPath(req *Request) (notes []string, cleanup func(), err error) {
 		notes = append(notes, plan.Notice)
 	}
 	if plan.ConvertONNX == "" {
+		if len(req.KeepFP32) > 0 {
+			return nil, cleanup, fmt.Errorf("--keep-fp32 applies when TensorRT 11 converts the model for --fp16/--bf16; TensorRT %s keeps the precision flags instead: "+
+				"convert the model yourself (trtbuild convert --fp16 --keep-fp32-nodes ...) and build that without --fp16", version)
+		}
 		return notes, cleanup, nil
 	}
 	target, err := convert.ParseTarget(string(plan.ConvertONNX))
@@ -54,7 +58,8 @@ func precisionPath(req *Request) (notes []string, cleanup func(), err error) {
 		return nil, cleanup, fmt.Errorf("making a folder for the %s copy of the model: %w", target, err)
 	}
 	cleanup = func() { os.RemoveAll(dir) }
-	out, summary, err := convert.ConvertFile(req.Model, dir, convert.Options{Target: target})
+	keepOps, keepNodes := splitKeepFP32(req.KeepFP32)
+	out, summary, err := convert.ConvertFile(req.Model, dir, convert.Options{Target: target, KeepOps: keepOps, KeepNodes: keepNodes})
 	if err != nil {
 		cleanup()
 		return nil, func() {}, err

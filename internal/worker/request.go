@@ -15,6 +15,11 @@ type Request struct {
 	LogSeverity progress.Severity `json:"log_severity"`
 	Device      int               `json:"device,omitempty"`
 	Layers      []string          `json:"layers,omitempty"` // the model's node names, for the simulated builder
+	// LayerOps are the op types of Layers, and InputShapes the model's inputs as text
+	// ("images:float32[1x3x224x224]"), for the simulated builder's optimized graph and layer
+	// signatures.
+	LayerOps    []string `json:"layer_ops,omitempty"`
+	InputShapes string   `json:"input_shapes,omitempty"`
 
 	FP16 bool `json:"fp16,omitempty"`
 	BF16 bool `json:"bf16,omitempty"`
@@ -46,6 +51,14 @@ type Request struct {
 	// saved) fail the build instead of being a warning.
 	StrictCache bool `json:"strict_cache,omitempty"`
 
+	// TensorRTLib is the folder the TensorRT libraries are loaded from (--tensorrt-lib, or
+	// TRTBUILD_TENSORRT_LIB), absolute; "" searches TENSORRT_ROOT and the system (internal/trt.Search).
+	TensorRTLib string `json:"tensorrt_lib,omitempty"`
+	// NoBuiltinPlugins leaves TensorRT's standard plugins (libnvinfer_plugin) unloaded.
+	NoBuiltinPlugins bool `json:"no_builtin_plugins,omitempty"`
+	// KeepFP32 lists operator types and node names kept in float32 when a TensorRT 11
+	// --fp16/--bf16 build converts the model (--keep-fp32).
+	KeepFP32 []string `json:"keep_fp32,omitempty"`
 	// trtexec's other build settings, checked by the parent (internal/trtexec holds the names).
 	InputFormats         []trtexec.IOFormat       `json:"input_formats,omitempty"`         // one for all inputs, or one per input
 	OutputFormats        []trtexec.IOFormat       `json:"output_formats,omitempty"`        // likewise for the outputs
@@ -90,5 +103,12 @@ type SimConfig struct {
 	LongStep     time.Duration `json:"long_step_ns,omitempty"`
 	IgnoreCancel bool          `json:"ignore_cancel,omitempty"`
 	Seed         uint64        `json:"seed,omitempty"`
-	Flood        bool          `json:"flood,omitempty"` // no sleeps: events as fast as possible (benchmarks)
+	Flood        bool          `json:"flood,omitempty"`          // no sleeps: events as fast as possible (benchmarks)
+	PreSilent    time.Duration `json:"pre_silent_ns,omitempty"`  // silence before the first phase
+	PostSilent   time.Duration `json:"post_silent_ns,omitempty"` // silence after timing
+	// SkipFinishOnStop sends no phase finish after a cancel or a failure.
+	SkipFinishOnStop bool `json:"skip_finish_on_stop,omitempty"`
+	// FP16FailNode makes the build fail as TensorRT 11.2 fails an FP16 Conv it has no kernel
+	// for, naming this node, unless the node is kept in float32.
+	FP16FailNode string `json:"fp16_fail_node,omitempty"`
 }

@@ -172,6 +172,13 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 			}
 		}
 	}()
+	if req.Backend == "tensorrt" {
+		loaded, err := loadTensorRT(req, os.Getenv)
+		if err != nil {
+			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: true}, 0)
+		}
+		w.info(loaded, 0)
+	}
 
 	notes, cleanup, err := precisionPath(&req)
 	if err != nil {
@@ -193,7 +200,10 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 	opts.TimingCache = cache.loaded
 	b, err := cgo.NewBuild(backendOf(req.Backend), opts)
 	if err != nil {
-		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
+		// An option the builder refuses before building is the user's to change: exit 2.
+		var nerr *cgo.Error
+		usage := errors.As(err, &nerr) && (nerr.Code == cgo.CodeInvalidArgument || nerr.Code == cgo.CodeUnsupported)
+		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: usage}, 0)
 	}
 	defer b.Close()
 	wd.setBuild(b)
@@ -324,6 +334,13 @@ func (w *eventWriter) add(e *progress.Event) { w.buf = progress.AppendJSON(w.buf
 func (w *eventWriter) warn(messages []string, at time.Duration) {
 	for _, m := range messages {
 		w.add(&progress.Event{Type: progress.EventLog, Time: at, Severity: progress.SeverityWarning, Message: m})
+	}
+}
+
+// info adds an info log event for each message.
+func (w *eventWriter) info(messages []string, at time.Duration) {
+	for _, m := range messages {
+		w.add(&progress.Event{Type: progress.EventLog, Time: at, Severity: progress.SeverityInfo, Message: m})
 	}
 }
 

@@ -1,0 +1,59 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/trt"
+)
+
+// loadTensorRT loads the TensorRT libraries into this worker process before a TensorRT build:
+// only the worker ever loads them, so a missing or broken TensorRT cannot take the parent (and
+// the terminal it drives) down. It returns one line per library loaded, for the log, or an
+// error that is the user's to fix: it names every place searched and how to point trtbuild at
+// TensorRT.
+func loadTensorRT(req Request, getenv func(string) string) ([]string, error) {
+	s := trt.SearchFromEnv(0, req.TensorRTLib, getenv)
+	if req.TensorRTLib != "" {
+		s.DirFrom = "--tensorrt-lib" // the parent folds TRTBUILD_TENSORRT_LIB into it
+		if getenv(trt.EnvLibDir) == req.TensorRTLib {
+			s.DirFrom = trt.EnvLibDir
+		}
+	}
+	if err := cgo.LoadTensorRT(s, !req.NoBuiltinPlugins); err != nil {
+		if errors.Is(err, cgo.ErrNotCompiled) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("cannot use TensorRT: %w (or preview the build without a GPU with --backend sim)", err)
+	}
+	var lines []string
+	for _, lib := range []trt.Library{trt.LibInfer, trt.LibONNXParser, trt.LibPlugin, trt.LibCUDARuntime} {
+		if info, ok := cgo.InstalledLibrary(lib); ok {
+			lines = append(lines, "loaded "+describeLibrary(info))
+		}
+	}
+	return lines, nil
+}
+
+// describeLibrary says which library was loaded from where, with its version where it has one.
+func describeLibrary(info cgo.LibraryInfo) string {
+	where := info.Resolved
+	if where == "" {
+		where = info.Path
+	}
+	switch info.Lib {
+	case trt.LibInfer:
+		v := "unknown version"
+		if ver, err := trt.FromInt(info.Version); err == nil {
+			v = "TensorRT " + ver.String()
+			if info.Build >= 0 {
+				v += fmt.Sprintf(" (build %d)", info.Build)
+			}
+		}
+		return fmt.Sprintf("%s %s from %s", info.Lib, v, where)
+	case trt.LibCUDARuntime:
+		return fmt.Sprintf("%s (CUDA runtime %d.%d) from %s", info.Lib, info.Version/1000, info.Version%1000/10, where)
+	}
+	return fmt.Sprintf("%s from %s", info.Lib, where)
+}
