@@ -28,6 +28,14 @@ if [ "$status" != 0 ]; then
 	exit "$status"
 fi
 
+echo "== fault campaign (quick)"
+# Every unsafe path, hang and pipe fault of the output rules, and a storm of random cancels,
+# against real processes; scripts/fault-campaign.sh without FAULT_CAMPAIGN_QUICK runs more.
+if ! FAULT_CAMPAIGN_QUICK=1 scripts/fault-campaign.sh; then
+	echo "tests: $passed passed, 1 failed, $skipped skipped"
+	exit 1
+fi
+
 echo "== fuzz ($fuzztime each)"
 # Every Fuzz* function in the module, run briefly from its committed seed corpus.
 for file in $(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do

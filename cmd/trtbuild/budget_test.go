@@ -162,3 +162,35 @@ func TestFailureAttribution(t *testing.T) {
 		}
 	}
 }
+
+// TestStoppedInJSON: the result line of a timed-out build names the stage it stopped in, for
+// machines as for people, and plain output says it in words.
+func TestStoppedInJSON(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	for _, mode := range []string{"json", "plain"} {
+		r := trtbuild(t, nil, "--backend", "sim", "--no-timing-cache", "--sim-speed", "1", "--timeout", "2s", "--progress", mode,
+			"-o", filepath.Join(t.TempDir(), "m.engine"), model)
+		if r.code != 124 {
+			t.Fatalf("%s: exit %d, want 124\n%s", mode, r.code, r.stderr)
+		}
+		if mode == "plain" {
+			if !strings.Contains(r.stdout, "\n  Stopped in: ") {
+				t.Errorf("plain does not say where the build stopped:\n%s", r.stdout)
+			}
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		var res struct {
+			Status string `json:"status"`
+			Where  *struct {
+				Path []string `json:"path"`
+			} `json:"where"`
+		}
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.Status != "timed_out" || res.Where == nil || len(res.Where.Path) == 0 {
+			t.Errorf("the result does not name where the build stopped: %s", lines[len(lines)-1])
+		}
+	}
+}

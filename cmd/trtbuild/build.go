@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -226,7 +227,8 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		return err
 	}
 	defer outs.cleanup()
-	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version}
+	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version,
+		Command: append([]string{"trtbuild"}, os.Args[1:]...), Settings: buildSettings(req)}
 	keyed, hit, err := engineCacheLookup(s, o, mode, req, info)
 	if err != nil || hit {
 		return err
@@ -257,6 +259,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		Timeout:      o.timeout,
 		StallTimeout: o.stallTimeout,
 		KillAfter:    o.killAfter,
+		Tick:         tickFor(mode),
 	})
 	outs.finish(s.Err, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
@@ -578,4 +581,25 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// buildSettings is the request as the report and trace record it, so that a build can be
+// repeated: every setting, without the model's layer names (which only the simulated builder
+// uses, and which the model has).
+func buildSettings(req worker.Request) json.RawMessage {
+	req.Layers = nil
+	b, err := json.Marshal(req)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// tickFor is how often the session ticks the renderer: the live view takes its snapshots of
+// the build's state on the tick, ten a second; the other modes only need heartbeats.
+func tickFor(mode tui.Mode) time.Duration {
+	if mode == tui.ModeTTY {
+		return tui.TickEvery()
+	}
+	return time.Second
 }

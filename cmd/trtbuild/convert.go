@@ -19,6 +19,7 @@ type convertOptions struct {
 	output     string
 	keepOps    []string
 	keepNodes  []string
+	keep       []string
 	keepIO     bool
 	asJSON     bool
 }
@@ -36,15 +37,17 @@ no FP16 builder flag, so a reduced-precision engine needs such a model; 'trtbuil
 does the same conversion by itself on TensorRT 11.
 
 Numerically sensitive operators (reductions, exponentials, softmax, normalizations, top-k,
-random generators; see --keep-fp32-ops), operators with no float16/bfloat16 version, and
-nodes that read weights too large for the target type stay in float32, with Cast nodes around
-them. Inputs and outputs keep their types unless --keep-io-types=false. The summary says
-what was converted and kept, and why; docs/convert.md has the rules.
+random generators; see --keep-fp32-ops), operators with no float16/bfloat16 version, nodes
+that read weights too large for the target type, and the nodes and operators named in
+--keep-fp32 stay in float32, with Cast nodes around them. A model already in the target type
+is left alone: convert says there is nothing to do and writes no file. Inputs and outputs
+keep their types unless --keep-io-types=false. The summary says what was converted and kept,
+and why; docs/convert.md has the rules.
 
 The output is written atomically and never over the input. Models with external data get an
 external data file next to the output (OUT.onnx.data).`,
 		Example: `  trtbuild convert --fp16 model.onnx -o model.fp16.onnx
-  trtbuild convert --bf16 model.onnx --keep-fp32-ops Gemm --keep-fp32-nodes /head/MatMul
+  trtbuild convert --bf16 model.onnx --keep-fp32 Gemm,/head/MatMul
   trtbuild convert --fp16 model.onnx --json | jq .kept_nodes`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -62,6 +65,7 @@ external data file next to the output (OUT.onnx.data).`,
 	f.StringVarP(&o.output, "output", "o", "", "the converted model (default: MODEL.fp16.onnx or MODEL.bf16.onnx next to the input)")
 	f.StringSliceVar(&o.keepOps, "keep-fp32-ops", nil, "operator types to keep in float32, in addition to the default list: "+joinOps(convert.DefaultKeepOps()))
 	f.StringSliceVar(&o.keepNodes, "keep-fp32-nodes", nil, "names of nodes to keep in float32")
+	f.StringSliceVar(&o.keep, "keep-fp32", nil, "nodes (by name) and operator types to keep in float32, mixed: NODE_OR_OP,...")
 	f.BoolVar(&o.keepIO, "keep-io-types", true, "keep the model's float32 inputs and outputs; false converts them too")
 	f.BoolVar(&o.asJSON, "json", false, "write the summary as one JSON document (schema in docs/convert.md)")
 	return cmd
@@ -119,7 +123,7 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 	if target.Kind == outpath.CharDevice && m.External {
 		return exitcode.Usagef("-o %s is a device, but the converted model keeps its weights in an external data file beside it; give a file path", q(out))
 	}
-	sum, err := convert.Convert(m, convert.Options{Target: targetType, KeepOps: o.keepOps, KeepNodes: o.keepNodes, ConvertIO: !o.keepIO})
+	sum, err := convert.Convert(m, convert.Options{Target: targetType, KeepOps: o.keepOps, KeepNodes: o.keepNodes, Keep: o.keep, ConvertIO: !o.keepIO})
 	if err != nil {
 		if errors.Is(err, convert.ErrInternal) {
 			return fmt.Errorf("converting %s: %w", in, err)

@@ -149,6 +149,7 @@ func TestConvertCommandErrors(t *testing.T) {
 		{"damaged model", []string{"convert", "--fp16", bad}, "is truncated ("},
 		{"missing model", []string{"convert", "--fp16", filepath.Join(t.TempDir(), "nope.onnx")}, "does not exist; check the path"},
 		{"bad keep node", []string{"convert", "--fp16", in, "--keep-fp32-nodes", "nope"}, `the model has no node named "nope"`},
+		{"bad keep", []string{"convert", "--fp16", in, "--keep-fp32", "Relu,nope"}, `--keep-fp32: "nope" is neither the name of a node of the model nor an operator type`},
 		{"custom op", []string{"convert", "--fp16", custom}, `cannot tell the type of "s"`},
 		{"old opset for bf16", []string{"convert", "--bf16", convertModel(t, "ir3.onnx")}, "needs ai.onnx opset 13 or newer"},
 	}
@@ -194,5 +195,24 @@ func TestConvertCommandAlreadyConverted(t *testing.T) {
 	code, stdout, _ = runConvert(t, "convert", "--fp16", "--json", in, "-o", out)
 	if code != 0 || !strings.Contains(stdout, `"already_target": true`) {
 		t.Errorf("--json: exit %d\n%s", code, stdout)
+	}
+}
+
+// TestConvertCommandKeep checks --keep-fp32 with a node name and an
+// operator type.
+func TestConvertCommandKeep(t *testing.T) {
+	in := convertModel(t, "mlp.onnx")
+	out := filepath.Join(filepath.Dir(in), "out.onnx")
+	code, stdout, stderr := runConvert(t, "convert", "--fp16", in, "-o", out, "--keep-fp32", "Relu,mm2", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{`"name": "relu"`, `"name": "mm2"`, `"reason": "keep-fp32"`, `"detail": "node named in --keep-fp32"`, `"detail": "operator named in --keep-fp32"`} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %s:\n%s", want, stdout)
+		}
+	}
+	if _, err := os.Stat(out); err != nil {
+		t.Error(err)
 	}
 }

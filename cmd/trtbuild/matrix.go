@@ -581,7 +581,7 @@ them from the matrix file's folder, which must be on storage every node shares.`
 					return exitcode.Usagef("%v", err)
 				}
 				p := filepath.Join(dir, "trtbuild-"+t.Name+".sbatch")
-				if err := outpath.WriteFile(p, []byte(script)); err != nil {
+				if err := outpath.WriteFilePerm(p, []byte(script), 0o755); err != nil {
 					return exitcode.Wrap(exitcode.Failed, err)
 				}
 				fmt.Fprintf(s.Out, "Wrote %s\n", p)

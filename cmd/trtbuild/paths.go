@@ -170,6 +170,8 @@ func checkPlugins(plugins []string) error {
 		if strings.TrimSpace(p) == "" {
 			return exitcode.Usagef("--plugins has an empty item (number %d of %d); list plugin files separated by commas, with no empty entries", i+1, len(plugins))
 		}
+	}
+	for _, p := range plugins {
 		if err := checkInputFile("plugin", p); err != nil {
 			return err
 		}

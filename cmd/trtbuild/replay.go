@@ -62,10 +62,11 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 	if warning != "" {
 		fmt.Fprintln(s.Err, "trtbuild: "+warning)
 	}
-	tr, err := readTraceFile(path)
+	tr, closeTrace, err := openTrace(path)
 	if err != nil {
 		return err
 	}
+	defer closeTrace()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	sigs := s.Signals
@@ -83,10 +84,13 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 		}
 	}()
 	r := newRenderer(mode, s, s.Out, &buildOptions{verbose: o.verbose}, replayControls{cancel})
-	err = replay.Play(ctx, tr, r, replay.Options{Speed: speed})
+	err = replay.PlayReader(ctx, tr, r, replay.Options{Speed: speed, Tick: tickFor(mode)})
+	var bad *replay.TraceError
 	switch {
 	case errors.Is(err, context.Canceled):
 		return &exitcode.Error{Code: exitcode.Interrupted, Err: errors.New("replay stopped"), Reported: true}
+	case errors.As(err, &bad):
+		return traceError(path, bad.Err)
 	case err != nil:
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,6 +110,9 @@ func TestReportErrors(t *testing.T) {
 		{"replay missing", []string{"replay", filepath.Join(dir, "none.jsonl")}, 2, "does not exist"},
 		{"replay bad speed", []string{"replay", "--speed", "fast", malformed}, 2, "invalid --speed"},
 		{"replay malformed", []string{"replay", "--speed", "0", malformed}, 1, "line 2"},
+		// A model (or any other file) is not a trace: bad input, with what to do instead.
+		{"report of a model", []string{"report", model, "-o", filepath.Join(dir, "x.html")}, 2, "this is not a trace recorded by --trace or --progress json; record one with"},
+		{"replay of a model", []string{"replay", "--speed", "0", model}, 2, "this is not a trace recorded by --trace or --progress json; record one with"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -189,4 +193,47 @@ func TestReplayTimingAndInterrupt(t *testing.T) {
 func startReplay(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
 	t.Helper()
 	return start(t, "", args...)
+}
+
+// TestReportDiff records a cold build and one served from the timing cache, and compares them
+// as traces and as JSON reports.
+func TestReportDiff(t *testing.T) {
+	dir := t.TempDir()
+	model := repoModel(t, "convnet.onnx")
+	env := []string{"XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}
+	cold, warm := filepath.Join(dir, "cold.jsonl"), filepath.Join(dir, "warm.jsonl")
+	coldJSON := filepath.Join(dir, "cold.json")
+	for _, tr := range []string{cold, warm} {
+		if r := trtbuild(t, env, "--backend", "sim", "--sim-speed", "20", "--progress", "quiet", "--trace", tr, "-o", filepath.Join(dir, "m.engine"), model); r.code != 0 {
+			t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+		}
+	}
+	if r := trtbuild(t, nil, "report", cold, "-o", coldJSON); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, a := range []string{cold, coldJSON} {
+		r := trtbuild(t, nil, "report", "--diff", a, warm)
+		if r.code != 0 {
+			t.Fatalf("diff: exit %d\n%s", r.code, r.stderr)
+		}
+		for _, want := range []*regexp.Regexp{
+			// Every tactic the cold build timed is a hit in the warm one, whatever the count.
+			regexp.MustCompile(`timing cache\s+0/([1-9]\d*) hits\s+([1-9]\d*)/([1-9]\d*) hits`),
+			regexp.MustCompile(`build time\s+\S+ \S+\s+\S+ \S+\s+-\d+%`),
+			regexp.MustCompile(`engine size\s+\d`),
+			regexp.MustCompile(`  Timing graph nodes\s+`),
+		} {
+			if !want.MatchString(r.stdout) {
+				t.Errorf("%s: the diff lacks %s:\n%s", filepath.Base(a), want, r.stdout)
+			}
+		}
+		if m := regexp.MustCompile(`timing cache\s+0/(\d+) hits\s+(\d+)/(\d+) hits`).FindStringSubmatch(r.stdout); m != nil && !(m[1] == m[2] && m[2] == m[3]) {
+			t.Errorf("%s: the warm build should hit every tactic the cold one timed: %s", filepath.Base(a), m[0])
+		}
+	}
+	for _, args := range [][]string{{"report", "--diff", cold}, {"report", "--diff", cold, warm, "-o", coldJSON}, {"report", "--diff", model, warm}} {
+		if r := trtbuild(t, nil, args...); r.code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", args, r.code, r.stderr)
+		}
+	}
 }

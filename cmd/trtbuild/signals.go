@@ -15,16 +15,15 @@ func ignoreSignals() {
 // earlySignals is the first thing main does. SIGPIPE is ignored, so a write to a closed stdout
 // returns EPIPE (the build goes on; see internal/outstream). SIGINT and SIGTERM are delivered
 // to the returned channel: a build or a replay reads it, and the other commands give the
-// signals back their default action once they know who they are (releaseSignals). SIGINT is
-// left alone when it was ignored at start (a background job of a shell script).
+// signals back their default action once they know who they are (releaseSignals). A build
+// answers SIGINT also when it started with SIGINT ignored (a background job of a shell script).
+//
+// SIGPIPE is ignored last on purpose: a test can see in /proc/PID/status (SigIgn) that the
+// handlers are in place (scripts/fault-campaign.sh does).
 func earlySignals() chan os.Signal {
-	signal.Ignore(syscall.SIGPIPE)
 	sigs := make(chan os.Signal, 4)
-	wanted := []os.Signal{syscall.SIGTERM}
-	if !signal.Ignored(os.Interrupt) {
-		wanted = append(wanted, os.Interrupt)
-	}
-	signal.Notify(sigs, wanted...)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Ignore(syscall.SIGPIPE)
 	return sigs
 }
 

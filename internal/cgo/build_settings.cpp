@@ -23,16 +23,16 @@ constexpr uint32_t kAllFormats = (1u << 13) - 1;
 constexpr uint32_t kAllTactics = (1u << 5) - 1;
 constexpr uint32_t kAllPools = (1u << 4) - 1;
 
-bool fail(trtb_status* status, const std::string& message) {
-    set_status(status, TRTB_ERR_INVALID_ARGUMENT, message);
+bool fail(std::string* status, const std::string& message) {
+    *status = message;
     return false;
 }
 
 bool valid_type(int32_t t) { return t >= TRTB_TYPE_FP32 && t <= TRTB_TYPE_INT4; }
 
 // check_formats checks one list of I/O formats and appends its trtexec spelling to *text.
-bool check_formats(const char* what, const trtb_io_format* list, int32_t n, std::string* text,
-                   trtb_status* status) {
+bool check_formats(const char* what, const trtb_io_format* list, int32_t n,
+                   std::vector<trtb_io_format>* kept, std::string* text, std::string* status) {
     if (n < 0 || (n > 0 && list == nullptr)) {
         return fail(status, std::string("bad ") + what + " format list");
     }
@@ -46,6 +46,7 @@ bool check_formats(const char* what, const trtb_io_format* list, int32_t n, std:
             return fail(status, std::string(what) + " format " + std::to_string(i) +
                                     ": give one or more known tensor formats");
         }
+        kept->push_back(f);
         if (i > 0) {
             *text += ',';
         }
@@ -81,17 +82,18 @@ const char* data_type_name(int32_t type) {
     return valid_type(type) ? kTypeNames[type] : "unknown";
 }
 
-bool check_build_settings(const trtb_options& o, std::string* summary, trtb_status* status) {
+bool check_build_settings(const trtb_options& o, ExtraSettings* kept, std::string* status) {
+    ExtraSettings x;
     std::string out;
     std::string text;
-    if (!check_formats("input", o.input_formats, o.nb_input_formats, &text, status)) {
+    if (!check_formats("input", o.input_formats, o.nb_input_formats, &x.input_formats, &text, status)) {
         return false;
     }
     if (!text.empty()) {
         out += "input_formats " + text + "\n";
     }
     text.clear();
-    if (!check_formats("output", o.output_formats, o.nb_output_formats, &text, status)) {
+    if (!check_formats("output", o.output_formats, o.nb_output_formats, &x.output_formats, &text, status)) {
         return false;
     }
     if (!text.empty()) {
@@ -102,6 +104,7 @@ bool check_build_settings(const trtb_options& o, std::string* summary, trtb_stat
         o.precision_constraints > TRTB_PRECISION_CONSTRAINTS_OBEY) {
         return fail(status, "unknown precision constraints " + std::to_string(o.precision_constraints));
     }
+    x.precision_constraints = o.precision_constraints;
     if (o.nb_layer_precisions < 0 || (o.nb_layer_precisions > 0 && o.layer_precisions == nullptr)) {
         return fail(status, "bad layer precision list");
     }
@@ -122,6 +125,7 @@ bool check_build_settings(const trtb_options& o, std::string* summary, trtb_stat
             return fail(status, std::string("layer ") + lp.layer + ": unknown data type " +
                                     std::to_string(lp.type));
         }
+        x.layer_precisions.emplace_back(lp.layer, lp.type);
         text += (i > 0 ? "," : "") + std::string(lp.layer) + ":" + kTypeNames[lp.type];
     }
     if (!text.empty()) {
@@ -131,6 +135,7 @@ bool check_build_settings(const trtb_options& o, std::string* summary, trtb_stat
     if (o.profiling_verbosity < TRTB_PROFILING_DEFAULT || o.profiling_verbosity > TRTB_PROFILING_DETAILED) {
         return fail(status, "unknown profiling verbosity " + std::to_string(o.profiling_verbosity));
     }
+    x.profiling_verbosity = o.profiling_verbosity;
     if (o.profiling_verbosity != TRTB_PROFILING_DEFAULT) {
         out += std::string("profiling_verbosity ") + kVerbosityNames[o.profiling_verbosity] + "\n";
     }
@@ -141,6 +146,8 @@ bool check_build_settings(const trtb_options& o, std::string* summary, trtb_stat
     if ((o.tactic_sources_on & o.tactic_sources_off) != 0) {
         return fail(status, "a tactic source is both enabled and disabled: give each once");
     }
+    x.tactic_sources_on = o.tactic_sources_on;
+    x.tactic_sources_off = o.tactic_sources_off;
     if ((o.tactic_sources_on | o.tactic_sources_off) != 0) {
         std::string on = bit_names(o.tactic_sources_on, kTacticNames, 5, '+');
         std::string off = bit_names(o.tactic_sources_off, kTacticNames, 5, '-');
@@ -155,23 +162,30 @@ bool check_build_settings(const trtb_options& o, std::string* summary, trtb_stat
     } else if (o.gpu_fallback != 0) {
         return fail(status, "GPU fallback needs a DLA core: also ask for one");
     }
+    x.use_dla = o.use_dla != 0;
+    x.dla_core = o.dla_core;
+    x.gpu_fallback = o.gpu_fallback != 0;
     if (o.best != 0 && o.strongly_typed != 0) {
         return fail(status, "a strongly typed network takes its precisions from the model, so "
                             "\"best\" has nothing to choose: ask for one of them");
     }
-    if (o.strongly_typed != 0) {
+    x.strongly_typed = o.strongly_typed != 0;
+    x.best = o.best != 0;
+    if (x.strongly_typed) {
         out += "strongly_typed\n";
     }
-    if (o.best != 0) {
+    if (x.best) {
         out += "best\n";
     }
     if ((o.pools_set & ~kAllPools) != 0) {
         return fail(status, "unknown memory pool bits");
     }
+    x.pools_set = o.pools_set;
     const uint64_t sizes[] = {o.tactic_shared_memory_bytes, o.dla_managed_sram_bytes,
                               o.dla_local_dram_bytes, o.dla_global_dram_bytes};
     text.clear();
     for (int b = 0; b < 4; ++b) {
+        x.pool_bytes[b] = sizes[b];
         if ((o.pools_set & (1u << b)) != 0) {
             text += (text.empty() ? "" : ",") + std::string(kPoolNames[b]) + ":" + std::to_string(sizes[b]);
         }
@@ -179,9 +193,8 @@ bool check_build_settings(const trtb_options& o, std::string* summary, trtb_stat
     if (!text.empty()) {
         out += "mem_pools " + text + "\n";
     }
-    if (summary != nullptr) {
-        *summary = out;
-    }
+    x.summary = out;
+    *kept = std::move(x);
     return true;
 }
 

@@ -156,11 +156,8 @@ int32_t check_options(const trtb_options& o, BuildSettings* out, std::string* me
         s.has_timing_cache = true;
         s.timing_cache.assign(static_cast<const char*>(o.timing_cache), static_cast<size_t>(o.timing_cache_size));
     }
-    {
-        trtb_status st{};
-        if (!check_build_settings(o, &s.build_settings, &st)) {
-            return bad(st.message);
-        }
+    if (!check_build_settings(o, &s.extra, message)) {
+        return TRTB_ERR_INVALID_ARGUMENT;
     }
     *out = std::move(s);
     message->clear();

@@ -1183,11 +1183,11 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
     c.max_aux_streams = checked.max_aux_streams;
     c.hardware_compat = checked.hardware_compat;
     c.workspace_bytes = checked.workspace_bytes;
+    c.build_settings = checked.extra.summary;
     c.nb_profiles = static_cast<int32_t>(checked.profiles.size());
     c.plugin_paths = std::move(checked.plugin_paths);
     c.has_cache = checked.has_timing_cache;
     c.cache_blob = std::move(checked.timing_cache);
-    c.build_settings = std::move(checked.build_settings);
 
     int32_t nb_layers = kDefaultLayers;
     const char* const* layers = nullptr;

@@ -274,10 +274,11 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     }
 
     // 11.x networks are always strongly typed. On 10.x they are too, except when precision
-    // builder flags are asked for: TensorRT 10 refuses those on strongly typed networks.
+    // builder flags, --best, precision constraints or DLA are asked for: TensorRT 10 refuses
+    // those on strongly typed networks (see weakly_typed).
     nvinfer1::NetworkDefinitionCreationFlags network_flags = 0;
 #if NV_TENSORRT_MAJOR < 11
-    if (s_.precision == 0) {
+    if (!weakly_typed(s_)) {
         network_flags |= 1U << static_cast<uint32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED);
     }
 #endif
@@ -300,6 +301,9 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config: " + errors_since(mark));
     }
     if (Outcome out = configure(o); out.code != TRTB_OK) {
+        return out;
+    }
+    if (Outcome out = apply_extra_settings(o); out.code != TRTB_OK) {
         return out;
     }
     if (Outcome out = add_profiles(o); out.code != TRTB_OK) {
@@ -386,25 +390,6 @@ std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_sta
             set_status(status, code, message);
             return nullptr;
         }
-        // trtexec's other build settings (ABI 3: I/O formats, layer precisions, tactic sources,
-        // DLA, memory pools, ...) are checked, but this backend does not apply them to the
-        // IBuilderConfig yet: refused rather than silently ignored.
-        std::string extra;
-        if (options.size >= sizeof(trtb_options)) {
-            if (!check_build_settings(options, &extra, status)) {
-                return nullptr;
-            }
-            if (!extra.empty()) {
-                for (char& c : extra) {
-                    c = c == '\n' ? ';' : c;
-                }
-                extra.pop_back();
-                set_status(status, TRTB_ERR_UNSUPPORTED,
-                           "the TensorRT backend does not apply these trtexec build settings yet: " + extra +
-                               "; build without them (they work with --backend sim)");
-                return nullptr;
-            }
-        }
         return std::make_unique<TensorRTBuild>(std::move(settings));
     } catch (const std::bad_alloc&) {
         set_status(status, TRTB_ERR_OUT_OF_MEMORY, "host memory ran out while preparing the build");
@@ -433,7 +418,6 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
             return set_status(status, TRTB_ERR_UNAVAILABLE, why);
         }
         info->loaded_version = trt::loaded_version();
-        info->loaded_build = trt::loaded_build() > 0 ? trt::loaded_build() : 0;
         // getNvOnnxParserVersion() is NV_ONNX_PARSER_VERSION, 0.1.0 in every release
         // (onnx-tensorrt NvOnnxParser.cpp, NvOnnxParser.h): it tells nothing and is not
         // reported. The parser library is the one of libnvinfer's major (its SONAME).

@@ -202,6 +202,12 @@ int32_t copy_settings(const trtb_options& o, Settings* out, std::string* message
     if (o.timing_cache_size > 0) {
         s.timing_cache.assign(static_cast<const char*>(o.timing_cache), static_cast<size_t>(o.timing_cache_size));
     }
+    if (!check_build_settings(o, &s.extra, message)) {
+        return TRTB_ERR_INVALID_ARGUMENT;
+    }
+    if (int32_t code = check_extra_settings(s, message); code != TRTB_OK) {
+        return code;
+    }
     *out = std::move(s);
     return TRTB_OK;
 }

@@ -9,6 +9,8 @@
 //   tensorrt_config.cpp        trtb_options -> Settings -> IBuilderConfig, optimization profiles
 //   tensorrt_build.cpp         device, plugins, parse, build, serialize; the factory functions
 //   tensorrt_timing_cache.cpp  attaching, saving and merging the timing cache
+//   tensorrt_trtexec.cpp       trtexec's other build settings: I/O formats, layer precisions,
+//                              profiling verbosity, tactic sources, DLA, memory pools, --best
 //
 // It is compiled against NVIDIA's public headers (NvInfer.h, NvOnnxParser.h) and the CUDA
 // runtime header, whose folders come from the environment (CGO_CPPFLAGS or CGO_CXXFLAGS, see
@@ -326,11 +328,22 @@ struct Settings {
     std::vector<std::vector<Shape>> profiles;
     std::vector<std::string> plugin_paths;
     std::string timing_cache;
+    ExtraSettings extra;  // trtexec's other build settings (tensorrt_trtexec.cpp)
 };
 
 // copy_settings checks options and copies them into *out. On a bad option it returns its code
 // and sets *message.
 int32_t copy_settings(const trtb_options& o, Settings* out, std::string* message);
+
+// check_extra_settings refuses the trtexec build settings of s that this TensorRT major cannot
+// honour (TRTB_ERR_UNSUPPORTED) or that contradict each other on it, with one line that says
+// why and what to do instead.
+int32_t check_extra_settings(const Settings& s, std::string* message);
+
+// weakly_typed reports whether a TensorRT 10 network must be created without
+// kSTRONGLY_TYPED: precision builder flags, --best, precision constraints and DLA (which
+// trtexec builds in fp16) need a weakly typed network. Always false on TensorRT 11.
+bool weakly_typed(const Settings& s);
 
 // ---------------------------------------------------------------------------------------------
 // The build (tensorrt_build.cpp, tensorrt_config.cpp, tensorrt_timing_cache.cpp).
@@ -386,6 +399,7 @@ private:
     Outcome load_plugins(nvinfer1::IBuilder& builder);
     Outcome parse(Objects& o);
     Outcome configure(Objects& o);
+    Outcome apply_extra_settings(Objects& o);  // tensorrt_trtexec.cpp
     Outcome add_profiles(Objects& o);
     Outcome attach_timing_cache(Objects& o, trtb_result* result);
     void save_timing_cache(Objects& o, bool succeeded, trtb_result* result, int64_t keys_before);

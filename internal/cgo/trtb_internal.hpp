@@ -14,12 +14,14 @@
 #include <new>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace trtb {
 
 // set_status fills a trtb_status (which may be null) and returns code.
 int32_t set_status(trtb_status* status, int32_t code, const std::string& message);
+
 
 // set_status_text is set_status for the paths that handle an exception: it allocates nothing
 // (and so cannot throw), writing prefix then what, cut to fit. Either may be null.
@@ -74,6 +76,36 @@ struct ProfileShape {
     int64_t max[TRTB_MAX_DIMS] = {};
 };
 
+// ExtraSettings are trtexec's build settings of trtb_options (the fields after sim, ABI 3),
+// owned and checked by check_build_settings (build_settings.cpp).
+struct ExtraSettings {
+    std::vector<trtb_io_format> input_formats;   // one for all inputs, or one per input
+    std::vector<trtb_io_format> output_formats;  // likewise for the outputs
+    int32_t precision_constraints = TRTB_PRECISION_CONSTRAINTS_NONE;
+    std::vector<std::pair<std::string, int32_t>> layer_precisions;  // layer ("*": all), trtb_data_type
+    int32_t profiling_verbosity = TRTB_PROFILING_DEFAULT;
+    uint32_t tactic_sources_on = 0;
+    uint32_t tactic_sources_off = 0;
+    bool use_dla = false;
+    int32_t dla_core = 0;
+    bool gpu_fallback = false;
+    bool strongly_typed = false;
+    bool best = false;
+    uint32_t pools_set = 0;      // trtb_pool bits
+    uint64_t pool_bytes[4] = {}; // by trtb_pool bit number
+    std::string summary;         // one "key value" line per setting given, for the simulated plan
+};
+
+// check_build_settings checks the ABI 3 fields of o for what any builder would refuse: unknown
+// enum values, a list without its pointer, layer precisions without constraints, GPU fallback
+// without a DLA core, "best" with a strongly typed network. On success it copies them into
+// *out and returns true; otherwise it sets *message to one line and leaves *out untouched.
+// check_options calls it. Any thread; may throw std::bad_alloc.
+bool check_build_settings(const trtb_options& o, ExtraSettings* out, std::string* message);
+
+// data_type_name returns trtexec's name of a trtb_data_type ("fp16"), or "unknown".
+const char* data_type_name(int32_t type);
+
 // BuildSettings is everything of trtb_options that a backend keeps, owned and checked:
 // trtb_options need not outlive trtb_build_create. The simulated builder's knobs (options.sim)
 // are not in it; the simulated builder checks those itself.
@@ -92,9 +124,7 @@ struct BuildSettings {
     std::vector<std::string> plugin_paths;
     bool has_timing_cache = false;  // a non-empty cache was given
     std::string timing_cache;
-    // build_settings is check_build_settings' summary of trtexec's other build settings, one
-    // "key value" line each (empty when none was given).
-    std::string build_settings;
+    ExtraSettings extra;  // trtexec's other build settings (ABI 3)
 };
 
 // check_options is the one option checker of both backends (options.cpp). It checks what
@@ -112,16 +142,6 @@ std::string hex_text(uint64_t v);
 // kDefaultQueueBytes is the default bound of an EventQueue: bytes of events waiting for the
 // drainer (see EventQueue).
 constexpr uint64_t kDefaultQueueBytes = 16u << 20;
-
-// check_build_settings checks trtexec's build settings in o (the fields after sim, ABI 3) for
-// what any builder would refuse: unknown enum values, a list without its pointer, layer
-// precisions without constraints, GPU fallback without a DLA core, "best" with a strongly typed
-// network. On success it writes them, one "key value" line per setting given, to *summary (may
-// be null) and returns true; otherwise it fills status with TRTB_ERR_INVALID_ARGUMENT.
-bool check_build_settings(const trtb_options& o, std::string* summary, trtb_status* status);
-
-// data_type_name returns trtexec's name of a trtb_data_type ("fp16"), or "unknown".
-const char* data_type_name(int32_t type);
 
 // EventQueue holds events copied out of builder callbacks until Go drains them.
 //

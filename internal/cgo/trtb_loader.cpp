@@ -174,7 +174,11 @@ int32_t trtb_library_open(int32_t role, const char* path, trtb_library** out, tr
         // scope; libnvonnxparser and plugin libraries still bind to this libnvinfer, because
         // the dynamic loader matches their DT_NEEDED libnvinfer.so.<major> to the loaded
         // library's SONAME.
-        void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        // RTLD_NODELETE for libnvinfer_plugin: loading it runs static initializers that may
+        // register plugin creators in libnvinfer's registry, so it must stay mapped even when
+        // it was only probed (trtbuild version) and "closed" again.
+        const int mode = RTLD_NOW | RTLD_LOCAL | (role == TRTB_LIB_PLUGIN ? RTLD_NODELETE : 0);
+        void* handle = dlopen(path, mode);
         if (handle == nullptr) {
             return trtb::set_status(status, TRTB_ERR_UNAVAILABLE, trtb::dl_error("dlopen failed"));
         }

@@ -63,7 +63,9 @@ typedef struct trtb_library trtb_library;
 int32_t trtb_library_open(int32_t role, const char *path, trtb_library **out, trtb_library_info *info,
                           trtb_status *status);
 
-/* trtb_library_close unloads a library that was not installed. NULL is ignored. */
+/* trtb_library_close unloads a library that was not installed (libnvinfer_plugin stays mapped:
+ * it is opened with RTLD_NODELETE, because its static initializers may have registered plugin
+ * creators with libnvinfer). NULL is ignored. */
 void trtb_library_close(trtb_library *lib);
 
 /* trtb_library_install makes lib the process's library of its role and takes it over; it is

@@ -3,6 +3,7 @@ package convert
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -172,5 +173,83 @@ func TestNoSelfCasts(t *testing.T) {
 			}
 			checkCasts(t, m, c.opts.Target)
 		})
+	}
+}
+
+// TestNewerOpsetAdvice checks that a bfloat16 conversion below opset 22
+// says which nodes stay in float32 for want of a bfloat16 version, and the
+// exact command that upgrades this model file's opset.
+func TestNewerOpsetAdvice(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "net.onnx")
+	b, err := tm.Marshal(convModel())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Analyze(in, Options{Target: BF16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"opset 17 has no bfloat16 version of Conv (1 node), GlobalAveragePool (1 node), so 2 nodes stay in float32",
+		"export the model at opset 22 or newer",
+		`onnx.save(vc.convert_version(onnx.load('net.onnx'), 22), 'net.opset22.onnx')`,
+		"and convert net.opset22.onnx",
+	}
+	found := false
+	for _, w := range s.Warnings {
+		if strings.HasPrefix(w, "opset 17") {
+			found = true
+			for _, x := range want {
+				if !strings.Contains(w, x) {
+					t.Errorf("warning %q lacks %q", w, x)
+				}
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no opset advice in %q", s.Warnings)
+	}
+}
+
+// TestKeep checks Options.Keep, which mixes node names and operator types.
+func TestKeep(t *testing.T) {
+	m, s, err := convertProto(t, mlpModel(), Options{Target: FP16, Keep: []string{"Relu", " mm2 "}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := map[string]string{}
+	for _, k := range s.KeptNodes {
+		kept[k.Name] = k.Reason + ": " + k.Detail
+	}
+	want := map[string]string{
+		"relu":    "keep-fp32: operator named in --keep-fp32",
+		"mm2":     "keep-fp32: node named in --keep-fp32",
+		"softmax": ReasonDefault + ": " + DefaultKeepReason("Softmax"),
+	}
+	for name, w := range want {
+		if kept[name] != w {
+			t.Errorf("node %s: kept %q, want %q", name, kept[name], w)
+		}
+	}
+	if len(kept) != len(want) {
+		t.Errorf("kept %v, want %v", kept, want)
+	}
+	if n := findNode(m.Graph, "mm1"); n == nil {
+		t.Fatal("mm1 is gone")
+	}
+	checkCasts(t, m, FP16)
+	for _, bad := range [][]string{{"nope"}, {"relu2", "Relu"}, {"matmul"}} {
+		_, _, err := convertProto(t, mlpModel(), Options{Target: FP16, Keep: bad})
+		if err == nil || !strings.Contains(err.Error(), "--keep-fp32: \""+bad[0]+"\" is neither the name of a node of the model nor an operator type") {
+			t.Errorf("Keep %q: err = %v", bad, err)
+		}
+	}
+	// An ONNX operator the model does not use is accepted, as with KeepOps.
+	if _, _, err := convertProto(t, mlpModel(), Options{Target: FP16, Keep: []string{"LayerNormalization"}}); err != nil {
+		t.Errorf("Keep LayerNormalization: %v", err)
 	}
 }

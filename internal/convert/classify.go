@@ -13,6 +13,7 @@ import (
 const (
 	ReasonKeepNodes  = "keep-fp32-nodes"  // named by Options.KeepNodes
 	ReasonKeepOps    = "keep-fp32-ops"    // its operator is in Options.KeepOps
+	ReasonKeep       = "keep-fp32"        // its name or operator is in Options.Keep
 	ReasonDefault    = "default-list"     // its operator is on the default list
 	ReasonOverflow   = "overflow"         // it reads, or is, a weight whose values overflow the target type
 	ReasonTypes      = "type-restricted"  // the operator's schema accepts no target-type values
@@ -32,10 +33,15 @@ type classifier struct {
 	opts      Options
 	keepOps   map[string]bool
 	keepNodes map[string]bool
+	// keep holds the names and operator types of Options.Keep.
+	keep map[string]bool
 }
 
 func newClassifier(a *analysis, opts Options) (*classifier, error) {
-	c := &classifier{a: a, opts: opts, keepOps: map[string]bool{}, keepNodes: map[string]bool{}}
+	c := &classifier{a: a, opts: opts, keepOps: map[string]bool{}, keepNodes: map[string]bool{}, keep: map[string]bool{}}
+	if len(opts.KeepOps)+len(opts.KeepNodes)+len(opts.Keep) == 0 {
+		return c, nil // no sets of every name and operator to build
+	}
 	used := map[string]bool{}
 	nodes := map[string]bool{}
 	for _, gc := range a.graphs {
@@ -69,6 +75,19 @@ func newClassifier(a *analysis, opts Options) (*classifier, error) {
 	}
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("--keep-fp32-nodes: the model has no node named %s; list node names with trtbuild inspect", quoteList(missing))
+	}
+	for _, k := range opts.Keep {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			continue
+		}
+		if !nodes[k] && !used[k] && !a.table.Known(k) {
+			missing = append(missing, k)
+		}
+		c.keep[k] = true
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("--keep-fp32: %s is neither the name of a node of the model nor an operator type; names and operators are case-sensitive (Softmax, /head/MatMul): list them with trtbuild inspect --json", quoteList(missing))
 	}
 	return c, nil
 }
@@ -122,6 +141,10 @@ func (c *classifier) node(ni *nodeInfo, forced string) {
 		ni.setKeep(ReasonKeepNodes, "named in --keep-fp32-nodes")
 	case c.keepOps[op]:
 		ni.setKeep(ReasonKeepOps, "operator named in --keep-fp32-ops")
+	case c.keep[ni.n.GetName()] && ni.n.GetName() != "":
+		ni.setKeep(ReasonKeep, "node named in --keep-fp32")
+	case c.keep[op]:
+		ni.setKeep(ReasonKeep, "operator named in --keep-fp32")
 	case std && !c.opts.NoDefaultKeepOps && DefaultKeepReason(op) != "":
 		ni.setKeep(ReasonDefault, DefaultKeepReason(op))
 	}
@@ -365,8 +388,8 @@ func (c *classifier) decide() {
 		}
 		// In file order: sorting every name of a large graph costs more
 		// than the decisions, which do not depend on order.
-		for _, t := range gc.g.Initializer {
-			if v := gc.values[t.GetName()]; v != nil && v.kind == kindInit && v.init == t && v.typ.isFloat() {
+		for i, t := range gc.g.Initializer {
+			if v := gc.initValues[i]; v != nil && v.kind == kindInit && v.init == t && v.typ.isFloat() {
 				v.lowered, v.keep, v.detail = c.weightLowered(v, nil)
 			}
 		}

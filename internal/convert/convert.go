@@ -43,6 +43,7 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	a.path = m.Path
 	if err := checkTypes(a); err != nil {
 		return Summary{}, fmt.Errorf("the model's types are inconsistent, so it is not valid ONNX (%w); check it with onnx.checker.check_model(model, full_check=True)", err)
 	}
@@ -65,7 +66,7 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 
 	s := &Summary{Target: opts.Target, KeepIOTypes: !opts.ConvertIO, KeptNodes: []KeptNode{}, KeptWeights: []KeptWeight{},
 		InsertedCasts: []InsertedCast{}, RetargetedCasts: []string{}, Inputs: []IOType{}, Outputs: []IOType{}, Warnings: []string{}}
-	r := &rewriter{a: a, c: c, m: m, used: names(a), sum: s}
+	r := &rewriter{a: a, c: c, m: m, used: &names{a: a}, sum: s}
 	if err := r.graph(a.main); err != nil {
 		return Summary{}, err
 	}
@@ -74,7 +75,8 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	}
 	summarize(a, c, ws, s)
 	s.AlreadyTarget = unchanged(a, s)
-	if err := verify(m.Proto, opts.Target, table); err != nil {
+	// The analysis is done with: its memory goes to the check.
+	if err := verify(m.Proto, opts.Target, table, a.release()); err != nil {
 		return Summary{}, err
 	}
 	return *s, nil
@@ -101,8 +103,8 @@ func unchanged(a *analysis, s *Summary) bool {
 
 func convertInitializers(m *modelio.Model, a *analysis, s *Summary) error {
 	for _, gc := range a.graphs {
-		for _, t := range gc.g.Initializer {
-			v := gc.values[t.GetName()]
+		for i, t := range gc.g.Initializer {
+			v := gc.initValues[i]
 			if v == nil || !v.typ.isFloat() {
 				continue
 			}
@@ -160,7 +162,7 @@ func summarize(a *analysis, c *classifier, ws []*weight, s *Summary) {
 			s.Outputs = append(s.Outputs, IOType{Name: v.name, Before: "float", After: typeWord(c.required(a.main, v), a.target)})
 		}
 	}
-	if w := newerOpsetWarning(a); w != "" {
+	if w := newerOpsetWarning(a, a.path); w != "" {
 		s.Warnings = append(s.Warnings, w)
 	}
 	for _, w := range ws {
@@ -212,12 +214,18 @@ func admitsLowered(s *opschema.Schema, ni *nodeInfo, t Target) bool {
 }
 
 // newerOpsetWarning says which operators stayed in float32 only because
-// the model's opset has no target-type version of them, and from which
-// opset on they have one.
-func newerOpsetWarning(a *analysis) string {
+// the model's opset has no target-type version of them (as Conv and the
+// pooling operators have no bfloat16 version before opset 22), how many
+// nodes each, and exactly how to convert them too: export at the newer
+// opset, or upgrade the opset with onnx's version converter and convert
+// that file. trtbuild does not change a model's opset itself: operators
+// change meaning between opsets (the Reduce operators' axes, GridSample's
+// modes, GroupNormalization's scale), which a type table cannot check.
+// model is the model file's name for the command ("" when unknown).
+func newerOpsetWarning(a *analysis, model string) string {
 	opset := a.opsets[""]
 	count, need := 0, 0
-	ops := map[string]bool{}
+	ops := map[string]int{}
 	for _, gc := range a.graphs {
 		for _, ni := range gc.nodes {
 			if ni.keep != ReasonTypes || ni.schema == nil || ni.schema.Domain != "" {
@@ -226,7 +234,7 @@ func newerOpsetWarning(a *analysis) string {
 			for _, s := range a.table.Versions("", ni.n.GetOpType()) {
 				if s.Since > opset && s.Since <= a.table.Newest[""] && admitsLowered(s, ni, a.target) {
 					count++
-					ops[ni.n.GetOpType()] = true
+					ops[ni.n.GetOpType()]++
 					need = max(need, s.Since)
 					break
 				}
@@ -236,12 +244,31 @@ func newerOpsetWarning(a *analysis) string {
 	if count == 0 {
 		return ""
 	}
-	nodes := fmt.Sprintf("%d nodes stay", count)
-	if count == 1 {
-		nodes = "1 node stays"
+	var list []string
+	for _, op := range sortedKeys(ops) {
+		list = append(list, fmt.Sprintf("%s (%s)", op, plural(ops[op], "node")))
 	}
-	return fmt.Sprintf("opset %d has no %s version of %s, so %s in float32 with Cast nodes around them; export the model at opset %d or newer to convert them too",
-		opset, a.target.elemName(), strings.Join(sortedKeys(ops), ", "), nodes, need)
+	verb := "stay"
+	if count == 1 {
+		verb = "stays"
+	}
+	if model == "" {
+		model = "MODEL.onnx"
+	}
+	base := filepath.Base(model)
+	upgraded := strings.TrimSuffix(base, filepath.Ext(base)) + fmt.Sprintf(".opset%d.onnx", need)
+	return fmt.Sprintf("opset %d has no %s version of %s, so %s %s in float32 with Cast nodes around them; to convert them too, export the model at opset %d or newer "+
+		"(torch.onnx.export(..., opset_version=%d)), or upgrade it with an onnx package that knows opset %d (onnx.defs.onnx_opset_version() >= %d): "+
+		"python3 -c \"import onnx, onnx.version_converter as vc; onnx.save(vc.convert_version(onnx.load('%s'), %d), '%s')\", check it with onnx.checker.check_model, and convert %s",
+		opset, a.target.elemName(), strings.Join(list, ", "), plural(count, "node"), verb, need, need, need, need, base, need, upgraded, upgraded)
+}
+
+// plural returns "1 node" or "n nodes".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func typeWord(lowered bool, t Target) string {

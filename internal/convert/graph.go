@@ -9,7 +9,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
-type valueKind int
+type valueKind uint8
 
 const (
 	kindInput    valueKind = iota // an input of the main graph
@@ -20,52 +20,50 @@ const (
 
 // value is one named value of a graph.
 type value struct {
-	name string
-	typ  vtype // in the original model
-	kind valueKind
-	g    *graphCtx
-	node *nodeInfo // the producer, for kindNode
-	init *onnxpb.TensorProto
-	// declared are the TypeProtos that state this value's type: graph
-	// inputs and outputs and value_info entries. They are updated with the
-	// value's new type.
-	declared []*onnxpb.TypeProto
+	name     string
+	typ      vtype     // in the original model
+	kind     valueKind // beside lowered: no padding in a struct a model has millions of
+	lowered  bool      // its type in the converted model is typ.lower(target)
+	g        *graphCtx
+	node     *nodeInfo // the producer, for kindNode
+	init     *onnxpb.TensorProto
 	uses     []use
 	overflow string // why its data does not fit the target type; "" if it does
 
-	lowered bool   // its type in the converted model is typ.lower(target)
-	cur     string // the name that holds it in its decided type
-	keep    string // for a float32 initializer that stays: a Reason* code
-	detail  string
+	cur    string // the name that holds it in its decided type
+	keep   string // for a float32 initializer that stays: a Reason* code
+	detail string
 }
 
 // use is one place a value is read: input in of node n, or output out of
 // graph g when n is nil.
 type use struct {
-	n   *nodeInfo
-	in  int
-	g   *graphCtx
-	out int
+	n       *nodeInfo
+	g       *graphCtx
+	in, out int32
 }
 
 // nodeInfo is the analysis of one node.
 type nodeInfo struct {
 	n      *onnxpb.NodeProto
 	g      *graphCtx
-	index  int
 	schema *opschema.Schema
 	subs   []*graphCtx // If: then, else; Loop and Scan: body
 	ins    []*value    // nil where an optional input is omitted
 	outs   []*value    // nil where an optional output is omitted
 
-	float  bool   // it reads or makes float32 values
-	weight bool   // Constant or ConstantOfShape: decided by its consumers
-	keep   string // a Reason* code when kept in float32
-	detail string
+	// The small fields together, so that the struct, of which a model has
+	// one per node, has no padding between them.
+	index  int32
+	float  bool // it reads or makes float32 values
+	weight bool // Constant or ConstantOfShape: decided by its consumers
 	low    bool // converted: runs in the target type
 	// follow is set on a Cast to the target type: it reads its input in
 	// the input's decided type (see classifier.cast).
 	follow bool
+
+	keep   string // a Reason* code when kept in float32
+	detail string
 	conv   []string // the type constraints it converts
 	wantIn []bool
 	outLow []bool
@@ -81,7 +79,10 @@ type graphCtx struct {
 	inputs  []*value
 	outputs []*value
 	nodes   []*nodeInfo
-	casts   map[castKey]string
+	// initValues are the values of g.Initializer, index for index, so
+	// that passes over the initializers need no lookup by name.
+	initValues []*value
+	casts      map[castKey]string
 }
 
 type castKey struct {
@@ -123,25 +124,65 @@ func (gc *graphCtx) lookup(name string) *value {
 
 // analysis holds a model under analysis.
 type analysis struct {
+	path string // the model file, for messages; "" when unknown
+	// typesOnly skips what only the conversion needs (each value's uses),
+	// for verify, which checks types.
+	typesOnly bool
 	// Slabs the analysis allocates its many small objects from: one
 	// allocation per thousand values instead of one each.
 	values []value
 	infos  []nodeInfo
 	ptrs   []*value
-	target Target
-	table  *opschema.Table
-	opsets map[string]int
-	main   *graphCtx
-	graphs []*graphCtx // all graphs, parents before children
-	funcs  map[[2]string]bool
+	// used are the slab chunks this analysis took; free are chunks of an
+	// earlier, finished analysis to take before allocating (see release).
+	used, free slabs
+	target     Target
+	table      *opschema.Table
+	opsets     map[string]int
+	main       *graphCtx
+	graphs     []*graphCtx // all graphs, parents before children
+	funcs      map[[2]string]bool
 }
 
 const slab = 1024
 
+// slabs are the chunks of records an analysis allocates from. An analysis
+// of the converted model (verify's) takes those of the conversion's, which
+// is finished by then: its memory is reused instead of added to, and
+// reusing it costs less than fresh pages.
+type slabs struct {
+	values [][]value
+	infos  [][]nodeInfo
+	ptrs   [][]*value
+}
+
+// release hands over the analysis' slab chunks for another analysis to
+// reuse. The analysis and everything it returned must not be used after.
+func (a *analysis) release() slabs {
+	s := a.used
+	a.used, a.values, a.infos, a.ptrs = slabs{}, nil, nil, nil
+	return s
+}
+
+// chunk returns a cleared chunk from free, or a new one, and records it in
+// used.
+func chunk[T any](free, used *[][]T) []T {
+	var c []T
+	if n := len(*free); n > 0 {
+		c = (*free)[n-1][:0]
+		*free = (*free)[:n-1]
+		clear(c[:cap(c)])
+	} else {
+		c = make([]T, 0, slab)
+	}
+	*used = append(*used, c)
+	return c
+}
+
 // newValue returns a new value, a copy of v, from the slab.
 func (a *analysis) newValue(v value) *value {
 	if len(a.values) == cap(a.values) {
-		a.values = make([]value, 0, slab)
+		a.values = chunk(&a.free.values, &a.used.values)
 	}
 	a.values = append(a.values, v)
 	return &a.values[len(a.values)-1]
@@ -150,7 +191,7 @@ func (a *analysis) newValue(v value) *value {
 // newNodeInfo returns a new nodeInfo, a copy of ni, from the slab.
 func (a *analysis) newNodeInfo(ni nodeInfo) *nodeInfo {
 	if len(a.infos) == cap(a.infos) {
-		a.infos = make([]nodeInfo, 0, slab)
+		a.infos = chunk(&a.free.infos, &a.used.infos)
 	}
 	a.infos = append(a.infos, ni)
 	return &a.infos[len(a.infos)-1]
@@ -162,7 +203,7 @@ func (a *analysis) valueSlice(n int) []*value {
 		return make([]*value, 0, n)
 	}
 	if cap(a.ptrs)-len(a.ptrs) < n {
-		a.ptrs = make([]*value, 0, slab)
+		a.ptrs = chunk(&a.free.ptrs, &a.used.ptrs)
 	}
 	start := len(a.ptrs)
 	a.ptrs = a.ptrs[:start+n]
@@ -176,11 +217,20 @@ func (a *analysis) define(gc *graphCtx, v *value) error {
 		}
 		return nil
 	}
-	if old := gc.lookup(v.name); old != nil {
+	dup := func() error {
 		return fmt.Errorf("%s: the name %q is defined twice; the model is not valid ONNX (values must be named once)", gc.where(), v.name)
 	}
+	if gc.parent != nil && gc.parent.lookup(v.name) != nil {
+		return dup()
+	}
+	// One map operation: a name already there leaves the map's size as it
+	// was (the analysis is dropped on this error anyway).
+	n := len(gc.values)
 	v.g, v.cur = gc, v.name
 	gc.values[v.name] = v
+	if len(gc.values) == n {
+		return dup()
+	}
 	return nil
 }
 
@@ -207,9 +257,17 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 			declared[vi.GetName()] = append(declared[vi.GetName()], vi.Type)
 		}
 	}
-	inits := make(map[string]*onnxpb.TensorProto, len(g.Initializer))
+	// inits maps the inputs that are also initializers (IR version 3
+	// lists every initializer as an input) to the initializer: a map of the
+	// inputs, which are few in current models, not of every initializer.
+	inits := make(map[string]*onnxpb.TensorProto, len(g.Input))
+	for _, vi := range g.Input {
+		inits[vi.GetName()] = nil
+	}
 	for _, t := range g.Initializer {
-		inits[t.GetName()] = t
+		if _, ok := inits[t.GetName()]; ok {
+			inits[t.GetName()] = t
+		}
 	}
 	for _, st := range g.SparseInitializer {
 		if st.GetValues().GetDataType() == int32(onnxpb.TensorProto_FLOAT) {
@@ -231,10 +289,7 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 			kind = kindSubInput
 		}
 		v := &value{name: vi.GetName(), typ: typ, kind: kind}
-		if vi.Type != nil {
-			v.declared = append(v.declared, vi.Type)
-		}
-		if t, ok := inits[vi.GetName()]; ok {
+		if t := inits[vi.GetName()]; t != nil {
 			v.kind, v.init = kindInit, t
 			if it := tensorType(t.GetDataType()); typ != "" && it != typ {
 				return nil, fmt.Errorf("%s: input %q is declared %s but its initializer is %s; the model is not valid ONNX", gc.where(), v.name, typ, it)
@@ -244,26 +299,28 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		if v.typ == "" {
 			return nil, fmt.Errorf("%s: input %q has no type; the model is not valid ONNX", gc.where(), v.name)
 		}
-		v.declared = append(v.declared, declared[v.name]...)
 		if err := a.define(gc, v); err != nil {
 			return nil, err
 		}
 		gc.inputs = append(gc.inputs, v)
 	}
-	for _, t := range g.Initializer {
-		if v := gc.values[t.GetName()]; v != nil && v.init == t {
-			continue // listed as an input too
+	gc.initValues = make([]*value, len(g.Initializer))
+	for i, t := range g.Initializer {
+		if inits[t.GetName()] == t {
+			gc.initValues[i] = gc.values[t.GetName()] // listed as an input too
+			continue
 		}
-		v := a.newValue(value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t, declared: declared[t.GetName()]})
+		v := a.newValue(value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t})
 		if v.typ == "" {
 			return nil, fmt.Errorf("%s: initializer %q has no valid data type", gc.where(), v.name)
 		}
 		if err := a.define(gc, v); err != nil {
 			return nil, err
 		}
+		gc.initValues[i] = v
 	}
 	for i, n := range g.Node {
-		ni := a.newNodeInfo(nodeInfo{n: n, g: gc, index: i})
+		ni := a.newNodeInfo(nodeInfo{n: n, g: gc, index: int32(i)})
 		gc.nodes = append(gc.nodes, ni)
 		if err := a.node(gc, ni, declared); err != nil {
 			return nil, err
@@ -274,11 +331,18 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 		if v == nil {
 			return nil, fmt.Errorf("%s: output %q is not produced by any node, input or initializer; the model is not valid ONNX", gc.where(), vi.GetName())
 		}
-		v.uses = append(v.uses, use{g: gc, out: i})
+		if !a.typesOnly {
+			v.uses = append(v.uses, use{g: gc, out: int32(i)})
+		}
 		gc.outputs = append(gc.outputs, v)
 	}
-	for _, v := range gc.values {
-		for _, tp := range declared[v.name] {
+	// The declared types are few; the values may be millions.
+	for name, tps := range declared {
+		v := gc.values[name]
+		if v == nil {
+			continue
+		}
+		for _, tp := range tps {
 			if v.kind == kindNode || v.kind == kindInit {
 				if d := typeOf(tp); d != "" && d != v.typ {
 					return nil, fmt.Errorf("%s: %q is declared %s but its producer makes %s; the model is not valid ONNX", gc.where(), v.name, d, v.typ)
@@ -303,7 +367,9 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 			return fmt.Errorf("%s: %s reads %q, which no input, initializer or earlier node defines; the model is not valid ONNX or its nodes are not in order",
 				gc.where(), ni.label(), name)
 		}
-		v.uses = append(v.uses, use{n: ni, in: i, g: gc})
+		if !a.typesOnly {
+			v.uses = append(v.uses, use{n: ni, in: int32(i), g: gc})
+		}
 		ni.ins = append(ni.ins, v)
 	}
 	domain := opschema.NormalizeDomain(n.GetDomain())
@@ -353,7 +419,7 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 			return fmt.Errorf("%s: cannot tell the type of %q, output of %s; record it in the model's value_info (onnx.shape_inference.infer_shapes) and convert again",
 				gc.where(), name, ni.label())
 		}
-		v := a.newValue(value{name: name, typ: typ, kind: kindNode, node: ni, declared: declared[name]})
+		v := a.newValue(value{name: name, typ: typ, kind: kindNode, node: ni})
 		if err := a.define(gc, v); err != nil {
 			return err
 		}
@@ -686,7 +752,16 @@ func (a *analysis) opsetOf(m *onnxpb.ModelProto) error {
 
 // analyse builds the analysis of a model: every value with its original type.
 func analyse(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analysis, error) {
-	a := &analysis{target: target, table: table}
+	return analyseWith(&analysis{target: target, table: table}, m)
+}
+
+// analyseTypes is analyse without the uses of values, for checking types.
+// It allocates from reuse, the slabs of a finished analysis, first.
+func analyseTypes(m *onnxpb.ModelProto, target Target, table *opschema.Table, reuse slabs) (*analysis, error) {
+	return analyseWith(&analysis{target: target, table: table, typesOnly: true, free: reuse}, m)
+}
+
+func analyseWith(a *analysis, m *onnxpb.ModelProto) (*analysis, error) {
 	if err := a.opsetOf(m); err != nil {
 		return nil, err
 	}
@@ -701,38 +776,44 @@ func analyse(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analy
 	return a, nil
 }
 
-// names collects every value and node name of the model, for fresh names.
-func names(a *analysis) map[string]bool {
-	size := 0
-	for _, gc := range a.graphs {
-		size += len(gc.values) + len(gc.g.ValueInfo) + len(gc.g.Output) + 2*len(gc.nodes)
-	}
-	used := make(map[string]bool, size)
-	for _, gc := range a.graphs {
-		for name := range gc.values {
-			used[name] = true
-		}
-		for _, vi := range gc.g.ValueInfo {
-			used[vi.GetName()] = true
-		}
-		for _, vi := range gc.g.Output {
-			used[vi.GetName()] = true
-		}
-		for _, ni := range gc.nodes {
-			used[ni.n.GetName()] = true
-			for _, o := range ni.n.Output {
-				used[o] = true
+// names hands out names no value or node of the model has. The value names
+// are the analysis' own maps; node names and value_info names are collected
+// on first use, into the set that then holds the names handed out.
+type names struct {
+	a     *analysis
+	other map[string]bool
+}
+
+func (n *names) taken(name string) bool {
+	if n.other == nil {
+		n.other = map[string]bool{}
+		for _, gc := range n.a.graphs {
+			for _, vi := range gc.g.ValueInfo {
+				n.other[vi.GetName()] = true
+			}
+			for _, ni := range gc.nodes {
+				n.other[ni.n.GetName()] = true
 			}
 		}
 	}
-	return used
+	if n.other[name] {
+		return true
+	}
+	for _, gc := range n.a.graphs {
+		if _, ok := gc.values[name]; ok {
+			return true
+		}
+	}
+	return false
 }
 
-func fresh(used map[string]bool, base string) string {
+// fresh returns base, or base_1, base_2 ..., the first that no value or
+// node has, and reserves it.
+func (n *names) fresh(base string) string {
 	name := base
-	for i := 1; used[name]; i++ {
+	for i := 1; n.taken(name); i++ {
 		name = base + "_" + strconv.Itoa(i)
 	}
-	used[name] = true
+	n.other[name] = true
 	return name
 }

@@ -74,6 +74,13 @@ type Options struct {
 	NoDefaultKeepOps bool
 	// KeepNodes lists the names of single nodes kept in float32.
 	KeepNodes []string
+	// Keep lists nodes and operator types kept in float32, mixed, as
+	// `trtbuild convert --keep-fp32` takes them: an entry that is the name
+	// of a node of the model keeps that node, and an entry that is an
+	// operator type keeps every node of that type (both, for a name that is
+	// both). An entry that is neither is an error. It is the option for the
+	// conversion a TensorRT 11 build does before parsing, too.
+	Keep []string
 	// ConvertIO changes the main graph's float32 inputs and outputs to the
 	// target type. By default they keep their types and Cast nodes convert
 	// them at the model's edges.

@@ -12,7 +12,7 @@ type rewriter struct {
 	a    *analysis
 	c    *classifier
 	m    *modelio.Model
-	used map[string]bool
+	used *names
 	sum  *Summary
 }
 
@@ -29,7 +29,7 @@ func (r *rewriter) castNode(from, to string, lowered bool) *onnxpb.NodeProto {
 		dt = r.a.target.dataType()
 	}
 	return &onnxpb.NodeProto{
-		Name:   fresh(r.used, to+"_cast"),
+		Name:   r.used.fresh(to + "_cast"),
 		OpType: "Cast",
 		Input:  []string{from},
 		Output: []string{to},
@@ -67,7 +67,7 @@ func (r *rewriter) ref(gc *graphCtx, v *value, lowered bool, out *[]*onnxpb.Node
 		return "", fmt.Errorf("%s: %q is a %s and would need a type change, which Cast cannot do; keep its readers and producer in the same precision with --keep-fp32-nodes",
 			gc.where(), v.name, v.typ)
 	}
-	name := fresh(r.used, v.name+r.suffix(lowered))
+	name := r.used.fresh(v.name + r.suffix(lowered))
 	n := r.castNode(v.cur, name, lowered)
 	*out = append(*out, n)
 	gc.casts[castKey{v, lowered}] = name
@@ -128,7 +128,7 @@ func (r *rewriter) graph(gc *graphCtx) error {
 				return fmt.Errorf("main graph: output %q is a %s and would need a type change, which Cast cannot do; convert with --keep-io-types=false",
 					v.name, v.typ)
 			}
-			renamed := fresh(r.used, v.name+r.suffix(v.lowered))
+			renamed := r.used.fresh(v.name + r.suffix(v.lowered))
 			ni.n.Output[j], v.cur = renamed, renamed
 			n := r.castNode(renamed, v.name, req)
 			out = append(out, n)

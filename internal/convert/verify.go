@@ -16,8 +16,11 @@ var ErrInternal = errors.New("internal error")
 // inputs and outputs have types its schema admits, consistently, and that
 // control-flow nodes agree with their subgraphs. A failure is a bug in the
 // conversion, reported rather than written.
-func verify(m *onnxpb.ModelProto, target Target, table *opschema.Table) error {
-	a, err := analyse(m, target, table)
+//
+// reuse are the slabs of the conversion's analysis (analysis.release), whose
+// memory the check reuses.
+func verify(m *onnxpb.ModelProto, target Target, table *opschema.Table, reuse slabs) error {
+	a, err := analyseTypes(m, target, table, reuse)
 	if err == nil {
 		err = checkTypes(a)
 	}

@@ -46,9 +46,9 @@ func constantTensor(n *onnxpb.NodeProto) *onnxpb.AttributeProto {
 func collectWeights(a *analysis) []*weight {
 	var ws []*weight
 	for _, gc := range a.graphs {
-		for _, t := range gc.g.Initializer {
+		for i, t := range gc.g.Initializer {
 			if t.GetDataType() == int32(onnxpb.TensorProto_FLOAT) {
-				ws = append(ws, &weight{v: gc.values[t.GetName()], t: t})
+				ws = append(ws, &weight{v: gc.initValues[i], t: t})
 			}
 		}
 		for _, ni := range gc.nodes {

@@ -129,15 +129,18 @@ type Function struct {
 	Nodes                  []Node
 }
 
-// Tensor describes one initializer without its data.
+// Tensor describes one initializer without its data. Dims may be shared
+// between tensors of the same shape: do not write to it.
 type Tensor struct {
-	Name     string
-	DataType DataType
-	Dims     []int64
+	Name string
+	Dims []int64
 	// Bytes is the size of the tensor's data: elements times element size
 	// when the type has a fixed width, else what the file stores (the sum
 	// of string lengths for STRING).
 	Bytes int64
+	// DataType is after the 8-byte fields so that the struct, of which a
+	// model has one per initializer, has no padding.
+	DataType DataType
 	// Sparse is true for a sparse initializer (Dims is the dense shape and
 	// Bytes the stored values and indices).
 	Sparse bool

@@ -146,7 +146,7 @@ type decoder struct {
 	rawInputs []Value
 	// mainInits are the indexes in m.Initializers of the main graph's
 	// initializers (a set of their names would cost a map entry each).
-	mainInits []int
+	mainInits []int32
 	// strs holds the bytes of the names kept; see name.
 	strs []byte
 	// interned are the op types and domains met so far; see intern.
@@ -155,6 +155,8 @@ type decoder struct {
 	dims []int64
 	// scratch collects one tensor's dimensions.
 	scratch []int64
+	// lastDims are the dimensions keepDims kept last.
+	lastDims []int64
 }
 
 // finish derives what needs the whole file: the real inputs.
@@ -288,15 +290,25 @@ func (d *decoder) keepDims(dims []int64) []int64 {
 	if len(dims) == 0 {
 		return nil
 	}
-	if len(dims) > dimChunk/8 {
-		return append([]int64(nil), dims...)
+	// Consecutive tensors often have the same shape (a model's layers
+	// repeat): they share one copy, which nothing writes to.
+	if slices.Equal(dims, d.lastDims) {
+		return d.lastDims
 	}
-	if cap(d.dims)-len(d.dims) < len(dims) {
-		d.dims = make([]int64, 0, dimChunk)
+	var kept []int64
+	switch {
+	case len(dims) > dimChunk/8:
+		kept = slices.Clone(dims)
+	default:
+		if cap(d.dims)-len(d.dims) < len(dims) {
+			d.dims = make([]int64, 0, dimChunk)
+		}
+		start := len(d.dims)
+		d.dims = append(d.dims, dims...)
+		kept = d.dims[start:len(d.dims):len(d.dims)]
 	}
-	start := len(d.dims)
-	d.dims = append(d.dims, dims...)
-	return d.dims[start:len(d.dims):len(d.dims)]
+	d.lastDims = kept
+	return kept
 }
 
 func (d *decoder) int64(end int64, what string) (int64, error) {
@@ -355,14 +367,14 @@ func (d *decoder) graph(end int64, depth int, main bool, what string) error {
 			var t Tensor
 			t, err = d.tensor(f.end, depth+1, "an initializer")
 			if main {
-				d.mainInits = append(d.mainInits, len(d.m.Initializers))
+				d.mainInits = append(d.mainInits, int32(len(d.m.Initializers)))
 			}
 			d.m.Initializers = append(d.m.Initializers, t)
 		case graphSparseInitializer:
 			var t Tensor
 			t, err = d.sparse(f.end, depth+1)
 			if main {
-				d.mainInits = append(d.mainInits, len(d.m.Initializers))
+				d.mainInits = append(d.mainInits, int32(len(d.m.Initializers)))
 			}
 			d.m.Initializers = append(d.m.Initializers, t)
 		case graphInput, graphOutput:

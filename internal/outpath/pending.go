@@ -46,7 +46,10 @@ type Pending struct {
 // CharDevice (a FIFO is a Stream's: see OpenStream). For a file, the temporary file is in the
 // target's folder, so the final rename never crosses a file system, and never in $TMPDIR; for
 // a device it is an unnamed file in $TMPDIR, copied to the device on CloseAtomicallyReplace.
-func Create(t Target) (*Pending, error) {
+func Create(t Target) (*Pending, error) { return create(t, defaultPerm) }
+
+// create is Create with newPerm (less the umask) for a file that does not exist yet.
+func create(t Target, newPerm os.FileMode) (*Pending, error) {
 	switch t.Kind {
 	case Missing, Regular:
 		dir := filepath.Dir(t.Final)
@@ -60,7 +63,7 @@ func Create(t Target) (*Pending, error) {
 			return nil, fmt.Errorf("creating a temporary file in %s: %w", pathtext.Q(dir), unwrapPath(err))
 		}
 		if perm == 0 {
-			perm = defaultPerm &^ umask()
+			perm = newPerm &^ umask()
 		}
 		return &Pending{File: f, target: t, perm: perm, dir: dir, named: named}, nil
 	case CharDevice:
@@ -304,7 +307,11 @@ func unwrapPath(err error) error {
 // WriteFile writes data to path by the package's rules: a new or regular file (a symbolic
 // link's target) is replaced atomically, a character device is written through, anything
 // else is refused. The caller should check Refusal first for a better message.
-func WriteFile(path string, data []byte) error {
+func WriteFile(path string, data []byte) error { return WriteFilePerm(path, data, defaultPerm) }
+
+// WriteFilePerm is WriteFile that gives a new file perm, less the umask (an existing file keeps
+// its permissions).
+func WriteFilePerm(path string, data []byte, perm os.FileMode) error {
 	t, err := Inspect(path)
 	if err != nil {
 		return err
@@ -312,7 +319,7 @@ func WriteFile(path string, data []byte) error {
 	if why := t.Refusal(WholeFile); why != "" {
 		return fmt.Errorf("%s %s", pathtext.Q(path), why)
 	}
-	p, err := Create(t)
+	p, err := create(t, perm)
 	if err != nil {
 		return err
 	}

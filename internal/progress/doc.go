@@ -3,6 +3,7 @@
 // IDs, the versioned JSON-lines codec that carries events between processes, and the Renderer
 // interface every output implements. It links no terminal UI.
 //
-// One event stream and one phase tree feed every renderer (tty, plain, json, quiet), the build
-// report and trace replay.
+// One keeper, State, holds a build's state: the session applies every event to it once and
+// every renderer (tty, plain, json, quiet), the build report and trace replay read it through
+// the read-only View. No renderer keeps a tree of its own.
 package progress

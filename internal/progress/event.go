@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -86,6 +87,13 @@ type BuildInfo struct {
 	Layers    int    `json:"layers,omitempty"`
 	Version   string `json:"trtbuild_version,omitempty"`
 	TensorRT  string `json:"tensorrt_version,omitempty"`
+	// GPU names the device the build ran on, when known.
+	GPU string `json:"gpu,omitempty"`
+	// Command is the command line that started the build, and Settings every setting the
+	// build ran with (the worker's request: shapes, precision, flags), so that a report or a
+	// trace says how to build the same engine again.
+	Command  []string        `json:"command,omitempty"`
+	Settings json.RawMessage `json:"settings,omitempty"`
 }
 
 // Status says how a build ended.

@@ -108,6 +108,8 @@ func NewState(info BuildInfo, begin time.Time) *State {
 // session decides the outcome). It sets Early on phase_finish events from the tree's step
 // counts, so that every renderer and every trace sees the same value.
 func (s *State) Apply(batch []Event, now time.Time) *Result {
+	s.tree.beginBatch() // folds what the renderers saw in earlier batches, then holds off
+	defer s.tree.endBatch()
 	var res *Result
 	for i := range batch {
 		e := &batch[i]
@@ -236,7 +238,8 @@ func (s *State) Budget(window time.Duration, now time.Time) string {
 		return "before any phase started"
 	}
 	what := "in " + quote(p.Name)
-	if parent := s.tree.Get(p.Parent); parent != nil && p.Parent != 0 && p.Steps <= 1 {
+	// A generic phase ("Measuring tactic time") is named with the layer it works for.
+	if parent := s.tree.Get(p.Parent); parent != nil && p.Parent != 0 && Kind(p.Name) == p.Name && Kind(parent.Name) != parent.Name {
 		what += " of " + quote(parent.Name)
 	}
 	return what + " (" + itoa(p.Done) + "/" + itoa(p.Steps) + ", running for " + FormatDuration(p.Duration(s.BuildNow(now))) + ")"

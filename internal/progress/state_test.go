@@ -2,6 +2,7 @@ package progress
 
 import (
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -93,6 +94,13 @@ func TestBudgetNamesTheStage(t *testing.T) {
 	if got := single.Budget(10*time.Second, now); !strings.Contains(got, "features.2/block/Relu") || strings.Contains(got, "Measuring") {
 		t.Errorf("single-thread budget %q: want the layer, not the phase that started 1s ago", got)
 	}
+	// A silence: every open phase has used the window; the generic leaf is named with its layer.
+	quiet := NewState(BuildInfo{}, t0)
+	quiet.Apply(threads()[:4], t0)
+	quiet.Apply([]Event{{Type: EventPhaseStart, Time: ms(20), ID: 7, Parent: 3, Name: "Measuring tactic time", Steps: 4}}, t0.Add(ms(20)))
+	if got, want := quiet.Budget(10*time.Second, t0.Add(20*time.Second)), `in "Measuring tactic time" of "Finding fastest tactic for /features/features.2/block/Relu" (0/4, running for 20.0s)`; got != want {
+		t.Errorf("stall budget %q, want %q", got, want)
+	}
 	if got := NewState(BuildInfo{}, t0).Budget(time.Second, now); got != "before any phase started" {
 		t.Errorf("empty budget %q", got)
 	}
@@ -136,5 +144,74 @@ func TestSnapshotIsACopy(t *testing.T) {
 	st.Apply([]Event{{Type: EventStep, Time: ms(40), ID: 2, Step: 9}}, t0)
 	if snap.Tree.Get(2).Done != 6 {
 		t.Errorf("the snapshot changed with the state: done %d", snap.Tree.Get(2).Done)
+	}
+}
+
+// layerBuild returns a build of n layers on threads builder threads, each layer timing
+// tactics tactics, as the simulated builder reports it.
+func layerBuild(n, threads, tactics int) []Event {
+	evs := []Event{
+		{Type: EventPhaseStart, ID: 1, Name: "Building engine", Steps: 1, Thread: 1},
+		{Type: EventPhaseStart, ID: 2, Parent: 1, Name: "Timing graph nodes", Steps: n, Thread: 1},
+	}
+	id, at := 3, time.Duration(0)
+	for l := 0; l < n; l += threads {
+		var layers []int
+		for k := 0; k < threads && l+k < n; k++ {
+			evs = append(evs, Event{Type: EventPhaseStart, Time: at, ID: id, Parent: 2, Name: "Finding fastest tactic for /features/layer_" + strconv.Itoa(l+k) + "/Conv", Steps: tactics, Thread: uint64(2 + k)})
+			layers = append(layers, id)
+			id++
+		}
+		for tac := 0; tac < tactics; tac++ {
+			for _, layer := range layers {
+				at += time.Microsecond
+				evs = append(evs, Event{Type: EventPhaseStart, Time: at, ID: id, Parent: layer, Name: "Measuring tactic time", Steps: 1},
+					Event{Type: EventStep, Time: at, ID: id, Step: 0}, Event{Type: EventPhaseFinish, Time: at, ID: id},
+					Event{Type: EventStep, Time: at, ID: layer, Step: tac})
+				id++
+			}
+		}
+		for _, layer := range layers {
+			evs = append(evs, Event{Type: EventPhaseFinish, Time: at, ID: layer})
+		}
+		evs = append(evs, Event{Type: EventStep, Time: at, ID: 2, Step: min(l+threads, n) - 1})
+	}
+	return append(evs, Event{Type: EventPhaseFinish, Time: at, ID: 2}, Event{Type: EventPhaseFinish, Time: at, ID: 1})
+}
+
+// TestFoldingBoundsTheTree: however many layers a build has, the tree keeps a bounded number
+// of phases, and counts every phase it folded away.
+func TestFoldingBoundsTheTree(t *testing.T) {
+	for _, n := range []int{100, 10000} {
+		evs := layerBuild(n, 4, 6)
+		st := NewState(BuildInfo{}, t0)
+		for i := 0; i < len(evs); i += 256 {
+			st.Apply(evs[i:min(i+256, len(evs))], t0)
+		}
+		tr := st.Tree()
+		f := tr.Folded()
+		total := 2 + n*7
+		folded := 0
+		if f != nil {
+			folded = f.Count
+		}
+		if tr.Len()+folded != total {
+			t.Errorf("%d layers: %d kept + %d folded phases, want %d in all", n, tr.Len(), folded, total)
+		}
+		if limit := 2 + 3*FoldKeep*7; tr.Len() > limit {
+			t.Errorf("%d layers: the tree keeps %d phases, want at most %d", n, tr.Len(), limit)
+		}
+		if n == 10000 {
+			if f == nil || len(f.Slowest) != FoldSlowest || len(f.Kinds) != 2 {
+				t.Fatalf("folded %+v", f)
+			}
+			kinds := map[string]int{}
+			for _, k := range f.Kinds {
+				kinds[k.Kind] = k.Count
+			}
+			if kinds["Measuring tactic time"] == 0 || kinds["Finding fastest tactic for …"] == 0 {
+				t.Errorf("kinds %v", kinds)
+			}
+		}
 	}
 }

@@ -19,9 +19,11 @@ type Phase struct {
 	Finished bool
 	Early    bool
 	Aborted  bool
-	Children []int // in start order
+	Children []int // in start order; children folded away (see FoldKeep) are left out
 	// Open is the number of children that have started and not finished.
 	Open int
+	// doneKids counts the finished children since the last fold.
+	doneKids int
 }
 
 // Duration returns how long the phase ran, measured up to now for a phase still running.
@@ -35,26 +37,42 @@ func (p *Phase) Duration(now time.Duration) time.Duration {
 	return now - p.Start
 }
 
-// Tree is the phase tree built from an event stream. Every renderer reads the same tree.
-// Events with an unknown phase ID are ignored; a phase whose parent is unknown becomes a root.
+// Tree is the phase tree built from an event stream; a build's one tree is kept by its State,
+// and every renderer reads that one. Events with an unknown phase ID are ignored; a phase whose
+// parent is unknown becomes a root. Old finished phases are folded into totals (see FoldKeep).
 // A Tree is not safe for concurrent use.
 type Tree struct {
 	phases map[int]*Phase
 	roots  []int
 	open   int
 	live   map[int]struct{} // the phases not finished
+	// pending are parents with enough finished children to fold some; folded is what
+	// folding kept of them.
+	pending map[int]struct{}
+	folded  *Folded
+	// batching holds folding back while State applies one batch (see beginBatch).
+	batching bool
 	// Last is the time of the newest event applied; LastProgress of the newest phase event.
 	Last         time.Duration
 	LastProgress time.Duration
 }
 
 // NewTree returns an empty tree.
-func NewTree() *Tree { return &Tree{phases: make(map[int]*Phase), live: make(map[int]struct{})} }
+func NewTree() *Tree {
+	return &Tree{phases: make(map[int]*Phase), live: make(map[int]struct{}), pending: make(map[int]struct{})}
+}
 
 // Apply updates the tree with e and returns the phase it touched, or nil. It does not change
 // e: whether a finished phase ended early is the phase's Early (State.Apply copies it into the
 // event, once, for every renderer).
+//
+// Before it applies e it folds the old finished children of phases that have many (see
+// FoldKeep): the phases of events applied before e stay until then, so a renderer handed a
+// batch finds every phase of it in the tree.
 func (t *Tree) Apply(e *Event) *Phase {
+	if len(t.pending) > 0 && !t.batching {
+		t.foldPending()
+	}
 	if e.Time > t.Last {
 		t.Last = e.Time
 	}
@@ -126,6 +144,10 @@ func (t *Tree) finish(p *Phase, at time.Duration) {
 	delete(t.live, p.ID)
 	if parent, ok := t.phases[p.Parent]; ok && p.Parent != 0 {
 		parent.Open--
+		parent.doneKids++
+		if parent.doneKids > 2*FoldKeep {
+			t.pending[parent.ID] = struct{}{}
+		}
 	}
 }
 
@@ -157,7 +179,8 @@ func (t *Tree) Get(id int) *Phase { return t.phases[id] }
 // Roots returns the IDs of root phases in start order. The slice must not be modified.
 func (t *Tree) Roots() []int { return t.roots }
 
-// Len returns the number of phases seen; Open the number still running.
+// Len returns the number of phases the tree holds (those folded away are counted in Folded);
+// Open the number still running.
 func (t *Tree) Len() int  { return len(t.phases) }
 func (t *Tree) Open() int { return t.open }
 
@@ -284,3 +307,14 @@ func (t *Tree) prune(keepDone int, extra []int) *Tree {
 	}
 	return out
 }
+
+// beginBatch holds folding back until endBatch: the phases of every event of a batch stay in
+// the tree until the renderers have been handed the batch.
+func (t *Tree) beginBatch() {
+	if len(t.pending) > 0 {
+		t.foldPending()
+	}
+	t.batching = true
+}
+
+func (t *Tree) endBatch() { t.batching = false }

@@ -6,6 +6,7 @@ package replay
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -52,11 +53,50 @@ func ParseSpeed(s string) (float64, error) {
 // with a cancelled result, and Play returns ctx.Err(). Notices that the build printed were
 // recorded as warning log lines and are replayed as such.
 func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) error {
-	src := newSource(t, o.Speed)
+	i := 0
+	next := func() (progress.Event, error) {
+		if i == len(t.Events) {
+			return progress.Event{}, io.EOF
+		}
+		i++
+		return t.Events[i-1], nil
+	}
+	return play(ctx, t.Info, next, func() *progress.Result { return t.Result }, r, o)
+}
+
+// PlayReader is Play for a trace read as a stream: it holds a batch of events at a time, so
+// a trace of any length replays in bounded memory. A damaged line ends the replay with its
+// error.
+func PlayReader(ctx context.Context, tr *trace.Reader, r progress.Renderer, o Options) error {
+	// The build line comes first: read ahead one event so that Begin shows the build.
+	first, err := tr.Next()
+	if err != nil && err != io.EOF {
+		return &TraceError{Err: err}
+	}
+	pending := &first
+	if err == io.EOF {
+		pending = nil
+	}
+	next := func() (progress.Event, error) {
+		if pending != nil {
+			e := *pending
+			pending = nil
+			return e, nil
+		}
+		if err == io.EOF {
+			return progress.Event{}, io.EOF
+		}
+		return tr.Next()
+	}
+	return play(ctx, tr.Info, next, func() *progress.Result { return tr.Result }, r, o)
+}
+
+func play(ctx context.Context, info progress.BuildInfo, next func() (progress.Event, error), result func() *progress.Result, r progress.Renderer, o Options) error {
+	src := &source{next: next, result: result, speed: o.Speed, events: make(chan []progress.Event), stop: make(chan struct{}), done: make(chan struct{})}
 	go src.run()
 	var endErr error
 	_, _ = builder.Drive(src, builder.Config{
-		Info: t.Info,
+		Info: info,
 		NewRenderer: func(progress.Controls) progress.Renderer {
 			return endError{Renderer: r, err: &endErr}
 		},
@@ -67,11 +107,20 @@ func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if src.err != nil {
+		return &TraceError{Err: src.err}
+	}
 	if endErr != nil {
 		return fmt.Errorf("showing the replay: %w", endErr)
 	}
 	return nil
 }
+
+// TraceError reports that the trace could not be read: it is not a trace, or it is damaged.
+type TraceError struct{ Err error }
+
+func (e *TraceError) Error() string { return e.Err.Error() }
+func (e *TraceError) Unwrap() error { return e.Err }
 
 // endError keeps the error of the renderer's End, which the session does not return for a
 // build that did not succeed (a replayed failure is a successful replay).
@@ -92,16 +141,14 @@ const maxBatch = 1024
 // would, and ends with the recorded result. Cancel and Kill stop it at once: a replay has no
 // step boundary to wait for.
 type source struct {
-	t      *trace.Trace
+	next   func() (progress.Event, error)
+	result func() *progress.Result
 	speed  float64
 	events chan []progress.Event
 	stop   chan struct{}
 	once   sync.Once
 	done   chan struct{}
-}
-
-func newSource(t *trace.Trace, speed float64) *source {
-	return &source{t: t, speed: speed, events: make(chan []progress.Event), stop: make(chan struct{}), done: make(chan struct{})}
+	err    error // a damaged trace; valid after done
 }
 
 // Events implements builder.Source.
@@ -163,38 +210,48 @@ func (s *source) run() {
 		}
 	}
 	var last time.Duration
-	stopped := func() {
-		res := progress.Result{Status: progress.StatusCancelled, Duration: last}
-		s.events <- []progress.Event{{Type: progress.EventResult, Time: last, Result: &res}}
+	end := func(res progress.Result) {
+		s.events <- []progress.Event{{Type: progress.EventResult, Time: res.Duration, Result: &res}}
 	}
-	events := s.t.Events
-	for len(events) > 0 {
-		if !wait(events[0].Time) {
+	stopped := func() { end(progress.Result{Status: progress.StatusCancelled, Duration: last}) }
+	pending, err := s.next()
+	for err == nil {
+		if !wait(pending.Time) {
 			stopped()
 			return
 		}
 		// Everything due by now goes in one batch, as the worker's pipe delivers it.
 		elapsed := time.Since(start)
-		n := 1
-		for n < len(events) && (fast && n < maxBatch || !fast && due(events[n].Time) <= elapsed) {
-			n++
+		batch := []progress.Event{pending}
+		for {
+			if pending, err = s.next(); err != nil {
+				break
+			}
+			if fast && len(batch) < maxBatch || !fast && due(pending.Time) <= elapsed {
+				batch = append(batch, pending)
+				continue
+			}
+			break
 		}
-		last = events[n-1].Time
-		// The session applies the batch (it sets Early): the trace keeps its own events.
-		if !send(append([]progress.Event(nil), events[:n]...)) {
+		last = batch[len(batch)-1].Time
+		if !send(batch) {
 			stopped()
 			return
 		}
-		events = events[n:]
+	}
+	if err != io.EOF {
+		s.err = err
+		end(progress.Result{Status: progress.StatusFailed, Error: "the trace is damaged: " + err.Error(), Duration: last})
+		return
 	}
 	res := progress.Result{Status: progress.StatusFailed, Error: "the trace ends without a result: the build was still running, or the trace was cut short", Duration: last}
-	if s.t.Result != nil {
-		res = *s.t.Result
+	if r := s.result(); r != nil {
+		res = *r
 		// Let the view show the time between the last event and the end of the build.
 		if !wait(res.Duration) {
 			stopped()
 			return
 		}
 	}
-	s.events <- []progress.Event{{Type: progress.EventResult, Time: res.Duration, Result: &res}}
+	end(res)
 }

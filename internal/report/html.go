@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"io"
@@ -54,6 +55,27 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%d levels", r.Depth+1)
 	},
 	"title": statusTitle,
+	"add":   func(a, b uint64) uint64 { return a + b },
+	"count": func(n int, word string) string {
+		if n == 1 {
+			return "1 " + word
+		}
+		return fmt.Sprintf("%d %ss", n, word)
+	},
+	"command": func(args []string) string {
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = shellQuote(a)
+		}
+		return strings.Join(quoted, " ")
+	},
+	"settings": func(raw []byte) string {
+		var out bytes.Buffer
+		if json.Indent(&out, raw, "", "  ") != nil {
+			return string(raw)
+		}
+		return out.String()
+	},
 	"color": func(d int) string { return barColors[d%len(barColors)] },
 }
 
@@ -148,10 +170,14 @@ footer{margin-top:32px;color:#8b93a3;font-size:12px}
 <h1>{{.R.Build.Model}} <span class="status {{.R.Result.Status}}">{{title .R}}</span></h1>
 <p class="sub">→ {{with .R.Build.Engine}}{{.}}{{else}}(no engine){{end}} · backend {{.R.Build.Backend}}{{with .R.Build.Precision}} · {{.}}{{end}}{{with .R.Build.TensorRT}} · TensorRT {{.}}{{end}}</p>
 {{with .R.Result.Error}}<p class="error">{{.}}</p>{{end}}
+{{with .R.Result.Where}}<p class="error">{{if eq $.R.Result.Status "failed"}}Failed{{else}}Stopped{{end}} in: {{path .Path}} (step {{.Done}}/{{.Steps}})</p>{{end}}
+{{with .R.Result.Hint}}<p>Hint: {{.}}</p>{{end}}
 <div class="grid">
 <div class="card"><b>{{seconds .R.Result.Duration}}</b><span>build time</span></div>
-<div class="card"><b>{{.R.Count}}</b><span>phases, nested {{levels .R}} deep</span></div>
-<div class="card"><b>{{if .R.Cache.Used}}{{percent .R.Cache.HitRate}}{{else}}cold{{end}}</b><span>timing cache: {{.R.Cache.Hits}} hits, {{.R.Cache.Misses}} misses</span></div>
+<div class="card"><b>{{.R.Count}}</b><span>{{if eq .R.Count 1}}phase{{else}}phases{{end}}, nested {{levels .R}} deep</span></div>
+{{if or .R.Cache.Used .R.Cache.Hits .R.Cache.Misses}}<div class="card"><b>{{if .R.Cache.Hits}}{{percent .R.Cache.HitRate}}{{else}}cold{{end}}</b><span>timing cache: {{.R.Cache.Hits}}/{{add .R.Cache.Hits .R.Cache.Misses}} hits</span></div>
+{{else}}<div class="card"><b>off</b><span>timing cache: off</span></div>
+{{end}}
 <div class="card"><b>{{if .R.Result.PeakRSS}}{{bytes .R.Result.PeakRSS}}{{else}}unknown{{end}}</b><span>build worker peak memory</span></div>
 <div class="card"><b>{{if .R.Result.EngineBytes}}{{bytes .R.Result.EngineBytes}}{{else}}none{{end}}</b><span>engine</span></div>
 {{if .R.Result.DroppedSteps}}<div class="card"><b>{{.R.Result.DroppedSteps}}</b><span>step events dropped</span></div>{{end}}
@@ -161,7 +187,7 @@ footer{margin-top:32px;color:#8b93a3;font-size:12px}
 <div class="chart">
 {{.Chart}}
 </div>
-<p class="legend">Time runs left to right over {{seconds .R.Span}}; each band is one level of nesting, one row per builder thread. Hover over a bar for its details. {{.Drawn}} of {{.R.Count}} phases drawn.</p>
+<p class="legend">Time runs left to right over {{seconds .R.Span}}; each band is one level of nesting, one row per builder thread. Hover over a bar for its details. {{.Drawn}} of {{count .R.Count "phase"}} drawn.</p>
 {{range .ChartNotes}}<p class="note">{{.}}</p>
 {{end}}
 <h2>Where the time went</h2>
@@ -172,7 +198,7 @@ footer{margin-top:32px;color:#8b93a3;font-size:12px}
 {{else}}<tr><td colspan="3">No phases were reported.</td></tr>
 {{end}}</tbody>
 </table>
-<p class="legend">Self time is a phase's time not covered by any of its sub-phases.</p>
+<p class="legend">The layers with the most total time (in a build without layer phases, the phases with the most self time). Self time is a phase's time not covered by any of its sub-phases.</p>
 
 <h2>Phases by name</h2>
 <table>
@@ -191,7 +217,22 @@ footer{margin-top:32px;color:#8b93a3;font-size:12px}
 {{end}}
 {{range .R.Notes}}<p class="note">{{.}}</p>
 {{end}}
+{{if or .R.Build.Command .R.Build.Settings}}
+<h2>How to build it again</h2>
+{{with .R.Build.Command}}<p>Command line:</p>
+<pre>{{command .}}</pre>{{end}}
+{{with .R.Build.Settings}}<p>Settings{{with $.R.Build.TensorRT}} (TensorRT {{.}}){{end}}{{with $.R.Build.GPU}} on {{.}}{{end}}:</p>
+<pre>{{settings .}}</pre>{{end}}
+{{end}}
 <footer>trtbuild {{with .R.Build.Version}}{{.}}{{end}} · report format {{.R.Version}}</footer>
 </body>
 </html>
 `))
+
+// shellQuote quotes an argument for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

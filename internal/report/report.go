@@ -8,6 +8,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 	"time"
@@ -34,9 +35,11 @@ type Report struct {
 	Build   progress.BuildInfo `json:"build"`
 	Result  Result             `json:"result"`
 	// Span is the time from the build's start to its last event.
-	Span    Seconds     `json:"span"`
-	Phases  []*Phase    `json:"phases"`
-	Count   int         `json:"phase_count"`
+	Span   Seconds  `json:"span"`
+	Phases []*Phase `json:"phases"`
+	Count  int      `json:"phase_count"`
+	// Folded is how many of Count were folded into the totals (not in Phases).
+	Folded  int         `json:"folded_phases,omitempty"`
 	Depth   int         `json:"max_depth"`
 	Slowest []Slow      `json:"slowest"`
 	ByName  []NameTotal `json:"by_name"`
@@ -55,6 +58,10 @@ type Result struct {
 	Duration     Seconds         `json:"duration"`
 	PeakRSS      int64           `json:"peak_rss_bytes,omitempty"`
 	DroppedSteps uint64          `json:"dropped_steps,omitempty"`
+	// Where is the phase a build that did not succeed ended in; Hint what to try after a
+	// failure (see progress.Result).
+	Where *progress.Where `json:"where,omitempty"`
+	Hint  string          `json:"hint,omitempty"`
 }
 
 // StatusUnknown is the status of a report made from a trace that ends without a result.
@@ -85,7 +92,8 @@ type Phase struct {
 	Children []*Phase `json:"children,omitempty"`
 }
 
-// Slow is one of the phases with the most self time.
+// Slow is one of the phases where the time went: a layer with the most total time, or, in a
+// build without layer phases, a phase with the most self time.
 type Slow struct {
 	ID       int      `json:"id"`
 	Path     []string `json:"path"`
@@ -93,7 +101,7 @@ type Slow struct {
 	Duration Seconds  `json:"duration"`
 }
 
-// NameTotal sums the phases of one name.
+// NameTotal sums the phases of one kind of name (progress.Kind).
 type NameTotal struct {
 	Name  string  `json:"name"`
 	Count int     `json:"count"`
@@ -140,6 +148,7 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 		Result: Result{
 			Status: res.Status, Error: res.Error, Engine: res.Engine, EngineBytes: res.EngineBytes,
 			Duration: Secs(res.Duration), PeakRSS: res.PeakRSS, DroppedSteps: res.DroppedSteps,
+			Where: res.Where, Hint: res.Hint,
 		},
 		Cache:   Cache{Used: res.CacheUsed, Hits: res.CacheHits, Misses: res.CacheMisses},
 		Phases:  []*Phase{},
@@ -174,8 +183,14 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 		r.Phases = append(r.Phases, build(id))
 	}
 	r.Count = len(all)
-	r.Slowest = slowest(tree, all)
-	r.ByName = byName(all)
+	folded := tree.Folded()
+	if folded != nil {
+		r.Count += folded.Count
+		r.Folded = folded.Count
+		r.Notes = append(r.Notes, fmt.Sprintf("%d finished phases were folded into totals to keep memory bounded; the phase tree lists the other %d, the tables count them all", folded.Count, len(all)))
+	}
+	r.Slowest = slowest(tree, all, folded)
+	r.ByName = byName(all, folded)
 	for _, e := range logs {
 		if e.Type != progress.EventLog || e.Severity > progress.SeverityWarning {
 			continue
@@ -226,33 +241,73 @@ func covered(spans [][2]time.Duration) time.Duration {
 	return total
 }
 
-func slowest(tree *progress.Tree, all []*Phase) []Slow {
-	sorted := slices.Clone(all)
-	slices.SortStableFunc(sorted, func(a, b *Phase) int {
-		if c := cmp.Compare(b.Self, a.Self); c != 0 {
+// slowest lists where the time went: the layers (phases named for what they work on, like
+// "Finding fastest tactic for conv1") with the most total time, folded ones included; in a
+// build without such phases, the phases with the most self time. Ranking by self time would
+// put the many short "Measuring tactic time" steps above the layers that contain them.
+func slowest(tree *progress.Tree, all []*Phase, folded *progress.Folded) []Slow {
+	var cands []Slow
+	for _, p := range all {
+		if progress.Kind(p.Name) != p.Name {
+			cands = append(cands, Slow{ID: p.ID, Self: p.Self, Duration: p.Duration})
+		}
+	}
+	if folded != nil {
+		for _, f := range folded.Slowest {
+			if len(f.Path) > 0 && progress.Kind(f.Path[len(f.Path)-1]) != f.Path[len(f.Path)-1] {
+				cands = append(cands, Slow{ID: f.ID, Path: f.Path, Self: Secs(f.Self), Duration: Secs(f.Duration)})
+			}
+		}
+	}
+	byTotal := len(cands) > 0
+	if !byTotal {
+		for _, p := range all {
+			cands = append(cands, Slow{ID: p.ID, Self: p.Self, Duration: p.Duration})
+		}
+	}
+	key := func(s Slow) Seconds {
+		if byTotal {
+			return s.Duration
+		}
+		return s.Self
+	}
+	slices.SortStableFunc(cands, func(a, b Slow) int {
+		if c := cmp.Compare(key(b), key(a)); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.ID, b.ID)
 	})
 	out := []Slow{}
-	for _, p := range sorted {
-		if len(out) == slowestCount || p.Self <= 0 {
+	for _, c := range cands {
+		if len(out) == slowestCount || key(c) <= 0 {
 			break
 		}
-		out = append(out, Slow{ID: p.ID, Path: tree.Path(p.ID), Self: p.Self, Duration: p.Duration})
+		if c.Path == nil {
+			c.Path = tree.Path(c.ID)
+		}
+		out = append(out, c)
 	}
 	return out
 }
 
-func byName(all []*Phase) []NameTotal {
+// byName sums the phases by kind of name (every "Finding fastest tactic for …" together, see
+// progress.Kind), folded ones included, most total time first.
+func byName(all []*Phase, folded *progress.Folded) []NameTotal {
 	index := map[string]int{}
 	var totals []NameTotal
+	if folded != nil {
+		for _, k := range folded.Kinds {
+			index[k.Kind] = len(totals)
+			totals = append(totals, NameTotal{Name: k.Kind, Count: k.Count, Total: Secs(k.Total), Self: Secs(k.Self), Max: Secs(k.Max), Steps: k.Steps})
+		}
+	}
 	for _, p := range all {
-		i, ok := index[p.Name]
+		name := progress.Kind(p.Name)
+		i, ok := index[name]
 		if !ok {
 			i = len(totals)
-			index[p.Name] = i
-			totals = append(totals, NameTotal{Name: p.Name})
+			index[name] = i
+			totals = append(totals, NameTotal{Name: name})
 		}
 		t := &totals[i]
 		t.Count++
@@ -262,7 +317,7 @@ func byName(all []*Phase) []NameTotal {
 		t.Steps += p.Done
 	}
 	slices.SortStableFunc(totals, func(a, b NameTotal) int {
-		if c := cmp.Compare(b.Self, a.Self); c != 0 {
+		if c := cmp.Compare(b.Total, a.Total); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.Name, b.Name)
@@ -278,19 +333,57 @@ func byName(all []*Phase) []NameTotal {
 
 func round6(s Seconds) Seconds { return Seconds(math.Round(float64(s)*1e6) / 1e6) }
 
-// FromTrace makes the report of a recorded trace. The events go through a progress.State, as
-// in the session, so the report reads the same tree a live build's report does.
+// FromTrace makes the report of a recorded trace held in memory.
 func FromTrace(t *trace.Trace) *Report {
-	st := progress.NewState(t.Info, time.Time{})
-	st.Apply(t.Events, time.Time{})
+	i := 0
+	r, _ := fromEvents(func() progress.BuildInfo { return t.Info }, func() (progress.Event, error) {
+		if i == len(t.Events) {
+			return progress.Event{}, io.EOF
+		}
+		i++
+		return t.Events[i-1], nil
+	}, func() *progress.Result { return t.Result })
+	return r
+}
+
+// FromReader makes the report of a trace read as a stream: memory stays bounded however long
+// the trace is (the session's state folds old phases, see progress.FoldKeep).
+func FromReader(tr *trace.Reader) (*Report, error) {
+	return fromEvents(func() progress.BuildInfo { return tr.Info }, tr.Next, func() *progress.Result { return tr.Result })
+}
+
+// fromEvents applies the events to a progress.State in batches, as the session does, so the
+// report reads the same tree a live build's report does, and keeps the warnings and errors.
+func fromEvents(info func() progress.BuildInfo, next func() (progress.Event, error), result func() *progress.Result) (*Report, error) {
+	st := progress.NewState(progress.BuildInfo{}, time.Time{})
+	batch := make([]progress.Event, 0, 1024)
+	var logs []progress.Event
+	var err error
+	for err == nil {
+		batch = batch[:0]
+		for len(batch) < cap(batch) {
+			var e progress.Event
+			if e, err = next(); err != nil {
+				break
+			}
+			batch = append(batch, e)
+			if e.Type == progress.EventLog && e.Severity <= progress.SeverityWarning && len(logs) <= logCount {
+				logs = append(logs, e)
+			}
+		}
+		st.Apply(batch, time.Time{})
+	}
+	if err != io.EOF {
+		return nil, err
+	}
 	res := progress.Result{Status: StatusUnknown}
-	if t.Result != nil {
-		res = *t.Result
+	if r := result(); r != nil {
+		res = *r
 	}
 	res = st.End(res, time.Time{})
-	r := FromTree(st.Tree(), t.Info, res, t.Events)
-	if t.Result == nil {
+	r := FromTree(st.Tree(), info(), res, logs)
+	if result() == nil {
 		r.Notes = append(r.Notes, "the trace ends without a result line: the build was still running, or the trace was cut short")
 	}
-	return r
+	return r, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -243,8 +244,15 @@ func TestHugeTreeIsCapped(t *testing.T) {
 	if len(page) > 4<<20 {
 		t.Errorf("the page is %d bytes", len(page))
 	}
-	if r.ByName[0].Name != "Measuring tactic time" || r.ByName[0].Count != layers*tactics {
-		t.Errorf("by name: %+v", r.ByName[0])
+	counts := map[string]int{}
+	for _, n := range r.ByName {
+		counts[n.Name] = n.Count
+	}
+	if counts["Measuring tactic time"] != layers*tactics || counts["Finding fastest tactic for …"] != layers {
+		t.Errorf("by name: %+v", r.ByName)
+	}
+	if r.Folded == 0 || len(r.Slowest) == 0 || !strings.HasPrefix(r.Slowest[0].Path[len(r.Slowest[0].Path)-1], "Finding fastest tactic for layer_") {
+		t.Errorf("folded %d, slowest %+v", r.Folded, r.Slowest)
 	}
 }
 
@@ -467,5 +475,73 @@ func TestRecorderReadsTheSessionTree(t *testing.T) {
 	r := rec.Report()
 	if r.Count != 2 || len(r.Phases) != 1 || len(r.Phases[0].Children) != 1 || r.Phases[0].Children[0].Name != "only in the session" {
 		t.Fatalf("the report does not show the session's tree: %d phases, %+v", r.Count, r.Phases)
+	}
+}
+
+// TestPageSaysWhatHappened: a failed build without a timing cache reads "timing cache: off",
+// draws the phase it failed in however short, says where it failed, counts "1 phase" without
+// a plural, and shows how to build it again.
+func TestPageSaysWhatHappened(t *testing.T) {
+	tree := treeOf(
+		ph{1, 0, "Building engine", 1, 0, time.Hour, 1},
+		ph{2, 1, "Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv", 3, time.Hour - 11*time.Microsecond, time.Hour, 6},
+	)
+	res := progress.Result{Status: progress.StatusFailed, Error: "Could not find any implementation for node /features/features.3/block/block.0/block.0.0/Conv.",
+		Where: &progress.Where{ID: 2, Path: []string{"Building engine", "Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv"}, Steps: 6}, Hint: "raise --workspace"}
+	info := progress.BuildInfo{Model: "m.onnx", Command: []string{"trtbuild", "m.onnx", "--shapes", "x:1x3x224x224", "--name", "it's"}, Settings: []byte(`{"model":"m.onnx","fp16":true}`)}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, FromTree(tree, info, res, nil)); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		"timing cache: off",
+		"Failed in: Building engine › Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv",
+		"Hint: raise --workspace",
+		"2 of 2 phases drawn",
+		"trtbuild m.onnx --shapes x:1x3x224x224 --name &#39;it&#39;\\&#39;&#39;s&#39;",
+		"&#34;fp16&#34;: true",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	one := treeOf(ph{1, 0, "Building engine", 1, 0, time.Second, 1})
+	buf.Reset()
+	if err := WriteHTML(&buf, FromTree(one, progress.BuildInfo{}, progress.Result{Status: progress.StatusBuilt}, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if page := buf.String(); !strings.Contains(page, "1 of 1 phase drawn") || !strings.Contains(page, "<span>phase, nested") || strings.Contains(page, "1 phases") {
+		t.Errorf("a one-phase page says \"1 phases\"")
+	}
+}
+
+// TestDiff compares a cold build with one served from the timing cache.
+func TestDiff(t *testing.T) {
+	cold := FromTree(treeOf(
+		ph{1, 0, "Building engine", 1, 0, 10 * time.Second, 2},
+		ph{2, 1, "Timing graph nodes", 1, time.Second, 9 * time.Second, 24},
+		ph{3, 1, "Serializing", 1, 9 * time.Second, 10 * time.Second, 1},
+	), progress.BuildInfo{}, progress.Result{Status: progress.StatusBuilt, Duration: 10 * time.Second, EngineBytes: 2048, CacheMisses: 24, CacheUsed: true}, nil)
+	warm := FromTree(treeOf(
+		ph{1, 0, "Building engine", 1, 0, 2 * time.Second, 2},
+		ph{2, 1, "Timing graph nodes", 1, 500 * time.Millisecond, time.Second, 24},
+		ph{3, 1, "Serializing", 1, time.Second, 2 * time.Second, 1},
+	), progress.BuildInfo{}, progress.Result{Status: progress.StatusBuilt, Duration: 2 * time.Second, EngineBytes: 2048, CacheHits: 24, CacheUsed: true}, nil)
+	var buf bytes.Buffer
+	if err := WriteDiff(&buf, "cold.jsonl", cold, "warm.jsonl", warm); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	for _, want := range []*regexp.Regexp{
+		regexp.MustCompile(`build time\s+10\.00 s\s+2\.00 s\s+-80%`),
+		regexp.MustCompile(`engine size\s+2\.0 KiB\s+2\.0 KiB\s+same`),
+		regexp.MustCompile(`timing cache\s+0/24 hits\s+24/24 hits`),
+		regexp.MustCompile(`  Timing graph nodes\s+8\.00 s\s+500\.0 ms\s+-94%`),
+		regexp.MustCompile(`  Serializing\s+1\.00 s\s+1\.00 s\s+same`),
+	} {
+		if !want.MatchString(got) {
+			t.Errorf("the diff lacks %s:\n%s", want, got)
+		}
 	}
 }

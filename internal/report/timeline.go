@@ -62,11 +62,18 @@ func layout(r *Report) timeline {
 	// Breadth-first, so that when the cap is reached the shallow (long) phases are the ones
 	// drawn.
 	level := r.Phases
+	// The phase a build failed or stopped in is drawn however short it was (a failure often
+	// comes microseconds after its phase started), with the phases above it.
+	where := map[int]bool{}
+	if w := r.Result.Where; w != nil {
+		markPath(r.Phases, w.ID, where)
+	}
 	var byDepth [][]*Phase
 	for len(level) > 0 {
 		var next, kept []*Phase
 		for _, p := range level {
 			switch {
+			case where[p.ID]:
 			case float64(p.Duration)*scale < minBarPx:
 				tl.tooShort += 1 + descendants(p)
 				continue
@@ -102,6 +109,17 @@ func layout(r *Report) timeline {
 	tl.height = y + 4
 	tl.ticks = ticks(span, scale)
 	return tl
+}
+
+// markPath marks the phase with the given ID and its ancestors; false if it is not there.
+func markPath(phases []*Phase, id int, marks map[int]bool) bool {
+	for _, p := range phases {
+		if p.ID == id || markPath(p.Children, id, marks) {
+			marks[p.ID] = true
+			return true
+		}
+	}
+	return false
 }
 
 func descendants(p *Phase) int {

@@ -164,6 +164,11 @@ func Check(path string, write bool) error {
 	}
 	if st != nil {
 		t := outpath.Target{Path: path, Final: path, Kind: outpath.KindOf(st.Mode()), Info: st, Link: st.Mode()&fs.ModeSymlink != 0}
+		if t.Link {
+			if dest, err := os.Readlink(path); err == nil {
+				t.Final = dest
+			}
+		}
 		if why := t.Refusal(outpath.Store); why != "" {
 			return &Problem{Path: path, Reason: why}
 		}

@@ -25,41 +25,88 @@ type Trace struct {
 	Events []progress.Event // every event but build and result, in order
 }
 
-// Read decodes a JSON-lines event stream. Blank lines are skipped; events of types this
-// version does not know are dropped; a malformed line is an error naming its number.
+// ErrNotTrace is returned when the first line of a file is not an event: the file is
+// something else (a model, an engine, a log).
+var ErrNotTrace = errors.New("this is not a trace recorded by --trace or --progress json")
+
+// Read decodes a whole JSON-lines event stream into memory. Blank lines are skipped; events of
+// types this version does not know are dropped; a malformed line is an error naming its
+// number. Reader reads a trace without holding it.
 func Read(r io.Reader) (*Trace, error) {
-	br := bufio.NewReaderSize(r, 1<<16)
+	tr := NewReader(r)
 	t := &Trace{}
-	seen := false
-	for n := 1; ; n++ {
-		line, err := readLine(br)
-		if len(trimSpace(line)) > 0 {
-			e, derr := progress.DecodeJSON(line)
-			if derr != nil {
-				return nil, fmt.Errorf("line %d: %w", n, derr)
-			}
-			seen = true
-			switch e.Type {
-			case progress.EventBuild:
-				t.Info = *e.Info
-			case progress.EventResult:
-				res := *e.Result
-				t.Result = &res
-			case progress.EventPhaseStart, progress.EventStep, progress.EventPhaseFinish, progress.EventLog:
-				t.Events = append(t.Events, e)
-			}
-		}
+	for {
+		e, err := tr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
+			return nil, err
+		}
+		t.Events = append(t.Events, e)
+	}
+	t.Info, t.Result = tr.Info, tr.Result
+	return t, nil
+}
+
+// Reader reads a trace one event at a time, holding one line: `trtbuild report` and `replay`
+// stream traces of any length through it.
+type Reader struct {
+	br   *bufio.Reader
+	line int
+	seen bool
+	// Info is the recorded build, once its line was read (the first line of a trace).
+	Info progress.BuildInfo
+	// Result is how the build ended, once its line was read; nil before, and at the end of a
+	// trace that has none.
+	Result *progress.Result
+}
+
+// NewReader returns a Reader of r.
+func NewReader(r io.Reader) *Reader { return &Reader{br: bufio.NewReaderSize(r, 1<<16)} }
+
+// Next returns the next phase_start, step, phase_finish or log event; build and result lines
+// set Info and Result, and events of unknown types are skipped. It returns io.EOF at the end,
+// ErrEmpty for a trace without any event, and an error wrapping ErrNotTrace when the first
+// line is not an event at all.
+func (r *Reader) Next() (progress.Event, error) {
+	for {
+		r.line++
+		line, err := readLine(r.br)
+		if err != nil && err != io.EOF {
+			return progress.Event{}, r.lineError(err)
+		}
+		if len(trimSpace(line)) > 0 {
+			e, derr := progress.DecodeJSON(line)
+			if derr != nil {
+				return progress.Event{}, r.lineError(derr)
+			}
+			r.seen = true
+			switch e.Type {
+			case progress.EventBuild:
+				r.Info = *e.Info
+			case progress.EventResult:
+				res := *e.Result
+				r.Result = &res
+			case progress.EventPhaseStart, progress.EventStep, progress.EventPhaseFinish, progress.EventLog:
+				return e, nil
+			}
+		}
+		if err == io.EOF {
+			if !r.seen {
+				return progress.Event{}, ErrEmpty
+			}
+			return progress.Event{}, io.EOF
 		}
 	}
-	if !seen {
-		return nil, ErrEmpty
+}
+
+// lineError names the line of err; on the first line of a file, the file is not a trace.
+func (r *Reader) lineError(err error) error {
+	if !r.seen && !errors.Is(err, progress.ErrNewerSchema) {
+		return fmt.Errorf("%w (line %d: %v)", ErrNotTrace, r.line, err)
 	}
-	return t, nil
+	return fmt.Errorf("line %d: %w", r.line, err)
 }
 
 func readLine(br *bufio.Reader) ([]byte, error) {

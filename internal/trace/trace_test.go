@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 
@@ -76,4 +77,47 @@ func FuzzRead(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestNotATrace: a file whose first line is not an event (an ONNX model, an engine, a log) is
+// not a trace, which the commands report as bad input.
+func TestNotATrace(t *testing.T) {
+	for name, data := range map[string]string{
+		"onnx":      "\x08\x07\x12\x07pytorch\x1a\x052.1.0:\x9a\x01\n\x0c\n\x05input",
+		"text":      "hello world\n",
+		"json":      `{"model": "m.onnx"}` + "\n",
+		"huge line": strings.Repeat("x", maxLine+10),
+	} {
+		_, err := Read(strings.NewReader(data))
+		if !errors.Is(err, ErrNotTrace) {
+			t.Errorf("%s: %v, want ErrNotTrace", name, err)
+		}
+	}
+	// A malformed line later in a trace is a damaged trace, not another kind of file.
+	if _, err := Read(strings.NewReader(`{"v":1,"type":"step","t":0,"id":1,"step":0}` + "\n{oops\n")); err == nil || errors.Is(err, ErrNotTrace) {
+		t.Errorf("damaged trace: %v", err)
+	}
+}
+
+// TestReaderStreams reads a trace event by event: build and result lines fill Info and Result.
+func TestReaderStreams(t *testing.T) {
+	r := NewReader(strings.NewReader(`{"v":1,"type":"build","t":0,"model":"m.onnx","engine":"m.engine","backend":"sim"}
+{"v":1,"type":"phase_start","t":0.1,"id":1,"parent":0,"name":"a","steps":1,"thread":1}
+{"v":1,"type":"phase_finish","t":0.2,"id":1}
+{"v":1,"type":"result","t":0.3,"status":"built","duration":0.3}
+`))
+	var n int
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	if n != 2 || r.Info.Model != "m.onnx" || r.Result == nil || r.Result.Status != progress.StatusBuilt {
+		t.Errorf("%d events, info %+v, result %+v", n, r.Info, r.Result)
+	}
 }

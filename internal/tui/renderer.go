@@ -1,6 +1,7 @@
 // Package tui renders a build's event stream for people and machines: the live terminal view
-// (tty), line-oriented text for logs (plain), JSON lines (json), or nothing (quiet). Every
-// renderer reads the same events and keeps the same progress.Tree.
+// (tty), line-oriented text for logs (plain), JSON lines (json), or nothing (quiet). The
+// renderers only draw: they read the session's progress.State through progress.View (the live
+// view through snapshots taken on the session's goroutine) and keep no phase tree.
 package tui
 
 import (

@@ -103,7 +103,20 @@ func (m *ttyModel) tick() tea.Cmd {
 	if m.opts.tick <= 0 || m.quitting {
 		return nil
 	}
-	return tea.Tick(m.opts.tick, func(time.Time) tea.Msg { return frameMsg{} })
+	return tea.Tick(m.frameEvery(), func(time.Time) tea.Msg { return frameMsg{} })
+}
+
+// quietFrames is how many frame intervals apart frames are drawn while the builder is silent.
+const quietFrames = 4
+
+// frameEvery is the time to the next frame: the frame interval, or quietFrames of them while
+// the builder has reported nothing for silenceAfter, when only the clocks and the spinner
+// move: a silent build of many minutes then costs a quarter of the redraws.
+func (m *ttyModel) frameEvery() time.Duration {
+	if m.result == nil && len(m.printQ) == 0 && m.clock.Sub(m.lastProgress) >= silenceAfter {
+		return quietFrames * m.opts.tick
+	}
+	return m.opts.tick
 }
 
 // Update handles the frame clock, keys, resizes and print acknowledgements. A panic in it

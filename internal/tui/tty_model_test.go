@@ -630,3 +630,26 @@ func TestResultDrawnOnWake(t *testing.T) {
 		t.Fatalf("the wake did not draw the summary (summarised %v, command %v)", m.summarised, cmd != nil)
 	}
 }
+
+// TestQuietFrames: while the builder is silent the view draws a quarter of the frames; when
+// progress comes back, or something waits to be printed, every frame again.
+func TestQuietFrames(t *testing.T) {
+	m, in, clk := newTestModel(modelOptions{tick: frameInterval})
+	in.put(tensorRTLike())
+	clk.Set(sec(3))
+	m.step(clk.Now())
+	if got := m.frameEvery(); got != frameInterval {
+		t.Errorf("frame every %v while progressing, want %v", got, frameInterval)
+	}
+	clk.Set(sec(3) + silenceAfter)
+	m.step(clk.Now())
+	if got := m.frameEvery(); got != quietFrames*frameInterval {
+		t.Errorf("frame every %v during silence, want %v", got, quietFrames*frameInterval)
+	}
+	in.put([]progress.Event{evStep(sec(8), 4, 3)})
+	clk.Set(sec(8.1))
+	m.step(clk.Now())
+	if got := m.frameEvery(); got != frameInterval {
+		t.Errorf("frame every %v after progress came back, want %v", got, frameInterval)
+	}
+}

@@ -46,8 +46,10 @@ func BenchmarkFrame300(b *testing.B) {
 		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
 			s := scene{events: bigTree(threads), at: sec(20), width: 120, height: 40, color: true}
 			m := s.model(b)
-			if n := m.tree.Len(); n < 290 || n > 300 {
-				b.Fatalf("the tree has %d phases, want about 300", n)
+			// The view draws from the session's snapshot: the running phases and the newest
+			// finished children of each, not all 300.
+			if m.tree.Open() < 5 {
+				b.Fatalf("the snapshot has %d open phases", m.tree.Open())
 			}
 			now := epoch.Add(sec(20))
 			b.ReportAllocs()
@@ -59,8 +61,10 @@ func BenchmarkFrame300(b *testing.B) {
 	}
 }
 
-// BenchmarkBurst100k hands 100,000 events to the view in the session's batches of 256 and
-// applies them on one frame: what a burst of TensorRT callbacks costs the parent.
+// BenchmarkBurst100k is what a burst of 100,000 TensorRT callbacks costs the parent with the
+// live view: the session applies them to its state in batches of 256 and hands each batch to
+// the view (which keeps only log lines), then one snapshot is taken and one frame drawn, as
+// happens at most ten times a second.
 func BenchmarkBurst100k(b *testing.B) {
 	var evs []progress.Event
 	for id := 1; id <= 64; id++ {
@@ -74,8 +78,11 @@ func BenchmarkBurst100k(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		m, in, clk := newTestModel(modelOptions{})
 		for j := 0; j < len(evs); j += 256 {
-			in.put(evs[j:min(j+256, len(evs))])
+			batch := evs[j:min(j+256, len(evs))]
+			in.st.Apply(batch, clk.Now())
+			in.box.put(batch)
 		}
+		in.box.snapshot(in.st.Snapshot())
 		clk.Set(time.Second)
 		m.step(clk.Now())
 		m.frame(clk.Now())

@@ -40,9 +40,15 @@ func openCache(ctx context.Context, req Request) (*cacheFile, []string, error) {
 	}
 	var warnings []string
 	var p *timingcache.Problem
-	if err := timingcache.Check(path, req.StrictCache); errors.As(err, &p) && p.Empty && !req.StrictCache {
+	err = timingcache.Check(path, req.StrictCache)
+	switch {
+	case errors.As(err, &p) && p.Empty && !req.StrictCache:
 		warnings = append(warnings, fmt.Sprintf("timing cache %s is empty; this build starts a new one there", pathtext.Q(path)))
+	case err != nil && req.StrictCache:
+		// Decided before the build, not after it.
+		return c.problem(err.Error())
 	}
+	p = nil
 	data, err := timingcache.Load(ctx, path)
 	switch {
 	case errors.As(err, &p):
@@ -50,9 +56,6 @@ func openCache(ctx context.Context, req Request) (*cacheFile, []string, error) {
 	case err != nil:
 		return c.problem(fmt.Sprintf("timing cache %s cannot be read (%v); building without it: %s", pathtext.Q(path), unwrap(err),
 			timingcache.Advice(err, "fix its permissions, or pass --no-timing-cache")))
-	}
-	if p != nil && p.Empty && req.StrictCache {
-		return c.problem(p.Error())
 	}
 	c.path, c.out, c.loaded = path, path, data
 	if req.TimingCacheOut != "" {
@@ -78,7 +81,8 @@ func cacheKey(req Request) (timingcache.Key, error) {
 	if err != nil {
 		return timingcache.Key{}, fmt.Errorf("cannot tell the TensorRT version and GPU for --timing-cache auto: %w", err)
 	}
-	return timingcache.Key{Backend: "tensorrt", TensorRT: v.Loaded, GPU: v.DeviceName, ComputeMajor: v.ComputeMajor, ComputeMinor: v.ComputeMinor}, nil
+	// The build number too: NVIDIA requires major.minor.patch.build to match for a timing cache.
+	return timingcache.Key{Backend: "tensorrt", TensorRT: v.Loaded, Build: v.LoadedBuild, GPU: v.DeviceName, ComputeMajor: v.ComputeMajor, ComputeMinor: v.ComputeMinor}, nil
 }
 
 // save merges what the build learned into the cache file, also after a cancelled or failed

@@ -97,13 +97,23 @@ func (l *loader) graph(end int64) (*onnxpb.GraphProto, error) {
 	w := l.w
 	start := w.Pos()
 	var rest []byte
-	var inits []*onnxpb.TensorProto
+	// An initializer too short to hold a payload that stays in the file
+	// is decoded with the rest of the graph, in one call; the others are
+	// taken apart by tensor. alone says which is which, in file order.
+	var large []*onnxpb.TensorProto
+	var alone []bool
 	err := w.Message(end, 1, "the graph", func(f onnx.Field) (bool, error) {
 		var err error
 		if f.Num == onnx.FieldGraphInitializer && f.Type == protowire.BytesType {
+			if f.End-f.Start < lazyMin {
+				alone = append(alone, false)
+				rest, err = w.AppendField(rest, f)
+				return true, err
+			}
 			var t *onnxpb.TensorProto
 			t, err = l.tensor(f.End)
-			inits = append(inits, t)
+			large = append(large, t)
+			alone = append(alone, true)
 			return true, err
 		}
 		rest, err = w.AppendField(rest, f)
@@ -116,7 +126,20 @@ func (l *loader) graph(end int64) (*onnxpb.GraphProto, error) {
 	if err := l.unmarshal(rest, g, "the graph", start); err != nil {
 		return nil, err
 	}
-	g.Initializer = inits
+	if len(large) > 0 {
+		small := g.Initializer
+		if len(small)+len(large) != len(alone) {
+			return nil, w.Corrupt(start, "the graph's initializers cannot be decoded")
+		}
+		g.Initializer = make([]*onnxpb.TensorProto, 0, len(alone))
+		for _, a := range alone {
+			if a {
+				g.Initializer, large = append(g.Initializer, large[0]), large[1:]
+			} else {
+				g.Initializer, small = append(g.Initializer, small[0]), small[1:]
+			}
+		}
+	}
 	return g, nil
 }
 

@@ -373,3 +373,57 @@ func TestLoadRefusesFIFOs(t *testing.T) {
 		t.Errorf("Load(model with FIFO data) = %v", err)
 	}
 }
+
+// TestLoadKeepsUnknownFieldsOfEveryWireType checks that fields this program
+// does not know survive Load and Encode whatever their wire type, at the
+// levels Load takes apart itself (model, graph, initializer), and that a
+// protobuf group, which ONNX never uses, is refused with a one-line error.
+func TestLoadKeepsUnknownFieldsOfEveryWireType(t *testing.T) {
+	unknown := func() []byte {
+		b := protowire.AppendVarint(protowire.AppendTag(nil, 900, protowire.VarintType), 1<<40)
+		b = protowire.AppendFixed32(protowire.AppendTag(b, 901, protowire.Fixed32Type), 0xdeadbeef)
+		b = protowire.AppendFixed64(protowire.AppendTag(b, 902, protowire.Fixed64Type), 0x0123456789abcdef)
+		return protowire.AppendString(protowire.AppendTag(b, 903, protowire.BytesType), "future")
+	}
+	m := testModel()
+	for _, msg := range []proto.Message{m, m.Graph, m.Graph.Initializer[0], m.Graph.Initializer[1]} {
+		msg.ProtoReflect().SetUnknown(unknown())
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "u.onnx")
+	writeProto(t, path, m)
+	got, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := got.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var back onnxpb.ModelProto
+	if err := proto.Unmarshal(buf.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	for what, msg := range map[string]proto.Message{"model": &back, "graph": back.Graph,
+		"large initializer": back.Graph.Initializer[0], "small initializer": back.Graph.Initializer[1]} {
+		if u := msg.ProtoReflect().GetUnknown(); !bytes.Equal(u, unknown()) {
+			t.Errorf("%s: unknown fields %x, want %x", what, u, unknown())
+		}
+	}
+	if !proto.Equal(&back, m) {
+		t.Error("the model changed on the way through Load and Encode")
+	}
+
+	// A group in the model.
+	b, _ := proto.Marshal(testModel())
+	b = protowire.AppendTag(b, 904, protowire.StartGroupType)
+	b = protowire.AppendTag(b, 904, protowire.EndGroupType)
+	path = filepath.Join(dir, "g.onnx")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Load(path)
+	if err == nil || !strings.Contains(err.Error(), "field 904 has wire type 3, which no ONNX message uses") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Load(model with a group) = %v", err)
+	}
+}

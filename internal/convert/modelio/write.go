@@ -60,7 +60,7 @@ func (m *Model) InlineSize() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	hdr, err := m.headers(plans)
+	hdr, err := m.headers(plans, true)
 	if err != nil {
 		return 0, err
 	}
@@ -107,8 +107,9 @@ type headers struct {
 var marshal = proto.MarshalOptions{Deterministic: true}
 
 // headers encodes everything but the streamed data. It detaches and
-// reattaches fields of m.Proto while it works.
-func (m *Model) headers(plans []*plan) (*headers, error) {
+// reattaches fields of m.Proto while it works. With sizeOnly it only
+// computes the sizes (lens, graphN, total), encoding nothing.
+func (m *Model) headers(plans []*plan, sizeOnly bool) (*headers, error) {
 	g := m.Proto.Graph
 	h := &headers{}
 	for _, p := range plans {
@@ -120,12 +121,19 @@ func (m *Model) headers(plans []*plan) (*headers, error) {
 		if p.external {
 			t.DataLocation = onnxpb.TensorProto_EXTERNAL // ExternalData is set by Write
 		}
-		b, err := marshal.Marshal(t)
+		var b []byte
+		var n int64
+		var err error
+		if sizeOnly {
+			n = int64(marshal.Size(t))
+		} else {
+			b, err = marshal.Marshal(t)
+			n = int64(len(b))
+		}
 		t.RawData, t.FloatData, t.ExternalData, t.DataLocation = raw, fd, ext, loc
 		if err != nil {
 			return nil, fmt.Errorf("encoding initializer %q: %w", t.GetName(), err)
 		}
-		n := int64(len(b))
 		if p.write != nil && !p.external && p.size > 0 {
 			n += int64(protowire.SizeTag(onnx.FieldTensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
 		}
@@ -134,24 +142,37 @@ func (m *Model) headers(plans []*plan) (*headers, error) {
 	}
 	inits := g.Initializer
 	g.Initializer = nil
-	gb, err := marshal.Marshal(g)
+	var gb []byte
+	var err error
+	if sizeOnly {
+		h.graphN = int64(marshal.Size(g))
+	} else {
+		gb, err = marshal.Marshal(g)
+		h.graphN = int64(len(gb))
+	}
 	g.Initializer = inits
 	if err != nil {
 		return nil, fmt.Errorf("encoding graph: %w", err)
 	}
 	h.graph = gb
-	h.graphN = int64(len(gb))
 	for _, n := range h.lens {
 		h.graphN += int64(protowire.SizeTag(onnx.FieldGraphInitializer)+protowire.SizeVarint(uint64(n))) + n
 	}
 	m.Proto.Graph = nil
-	mb, err := marshal.Marshal(m.Proto)
+	var mb []byte
+	var modelN int
+	if sizeOnly {
+		modelN = marshal.Size(m.Proto)
+	} else {
+		mb, err = marshal.Marshal(m.Proto)
+		modelN = len(mb)
+	}
 	m.Proto.Graph = g
 	if err != nil {
 		return nil, fmt.Errorf("encoding model: %w", err)
 	}
 	h.model = mb
-	h.total = int64(len(mb)+protowire.SizeTag(onnx.FieldModelGraph)+protowire.SizeVarint(uint64(h.graphN))) + h.graphN
+	h.total = int64(modelN+protowire.SizeTag(onnx.FieldModelGraph)+protowire.SizeVarint(uint64(h.graphN))) + h.graphN
 	return h, nil
 }
 
@@ -215,7 +236,7 @@ func (m *Model) Write(path string, opts WriteOptions) (Written, error) {
 		w.DataSize = cw.n
 	}
 	// The external data entries are in place; encode for real.
-	hdr, err := m.headers(plans)
+	hdr, err := m.headers(plans, false)
 	for _, p := range plans {
 		if p.external {
 			p.t.ExternalData = nil
@@ -263,7 +284,7 @@ func (m *Model) Encode(w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	hdr, err := m.headers(plans)
+	hdr, err := m.headers(plans, false)
 	if err != nil {
 		return 0, err
 	}
