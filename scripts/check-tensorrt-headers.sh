@@ -90,6 +90,12 @@ enum cudaError {
     cudaErrorInvalidDevice = 101
 };
 typedef enum cudaError cudaError_t;
+#define CUDART_VERSION 13000
+typedef enum cudaDeviceAttr {
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76
+} cudaDeviceAttr;
 struct cudaDeviceProp {
     char name[256];
     int major;
@@ -101,6 +107,8 @@ cudaError_t cudaSetDevice(int device);
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp* prop, int device);
 cudaError_t cudaGetLastError(void);
 const char* cudaGetErrorString(cudaError_t error);
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device);
+cudaError_t cudaRuntimeGetVersion(int* runtimeVersion);
 #ifdef __cplusplus
 }
 #endif

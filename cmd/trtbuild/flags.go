@@ -222,6 +222,9 @@ func applyTrtexecFlags(t trtexecFlags, req *worker.Request) (warnings []string, 
 	} else if req.PrecisionConstraints != "" {
 		warnings = append(warnings, fmt.Sprintf("--precisionConstraints %s without --layerPrecisions constrains only the precisions the model itself sets; add --layerPrecisions LAYER:TYPE,…", req.PrecisionConstraints))
 	}
+	if req.PrecisionConstraints != "" {
+		warnings = append(warnings, "--precisionConstraints and --layerPrecisions work on TensorRT 10 only: TensorRT 11 builds every network strongly typed, each layer in the types the model gives it, and refuses them; there, change the types in the model (trtbuild convert)")
+	}
 	if t.profilingVerbosity != "" {
 		if req.ProfilingVerbosity, err = trtexec.ParseProfilingVerbosity(t.profilingVerbosity); err != nil {
 			return nil, exitcode.Usagef("%v", err)

@@ -59,9 +59,8 @@ const minTensorRTOpset = 9
 // external data are refused here, with exit status 2, before any GPU time is spent. The
 // simulated builder gets the model's real node names. Inputs the flags leave out whose dynamic
 // dimensions are all named by given inputs are added to the request's profiles. With skip
-// (--no-preflight) the shape
-// and opset rules are skipped, never the external data rule: external data files stay inside
-// the model's folder.
+// (--no-preflight) the shape and opset rules are skipped, never the external data rule:
+// external data files stay inside the model's folder.
 func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (m *onnx.Model, warnings []string, err error) {
 	m, err = onnx.ReadMetadata(model)
 	if err != nil && skip {

@@ -23,6 +23,9 @@ func TestTrtexecBuildFlags(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
 	}
+	if !strings.Contains(r.stderr, "trtbuild: warning: --precisionConstraints and --layerPrecisions work on TensorRT 10 only: TensorRT 11 builds every network strongly typed") {
+		t.Errorf("stderr does not explain TensorRT 11's strong typing:\n%s", r.stderr)
+	}
 	plan, err := os.ReadFile(engine)
 	if err != nil {
 		t.Fatal(err)

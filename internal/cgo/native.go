@@ -18,6 +18,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // Backend names a builder behind the C boundary.
@@ -60,6 +62,7 @@ type VersionInfo struct {
 	ComputeMajor, ComputeMinor int    // its compute capability
 	LoadedBuild                int    // the loaded TensorRT's build number; 0 for sim
 	SMs                        int    // the device's multiprocessors (fewer on a MIG slice)
+	LoadedBuild                int    // the loaded TensorRT's build number (from the run-time loader); 0 for sim
 }
 
 // Version describes backend b and CUDA device number device. For TensorRT it loads the library
@@ -74,7 +77,7 @@ func Version(b Backend, device int) (VersionInfo, error) {
 	if C.trtb_version(C.int32_t(b), dev, &info, &st) != C.TRTB_OK {
 		return VersionInfo{}, statusError(&st)
 	}
-	return VersionInfo{
+	v := VersionInfo{
 		Backend:      C.GoString(&info.backend[0]),
 		Compiled:     int(info.compiled_version),
 		Loaded:       int(info.loaded_version),
@@ -85,7 +88,13 @@ func Version(b Backend, device int) (VersionInfo, error) {
 		ComputeMinor: int(info.compute_minor),
 		LoadedBuild:  int(info.loaded_build),
 		SMs:          int(info.multiprocessor_count),
-	}, nil
+	}
+	if b == BackendTensorRT {
+		if lib, ok := InstalledLibrary(trt.LibInfer); ok && lib.Build > 0 {
+			v.LoadedBuild = lib.Build
+		}
+	}
+	return v, nil
 }
 
 // Code is a status code of the C boundary (trtb_code).

@@ -1620,7 +1620,9 @@ func TestFP16FailureInjection(t *testing.T) {
 			continue
 		}
 		e := asError(t, out.err, CodeBuildFailed)
-		if !strings.Contains(e.Message, "Could not find any implementation for node node_223_Conv") {
+		if !strings.HasPrefix(e.Message, "No low-precision conv kernel available") ||
+			!strings.Contains(e.Message, "Failing node: node_223_Conv; ") ||
+			!strings.Contains(e.Message, "Could not find any implementation for node node_223_Conv") {
 			t.Errorf("keep %q: message %q", tt.keep, e.Message)
 		}
 		if !slices.ContainsFunc(out.events, func(ev RawEvent) bool {

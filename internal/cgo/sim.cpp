@@ -380,6 +380,7 @@ struct Config {
     std::string fp16_fail_node;
     std::vector<std::string> keep_fp32;
     std::string shape_key;
+    int32_t original_layers = 0;  // the model's nodes, before optimize_graph
 
     // The optimized graph: layers[i] is the name TensorRT would report for layer i, sigs[i]
     // its signature (the timing cache key), members[i] the ONNX nodes fused into it as
@@ -527,8 +528,9 @@ struct RunState {
         }
     }
 
-    // fail records the first failure, logs it as an ERROR and stops every thread.
-    void fail(int32_t code, const std::string& message) {
+    // fail records the first failure, logs it as an ERROR (unless logged is set: the caller
+    // logged what it quotes) and stops every thread.
+    void fail(int32_t code, const std::string& message, bool logged = false) {
         {
             std::lock_guard<std::mutex> lock(mu);
             if (fail_code == TRTB_OK) {
@@ -536,7 +538,9 @@ struct RunState {
                 fail_message = message;
             }
         }
-        log(TRTB_SEVERITY_ERROR, message);
+        if (!logged) {
+            log(TRTB_SEVERITY_ERROR, message);
+        }
         stop.store(true, std::memory_order_relaxed);
     }
 
@@ -857,7 +861,9 @@ void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_b
         return;
     }
     rs.work(2, 1);
-    rs.log(TRTB_SEVERITY_VERBOSE, format("Original: %d layers", nb_layers));
+    // The lines TensorRT's verbose log gives while it optimizes the graph.
+    rs.log(TRTB_SEVERITY_VERBOSE, format("Original: %d layers", cfg_.original_layers));
+    rs.log(TRTB_SEVERITY_VERBOSE, format("After vertical fusions: %d layers", nb_layers));
     if (!root.step(0)) {
         return;
     }
@@ -998,17 +1004,21 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
                                            }) != cfg_.keep_fp32.end();
             if (!kept) {
                 // TensorRT 11.2.1 (NVIDIA/TensorRT#4838): an ERROR line naming the node, then
-                // the build fails with Error Code 10 for the same node.
-                rs.log(TRTB_SEVERITY_ERROR,
-                       "No low-precision conv kernel available for this strongly-typed "
-                       "Conv/ConvTranspose. Consider keeping Conv/ConvTranspose and Q/DQ ops in FP32 "
-                       "(e.g. via modelopt.onnx.autocast.convert_to_f16 with "
-                       "op_block_list=['Conv','ConvTranspose','QuantizeLinear','DequantizeLinear']). "
-                       "Failing node: " + member.first);
-                rs.fail(TRTB_ERR_BUILD_FAILED,
-                        "IBuilder::buildSerializedNetworkToStream: Error Code 10: Internal Error "
-                        "(Could not find any implementation for node " + member.first +
-                        ". In computeCosts at optimizer/common/tactic/optimizer.cpp)");
+                // the build fails with Error Code 10 for the same node. The failure quotes both
+                // errors joined by "; ", as the TensorRT shim quotes the last errors it saw.
+                const std::string low =
+                    "No low-precision conv kernel available for this strongly-typed "
+                    "Conv/ConvTranspose. Consider keeping Conv/ConvTranspose and Q/DQ ops in FP32 "
+                    "(e.g. via modelopt.onnx.autocast.convert_to_f16 with "
+                    "op_block_list=['Conv','ConvTranspose','QuantizeLinear','DequantizeLinear']). "
+                    "Failing node: " + member.first;
+                const std::string none =
+                    "IBuilder::buildSerializedNetworkToStream: Error Code 10: Internal Error (Could "
+                    "not find any implementation for node " + member.first +
+                    ". In computeCosts at optimizer/common/tactic/optimizer.cpp)";
+                rs.log(TRTB_SEVERITY_ERROR, low);
+                rs.log(TRTB_SEVERITY_ERROR, none);
+                rs.fail(TRTB_ERR_BUILD_FAILED, low + "; " + none, true);
                 return false;
             }
         }
@@ -1273,6 +1283,7 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
             op_types.push_back(str_or_empty(ops[i]));
         }
     }
+    c.original_layers = nb_layers;
     optimize_graph(names, op_types, &c);
     return std::unique_ptr<Build>(new SimBuild(std::move(c)));
 }

@@ -260,12 +260,11 @@ Outcome TensorRTBuild::apply_extra_settings(Objects& o) {
         config.setFlag(BuilderFlag::kFP16);
         config.setFlag(BuilderFlag::kINT8);
         // The CUDA runtime is loaded at run time (trtb_loader.hpp): ask it for the compute
-        // capability through cudaDeviceGetAttribute (attribute 75 is
-        // cudaDevAttrComputeCapabilityMajor in every CUDA 12 and 13 driver_types.h).
-        constexpr int kComputeCapabilityMajor = 75;
+        // capability through cudaDeviceGetAttribute, as tensorrt_version does.
         const CudaEntryPoints* c = cuda();
         int major = 0;
-        if (c != nullptr && c->device_get_attribute(&major, kComputeCapabilityMajor, s_.device) == 0 && major >= 8) {
+        if (c != nullptr && c->device_get_attribute(&major, cudaDevAttrComputeCapabilityMajor, s_.device) == 0 &&
+            major >= 8) {
             config.setFlag(BuilderFlag::kBF16);
         } else if (c != nullptr) {
             (void)c->get_last_error();

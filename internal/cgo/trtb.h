@@ -9,11 +9,15 @@
  * Rules that hold for every function here:
  *   - No C++ type and no TensorRT type or enum value appears in this header. Every enum is
  *     trtbuild's own and is mapped to TensorRT names inside the shim.
- *   - No C++ exception crosses this boundary: every entry point catches everything and reports
- *     it as a trtb_status with code TRTB_ERR_INTERNAL and the exception's text.
+ *   - No C++ exception crosses this boundary: every entry point runs its body through one
+ *     guarded-call helper (trtb::guarded, trtb_internal.hpp), which reports std::bad_alloc as
+ *     TRTB_ERR_OUT_OF_MEMORY and any other exception as TRTB_ERR_INTERNAL with its text.
  *   - No Go code is ever called from here. Builder threads (TensorRT's, or the simulation's)
- *     only copy events into a queue owned by the trtb_build; Go takes them out in batches with
- *     trtb_build_drain from a goroutine of its own.
+ *     only copy events into a bounded queue owned by the trtb_build (and, the first time they
+ *     push after the drainer went to sleep, wake it with one condition-variable notify); Go
+ *     takes the events out in batches with trtb_build_drain from a goroutine of its own.
+ *   - Both backends check trtb_options with one checker (trtb::check_options), so an option is
+ *     refused with the same message whichever backend gets it.
  *   - Strings passed in are copied before the call returns; the caller may free them at once.
  *
  * Life of a build (see each function for its threading rule):

@@ -165,6 +165,7 @@ func TestUnsupported(t *testing.T) {
 		{"deploy", "Caffe and UFF models"},
 		{"output", "the engine's path is -o"},
 		{"explicitBatch", "has no effect since TensorRT 10"},
+		{"buildOnly", "--buildOnly is a trtexec flag of TensorRT 8 (now --skipInference); trtbuild never runs inference: leave it out"},
 		{"sparsity", "use --sparse-weights"},
 		{"avgTiming", "--avgTiming is a trtexec builder flag that trtbuild does not set"},
 		{"frobnicate", ""},

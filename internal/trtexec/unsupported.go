@@ -39,6 +39,7 @@ var unsupported = map[string]int{
 	"uffInput": kindOldFormat, "uffNHWC": kindOldFormat, "prototxt": kindOldFormat,
 
 	"explicitBatch": kindObsolete, "workspace_MB": kindObsolete, "maxBatch": kindObsolete, "directIO": kindObsolete,
+	"minTiming": kindObsolete, "buildOnly": kindObsolete,
 
 	"avgTiming": kindBuilder, "maxTactics": kindBuilder, "tilingOptimizationLevel": kindBuilder,
 	"l2LimitForTiling": kindBuilder, "layerOutputTypes": kindBuilder, "layerDeviceTypes": kindBuilder,
@@ -100,6 +101,9 @@ func Unsupported(name string) (message string, ok bool) {
 		return fmt.Sprintf("%s is a trtexec flag for Caffe and UFF models, which TensorRT 10 removed; trtbuild builds ONNX models: "+
 			"export the model to ONNX and give the .onnx file%s", flag, engine), true
 	case kindObsolete:
+		if canon == "buildOnly" {
+			return fmt.Sprintf("%s is a trtexec flag of TensorRT 8 (now --skipInference); trtbuild never runs inference: leave it out", flag), true
+		}
 		return fmt.Sprintf("%s is a trtexec flag that has no effect since TensorRT 10 (networks are explicit-batch, the workspace is --workspace): "+
 			"leave it out", flag), true
 	}

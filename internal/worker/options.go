@@ -69,7 +69,7 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 		Layers: req.Layers, FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase,
 		Silent: s.Silent, LongStep: s.LongStep, IgnoreCancel: s.IgnoreCancel, Seed: s.Seed,
 		Flood: s.Flood, PreSilent: s.PreSilent, PostSilent: s.PostSilent, SkipFinishOnStop: s.SkipFinishOnStop,
-		FP16FailNode: s.FP16FailNode, LayerOps: req.LayerOps, ShapeKey: shapeKey(req),
+		FP16FailNode: s.FP16FailNode, KeepFP32: req.KeepFP32, LayerOps: req.LayerOps, ShapeKey: shapeKey(req),
 	}
 	if len(o.Sim.LayerOps) != len(o.Sim.Layers) {
 		o.Sim.LayerOps = nil // names alone: every node is one layer

@@ -32,8 +32,8 @@ func (c *lineCounter) Write(p []byte) (int, error) {
 // in flood mode (no sleeps) -> C queue -> Drain -> resolve -> JSON encoding -> one write per
 // batch, into a writer that only counts lines (no pipe, no parent). events/s counts the lines
 // written per second of Serve; dropped/build counts the steps the bounded queue dropped
-// because this stage fell behind the builder. Each iteration is one build of 24 layers x 256
-// tactics x 258 steps.
+// because this stage fell behind the builder. Each iteration is one build of 16 layers (the
+// simulated builder's default, as the request names none) x 256 tactics x 258 steps.
 func BenchmarkServeFlood(b *testing.B) {
 	for _, threads := range []int{1, 4} {
 		b.Run(fmt.Sprintf("threads-%d", threads), func(b *testing.B) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // serve runs Serve in this process with req, and returns the decoded events.
@@ -124,6 +125,32 @@ func TestDropNote(t *testing.T) {
 	for _, want := range []string{"dropped 1200 verbose log lines, 1 info log line, 35 step reports;", "the phase tree is complete"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("dropNote = %q, want it to contain %q", got, want)
+		}
+	}
+}
+
+// TestServeSimFP16Failure: the simulated TensorRT 11.2 FP16 failure reaches the result with
+// the failing node named as trt.LowPrecisionFailingNode reads it, and --keep-fp32 naming the
+// node (or its op type) avoids it.
+func TestServeSimFP16Failure(t *testing.T) {
+	for _, keep := range [][]string{nil, {"b"}, {"Conv"}} {
+		req := simRequest(t)
+		req.LayerOps = []string{"Relu", "Conv", "Softmax"}
+		req.Sim.FP16FailNode = "b"
+		req.KeepFP32 = keep
+		events := serve(t, req, "")
+		res := events[len(events)-1].Result
+		if keep != nil {
+			if res == nil || res.Status != progress.StatusBuilt {
+				t.Errorf("keep %q: %+v, want built", keep, res)
+			}
+			continue
+		}
+		if res == nil || res.Status != progress.StatusFailed {
+			t.Fatalf("no keep: %+v, want failed", res)
+		}
+		if node, ok := trt.LowPrecisionFailingNode(res.Error); !ok || node != "b" {
+			t.Errorf("failure %q: failing node %q, %v; want b", res.Error, node, ok)
 		}
 	}
 }

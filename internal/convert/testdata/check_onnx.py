@@ -16,8 +16,10 @@ from onnx import checker, shape_inference
 
 def check(path):
     try:
-        checker.check_model(path, full_check=True)
+        # The loaded model, not its path: given a path, onnx 1.12's check_model(full_check=True)
+        # runs infer_shapes_path, which writes the inferred shapes back into the file.
         model = onnx.load(path)
+        checker.check_model(model, full_check=True)
         shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     except Exception as e:  # noqa: BLE001 - any failure is reported
         return {"path": path, "ok": False, "error": f"{type(e).__name__}: {e}".strip()}
