@@ -60,7 +60,6 @@ type VersionInfo struct {
 	DeviceCount                int    // CUDA devices seen; 0 without a GPU
 	DeviceName                 string // of the device asked for; empty without a GPU
 	ComputeMajor, ComputeMinor int    // its compute capability
-	LoadedBuild                int    // the loaded TensorRT's build number; 0 for sim
 	SMs                        int    // the device's multiprocessors (fewer on a MIG slice)
 	LoadedBuild                int    // the loaded TensorRT's build number (from the run-time loader); 0 for sim
 }
@@ -86,7 +85,6 @@ func Version(b Backend, device int) (VersionInfo, error) {
 		DeviceName:   C.GoString(&info.device_name[0]),
 		ComputeMajor: int(info.compute_major),
 		ComputeMinor: int(info.compute_minor),
-		LoadedBuild:  int(info.loaded_build),
 		SMs:          int(info.multiprocessor_count),
 	}
 	if b == BackendTensorRT {

@@ -418,7 +418,6 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
             return set_status(status, TRTB_ERR_UNAVAILABLE, why);
         }
         info->loaded_version = trt::loaded_version();
-        info->loaded_build = trt::loaded_build() > 0 ? trt::loaded_build() : 0;
         // getNvOnnxParserVersion() is NV_ONNX_PARSER_VERSION, 0.1.0 in every release
         // (onnx-tensorrt NvOnnxParser.cpp, NvOnnxParser.h): it tells nothing and is not
         // reported. The parser library is the one of libnvinfer's major (its SONAME).

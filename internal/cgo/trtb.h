@@ -382,7 +382,6 @@ typedef struct trtb_version_info {
     char device_name[256];     /* of the device asked for; empty without a GPU */
     int32_t compute_major;
     int32_t compute_minor;
-    int32_t loaded_build;      /* the loaded library's build number (getInferLibBuildVersion); 0 for sim */
     int32_t multiprocessor_count; /* the device's SMs (fewer on a MIG slice); 0 without a GPU */
 } trtb_version_info;
 
