@@ -130,7 +130,7 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 
 // computeKey finds the target and computes the build's key.
 func computeKey(cache *enginecache.Cache, o *buildOptions, req worker.Request, info progress.BuildInfo) (*keyedBuild, error) {
-	target, err := buildkey.Local(req.Backend, req.Device)
+	target, err := localTarget(req)
 	if err != nil {
 		return nil, err
 	}

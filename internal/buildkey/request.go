@@ -25,8 +25,10 @@ type Target struct {
 	MIG               string
 }
 
-// Local describes the backend and CUDA device of this machine. For TensorRT it loads the
-// library and asks the driver (cgo.Version); the simulated builder needs no asking.
+// Local describes the backend and CUDA device of this machine. For TensorRT it asks the loaded
+// library and the driver (cgo.Version), so it must run in a process that has loaded TensorRT
+// (cgo.LoadTensorRT): trtbuild's short-lived __target probe, never a build's parent. The
+// simulated builder needs no asking.
 func Local(backend string, device int) (Target, error) {
 	if backend != "tensorrt" {
 		return Target{Backend: "sim"}, nil
