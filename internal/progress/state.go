@@ -320,10 +320,11 @@ func (s *State) failing(errMsg string) *Phase {
 	return s.tree.Get(s.lastEarly)
 }
 
-// subject is what a phase name is about: the text after its last " for " ("Finding fastest
-// tactic for conv1" is about "conv1"), or "" when it has none.
+// subject is what a phase name is about: the text after its first " for " ("Finding fastest
+// tactic for conv1" is about "conv1", "Finding fastest tactic for Reformatting CopyNode for x"
+// about "Reformatting CopyNode for x"), or "" when it has none.
 func subject(name string) string {
-	if i := strings.LastIndex(name, " for "); i >= 0 {
+	if i := strings.Index(name, " for "); i >= 0 {
 		return strings.TrimSpace(name[i+len(" for "):])
 	}
 	return ""

@@ -26,7 +26,7 @@ const drainWait = time.Second
 // (cancel the build, save what the timing cache learned, remove its temporary files) before it
 // exits regardless of what the builder is doing. The parent's death is seen at once: the
 // control pipe reaches EOF, and the kernel sends SIGTERM (PR_SET_PDEATHSIG, see Start).
-const ParentGoneGrace = 1500 * time.Millisecond
+const ParentGoneGrace = time.Second
 
 // exitParentGone is the worker's exit status when its parent died; nobody reads it.
 const exitParentGone = 3
