@@ -915,7 +915,13 @@ type names struct {
 
 func (n *names) taken(name string) bool {
 	if n.other == nil {
-		n.other = map[string]bool{}
+		// Sized up front: growing a map of 10^6 node names rehashes it
+		// over and over.
+		size := 0
+		for _, gc := range n.a.graphs {
+			size += len(gc.g.ValueInfo) + len(gc.nodes)
+		}
+		n.other = make(map[string]bool, size)
 		for _, gc := range n.a.graphs {
 			for _, vi := range gc.g.ValueInfo {
 				n.other[vi.GetName()] = true
