@@ -250,6 +250,12 @@ func (s *State) Budget(window time.Duration, now time.Time) string {
 // at the builder's time of now (they ran until the build ended, silent or not), and returns
 // res with Where and Hint set.
 func (s *State) End(res Result, now time.Time) Result {
+	if res.TensorRT != "" {
+		s.info.TensorRT = res.TensorRT
+	}
+	if res.GPU != "" {
+		s.info.GPU = res.GPU
+	}
 	if res.Status != StatusBuilt {
 		var p *Phase
 		switch res.Status {
