@@ -9,7 +9,7 @@
 # processes this script starts carry).
 #
 #   scripts/fault-campaign.sh            full: 60 random cancels within 1 s, 40 early signals
-#   FAULT_CAMPAIGN_QUICK=1 scripts/...   quick (CI): 12 random cancels within 0.5 s, 8 early signals
+#   FAULT_CAMPAIGN_QUICK=1 scripts/...   quick (CI): 10 random cancels within 0.5 s, 6 early signals
 #
 # Root-only cases (a character device that root could replace) use a private device node made
 # with mknod in the work folder, never the machine's /dev/null. Exits non-zero on any failure.
@@ -23,8 +23,8 @@ early_runs=40
 fill_wait=3
 storm_delay=10 # tenths of a second: the random cancel comes within this
 if [ -n "$quick" ]; then
-	storm_runs=12
-	early_runs=8
+	storm_runs=10
+	early_runs=6
 	fill_wait=2
 	storm_delay=4
 fi
@@ -375,12 +375,12 @@ if [ -z "$(temps "$work")" ]; then record "no temp file anywhere at the end" 1; 
 
 # --- Table ------------------------------------------------------------------------------------
 total_t=0 total_h=0 total_f=0
-printf '%-52s %6s %6s %6s\n' case tried held failed
+printf '%-58s %6s %6s %6s\n' case tried held failed
 for name in "${order[@]}"; do
-	printf '%-52s %6d %6d %6d\n' "$name" "${tried[$name]}" "${held[$name]}" "${failed[$name]}"
+	printf '%-58s %6d %6d %6d\n' "$name" "${tried[$name]}" "${held[$name]}" "${failed[$name]}"
 	total_t=$((total_t + tried[$name])) total_h=$((total_h + held[$name])) total_f=$((total_f + failed[$name]))
 done
-printf '%-52s %6d %6d %6d\n' TOTAL "$total_t" "$total_h" "$total_f"
+printf '%-58s %6d %6d %6d\n' TOTAL "$total_t" "$total_h" "$total_f"
 if [ "$total_f" != 0 ]; then
 	echo "failures:"
 	printf '  %s\n' "${failures[@]}"

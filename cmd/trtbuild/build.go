@@ -170,7 +170,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		return exitcode.Usagef("%v", err)
 	}
 	if warning != "" {
-		fmt.Fprintln(s.Err, "trtbuild: "+warning)
+		fmt.Fprintln(s.Err, "trtbuild: "+escapeControls(warning))
 	}
 	backend, err := resolveBackend(o.backend)
 	if err != nil {
@@ -201,7 +201,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		return err
 	}
 	for _, w := range append(warnings, cacheWarnings...) {
-		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
+		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(w))
 	}
 	exe, err := workerCommand()
 	if err != nil {

@@ -153,7 +153,7 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 	}
 	sum.Files = files
 	for _, w := range sum.Warnings {
-		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
+		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(w))
 	}
 	if o.asJSON {
 		b, err := sum.JSON()

@@ -69,24 +69,10 @@ type keyedBuild struct {
 	trt     string
 	prec    string
 	err     error // why there is no key (no manifest then)
-}
-
-// newKeyedBuild computes the key of req. Without an engine cache a failure is kept and only
-// costs the manifest; with one it is a usage error.
-func newKeyedBuild(cache *enginecache.Cache, req worker.Request, target buildkey.Target, precision string, hash func(string) (buildkey.ModelHashes, error)) (*keyedBuild, error) {
-	k := &keyedBuild{cache: cache, model: req.Model, backend: req.Backend, trt: target.TensorRT, prec: precision}
-	if hash == nil {
-		hash = buildkey.HashModel
-	}
-	if k.hashes, k.err = hash(req.Model); k.err == nil {
-		k.parts, k.hashes, k.err = buildkey.FromHashes(req, target, k.hashes)
-	}
-	if k.err == nil {
-		k.key = k.parts.Key()
-	} else if cache != nil {
-		return nil, exitcode.Usagef("cannot compute the build key for --engine-cache: %v", k.err)
-	}
-	return k, nil
+	// ready, when not nil, is closed once the fields above are filled: without an engine
+	// cache the key is computed while the build runs, so hashing a large model does not delay
+	// the build's start.
+	ready chan struct{}
 }
 
 // engineCacheLookup runs before the worker starts: it computes the build's key and, on an
@@ -97,21 +83,24 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 	if err != nil {
 		return nil, false, err
 	}
-	target, err := buildkey.Local(req.Backend, req.Device)
-	if err == nil && o.keyTarget != nil && target.Backend == "sim" {
-		// A simulated build for a matrix target is keyed as that GPU's, so cells map to keys
-		// as they would on the real GPUs.
-		target.GPU, target.ComputeCapability, target.MIG = o.keyTarget.GPU, o.keyTarget.ComputeCapability, o.keyTarget.MIG
+	if cache == nil {
+		k := &keyedBuild{ready: make(chan struct{})}
+		go func() {
+			defer close(k.ready)
+			key, err := computeKey(nil, o, req, info)
+			if err != nil {
+				k.err = err
+				return
+			}
+			// Every field but ready, which afterBuild reads while this runs.
+			k.key, k.parts, k.hashes = key.key, key.parts, key.hashes
+			k.model, k.backend, k.trt, k.prec = key.model, key.backend, key.trt, key.prec
+		}()
+		return k, false, nil
 	}
+	k, err := computeKey(cache, o, req, info)
 	if err != nil {
-		if cache != nil {
-			return nil, false, exitcode.Usagef("cannot compute the build key for --engine-cache: %v", err)
-		}
-		return &keyedBuild{err: err}, false, nil
-	}
-	k, err := newKeyedBuild(cache, req, target, info.Precision, o.modelHashes)
-	if err != nil || cache == nil {
-		return k, false, err
+		return nil, false, exitcode.Usagef("cannot compute the build key for --engine-cache: %v", err)
 	}
 	start := time.Now()
 	hit, ok, err := k.serve(s.Err, info.Engine)
@@ -137,6 +126,32 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 		fmt.Fprintln(s.Out, msg)
 	}
 	return k, true, nil
+}
+
+// computeKey finds the target and computes the build's key.
+func computeKey(cache *enginecache.Cache, o *buildOptions, req worker.Request, info progress.BuildInfo) (*keyedBuild, error) {
+	target, err := localTarget(req)
+	if err != nil {
+		return nil, err
+	}
+	if o.keyTarget != nil && target.Backend == "sim" {
+		// A simulated build for a matrix target is keyed as that GPU's, so cells map to keys
+		// as they would on the real GPUs.
+		target.GPU, target.ComputeCapability, target.MIG = o.keyTarget.GPU, o.keyTarget.ComputeCapability, o.keyTarget.MIG
+	}
+	k := &keyedBuild{cache: cache, model: req.Model, backend: req.Backend, trt: target.TensorRT, prec: info.Precision}
+	hash := o.modelHashes
+	if hash == nil {
+		hash = buildkey.HashModel
+	}
+	if k.hashes, err = hash(req.Model); err != nil {
+		return nil, err
+	}
+	if k.parts, k.hashes, err = buildkey.FromHashes(req, target, k.hashes); err != nil {
+		return nil, err
+	}
+	k.key = k.parts.Key()
+	return k, nil
 }
 
 // serve copies the cached engine of k to engine and writes its manifest; ok false on a miss.
@@ -180,6 +195,9 @@ func (k *keyedBuild) manifest(engine string, bytes int64, sum string) *manifest.
 func (k *keyedBuild) afterBuild(s *streams, res progress.Result) {
 	if k == nil {
 		return
+	}
+	if k.ready != nil {
+		<-k.ready
 	}
 	if k.err != nil {
 		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: %v\n", k.err)

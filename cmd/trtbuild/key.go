@@ -66,9 +66,9 @@ func keyRun(s *streams, o *buildOptions, args []string, asJSON bool) error {
 		return err
 	}
 	for _, w := range append(txWarnings, warnings...) {
-		fmt.Fprintln(s.Err, "trtbuild: warning: "+w)
+		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(w))
 	}
-	target, err := buildkey.Local(req.Backend, req.Device)
+	target, err := localTarget(req)
 	if err != nil {
 		return exitcode.Wrap(exitcode.Failed, err)
 	}

@@ -92,7 +92,7 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 		cache := o.timingCache
 		if cache == timingcache.Auto && backend == "sim" {
 			if cache, err = timingcache.DefaultPath(timingcache.Key{Backend: "sim"}); err != nil {
-				return nil, nil, exitcode.Usagef("%v", err)
+				return nil, nil, exitcode.Usagef("%v; pass --timing-cache FILE, or --no-timing-cache", err)
 			}
 		}
 		if cache != timingcache.Auto {

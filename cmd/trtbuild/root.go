@@ -65,6 +65,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newEngineCmd(s),
 		newMatrixCmd(s),
 		newWorkerCmd(),
+		newTargetCmd(),
 	)
 	return cmd
 }

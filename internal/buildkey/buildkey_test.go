@@ -233,6 +233,8 @@ func TestKeyCoversEveryPart(t *testing.T) {
 		"strongly typed":      func(p *Parts) { p.Settings.StronglyTyped = true },
 		"best":                func(p *Parts) { p.Settings.Best = true },
 		"mem pools":           func(p *Parts) { p.Settings.MemPools = map[string]uint64{"tacticSharedMem": 1 << 20} },
+		"keep fp32":           func(p *Parts) { p.Settings.KeepFP32 = []string{"Softmax"} },
+		"no builtin plugins":  func(p *Parts) { p.Settings.NoBuiltinPlugins = true },
 	}
 	seen := map[string]string{base: "base"}
 	for name, mutate := range mutations {

@@ -15,16 +15,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
 // Schema is the version of the key's definition (the Parts and how each is computed). 2 added
-// trtexec's other build settings (Settings.InputFormats … MemPools).
+// trtexec's other build settings (Settings.InputFormats … MemPools), --keep-fp32 and
+// --no-builtin-plugins.
 const Schema = 2
 
 // Prefix starts every key, naming the schema: "trtb2-" and 64 hex digits.
@@ -87,6 +88,11 @@ type Settings struct {
 	StronglyTyped        bool                     `json:"strongly_typed,omitempty"`
 	Best                 bool                     `json:"best,omitempty"`
 	MemPools             map[string]uint64        `json:"mem_pools,omitempty"` // encoded with sorted names
+
+	// KeepFP32 are the operator types and node names a TensorRT 11 --fp16/--bf16 conversion
+	// keeps in float32 (--keep-fp32); NoBuiltinPlugins leaves TensorRT's standard plugins out.
+	KeepFP32         []string `json:"keep_fp32,omitempty"`
+	NoBuiltinPlugins bool     `json:"no_builtin_plugins,omitempty"`
 }
 
 // Profile is one optimization profile; its inputs are sorted by name.
@@ -182,7 +188,7 @@ func HashPlugins(paths []string) ([]Plugin, error) {
 
 // HashFile returns "sha256:" and the hex SHA-256 of a file's content.
 func HashFile(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path) // never blocks on a FIFO
 	if err != nil {
 		return "", err
 	}

@@ -4,15 +4,16 @@ package buildkey
 
 import (
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // mapFile maps path read-only into memory, so a model of several GiB is hashed without being
 // copied onto the heap. release unmaps it; the bytes must not be used after.
 func mapFile(path string) (data []byte, release func(), err error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path) // never blocks on a FIFO
 	if err != nil {
 		return nil, nil, err
 	}

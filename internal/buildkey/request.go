@@ -25,8 +25,10 @@ type Target struct {
 	MIG               string
 }
 
-// Local describes the backend and CUDA device of this machine. For TensorRT it loads the
-// library and asks the driver (cgo.Version); the simulated builder needs no asking.
+// Local describes the backend and CUDA device of this machine. For TensorRT it asks the loaded
+// library and the driver (cgo.Version), so it must run in a process that has loaded TensorRT
+// (cgo.LoadTensorRT): trtbuild's short-lived __target probe, never a build's parent. The
+// simulated builder needs no asking.
 func Local(backend string, device int) (Target, error) {
 	if backend != "tensorrt" {
 		return Target{Backend: "sim"}, nil
@@ -44,10 +46,14 @@ func Local(backend string, device int) (Target, error) {
 		return Target{}, err
 	}
 	build := "unknown"
-	if lib, ok := cgo.InstalledLibrary(trt.LibInfer); ok && lib.Build >= 0 && lib.Version == loaded {
-		build = fmt.Sprint(lib.Build) // what the loaded library says
-	} else if c := cgo.CompiledFor(); c.TensorRT == loaded && c.Build > 0 {
-		build = fmt.Sprint(c.Build) // the headers' build: the library was not asked (see docs/engine-cache.md)
+	switch {
+	case v.LoadedBuild > 0:
+		build = fmt.Sprint(v.LoadedBuild) // what the loaded library says
+	case v.Loaded == 0 || v.Loaded == v.Compiled:
+		if c := cgo.CompiledFor(); c.Build > 0 {
+			// The library has no getInferLibBuildVersion: the headers' build, for the same version.
+			build = fmt.Sprint(c.Build)
+		}
 	}
 	if v.DeviceCount == 0 || v.DeviceName == "" {
 		return Target{}, fmt.Errorf("no CUDA device %d: an engine is built for one GPU; check nvidia-smi and --device", device)
@@ -91,6 +97,7 @@ func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, M
 			PrecisionConstraints: req.PrecisionConstraints, LayerPrecisions: req.LayerPrecisions,
 			ProfilingVerbosity: req.ProfilingVerbosity, TacticSources: req.TacticSources, DLACore: req.DLACore,
 			GPUFallback: req.GPUFallback, StronglyTyped: req.StronglyTyped, Best: req.Best, MemPools: req.MemPools,
+			KeepFP32: req.KeepFP32, NoBuiltinPlugins: req.NoBuiltinPlugins,
 		},
 		Plugins: plugins,
 	}

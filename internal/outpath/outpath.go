@@ -123,6 +123,14 @@ func Inspect(path string) (Target, error) {
 			dest = filepath.Join(filepath.Dir(cur), dest)
 		}
 		t.Link = true
+		if _, err := os.Lstat(dest); err != nil {
+			if st, serr := os.Stat(cur); serr == nil {
+				// A link only the kernel can follow: /proc/self/fd/N names "pipe:[123]"
+				// (/dev/stdout, a shell's >(...)). What it opens is the file.
+				t.Final, t.Kind, t.Info = cur, KindOf(st.Mode()), st
+				return t, nil
+			}
+		}
 		cur = dest
 	}
 	// The folder's own links are resolved too, so that two spellings of one file compare

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -108,6 +109,35 @@ func TestInspectKinds(t *testing.T) {
 	}
 	if _, err := Inspect(filepath.Join(dir, "nofolder", "x")); err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("Inspect(in a missing folder) = %v, want the folder named", err)
+	}
+}
+
+// TestInspectMagicLinks: /proc/self/fd/N of a pipe reads as a link to "pipe:[…]", which only
+// the kernel can follow; it is a FIFO (this is what /dev/stdout and a shell's >(…) are).
+func TestInspectMagicLinks(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	p := "/proc/self/fd/" + strconv.Itoa(int(w.Fd()))
+	got, err := Inspect(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind != FIFO || got.Refusal(WholeFile) == "" || got.Refusal(LiveStream) != "" {
+		t.Errorf("Inspect(%s) = %v: want a FIFO, refused for a file, accepted for a stream", p, got.Kind)
+	}
+	s, err := OpenStream(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.WriteString("x")
+	s.Commit()
+	buf := make([]byte, 1)
+	if _, err := r.Read(buf); err != nil || buf[0] != 'x' {
+		t.Errorf("the stream did not reach the pipe: %q %v", buf, err)
 	}
 }
 

@@ -17,9 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // Kinds of engine file.
@@ -56,7 +57,7 @@ var ErrNotEngine = errors.New("not a TensorRT engine")
 
 // ReadFile reads the header of the engine file at path.
 func ReadFile(path string) (Header, error) {
-	f, err := os.Open(path)
+	f, _, err := regfile.Open(path) // never blocks on a FIFO
 	if err != nil {
 		return Header{}, err
 	}

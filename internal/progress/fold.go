@@ -48,7 +48,7 @@ type FoldedPhase struct {
 }
 
 // Kind is what phases of this name have in common: the name without the subject after its
-// last " for " ("Finding fastest tactic for conv1" is of kind "Finding fastest tactic for …"),
+// first " for " ("Finding fastest tactic for conv1" is of kind "Finding fastest tactic for …"),
 // or the name itself.
 func Kind(name string) string {
 	if sub := subject(name); sub != "" {

@@ -268,6 +268,12 @@ func (s *State) Budget(window time.Duration, now time.Time) string {
 // at the builder's time of now (they ran until the build ended, silent or not), and returns
 // res with Where and Hint set.
 func (s *State) End(res Result, now time.Time) Result {
+	if res.TensorRT != "" {
+		s.info.TensorRT = res.TensorRT
+	}
+	if res.GPU != "" {
+		s.info.GPU = res.GPU
+	}
 	if res.Status != StatusBuilt {
 		var p *Phase
 		switch res.Status {
@@ -341,10 +347,11 @@ func (s *State) failing(errMsg string) *Phase {
 	return s.tree.Get(s.lastEarly)
 }
 
-// subject is what a phase name is about: the text after its last " for " ("Finding fastest
-// tactic for conv1" is about "conv1"), or "" when it has none.
+// subject is what a phase name is about: the text after its first " for " ("Finding fastest
+// tactic for conv1" is about "conv1", "Finding fastest tactic for Reformatting CopyNode for x"
+// about "Reformatting CopyNode for x"), or "" when it has none.
 func subject(name string) string {
-	if i := strings.LastIndex(name, " for "); i >= 0 {
+	if i := strings.Index(name, " for "); i >= 0 {
 		return strings.TrimSpace(name[i+len(" for "):])
 	}
 	return ""

@@ -278,3 +278,18 @@ func TestSecondAttempt(t *testing.T) {
 		t.Fatalf("single attempt: where %+v, want phase 1", res.Where)
 	}
 }
+
+// TestEndRecordsWhatBuiltTheEngine: the TensorRT version and GPU the worker reports with its
+// result reach the build info, which reports read; a result without them keeps what was known.
+func TestEndRecordsWhatBuiltTheEngine(t *testing.T) {
+	st := NewState(BuildInfo{Model: "m.onnx", Backend: "tensorrt"}, t0)
+	st.End(Result{Status: StatusBuilt, TensorRT: "10.16.0.72", GPU: "NVIDIA H200, compute capability 9.0"}, t0)
+	if got := st.Info(); got.TensorRT != "10.16.0.72" || got.GPU != "NVIDIA H200, compute capability 9.0" {
+		t.Errorf("Info() = %+v, want the worker's TensorRT and GPU", got)
+	}
+	st = NewState(BuildInfo{Model: "m.onnx", Backend: "sim", TensorRT: "kept"}, t0)
+	st.End(Result{Status: StatusBuilt}, t0)
+	if got := st.Info(); got.TensorRT != "kept" || got.GPU != "" {
+		t.Errorf("Info() = %+v, want the info unchanged", got)
+	}
+}

@@ -125,7 +125,7 @@ func sanitize(s string) string {
 func DefaultPath(key Key) (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("finding the user cache folder for --timing-cache auto: %w; pass --timing-cache FILE", err)
+		return "", fmt.Errorf("finding the user cache folder for --timing-cache auto: %w", err)
 	}
 	return filepath.Join(dir, "trtbuild", "timing-cache", key.Name()+".cache"), nil
 }

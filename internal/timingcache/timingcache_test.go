@@ -434,3 +434,20 @@ func TestSaveGivesUpWhenCancelled(t *testing.T) {
 		t.Fatalf("Save with a cancelled context while another holds the lock: %v", err)
 	}
 }
+
+func TestAdvice(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}, "disk is full"},
+		{&os.PathError{Op: "write", Path: "x", Err: syscall.EDQUOT}, "quota"},
+		{&os.PathError{Op: "open", Path: "x", Err: syscall.EROFS}, "read-only"},
+		{&os.PathError{Op: "open", Path: "x", Err: syscall.EISDIR}, "folder"},
+		{&os.PathError{Op: "open", Path: "x", Err: syscall.EACCES}, "make its folder writable"},
+	} {
+		if got := Advice(tc.err, "make its folder writable"); !strings.Contains(got, tc.want) {
+			t.Errorf("Advice(%v) = %q, want it to say %q", tc.err, got, tc.want)
+		}
+	}
+}

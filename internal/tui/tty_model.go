@@ -171,7 +171,9 @@ func (m *ttyModel) Update(msg tea.Msg) (model tea.Model, cmd tea.Cmd) {
 // View draws the current frame. It is called after every message, so it redraws only when a
 // frame tick or a resize changed something, and otherwise returns the cached frame.
 func (m *ttyModel) View() (v tea.View) {
-	if m.quitting || m.failure != nil {
+	// Once the result is in, the summary printed above replaces the view: the tree (now with
+	// every phase ended) is not drawn again.
+	if m.quitting || m.failure != nil || m.summarised {
 		return tea.NewView("")
 	}
 	defer func() {

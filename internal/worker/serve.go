@@ -26,7 +26,7 @@ const drainWait = time.Second
 // (cancel the build, save what the timing cache learned, remove its temporary files) before it
 // exits regardless of what the builder is doing. The parent's death is seen at once: the
 // control pipe reaches EOF, and the kernel sends SIGTERM (PR_SET_PDEATHSIG, see Start).
-const ParentGoneGrace = 1500 * time.Millisecond
+const ParentGoneGrace = time.Second
 
 // exitParentGone is the worker's exit status when its parent died; nobody reads it.
 const exitParentGone = 3
@@ -178,6 +178,7 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: true}, 0)
 		}
 		w.info(loaded, 0)
+		w.tensorRT, w.gpu = describeTarget(req.Device)
 	}
 
 	notes, conv, cleanup, err := precisionPath(&req)
@@ -408,6 +409,8 @@ type eventWriter struct {
 	w   io.Writer
 	buf []byte
 	err error
+	// tensorRT and gpu describe the loaded TensorRT and the device, for the result event.
+	tensorRT, gpu string
 }
 
 func (w *eventWriter) add(e *progress.Event) { w.buf = progress.AppendJSON(w.buf, e) }
@@ -439,6 +442,9 @@ func (w *eventWriter) flush() error {
 }
 
 func (w *eventWriter) result(res progress.Result, at time.Duration) error {
+	if res.TensorRT == "" && res.GPU == "" {
+		res.TensorRT, res.GPU = w.tensorRT, w.gpu
+	}
 	w.add(&progress.Event{Type: progress.EventResult, Time: at, Result: &res})
 	if err := w.flush(); err != nil {
 		return fmt.Errorf("writing events to the parent: %w", err)
