@@ -18,7 +18,9 @@
 #      are not trtbuild's);
 #   2. go vet -tags tensorrt ./internal/cgo/, which type-checks the cgo package with the tag and
 #      compiles all of its C++ (the shim included) at -O2 with the same warnings as errors;
-#      nothing is linked, so no library is needed;
+#      nothing is linked, so no library is needed; then go test -tags tensorrt -run '^TestShim'
+#      ./internal/cgo/, which loads stand-in libraries of the compiled-for version and checks
+#      that the shim refuses bad options exactly as the simulated builder does;
 #   3. go build -tags tensorrt ./cmd/trtbuild, with the headers alone: TensorRT and CUDA are
 #      loaded at run time, so the binary must link without their libraries and must not need
 #      them (no libnvinfer, libnvonnxparser, libnvinfer_plugin or libcudart among its NEEDED
@@ -146,6 +148,12 @@ echo "--- go vet -tags tensorrt ./internal/cgo/"
 	# runtime/cgo; CGO_CFLAGS keeps Go's default for that reason.
 	CGO_ENABLED=1 CGO_CPPFLAGS="${flags[*]}" CGO_CXXFLAGS="-O2 -g -Wall -Wextra -Werror" \
 		go vet -tags tensorrt ./internal/cgo/
+)
+
+echo "--- go test -tags tensorrt -run '^TestShim' ./internal/cgo/ (the shim's option checks, against stand-ins)"
+(
+	cd "$repo"
+	CGO_ENABLED=1 CGO_CPPFLAGS="${flags[*]}" go test -tags tensorrt -count=1 -run '^TestShim' ./internal/cgo/
 )
 
 echo "--- go build -tags tensorrt ./cmd/trtbuild (headers only, nothing of TensorRT or CUDA linked)"

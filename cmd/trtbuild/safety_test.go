@@ -345,8 +345,8 @@ func TestSignalsWhileStdoutIsFull(t *testing.T) {
 			if _, err := unix.FcntlInt(w.Fd(), unix.F_SETPIPE_SZ, 4096); err != nil {
 				t.Skip("cannot shrink the pipe:", err)
 			}
-			// With this many tactics and measuring steps the build takes hours, and prints much.
-			cmd := exec.Command(binary, "--backend", "sim", "--sim-speed", "1", "--sim-tactics", "64", "--sim-iterations", "256",
+			// With this many tactics and measuring steps the build takes minutes even at speed 20, and prints much.
+			cmd := exec.Command(binary, "--backend", "sim", "--sim-speed", "20", "--sim-tactics", "64", "--sim-iterations", "256",
 				"--no-timing-cache", "--progress", mode, "--verbose", model)
 			cmd.Env = testEnv(t)
 			cmd.Stdout = w

@@ -90,19 +90,14 @@ int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
     if (result == nullptr) {
         result = &local;
     }
-    Outcome out;
-    try {
-        out = build(result);
-    } catch (const std::bad_alloc&) {
-        out = fail(TRTB_ERR_OUT_OF_MEMORY, "host memory ran out while building the engine");
-    } catch (const std::exception& e) {
-        out = fail(TRTB_ERR_INTERNAL, std::string("internal error in the TensorRT backend: ") + e.what());
-    } catch (...) {
-        out = fail(TRTB_ERR_INTERNAL, "internal error in the TensorRT backend: unknown exception");
-    }
-    result->code = out.code;
+    // An exception becomes the status (trtb::guarded); the result is filled in either way.
+    const int32_t code = guarded(status, [&]() -> int32_t {
+        const Outcome out = build(result);
+        return set_status(status, out.code, out.code == TRTB_OK ? std::string() : out.message);
+    });
+    result->code = code;
     result->cancel_seen_ns = cancel_seen_ns();
-    return set_status(status, out.code, out.code == TRTB_OK ? std::string() : out.message);
+    return code;
 }
 
 std::string TensorRTBuild::errors_since(uint64_t mark) const {
@@ -374,31 +369,24 @@ using trt::TensorRTBuild;
 // accept; Go has checked that already when it loaded them, and this check repeats it.
 
 std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_status* status) {
-    try {
+    std::unique_ptr<Build> build;
+    guarded(status, [&]() -> int32_t {
         std::string message;
         if (!trt::loaded(&message)) {
-            set_status(status, TRTB_ERR_UNAVAILABLE, message);
-            return nullptr;
+            return set_status(status, TRTB_ERR_UNAVAILABLE, message);
         }
         if (!check_versions(trt::loaded_version(), &message)) {
-            set_status(status, TRTB_ERR_VERSION_MISMATCH, message);
-            return nullptr;
+            return set_status(status, TRTB_ERR_VERSION_MISMATCH, message);
         }
         Settings settings;
         const int32_t code = copy_settings(options, &settings, &message);
         if (code != TRTB_OK) {
-            set_status(status, code, message);
-            return nullptr;
+            return set_status(status, code, message);
         }
-        return std::make_unique<TensorRTBuild>(std::move(settings));
-    } catch (const std::bad_alloc&) {
-        set_status(status, TRTB_ERR_OUT_OF_MEMORY, "host memory ran out while preparing the build");
-    } catch (const std::exception& e) {
-        set_status(status, TRTB_ERR_INTERNAL, std::string("internal error in the TensorRT backend: ") + e.what());
-    } catch (...) {
-        set_status(status, TRTB_ERR_INTERNAL, "internal error in the TensorRT backend: unknown exception");
-    }
-    return nullptr;
+        build = std::make_unique<TensorRTBuild>(std::move(settings));
+        return TRTB_OK;
+    });
+    return build;
 }
 
 int32_t tensorrt_available() {
@@ -406,7 +394,7 @@ int32_t tensorrt_available() {
 }
 
 int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* status) {
-    try {
+    return guarded(status, [&]() -> int32_t {
         if (info == nullptr) {
             return set_status(status, TRTB_ERR_INVALID_ARGUMENT, "version info is NULL");
         }
@@ -457,11 +445,7 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
             return set_status(status, TRTB_ERR_VERSION_MISMATCH, message);
         }
         return set_status(status, TRTB_OK, "");
-    } catch (const std::exception& e) {
-        return set_status(status, TRTB_ERR_INTERNAL, std::string("internal error in the TensorRT backend: ") + e.what());
-    } catch (...) {
-        return set_status(status, TRTB_ERR_INTERNAL, "internal error in the TensorRT backend: unknown exception");
-    }
+    });
 }
 
 }  // namespace trtb

@@ -77,14 +77,13 @@ ProcessLogger& ProcessLogger::get() {
 }
 
 void ProcessLogger::log(Severity severity, nvinfer1::AsciiChar const* msg) noexcept {
-    try {
+    // A lock that cannot be taken (resource exhaustion) loses the line.
+    guarded_void([&] {
         std::shared_lock<std::shared_mutex> lock(mu_);
         if (sink_ != nullptr) {
             sink_->note(to_trtb_severity(severity), msg);
         }
-    } catch (...) {
-        // A lock that cannot be taken (resource exhaustion): the line is lost.
-    }
+    });
 }
 
 Logger* ProcessLogger::swap(Logger* sink) {
@@ -97,10 +96,7 @@ Logger* ProcessLogger::swap(Logger* sink) {
 ProcessLogger::SinkScope::SinkScope(Logger& sink) : previous_(ProcessLogger::get().swap(&sink)) {}
 
 ProcessLogger::SinkScope::~SinkScope() {
-    try {
-        ProcessLogger::get().swap(previous_);
-    } catch (...) {
-    }
+    guarded_void([&] { ProcessLogger::get().swap(previous_); });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,10 +167,7 @@ bool ErrorRecorder::allocation_failed_since(uint64_t mark) const {
 // ProgressMonitor.
 
 void ProgressMonitor::phaseStart(char const* phaseName, char const* parentPhase, int32_t nbSteps) noexcept {
-    try {
-        build_.queue.push_phase_start(phaseName != nullptr ? phaseName : "", parentPhase, nbSteps);
-    } catch (...) {
-    }
+    guarded_void([&] { build_.queue.push_phase_start(phaseName != nullptr ? phaseName : "", parentPhase, nbSteps); });
 }
 
 bool ProgressMonitor::stepComplete(char const* phaseName, int32_t step) noexcept {
@@ -186,10 +179,7 @@ bool ProgressMonitor::stepComplete(char const* phaseName, int32_t step) noexcept
 }
 
 void ProgressMonitor::phaseFinish(char const* phaseName) noexcept {
-    try {
-        build_.queue.push_phase_finish(phaseName != nullptr ? phaseName : "");
-    } catch (...) {
-    }
+    guarded_void([&] { build_.queue.push_phase_finish(phaseName != nullptr ? phaseName : ""); });
 }
 
 }  // namespace trt

@@ -14,13 +14,6 @@ namespace trtb {
 namespace trt {
 namespace {
 
-constexpr uint32_t kKnownPrecision =
-    TRTB_PRECISION_FP16 | TRTB_PRECISION_BF16 | TRTB_PRECISION_INT8 | TRTB_PRECISION_FP8;
-constexpr uint32_t kKnownFlags = TRTB_FLAG_NO_TF32 | TRTB_FLAG_REFIT | TRTB_FLAG_STRIP_WEIGHTS |
-                                 TRTB_FLAG_VERSION_COMPATIBLE | TRTB_FLAG_EXCLUDE_LEAN_RUNTIME |
-                                 TRTB_FLAG_SPARSE_WEIGHTS | TRTB_FLAG_DISABLE_TIMING_CACHE |
-                                 TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS;
-
 #if !TRTB_HAS_PRECISION_FLAGS
 // precision_names names precision bits as their command-line flags.
 std::string precision_names(uint32_t bits) {
@@ -54,157 +47,43 @@ bool set_shape_values(nvinfer1::IOptimizationProfile& profile, const char* input
 
 }  // namespace
 
-// copy_settings checks options and copies them into *out. On a bad option it returns its code
-// and sets *message.
+// copy_settings checks options with trtb::check_options, the one checker of both backends
+// (options.cpp), then refuses what only this TensorRT can not honour, and copies them into
+// *out. On a bad option it returns its code and sets *message; *out is then untouched.
 int32_t copy_settings(const trtb_options& o, Settings* out, std::string* message) {
+    Settings s;
+    if (int32_t code = check_options(o, &s, message); code != TRTB_OK) {
+        return code;
+    }
     auto bad = [message](int32_t code, std::string text) {
         *message = std::move(text);
         return code;
     };
-    if (o.size < sizeof(trtb_options)) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT,
-                   "build options are " + std::to_string(o.size) + " bytes, want " +
-                       std::to_string(sizeof(trtb_options)) + "; the Go side and the builder disagree on trtb.h");
-    }
-    if (o.model_path == nullptr || o.model_path[0] == '\0') {
-        return bad(TRTB_ERR_INVALID_ARGUMENT, "no model path given");
-    }
-    if (o.plan_fd < 0) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT, "no plan file descriptor given");
-    }
-    if (o.log_severity < TRTB_SEVERITY_INTERNAL_ERROR || o.log_severity > TRTB_SEVERITY_VERBOSE) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT, "log severity " + std::to_string(o.log_severity) +
-                                                  " is out of range 0..4");
-    }
-    if (o.device < 0) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT,
-                   "--device " + std::to_string(o.device) + " is negative; CUDA devices are numbered from 0");
-    }
-    if ((o.precision & ~kKnownPrecision) != 0) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT, "unknown precision bits " + std::to_string(o.precision));
-    }
-    if ((o.flags & ~kKnownFlags) != 0) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT, "unknown builder flag bits " + std::to_string(o.flags));
-    }
 #if !TRTB_HAS_PRECISION_FLAGS
-    if (o.precision != 0) {
+    if (s.precision != 0) {
         return bad(TRTB_ERR_UNSUPPORTED,
-                   precision_names(o.precision) + " cannot be builder flags on TensorRT " +
+                   precision_names(s.precision) + " cannot be builder flags on TensorRT " +
                        std::to_string(NV_TENSORRT_MAJOR) +
                        ", which builds every network strongly typed; convert the model (ModelOpt AutoCast for "
                        "fp16/bf16, Q/DQ quantization for int8/fp8) and build it without these flags");
     }
 #endif
-    if (o.opt_level < -1 || o.opt_level > 5) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT,
-                   "--opt-level " + std::to_string(o.opt_level) + " is out of range; use 0 to 5");
-    }
-    if (o.max_aux_streams < -1) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT,
-                   "--max-aux-streams " + std::to_string(o.max_aux_streams) + " is negative; use 0 or more");
-    }
-    switch (o.hardware_compat) {
-        case TRTB_HARDWARE_COMPAT_NONE:
-        case TRTB_HARDWARE_COMPAT_AMPERE_PLUS:
-            break;
-        case TRTB_HARDWARE_COMPAT_SAME_COMPUTE_CAPABILITY:
 #if !TRTB_HAS_SAME_COMPUTE_CAPABILITY
-            return bad(TRTB_ERR_UNSUPPORTED,
-                       "--hardware-compat same-compute-capability needs TensorRT 10.9 or newer; this trtbuild "
-                       "was compiled against TensorRT " + version_text(kCompiledVersion));
-#else
-            break;
-#endif
-        default:
-            return bad(TRTB_ERR_INVALID_ARGUMENT,
-                       "unknown hardware compatibility level " + std::to_string(o.hardware_compat));
+    if (s.hardware_compat == TRTB_HARDWARE_COMPAT_SAME_COMPUTE_CAPABILITY) {
+        return bad(TRTB_ERR_UNSUPPORTED,
+                   "--hardware-compat same-compute-capability needs TensorRT 10.9 or newer; this trtbuild "
+                   "was compiled against TensorRT " + version_text(kCompiledVersion));
     }
+#endif
 #if TRTB_HAS_PRECISION_FLAGS
     // "This flag is not supported when HardwareCompatibilityLevel::kAMPERE_PLUS is enabled"
     // (BuilderFlag::kFP8, NvInfer.h 10.x): refused here rather than by the build.
-    if ((o.precision & TRTB_PRECISION_FP8) != 0 && o.hardware_compat == TRTB_HARDWARE_COMPAT_AMPERE_PLUS) {
+    if ((s.precision & TRTB_PRECISION_FP8) != 0 && s.hardware_compat == TRTB_HARDWARE_COMPAT_AMPERE_PLUS) {
         return bad(TRTB_ERR_INVALID_ARGUMENT,
                    "--fp8 cannot be combined with --hardware-compat ampere+: TensorRT 10 does not support its FP8 "
                    "flag (which only enables FP8 plugin inputs and outputs) in ampere+ engines; drop one of them");
     }
 #endif
-    if ((o.flags & TRTB_FLAG_EXCLUDE_LEAN_RUNTIME) != 0 && (o.flags & TRTB_FLAG_VERSION_COMPATIBLE) == 0) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT,
-                   "excluding the lean runtime only applies to version-compatible engines; add --version-compatible");
-    }
-    if ((o.flags & TRTB_FLAG_DISABLE_TIMING_CACHE) != 0 && (o.flags & TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS) != 0) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT,
-                   "failing on timing cache misses needs a timing cache; do not disable the timing cache");
-    }
-    if (o.nb_profiles < 0 || (o.nb_profiles > 0 && o.profiles == nullptr)) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT, "optimization profiles are missing");
-    }
-    if (o.nb_plugin_paths < 0 || (o.nb_plugin_paths > 0 && o.plugin_paths == nullptr)) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT, "plugin paths are missing");
-    }
-    if (o.timing_cache_size > 0 && o.timing_cache == nullptr) {
-        return bad(TRTB_ERR_INVALID_ARGUMENT, "timing cache bytes are missing");
-    }
-
-    Settings s;
-    s.model_path = o.model_path;
-    s.plan_fd = o.plan_fd;
-    s.log_severity = o.log_severity;
-    s.device = o.device;
-    s.precision = o.precision;
-    s.flags = o.flags;
-    s.opt_level = o.opt_level;
-    s.max_aux_streams = o.max_aux_streams;
-    s.hardware_compat = o.hardware_compat;
-    s.workspace_bytes = o.workspace_bytes;
-    for (int32_t p = 0; p < o.nb_profiles; ++p) {
-        const trtb_profile& prof = o.profiles[p];
-        if (prof.nb_shapes < 0 || (prof.nb_shapes > 0 && prof.shapes == nullptr)) {
-            return bad(TRTB_ERR_INVALID_ARGUMENT, "profile " + std::to_string(p) + ": shapes are missing");
-        }
-        std::vector<Shape> shapes;
-        for (int32_t i = 0; i < prof.nb_shapes; ++i) {
-            const trtb_shape& in = prof.shapes[i];
-            if (in.input == nullptr || in.input[0] == '\0') {
-                return bad(TRTB_ERR_INVALID_ARGUMENT,
-                           "profile " + std::to_string(p) + ": a shape has no input name");
-            }
-            if (in.nb_dims < 0 || in.nb_dims > TRTB_MAX_DIMS) {
-                return bad(TRTB_ERR_INVALID_ARGUMENT,
-                           std::string("input ") + in.input + ": rank " + std::to_string(in.nb_dims) +
-                               " is out of range 0.." + std::to_string(TRTB_MAX_DIMS));
-            }
-            Shape sh;
-            sh.input = in.input;
-            sh.nb_dims = in.nb_dims;
-            for (int32_t d = 0; d < in.nb_dims; ++d) {
-                if (in.min[d] < 0 || in.min[d] > in.opt[d] || in.opt[d] > in.max[d]) {
-                    return bad(TRTB_ERR_INVALID_ARGUMENT,
-                               std::string("input ") + in.input + ": min " + dims_text(in.min, in.nb_dims) +
-                                   ", opt " + dims_text(in.opt, in.nb_dims) + ", max " +
-                                   dims_text(in.max, in.nb_dims) +
-                                   " must satisfy 0 <= min <= opt <= max in every dimension");
-                }
-                sh.min[d] = in.min[d];
-                sh.opt[d] = in.opt[d];
-                sh.max[d] = in.max[d];
-            }
-            shapes.push_back(std::move(sh));
-        }
-        s.profiles.push_back(std::move(shapes));
-    }
-    for (int32_t i = 0; i < o.nb_plugin_paths; ++i) {
-        if (o.plugin_paths[i] == nullptr || o.plugin_paths[i][0] == '\0') {
-            return bad(TRTB_ERR_INVALID_ARGUMENT, "a plugin path is empty");
-        }
-        s.plugin_paths.emplace_back(o.plugin_paths[i]);
-    }
-    if (o.timing_cache_size > 0) {
-        s.timing_cache.assign(static_cast<const char*>(o.timing_cache), static_cast<size_t>(o.timing_cache_size));
-    }
-    if (!check_build_settings(o, &s.extra, message)) {
-        return TRTB_ERR_INVALID_ARGUMENT;
-    }
     if (int32_t code = check_extra_settings(s, message); code != TRTB_OK) {
         return code;
     }

@@ -38,7 +38,11 @@
 //     mapped to TensorRT names here, because TensorRT 11 renumbered BuilderFlag and
 //     NetworkDefinitionCreationFlag.
 //   - Every function the rest of the package calls (make_tensorrt_build, tensorrt_available,
-//     tensorrt_version, TensorRTBuild::run) catches every exception.
+//     tensorrt_version, TensorRTBuild::run, TensorRTBuild::merge_timing_cache) runs its body
+//     through trtb::guarded (trtb_internal.hpp), which turns every exception into a status;
+//     the void callbacks that cannot fail the build run through trtb::guarded_void.
+//   - Options are checked by trtb::check_options (options.cpp), the one checker of both
+//     backends; copy_settings adds only what this TensorRT major refuses.
 #ifndef TRTB_TENSORRT_SHIM_HPP
 #define TRTB_TENSORRT_SHIM_HPP
 
@@ -303,36 +307,17 @@ private:
 // ---------------------------------------------------------------------------------------------
 // Options (tensorrt_config.cpp).
 
-// Shape is one input's min/opt/max, copied out of trtb_shape.
-struct Shape {
-    std::string input;
-    int32_t nb_dims = 0;
-    int64_t min[TRTB_MAX_DIMS] = {};
-    int64_t opt[TRTB_MAX_DIMS] = {};
-    int64_t max[TRTB_MAX_DIMS] = {};
-};
+// Shape is one input's min/opt/max, and Settings everything of trtb_options the shim keeps,
+// owned (trtb_options need not outlive trtb_build_create): the types check_options fills, the
+// one option checker of both backends.
+using Shape = ProfileShape;
+using Settings = BuildSettings;
 
-// Settings is everything of trtb_options the shim keeps, owned: trtb_options need not outlive
-// trtb_build_create.
-struct Settings {
-    std::string model_path;
-    int32_t plan_fd = -1;
-    int32_t log_severity = TRTB_SEVERITY_WARNING;
-    int32_t device = 0;
-    uint32_t precision = 0;
-    uint32_t flags = 0;
-    int32_t opt_level = -1;
-    int32_t max_aux_streams = -1;
-    int32_t hardware_compat = TRTB_HARDWARE_COMPAT_NONE;
-    uint64_t workspace_bytes = 0;
-    std::vector<std::vector<Shape>> profiles;
-    std::vector<std::string> plugin_paths;
-    std::string timing_cache;
-    ExtraSettings extra;  // trtexec's other build settings (tensorrt_trtexec.cpp)
-};
-
-// copy_settings checks options and copies them into *out. On a bad option it returns its code
-// and sets *message.
+// copy_settings checks options with check_options (options.cpp, the checker of both backends),
+// then refuses what this TensorRT major cannot honour (precision flags on TensorRT 11,
+// same-compute-capability before 10.9, --fp8 with ampere+ on 10.x, and the trtexec settings
+// check_extra_settings refuses), and copies them into *out. On a bad option it returns its
+// code and sets *message.
 int32_t copy_settings(const trtb_options& o, Settings* out, std::string* message);
 
 // check_extra_settings refuses the trtexec build settings of s that this TensorRT major cannot

@@ -126,16 +126,10 @@ void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* r
 // TensorRT objects it creates are deleted before it returns.
 int32_t TensorRTBuild::merge_timing_cache(const std::string& disk, std::string* merged,
                                           trtb_status* status) {
-    try {
+    return guarded(status, [&]() -> int32_t {
         const Outcome out = merge(disk, merged);
         return set_status(status, out.code, out.code == TRTB_OK ? std::string() : out.message);
-    } catch (const std::bad_alloc&) {
-        return set_status(status, TRTB_ERR_OUT_OF_MEMORY, "host memory ran out while merging the timing cache");
-    } catch (const std::exception& e) {
-        return set_status(status, TRTB_ERR_INTERNAL, std::string("internal error in the TensorRT backend: ") + e.what());
-    } catch (...) {
-        return set_status(status, TRTB_ERR_INTERNAL, "internal error in the TensorRT backend: unknown exception");
-    }
+    });
 }
 
 Outcome TensorRTBuild::merge(const std::string& disk, std::string* merged) {

@@ -125,6 +125,12 @@ type Result struct {
 	// UsageError marks a failed build that could not start because of the input or the
 	// environment, which the user must fix (TensorRT not found, say): exit code 2, not 1.
 	UsageError bool `json:"usage_error,omitempty"`
+	// TensorRT and GPU are what the worker found when it loaded the builder: the full TensorRT
+	// version with its build number ("10.16.0.72") and the device's name and compute capability
+	// ("NVIDIA H200, compute capability 9.0"). Empty for the simulated builder, or when not
+	// known. The session copies them into the BuildInfo (State.End), so reports record them.
+	TensorRT string `json:"tensorrt_version,omitempty"`
+	GPU      string `json:"gpu,omitempty"`
 	// Where names the phase a failed, cancelled or timed-out build ended in, and Hint says
 	// what to try after a failure. The session derives both once (State.End); the worker
 	// leaves them empty.

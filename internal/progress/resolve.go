@@ -1,6 +1,9 @@
 package progress
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Resolver turns TensorRT's name-based progress callbacks into events with stable IDs.
 //
@@ -65,6 +68,26 @@ func (r *Resolver) Finish(t time.Duration, name string, thread uint64) (Event, b
 		r.active[name] = list
 	}
 	return Event{Type: EventPhaseFinish, Time: t, ID: id}, true
+}
+
+// FinishAll ends every active phase at time t and returns their finish events, newest phase
+// first (children before their parents). The worker calls it when a build attempt ends and
+// another of the same request starts: TensorRT does not promise a phaseFinish for every phase
+// of a failed build, and the next attempt's phases must not nest in the first's.
+func (r *Resolver) FinishAll(t time.Duration) []Event {
+	var ids []int
+	for _, list := range r.active {
+		for _, p := range list {
+			ids = append(ids, p.id)
+		}
+	}
+	slices.SortFunc(ids, func(a, b int) int { return b - a })
+	clear(r.active)
+	events := make([]Event, 0, len(ids))
+	for _, id := range ids {
+		events = append(events, Event{Type: EventPhaseFinish, Time: t, ID: id})
+	}
+	return events
 }
 
 // Active returns the IDs of phases that have started and not finished, oldest first per name.

@@ -74,3 +74,21 @@ func TestResolverUnknownPhases(t *testing.T) {
 		t.Errorf("%d phases still active, want 0", n)
 	}
 }
+
+func TestResolverFinishAll(t *testing.T) {
+	r := NewResolver()
+	r.Start(0, "a", "", false, 1, 1)
+	r.Start(0, "b", "a", true, 1, 1)
+	r.Start(0, "c", "a", true, 1, 2)
+	r.Finish(0, "c", 2)
+	got := r.FinishAll(5)
+	if len(got) != 2 || got[0].ID != 2 || got[1].ID != 1 || got[0].Type != EventPhaseFinish || got[0].Time != 5 {
+		t.Fatalf("FinishAll = %+v, want finishes of 2 then 1 at 5", got)
+	}
+	if len(r.Active()) != 0 || len(r.FinishAll(6)) != 0 {
+		t.Fatal("phases still active after FinishAll")
+	}
+	if e := r.Start(7, "a", "", false, 1, 1); e.ID != 4 {
+		t.Fatalf("next ID %d, want 4 (IDs are never reused)", e.ID)
+	}
+}

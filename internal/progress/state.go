@@ -83,7 +83,11 @@ type State struct {
 	lastEarly int
 	// stopAt is the phase the build was in when a cancel or budget was announced.
 	stopAt int
-	where  *Where
+	// attempt is the build time the current build attempt began: a worker that rebuilds a
+	// failed build (with a node kept in float32) sends the second attempt's phases after the
+	// first's, in one stream. Failure attribution and hints look only at the current attempt.
+	attempt time.Duration
+	where   *Where
 	// Hinter, when set, turns a failed build's error and log messages into a one-line hint.
 	Hinter func(messages []string) string
 }
@@ -119,6 +123,8 @@ func (s *State) Apply(batch []Event, now time.Time) *Result {
 			continue
 		case EventLog:
 			s.log(e)
+		case EventPhaseStart:
+			s.noteAttempt(e)
 		}
 		p := s.tree.Apply(e)
 		if e.Type == EventPhaseStart || e.Type == EventStep || e.Type == EventPhaseFinish {
@@ -133,6 +139,18 @@ func (s *State) Apply(batch []Event, now time.Time) *Result {
 		}
 	}
 	return res
+}
+
+// noteAttempt starts a new build attempt at e when e is a root phase that starts after an
+// earlier one ended early with nothing left open: the builder's failed attempt is over and
+// the worker builds again (see the worker's buildKeepingFP32). What the failed attempt
+// reported no longer explains a failure; the tree keeps its phases, before the new ones.
+func (s *State) noteAttempt(e *Event) {
+	if e.Parent != 0 || s.tree.Open() != 0 || s.lastEarly == 0 || len(s.tree.Roots()) == 0 {
+		return
+	}
+	s.attempt, s.lastEarly = e.Time, 0
+	s.problems, s.errors = s.problems[:0], s.errors[:0]
 }
 
 func (s *State) log(e *Event) {
@@ -250,6 +268,12 @@ func (s *State) Budget(window time.Duration, now time.Time) string {
 // at the builder's time of now (they ran until the build ended, silent or not), and returns
 // res with Where and Hint set.
 func (s *State) End(res Result, now time.Time) Result {
+	if res.TensorRT != "" {
+		s.info.TensorRT = res.TensorRT
+	}
+	if res.GPU != "" {
+		s.info.GPU = res.GPU
+	}
 	if res.Status != StatusBuilt {
 		var p *Phase
 		switch res.Status {
@@ -288,13 +312,16 @@ func (s *State) End(res Result, now time.Time) Result {
 // it (TensorRT names the node: "Could not find any implementation for node /features/…/Conv"),
 // and the thread that failed is the one working on that node, whichever thread happened to end
 // its phases last: the newest phase whose name, or the subject after its " for ", appears in the
-// error is taken. Otherwise the deepest phase still open, then the deepest of the last phases
+// error is taken, among the phases of the current attempt (see noteAttempt). Otherwise the deepest phase still open, then the deepest of the last phases
 // that finished early.
 func (s *State) failing(errMsg string) *Phase {
 	msgs := append([]string{errMsg}, s.errors...)
 	var best *Phase
 	bestKey := 0
 	s.tree.Walk(func(p *Phase) bool {
+		if p.Start < s.attempt {
+			return true // an earlier attempt's
+		}
 		for _, key := range []string{p.Name, subject(p.Name)} {
 			if len(key) < 4 || len(key) < bestKey {
 				continue

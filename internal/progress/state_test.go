@@ -215,3 +215,81 @@ func TestFoldingBoundsTheTree(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondAttempt: a worker that rebuilds a failed build sends the second attempt's phases
+// after the first's (the first's closed early, IDs and clock continuing). The second attempt's
+// failure is attributed to its own phase, though the first attempt's phase (with a longer
+// name) is named by the first attempt's errors and by the final error's advice, and the hint
+// sees only the second attempt's messages.
+func TestSecondAttempt(t *testing.T) {
+	const first = "/a/very/long/node/name/that/failed/first/Conv"
+	const second = "/b/Conv"
+	attempt := func(base, at int, node string) []Event {
+		return []Event{
+			{Type: EventPhaseStart, Time: ms(at), ID: base + 1, Name: "Building engine", Steps: 4, Thread: 1},
+			{Type: EventPhaseStart, Time: ms(at + 1), ID: base + 2, Parent: base + 1, Name: "Timing graph nodes", Steps: 2, Thread: 1},
+			{Type: EventPhaseStart, Time: ms(at + 2), ID: base + 3, Parent: base + 2, Name: "Finding fastest tactic for " + node, Steps: 6, Thread: 1},
+			{Type: EventLog, Time: ms(at + 3), Severity: SeverityError, Message: "No low-precision conv kernel available. Failing node: " + node},
+			// The worker ends what the builder left open, newest first.
+			{Type: EventPhaseFinish, Time: ms(at + 4), ID: base + 3},
+			{Type: EventPhaseFinish, Time: ms(at + 4), ID: base + 2},
+			{Type: EventPhaseFinish, Time: ms(at + 4), ID: base + 1},
+		}
+	}
+	var seen [][]string
+	st := NewState(BuildInfo{}, t0)
+	st.Hinter = func(m []string) string { seen = append(seen, m); return "h" }
+	st.Apply(attempt(0, 0, first), t0)
+	st.Apply([]Event{{Type: EventLog, Time: ms(4), Severity: SeverityWarning, Message: "rebuilding once"}}, t0)
+	second2 := attempt(3, 10, second)
+	st.Apply(second2[:3], t0)
+	if p := st.Stage(0, t0); p == nil || p.ID != 6 {
+		t.Fatalf("stage during the second attempt %+v, want phase 6", p)
+	}
+	if roots := st.Tree().Roots(); !reflect.DeepEqual(roots, []int{1, 4}) {
+		t.Fatalf("roots %v, want [1 4]", roots)
+	}
+	st.Apply(second2[3:], t0)
+	res := st.End(Result{Status: StatusFailed, Error: "Failing node: " + second + " (rebuilt once with " + first + " kept in float32)"}, t0)
+	if res.Where == nil || res.Where.ID != 6 {
+		t.Fatalf("where %+v, want phase 6 (the second attempt's)", res.Where)
+	}
+	if len(seen) != 1 {
+		t.Fatalf("hinter called %d times", len(seen))
+	}
+	for _, m := range seen[0] {
+		if strings.Contains(m, "Failing node: "+first) {
+			t.Errorf("hint saw the first attempt's message %q", m)
+		}
+	}
+
+	// One attempt whose root phases follow each other normally is one attempt.
+	st = NewState(BuildInfo{}, t0)
+	st.Apply([]Event{
+		{Type: EventPhaseStart, Time: ms(0), ID: 1, Name: "Finding fastest tactic for " + first, Steps: 1},
+		{Type: EventStep, Time: ms(1), ID: 1, Step: 0},
+		{Type: EventPhaseFinish, Time: ms(2), ID: 1},
+		{Type: EventLog, Time: ms(3), Severity: SeverityError, Message: "error in " + first},
+		{Type: EventPhaseStart, Time: ms(4), ID: 2, Name: "Building engine", Steps: 1},
+		{Type: EventPhaseFinish, Time: ms(5), ID: 2},
+	}, t0)
+	res = st.End(Result{Status: StatusFailed, Error: "failed"}, t0)
+	if res.Where == nil || res.Where.ID != 1 {
+		t.Fatalf("single attempt: where %+v, want phase 1", res.Where)
+	}
+}
+
+// TestEndRecordsWhatBuiltTheEngine: the TensorRT version and GPU the worker reports with its
+// result reach the build info, which reports read; a result without them keeps what was known.
+func TestEndRecordsWhatBuiltTheEngine(t *testing.T) {
+	st := NewState(BuildInfo{Model: "m.onnx", Backend: "tensorrt"}, t0)
+	st.End(Result{Status: StatusBuilt, TensorRT: "10.16.0.72", GPU: "NVIDIA H200, compute capability 9.0"}, t0)
+	if got := st.Info(); got.TensorRT != "10.16.0.72" || got.GPU != "NVIDIA H200, compute capability 9.0" {
+		t.Errorf("Info() = %+v, want the worker's TensorRT and GPU", got)
+	}
+	st = NewState(BuildInfo{Model: "m.onnx", Backend: "sim", TensorRT: "kept"}, t0)
+	st.End(Result{Status: StatusBuilt}, t0)
+	if got := st.Info(); got.TensorRT != "kept" || got.GPU != "" {
+		t.Errorf("Info() = %+v, want the info unchanged", got)
+	}
+}

@@ -147,6 +147,15 @@ var rules = []rule{
 		hint: "a tactic was missing from the timing cache and misses were set to fail the build: build once without that option to fill the cache",
 	},
 	{
+		// Before the memory rules: TensorRT 11.2 follows it with "Could not find any
+		// implementation for node X", which is not a memory problem here.
+		name: "low-precision-kernel",
+		patterns: [][]string{
+			{lowPrecisionFragment},
+		},
+		hint: "TensorRT has no float16/bfloat16 kernel for the convolution named after \"Failing node:\": --keep-fp32 NODE,... converts the model with those nodes (or every node of an operator type, e.g. Conv) left in float32; trtbuild rebuilds once by itself with the first such node kept, so name the others",
+	},
+	{
 		name: "gpu-out-of-memory",
 		patterns: [][]string{
 			{"cuda runtime (out of memory)"},

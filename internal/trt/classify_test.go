@@ -142,6 +142,14 @@ var classifyTests = []struct {
 		rule:     "timing-cache-mismatch",
 	},
 	{
+		name: "no low-precision kernel",
+		messages: []string{
+			"No low-precision conv kernel available for this strongly-typed Conv/ConvTranspose. Consider keeping Conv/ConvTranspose and Q/DQ ops in FP32. Failing node: node_223_Conv",
+			"IBuilder::buildSerializedNetworkToStream: Error Code 10: Internal Error (Could not find any implementation for node node_223_Conv. In computeCosts at optimizer/common/tactic/optimizer.cpp)",
+		},
+		rule: "low-precision-kernel",
+	},
+	{
 		name:     "case does not matter",
 		messages: []string{"NO CUDA-CAPABLE DEVICE IS DETECTED"},
 		rule:     "no-gpu",

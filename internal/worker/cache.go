@@ -88,22 +88,28 @@ func cacheKey(req Request) (timingcache.Key, error) {
 // save merges what the build learned into the cache file, also after a cancelled or failed
 // build (the builder keeps what it measured). The builder's merge refuses a file that is not a
 // cache it can read (the one it was given at the start, or one another program wrote since):
-// such a file is left alone. It returns warnings, or with StrictCache the error that must fail
+// such a file is left alone. After a save, the merged cache is what the next build of the same
+// request loads (the rebuild with a node kept in float32). It returns warnings, or with StrictCache the error that must fail
 // the build.
 func (c *cacheFile) save(ctx context.Context, b *cgo.Build) ([]string, error) {
 	if c.path == "" {
 		return nil, nil
 	}
+	var merged []byte
 	_, err := timingcache.Save(ctx, c.out, func(disk []byte) ([]byte, error) {
-		merged, err := b.MergeTimingCache(disk)
+		m, err := b.MergeTimingCache(disk)
 		var nerr *cgo.Error
 		if errors.As(err, &nerr) && nerr.Code == cgo.CodeCacheRejected {
 			return nil, fmt.Errorf("%w: %s", timingcache.ErrRejected, nerr.Message)
 		}
-		return merged, err
+		merged = m
+		return m, err
 	})
 	switch {
 	case err == nil:
+		if merged != nil {
+			c.loaded = merged // a rebuild of the same request starts from what this one learned
+		}
 		return nil, nil
 	case errors.Is(err, timingcache.ErrRejected):
 		_, warn, err := c.problem(fmt.Sprintf("timing cache %s is corrupt or was made by another TensorRT version or GPU; it is left as it is, and what this build learned is not saved: delete it, or pass another --timing-cache file", pathtext.Q(c.out)))

@@ -178,9 +178,10 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: true}, 0)
 		}
 		w.info(loaded, 0)
+		w.tensorRT, w.gpu = describeTarget(req.Device)
 	}
 
-	notes, cleanup, err := precisionPath(&req)
+	notes, conv, cleanup, err := precisionPath(&req)
 	if err != nil {
 		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
 	}
@@ -193,17 +194,100 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
 	}
 	w.warn(warnings, 0)
-	opts, err := nativeOptions(req, plan)
-	if err != nil {
-		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
+	s := &server{w: w, wd: wd, plan: plan, cache: cache, req: req, resolver: progress.NewResolver(), convert: conv}
+	if conv == nil {
+		return w.result(s.build(), s.last)
 	}
-	opts.TimingCache = cache.loaded
-	b, err := cgo.NewBuild(backendOf(req.Backend), opts)
+	// A converted (TensorRT 11 --fp16/--bf16) build: rebuilt once when TensorRT has no
+	// low-precision kernel for a node (see buildKeepingFP32).
+	if _, err := buildKeepingFP32(s, req.KeepFP32); err != nil {
+		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, s.last)
+	}
+	return w.result(s.res, s.last)
+}
+
+// server runs the build attempts of one request: one, or two when a converted build is
+// rebuilt with a node kept in float32 (it implements keepFP32Builder). All attempts write to
+// the same event stream, plan file and timing cache:
+//   - the stream is one build to the parent: phase IDs continue (one Resolver), and each
+//     attempt's clock continues where the previous attempt's newest event was, so times never
+//     go backwards; the phases an attempt left open are finished (early) before the next
+//     attempt's first phase starts, so the parent's tree shows the second attempt's root
+//     phases after the first's, and nothing of the first still running;
+//   - the plan file is emptied before each attempt;
+//   - what an attempt learned is merged into the timing cache file before the next attempt
+//     starts, and the next attempt loads the merged cache: a retry re-times only what the
+//     kept node changed, and a retry that fails or is cancelled loses nothing.
+type server struct {
+	w        *eventWriter
+	wd       *watchdog
+	plan     *os.File
+	cache    *cacheFile
+	req      Request
+	resolver *progress.Resolver
+	convert  converter
+	attempts int
+	offset   time.Duration // added to the current attempt's event times
+	last     time.Duration // time of the newest event written, on the stream's clock
+	res      progress.Result
+}
+
+// Convert implements keepFP32Builder: it converts the model (the simulated builder gets the
+// keep list through its options instead) and says how.
+func (s *server) Convert(keep []string) (string, error) {
+	model, notes, err := s.convert(keep)
+	if err != nil {
+		return "", err
+	}
+	s.w.warn(notes, s.last)
+	s.req.Model, s.req.KeepFP32 = model, keep
+	return model, nil
+}
+
+// Build implements keepFP32Builder: it runs one attempt and returns its error when it failed.
+func (s *server) Build(model string) (string, error) {
+	s.req.Model = model
+	s.res = s.build()
+	if s.res.Status == progress.StatusFailed {
+		return s.res.Error, nil
+	}
+	return "", nil
+}
+
+// Retry implements keepFP32Builder: the note goes out as a warning before the second attempt.
+func (s *server) Retry(note string) {
+	s.w.warn([]string{note}, s.last)
+	_ = s.w.flush()
+}
+
+// build runs one build attempt of s.req and returns its result; the caller writes the last
+// attempt's result event.
+func (s *server) build() progress.Result {
+	w, wd := s.w, s.wd
+	if s.attempts > 0 {
+		if _, err := s.plan.Seek(0, io.SeekStart); err != nil {
+			return progress.Result{Status: progress.StatusFailed, Error: fmt.Sprintf("emptying the plan file for the rebuild: %v", err)}
+		}
+		if err := s.plan.Truncate(0); err != nil {
+			return progress.Result{Status: progress.StatusFailed, Error: fmt.Sprintf("emptying the plan file for the rebuild: %v", err)}
+		}
+		for _, e := range s.resolver.FinishAll(s.last) {
+			w.add(&e)
+		}
+		s.offset = s.last
+	}
+	s.attempts++
+	opts, err := nativeOptions(s.req, s.plan)
+	if err != nil {
+		return progress.Result{Status: progress.StatusFailed, Error: err.Error()}
+	}
+	opts.TimingCache = s.cache.loaded
+	b, err := cgo.NewBuild(backendOf(s.req.Backend), opts)
 	if err != nil {
 		// An option the builder refuses before building is the user's to change: exit 2.
 		var nerr *cgo.Error
 		usage := errors.As(err, &nerr) && (nerr.Code == cgo.CodeInvalidArgument || nerr.Code == cgo.CodeUnsupported)
-		return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: usage}, 0)
+		return progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: usage}
 	}
 	defer b.Close()
 	wd.setBuild(b)
@@ -224,10 +308,8 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 
 	// The resolver turns names into phase IDs; the parent's tree derives everything else (such
 	// as whether a phase finished early) from the events, so the worker keeps no tree.
-	resolver := progress.NewResolver()
 	var raw []cgo.RawEvent
 	var dropped cgo.Drops
-	var last time.Duration
 	for {
 		var finished bool
 		raw, finished, dropped, err = b.Drain(raw, drainWait)
@@ -236,9 +318,10 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 			w.fail(err)
 		}
 		for i := range raw {
-			if e, ok := resolve(resolver, &raw[i]); ok {
+			raw[i].Time += s.offset
+			if e, ok := resolve(s.resolver, &raw[i]); ok {
 				w.add(&e)
-				last = e.Time
+				s.last = max(s.last, e.Time)
 			}
 		}
 		if w.flush() != nil {
@@ -250,9 +333,9 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 	}
 	out := <-done
 
-	res := progress.Result{Status: progress.StatusBuilt, DroppedSteps: dropped.Steps}
+	res := progress.Result{Status: progress.StatusBuilt, DroppedSteps: s.res.DroppedSteps + dropped.Steps}
 	if note := dropNote(dropped); note != "" {
-		w.warn([]string{note}, last)
+		w.warn([]string{note}, s.last)
 	}
 	res.EngineBytes = int64(out.res.PlanBytes)
 	res.CacheHits, res.CacheMisses, res.CacheUsed = out.res.CacheHits, out.res.CacheMisses, out.res.TimingCacheUsed
@@ -272,18 +355,18 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		warnings, err := cache.save(wd.ctx, b)
-		w.warn(warnings, last)
+		warnings, err := s.cache.save(wd.ctx, b)
+		w.warn(warnings, s.last)
 		saved <- err
 	}()
 	if err := <-saved; err != nil {
 		if res.Status == progress.StatusBuilt {
 			res.Status, res.Error = progress.StatusFailed, err.Error()
 		} else {
-			w.add(&progress.Event{Type: progress.EventLog, Time: last, Severity: progress.SeverityError, Message: err.Error()})
+			w.add(&progress.Event{Type: progress.EventLog, Time: s.last, Severity: progress.SeverityError, Message: err.Error()})
 		}
 	}
-	return w.result(res, last)
+	return res
 }
 
 func resolve(r *progress.Resolver, ev *cgo.RawEvent) (progress.Event, bool) {
@@ -326,6 +409,8 @@ type eventWriter struct {
 	w   io.Writer
 	buf []byte
 	err error
+	// tensorRT and gpu describe the loaded TensorRT and the device, for the result event.
+	tensorRT, gpu string
 }
 
 func (w *eventWriter) add(e *progress.Event) { w.buf = progress.AppendJSON(w.buf, e) }
@@ -357,6 +442,9 @@ func (w *eventWriter) flush() error {
 }
 
 func (w *eventWriter) result(res progress.Result, at time.Duration) error {
+	if res.TensorRT == "" && res.GPU == "" {
+		res.TensorRT, res.GPU = w.tensorRT, w.gpu
+	}
 	w.add(&progress.Event{Type: progress.EventResult, Time: at, Result: &res})
 	if err := w.flush(); err != nil {
 		return fmt.Errorf("writing events to the parent: %w", err)

@@ -154,3 +154,74 @@ func TestServeSimFP16Failure(t *testing.T) {
 		}
 	}
 }
+
+// TestServeRebuildsKeepingFP32: an --fp16 build that fails with TensorRT 11.2's low-precision
+// failure is rebuilt once with the failing node kept in float32, in the same event stream: the
+// second attempt's phases come after the first's (the first's all finished, the clock going
+// on, IDs not reused), the rebuild is announced before it starts, what the first attempt timed
+// is merged into the timing cache and found there by the second, and the plan is the second
+// attempt's. With the node kept up front there is one attempt.
+func TestServeRebuildsKeepingFP32(t *testing.T) {
+	for _, keep := range [][]string{nil, {"Conv"}} {
+		req := simRequest(t)
+		req.FP16 = true
+		req.Layers = []string{"a", "b", "c"}
+		req.LayerOps = []string{"Relu", "Conv", "Softmax"}
+		req.Sim.Threads = 1
+		req.Sim.FP16FailNode = "b"
+		req.Sim.SkipFinishOnStop = true // as TensorRT may: the worker ends what is left open
+		req.KeepFP32 = keep
+		req.NoTimingCache = false
+		req.TimingCache = filepath.Join(t.TempDir(), "sim.cache")
+		events := serve(t, req, "")
+		res := events[len(events)-1].Result
+		if res == nil || res.Status != progress.StatusBuilt || res.EngineBytes == 0 {
+			t.Fatalf("keep %q: result %+v, want built", keep, res)
+		}
+		tree := progress.NewTree()
+		var notes []string
+		var rebuildAt time.Duration
+		var last time.Duration
+		ids := map[int]bool{}
+		for i := range events {
+			e := &events[i]
+			if e.Time < last {
+				t.Fatalf("keep %q: event %d (%s) at %v, after an event at %v", keep, i, e.Type, e.Time, last)
+			}
+			last = e.Time
+			if e.Type == progress.EventLog && strings.Contains(e.Message, "rebuilding once") {
+				notes = append(notes, e.Message)
+				rebuildAt = e.Time
+			}
+			if e.Type == progress.EventPhaseStart {
+				if ids[e.ID] {
+					t.Fatalf("keep %q: phase ID %d reused", keep, e.ID)
+				}
+				ids[e.ID] = true
+				if e.Parent == 0 && len(tree.Roots()) > 0 && tree.Open() != 0 {
+					t.Errorf("keep %q: root phase %d starts while %d phases of the first attempt are open", keep, e.ID, tree.Open())
+				}
+			}
+			tree.Apply(e)
+		}
+		if keep != nil {
+			if len(notes) != 0 || len(tree.Roots()) != 1 {
+				t.Errorf("kept up front: notes %q, %d root phases; want no rebuild", notes, len(tree.Roots()))
+			}
+			continue
+		}
+		if len(notes) != 1 || !strings.Contains(notes[0], "node b") || !strings.Contains(notes[0], "--keep-fp32 b") {
+			t.Fatalf("notes %q, want one saying node b is kept and how to skip the retry", notes)
+		}
+		roots := tree.Roots()
+		if len(roots) != 2 {
+			t.Fatalf("%d root phases, want one per attempt", len(roots))
+		}
+		if second := tree.Get(roots[1]); second.Start < rebuildAt || !second.Finished || second.Early {
+			t.Errorf("second attempt's root %+v: want it started after the note (%v) and finished", second, rebuildAt)
+		}
+		if res.CacheHits == 0 {
+			t.Errorf("the second attempt found nothing the first timed in the cache (hits %d, misses %d)", res.CacheHits, res.CacheMisses)
+		}
+	}
+}

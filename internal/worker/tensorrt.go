@@ -57,3 +57,20 @@ func describeLibrary(info cgo.LibraryInfo) string {
 	}
 	return fmt.Sprintf("%s from %s", info.Lib, where)
 }
+
+// describeTarget names the loaded TensorRT (with its build number) and the CUDA device for the
+// build's result, so that reports say what built the engine. Either is "" when not known.
+func describeTarget(device int) (tensorRT, gpu string) {
+	if info, ok := cgo.InstalledLibrary(trt.LibInfer); ok {
+		if ver, err := trt.FromInt(info.Version); err == nil {
+			tensorRT = ver.String()
+			if info.Build > 0 {
+				tensorRT += fmt.Sprintf(".%d", info.Build)
+			}
+		}
+	}
+	if v, err := cgo.Version(cgo.BackendTensorRT, device); err == nil && v.DeviceName != "" {
+		gpu = fmt.Sprintf("%s, compute capability %d.%d", v.DeviceName, v.ComputeMajor, v.ComputeMinor)
+	}
+	return tensorRT, gpu
+}
