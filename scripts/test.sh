@@ -13,7 +13,7 @@ echo "== go test -race"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
-go test -race -count=1 -v ./... >"$log" 2>&1 || status=$?
+go test -race -count=1 -v -parallel 4 ./... >"$log" 2>&1 || status=$?
 grep -E '^(ok|FAIL|panic:)|no test files' "$log" || true
 grep -E -B1 '^\s*--- SKIP' "$log" | grep -v '^--$' || true
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)

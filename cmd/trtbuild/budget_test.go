@@ -104,6 +104,7 @@ func TestTimeoutSaidOnce(t *testing.T) {
 // TestColorForce: CLICOLOR_FORCE=1 colours the plain output on a pipe, as the README says;
 // without it, or with NO_COLOR as well, the output has no escape sequence.
 func TestColorForce(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	for _, tc := range []struct {
 		env   []string
@@ -127,6 +128,7 @@ func TestColorForce(t *testing.T) {
 // TestFailureAttribution fails one chosen layer while four builder threads time layers: plain
 // and JSON output both name that layer's phase, whichever thread ended its phases last.
 func TestFailureAttribution(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	// The simulated builder times the optimized graph: conv1 is fused with its bn1 and relu1.
 	const layer = "Finding fastest tactic for stage2/block1/conv1 + stage2/block1/bn1 + stage2/block1/relu1"

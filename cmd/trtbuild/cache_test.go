@@ -120,6 +120,7 @@ func (j jsonRun) warnings() string {
 // TestTimingCacheSecondBuildFaster builds twice with one cache file: the first build times every
 // tactic and saves them; the second finds them all in the cache and times none.
 func TestTimingCacheSecondBuildFaster(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	cache := filepath.Join(t.TempDir(), "convnet.cache")
 	args := []string{"--sim-speed", "20", "--sim-tactics", "3", "--timing-cache", cache, model}
@@ -159,6 +160,7 @@ func TestTimingCacheSecondBuildFaster(t *testing.T) {
 
 // TestTimingCacheAuto checks the default: one file per builder under the user cache folder.
 func TestTimingCacheAuto(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "fp16.onnx")
 	xdg := t.TempDir()
 	env := []string{"XDG_CACHE_HOME=" + xdg}
@@ -187,6 +189,7 @@ func TestTimingCacheAuto(t *testing.T) {
 // TestTimingCacheConcurrentBuilds runs four builds of different models at once, sharing one
 // cache file: the file must end up with every entry each of them learned.
 func TestTimingCacheConcurrentBuilds(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	models := []string{"convnet.onnx", "fp16.onnx", "control_flow.onnx", "custom_op.onnx"}
 	dir := t.TempDir()
 	// What each build learns, measured alone.
@@ -253,6 +256,7 @@ func TestTimingCacheConcurrentBuilds(t *testing.T) {
 }
 
 func TestTimingCacheCorrupt(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	garbage := []byte("TRTBUILD-SIM-TIMING-CACHE 1\nthis line has no tabs\n\x00\x01")
 	tests := []struct {
 		name    string
@@ -333,6 +337,7 @@ func TestTimingCacheSavedOnCancel(t *testing.T) {
 // TestTimingCacheUnwritable gives a cache path whose folder cannot be created: the build still
 // succeeds, with one clear warning.
 func TestTimingCacheUnwritable(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "fp16.onnx")
 	blocker := filepath.Join(t.TempDir(), "not-a-folder")
 	if err := os.WriteFile(blocker, []byte("x"), 0o644); err != nil {

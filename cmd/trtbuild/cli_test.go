@@ -89,6 +89,7 @@ func testEnv(t *testing.T) []string {
 }
 
 func TestBadInput(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := t.TempDir()
 	model := repoModel(t, "convnet.onnx")
 	socket := filepath.Join(dir, "model.sock")
@@ -160,6 +161,7 @@ func TestBadInput(t *testing.T) {
 }
 
 func TestTrtexecSpellings(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	engine := filepath.Join(filepath.Dir(model), "out.engine")
 	r := trtbuild(t, nil, "--backend=sim", "--sim-speed=50", "--onnx="+model, "--saveEngine="+engine,
@@ -173,6 +175,7 @@ func TestTrtexecSpellings(t *testing.T) {
 }
 
 func TestProfiles(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "dynamic_batch.onnx")
 	engine := filepath.Join(filepath.Dir(model), "two.engine")
 	// trtexec's way of giving two optimization profiles.
@@ -221,6 +224,7 @@ func TestSimulatedBuildPlain(t *testing.T) {
 }
 
 func TestSimulatedBuildJSON(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	r := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "20", "--progress", "json", model)
 	if r.code != 0 {
@@ -247,6 +251,7 @@ func TestSimulatedBuildJSON(t *testing.T) {
 }
 
 func TestEnvProgressApplies(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	r := trtbuild(t, []string{"TRTBUILD_PROGRESS=json"}, "--backend", "sim", "--sim-speed", "50", model)
 	if r.code != 0 || !strings.HasPrefix(r.stdout, `{"v":1,"type":"build"`) {
@@ -259,6 +264,7 @@ func TestEnvProgressApplies(t *testing.T) {
 }
 
 func TestFailures(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	tests := []struct {
 		name       string
 		args       []string
@@ -481,6 +487,7 @@ func assertNoTempFiles(t *testing.T, dir string) {
 }
 
 func TestVersionWithoutTensorRT(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	r := trtbuild(t, nil, "version")
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)

@@ -44,6 +44,7 @@ const (
 )
 
 func TestCompletion(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := t.TempDir()
 	for _, p := range []string{"models/sub", "models/.hidden"} {
 		if err := os.MkdirAll(filepath.Join(dir, p), 0o755); err != nil {
@@ -101,6 +102,7 @@ func TestCompletion(t *testing.T) {
 // TestCompletionScripts checks that the completion scripts the README tells users to install
 // are written.
 func TestCompletionScripts(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		r := trtbuild(t, nil, "completion", shell)
 		if r.code != 0 || !strings.Contains(r.stdout, "__complete") {

@@ -51,6 +51,7 @@ func readModel(t *testing.T, path string) *onnxpb.ModelProto {
 }
 
 func TestConvertCommand(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	in := convertModel(t, "mlp.onnx")
 	out := filepath.Join(filepath.Dir(in), "half.onnx")
 	code, stdout, stderr := runConvert(t, "convert", "--fp16", in, "-o", out)
@@ -73,6 +74,7 @@ func TestConvertCommand(t *testing.T) {
 }
 
 func TestConvertCommandDefaultNameAndJSON(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	in := convertModel(t, "mlp.onnx")
 	code, stdout, stderr := runConvert(t, "convert", "--bf16", "--json", "--keep-fp32-ops", "Relu", "--keep-io-types=false", in)
 	if code != 0 {
@@ -108,6 +110,7 @@ func TestConvertCommandDefaultNameAndJSON(t *testing.T) {
 }
 
 func TestConvertCommandWarnsOnOverflow(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	in := convertModel(t, "overflow.onnx")
 	code, _, stderr := runConvert(t, "convert", "--fp16", in)
 	if code != 0 {
@@ -119,6 +122,7 @@ func TestConvertCommandWarnsOnOverflow(t *testing.T) {
 }
 
 func TestConvertCommandErrors(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	in := convertModel(t, "mlp.onnx")
 	orig, err := os.ReadFile(in)
 	if err != nil {
@@ -176,6 +180,7 @@ func TestConvertCommandErrors(t *testing.T) {
 // is already float16 says there is nothing to do, exits 0 and writes
 // nothing.
 func TestConvertCommandAlreadyConverted(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	in := filepath.Join(t.TempDir(), "fp16.onnx")
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "fp16.onnx"))
 	if err != nil {
@@ -201,6 +206,7 @@ func TestConvertCommandAlreadyConverted(t *testing.T) {
 // TestConvertCommandKeep checks --keep-fp32 with a node name and an
 // operator type.
 func TestConvertCommandKeep(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	in := convertModel(t, "mlp.onnx")
 	out := filepath.Join(filepath.Dir(in), "out.onnx")
 	code, stdout, stderr := runConvert(t, "convert", "--fp16", in, "-o", out, "--keep-fp32", "Relu,mm2", "--json")

@@ -26,6 +26,7 @@ func simBuild(t *testing.T, args ...string) result {
 // TestEngineCacheBuild: a miss builds and stores, a hit copies and says so, and the manifest
 // beside each engine says which happened.
 func TestEngineCacheBuild(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	dir := filepath.Dir(model)
 	cache := filepath.Join(dir, "cache")
@@ -77,6 +78,7 @@ func TestEngineCacheBuild(t *testing.T) {
 }
 
 func TestEngineCacheBadInput(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	dir := filepath.Dir(model)
 	file := filepath.Join(dir, "a-file")
@@ -106,6 +108,7 @@ func TestEngineCacheBadInput(t *testing.T) {
 }
 
 func TestKeyCommand(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	renamed := filepath.Join(t.TempDir(), "other-name.onnx")
 	data, _ := os.ReadFile(model)
@@ -164,6 +167,7 @@ func trtPlanFile(t *testing.T, dir string, version [4]byte) string {
 }
 
 func TestEngineInspect(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	dir := filepath.Dir(model)
 	engine := filepath.Join(dir, "m.engine")
@@ -215,6 +219,7 @@ func TestEngineInspect(t *testing.T) {
 // TestEngineCacheConcurrentProcesses: four builds of one model into one cache at once all
 // succeed, and the cache holds one whole entry.
 func TestEngineCacheConcurrentProcesses(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	dir := filepath.Dir(model)
 	cache := filepath.Join(dir, "cache")
@@ -271,6 +276,7 @@ func TestEngineCacheConcurrentProcesses(t *testing.T) {
 // TestEngineCacheEvicts: with a limit smaller than two engines, storing the second removes
 // the first, and a later build of the first model builds again.
 func TestEngineCacheEvicts(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	a := repoModel(t, "convnet.onnx")
 	b := repoModel(t, "dynamic_batch.onnx")
 	cache := filepath.Join(t.TempDir(), "cache")

@@ -15,6 +15,7 @@ import (
 // every command that reads models: reading one with no writer would block
 // forever, so a missing check hangs this test.
 func TestNamedPipesAreRefused(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "model.onnx")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -60,6 +61,7 @@ func TestNamedPipesAreRefused(t *testing.T) {
 // --no-preflight, which skips the model checks, still refuses external
 // data outside the model's folder.
 func TestNoPreflightKeepsExternalDataInTheModelFolder(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	ext := repoModel(t, "external_data.onnx")
 	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "external_data.bin"))
 	if err != nil {

@@ -18,6 +18,7 @@ func inspectRun(t *testing.T, args ...string) (int, string, string) {
 }
 
 func TestInspect(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	models := filepath.Join("..", "..", "testdata", "models")
 	tests := []struct {
 		name    string

@@ -13,6 +13,7 @@ import (
 // with N kept in float32, says so, and succeeds: exit 0, engine written. With --keep-fp32 N
 // given up front there is no retry.
 func TestRebuildKeepingFP32(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	const node = "stage2/block1/conv1"
 	const note = "rebuilding once with it kept in float32 (to skip this next time, pass --keep-fp32 " + node + ")"
 	model := repoModel(t, "convnet.onnx")

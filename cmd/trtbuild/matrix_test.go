@@ -113,6 +113,7 @@ func built(x matrix.Index) []string {
 // precisions build; a second run builds nothing; changing one weight rebuilds exactly the
 // cells of that model; renaming model files rebuilds nothing.
 func TestMatrixBuild(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := matrixDir(t)
 	first := buildMatrix(t, dir)
 	if got := built(first); len(got) != 6 {
@@ -217,6 +218,7 @@ func equal(a, b []string) bool {
 
 // TestMatrixParallelSim runs the simulated matrix with two workers.
 func TestMatrixParallelSim(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := matrixDir(t)
 	x := buildMatrix(t, dir, "--gpus", "0,1")
 	if len(built(x)) != 6 {
@@ -225,6 +227,7 @@ func TestMatrixParallelSim(t *testing.T) {
 }
 
 func TestMatrixBadInput(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := matrixDir(t)
 	bad := filepath.Join(dir, "bad.yaml")
 	cases := []struct {
@@ -270,6 +273,7 @@ func TestMatrixBadInput(t *testing.T) {
 // pod would (the completion index substituted, the volume at the matrix folder), with the
 // simulated builder: pod N of a target builds exactly that target's cell N.
 func TestEmitK8sRunsCells(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := matrixDir(t)
 	writeMatrix(t, dir, testMatrix+`  - name: h100
     gpu: NVIDIA-H100-80GB-HBM3
@@ -350,6 +354,7 @@ func runPod(t *testing.T, dir, target string, index int, args []string) {
 // records its arguments; the recorded command, run with the simulated builder, builds that
 // task's cell.
 func TestEmitSlurmRunsCells(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := matrixDir(t)
 	bin := t.TempDir()
 	record := filepath.Join(bin, "args")
@@ -420,6 +425,7 @@ func BenchmarkMatrixCachedRun(b *testing.B) {
 
 // TestEmitTriton builds a two-target matrix and writes a Triton model of one model's engines.
 func TestEmitTriton(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := matrixDir(t)
 	writeMatrix(t, dir, strings.Replace(testMatrix, "precisions: [fp32, fp16]", "precisions: [fp16]", 1)+`  - name: h100
     gpu: NVIDIA-H100-80GB-HBM3

@@ -16,6 +16,7 @@ import (
 // TestReportAndTrace builds once with --report and --trace, then checks that `trtbuild report`
 // of the trace writes the very same page, and what the JSON report says about the build.
 func TestReportAndTrace(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	dir := filepath.Dir(model)
 	tracePath := filepath.Join(dir, "build.jsonl")
@@ -87,6 +88,7 @@ func TestReportAndTrace(t *testing.T) {
 }
 
 func TestReportErrors(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := t.TempDir()
 	model := repoModel(t, "fp16.onnx")
 	malformed := filepath.Join(dir, "bad.jsonl")
@@ -131,6 +133,7 @@ func TestReportErrors(t *testing.T) {
 // TestReplaySameAsBuild records a build with --trace and replays the trace: the plain lines are
 // those the build printed, and the JSON lines are the trace itself.
 func TestReplaySameAsBuild(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	tracePath := filepath.Join(t.TempDir(), "build.jsonl")
 	build := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "20", "--progress", "plain", "--trace", tracePath, model)
@@ -198,6 +201,7 @@ func startReplay(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *locke
 // TestReportDiff records a cold build and one served from the timing cache, and compares them
 // as traces and as JSON reports.
 func TestReportDiff(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := t.TempDir()
 	model := repoModel(t, "convnet.onnx")
 	env := []string{"XDG_CACHE_HOME=" + filepath.Join(dir, "cache")}

@@ -87,6 +87,7 @@ func mkfifo(t *testing.T, path string) string {
 // status 2 and one line on stderr, change no file, create none (also in TMPDIR), and never
 // block.
 func TestUnsafePathsRefused(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	type env struct {
 		dir, model, tmp, outside string
 	}
@@ -245,6 +246,7 @@ func TestUnsafePathsRefused(t *testing.T) {
 // readable only by its owner: the link's target is replaced and the link kept, the device
 // stays a device, nothing is left in TMPDIR and no file is more readable than its folder.
 func TestOutputsWrittenByTheRules(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	tmp := t.TempDir()
 	private := filepath.Join(t.TempDir(), "private")
@@ -437,6 +439,7 @@ func itoa(n int) string {
 // TestEmptyCacheWarns: without --strict-cache an empty cache file is replaced, and the build
 // says so.
 func TestEmptyCacheWarns(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	c := filepath.Join(filepath.Dir(model), "c.cache")
 	os.WriteFile(c, nil, 0o644)

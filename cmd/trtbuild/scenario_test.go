@@ -13,6 +13,7 @@ import (
 
 // TestSimScenarios checks the exit status and message of each --sim-scenario.
 func TestSimScenarios(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	tests := []struct {
 		scenario string
 		code     int

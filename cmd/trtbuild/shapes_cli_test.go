@@ -41,6 +41,7 @@ func TestSharedDimsFillTheRequest(t *testing.T) {
 }
 
 func TestSharedDimsCLI(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "bert_tiny.onnx")
 	r := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "50", "--progress", "quiet", model, "--shapes", "input_ids:1x128")
 	if r.code != 0 {

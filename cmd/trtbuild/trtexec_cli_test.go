@@ -14,6 +14,7 @@ import (
 // TestTrtexecBuildFlags pastes trtexec's build flags and checks that each reaches the builder:
 // the simulated builder writes the settings it got into its plan.
 func TestTrtexecBuildFlags(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	engine := filepath.Join(filepath.Dir(model), "out.engine")
 	r := trtbuild(t, nil, "--backend=sim", "--sim-speed=100", "--progress=quiet", "--onnx="+model, "--saveEngine="+engine,
@@ -56,6 +57,7 @@ func TestTrtexecBuildFlags(t *testing.T) {
 // TestTrtexecFlagErrors checks that bad values of trtexec's build flags, and trtexec flags
 // trtbuild does not take, end with one line naming the problem and the fix, exit 2.
 func TestTrtexecFlagErrors(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "bert_tiny.onnx")
 	shapes := "--shapes=input_ids:1x16"
 	tests := []struct {
@@ -129,6 +131,7 @@ func TestTrtexecNamesNormalize(t *testing.T) {
 
 // TestMessages checks messages that used to give no fix.
 func TestMessages(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	tests := []struct {
 		args []string
