@@ -96,14 +96,14 @@ func (m *Model) plans(external bool) ([]*plan, error) {
 
 // headers holds the encoded parts of the model around the streamed data.
 type headers struct {
-	model   []byte   // the model without its graph
-	graph   []byte   // the graph without its initializers
+	model []byte // the model without its graph
+	graph []byte // the graph without its initializers
 	// tensors holds the initializers without streamed data, encoded one
 	// after the other in one buffer (not one allocation per tensor);
 	// initializer i is tensors[ends[i-1]:ends[i]].
 	tensors []byte
 	ends    []int
-	lens    []int64  // each initializer's encoded length
+	lens    []int64 // each initializer's encoded length
 	graphN  int64
 	total   int64
 }
