@@ -18,6 +18,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/outstream"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/shapes"
@@ -155,6 +156,34 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	}
 }
 
+// prepareRequest turns the flags into the worker's request for model: the backend, the shape
+// profiles, trtexec's build settings and the model's preflight checks (which complete the
+// profiles). It returns the model as read and the warnings to show. A build and `trtbuild key`
+// share it, so a key is computed from the request the build would send.
+func prepareRequest(o *buildOptions, model string) (worker.Request, *onnx.Model, []string, error) {
+	backend, err := resolveBackend(o.backend)
+	if err != nil {
+		return worker.Request{}, nil, nil, err
+	}
+	flags, err := parseShapeFlags(o)
+	if err != nil {
+		return worker.Request{}, nil, nil, err
+	}
+	req, err := buildRequest(o, model, backend, flags)
+	if err != nil {
+		return worker.Request{}, nil, nil, err
+	}
+	txWarnings, err := applyTrtexecFlags(o.tx, &req)
+	if err != nil {
+		return worker.Request{}, nil, nil, err
+	}
+	m, warnings, err := checkModel(model, &req, flags, o.noPreflight)
+	if err != nil {
+		return worker.Request{}, nil, nil, err
+	}
+	return req, m, append(txWarnings, warnings...), nil
+}
+
 // buildRun validates everything it can before starting the worker, then runs the build.
 func buildRun(s *streams, o *buildOptions, args []string) error {
 	model, err := resolveModel(o, args)
@@ -172,27 +201,11 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if warning != "" {
 		fmt.Fprintln(s.Err, "trtbuild: "+escapeControls(warning))
 	}
-	backend, err := resolveBackend(o.backend)
+	req, m, warnings, err := prepareRequest(o, model)
 	if err != nil {
 		return err
 	}
-	flags, err := parseShapeFlags(o)
-	if err != nil {
-		return err
-	}
-	req, err := buildRequest(o, model, backend, flags)
-	if err != nil {
-		return err
-	}
-	txWarnings, err := applyTrtexecFlags(o.tx, &req)
-	if err != nil {
-		return err
-	}
-	m, warnings, err := checkModel(model, &req, flags, o.noPreflight)
-	if err != nil {
-		return err
-	}
-	warnings = append(txWarnings, warnings...)
+	backend := req.Backend
 	if err := applyScenario(o.sim.scenario, backend, o.sim.speed, o.sim, &req); err != nil {
 		return err
 	}

@@ -45,27 +45,11 @@ func keyRun(s *streams, o *buildOptions, args []string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	backend, err := resolveBackend(o.backend)
+	req, _, warnings, err := prepareRequest(o, model)
 	if err != nil {
 		return err
 	}
-	flags, err := parseShapeFlags(o)
-	if err != nil {
-		return err
-	}
-	req, err := buildRequest(o, model, backend, flags)
-	if err != nil {
-		return err
-	}
-	txWarnings, err := applyTrtexecFlags(o.tx, &req)
-	if err != nil {
-		return err
-	}
-	_, warnings, err := checkModel(model, &req, flags, o.noPreflight)
-	if err != nil {
-		return err
-	}
-	for _, w := range append(txWarnings, warnings...) {
+	for _, w := range warnings {
 		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(w))
 	}
 	target, err := localTarget(req)

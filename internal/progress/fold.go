@@ -130,7 +130,7 @@ func (t *Tree) fold(q *Phase) {
 		spans = append(spans, [2]time.Duration{max(c.Start, q.Start), min(c.End, q.End)})
 	}
 	d := q.End - q.Start
-	self := d - covered(spans)
+	self := d - Covered(spans)
 	kind := Kind(q.Name)
 	i, ok := f.index[kind]
 	if !ok {
@@ -165,8 +165,9 @@ func (t *Tree) fold(q *Phase) {
 	delete(t.phases, q.ID)
 }
 
-// covered returns the length of the union of the intervals.
-func covered(spans [][2]time.Duration) time.Duration {
+// Covered returns the length of the union of the intervals [start, end); empty or reversed
+// intervals count nothing. It sorts spans in place.
+func Covered(spans [][2]time.Duration) time.Duration {
 	slices.SortFunc(spans, func(a, b [2]time.Duration) int { return cmp.Compare(a[0], b[0]) })
 	var total, start, end time.Duration
 	started := false

@@ -175,7 +175,7 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 			cs, ce, _ := span(tree.Get(c), last)
 			spans = append(spans, [2]time.Duration{max(cs, start), min(ce, end)})
 		}
-		out.Self = Secs(end - start - covered(spans))
+		out.Self = Secs(end - start - progress.Covered(spans))
 		r.Depth = max(r.Depth, p.Depth)
 		return out
 	}
@@ -213,32 +213,6 @@ func span(p *progress.Phase, last time.Duration) (start, end time.Duration, abor
 		return start, max(last, start), true
 	}
 	return start, max(wireTime(p.End), start), p.Aborted
-}
-
-// covered returns the length of the union of the intervals.
-func covered(spans [][2]time.Duration) time.Duration {
-	slices.SortFunc(spans, func(a, b [2]time.Duration) int { return cmp.Compare(a[0], b[0]) })
-	var total, end time.Duration
-	started := false
-	var start time.Duration
-	for _, s := range spans {
-		if s[1] <= s[0] {
-			continue
-		}
-		switch {
-		case !started:
-			start, end, started = s[0], s[1], true
-		case s[0] > end:
-			total += end - start
-			start, end = s[0], s[1]
-		case s[1] > end:
-			end = s[1]
-		}
-	}
-	if started {
-		total += end - start
-	}
-	return total
 }
 
 // slowest lists where the time went: the layers (phases named for what they work on, like
