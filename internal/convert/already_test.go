@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/convert/opschema"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
@@ -53,20 +54,25 @@ func halfIslandModel() *onnxpb.ModelProto {
 // reads another Cast's output, in every graph of the converted model m.
 func checkCasts(t *testing.T, m *onnxpb.ModelProto, target Target) {
 	t.Helper()
-	a, err := analyse(m, target, opschema.Default())
+	mm, err := modelio.FromProto(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := analyse(mm, target, opschema.Default())
 	if err != nil {
 		t.Fatalf("analysing the converted model: %v", err)
 	}
 	for _, gc := range a.graphs {
-		for _, ni := range gc.nodes {
-			if ni.n.GetOpType() != "Cast" || len(ni.ins) == 0 || ni.ins[0] == nil {
+		for n := gc.n0; n < gc.n0+gc.nn; n++ {
+			ins, outs := a.ins(n), a.outs(n)
+			if a.opOf(n) != "Cast" || len(ins) == 0 || ins[0] < 0 {
 				continue
 			}
-			if ni.ins[0].typ == ni.outs[0].typ {
-				t.Errorf("%s: %s casts %s to itself", gc.where(), ni.label(), ni.ins[0].typ)
+			if a.vtyp(ins[0]) == a.vtyp(outs[0]) {
+				t.Errorf("%s: %s casts %s to itself", a.where(gc), a.label(n), a.vtyp(ins[0]))
 			}
-			if p := ni.ins[0].node; p != nil && p.n.GetOpType() == "Cast" {
-				t.Errorf("%s: %s reads the output of %s: a Cast-Cast pair", gc.where(), ni.label(), p.label())
+			if p := a.values[ins[0]].node; p >= 0 && a.opOf(p) == "Cast" {
+				t.Errorf("%s: %s reads the output of %s: a Cast-Cast pair", a.where(gc), a.label(n), a.label(p))
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,14 +11,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trtbuild/trtbuild/internal/convert/modelio"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
 )
 
 // writeLargeModel writes a chain of MatMul layers with 1024x1024 float32
 // weights (4 MiB each, values in [-0.5, 0.5)), about mib MiB in all,
-// without holding the weights in memory.
+// without holding the weights in memory: the graph is encoded without its
+// initializers, which are streamed after it, each as its fields and then
+// its raw_data.
 func writeLargeModel(tb testing.TB, path string, mib int) {
 	tb.Helper()
 	const n = 1024
@@ -27,29 +30,63 @@ func writeLargeModel(tb testing.TB, path string, mib int) {
 	g := &onnxpb.GraphProto{Name: "large",
 		Input: []*onnxpb.ValueInfoProto{tm.Value("x", f32, "batch", n)}}
 	x := "x"
-	m := modelio.FromProto(tm.Model(g))
+	var heads [][]byte
 	for i := 0; i < layers; i++ {
 		w, y := fmt.Sprintf("layer%d.weight", i), fmt.Sprintf("layer%d.out", i)
 		g.Node = append(g.Node, tm.Node(fmt.Sprintf("layer%d", i), "MatMul", []string{x, w}, []string{y}))
-		t := &onnxpb.TensorProto{Name: w, Dims: []int64{n, n}, DataType: int32(f32)}
-		g.Initializer = append(g.Initializer, t)
-		seed := uint64(i + 1)
-		m.Replace(t, modelio.Replacement{Size: 4 * n * n, WriteTo: func(w io.Writer) error {
-			bw := bufio.NewWriterSize(w, 1<<20)
-			r := tm.NewRand(seed)
-			var b [4]byte
-			for j := 0; j < n*n; j++ {
-				binary.LittleEndian.PutUint32(b[:], math.Float32bits(r.Float(0.5)))
-				if _, err := bw.Write(b[:]); err != nil {
-					return err
-				}
-			}
-			return bw.Flush()
-		}})
+		h, err := proto.Marshal(&onnxpb.TensorProto{Name: w, Dims: []int64{n, n}, DataType: int32(f32)})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		heads = append(heads, h)
 		x = y
 	}
 	g.Output = []*onnxpb.ValueInfoProto{tm.Value(x, f32, "batch", n)}
-	if _, err := m.Write(path, modelio.WriteOptions{}); err != nil {
+	const size = 4 * n * n
+	graphBytes, err := proto.Marshal(g)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	model := tm.Model(nil) // its fields but the graph
+	meta, err := proto.Marshal(model)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	graphN := len(graphBytes)
+	tensorN := make([]int, layers)
+	for i, h := range heads {
+		tensorN[i] = len(h) + protowire.SizeTag(9) + protowire.SizeVarint(size) + size
+		graphN += protowire.SizeTag(5) + protowire.SizeVarint(uint64(tensorN[i])) + tensorN[i]
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	b := append([]byte(nil), meta...)
+	b = protowire.AppendTag(b, 7, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(graphN))
+	b = append(b, graphBytes...)
+	bw.Write(b)
+	var v [4]byte
+	for i, h := range heads {
+		b = protowire.AppendTag(b[:0], 5, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(tensorN[i]))
+		b = append(b, h...)
+		b = protowire.AppendTag(b, 9, protowire.BytesType)
+		b = protowire.AppendVarint(b, size)
+		bw.Write(b)
+		r := tm.NewRand(uint64(i + 1))
+		for j := 0; j < n*n; j++ {
+			binary.LittleEndian.PutUint32(v[:], math.Float32bits(r.Float(0.5)))
+			bw.Write(v[:])
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		tb.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		tb.Fatal(err)
 	}
 }

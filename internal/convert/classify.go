@@ -38,9 +38,6 @@ type classifier struct {
 	// conv is constraints' scratch list of the type constraints a node
 	// converts, reused from node to node.
 	conv []string
-	// flags is the slab the flags of nodes are cut from: one
-	// allocation per thousands of nodes instead of one each.
-	flags []bool
 }
 
 func newClassifier(a *analysis, opts Options) (*classifier, error) {
@@ -49,13 +46,13 @@ func newClassifier(a *analysis, opts Options) (*classifier, error) {
 		return c, nil // no sets of every name and operator to build
 	}
 	used := map[string]bool{}
+	for _, op := range a.ops {
+		used[op] = true
+	}
 	nodes := map[string]bool{}
-	for _, gc := range a.graphs {
-		for _, ni := range gc.nodes {
-			used[ni.n.GetOpType()] = true
-			if ni.n.GetName() != "" {
-				nodes[ni.n.GetName()] = true
-			}
+	for n := range a.nodes {
+		if name := a.nameOf(int32(n)); name != "" {
+			nodes[name] = true
 		}
 	}
 	for _, op := range opts.KeepOps {
@@ -106,91 +103,72 @@ func quoteList(s []string) string {
 	return strings.Join(q, ", ")
 }
 
-func isWeightNode(ni *nodeInfo) bool {
-	if ni.schema == nil || ni.schema.Domain != "" {
-		return false
-	}
-	op := ni.n.GetOpType()
-	return op == "Constant" || op == "ConstantOfShape"
-}
-
-// newFlags returns n cleared flags from the classifier's slab.
-func (c *classifier) newFlags(n int) []bool {
-	if n > slab/4 {
-		return make([]bool, n)
-	}
-	if cap(c.flags)-len(c.flags) < n {
-		c.flags = make([]bool, 0, 4*slab)
-	}
-	start := len(c.flags)
-	c.flags = c.flags[:start+n]
-	return c.flags[start : start+n : start+n]
-}
-
 func (c *classifier) graph(gc *graphCtx, forced string) {
-	for _, ni := range gc.nodes {
-		c.node(ni, forced)
-	}
-}
-
-func (ni *nodeInfo) setKeep(reason, detail string) {
-	if ni.keep() == "" {
-		ni.kept = &keepNote{reason: reason, detail: detail}
+	for n := gc.n0; n < gc.n0+gc.nn; n++ {
+		c.node(n, forced)
 	}
 }
 
 // node decides whether a node runs in the target type and which of its
 // inputs and outputs change type.
-func (c *classifier) node(ni *nodeInfo, forced string) {
-	flags := c.newFlags(len(ni.ins) + len(ni.outs))
-	ni.flags = flags
-	for _, vs := range [2][]*value{ni.ins, ni.outs} {
+func (c *classifier) node(n int32, forced string) {
+	a := c.a
+	ins, outs := a.ins(n), a.outs(n)
+	for _, vs := range [2][]int32{ins, outs} {
 		for _, v := range vs {
-			if v != nil && v.typ.isFloat() {
-				ni.float = true
+			if v >= 0 && a.vfloat(v) {
+				a.nodes[n].flags |= flagFloat
 			}
 		}
 	}
-	op := ni.n.GetOpType()
-	std := ni.schema != nil && ni.schema.Domain == ""
+	op := a.opOf(n)
+	s := a.schema(n)
+	std := s != nil && s.Domain == ""
+	// The name is needed only when a list names nodes.
+	name := ""
+	if len(c.keepNodes)+len(c.keep) > 0 {
+		name = a.nameOf(n)
+	}
 	switch {
 	case forced != "":
-		ni.setKeep(ReasonKeptParent, forced)
-	case c.keepNodes[ni.n.GetName()]:
-		ni.setKeep(ReasonKeepNodes, "named in --keep-fp32-nodes")
+		a.setKeep(n, ReasonKeptParent, forced)
+	case len(c.keepNodes) > 0 && c.keepNodes[name]:
+		a.setKeep(n, ReasonKeepNodes, "named in --keep-fp32-nodes")
 	case c.keepOps[op]:
-		ni.setKeep(ReasonKeepOps, "operator named in --keep-fp32-ops")
-	case c.keep[ni.n.GetName()] && ni.n.GetName() != "":
-		ni.setKeep(ReasonKeep, "node named in --keep-fp32")
+		a.setKeep(n, ReasonKeepOps, "operator named in --keep-fp32-ops")
+	case name != "" && c.keep[name]:
+		a.setKeep(n, ReasonKeep, "node named in --keep-fp32")
 	case c.keep[op]:
-		ni.setKeep(ReasonKeep, "operator named in --keep-fp32")
+		a.setKeep(n, ReasonKeep, "operator named in --keep-fp32")
 	case std && !c.opts.NoDefaultKeepOps && DefaultKeepReason(op) != "":
-		ni.setKeep(ReasonDefault, DefaultKeepReason(op))
+		a.setKeep(n, ReasonDefault, DefaultKeepReason(op))
 	}
-	for _, v := range ni.ins {
-		if v != nil && v.overflow() != "" {
-			ni.setKeep(ReasonOverflow, fmt.Sprintf("reads %q, %s", v.name, v.overflow()))
+	if len(a.vnotes) > 0 {
+		for _, v := range ins {
+			if v >= 0 && a.overflow(v) != "" {
+				a.setKeep(n, ReasonOverflow, fmt.Sprintf("reads %q, %s", a.vname(v), a.overflow(v)))
+			}
 		}
 	}
-	if isControlFlow(ni) {
-		c.controlFlow(ni)
+	if a.isControlFlow(n) {
+		c.controlFlow(n)
 		return
 	}
-	if !ni.float {
+	if !a.has(n, flagFloat) {
 		return
 	}
 	switch {
-	case ni.schema == nil:
-		ni.setKeep(ReasonNoSchema, "custom operator or model-local function: its accepted types are unknown")
-	case ni.schema.Domain == "ai.onnx.preview.training":
-		ni.setKeep(ReasonNoSchema, "training operator")
+	case s == nil:
+		a.setKeep(n, ReasonNoSchema, "custom operator or model-local function: its accepted types are unknown")
+	case s.Domain == "ai.onnx.preview.training":
+		a.setKeep(n, ReasonNoSchema, "training operator")
 	}
-	if ni.keep() != "" {
+	if a.keep(n) != "" {
 		return
 	}
-	c.constraints(ni)
-	if std && op == "Cast" && ni.low {
-		c.cast(ni)
+	c.constraints(n)
+	if std && op == "Cast" && a.has(n, flagLow) {
+		c.cast(n)
 	}
 }
 
@@ -203,59 +181,67 @@ func (c *classifier) node(ni *nodeInfo, forced string) {
 // already converted with its inputs and outputs kept. (A Cast whose input
 // arrives in the target type and whose output is converted becomes an
 // Identity when the model is rewritten; see rewriter.edit.)
-func (c *classifier) cast(ni *nodeInfo) {
-	target := tensorType(int32(c.a.target.dataType()))
-	if tensorType(dtypeAttr(ni.n, "to", 0)) == target {
+func (c *classifier) cast(n int32) {
+	a := c.a
+	target := tensorType(int32(a.target.dataType()))
+	if tensorType(dtypeAttr(a.proto(n), "to", 0)) == target {
 		// It reads its input in the type the input ends up with, and
 		// becomes an Identity if that is the target type.
-		ni.follow = true
-		for i := range ni.wantIn() {
-			ni.wantIn()[i] = false
+		a.set(n, flagFollow, true)
+		w := a.wantIn(n)
+		for i := range w {
+			w[i] = false
 		}
 	}
-	if len(ni.ins) == 0 || ni.ins[0] == nil || ni.ins[0].typ != target || len(ni.outs) == 0 || ni.outs[0] == nil || !ni.outs[0].typ.isFloat() {
+	ins, outs := a.ins(n), a.outs(n)
+	if len(ins) == 0 || ins[0] < 0 || a.vtyp(ins[0]) != target || len(outs) == 0 || outs[0] < 0 || !a.vfloat(outs[0]) {
 		return
 	}
-	for _, u := range ni.outs[0].uses {
-		if u.n == nil && !c.required(u.g, ni.outs[0]) {
-			ni.outLow()[0] = false
+	for _, u := range a.usesOf(outs[0]) {
+		if u.n < 0 && !c.required(a.graphs[u.g], outs[0]) {
+			a.outLow(n)[0] = false
 			return
 		}
 	}
 }
 
-func (c *classifier) controlFlow(ni *nodeInfo) {
-	if ni.keep() != "" {
-		for _, sub := range ni.subs() {
-			c.graph(sub, fmt.Sprintf("inside %s, which stays in float32", ni.label()))
+func (c *classifier) controlFlow(n int32) {
+	a := c.a
+	if a.keep(n) != "" {
+		for _, sub := range a.subs(n) {
+			c.graph(sub, fmt.Sprintf("inside %s, which stays in float32", a.label(n)))
 		}
 	} else {
-		ni.low = true
-		for _, sub := range ni.subs() {
+		a.set(n, flagLow, true)
+		for _, sub := range a.subs(n) {
 			c.graph(sub, "")
 		}
 	}
+	ins, outs := a.ins(n), a.outs(n)
 	first := 0
-	switch ni.n.GetOpType() {
+	switch a.opOf(n) {
 	case "Loop":
 		first = 2
 	case "Scan":
-		_, first, _ = scanStates(ni)
+		_, first, _ = a.scanStates(n)
 	case "If":
-		first = len(ni.ins)
+		first = len(ins)
 	}
-	for i, v := range ni.ins {
-		ni.wantIn()[i] = ni.low && i >= first && v != nil && v.typ.isFloat()
+	low := a.has(n, flagLow)
+	for i, v := range ins {
+		a.wantIn(n)[i] = low && i >= first && v >= 0 && a.vfloat(v)
 	}
-	for j, v := range ni.outs {
-		ni.outLow()[j] = ni.low && v != nil && v.typ.isFloat()
+	for j, v := range outs {
+		a.outLow(n)[j] = low && v >= 0 && a.vfloat(v)
 	}
 }
 
 // constraints decides a node by its schema: a type constraint bound to a
 // float32 type converts when it admits the target type.
-func (c *classifier) constraints(ni *nodeInfo) {
-	s, target := ni.schema, c.a.target
+func (c *classifier) constraints(n int32) {
+	a := c.a
+	s, target := a.schema(n), a.target
+	ins, outs := a.ins(n), a.outs(n)
 	// A node binds a handful of type constraints: slices, kept sorted by
 	// name, cost less than a map per node.
 	type bound struct {
@@ -264,8 +250,8 @@ func (c *classifier) constraints(ni *nodeInfo) {
 	}
 	var bindingArr [4]bound
 	binding := bindingArr[:0]
-	bind := func(p opschema.Param, ok bool, v *value) {
-		if !ok || v == nil || !s.IsConstraint(p.Type) || (p.Option == opschema.Variadic && !p.Homogeneous) {
+	bind := func(p opschema.Param, ok bool, v int32) {
+		if !ok || v < 0 || !s.IsConstraint(p.Type) || (p.Option == opschema.Variadic && !p.Homogeneous) {
 			return
 		}
 		i := 0
@@ -275,13 +261,13 @@ func (c *classifier) constraints(ni *nodeInfo) {
 		if i < len(binding) && binding[i].name == p.Type {
 			return
 		}
-		binding = slices.Insert(binding, i, bound{p.Type, v.typ})
+		binding = slices.Insert(binding, i, bound{p.Type, a.vtyp(v)})
 	}
-	for i, v := range ni.ins {
+	for i, v := range ins {
 		p, ok := s.Input(i)
 		bind(p, ok, v)
 	}
-	for j, v := range ni.outs {
+	for j, v := range outs {
 		p, ok := s.Output(j)
 		bind(p, ok, v)
 	}
@@ -294,7 +280,7 @@ func (c *classifier) constraints(ni *nodeInfo) {
 			continue
 		}
 		switch {
-		case fixedConstraints[ni.n.GetOpType()] == name && s.Domain == "":
+		case fixedConstraints[a.opOf(n)] == name && s.Domain == "":
 			why = append(why, fmt.Sprintf("%s of %s is set by an attribute", name, s))
 		case s.Admits(name, string(b.lower(target))):
 			conv = append(conv, name)
@@ -302,26 +288,27 @@ func (c *classifier) constraints(ni *nodeInfo) {
 			why = append(why, fmt.Sprintf("%s has no %s for %s", s, b.lower(target), name))
 		}
 	}
-	lit := func(p opschema.Param, ok bool, v *value, kind string) {
-		if ok && v != nil && v.typ.isFloat() && !s.IsConstraint(p.Type) {
+	lit := func(p opschema.Param, ok bool, v int32, kind string) {
+		if ok && v >= 0 && a.vfloat(v) && !s.IsConstraint(p.Type) {
 			why = append(why, fmt.Sprintf("%s %q of %s is %s only", kind, p.Name, s, p.Type))
 		}
 	}
-	for i, v := range ni.ins {
+	wantIn, outLow := a.wantIn(n), a.outLow(n)
+	for i, v := range ins {
 		p, ok := s.Input(i)
 		lit(p, ok, v, "input")
-		ni.wantIn()[i] = ok && v != nil && v.typ.isFloat() && slices.Contains(conv, p.Type)
+		wantIn[i] = ok && v >= 0 && a.vfloat(v) && slices.Contains(conv, p.Type)
 	}
-	for j, v := range ni.outs {
+	for j, v := range outs {
 		p, ok := s.Output(j)
 		lit(p, ok, v, "output")
-		ni.outLow()[j] = ok && v != nil && v.typ.isFloat() && slices.Contains(conv, p.Type)
+		outLow[j] = ok && v >= 0 && a.vfloat(v) && slices.Contains(conv, p.Type)
 	}
 	if len(conv) == 0 {
-		ni.setKeep(ReasonTypes, strings.Join(why, "; "))
+		a.setKeep(n, ReasonTypes, strings.Join(why, "; "))
 		return
 	}
-	ni.low = true
+	a.set(n, flagLow, true)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -335,43 +322,44 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // required reports whether a graph output must have the target type: the
 // main graph's with Options.ConvertIO, a subgraph's when its node converts.
-func (c *classifier) required(gc *graphCtx, v *value) bool {
-	if !v.typ.isFloat() {
+func (c *classifier) required(gc *graphCtx, v int32) bool {
+	if !c.a.vfloat(v) {
 		return false
 	}
-	if gc.owner == nil {
+	if gc.owner < 0 {
 		return c.opts.ConvertIO
 	}
-	return gc.owner.low
+	return c.a.has(gc.owner, flagLow)
 }
 
-func (c *classifier) wants(u use, v *value) bool {
-	if u.n == nil {
-		return c.required(u.g, v)
+func (c *classifier) wants(u use, v int32) bool {
+	if u.n < 0 {
+		return c.required(c.a.graphs[u.g], v)
 	}
-	return u.n.wantIn()[u.in]
+	return c.a.wantIn(u.n)[u.in]
 }
 
 // weightLowered decides a weight: it converts unless its values overflow,
 // it is kept by the lists, or some reader needs float32. It returns the
-// reason when it stays.
-func (c *classifier) weightLowered(v *value, keptNode *nodeInfo) (bool, string, string) {
-	if v.overflow() != "" {
-		return false, ReasonOverflow, v.overflow()
+// reason when it stays. keptNode is the Constant node making it, or -1.
+func (c *classifier) weightLowered(v int32, keptNode int32) (bool, string, string) {
+	a := c.a
+	if a.overflow(v) != "" {
+		return false, ReasonOverflow, a.overflow(v)
 	}
-	if keptNode != nil && keptNode.keep() != "" {
-		return false, keptNode.keep(), keptNode.detail()
+	if keptNode >= 0 && a.keep(keptNode) != "" {
+		return false, a.keep(keptNode), a.detail(keptNode)
 	}
 	var readers []string
-	for _, u := range v.uses {
+	for _, u := range a.usesOf(v) {
 		if c.wants(u, v) {
 			continue
 		}
 		switch {
-		case u.n != nil:
-			readers = append(readers, u.n.label())
+		case u.n >= 0:
+			readers = append(readers, a.label(u.n))
 		default:
-			readers = append(readers, fmt.Sprintf("output %q of the %s", v.name, u.g.where()))
+			readers = append(readers, fmt.Sprintf("output %q of the %s", a.vname(v), a.where(a.graphs[u.g])))
 		}
 	}
 	if len(readers) > 0 {
@@ -397,40 +385,44 @@ func compact(s []string) []string {
 
 // decide sets every value's new type after all nodes are classified.
 func (c *classifier) decide() {
-	for _, gc := range c.a.graphs {
+	a := c.a
+	for _, gc := range a.graphs {
 		for _, v := range gc.inputs {
-			switch v.kind {
+			switch a.values[v].kind {
 			case kindInput:
-				v.lowered = c.opts.ConvertIO && v.typ.isFloat()
+				a.values[v].lowered = c.opts.ConvertIO && a.vfloat(v)
 			case kindSubInput:
-				v.lowered = gc.owner.low && v.typ.isFloat()
+				a.values[v].lowered = a.has(gc.owner, flagLow) && a.vfloat(v)
 			}
 		}
 		// In file order: sorting every name of a large graph costs more
 		// than the decisions, which do not depend on order.
-		for i, t := range gc.g.Initializer {
-			if v := gc.initValues[i]; v != nil && v.kind == kindInit && v.init == t && v.typ.isFloat() {
-				low, reason, detail := c.weightLowered(v, nil)
-				v.lowered = low
-				if reason != "" || detail != "" || v.note != nil {
-					n := v.notes()
-					n.keep, n.detail = reason, detail
+		for i, v := range gc.initValues {
+			if v >= 0 && a.values[v].kind == kindInit && a.values[v].init == int32(i) && a.vfloat(v) {
+				low, reason, detail := c.weightLowered(v, -1)
+				a.values[v].lowered = low
+				if reason != "" || detail != "" || a.vnotes[v] != nil {
+					nt := a.notes(v)
+					nt.keep, nt.detail = reason, detail
 				}
 			}
 		}
-		for _, ni := range gc.nodes {
-			if ni.weight {
-				if len(ni.outs) == 1 && ni.outs[0] != nil && ni.outs[0].typ.isFloat() {
-					low, reason, detail := c.weightLowered(ni.outs[0], ni)
-					ni.low, ni.outLow()[0] = low, low
+		for n := gc.n0; n < gc.n0+gc.nn; n++ {
+			outs := a.outs(n)
+			if a.has(n, flagWeight) {
+				if len(outs) == 1 && outs[0] >= 0 && a.vfloat(outs[0]) {
+					low, reason, detail := c.weightLowered(outs[0], n)
+					a.set(n, flagLow, low)
+					a.outLow(n)[0] = low
 					if !low {
-						ni.kept = &keepNote{reason: reason, detail: detail}
+						a.knotes[n] = &keepNote{reason: reason, detail: detail}
 					}
 				}
 			}
-			for j, v := range ni.outs {
-				if v != nil {
-					v.lowered = ni.outLow()[j]
+			outLow := a.outLow(n)
+			for j, v := range outs {
+				if v >= 0 {
+					a.values[v].lowered = outLow[j]
 				}
 			}
 		}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/convert/opschema"
+	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
 // Convert converts the model in place and returns what it did. Data of
@@ -39,11 +40,10 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 		return Summary{}, fmt.Errorf("no target type: set Options.Target to fp16 or bf16")
 	}
 	table := opschema.Default()
-	a, err := analyse(m.Proto, opts.Target, table)
+	a, err := analyse(m, opts.Target, table)
 	if err != nil {
 		return Summary{}, err
 	}
-	a.path = m.Path
 	if err := checkTypes(a); err != nil {
 		return Summary{}, fmt.Errorf("the model's types are inconsistent, so it is not valid ONNX (%w); check it with onnx.checker.check_model(model, full_check=True)", err)
 	}
@@ -58,7 +58,7 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	}
 	for _, w := range ws {
 		if w.stats.Overflow > 0 {
-			w.v.notes().overflow = fmt.Sprintf("whose values reach %.4g, beyond %s's largest %.6g", w.stats.MaxAbs, f, f.MaxFinite())
+			a.notes(w.v).overflow = fmt.Sprintf("whose values reach %.4g, beyond %s's largest %.6g", w.stats.MaxAbs, f, f.MaxFinite())
 		}
 	}
 	c.graph(a.main, "")
@@ -75,8 +75,9 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	}
 	summarize(a, c, ws, s)
 	s.AlreadyTarget = unchanged(a, s)
-	// The analysis is done with: its memory goes to the check.
-	if err := verify(m.Proto, opts.Target, table, a.release()); err != nil {
+	// The analysis is done with; the check makes its own.
+	a, c, r, ws = nil, nil, nil, nil
+	if err := verify(m, opts.Target, table); err != nil {
 		return Summary{}, err
 	}
 	return *s, nil
@@ -91,21 +92,22 @@ func unchanged(a *analysis, s *Summary) bool {
 		s.Initializers.Converted+s.Initializers.Kept+s.Constants.Converted+s.Constants.Kept > 0 {
 		return false
 	}
-	for _, gc := range a.graphs {
-		for _, v := range gc.values {
-			if v.lowered {
-				return false
-			}
+	for i := range a.values {
+		if a.values[i].lowered {
+			return false
 		}
 	}
 	return true
 }
 
 func convertInitializers(m *modelio.Model, a *analysis, s *Summary) error {
+	f := a.target.format()
+	m.SetLowering(modelio.Lowering{DataType: int32(a.target.dataType()), Convert: func(dst, src []byte) { convertChunk(f, dst, src) }})
 	for _, gc := range a.graphs {
-		for i, t := range gc.g.Initializer {
+		for i := range gc.g.Inits {
+			t := &gc.g.Inits[i]
 			v := gc.initValues[i]
-			if v == nil || !v.typ.isFloat() {
+			if v < 0 || !a.vfloat(v) {
 				continue
 			}
 			size, err := m.DataSize(t)
@@ -113,16 +115,17 @@ func convertInitializers(m *modelio.Model, a *analysis, s *Summary) error {
 				return err
 			}
 			s.Initializers.BytesBefore += size
-			if !v.lowered {
+			if !a.values[v].lowered {
 				s.Initializers.Kept++
 				s.Initializers.BytesAfter += size
-				reason, detail := v.kept()
-				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: v.name, Graph: gc.path(), Reason: reason, Detail: detail})
+				reason, detail := a.kept(v)
+				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: a.vname(v), Graph: a.gpath(gc), Reason: reason, Detail: detail})
 				continue
 			}
-			if err := lowerTensor(m, t, a.target, gc.owner == nil); err != nil {
-				return err
+			if t.DataType != int32(onnxpb.TensorProto_FLOAT) {
+				return fmt.Errorf("%w: initializer %q of type %s would be converted", ErrInternal, a.vname(v), a.vtyp(v))
 			}
+			t.Lower = true // converted as it is written
 			s.Initializers.Converted++
 			s.Initializers.BytesAfter += size / 2
 		}
@@ -130,37 +133,38 @@ func convertInitializers(m *modelio.Model, a *analysis, s *Summary) error {
 	return nil
 }
 
-func summarize(a *analysis, c *classifier, ws []*weight, s *Summary) {
+func summarize(a *analysis, c *classifier, ws []weight, s *Summary) {
 	for _, gc := range a.graphs {
-		for _, ni := range gc.nodes {
+		for n := gc.n0; n < gc.n0+gc.nn; n++ {
+			outs := a.outs(n)
 			switch {
-			case ni.weight:
-				if len(ni.outs) == 0 || ni.outs[0] == nil || !ni.outs[0].typ.isFloat() {
+			case a.has(n, flagWeight):
+				if len(outs) == 0 || outs[0] < 0 || !a.vfloat(outs[0]) {
 					continue
 				}
-				if ni.low {
+				if a.has(n, flagLow) {
 					s.Constants.Converted++
 					continue
 				}
 				s.Constants.Kept++
-				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: ni.outs[0].name, Graph: gc.path(), Reason: ni.keep(), Detail: ni.detail()})
-			case !ni.float:
-			case ni.low:
+				s.KeptWeights = append(s.KeptWeights, KeptWeight{Name: a.vname(outs[0]), Graph: a.gpath(gc), Reason: a.keep(n), Detail: a.detail(n)})
+			case !a.has(n, flagFloat):
+			case a.has(n, flagLow):
 				s.Nodes.Converted++
 			default:
 				s.Nodes.Kept++
-				s.KeptNodes = append(s.KeptNodes, KeptNode{Name: ni.n.GetName(), Op: ni.n.GetOpType(), Graph: gc.path(), Reason: ni.keep(), Detail: ni.detail()})
+				s.KeptNodes = append(s.KeptNodes, KeptNode{Name: a.nameOf(n), Op: a.opOf(n), Graph: a.gpath(gc), Reason: a.keep(n), Detail: a.detail(n)})
 			}
 		}
 	}
 	for _, v := range a.main.inputs {
-		if v.kind == kindInput && v.typ.isFloat() {
-			s.Inputs = append(s.Inputs, IOType{Name: v.name, Before: "float", After: typeWord(v.lowered, a.target)})
+		if a.values[v].kind == kindInput && a.vfloat(v) {
+			s.Inputs = append(s.Inputs, IOType{Name: a.vname(v), Before: "float", After: typeWord(a.values[v].lowered, a.target)})
 		}
 	}
 	for _, v := range a.main.outputs {
-		if v.typ.isFloat() {
-			s.Outputs = append(s.Outputs, IOType{Name: v.name, Before: "float", After: typeWord(c.required(a.main, v), a.target)})
+		if a.vfloat(v) {
+			s.Outputs = append(s.Outputs, IOType{Name: a.vname(v), Before: "float", After: typeWord(c.required(a.main, v), a.target)})
 		}
 	}
 	if w := newerOpsetWarning(a, a.path); w != "" {
@@ -171,18 +175,18 @@ func summarize(a *analysis, c *classifier, ws []*weight, s *Summary) {
 			continue
 		}
 		var readers []string
-		for _, u := range w.v.uses {
-			if u.n != nil {
-				readers = append(readers, u.n.label())
+		for _, u := range a.usesOf(w.v) {
+			if u.n >= 0 {
+				readers = append(readers, a.label(u.n))
 			}
 		}
 		sort.Strings(readers)
 		readers = compact(readers)
 		what := "initializer"
-		if w.v.kind == kindNode {
-			what = w.v.node.n.GetOpType() + " value"
+		if a.values[w.v].kind == kindNode {
+			what = a.opOf(a.values[w.v].node) + " value"
 		}
-		msg := fmt.Sprintf("%s %q has %d values beyond %s's range (up to %.4g); it stays in float32", what, w.v.name, w.stats.Overflow, a.target.format(), w.stats.MaxAbs)
+		msg := fmt.Sprintf("%s %q has %d values beyond %s's range (up to %.4g); it stays in float32", what, a.vname(w.v), w.stats.Overflow, a.target.format(), w.stats.MaxAbs)
 		if len(readers) > 0 {
 			if len(readers) > 5 {
 				readers = append(readers[:5], fmt.Sprintf("%d more", len(readers)-5))
@@ -196,17 +200,17 @@ func summarize(a *analysis, c *classifier, ws []*weight, s *Summary) {
 
 // admitsLowered reports whether schema s accepts the node's float32 inputs
 // and outputs in the target type.
-func admitsLowered(s *opschema.Schema, ni *nodeInfo, t Target) bool {
-	for i, v := range ni.ins {
-		if v != nil && v.typ.isFloat() {
-			if p, ok := s.Input(i); !ok || !s.Admits(p.Type, string(v.typ.lower(t))) {
+func admitsLowered(a *analysis, s *opschema.Schema, n int32) bool {
+	for i, v := range a.ins(n) {
+		if v >= 0 && a.vfloat(v) {
+			if p, ok := s.Input(i); !ok || !s.Admits(p.Type, string(a.vtyp(v).lower(a.target))) {
 				return false
 			}
 		}
 	}
-	for j, v := range ni.outs {
-		if v != nil && v.typ.isFloat() {
-			if p, ok := s.Output(j); !ok || !s.Admits(p.Type, string(v.typ.lower(t))) {
+	for j, v := range a.outs(n) {
+		if v >= 0 && a.vfloat(v) {
+			if p, ok := s.Output(j); !ok || !s.Admits(p.Type, string(a.vtyp(v).lower(a.target))) {
 				return false
 			}
 		}
@@ -228,14 +232,14 @@ func newerOpsetWarning(a *analysis, model string) string {
 	count, need := 0, 0
 	ops := map[string]int{}
 	for _, gc := range a.graphs {
-		for _, ni := range gc.nodes {
-			if ni.keep() != ReasonTypes || ni.schema == nil || ni.schema.Domain != "" {
+		for n := gc.n0; n < gc.n0+gc.nn; n++ {
+			if a.keep(n) != ReasonTypes || a.schema(n) == nil || a.schema(n).Domain != "" {
 				continue
 			}
-			for _, s := range a.table.Versions("", ni.n.GetOpType()) {
-				if s.Since > opset && s.Since <= a.table.Newest[""] && admitsLowered(s, ni, a.target) {
+			for _, s := range a.table.Versions("", a.opOf(n)) {
+				if s.Since > opset && s.Since <= a.table.Newest[""] && admitsLowered(a, s, n) {
 					count++
-					ops[ni.n.GetOpType()]++
+					ops[a.opOf(n)]++
 					need = max(need, s.Since)
 					break
 				}

@@ -21,9 +21,19 @@ import (
 
 func convertProto(t *testing.T, m *onnxpb.ModelProto, opts Options) (*onnxpb.ModelProto, Summary, error) {
 	t.Helper()
-	mm := modelio.FromProto(m)
+	mm, err := modelio.FromProto(m)
+	if err != nil {
+		return nil, Summary{}, err
+	}
 	s, err := Convert(mm, opts)
-	return mm.Proto, s, err
+	if err != nil {
+		return nil, s, err
+	}
+	got, err := mm.Decode()
+	if err != nil {
+		t.Fatalf("decoding the converted model: %v", err)
+	}
+	return got, s, nil
 }
 
 func findNode(g *onnxpb.GraphProto, name string) *onnxpb.NodeProto {
@@ -348,16 +358,18 @@ func TestExternalData(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := bigMLP()
-	for _, init := range back.Proto.Graph.Initializer {
+	for i := range back.Graph.Inits {
+		init := &back.Graph.Inits[i]
 		var got []byte
 		if err := back.ReadData(init, func(c []byte) error { got = append(got, c...); return nil }); err != nil {
 			t.Fatal(err)
 		}
-		src := findInit(want.Graph, init.GetName()).RawData
+		name := back.String(init.Name)
+		src := findInit(want.Graph, name).RawData
 		for i := 0; i < len(src)/4; i++ {
 			v := math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 			if g := binary.LittleEndian.Uint16(got[2*i:]); g != half.FromFloat32(v) {
-				t.Fatalf("%s[%d] = %#04x, want %#04x", init.GetName(), i, g, half.FromFloat32(v))
+				t.Fatalf("%s[%d] = %#04x, want %#04x", name, i, g, half.FromFloat32(v))
 			}
 		}
 	}
@@ -474,7 +486,11 @@ func FuzzConvert(f *testing.F) {
 		if bf16 {
 			target = BF16
 		}
-		_, err := Convert(modelio.FromProto(m), Options{Target: target})
+		mm, err := modelio.FromProto(m)
+		if err != nil {
+			return
+		}
+		_, err = Convert(mm, Options{Target: target})
 		if errors.Is(err, ErrInternal) {
 			t.Fatalf("internal error on a model that analysed: %v", err)
 		}

@@ -174,12 +174,19 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m := modelio.FromProto(proto.Clone(orig).(*onnxpb.ModelProto))
+			m, err := modelio.FromProto(proto.Clone(orig).(*onnxpb.ModelProto))
+			if err != nil {
+				t.Fatal(err)
+			}
 			s, err := Convert(m, c.opts)
 			if err != nil {
 				t.Fatalf("Convert: %v", err)
 			}
-			got := "== summary\n" + string(summaryGolden(t, s)) + "== converted graph\n" + dumpModel(m.Proto)
+			conv, err := m.Decode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := "== summary\n" + string(summaryGolden(t, s)) + "== converted graph\n" + dumpModel(conv)
 			checkGolden(t, filepath.Join("testdata", "golden", c.name+".txt"), []byte(got))
 		})
 	}

@@ -2,12 +2,20 @@ package convert
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strconv"
 	"strings"
 
+	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/convert/opschema"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
+
+// The analysis works on the compact form of package modelio: values and
+// nodes are integer ids into flat slices of small records without
+// pointers, names are views into the model's buffers, and each graph has
+// one table from names to value ids. Rare data (why a node stays, a
+// value's overflow, a renamed value) lives in side tables keyed by id.
 
 type valueKind uint8
 
@@ -18,21 +26,21 @@ const (
 	kindSubInput                  // an input of a subgraph
 )
 
+// typeID is an interned vtype (analysis.types); 0 is the unknown type "".
+type typeID uint16
+
 // value is one named value of a graph.
 type value struct {
-	name    string
-	typ     vtype     // in the original model
-	kind    valueKind // beside lowered: no padding in a struct a model has millions of
-	lowered bool      // its type in the converted model is typ.lower(target)
-	g       *graphCtx
-	node    *nodeInfo // the producer, for kindNode
-	init    *onnxpb.TensorProto
-	uses    []use
-	note    *valueNote // nil for the many values that need none
+	name    modelio.Str
+	node    int32 // the producer, for kindNode; -1 otherwise
+	init    int32 // the initializer's index in its graph, for kindInit; -1 when none
+	g       int32 // the graph
+	typ     typeID
+	kind    valueKind
+	lowered bool // its type in the converted model is typ.lower(target)
 }
 
-// valueNote holds what few values have: kept apart so that value, of which
-// a model has millions, stays small.
+// valueNote holds what few values have, keyed by value id.
 type valueNote struct {
 	overflow string // why its data does not fit the target type; "" if it does
 	keep     string // for a float32 initializer that stays: a Reason* code
@@ -40,73 +48,30 @@ type valueNote struct {
 	cur      string // the name that holds it in its decided type, when not its own
 }
 
-// cur returns the name that holds the value in its decided type: its own,
-// unless the rewrite renamed it (see setCur).
-func (v *value) cur() string {
-	if v.note == nil || v.note.cur == "" {
-		return v.name
-	}
-	return v.note.cur
-}
-
-// setCur records that name holds the value in its decided type.
-func (v *value) setCur(name string) { v.notes().cur = name }
-
-// overflow says why the value's data does not fit the target type; "" if
-// it does.
-func (v *value) overflow() string {
-	if v.note == nil {
-		return ""
-	}
-	return v.note.overflow
-}
-
-// kept returns the Reason* code and detail of a float32 initializer that
-// stays; "" if it does not.
-func (v *value) kept() (reason, detail string) {
-	if v.note == nil {
-		return "", ""
-	}
-	return v.note.keep, v.note.detail
-}
-
-// notes returns the value's note, made on first use.
-func (v *value) notes() *valueNote {
-	if v.note == nil {
-		v.note = &valueNote{}
-	}
-	return v.note
-}
-
-// use is one place a value is read: input in of node n, or output out of
-// graph g when n is nil.
+// use is one place a value is read: input in of node n, or output in of
+// graph g when n is -1.
 type use struct {
-	n       *nodeInfo
-	g       *graphCtx
-	in, out int32
+	n, g, in int32
 }
+
+// Node flags.
+const (
+	flagFloat  = 1 << iota // it reads or makes float32 values
+	flagWeight             // Constant or ConstantOfShape: decided by its consumers
+	flagLow                // converted: runs in the target type
+	// flagFollow is set on a Cast to the target type: it reads its input
+	// in the input's decided type (see classifier.cast).
+	flagFollow
+	flagCF // If, Loop or Scan
+)
 
 // nodeInfo is the analysis of one node.
 type nodeInfo struct {
-	n      *onnxpb.NodeProto
-	g      *graphCtx
-	schema *opschema.Schema
-	ins    []*value // nil where an optional input is omitted
-	outs   []*value // nil where an optional output is omitted
-
-	// The small fields together, so that the struct, of which a model has
-	// one per node, has no padding between them.
-	index  int32
-	float  bool // it reads or makes float32 values
-	weight bool // Constant or ConstantOfShape: decided by its consumers
-	low    bool // converted: runs in the target type
-	// follow is set on a Cast to the target type: it reads its input in
-	// the input's decided type (see classifier.cast).
-	follow bool
-
-	kept *keepNote // nil unless kept in float32
-	// flags are wantIn and outLow in one slice (see those).
-	flags []bool
+	g      int32  // the graph
+	idx    int32  // its index in the graph's nodes
+	schema uint16 // index in analysis.schemas; 0 for none
+	op     uint16 // index in analysis.ops
+	flags  uint8
 }
 
 // keepNote says why a node stays in float32.
@@ -115,243 +80,382 @@ type keepNote struct {
 	detail string
 }
 
-// keep returns the Reason* code of a node kept in float32; "" if it
-// converts.
-func (ni *nodeInfo) keep() string {
-	if ni.kept == nil {
-		return ""
-	}
-	return ni.kept.reason
-}
-
-// detail returns what keep's reason says of this node.
-func (ni *nodeInfo) detail() string {
-	if ni.kept == nil {
-		return ""
-	}
-	return ni.kept.detail
-}
-
-// wantIn says, input by input, whether the node reads it in the target
-// type (set by the classifier).
-func (ni *nodeInfo) wantIn() []bool {
-	if ni.flags == nil {
-		return nil
-	}
-	return ni.flags[:len(ni.ins):len(ni.ins)]
-}
-
-// outLow says, output by output, whether the node makes it in the target
-// type (set by the classifier).
-func (ni *nodeInfo) outLow() []bool {
-	if ni.flags == nil {
-		return nil
-	}
-	return ni.flags[len(ni.ins):]
-}
-
-// subs returns the subgraphs of a control-flow node: If's then and else,
-// the body of Loop and Scan.
-func (ni *nodeInfo) subs() []*graphCtx { return ni.g.subs[ni] }
-
 // graphCtx is one graph, the main one or a subgraph, under analysis.
 type graphCtx struct {
-	g       *onnxpb.GraphProto
-	parent  *graphCtx
-	owner   *nodeInfo // nil for the main graph
-	attr    string
-	values  map[string]*value
-	inputs  []*value
-	outputs []*value
-	nodes   []*nodeInfo
-	// initValues are the values of g.Initializer, index for index, so
-	// that passes over the initializers need no lookup by name.
-	initValues []*value
-	casts      map[castKey]string
-	// subs are the subgraphs of the graph's control-flow nodes (few, so
-	// not a field of every node).
-	subs map[*nodeInfo][]*graphCtx
+	g      *modelio.Graph
+	parent *graphCtx
+	owner  int32 // the node whose subgraph it is; -1 for the main graph
+	attr   string
+	n0     int32 // the id of its first node: its nodes are n0 ... n0+nn-1
+	nn     int32 // the number of its nodes when analysed (the rewrite adds some)
+	table  nameTable
+	// ids are the value ids of the nodes' inputs and outputs, index for
+	// index with g.Names; -1 where one is omitted. flags are wantIn (for
+	// inputs) and outLow (for outputs), set by the classifier.
+	ids   []int32
+	flags []bool
+	// inputs, outputs are value ids; initValues the value of each
+	// initializer, index for index with g.Inits.
+	inputs, outputs, initValues []int32
+	casts                       map[castKey]string
+	// subs are the subgraphs of the graph's control-flow nodes, by node id.
+	subs map[int32][]*graphCtx
 }
 
 type castKey struct {
-	v       *value
+	v       int32
 	lowered bool
-}
-
-// where names the graph for messages: "main graph" or "body of Loop 'l'".
-func (gc *graphCtx) where() string {
-	if gc.owner == nil {
-		return "main graph"
-	}
-	return fmt.Sprintf("%s of %s", gc.attr, gc.owner.label())
-}
-
-// path is where() for the summary: "" for the main graph.
-func (gc *graphCtx) path() string {
-	if gc.owner == nil {
-		return ""
-	}
-	return gc.where()
-}
-
-func (ni *nodeInfo) label() string {
-	if ni.n.GetName() != "" {
-		return fmt.Sprintf("%s %q", ni.n.GetOpType(), ni.n.GetName())
-	}
-	return fmt.Sprintf("%s node #%d", ni.n.GetOpType(), ni.index)
-}
-
-func (gc *graphCtx) lookup(name string) *value {
-	for g := gc; g != nil; g = g.parent {
-		if v, ok := g.values[name]; ok {
-			return v
-		}
-	}
-	return nil
 }
 
 // analysis holds a model under analysis.
 type analysis struct {
+	m    *modelio.Model
 	path string // the model file, for messages; "" when unknown
 	// typesOnly skips what only the conversion needs (each value's uses),
-	// for verify, which checks types.
+	// for verify, which checks types; it also takes the nodes in the order
+	// the rewrite left (Graph.Order) and the initializers' new types.
 	typesOnly bool
-	// Slabs the analysis allocates its many small objects from: one
-	// allocation per thousand values instead of one each.
-	values []value
-	infos  []nodeInfo
-	ptrs   []*value
-	// useSlab holds the first use of each value (most have one): the
-	// second and later uses grow the value's own slice.
-	useSlab []use
-	// used are the slab chunks this analysis took; free are chunks of an
-	// earlier, finished analysis to take before allocating (see release).
-	used, free slabs
-	target     Target
-	table      *opschema.Table
-	opsets     map[string]int
-	main       *graphCtx
-	graphs     []*graphCtx // all graphs, parents before children
-	funcs      map[[2]string]bool
+	values    []value
+	nodes     []nodeInfo
+	// useStart and uses hold the uses of every value: those of value v
+	// are uses[useStart[v]:useStart[v+1]].
+	useStart []int32
+	uses     []use
+	vnotes   map[int32]*valueNote
+	knotes   map[int32]*keepNote
+
+	types   []vtype
+	typeIDs map[vtype]typeID
+	isFloat []bool // by typeID
+	ops     []string
+	opIDs   map[string]uint16
+	schemas []*opschema.Schema
+	// schemaOf caches the schema (index+1, 0 for none) and whether the
+	// operator is a model-local function, by operator and domain.
+	schemaOf map[opKey]schemaRef
+	seed     maphash.Seed
+
+	target Target
+	table  *opschema.Table
+	opsets map[string]int
+	main   *graphCtx
+	graphs []*graphCtx // all graphs, parents before children
+	funcs  map[[2]string]bool
 }
 
-const slab = 1024
+type opKey struct{ op, domain string }
 
-// slabs are the chunks of records an analysis allocates from. An analysis
-// of the converted model (verify's) takes those of the conversion's, which
-// is finished by then: its memory is reused instead of added to, and
-// reusing it costs less than fresh pages.
-type slabs struct {
-	values [][]value
-	infos  [][]nodeInfo
-	ptrs   [][]*value
-	// maps are the graphs' maps of values, the main graph's last.
-	maps []map[string]*value
+type schemaRef struct {
+	schema uint16
+	isFunc bool
 }
 
-// release hands over the analysis' slab chunks for another analysis to
-// reuse. The analysis and everything it returned must not be used after.
-func (a *analysis) release() slabs {
-	s := a.used
-	a.used, a.values, a.infos, a.ptrs = slabs{}, nil, nil, nil
-	for i := len(a.graphs) - 1; i >= 0; i-- {
-		s.maps = append(s.maps, a.graphs[i].values)
-		a.graphs[i].values = nil
+// str returns a string of the model.
+func (a *analysis) str(s modelio.Str) string { return a.m.String(s) }
+
+func (a *analysis) vname(v int32) string { return a.m.String(a.values[v].name) }
+
+func (a *analysis) vtyp(v int32) vtype { return a.types[a.values[v].typ] }
+
+func (a *analysis) vfloat(v int32) bool { return a.isFloat[a.values[v].typ] }
+
+// typeID interns a type.
+func (a *analysis) typeID(t vtype) typeID {
+	if id, ok := a.typeIDs[t]; ok {
+		return id
 	}
-	return s
+	id := typeID(len(a.types))
+	a.types = append(a.types, t)
+	a.isFloat = append(a.isFloat, t.isFloat())
+	a.typeIDs[t] = id
+	return id
 }
 
-// valueMap returns an empty map for about n values: a map of a released
-// analysis (see release) when there is one, or a new one.
-func (a *analysis) valueMap(n int) map[string]*value {
-	if k := len(a.free.maps); k > 0 {
-		m := a.free.maps[k-1]
-		a.free.maps = a.free.maps[:k-1]
-		clear(m)
-		return m
+func (a *analysis) opID(op string) uint16 {
+	if id, ok := a.opIDs[op]; ok {
+		return id
 	}
-	return make(map[string]*value, n)
+	id := uint16(len(a.ops))
+	a.ops = append(a.ops, op)
+	a.opIDs[op] = id
+	return id
 }
 
-// addUse records that u reads v. A value's first use comes from the
-// analysis' slab.
-func (a *analysis) addUse(v *value, u use) {
-	if v.uses == nil {
-		if len(a.useSlab) == cap(a.useSlab) {
-			a.useSlab = make([]use, 0, slab)
-		}
-		k := len(a.useSlab)
-		a.useSlab = a.useSlab[:k+1]
-		v.uses = a.useSlab[k : k : k+1]
+// initType returns an initializer's data type: for the check of the
+// converted model, the type it is written with.
+func (a *analysis) initType(t *modelio.Tensor) int32 {
+	if a.typesOnly {
+		return a.m.TypeOf(t)
 	}
-	v.uses = append(v.uses, u)
+	return t.DataType
 }
 
-// chunk returns a cleared chunk from free, or a new one, and records it in
-// used.
-func chunk[T any](free, used *[][]T) []T {
-	var c []T
-	if n := len(*free); n > 0 {
-		c = (*free)[n-1][:0]
-		*free = (*free)[:n-1]
-		clear(c[:cap(c)])
+// node helpers
+
+func (a *analysis) gcOf(n int32) *graphCtx { return a.graphs[a.nodes[n].g] }
+
+func (a *analysis) mnode(n int32) *modelio.Node {
+	ni := &a.nodes[n]
+	return &a.graphs[ni.g].g.Nodes[ni.idx]
+}
+
+func (a *analysis) opOf(n int32) string { return a.ops[a.nodes[n].op] }
+
+func (a *analysis) nameOf(n int32) string { return a.str(a.mnode(n).Name) }
+
+func (a *analysis) domainOf(n int32) string { return a.str(a.mnode(n).Domain) }
+
+func (a *analysis) schema(n int32) *opschema.Schema {
+	if s := a.nodes[n].schema; s != 0 {
+		return a.schemas[s-1]
+	}
+	return nil
+}
+
+func (a *analysis) has(n int32, f uint8) bool { return a.nodes[n].flags&f != 0 }
+
+func (a *analysis) set(n int32, f uint8, on bool) {
+	if on {
+		a.nodes[n].flags |= f
 	} else {
-		c = make([]T, 0, slab)
+		a.nodes[n].flags &^= f
 	}
-	*used = append(*used, c)
-	return c
 }
 
-// newValue returns a new value, a copy of v, from the slab.
-func (a *analysis) newValue(v value) *value {
-	if len(a.values) == cap(a.values) {
-		a.values = chunk(&a.free.values, &a.used.values)
+// ins returns the value ids of a node's inputs (-1 where omitted).
+func (a *analysis) ins(n int32) []int32 {
+	ni := &a.nodes[n]
+	gc := a.graphs[ni.g]
+	mn := &gc.g.Nodes[ni.idx]
+	return gc.ids[mn.In : mn.In+mn.NIn : mn.In+mn.NIn]
+}
+
+// outs returns the value ids of a node's outputs (-1 where omitted).
+func (a *analysis) outs(n int32) []int32 {
+	ni := &a.nodes[n]
+	gc := a.graphs[ni.g]
+	mn := &gc.g.Nodes[ni.idx]
+	return gc.ids[mn.Out : mn.Out+mn.NOut : mn.Out+mn.NOut]
+}
+
+// wantIn says, input by input, whether the node reads it in the target
+// type (set by the classifier).
+func (a *analysis) wantIn(n int32) []bool {
+	ni := &a.nodes[n]
+	gc := a.graphs[ni.g]
+	mn := &gc.g.Nodes[ni.idx]
+	return gc.flags[mn.In : mn.In+mn.NIn : mn.In+mn.NIn]
+}
+
+// outLow says, output by output, whether the node makes it in the target
+// type (set by the classifier).
+func (a *analysis) outLow(n int32) []bool {
+	ni := &a.nodes[n]
+	gc := a.graphs[ni.g]
+	mn := &gc.g.Nodes[ni.idx]
+	return gc.flags[mn.Out : mn.Out+mn.NOut : mn.Out+mn.NOut]
+}
+
+// proto returns node n decoded, for its attributes.
+func (a *analysis) proto(n int32) *onnxpb.NodeProto {
+	ni := &a.nodes[n]
+	np, err := a.graphs[ni.g].g.NodeProto(int(ni.idx))
+	if err != nil {
+		// Load decoded the whole model once; a node that fails now is a bug.
+		panic(fmt.Sprintf("decoding node %d: %v", ni.idx, err))
 	}
+	return np
+}
+
+// keep returns the Reason* code of a node kept in float32; "" if it
+// converts.
+func (a *analysis) keep(n int32) string {
+	if k := a.knotes[n]; k != nil {
+		return k.reason
+	}
+	return ""
+}
+
+// detail returns what keep's reason says of this node.
+func (a *analysis) detail(n int32) string {
+	if k := a.knotes[n]; k != nil {
+		return k.detail
+	}
+	return ""
+}
+
+func (a *analysis) setKeep(n int32, reason, detail string) {
+	if a.keep(n) == "" {
+		a.knotes[n] = &keepNote{reason: reason, detail: detail}
+	}
+}
+
+// subs returns the subgraphs of a control-flow node: If's then and else,
+// the body of Loop and Scan.
+func (a *analysis) subs(n int32) []*graphCtx { return a.gcOf(n).subs[n] }
+
+// value notes
+
+func (a *analysis) notes(v int32) *valueNote {
+	n := a.vnotes[v]
+	if n == nil {
+		n = &valueNote{}
+		a.vnotes[v] = n
+	}
+	return n
+}
+
+// cur returns the name that holds the value in its decided type: its own,
+// unless the rewrite renamed it (see setCur).
+func (a *analysis) cur(v int32) string {
+	if n := a.vnotes[v]; n != nil && n.cur != "" {
+		return n.cur
+	}
+	return a.vname(v)
+}
+
+// overflow says why the value's data does not fit the target type; "" if
+// it does.
+func (a *analysis) overflow(v int32) string {
+	if n := a.vnotes[v]; n != nil {
+		return n.overflow
+	}
+	return ""
+}
+
+// kept returns the Reason* code and detail of a float32 initializer that
+// stays; "" if it does not.
+func (a *analysis) kept(v int32) (reason, detail string) {
+	if n := a.vnotes[v]; n != nil {
+		return n.keep, n.detail
+	}
+	return "", ""
+}
+
+// usesOf returns the uses of value v.
+func (a *analysis) usesOf(v int32) []use {
+	if a.useStart == nil {
+		return nil
+	}
+	return a.uses[a.useStart[v]:a.useStart[v+1]]
+}
+
+// where names the graph for messages: "main graph" or "body of Loop 'l'".
+func (a *analysis) where(gc *graphCtx) string {
+	if gc.owner < 0 {
+		return "main graph"
+	}
+	return fmt.Sprintf("%s of %s", gc.attr, a.label(gc.owner))
+}
+
+// path is where() for the summary: "" for the main graph.
+func (a *analysis) gpath(gc *graphCtx) string {
+	if gc.owner < 0 {
+		return ""
+	}
+	return a.where(gc)
+}
+
+func (a *analysis) label(n int32) string {
+	if name := a.nameOf(n); name != "" {
+		return fmt.Sprintf("%s %q", a.opOf(n), name)
+	}
+	return fmt.Sprintf("%s node #%d", a.opOf(n), n-a.gcOf(n).n0)
+}
+
+// nameTable maps names to value ids (or node ids) by open addressing:
+// one slice of ids, no pointers, sized once.
+type nameTable struct {
+	slots []int32 // id+1; 0 is empty
+	n     int
+}
+
+func newNameTable(n int) nameTable {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	return nameTable{slots: make([]int32, size)}
+}
+
+// find returns the id of name (or -1) and the slot where it is or would be.
+func (t *nameTable) find(seed maphash.Seed, name string, key func(int32) string) (int32, int) {
+	mask := len(t.slots) - 1
+	i := int(maphash.String(seed, name)) & mask
+	for {
+		s := t.slots[i]
+		if s == 0 {
+			return -1, i
+		}
+		if key(s-1) == name {
+			return s - 1, i
+		}
+		i = (i + 1) & mask
+	}
+}
+
+// insert adds id under name; false if the name is there already.
+func (t *nameTable) insert(seed maphash.Seed, name string, id int32, key func(int32) string) bool {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]int32, 2*len(old))
+		mask := len(t.slots) - 1
+		for _, s := range old {
+			if s == 0 {
+				continue
+			}
+			i := int(maphash.String(seed, key(s-1))) & mask
+			for t.slots[i] != 0 {
+				i = (i + 1) & mask
+			}
+			t.slots[i] = s
+		}
+	}
+	found, i := t.find(seed, name, key)
+	if found >= 0 {
+		return false
+	}
+	t.slots[i] = id + 1
+	t.n++
+	return true
+}
+
+// local returns the value named name in gc itself (not its parents); -1 if none.
+func (a *analysis) local(gc *graphCtx, name string) int32 {
+	id, _ := gc.table.find(a.seed, name, a.vname)
+	return id
+}
+
+func (a *analysis) lookup(gc *graphCtx, name string) int32 {
+	for g := gc; g != nil; g = g.parent {
+		if v := a.local(g, name); v >= 0 {
+			return v
+		}
+	}
+	return -1
+}
+
+// newValue adds a value and returns its id.
+func (a *analysis) newValue(v value) int32 {
 	a.values = append(a.values, v)
-	return &a.values[len(a.values)-1]
+	return int32(len(a.values) - 1)
 }
 
-// newNodeInfo returns a new nodeInfo, a copy of ni, from the slab.
-func (a *analysis) newNodeInfo(ni nodeInfo) *nodeInfo {
-	if len(a.infos) == cap(a.infos) {
-		a.infos = chunk(&a.free.infos, &a.used.infos)
-	}
-	a.infos = append(a.infos, ni)
-	return &a.infos[len(a.infos)-1]
-}
-
-// valueSlice returns an empty slice with room for n values, from the slab.
-func (a *analysis) valueSlice(n int) []*value {
-	if n > slab/8 {
-		return make([]*value, 0, n)
-	}
-	if cap(a.ptrs)-len(a.ptrs) < n {
-		a.ptrs = chunk(&a.free.ptrs, &a.used.ptrs)
-	}
-	start := len(a.ptrs)
-	a.ptrs = a.ptrs[:start+n]
-	return a.ptrs[start : start : start+n]
-}
-
-func (a *analysis) define(gc *graphCtx, v *value) error {
-	if v.name == "" {
-		if v.kind == kindInit {
-			return fmt.Errorf("%s: an initializer has no name; the model is not valid ONNX", gc.where())
+func (a *analysis) define(gc *graphCtx, v int32) error {
+	name := a.vname(v)
+	if name == "" {
+		if a.values[v].kind == kindInit {
+			return fmt.Errorf("%s: an initializer has no name; the model is not valid ONNX", a.where(gc))
 		}
 		return nil
 	}
 	dup := func() error {
-		return fmt.Errorf("%s: the name %q is defined twice; the model is not valid ONNX (values must be named once)", gc.where(), v.name)
+		return fmt.Errorf("%s: the name %q is defined twice; the model is not valid ONNX (values must be named once)", a.where(gc), name)
 	}
-	if gc.parent != nil && gc.parent.lookup(v.name) != nil {
+	if gc.parent != nil && a.lookup(gc.parent, name) >= 0 {
 		return dup()
 	}
-	// One map operation: a name already there leaves the map's size as it
-	// was (the analysis is dropped on this error anyway).
-	n := len(gc.values)
-	v.g = gc
-	gc.values[v.name] = v
-	if len(gc.values) == n {
+	if !gc.table.insert(a.seed, name, v, a.vname) {
 		return dup()
 	}
 	return nil
@@ -359,116 +463,129 @@ func (a *analysis) define(gc *graphCtx, v *value) error {
 
 // build analyses graph g. inTypes give subgraph input types the graph does
 // not declare.
-func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo, attr string, inTypes []vtype) (*graphCtx, error) {
-	// Maps are sized up front: growing a map of 10^5 names rehashes it
-	// over and over.
-	nvalues := len(g.Input) + len(g.Initializer) + len(g.SparseInitializer)
-	for _, n := range g.Node {
-		nvalues += len(n.Output)
+func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr string, inTypes []vtype) (*graphCtx, error) {
+	m := a.m
+	nvalues := len(g.Inputs) + len(g.Inits) + len(g.Sparse)
+	for i := range g.Nodes {
+		nvalues += int(g.Nodes[i].NOut)
 	}
-	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, values: a.valueMap(nvalues), casts: map[castKey]string{},
-		nodes: make([]*nodeInfo, 0, len(g.Node))}
+	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, table: newNameTable(nvalues),
+		casts: map[castKey]string{}, ids: make([]int32, len(g.Names)), flags: make([]bool, len(g.Names))}
+	gi := int32(len(a.graphs))
 	a.graphs = append(a.graphs, gc)
-	declared := make(map[string][]*onnxpb.TypeProto, len(g.ValueInfo)+len(g.Output))
-	for _, vi := range g.ValueInfo {
-		if vi.Type != nil {
-			declared[vi.GetName()] = append(declared[vi.GetName()], vi.Type)
+	// Its nodes' records first, so that they are contiguous whatever
+	// subgraphs add.
+	gc.n0 = int32(len(a.nodes))
+	if a.typesOnly && g.Order != nil {
+		for _, i := range g.Order {
+			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: i, op: a.opID(m.String(g.Nodes[i].Op))})
+		}
+	} else {
+		for i := range g.Nodes {
+			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: int32(i), op: a.opID(m.String(g.Nodes[i].Op))})
 		}
 	}
-	for _, vi := range g.Output {
-		if vi.Type != nil {
-			declared[vi.GetName()] = append(declared[vi.GetName()], vi.Type)
-		}
-	}
+	gc.nn = int32(len(a.nodes)) - gc.n0
 	// inits maps the inputs that are also initializers (IR version 3
 	// lists every initializer as an input) to the initializer: a map of the
 	// inputs, which are few in current models, not of every initializer.
-	inits := make(map[string]*onnxpb.TensorProto, len(g.Input))
-	for _, vi := range g.Input {
-		inits[vi.GetName()] = nil
+	inits := make(map[string]int32, len(g.Inputs))
+	for _, vi := range g.Inputs {
+		inits[vi.GetName()] = -1
 	}
-	for _, t := range g.Initializer {
-		if _, ok := inits[t.GetName()]; ok {
-			inits[t.GetName()] = t
+	if len(inits) > 0 {
+		for i := range g.Inits {
+			if j, ok := inits[m.String(g.Inits[i].Name)]; ok && j < 0 {
+				inits[m.String(g.Inits[i].Name)] = int32(i)
+			}
 		}
 	}
-	for _, st := range g.SparseInitializer {
+	for _, st := range g.Sparse {
 		if st.GetValues().GetDataType() == int32(onnxpb.TensorProto_FLOAT) {
 			return nil, fmt.Errorf("%s: sparse initializer %q holds float32 values, which conversion does not support; store it as a dense initializer",
-				gc.where(), st.GetValues().GetName())
+				a.where(gc), st.GetValues().GetName())
 		}
-		v := &value{name: st.GetValues().GetName(), typ: tensorType(st.GetValues().GetDataType()), kind: kindInit}
+		v := a.newValue(value{name: m.NewStr(st.GetValues().GetName()), typ: a.typeID(tensorType(st.GetValues().GetDataType())), kind: kindInit, g: gi, node: -1, init: -1})
 		if err := a.define(gc, v); err != nil {
 			return nil, err
 		}
 	}
-	for i, vi := range g.Input {
+	gc.initValues = make([]int32, len(g.Inits))
+	for i := range gc.initValues {
+		gc.initValues[i] = -1
+	}
+	for i, vi := range g.Inputs {
 		typ := typeOf(vi.Type)
 		if typ == "" && i < len(inTypes) {
 			typ = inTypes[i]
 		}
 		kind := kindInput
-		if owner != nil {
+		if owner >= 0 {
 			kind = kindSubInput
 		}
-		v := &value{name: vi.GetName(), typ: typ, kind: kind}
-		if t := inits[vi.GetName()]; t != nil {
-			v.kind, v.init = kindInit, t
-			if it := tensorType(t.GetDataType()); typ != "" && it != typ {
-				return nil, fmt.Errorf("%s: input %q is declared %s but its initializer is %s; the model is not valid ONNX", gc.where(), v.name, typ, it)
+		val := value{name: m.NewStr(vi.GetName()), kind: kind, g: gi, node: -1, init: -1}
+		if t := inits[vi.GetName()]; t >= 0 {
+			it := tensorType(a.initType(&g.Inits[t]))
+			val.kind, val.init = kindInit, t
+			if typ != "" && it != typ {
+				return nil, fmt.Errorf("%s: input %q is declared %s but its initializer is %s; the model is not valid ONNX", a.where(gc), vi.GetName(), typ, it)
 			}
-			v.typ = tensorType(t.GetDataType())
+			typ = it
 		}
-		if v.typ == "" {
-			return nil, fmt.Errorf("%s: input %q has no type; the model is not valid ONNX", gc.where(), v.name)
+		if typ == "" {
+			return nil, fmt.Errorf("%s: input %q has no type; the model is not valid ONNX", a.where(gc), vi.GetName())
 		}
+		val.typ = a.typeID(typ)
+		v := a.newValue(val)
 		if err := a.define(gc, v); err != nil {
 			return nil, err
 		}
+		if val.init >= 0 {
+			gc.initValues[val.init] = v // listed as an input too
+		}
 		gc.inputs = append(gc.inputs, v)
 	}
-	gc.initValues = make([]*value, len(g.Initializer))
-	for i, t := range g.Initializer {
-		if inits[t.GetName()] == t {
-			gc.initValues[i] = gc.values[t.GetName()] // listed as an input too
+	for i := range g.Inits {
+		t := &g.Inits[i]
+		if gc.initValues[i] >= 0 {
 			continue
 		}
-		v := a.newValue(value{name: t.GetName(), typ: tensorType(t.GetDataType()), kind: kindInit, init: t})
-		if v.typ == "" {
-			return nil, fmt.Errorf("%s: initializer %q has no valid data type", gc.where(), v.name)
+		typ := tensorType(a.initType(t))
+		v := a.newValue(value{name: t.Name, typ: a.typeID(typ), kind: kindInit, g: gi, node: -1, init: int32(i)})
+		if typ == "" {
+			return nil, fmt.Errorf("%s: initializer %q has no valid data type", a.where(gc), a.vname(v))
 		}
 		if err := a.define(gc, v); err != nil {
 			return nil, err
 		}
 		gc.initValues[i] = v
 	}
-	for i, n := range g.Node {
-		ni := a.newNodeInfo(nodeInfo{n: n, g: gc, index: int32(i)})
-		gc.nodes = append(gc.nodes, ni)
-		if err := a.node(gc, ni, declared); err != nil {
+	d := &declared{a: a, gc: gc}
+	for n := gc.n0; n < gc.n0+gc.nn; n++ {
+		if err := a.node(gc, n, d); err != nil {
 			return nil, err
 		}
 	}
-	for i, vi := range g.Output {
-		v := gc.lookup(vi.GetName())
-		if v == nil {
-			return nil, fmt.Errorf("%s: output %q is not produced by any node, input or initializer; the model is not valid ONNX", gc.where(), vi.GetName())
-		}
-		if !a.typesOnly {
-			a.addUse(v, use{g: gc, out: int32(i)})
+	for _, vi := range g.Outputs {
+		v := a.lookup(gc, vi.GetName())
+		if v < 0 {
+			return nil, fmt.Errorf("%s: output %q is not produced by any node, input or initializer; the model is not valid ONNX", a.where(gc), vi.GetName())
 		}
 		gc.outputs = append(gc.outputs, v)
 	}
 	// The declared types are few; the values may be millions.
-	for name, tps := range declared {
-		v := gc.values[name]
-		if v == nil {
-			continue
-		}
-		for _, tp := range tps {
-			if v.kind == kindNode || v.kind == kindInit {
-				if d := typeOf(tp); d != "" && d != v.typ {
-					return nil, fmt.Errorf("%s: %q is declared %s but its producer makes %s; the model is not valid ONNX", gc.where(), v.name, d, v.typ)
+	for _, vis := range [2][]*onnxpb.ValueInfoProto{g.ValueInfo, g.Outputs} {
+		for _, vi := range vis {
+			if vi.Type == nil {
+				continue
+			}
+			v := a.local(gc, vi.GetName())
+			if v < 0 {
+				continue
+			}
+			if k := a.values[v].kind; k == kindNode || k == kindInit {
+				if dt := typeOf(vi.Type); dt != "" && dt != a.vtyp(v) {
+					return nil, fmt.Errorf("%s: %q is declared %s but its producer makes %s; the model is not valid ONNX", a.where(gc), vi.GetName(), dt, a.vtyp(v))
 				}
 			}
 		}
@@ -476,54 +593,104 @@ func (a *analysis) build(g *onnxpb.GraphProto, parent *graphCtx, owner *nodeInfo
 	return gc, nil
 }
 
-// node analyses one node: its inputs, subgraphs and output types.
-func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxpb.TypeProto) error {
-	n := ni.n
-	ni.ins, ni.outs = a.valueSlice(len(n.Input)), a.valueSlice(len(n.Output))
-	for i, name := range n.Input {
-		if name == "" {
-			ni.ins = append(ni.ins, nil)
-			continue
-		}
-		v := gc.lookup(name)
-		if v == nil {
-			return fmt.Errorf("%s: %s reads %q, which no input, initializer or earlier node defines; the model is not valid ONNX or its nodes are not in order",
-				gc.where(), ni.label(), name)
-		}
-		if !a.typesOnly {
-			a.addUse(v, use{n: ni, in: int32(i), g: gc})
-		}
-		ni.ins = append(ni.ins, v)
-	}
-	domain := opschema.NormalizeDomain(n.GetDomain())
-	// Most models define no functions: no lookup (and no hashing of two
-	// strings) per node then.
-	isFunc := len(a.funcs) > 0 && a.funcs[[2]string{n.GetDomain(), n.GetOpType()}]
-	if opset, ok := a.opsets[domain]; ok && !isFunc {
-		ni.schema, _ = a.table.Lookup(domain, n.GetOpType(), opset)
-	}
-	if ni.schema == nil && domain == "" && !isFunc {
-		return fmt.Errorf("%s: %s is not an ONNX operator at opset %d; the model is not valid ONNX", gc.where(), ni.label(), a.opsets[""])
-	}
-	ni.weight = isWeightNode(ni)
-	var outTypes []vtype
-	var err error
-	if isControlFlow(ni) {
-		outTypes, err = a.controlFlow(gc, ni)
-	} else {
-		for _, at := range n.Attribute {
-			if at.G != nil || len(at.Graphs) > 0 {
-				return fmt.Errorf("%s: %s has a subgraph; conversion supports subgraphs of If, Loop and Scan only", gc.where(), ni.label())
+// declared finds the types the graph's value_info and outputs declare for
+// a name, with a map of them made on first use (custom operators need it;
+// most graphs never do).
+type declared struct {
+	a     *analysis
+	gc    *graphCtx
+	types map[string][]vtype
+}
+
+func (d *declared) of(name string) vtype {
+	if d.types == nil {
+		g := d.gc.g
+		d.types = make(map[string][]vtype, len(g.ValueInfo)+len(g.Outputs))
+		for _, vis := range [2][]*onnxpb.ValueInfoProto{g.ValueInfo, g.Outputs} {
+			for _, vi := range vis {
+				if vi.Type != nil {
+					d.types[vi.GetName()] = append(d.types[vi.GetName()], typeOf(vi.Type))
+				}
 			}
 		}
-		outTypes, err = a.outputTypes(ni)
+	}
+	for _, t := range d.types[name] {
+		if t != "" {
+			return t
+		}
+	}
+	return ""
+}
+
+// lookupSchema returns the schema of an operator at the model's opsets and
+// whether it is a model-local function, computed once per operator.
+func (a *analysis) lookupSchema(op, domain string) schemaRef {
+	k := opKey{op, domain}
+	if r, ok := a.schemaOf[k]; ok {
+		return r
+	}
+	var r schemaRef
+	nd := opschema.NormalizeDomain(domain)
+	// Most models define no functions: no lookup then.
+	r.isFunc = len(a.funcs) > 0 && a.funcs[[2]string{domain, op}]
+	if opset, ok := a.opsets[nd]; ok && !r.isFunc {
+		if s, _ := a.table.Lookup(nd, op, opset); s != nil {
+			a.schemas = append(a.schemas, s)
+			r.schema = uint16(len(a.schemas))
+		}
+	}
+	a.schemaOf[k] = r
+	return r
+}
+
+// node analyses one node: its inputs, subgraphs and output types.
+func (a *analysis) node(gc *graphCtx, n int32, d *declared) error {
+	m := a.m
+	ni := &a.nodes[n]
+	mn := &gc.g.Nodes[ni.idx]
+	gi := ni.g
+	for k, name := range gc.g.NodeInputs(int(ni.idx)) {
+		slot := mn.In + int32(k)
+		if name.Len() == 0 {
+			gc.ids[slot] = -1
+			continue
+		}
+		v := a.lookup(gc, m.String(name))
+		if v < 0 {
+			return fmt.Errorf("%s: %s reads %q, which no input, initializer or earlier node defines; the model is not valid ONNX or its nodes are not in order",
+				a.where(gc), a.label(n), m.String(name))
+		}
+		gc.ids[slot] = v
+	}
+	domain := m.String(mn.Domain)
+	ref := a.lookupSchema(a.opOf(n), domain)
+	ni.schema = ref.schema
+	s := a.schema(n)
+	if s == nil && opschema.NormalizeDomain(domain) == "" && !ref.isFunc {
+		return fmt.Errorf("%s: %s is not an ONNX operator at opset %d; the model is not valid ONNX", a.where(gc), a.label(n), a.opsets[""])
+	}
+	op := a.opOf(n)
+	if s != nil && s.Domain == "" && (op == "Constant" || op == "ConstantOfShape") {
+		ni.flags |= flagWeight
+	}
+	var outTypes []vtype
+	var err error
+	if opschema.NormalizeDomain(domain) == "" && (op == "If" || op == "Loop" || op == "Scan") {
+		ni.flags |= flagCF
+		outTypes, err = a.controlFlow(gc, n)
+	} else {
+		if len(gc.g.Subgraphs[ni.idx]) > 0 {
+			return fmt.Errorf("%s: %s has a subgraph; conversion supports subgraphs of If, Loop and Scan only", a.where(gc), a.label(n))
+		}
+		outTypes, err = a.outputTypes(n)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %s: %w", gc.where(), ni.label(), err)
+		return fmt.Errorf("%s: %s: %w", a.where(gc), a.label(n), err)
 	}
-	for j, name := range n.Output {
-		if name == "" {
-			ni.outs = append(ni.outs, nil)
+	for j, name := range gc.g.NodeOutputs(int(ni.idx)) {
+		slot := mn.Out + int32(j)
+		if name.Len() == 0 {
+			gc.ids[slot] = -1
 			continue
 		}
 		var typ vtype
@@ -531,39 +698,26 @@ func (a *analysis) node(gc *graphCtx, ni *nodeInfo, declared map[string][]*onnxp
 			typ = outTypes[j]
 		}
 		if typ == "" {
-			for _, tp := range declared[name] {
-				if typ = typeOf(tp); typ != "" {
-					break
-				}
-			}
+			typ = d.of(m.String(name))
 		}
-		if typ == "" && ni.schema == nil {
+		if typ == "" && s == nil {
 			return fmt.Errorf("%s: cannot tell the type of %q, output of %s, a custom operator of domain %q; add %q with its type to the graph's value_info (onnx.helper.make_tensor_value_info) and convert again",
-				gc.where(), name, ni.label(), n.GetDomain(), name)
+				a.where(gc), m.String(name), a.label(n), domain, m.String(name))
 		}
 		if typ == "" {
 			return fmt.Errorf("%s: cannot tell the type of %q, output of %s; record it in the model's value_info (onnx.shape_inference.infer_shapes) and convert again",
-				gc.where(), name, ni.label())
+				a.where(gc), m.String(name), a.label(n))
 		}
-		v := a.newValue(value{name: name, typ: typ, kind: kindNode, node: ni})
+		v := a.newValue(value{name: name, typ: a.typeID(typ), kind: kindNode, g: gi, node: n, init: -1})
 		if err := a.define(gc, v); err != nil {
 			return err
 		}
-		ni.outs = append(ni.outs, v)
+		gc.ids[slot] = v
 	}
 	return nil
 }
 
-func isControlFlow(ni *nodeInfo) bool {
-	if opschema.NormalizeDomain(ni.n.GetDomain()) != "" {
-		return false
-	}
-	switch ni.n.GetOpType() {
-	case "If", "Loop", "Scan":
-		return true
-	}
-	return false
-}
+func (a *analysis) isControlFlow(n int32) bool { return a.has(n, flagCF) }
 
 func attrOf(n *onnxpb.NodeProto, name string) *onnxpb.AttributeProto {
 	for _, at := range n.Attribute {
@@ -574,9 +728,9 @@ func attrOf(n *onnxpb.NodeProto, name string) *onnxpb.AttributeProto {
 	return nil
 }
 
-func typeAt(vs []*value, i int) vtype {
-	if i < len(vs) && vs[i] != nil {
-		return vs[i].typ
+func (a *analysis) typeAt(vs []int32, i int) vtype {
+	if i < len(vs) && vs[i] >= 0 {
+		return a.vtyp(vs[i])
 	}
 	return ""
 }
@@ -584,43 +738,52 @@ func typeAt(vs []*value, i int) vtype {
 // scanStates returns the number of state values of a Scan node and the
 // index of its first state input (1 for Scan-8, whose first input is
 // sequence_lens).
-func scanStates(ni *nodeInfo) (states, first int, err error) {
+func (a *analysis) scanStates(n int32) (states, first int, err error) {
 	first = 0
-	if ni.schema != nil && ni.schema.Since < 9 {
+	if s := a.schema(n); s != nil && s.Since < 9 {
 		first = 1
 	}
-	at := attrOf(ni.n, "num_scan_inputs")
+	at := attrOf(a.proto(n), "num_scan_inputs")
 	if at == nil {
 		return 0, 0, fmt.Errorf("Scan has no num_scan_inputs attribute")
 	}
-	states = len(ni.n.Input) - first - int(at.GetI())
+	nin := len(a.ins(n))
+	states = nin - first - int(at.GetI())
 	if states < 0 {
-		return 0, 0, fmt.Errorf("Scan has %d inputs but num_scan_inputs is %d", len(ni.n.Input), at.GetI())
+		return 0, 0, fmt.Errorf("Scan has %d inputs but num_scan_inputs is %d", nin, at.GetI())
 	}
 	return states, first, nil
 }
 
 // controlFlow analyses the subgraphs of an If, Loop or Scan node and
 // returns its output types.
-func (a *analysis) controlFlow(gc *graphCtx, ni *nodeInfo) ([]vtype, error) {
-	n := ni.n
+func (a *analysis) controlFlow(gc *graphCtx, n int32) ([]vtype, error) {
+	idx := a.nodes[n].idx
 	sub := func(name string, in []vtype) (*graphCtx, error) {
-		at := attrOf(n, name)
-		if at == nil || at.G == nil {
+		var sg *modelio.Graph
+		for _, s := range gc.g.Subgraphs[idx] {
+			if s.Attr == name && s.G != nil {
+				sg = s.G
+				break
+			}
+		}
+		if sg == nil {
 			return nil, fmt.Errorf("it has no %s graph", name)
 		}
-		s, err := a.build(at.G, gc, ni, name, in)
+		s, err := a.build(sg, gc, n, name, in)
 		if err != nil {
 			return nil, err
 		}
 		if gc.subs == nil {
-			gc.subs = map[*nodeInfo][]*graphCtx{}
+			gc.subs = map[int32][]*graphCtx{}
 		}
-		gc.subs[ni] = append(gc.subs[ni], s)
+		gc.subs[n] = append(gc.subs[n], s)
 		return s, nil
 	}
-	outs := make([]vtype, len(n.Output))
-	switch n.GetOpType() {
+	ins := a.ins(n)
+	nout := len(a.outs(n))
+	outs := make([]vtype, nout)
+	switch a.opOf(n) {
 	case "If":
 		th, err := sub("then_branch", nil)
 		if err != nil {
@@ -630,52 +793,52 @@ func (a *analysis) controlFlow(gc *graphCtx, ni *nodeInfo) ([]vtype, error) {
 		if err != nil {
 			return nil, err
 		}
-		if len(th.outputs) != len(n.Output) || len(el.outputs) != len(n.Output) {
-			return nil, fmt.Errorf("its branches have %d and %d outputs, the node %d", len(th.outputs), len(el.outputs), len(n.Output))
+		if len(th.outputs) != nout || len(el.outputs) != nout {
+			return nil, fmt.Errorf("its branches have %d and %d outputs, the node %d", len(th.outputs), len(el.outputs), nout)
 		}
 		for i := range outs {
-			t, e := th.outputs[i].typ, el.outputs[i].typ
+			t, e := a.vtyp(th.outputs[i]), a.vtyp(el.outputs[i])
 			if t != e {
 				return nil, fmt.Errorf("output %d is %s in then_branch but %s in else_branch", i, t, e)
 			}
 			outs[i] = t
 		}
 	case "Loop":
-		carried := max(len(n.Input)-2, 0)
+		carried := max(len(ins)-2, 0)
 		in := []vtype{"tensor(int64)", "tensor(bool)"}
 		for i := 0; i < carried; i++ {
-			in = append(in, typeAt(ni.ins, 2+i))
+			in = append(in, a.typeAt(ins, 2+i))
 		}
 		body, err := sub("body", in)
 		if err != nil {
 			return nil, err
 		}
-		if len(body.inputs) != 2+carried || len(body.outputs) < 1+carried || len(body.outputs)-1 != len(n.Output) {
+		if len(body.inputs) != 2+carried || len(body.outputs) < 1+carried || len(body.outputs)-1 != nout {
 			return nil, fmt.Errorf("its body has %d inputs and %d outputs, which do not match the node's %d inputs and %d outputs",
-				len(body.inputs), len(body.outputs), len(n.Input), len(n.Output))
+				len(body.inputs), len(body.outputs), len(ins), nout)
 		}
 		for i := range outs {
-			outs[i] = body.outputs[1+i].typ
+			outs[i] = a.vtyp(body.outputs[1+i])
 		}
 	case "Scan":
-		states, first, err := scanStates(ni)
+		states, first, err := a.scanStates(n)
 		if err != nil {
 			return nil, err
 		}
 		var in []vtype
-		for i := first; i < len(n.Input); i++ {
-			in = append(in, typeAt(ni.ins, i))
+		for i := first; i < len(ins); i++ {
+			in = append(in, a.typeAt(ins, i))
 		}
 		body, err := sub("body", in)
 		if err != nil {
 			return nil, err
 		}
-		if len(body.inputs) != len(n.Input)-first || len(body.outputs) != len(n.Output) || len(body.outputs) < states {
+		if len(body.inputs) != len(ins)-first || len(body.outputs) != nout || len(body.outputs) < states {
 			return nil, fmt.Errorf("its body has %d inputs and %d outputs, which do not match the node's %d inputs and %d outputs",
-				len(body.inputs), len(body.outputs), len(n.Input), len(n.Output))
+				len(body.inputs), len(body.outputs), len(ins), nout)
 		}
 		for i := range outs {
-			outs[i] = body.outputs[i].typ
+			outs[i] = a.vtyp(body.outputs[i])
 		}
 	}
 	return outs, nil
@@ -697,28 +860,38 @@ func dtypeAttr(n *onnxpb.NodeProto, name string, def int32) int32 {
 	return int32(at.GetI())
 }
 
+// attrOps are the operators whose output types depend on attributes.
+var attrOps = map[string]bool{"Cast": true, "Constant": true, "ConstantOfShape": true, "EyeLike": true, "RandomNormalLike": true,
+	"RandomUniformLike": true, "Bernoulli": true, "RandomNormal": true, "RandomUniform": true, "Multinomial": true,
+	"HannWindow": true, "HammingWindow": true, "BlackmanWindow": true, "MelWeightMatrix": true, "SequenceEmpty": true,
+	"Optional": true, "QuantizeLinear": true, "LayerNormalization": true, "DequantizeLinear": true}
+
 // outputTypes infers a node's output types from its inputs, attributes and
 // schema. Entries it cannot infer are "", to be taken from value_info.
-func (a *analysis) outputTypes(ni *nodeInfo) ([]vtype, error) {
-	n, s := ni.n, ni.schema
-	outs := make([]vtype, len(n.Output))
-	if s == nil || len(outs) == 0 {
+func (a *analysis) outputTypes(n int32) ([]vtype, error) {
+	s := a.schema(n)
+	nout := len(a.outs(n))
+	outs := make([]vtype, nout)
+	if s == nil || nout == 0 {
 		return outs, nil // a custom operator or a model-local function: value_info says
 	}
-	in0 := typeAt(ni.ins, 0)
+	ins := a.ins(n)
+	in0 := a.typeAt(ins, 0)
 	const undefined = int32(onnxpb.TensorProto_UNDEFINED)
 	float := int32(onnxpb.TensorProto_FLOAT)
-	if s.Domain == "" {
-		switch n.GetOpType() {
+	op := a.opOf(n)
+	if s.Domain == "" && attrOps[op] {
+		np := a.proto(n)
+		switch op {
 		case "Cast":
-			dt := dtypeAttr(n, "to", undefined)
+			dt := dtypeAttr(np, "to", undefined)
 			if tensorType(dt) == "" {
 				return nil, fmt.Errorf("its 'to' attribute names no known type")
 			}
 			outs[0] = tensorType(dt)
 			return outs, nil
 		case "Constant":
-			t, err := constantType(n)
+			t, err := constantType(np)
 			if err != nil {
 				return nil, err
 			}
@@ -726,29 +899,62 @@ func (a *analysis) outputTypes(ni *nodeInfo) ([]vtype, error) {
 			return outs, nil
 		case "ConstantOfShape":
 			outs[0] = "tensor(float)"
-			if at := attrOf(n, "value"); at != nil && at.T != nil {
+			if at := attrOf(np, "value"); at != nil && at.T != nil {
 				outs[0] = tensorType(at.T.GetDataType())
 			}
 			return outs, nil
 		case "EyeLike", "RandomNormalLike", "RandomUniformLike", "Bernoulli":
-			if dt := dtypeAttr(n, "dtype", undefined); dt != undefined {
+			if dt := dtypeAttr(np, "dtype", undefined); dt != undefined {
 				outs[0] = tensorType(dt)
 			} else {
 				outs[0] = in0
 			}
 			return outs, nil
 		case "RandomNormal", "RandomUniform":
-			outs[0] = tensorType(dtypeAttr(n, "dtype", float))
+			outs[0] = tensorType(dtypeAttr(np, "dtype", float))
 			return outs, nil
 		case "Multinomial":
-			outs[0] = tensorType(dtypeAttr(n, "dtype", int32(onnxpb.TensorProto_INT32)))
+			outs[0] = tensorType(dtypeAttr(np, "dtype", int32(onnxpb.TensorProto_INT32)))
 			return outs, nil
 		case "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix":
-			outs[0] = tensorType(dtypeAttr(n, "output_datatype", float))
+			outs[0] = tensorType(dtypeAttr(np, "output_datatype", float))
 			return outs, nil
 		case "SequenceEmpty":
-			outs[0] = "seq(" + tensorType(dtypeAttr(n, "dtype", float)) + ")"
+			outs[0] = "seq(" + tensorType(dtypeAttr(np, "dtype", float)) + ")"
 			return outs, nil
+		case "Optional":
+			if in0 != "" {
+				outs[0] = "optional(" + in0 + ")"
+			} else if at := attrOf(np, "type"); at != nil && typeOf(at.Tp) != "" {
+				outs[0] = "optional(" + typeOf(at.Tp) + ")"
+			}
+			return outs, nil
+		case "QuantizeLinear":
+			if t := a.typeAt(ins, 2); t != "" {
+				outs[0] = t
+			} else {
+				outs[0] = tensorType(dtypeAttr(np, "output_dtype", int32(onnxpb.TensorProto_UINT8)))
+				if outs[0] == "" {
+					outs[0] = "tensor(uint8)"
+				}
+			}
+			return outs, nil
+		case "LayerNormalization":
+			outs[0] = in0
+			stash := tensorType(dtypeAttr(np, "stash_type", float))
+			for j := 1; j < len(outs); j++ {
+				outs[j] = stash
+			}
+			return outs, nil
+		case "DequantizeLinear":
+			if dt := dtypeAttr(np, "output_dtype", undefined); dt != undefined {
+				outs[0] = tensorType(dt)
+				return outs, nil
+			}
+		}
+	}
+	if s.Domain == "" {
+		switch op {
 		case "SequenceConstruct", "SplitToSequence":
 			if in0 != "" {
 				outs[0] = "seq(" + in0 + ")"
@@ -757,13 +963,6 @@ func (a *analysis) outputTypes(ni *nodeInfo) ([]vtype, error) {
 		case "SequenceAt", "ConcatFromSequence":
 			outs[0] = in0.elem()
 			return outs, nil
-		case "Optional":
-			if in0 != "" {
-				outs[0] = "optional(" + in0 + ")"
-			} else if at := attrOf(n, "type"); at != nil && typeOf(at.Tp) != "" {
-				outs[0] = "optional(" + typeOf(at.Tp) + ")"
-			}
-			return outs, nil
 		case "OptionalGetElement":
 			if strings.HasPrefix(string(in0), "optional(") {
 				outs[0] = in0.elem()
@@ -771,37 +970,14 @@ func (a *analysis) outputTypes(ni *nodeInfo) ([]vtype, error) {
 				outs[0] = in0
 			}
 			return outs, nil
-		case "QuantizeLinear":
-			if t := typeAt(ni.ins, 2); t != "" {
-				outs[0] = t
-			} else {
-				outs[0] = tensorType(dtypeAttr(n, "output_dtype", int32(onnxpb.TensorProto_UINT8)))
-				if outs[0] == "" {
-					outs[0] = "tensor(uint8)"
-				}
-			}
-			return outs, nil
-		case "LayerNormalization":
-			outs[0] = in0
-			stash := tensorType(dtypeAttr(n, "stash_type", float))
-			for j := 1; j < len(outs); j++ {
-				outs[j] = stash
-			}
-			return outs, nil
-		}
-		if n.GetOpType() == "DequantizeLinear" {
-			if dt := dtypeAttr(n, "output_dtype", undefined); dt != undefined {
-				outs[0] = tensorType(dt)
-				return outs, nil
-			}
 		}
 	}
 	for j := range outs {
 		p, ok := s.Output(j)
 		if !ok {
-			return nil, fmt.Errorf("it has %d outputs, more than %s allows", len(n.Output), s)
+			return nil, fmt.Errorf("it has %d outputs, more than %s allows", nout, s)
 		}
-		outs[j] = a.bound(ni, p)
+		outs[j] = a.bound(n, p)
 	}
 	return outs, nil
 }
@@ -809,17 +985,17 @@ func (a *analysis) outputTypes(ni *nodeInfo) ([]vtype, error) {
 // bound returns the type a formal output parameter gets from the node's
 // inputs: a literal type, the type of an input bound to the same
 // constraint, or the constraint's only allowed type.
-func (a *analysis) bound(ni *nodeInfo, p opschema.Param) vtype {
-	s := ni.schema
+func (a *analysis) bound(n int32, p opschema.Param) vtype {
+	s := a.schema(n)
 	if !s.IsConstraint(p.Type) {
 		return vtype(p.Type)
 	}
-	for i, v := range ni.ins {
-		if v == nil || v.typ == "" {
+	for i, v := range a.ins(n) {
+		if v < 0 || a.values[v].typ == 0 {
 			continue
 		}
 		if q, ok := s.Input(i); ok && q.Type == p.Type && (q.Homogeneous || q.Option != opschema.Variadic) {
-			return v.typ
+			return a.vtyp(v)
 		}
 	}
 	if allowed := s.Allowed(p.Type); len(allowed) == 1 {
@@ -879,63 +1055,121 @@ func (a *analysis) opsetOf(m *onnxpb.ModelProto) error {
 	return nil
 }
 
-// analyse builds the analysis of a model: every value with its original type.
-func analyse(m *onnxpb.ModelProto, target Target, table *opschema.Table) (*analysis, error) {
-	return analyseWith(&analysis{target: target, table: table}, m)
+func newAnalysis(m *modelio.Model, target Target, table *opschema.Table, typesOnly bool) *analysis {
+	return &analysis{m: m, path: m.Path, target: target, table: table, typesOnly: typesOnly,
+		vnotes: map[int32]*valueNote{}, knotes: map[int32]*keepNote{},
+		types: []vtype{""}, isFloat: []bool{false}, typeIDs: map[vtype]typeID{"": 0},
+		opIDs: map[string]uint16{}, schemaOf: map[opKey]schemaRef{}, seed: maphash.MakeSeed()}
 }
 
-// analyseTypes is analyse without the uses of values, for checking types.
-// It allocates from reuse, the slabs of a finished analysis, first.
-func analyseTypes(m *onnxpb.ModelProto, target Target, table *opschema.Table, reuse slabs) (*analysis, error) {
-	return analyseWith(&analysis{target: target, table: table, typesOnly: true, free: reuse}, m)
-}
-
-func analyseWith(a *analysis, m *onnxpb.ModelProto) (*analysis, error) {
-	if err := a.opsetOf(m); err != nil {
-		return nil, err
-	}
-	if m.Graph == nil {
-		return nil, fmt.Errorf("the model has no graph")
-	}
-	var err error
-	a.main, err = a.build(m.Graph, nil, nil, "", nil)
-	if err != nil {
+// analyse builds the analysis of a model: every value with its original
+// type, and where each is read.
+func analyse(m *modelio.Model, target Target, table *opschema.Table) (*analysis, error) {
+	a := newAnalysis(m, target, table, false)
+	if err := a.run(); err != nil {
 		return nil, err
 	}
 	return a, nil
 }
 
+func (a *analysis) run() error {
+	if err := a.opsetOf(a.m.Meta); err != nil {
+		return err
+	}
+	if a.m.Graph == nil {
+		return fmt.Errorf("the model has no graph")
+	}
+	nodes := 0
+	for i := range a.m.Graph.Nodes {
+		nodes += int(a.m.Graph.Nodes[i].NOut)
+	}
+	a.values = make([]value, 0, len(a.m.Graph.Inits)+len(a.m.Graph.Inputs)+nodes)
+	a.nodes = make([]nodeInfo, 0, len(a.m.Graph.Nodes))
+	var err error
+	a.main, err = a.build(a.m.Graph, nil, -1, "", nil)
+	if err != nil {
+		return err
+	}
+	if !a.typesOnly {
+		a.buildUses()
+	}
+	return nil
+}
+
+// buildUses records where each value is read, in one flat slice.
+func (a *analysis) buildUses() {
+	count := make([]int32, len(a.values)+1)
+	for _, gc := range a.graphs {
+		for n := gc.n0; n < gc.n0+gc.nn; n++ {
+			for _, v := range a.ins(n) {
+				if v >= 0 {
+					count[v+1]++
+				}
+			}
+		}
+		for _, v := range gc.outputs {
+			count[v+1]++
+		}
+	}
+	for i := 1; i < len(count); i++ {
+		count[i] += count[i-1]
+	}
+	a.uses = make([]use, count[len(count)-1])
+	next := make([]int32, len(a.values))
+	copy(next, count[:len(a.values)])
+	for gi, gc := range a.graphs {
+		for n := gc.n0; n < gc.n0+gc.nn; n++ {
+			for k, v := range a.ins(n) {
+				if v >= 0 {
+					a.uses[next[v]] = use{n: n, g: int32(gi), in: int32(k)}
+					next[v]++
+				}
+			}
+		}
+		for k, v := range gc.outputs {
+			a.uses[next[v]] = use{n: -1, g: int32(gi), in: int32(k)}
+			next[v]++
+		}
+	}
+	a.useStart = count
+}
+
 // names hands out names no value or node of the model has. The value names
-// are the analysis' own maps; node names and value_info names are collected
-// on first use, into the set that then holds the names handed out.
+// are the analysis' tables; node names are put in a table of node ids on
+// first use, and value_info names into the set that then holds the names
+// handed out.
 type names struct {
 	a     *analysis
+	nodes nameTable
 	other map[string]bool
 }
 
 func (n *names) taken(name string) bool {
+	a := n.a
 	if n.other == nil {
-		// Sized up front: growing a map of 10^6 node names rehashes it
-		// over and over.
+		n.nodes = newNameTable(len(a.nodes))
 		size := 0
-		for _, gc := range n.a.graphs {
-			size += len(gc.g.ValueInfo) + len(gc.nodes)
+		for _, gc := range a.graphs {
+			size += len(gc.g.ValueInfo)
 		}
 		n.other = make(map[string]bool, size)
-		for _, gc := range n.a.graphs {
+		for _, gc := range a.graphs {
 			for _, vi := range gc.g.ValueInfo {
 				n.other[vi.GetName()] = true
 			}
-			for _, ni := range gc.nodes {
-				n.other[ni.n.GetName()] = true
-			}
+		}
+		for id := range a.nodes {
+			n.nodes.insert(a.seed, a.nameOf(int32(id)), int32(id), a.nameOf)
 		}
 	}
 	if n.other[name] {
 		return true
 	}
-	for _, gc := range n.a.graphs {
-		if _, ok := gc.values[name]; ok {
+	if id, _ := n.nodes.find(a.seed, name, a.nameOf); id >= 0 {
+		return true
+	}
+	for _, gc := range a.graphs {
+		if a.local(gc, name) >= 0 {
 			return true
 		}
 	}

@@ -7,7 +7,10 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
-// rewriter changes the model's graphs to the decided types.
+// rewriter changes the model's graphs to the decided types. Nodes it does
+// not change keep their bytes; the changes go into the compact graphs
+// (renamed inputs and outputs, new op types and attributes, the order of
+// the nodes with the inserted Casts), which modelio writes.
 type rewriter struct {
 	a    *analysis
 	c    *classifier
@@ -23,12 +26,13 @@ func (r *rewriter) suffix(lowered bool) string {
 	return "_fp32"
 }
 
-func (r *rewriter) castNode(from, to string, lowered bool) *onnxpb.NodeProto {
+// castNode adds a Cast node to gc's graph and returns its index.
+func (r *rewriter) castNode(gc *graphCtx, from, to string, lowered bool) (int32, *onnxpb.NodeProto) {
 	dt := onnxpb.TensorProto_FLOAT
 	if lowered {
 		dt = r.a.target.dataType()
 	}
-	return &onnxpb.NodeProto{
+	n := &onnxpb.NodeProto{
 		Name:   r.used.fresh(to + "_cast"),
 		OpType: "Cast",
 		Input:  []string{from},
@@ -37,6 +41,7 @@ func (r *rewriter) castNode(from, to string, lowered bool) *onnxpb.NodeProto {
 			{Name: "to", Type: onnxpb.AttributeProto_INT, I: int64(dt)},
 		},
 	}
+	return gc.g.AddNode(n), n
 }
 
 func (r *rewriter) typeName(lowered bool) string {
@@ -48,93 +53,106 @@ func (r *rewriter) typeName(lowered bool) string {
 
 // ref returns the name under which gc's nodes read v in the wanted type,
 // adding a Cast to out when no visible one exists.
-func (r *rewriter) ref(gc *graphCtx, v *value, lowered bool, out *[]*onnxpb.NodeProto) (string, error) {
-	if lowered == v.lowered {
-		return v.cur(), nil
-	}
-	if !v.typ.isFloat() {
-		return v.cur(), nil
+func (r *rewriter) ref(gc *graphCtx, v int32, lowered bool, out *[]int32) (string, error) {
+	a := r.a
+	if lowered == a.values[v].lowered || !a.vfloat(v) {
+		return a.cur(v), nil
 	}
 	for g := gc; g != nil; g = g.parent {
 		if name, ok := g.casts[castKey{v, lowered}]; ok {
 			return name, nil
 		}
-		if g == v.g {
+		if g == a.graphs[a.values[v].g] {
 			break
 		}
 	}
-	if v.typ != floatTensor {
+	if a.vtyp(v) != floatTensor {
 		return "", fmt.Errorf("%s: %q is a %s and would need a type change, which Cast cannot do; keep its readers and producer in the same precision with --keep-fp32-nodes",
-			gc.where(), v.name, v.typ)
+			a.where(gc), a.vname(v), a.vtyp(v))
 	}
-	name := r.used.fresh(v.name + r.suffix(lowered))
-	n := r.castNode(v.cur(), name, lowered)
-	*out = append(*out, n)
+	name := r.used.fresh(a.vname(v) + r.suffix(lowered))
+	k, n := r.castNode(gc, a.cur(v), name, lowered)
+	*out = append(*out, k)
 	gc.casts[castKey{v, lowered}] = name
-	r.sum.InsertedCasts = append(r.sum.InsertedCasts, InsertedCast{Node: n.Name, Tensor: v.name, To: r.typeName(lowered), Graph: gc.path()})
+	r.sum.InsertedCasts = append(r.sum.InsertedCasts, InsertedCast{Node: n.Name, Tensor: a.vname(v), To: r.typeName(lowered), Graph: a.gpath(gc)})
 	return name, nil
 }
 
-func (r *rewriter) isMainOutput(v *value) bool {
-	for _, u := range v.uses {
-		if u.n == nil && u.g.owner == nil {
+func (r *rewriter) isMainOutput(v int32) bool {
+	for _, u := range r.a.usesOf(v) {
+		if u.n < 0 && r.a.graphs[u.g].owner < 0 {
 			return true
 		}
 	}
 	return false
 }
 
+// rename makes slot of gc's names read name, marking node i changed.
+func (r *rewriter) rename(gc *graphCtx, i int, slot int32, name string) {
+	if r.m.String(gc.g.Names[slot]) == name {
+		return
+	}
+	gc.g.Names[slot] = r.m.NewStr(name)
+	gc.g.Nodes[i].Changed = true
+}
+
 // graph rewrites one graph and, first, the subgraphs of its nodes.
 func (r *rewriter) graph(gc *graphCtx) error {
-	var out []*onnxpb.NodeProto
-	for _, ni := range gc.nodes {
-		for _, sub := range ni.subs() {
+	a := r.a
+	g := gc.g
+	out := make([]int32, 0, gc.nn)
+	for n := gc.n0; n < gc.n0+gc.nn; n++ {
+		i := int(a.nodes[n].idx)
+		for _, sub := range a.subs(n) {
 			if err := r.graph(sub); err != nil {
 				return err
 			}
 		}
-		for i, v := range ni.ins {
-			if v == nil {
+		in0, out0 := g.Nodes[i].In, g.Nodes[i].Out // g.Nodes grows with the Casts
+		follow := a.has(n, flagFollow)
+		wantIn := a.wantIn(n)
+		for k, v := range a.ins(n) {
+			if v < 0 {
 				continue
 			}
-			want := v.lowered
-			if v.typ.isFloat() && !ni.follow {
-				want = ni.wantIn()[i]
+			want := a.values[v].lowered
+			if a.vfloat(v) && !follow {
+				want = wantIn[k]
 			}
 			name, err := r.ref(gc, v, want, &out)
 			if err != nil {
 				return err
 			}
-			ni.n.Input[i] = name
+			r.rename(gc, i, in0+int32(k), name)
 		}
-		if err := r.edit(ni); err != nil {
-			return fmt.Errorf("%s: %s: %w", gc.where(), ni.label(), err)
+		if err := r.edit(n); err != nil {
+			return fmt.Errorf("%s: %s: %w", a.where(gc), a.label(n), err)
 		}
-		out = append(out, ni.n)
-		if gc.owner != nil {
+		out = append(out, int32(i))
+		if gc.owner >= 0 {
 			continue
 		}
 		// The main graph's outputs keep their names: a node whose output
 		// changes type writes a new name, and a Cast makes the output.
-		for j, v := range ni.outs {
-			if v == nil || !v.typ.isFloat() || !r.isMainOutput(v) {
+		for j, v := range a.outs(n) {
+			if v < 0 || !a.vfloat(v) || !r.isMainOutput(v) {
 				continue
 			}
 			req := r.c.required(gc, v)
-			if req == v.lowered {
+			if req == a.values[v].lowered {
 				continue
 			}
-			if v.typ != floatTensor {
+			if a.vtyp(v) != floatTensor {
 				return fmt.Errorf("main graph: output %q is a %s and would need a type change, which Cast cannot do; convert with --keep-io-types=false",
-					v.name, v.typ)
+					a.vname(v), a.vtyp(v))
 			}
-			renamed := r.used.fresh(v.name + r.suffix(v.lowered))
-			ni.n.Output[j] = renamed
-			v.setCur(renamed)
-			n := r.castNode(renamed, v.name, req)
-			out = append(out, n)
-			gc.casts[castKey{v, req}] = v.name
-			r.sum.InsertedCasts = append(r.sum.InsertedCasts, InsertedCast{Node: n.Name, Tensor: v.name, To: r.typeName(req), Graph: gc.path()})
+			renamed := r.used.fresh(a.vname(v) + r.suffix(a.values[v].lowered))
+			r.rename(gc, i, out0+int32(j), renamed)
+			a.notes(v).cur = renamed
+			k, cn := r.castNode(gc, renamed, a.vname(v), req)
+			out = append(out, k)
+			gc.casts[castKey{v, req}] = a.vname(v)
+			r.sum.InsertedCasts = append(r.sum.InsertedCasts, InsertedCast{Node: cn.Name, Tensor: a.vname(v), To: r.typeName(req), Graph: a.gpath(gc)})
 		}
 	}
 	for i, v := range gc.outputs {
@@ -143,31 +161,33 @@ func (r *rewriter) graph(gc *graphCtx) error {
 		if err != nil {
 			return err
 		}
-		if gc.owner == nil && name != v.name {
-			return fmt.Errorf("%w: main graph output %q would be renamed to %q", ErrInternal, v.name, name)
+		if gc.owner < 0 && name != a.vname(v) {
+			return fmt.Errorf("%w: main graph output %q would be renamed to %q", ErrInternal, a.vname(v), name)
 		}
-		gc.g.Output[i].Name = name
+		g.Outputs[i].Name = name
 		if req {
-			lowerTypeProto(gc.g.Output[i].Type, r.a.target)
+			lowerTypeProto(g.Outputs[i].Type, a.target)
 		}
 	}
-	gc.g.Node = out
+	if len(g.Nodes) > int(gc.nn) {
+		g.Order = out
+	}
 	for i, v := range gc.inputs {
-		if v.lowered {
-			lowerTypeProto(gc.g.Input[i].Type, r.a.target)
+		if a.values[v].lowered {
+			lowerTypeProto(g.Inputs[i].Type, a.target)
 		}
 	}
-	for _, vi := range gc.g.ValueInfo {
-		v := gc.lookup(vi.GetName())
-		if v == nil {
+	for _, vi := range g.ValueInfo {
+		v := a.lookup(gc, vi.GetName())
+		if v < 0 {
 			continue
 		}
-		lowered := v.lowered
-		if v.cur() != v.name && gc.owner == nil {
+		lowered := a.values[v].lowered
+		if a.cur(v) != a.vname(v) && gc.owner < 0 {
 			lowered = r.c.required(gc, v) // the name now belongs to the output Cast
 		}
 		if lowered {
-			lowerTypeProto(vi.Type, r.a.target)
+			lowerTypeProto(vi.Type, a.target)
 		}
 	}
 	return nil
@@ -182,47 +202,64 @@ func setDtype(n *onnxpb.NodeProto, name string, dt onnxpb.TensorProto_DataType) 
 	n.Attribute = append(n.Attribute, &onnxpb.AttributeProto{Name: name, Type: onnxpb.AttributeProto_INT, I: int64(dt)})
 }
 
+// identity turns node n into an Identity.
+func (r *rewriter) identity(n int32) {
+	np := r.a.proto(n)
+	np.Attribute = nil
+	mn := r.a.mnode(n)
+	mn.Op = r.m.NewStr("Identity")
+	mn.Changed = true
+}
+
 // edit changes the attributes that set a converted node's output type.
-func (r *rewriter) edit(ni *nodeInfo) error {
-	if ni.follow && ni.ins[0] != nil && ni.ins[0].lowered {
+func (r *rewriter) edit(n int32) error {
+	a := r.a
+	ins := a.ins(n)
+	if a.has(n, flagFollow) && ins[0] >= 0 && a.values[ins[0]].lowered {
 		// A Cast to the target type whose input is converted too.
-		r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, ni.label()+" (now Identity: its input is already "+r.a.target.elemName()+")")
-		ni.n.OpType, ni.n.Attribute = "Identity", nil
+		r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, a.label(n)+" (now Identity: its input is already "+a.target.elemName()+")")
+		r.identity(n)
 		return nil
 	}
-	if ni.schema == nil || ni.schema.Domain != "" || len(ni.outLow()) == 0 || !ni.outLow()[0] {
+	s := a.schema(n)
+	if s == nil || s.Domain != "" {
 		return nil
 	}
-	n, target := ni.n, r.a.target
-	switch n.GetOpType() {
+	if outLow := a.outLow(n); len(outLow) == 0 || !outLow[0] {
+		return nil
+	}
+	target := a.target
+	switch op := a.opOf(n); op {
 	case "Cast":
-		if in := ni.ins[0]; in != nil && (in.typ == tensorType(int32(target.dataType())) || (in.typ == floatTensor && ni.wantIn()[0])) {
+		if in := ins[0]; in >= 0 && (a.vtyp(in) == tensorType(int32(target.dataType())) || (a.vtyp(in) == floatTensor && a.wantIn(n)[0])) {
 			// Its input arrives in the target type: a Cast to the target
 			// type would cast a type to itself.
-			r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, ni.label()+" (now Identity: its input is already "+target.elemName()+")")
-			n.OpType, n.Attribute = "Identity", nil
+			r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, a.label(n)+" (now Identity: its input is already "+target.elemName()+")")
+			r.identity(n)
 			return nil
 		}
-		setDtype(n, "to", target.dataType())
-		r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, ni.label())
+		setDtype(a.proto(n), "to", target.dataType())
+		r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, a.label(n))
 	case "Constant", "ConstantOfShape":
-		at := constantTensor(n)
+		np := a.proto(n)
+		at := constantTensor(np)
 		switch {
 		case at == nil: // ConstantOfShape's default value, a float32 zero
-			n.Attribute = append(n.Attribute, &onnxpb.AttributeProto{Name: "value", Type: onnxpb.AttributeProto_TENSOR,
+			np.Attribute = append(np.Attribute, &onnxpb.AttributeProto{Name: "value", Type: onnxpb.AttributeProto_TENSOR,
 				T: &onnxpb.TensorProto{Dims: []int64{1}, DataType: int32(target.dataType()), RawData: []byte{0, 0}}})
 		case at.T != nil:
-			return lowerTensor(r.m, at.T, target, false)
+			return lowerProtoTensor(at.T, target)
 		default:
 			lowerAttrFloats(at, target)
 		}
 	case "EyeLike", "RandomNormalLike", "RandomUniformLike", "Bernoulli", "RandomNormal", "RandomUniform", "SequenceEmpty":
-		setDtype(n, "dtype", target.dataType())
+		setDtype(a.proto(n), "dtype", target.dataType())
 	case "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix":
-		setDtype(n, "output_datatype", target.dataType())
+		setDtype(a.proto(n), "output_datatype", target.dataType())
 	case "DequantizeLinear":
-		if at := attrOf(n, "output_dtype"); at != nil && at.GetI() != 0 {
-			setDtype(n, "output_dtype", target.dataType())
+		np := a.proto(n)
+		if at := attrOf(np, "output_dtype"); at != nil && at.GetI() != 0 {
+			setDtype(np, "output_dtype", target.dataType())
 		}
 	}
 	return nil

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/convert/opschema"
-	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
 // ErrInternal is wrapped by errors that are bugs in the conversion rather
@@ -17,10 +17,13 @@ var ErrInternal = errors.New("internal error")
 // control-flow nodes agree with their subgraphs. A failure is a bug in the
 // conversion, reported rather than written.
 //
-// reuse are the slabs of the conversion's analysis (analysis.release), whose
-// memory the check reuses.
-func verify(m *onnxpb.ModelProto, target Target, table *opschema.Table, reuse slabs) error {
-	a, err := analyseTypes(m, target, table, reuse)
+// The check reads the converted model as Write will write it: the nodes in
+// their new order with the inserted Casts, the renamed inputs and outputs,
+// the changed attributes, the declared types and the initializers' new
+// types, all from the compact form, with an analysis of its own.
+func verify(m *modelio.Model, target Target, table *opschema.Table) error {
+	a := newAnalysis(m, target, table, true)
+	err := a.run()
 	if err == nil {
 		err = checkTypes(a)
 	}
@@ -32,75 +35,75 @@ func verify(m *onnxpb.ModelProto, target Target, table *opschema.Table, reuse sl
 
 func checkTypes(a *analysis) error {
 	for _, gc := range a.graphs {
-		for _, ni := range gc.nodes {
+		for n := gc.n0; n < gc.n0+gc.nn; n++ {
 			var err error
-			if isControlFlow(ni) {
-				err = checkControlFlow(ni)
-			} else if ni.schema != nil {
-				err = checkSchema(ni)
+			if a.isControlFlow(n) {
+				err = checkControlFlow(a, n)
+			} else if a.schema(n) != nil {
+				err = checkSchema(a, n)
 			}
 			if err != nil {
-				return fmt.Errorf("%s: %s: %w", gc.where(), ni.label(), err)
+				return fmt.Errorf("%s: %s: %w", a.where(gc), a.label(n), err)
 			}
 		}
 	}
 	return nil
 }
 
-func checkSchema(ni *nodeInfo) error {
-	s := ni.schema
+func checkSchema(a *analysis, n int32) error {
+	s := a.schema(n)
+	ins, outs := a.ins(n), a.outs(n)
 	for i, p := range s.Inputs {
-		if p.Option == opschema.Single && (i >= len(ni.ins) || ni.ins[i] == nil) {
+		if p.Option == opschema.Single && (i >= len(ins) || ins[i] < 0) {
 			return fmt.Errorf("its required input %d (%s) is missing", i, p.Name)
 		}
 	}
-	if n := len(ni.ins); n > len(s.Inputs) && (len(s.Inputs) == 0 || s.Inputs[len(s.Inputs)-1].Option != opschema.Variadic) {
-		return fmt.Errorf("it has %d inputs, more than %s allows", n, s)
+	if k := len(ins); k > len(s.Inputs) && (len(s.Inputs) == 0 || s.Inputs[len(s.Inputs)-1].Option != opschema.Variadic) {
+		return fmt.Errorf("it has %d inputs, more than %s allows", k, s)
 	}
-	if n := len(ni.outs); n > len(s.Outputs) && (len(s.Outputs) == 0 || s.Outputs[len(s.Outputs)-1].Option != opschema.Variadic) {
-		return fmt.Errorf("it has %d outputs, more than %s allows", n, s)
+	if k := len(outs); k > len(s.Outputs) && (len(s.Outputs) == 0 || s.Outputs[len(s.Outputs)-1].Option != opschema.Variadic) {
+		return fmt.Errorf("it has %d outputs, more than %s allows", k, s)
 	}
 	// binding maps type constraints to the type bound so far; a node has a
 	// handful, so a slice beats a map allocated per node.
-	var bindingArr [4]struct {
+	type bound struct {
 		param string
-		typ   vtype
+		typ   typeID
 	}
+	var bindingArr [4]bound
 	binding := bindingArr[:0]
-	check := func(p opschema.Param, ok bool, v *value, kind string, i int) error {
-		if v == nil {
+	check := func(p opschema.Param, ok bool, v int32, kind string, i int) error {
+		if v < 0 {
 			return nil
 		}
 		if !ok {
 			return fmt.Errorf("%s has no %s %d", s, kind, i)
 		}
-		if !s.Admits(p.Type, string(v.typ)) {
-			return fmt.Errorf("%s %d (%q) is %s, which %s does not accept for %s", kind, i, v.name, v.typ, s, p.Type)
+		t := a.values[v].typ
+		if !s.Admits(p.Type, string(a.types[t])) {
+			return fmt.Errorf("%s %d (%q) is %s, which %s does not accept for %s", kind, i, a.vname(v), a.types[t], s, p.Type)
 		}
 		if !s.IsConstraint(p.Type) || (p.Option == opschema.Variadic && !p.Homogeneous) {
 			return nil
 		}
 		for _, b := range binding {
 			if b.param == p.Type {
-				if b.typ != v.typ {
-					return fmt.Errorf("%s %d (%q) is %s but another value bound to %s is %s", kind, i, v.name, v.typ, p.Type, b.typ)
+				if b.typ != t {
+					return fmt.Errorf("%s %d (%q) is %s but another value bound to %s is %s", kind, i, a.vname(v), a.types[t], p.Type, a.types[b.typ])
 				}
 				return nil
 			}
 		}
-		binding = append(binding, struct {
-			param string
-			typ   vtype
-		}{p.Type, v.typ})
+		binding = append(binding, bound{p.Type, t})
 		return nil
 	}
-	for i, v := range ni.ins {
+	for i, v := range ins {
 		p, ok := s.Input(i)
 		if err := check(p, ok, v, "input", i); err != nil {
 			return err
 		}
 	}
-	for j, v := range ni.outs {
+	for j, v := range outs {
 		p, ok := s.Output(j)
 		if err := check(p, ok, v, "output", j); err != nil {
 			return err
@@ -109,32 +112,33 @@ func checkSchema(ni *nodeInfo) error {
 	return nil
 }
 
-func checkControlFlow(ni *nodeInfo) error {
-	same := func(what string, a, b vtype) error {
-		if a != "" && b != "" && a != b {
-			return fmt.Errorf("%s: %s against %s", what, a, b)
+func checkControlFlow(a *analysis, n int32) error {
+	same := func(what string, x, y vtype) error {
+		if x != "" && y != "" && x != y {
+			return fmt.Errorf("%s: %s against %s", what, x, y)
 		}
 		return nil
 	}
-	switch ni.n.GetOpType() {
+	ins := a.ins(n)
+	switch a.opOf(n) {
 	case "Loop":
-		body := ni.subs()[0]
-		for i := 2; i < len(ni.ins); i++ {
-			if err := same(fmt.Sprintf("loop-carried value %d enters as", i-2), typeAt(ni.ins, i), body.inputs[i].typ); err != nil {
+		body := a.subs(n)[0]
+		for i := 2; i < len(ins); i++ {
+			if err := same(fmt.Sprintf("loop-carried value %d enters as", i-2), a.typeAt(ins, i), a.vtyp(body.inputs[i])); err != nil {
 				return err
 			}
-			if err := same(fmt.Sprintf("loop-carried value %d leaves the body as", i-2), body.inputs[i].typ, body.outputs[i-1].typ); err != nil {
+			if err := same(fmt.Sprintf("loop-carried value %d leaves the body as", i-2), a.vtyp(body.inputs[i]), a.vtyp(body.outputs[i-1])); err != nil {
 				return err
 			}
 		}
 	case "Scan":
-		_, first, err := scanStates(ni)
+		_, first, err := a.scanStates(n)
 		if err != nil {
 			return err
 		}
-		body := ni.subs()[0]
-		for i := first; i < len(ni.ins); i++ {
-			if err := same(fmt.Sprintf("scan input %d enters as", i), typeAt(ni.ins, i), body.inputs[i-first].typ); err != nil {
+		body := a.subs(n)[0]
+		for i := first; i < len(ins); i++ {
+			if err := same(fmt.Sprintf("scan input %d enters as", i), a.typeAt(ins, i), a.vtyp(body.inputs[i-first])); err != nil {
 				return err
 			}
 		}

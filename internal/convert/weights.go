@@ -3,7 +3,6 @@ package convert
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"runtime"
 	"sync"
@@ -18,8 +17,10 @@ import (
 // weight is a float32 tensor whose data is part of the model: an
 // initializer, or the value of a Constant or ConstantOfShape node.
 type weight struct {
-	v     *value
-	t     *onnxpb.TensorProto // nil for value_float(s) attributes
+	v     int32
+	gc    *graphCtx // for an initializer
+	init  int32     // the initializer's index in gc's graph; -1 for a constant
+	t     *onnxpb.TensorProto // a constant's tensor; nil for value_float(s) attributes
 	attr  *onnxpb.AttributeProto
 	stats half.Stats
 }
@@ -43,19 +44,20 @@ func constantTensor(n *onnxpb.NodeProto) *onnxpb.AttributeProto {
 }
 
 // collectWeights lists the float32 weights of every graph.
-func collectWeights(a *analysis) []*weight {
-	var ws []*weight
+func collectWeights(a *analysis) []weight {
+	var ws []weight
 	for _, gc := range a.graphs {
-		for i, t := range gc.g.Initializer {
-			if t.GetDataType() == int32(onnxpb.TensorProto_FLOAT) {
-				ws = append(ws, &weight{v: gc.initValues[i], t: t})
+		for i := range gc.g.Inits {
+			if gc.g.Inits[i].DataType == int32(onnxpb.TensorProto_FLOAT) {
+				ws = append(ws, weight{v: gc.initValues[i], gc: gc, init: int32(i)})
 			}
 		}
-		for _, ni := range gc.nodes {
-			if !ni.weight || len(ni.outs) == 0 || ni.outs[0] == nil || !ni.outs[0].typ.isFloat() {
+		for n := gc.n0; n < gc.n0+gc.nn; n++ {
+			outs := a.outs(n)
+			if !a.has(n, flagWeight) || len(outs) == 0 || outs[0] < 0 || !a.vfloat(outs[0]) {
 				continue
 			}
-			w := &weight{v: ni.outs[0], attr: constantTensor(ni.n)}
+			w := weight{v: outs[0], init: -1, attr: constantTensor(a.proto(n))}
 			if w.attr != nil {
 				w.t = w.attr.T
 			}
@@ -65,33 +67,55 @@ func collectWeights(a *analysis) []*weight {
 	return ws
 }
 
-func elements(t *onnxpb.TensorProto) (int64, error) {
+func elements(name string, dims []int64) (int64, error) {
 	n := int64(1)
-	for _, d := range t.Dims {
+	for _, d := range dims {
 		if d < 0 {
-			return 0, fmt.Errorf("tensor %q has a negative dimension", t.GetName())
+			return 0, fmt.Errorf("tensor %q has a negative dimension", name)
 		}
 		if d > 0 && n > math.MaxInt64/4/d {
-			return 0, fmt.Errorf("tensor %q is too large", t.GetName())
+			return 0, fmt.Errorf("tensor %q is too large", name)
 		}
 		n *= d
 	}
 	return n, nil
 }
 
-// checkSize verifies that a float32 tensor's data matches its shape.
-func checkSize(m *modelio.Model, t *onnxpb.TensorProto) error {
+// checkSize verifies that a float32 initializer's data matches its shape,
+// and returns its size.
+func checkSize(m *modelio.Model, t *modelio.Tensor) (int64, error) {
+	name := m.String(t.Name)
+	if t.Segmented() {
+		return 0, fmt.Errorf("tensor %q is stored in segments, which conversion does not support", name)
+	}
+	dims := m.Dims(t)
+	n, err := elements(name, dims)
+	if err != nil {
+		return 0, err
+	}
+	size, err := m.DataSize(t)
+	if err != nil {
+		return 0, err
+	}
+	if size != 4*n {
+		return 0, fmt.Errorf("tensor %q has %d bytes of data, but its shape %v needs %d; the model is damaged", name, size, dims, 4*n)
+	}
+	return size, nil
+}
+
+// checkProtoSize is checkSize for a constant's tensor.
+func checkProtoSize(t *onnxpb.TensorProto) error {
 	if t.Segment != nil {
 		return fmt.Errorf("tensor %q is stored in segments, which conversion does not support", t.GetName())
 	}
-	if t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL && !m.InFile(t) {
+	if t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
 		return fmt.Errorf("tensor %q keeps its data in an external file; convert the model file with ConvertFile, which reads it", t.GetName())
 	}
-	n, err := elements(t)
+	n, err := elements(t.GetName(), t.Dims)
 	if err != nil {
 		return err
 	}
-	size, err := m.DataSize(t)
+	size, err := modelio.ProtoDataSize(t)
 	if err != nil {
 		return err
 	}
@@ -101,27 +125,52 @@ func checkSize(m *modelio.Model, t *onnxpb.TensorProto) error {
 	return nil
 }
 
+// scanAlone is the size from which a weight is scanned on a goroutine of
+// its own; smaller ones are scanned in turn, as goroutines would cost more
+// than the scan.
+const scanAlone = 64 << 10
+
 // scanWeights computes each weight's statistics against the target type,
-// several tensors at a time.
-func scanWeights(m *modelio.Model, ws []*weight, f half.Format) error {
+// several large tensors at a time.
+func scanWeights(m *modelio.Model, ws []weight, f half.Format) error {
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
-	for _, w := range ws {
-		if w.t == nil {
-			if w.attr != nil { // value_float(s); none is ConstantOfShape's default zero
+	for i := range ws {
+		w := &ws[i]
+		if w.init < 0 {
+			switch {
+			case w.t != nil:
+				if err := checkProtoSize(w.t); err != nil {
+					return err
+				}
+				var s half.Stats
+				if err := modelio.ReadProtoData(w.t, func(c []byte) error { s.Add(f.Scan(c)); return nil }); err != nil {
+					return err
+				}
+				w.stats = s
+			case w.attr != nil: // value_float(s); none is ConstantOfShape's default zero
 				w.stats = scanAttrFloats(w.attr, f)
 			}
 			continue
 		}
-		if err := checkSize(m, w.t); err != nil {
+		t := &w.gc.g.Inits[w.init]
+		size, err := checkSize(m, t)
+		if err != nil {
 			return err
 		}
-		g.Go(func() error {
+		scan := func() error {
 			var s half.Stats
-			err := m.ReadData(w.t, func(c []byte) error { s.Add(f.Scan(c)); return nil })
+			err := m.ReadData(t, func(c []byte) error { s.Add(f.Scan(c)); return nil })
 			w.stats = s
 			return err
-		})
+		}
+		if size < scanAlone {
+			if err := scan(); err != nil {
+				return err
+			}
+			continue
+		}
+		g.Go(scan)
 	}
 	return g.Wait()
 }
@@ -159,45 +208,25 @@ func convertChunk(f half.Format, dst, src []byte) {
 	wg.Wait()
 }
 
-// halves recycles the buffers converted chunks are written from.
-var halves = sync.Pool{New: func() any { return new([]byte) }}
-
-// lowerTensor converts a float32 tensor to the target type. Data still in
-// a file is converted while the model is written; other data now.
-func lowerTensor(m *modelio.Model, t *onnxpb.TensorProto, target Target, mainInit bool) error {
+// lowerProtoTensor converts a float32 tensor held in memory (a
+// constant's) to the target type now.
+func lowerProtoTensor(t *onnxpb.TensorProto, target Target) error {
 	f := target.format()
-	size, err := m.DataSize(t)
+	size, err := modelio.ProtoDataSize(t)
 	if err != nil {
 		return err
 	}
-	if mainInit && m.InFile(t) {
-		m.Replace(t, modelio.Replacement{Size: size / 2, WriteTo: func(w io.Writer) error {
-			return m.ReadData(t, func(c []byte) error {
-				buf := halves.Get().(*[]byte)
-				defer halves.Put(buf)
-				if cap(*buf) < len(c)/2 {
-					*buf = make([]byte, len(c)/2)
-				}
-				out := (*buf)[:len(c)/2]
-				convertChunk(f, out, c)
-				_, err := w.Write(out)
-				return err
-			})
-		}})
-	} else {
-		out := make([]byte, 0, size/2)
-		err := m.ReadData(t, func(c []byte) error {
-			n := len(out)
-			out = out[:n+len(c)/2]
-			convertChunk(f, out[n:], c)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		t.RawData = out
+	out := make([]byte, 0, size/2)
+	err = modelio.ReadProtoData(t, func(c []byte) error {
+		n := len(out)
+		out = out[:n+len(c)/2]
+		convertChunk(f, out[n:], c)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	t.FloatData = nil
+	t.RawData, t.FloatData = out, nil
 	t.DataType = int32(target.dataType())
 	return nil
 }

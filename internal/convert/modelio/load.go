@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -13,6 +14,43 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
+
+// Field numbers of the messages the compact form takes apart (onnx.proto).
+const (
+	graphNode        = 1
+	graphInitializer = 5
+	graphInput       = 11
+	graphOutput      = 12
+	graphValueInfo   = 13
+	graphSparse      = 15
+
+	nodeInput    = 1
+	nodeOutput   = 2
+	nodeName     = 3
+	nodeOpType   = 4
+	nodeAttr     = 5
+	nodeDoc      = 6
+	nodeDomain   = 7
+	nodeOverload = 8
+	nodeMeta     = 9
+
+	tensorDims         = 1
+	tensorDataType     = 2
+	tensorSegment      = 3
+	tensorFloatData    = 4
+	tensorName         = 8
+	tensorRawData      = 9
+	tensorDoc          = 12
+	tensorExternalData = 13
+	tensorDataLocation = 14
+	tensorMeta         = 16
+)
+
+// maxBuf is the most the model's buffers may hold: Str offsets have 31 bits.
+const maxBuf = arenaBit - 1
+
+// maxPrealloc is the most Load reserves up front for the file's bytes.
+const maxPrealloc = 64 << 20
 
 // Load reads the ONNX model at path. The data of the main graph's
 // initializers of 4 KiB or more stays in the model file, or in the external
@@ -31,200 +69,647 @@ func Load(path string) (*Model, error) {
 		return nil, err
 	}
 	defer f.Close()
-	m := FromProto(nil)
-	m.Path, m.Dir, m.FileSize = path, filepath.Dir(path), st.Size()
+	m := &Model{Path: path, Dir: filepath.Dir(path), FileSize: st.Size()}
 	w := onnx.NewWalker(f, st.Size(), path)
-	l := &loader{w: w, path: path, m: m}
 	if st.Size() == 0 {
 		return nil, &onnx.FormatError{Path: path, Offset: -1, Reason: "the file is empty"}
 	}
-	if m.Proto, err = l.model(); err != nil {
+	m.buf = make([]byte, 0, min(st.Size(), maxPrealloc))
+	l := &loader{w: w, m: m}
+	if err := l.model(); err != nil {
 		return nil, w.Error(err)
 	}
-	if err := l.resolveExternal(); err != nil {
+	if err := m.resolveExternal(); err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// maxRestPrealloc is the most graph() reserves up front for the fields it
-// decodes itself.
-const maxRestPrealloc = 64 << 20
+// Parse reads a model from its encoding, all of whose data is inline. The
+// model keeps b, which must not be changed.
+func Parse(b []byte) (*Model, error) {
+	if len(b) > maxBuf {
+		return nil, fmt.Errorf("the model is larger than 2 GiB")
+	}
+	m := &Model{buf: b}
+	var rest []byte
+	gb := &graphBuilder{m: m}
+	var gerr error
+	found := false
+	err := forFields(b, func(f wfield) bool {
+		if f.num == onnx.FieldModelGraph && f.typ == protowire.BytesType {
+			if found {
+				gerr = errors.New("the model has two graphs")
+				return false
+			}
+			found = true
+			gerr = gb.parse(Str{off: uint32(f.pstart), n: uint32(len(f.payload))})
+			return gerr == nil
+		}
+		rest = append(rest, b[f.start:f.end]...)
+		return true
+	})
+	if err == nil {
+		err = gerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("the model cannot be decoded (%v)", err)
+	}
+	if !found {
+		return nil, errors.New("the model has no graph")
+	}
+	m.Graph = gb.g
+	m.Meta = &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(rest, m.Meta); err != nil {
+		return nil, fmt.Errorf("the model cannot be decoded (%v)", err)
+	}
+	if err := m.resolveExternal(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
 
 // loader takes a model file apart with an onnx.Walker: it keeps the
 // payloads of large main-graph initializers in the file (as spans) and
-// decodes everything else with proto.Unmarshal.
+// copies everything else into the model's buffer.
 type loader struct {
-	w    *onnx.Walker
-	path string
-	m    *Model
+	w *onnx.Walker
+	m *Model
 }
 
-func (l *loader) unmarshal(b []byte, m proto.Message, what string, off int64) error {
-	if err := proto.Unmarshal(b, m); err != nil {
-		return l.w.Corrupt(off, "%s cannot be decoded (%v)", what, err)
+func (l *loader) model() error {
+	w, m := l.w, l.m
+	var rest []byte
+	var gb *graphBuilder
+	err := w.Message(w.Size(), 0, "the model", func(f onnx.Field) (bool, error) {
+		var err error
+		if f.Num == onnx.FieldModelGraph && f.Type == protowire.BytesType {
+			if gb != nil {
+				return true, w.Corrupt(f.Start, "the model has two graphs")
+			}
+			gb = &graphBuilder{m: m}
+			return true, l.graph(gb, f.End)
+		}
+		rest, err = w.AppendField(rest, f)
+		return true, err
+	})
+	if err != nil {
+		return err
+	}
+	m.Meta = &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(rest, m.Meta); err != nil {
+		return w.Corrupt(0, "the model cannot be decoded (%v)", err)
+	}
+	if gb == nil {
+		return w.NoGraph()
+	}
+	m.Graph = gb.g
+	return nil
+}
+
+func (l *loader) graph(gb *graphBuilder, end int64) error {
+	w, m := l.w, l.m
+	start := w.Pos()
+	gb.begin()
+	err := w.Message(end, 1, "the graph", func(f onnx.Field) (bool, error) {
+		if f.Num == onnx.FieldGraphInitializer && f.Type == protowire.BytesType && f.End-f.Start >= lazyMin {
+			hs := len(m.buf)
+			sp, err := l.tensor(f.End)
+			if err != nil {
+				return true, err
+			}
+			if len(m.buf) > maxBuf {
+				return true, w.Corrupt(f.Start, "the graph is larger than 2 GiB")
+			}
+			if err := gb.tensor(Str{off: uint32(hs), n: uint32(len(m.buf) - hs)}, sp); err != nil {
+				return true, w.Corrupt(f.Start, "an initializer cannot be decoded (%v)", err)
+			}
+			return true, nil
+		}
+		fs := len(m.buf)
+		var err error
+		m.buf, err = w.AppendField(m.buf, f)
+		if err != nil {
+			return true, err
+		}
+		if len(m.buf) > maxBuf {
+			return true, w.Corrupt(f.Start, "the graph is larger than 2 GiB")
+		}
+		whole := Str{off: uint32(fs), n: uint32(len(m.buf) - fs)}
+		var payload Str
+		if f.Type == protowire.BytesType {
+			pn := f.End - f.Start
+			payload = Str{off: uint32(int64(len(m.buf)) - pn), n: uint32(pn)}
+		}
+		if err := gb.field(f.Num, f.Type, whole, payload); err != nil {
+			return true, w.Corrupt(f.Start, "the graph cannot be decoded (%v)", err)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := gb.finish(); err != nil {
+		return w.Corrupt(start, "the graph cannot be decoded (%v)", err)
 	}
 	return nil
 }
 
-func (l *loader) model() (*onnxpb.ModelProto, error) {
-	w := l.w
-	var rest []byte
-	var graph *onnxpb.GraphProto
-	err := w.Message(w.Size(), 0, "the model", func(f onnx.Field) (bool, error) {
-		var err error
-		if f.Num == onnx.FieldModelGraph && f.Type == protowire.BytesType {
-			if graph != nil {
-				return true, w.Corrupt(f.Start, "the model has two graphs")
-			}
-			graph, err = l.graph(f.End)
-			return true, err
-		}
-		rest, err = w.AppendField(rest, f)
-		return true, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	m := &onnxpb.ModelProto{}
-	if err := l.unmarshal(rest, m, "the model", 0); err != nil {
-		return nil, err
-	}
-	if graph == nil {
-		return nil, w.NoGraph()
-	}
-	m.Graph = graph
-	return m, nil
-}
-
-func (l *loader) graph(end int64) (*onnxpb.GraphProto, error) {
-	w := l.w
+// tensor copies a large initializer's fields into the buffer, less a
+// payload of 4 KiB or more, which stays in the file as a span. It returns
+// the span's index, or -1.
+func (l *loader) tensor(end int64) (int32, error) {
+	w, m := l.w, l.m
 	start := w.Pos()
-	// rest is at most the graph's size (fields are copied as they are,
-	// less the payloads that stay in the file): sized up front, it is
-	// not copied over and over as it grows. The cap keeps a graph of large
-	// weights, which stay in the file, from reserving their size.
-	rest := make([]byte, 0, min(max(end-start, 0), maxRestPrealloc))
-	// An initializer too short to hold a payload that stays in the file
-	// is decoded with the rest of the graph, in one call; the others are
-	// taken apart by tensor. alone says which is which, in file order.
-	var large []*onnxpb.TensorProto
-	var alone []bool
-	err := w.Message(end, 1, "the graph", func(f onnx.Field) (bool, error) {
-		var err error
-		if f.Num == onnx.FieldGraphInitializer && f.Type == protowire.BytesType {
-			if f.End-f.Start < lazyMin {
-				alone = append(alone, false)
-				rest, err = w.AppendField(rest, f)
-				return true, err
-			}
-			var t *onnxpb.TensorProto
-			t, err = l.tensor(f.End)
-			large = append(large, t)
-			alone = append(alone, true)
-			return true, err
-		}
-		rest, err = w.AppendField(rest, f)
-		return true, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	g := &onnxpb.GraphProto{}
-	if err := l.unmarshal(rest, g, "the graph", start); err != nil {
-		return nil, err
-	}
-	if len(large) > 0 {
-		small := g.Initializer
-		if len(small)+len(large) != len(alone) {
-			return nil, w.Corrupt(start, "the graph's initializers cannot be decoded")
-		}
-		g.Initializer = make([]*onnxpb.TensorProto, 0, len(alone))
-		for _, a := range alone {
-			if a {
-				g.Initializer, large = append(g.Initializer, large[0]), large[1:]
-			} else {
-				g.Initializer, small = append(g.Initializer, small[0]), small[1:]
-			}
-		}
-	}
-	return g, nil
-}
-
-func (l *loader) tensor(end int64) (*onnxpb.TensorProto, error) {
-	w := l.w
-	start := w.Pos()
-	var rest []byte
-	var sp *span
+	sp := int32(-1)
 	err := w.Message(end, 2, "an initializer", func(f onnx.Field) (bool, error) {
 		lazy := f.Type == protowire.BytesType && f.End-f.Start >= lazyMin &&
 			(f.Num == onnx.FieldTensorRawData || f.Num == onnx.FieldTensorFloatData)
 		if lazy {
-			if sp != nil {
+			if sp >= 0 {
 				return true, w.Corrupt(f.Start, "an initializer holds its data twice")
 			}
-			sp = &span{path: l.path, offset: f.Start, length: f.End - f.Start}
+			sp = int32(len(m.spans))
+			m.spans = append(m.spans, span{path: m.Path, offset: f.Start, length: f.End - f.Start})
 			return true, w.SkipPayload(f)
 		}
 		var err error
-		rest, err = w.AppendField(rest, f)
+		m.buf, err = w.AppendField(m.buf, f)
 		return true, err
 	})
 	if err != nil {
-		return nil, err
+		return -1, err
 	}
-	t := &onnxpb.TensorProto{}
-	if err := l.unmarshal(rest, t, "an initializer", start); err != nil {
-		return nil, err
-	}
-	if sp != nil {
-		if len(t.RawData) > 0 || len(t.FloatData) > 0 || t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
-			return nil, w.Corrupt(start, "initializer %q holds its data twice", t.GetName())
+	_ = start
+	return sp, nil
+}
+
+// wfield is one field of a message in memory.
+type wfield struct {
+	num           protowire.Number
+	typ           protowire.Type
+	v             uint64 // the value of a varint or fixed field
+	payload       []byte // the payload of a length-delimited field
+	start, pstart int    // offsets of the field and of its payload
+	end           int    // the offset after the field
+}
+
+// forFields calls fn for each field of the message b until fn returns
+// false. It returns an error for malformed data and for groups.
+func forFields(b []byte, fn func(wfield) bool) error {
+	pos := 0
+	for pos < len(b) {
+		num, typ, n := protowire.ConsumeTag(b[pos:])
+		if n < 0 {
+			return protowire.ParseError(n)
 		}
-		l.m.spans[t] = *sp
+		f := wfield{num: num, typ: typ, start: pos}
+		p := pos + n
+		switch typ {
+		case protowire.VarintType:
+			v, k := protowire.ConsumeVarint(b[p:])
+			if k < 0 {
+				return protowire.ParseError(k)
+			}
+			f.v, f.pstart, f.end = v, p, p+k
+		case protowire.Fixed32Type:
+			v, k := protowire.ConsumeFixed32(b[p:])
+			if k < 0 {
+				return protowire.ParseError(k)
+			}
+			f.v, f.pstart, f.end = uint64(v), p, p+k
+		case protowire.Fixed64Type:
+			v, k := protowire.ConsumeFixed64(b[p:])
+			if k < 0 {
+				return protowire.ParseError(k)
+			}
+			f.v, f.pstart, f.end = v, p, p+k
+		case protowire.BytesType:
+			v, k := protowire.ConsumeBytes(b[p:])
+			if k < 0 {
+				return protowire.ParseError(k)
+			}
+			f.payload, f.pstart, f.end = v, p+k-len(v), p+k
+		default:
+			return fmt.Errorf("field %d has wire type %d, which no ONNX message uses", num, typ)
+		}
+		if !fn(f) {
+			return nil
+		}
+		pos = f.end
 	}
-	return t, nil
+	return nil
+}
+
+func consumeVarint(b []byte) (uint64, int) { return protowire.ConsumeVarint(b) }
+
+// sub returns the Str of bytes [start, start+n) of s.
+func sub(s Str, start, n int) Str { return Str{off: s.off + uint32(start), n: uint32(n)} }
+
+// graphBuilder builds a Graph from its fields.
+type graphBuilder struct {
+	m         *Model
+	g         *Graph
+	ins, outs []Str // a node's names, scratch
+}
+
+func (gb *graphBuilder) begin() {
+	gb.g = &Graph{m: gb.m}
+}
+
+// parse builds the graph encoded in s, in memory.
+func (gb *graphBuilder) parse(s Str) error {
+	gb.begin()
+	b := gb.m.Bytes(s)
+	var ferr error
+	nodes, inits := 0, 0
+	if err := forFields(b, func(f wfield) bool {
+		switch {
+		case f.num == graphNode && f.typ == protowire.BytesType:
+			nodes++
+		case f.num == graphInitializer && f.typ == protowire.BytesType:
+			inits++
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	gb.g.Nodes = make([]Node, 0, nodes)
+	gb.g.Names = make([]Str, 0, 3*nodes)
+	gb.g.Inits = make([]Tensor, 0, inits)
+	err := forFields(b, func(f wfield) bool {
+		var payload Str
+		if f.typ == protowire.BytesType {
+			payload = sub(s, f.pstart, len(f.payload))
+		}
+		ferr = gb.field(f.num, f.typ, sub(s, f.start, f.end-f.start), payload)
+		return ferr == nil
+	})
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	return gb.finish()
+}
+
+// field adds one field of the graph: whole is its encoding, payload the
+// payload of a length-delimited field.
+func (gb *graphBuilder) field(num protowire.Number, typ protowire.Type, whole, payload Str) error {
+	g, m := gb.g, gb.m
+	if typ != protowire.BytesType {
+		g.rest = append(g.rest, m.Bytes(whole)...)
+		return nil
+	}
+	switch num {
+	case graphNode:
+		return gb.node(payload)
+	case graphInitializer:
+		return gb.tensor(payload, -1)
+	case graphInput, graphOutput, graphValueInfo:
+		vi := &onnxpb.ValueInfoProto{}
+		if err := proto.Unmarshal(m.Bytes(payload), vi); err != nil {
+			return err
+		}
+		switch num {
+		case graphInput:
+			g.Inputs = append(g.Inputs, vi)
+		case graphOutput:
+			g.Outputs = append(g.Outputs, vi)
+		default:
+			g.ValueInfo = append(g.ValueInfo, vi)
+		}
+	case graphSparse:
+		st := &onnxpb.SparseTensorProto{}
+		if err := proto.Unmarshal(m.Bytes(payload), st); err != nil {
+			return err
+		}
+		g.Sparse = append(g.Sparse, st)
+	default:
+		g.rest = append(g.rest, m.Bytes(whole)...)
+	}
+	return nil
+}
+
+var errUTF8 = errors.New("a string field holds invalid UTF-8")
+
+// node parses a node's fields: its names, and whether its attributes hold
+// tensors or graphs (then it is decoded now, for external data and
+// subgraphs).
+func (gb *graphBuilder) node(s Str) error {
+	g, m := gb.g, gb.m
+	b := m.Bytes(s)
+	n := Node{raw: s}
+	ins, outs := gb.ins[:0], gb.outs[:0]
+	var ferr error
+	str := func(f wfield) Str {
+		if !utf8.Valid(f.payload) {
+			ferr = errUTF8
+		}
+		return sub(s, f.pstart, len(f.payload))
+	}
+	err := forFields(b, func(f wfield) bool {
+		if f.typ != protowire.BytesType {
+			return true
+		}
+		switch f.num {
+		case nodeInput:
+			ins = append(ins, str(f))
+		case nodeOutput:
+			outs = append(outs, str(f))
+		case nodeName:
+			n.Name = str(f)
+		case nodeOpType:
+			n.Op = str(f)
+		case nodeDomain:
+			n.Domain = str(f)
+		case nodeDoc, nodeOverload:
+			str(f)
+		case nodeAttr:
+			if err := forFields(f.payload, func(a wfield) bool {
+				switch a.num {
+				case 5, 6, 10, 11, 14, 15, 22, 23: // tensors, graphs, type protos
+					n.heavy = true
+				case 1, 13, 21: // name, doc_string, ref_attr_name
+					if a.typ == protowire.BytesType && !utf8.Valid(a.payload) {
+						ferr = errUTF8
+					}
+				}
+				return true
+			}); err != nil {
+				ferr = err
+			}
+		case nodeMeta:
+			n.heavy = true
+		}
+		return ferr == nil
+	})
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	n.In, n.NIn = int32(len(g.Names)), int32(len(ins))
+	g.Names = append(g.Names, ins...)
+	n.Out, n.NOut = int32(len(g.Names)), int32(len(outs))
+	g.Names = append(g.Names, outs...)
+	gb.ins, gb.outs = ins, outs
+	g.Nodes = append(g.Nodes, n)
+	if n.heavy {
+		return gb.heavy(len(g.Nodes) - 1)
+	}
+	return nil
+}
+
+// heavy decodes node i, whose attributes hold tensors or graphs: it reads
+// external data of its tensors into memory and parses its subgraphs.
+func (gb *graphBuilder) heavy(i int) error {
+	g, m := gb.g, gb.m
+	np, err := g.NodeProto(i)
+	if err != nil {
+		return err
+	}
+	if err := m.resolveNode(np); err != nil {
+		return err
+	}
+	for _, at := range np.Attribute {
+		if at.G != nil {
+			b, err := proto.MarshalOptions{Deterministic: true}.Marshal(at.G)
+			if err != nil {
+				return err
+			}
+			if len(m.arena)+len(b) > maxBuf {
+				return fmt.Errorf("the subgraphs are larger than 2 GiB")
+			}
+			off := len(m.arena)
+			m.arena = append(m.arena, b...)
+			sb := &graphBuilder{m: m}
+			if err := sb.parse(Str{off: uint32(off) | arenaBit, n: uint32(len(b))}); err != nil {
+				return err
+			}
+			if g.Subgraphs == nil {
+				g.Subgraphs = map[int32][]Subgraph{}
+			}
+			g.Subgraphs[int32(i)] = append(g.Subgraphs[int32(i)], Subgraph{Attr: at.GetName(), G: sb.g, at: at})
+		}
+		if len(at.Graphs) > 0 {
+			if g.Subgraphs == nil {
+				g.Subgraphs = map[int32][]Subgraph{}
+			}
+			g.Subgraphs[int32(i)] = append(g.Subgraphs[int32(i)], Subgraph{Attr: at.GetName()})
+		}
+	}
+	return nil
+}
+
+// tensor parses an initializer; sp is the index of the span holding its
+// data, or -1.
+func (gb *graphBuilder) tensor(s Str, sp int32) error {
+	g, m := gb.g, gb.m
+	t := Tensor{raw: s, span: sp}
+	var floats []byte
+	nfloat := 0
+	external := false
+	var ferr error
+	err := forFields(m.Bytes(s), func(f wfield) bool {
+		switch f.num {
+		case tensorDataType:
+			if f.typ == protowire.VarintType {
+				t.DataType = int32(f.v)
+			}
+		case tensorSegment:
+			if f.typ == protowire.BytesType {
+				t.segment = true
+			}
+		case tensorFloatData:
+			switch f.typ {
+			case protowire.BytesType:
+				if len(f.payload)%4 != 0 {
+					ferr = errors.New("float_data is not a whole number of floats")
+					return false
+				}
+				if nfloat == 0 {
+					t.floatData = sub(s, f.pstart, len(f.payload))
+				}
+				floats = append(floats, f.payload...)
+				nfloat++
+			case protowire.Fixed32Type:
+				floats = append(floats, byte(f.v), byte(f.v>>8), byte(f.v>>16), byte(f.v>>24))
+				nfloat += 2 // never a single packed field
+			}
+		case tensorName:
+			if f.typ == protowire.BytesType {
+				if !utf8.Valid(f.payload) {
+					ferr = errUTF8
+				}
+				t.Name = sub(s, f.pstart, len(f.payload))
+			}
+		case tensorRawData:
+			if f.typ == protowire.BytesType {
+				t.rawData = sub(s, f.pstart, len(f.payload))
+			}
+		case tensorDoc:
+			if f.typ == protowire.BytesType && !utf8.Valid(f.payload) {
+				ferr = errUTF8
+			}
+		case tensorDataLocation:
+			if f.typ == protowire.VarintType {
+				external = f.v == uint64(onnxpb.TensorProto_EXTERNAL)
+			}
+		case tensorExternalData, tensorMeta:
+			if f.typ == protowire.BytesType {
+				if err := proto.Unmarshal(f.payload, &onnxpb.StringStringEntryProto{}); err != nil {
+					ferr = err
+				}
+			}
+		}
+		return ferr == nil
+	})
+	if err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	if nfloat > 1 {
+		off := len(m.arena)
+		m.arena = append(m.arena, floats...)
+		t.floatData = Str{off: uint32(off) | arenaBit, n: uint32(len(floats))}
+	}
+	if sp >= 0 && (t.rawData.n > 0 || t.floatData.n > 0 || external) {
+		return fmt.Errorf("initializer %q holds its data twice", m.String(t.Name))
+	}
+	if sp >= 0 {
+		t.rawData, t.floatData = Str{}, Str{}
+	}
+	if external {
+		t.span = -2 // resolved by resolveExternal
+	}
+	g.Inits = append(g.Inits, t)
+	return nil
+}
+
+func (gb *graphBuilder) finish() error {
+	g := gb.g
+	if len(g.rest) > 0 {
+		if err := proto.Unmarshal(g.rest, &onnxpb.GraphProto{}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // resolveExternal turns the external data references of main-graph
 // initializers into spans and reads those of all other tensors into memory.
-func (l *loader) resolveExternal() error {
-	g := l.m.Proto.Graph
-	for _, t := range g.Initializer {
-		if t.GetDataLocation() != onnxpb.TensorProto_EXTERNAL {
+func (m *Model) resolveExternal() error {
+	g := m.Graph
+	for i := range g.Inits {
+		t := &g.Inits[i]
+		if t.span != -2 {
 			continue
 		}
-		s, err := l.externalSpan(t)
+		var ext []*onnxpb.StringStringEntryProto
+		if err := forFields(m.Bytes(t.raw), func(f wfield) bool {
+			if f.num == tensorExternalData && f.typ == protowire.BytesType {
+				kv := &onnxpb.StringStringEntryProto{}
+				if proto.Unmarshal(f.payload, kv) == nil {
+					ext = append(ext, kv)
+				}
+			}
+			return true
+		}); err != nil {
+			return err
+		}
+		s, err := m.externalSpan(m.String(t.Name), ext)
 		if err != nil {
 			return err
 		}
-		t.ExternalData, t.DataLocation = nil, onnxpb.TensorProto_DEFAULT
-		l.m.spans[t] = s
-		l.m.External = true
+		t.span = int32(len(m.spans))
+		t.rawData, t.floatData = Str{}, Str{}
+		m.spans = append(m.spans, s)
+		m.External = true
 	}
 	var err error
-	walkTensors(l.m.Proto, func(t *onnxpb.TensorProto, mainInit bool) {
-		if err != nil || mainInit || t.GetDataLocation() != onnxpb.TensorProto_EXTERNAL {
-			return
+	for _, st := range g.Sparse {
+		for _, t := range []*onnxpb.TensorProto{st.Values, st.Indices} {
+			if err == nil && t != nil {
+				err = m.resolveTensor(t)
+			}
 		}
-		var s span
-		if s, err = l.externalSpan(t); err != nil {
-			return
+	}
+	if err != nil {
+		return err
+	}
+	for _, f := range m.Meta.Functions {
+		for _, n := range f.Node {
+			if err := m.resolveNode(n); err != nil {
+				return err
+			}
 		}
-		l.m.External = true
-		data := make([]byte, 0, s.length)
-		if err = readSpan(s, t.GetName(), func(c []byte) error { data = append(data, c...); return nil }); err != nil {
-			return
+		for _, a := range f.AttributeProto {
+			walkAttr(a, func(t *onnxpb.TensorProto) {
+				if err == nil {
+					err = m.resolveTensor(t)
+				}
+			})
 		}
-		t.RawData, t.ExternalData, t.DataLocation = data, nil, onnxpb.TensorProto_DEFAULT
-	})
+	}
+	for _, ti := range m.Meta.TrainingInfo {
+		for _, sg := range []*onnxpb.GraphProto{ti.Initialization, ti.Algorithm} {
+			walkGraph(sg, func(t *onnxpb.TensorProto) {
+				if err == nil {
+					err = m.resolveTensor(t)
+				}
+			})
+		}
+	}
 	return err
 }
 
-func (l *loader) externalSpan(t *onnxpb.TensorProto) (span, error) {
+// resolveNode reads the external data of the tensors in a decoded node's
+// attributes (and their subgraphs) into memory.
+func (m *Model) resolveNode(n *onnxpb.NodeProto) error {
+	var err error
+	for _, a := range n.Attribute {
+		walkAttr(a, func(t *onnxpb.TensorProto) {
+			if err == nil {
+				err = m.resolveTensor(t)
+			}
+		})
+	}
+	return err
+}
+
+// resolveTensor reads a tensor's external data into memory.
+func (m *Model) resolveTensor(t *onnxpb.TensorProto) error {
+	if t.GetDataLocation() != onnxpb.TensorProto_EXTERNAL {
+		return nil
+	}
+	if m.Path == "" {
+		return fmt.Errorf("tensor %q keeps its data in an external file; convert the model file with ConvertFile, which reads it", t.GetName())
+	}
+	s, err := m.externalSpan(t.GetName(), t.ExternalData)
+	if err != nil {
+		return err
+	}
+	m.External = true
+	data := make([]byte, 0, s.length)
+	if err := readSpan(s, t.GetName(), func(c []byte) error { data = append(data, c...); return nil }); err != nil {
+		return err
+	}
+	t.RawData, t.ExternalData, t.DataLocation = data, nil, onnxpb.TensorProto_DEFAULT
+	return nil
+}
+
+func (m *Model) externalSpan(name string, entries []*onnxpb.StringStringEntryProto) (span, error) {
+	if m.Path == "" {
+		return span{}, fmt.Errorf("tensor %q keeps its data in an external file; convert the model file with ConvertFile, which reads it", name)
+	}
 	var loc string
 	offset, length := int64(0), int64(-1)
-	for _, kv := range t.ExternalData {
+	for _, kv := range entries {
 		var err error
 		switch kv.GetKey() {
 		case "location":
@@ -235,21 +720,21 @@ func (l *loader) externalSpan(t *onnxpb.TensorProto) (span, error) {
 			length, err = strconv.ParseInt(kv.GetValue(), 10, 64)
 		}
 		if err != nil || offset < 0 {
-			return span{}, fmt.Errorf("tensor %q in %s: external data %s %q is not a byte count; export the model again", t.GetName(), l.path, kv.GetKey(), kv.GetValue())
+			return span{}, fmt.Errorf("tensor %q in %s: external data %s %q is not a byte count; export the model again", name, m.Path, kv.GetKey(), kv.GetValue())
 		}
 	}
-	st, err := onnx.StatExternal(l.m.Dir, loc)
+	st, err := onnx.StatExternal(m.Dir, loc)
 	if err != nil {
-		return span{}, fmt.Errorf("tensor %q in %s: %w", t.GetName(), l.path, externalError(loc, err))
+		return span{}, fmt.Errorf("tensor %q in %s: %w", name, m.Path, externalError(loc, err))
 	}
 	if length < 0 {
 		length = st.Size() - offset
 	}
 	if length < 0 || offset+length > st.Size() {
 		return span{}, fmt.Errorf("tensor %q in %s: external data file %s is %d bytes, but the tensor needs bytes %d to %d; the data file does not belong to this model or is truncated",
-			t.GetName(), l.path, loc, st.Size(), offset, offset+length)
+			name, m.Path, loc, st.Size(), offset, offset+length)
 	}
-	return span{path: filepath.Join(l.m.Dir, filepath.FromSlash(loc)), dir: l.m.Dir, loc: loc, offset: offset, length: length}, nil
+	return span{path: filepath.Join(m.Dir, filepath.FromSlash(loc)), dir: m.Dir, loc: loc, offset: offset, length: length}, nil
 }
 
 // externalError says what is wrong with an external data location and what
@@ -292,69 +777,52 @@ func SafeJoin(dir, loc string) (string, error) {
 	return filepath.Join(dir, filepath.FromSlash(loc)), nil
 }
 
-// walkTensors calls fn for every tensor of the model: initializers of all
-// graphs, tensors in node attributes, sparse initializer parts, function
-// bodies. mainInit is true for the main graph's initializers.
-func walkTensors(m *onnxpb.ModelProto, fn func(t *onnxpb.TensorProto, mainInit bool)) {
-	var graph func(g *onnxpb.GraphProto, main bool)
-	var nodes func(ns []*onnxpb.NodeProto)
-	attr := func(a *onnxpb.AttributeProto) {
-		if a.T != nil {
-			fn(a.T, false)
-		}
-		for _, t := range a.Tensors {
-			fn(t, false)
-		}
-		for _, st := range append([]*onnxpb.SparseTensorProto{a.SparseTensor}, a.SparseTensors...) {
-			if st != nil {
-				if st.Values != nil {
-					fn(st.Values, false)
-				}
-				if st.Indices != nil {
-					fn(st.Indices, false)
-				}
-			}
-		}
-		if a.G != nil {
-			graph(a.G, false)
-		}
-		for _, g := range a.Graphs {
-			graph(g, false)
-		}
+// walkAttr calls fn for every tensor of an attribute, its sparse tensors'
+// parts and the tensors of its subgraphs.
+func walkAttr(a *onnxpb.AttributeProto, fn func(t *onnxpb.TensorProto)) {
+	if a.T != nil {
+		fn(a.T)
 	}
-	nodes = func(ns []*onnxpb.NodeProto) {
-		for _, n := range ns {
-			for _, a := range n.Attribute {
-				attr(a)
-			}
-		}
+	for _, t := range a.Tensors {
+		fn(t)
 	}
-	graph = func(g *onnxpb.GraphProto, main bool) {
-		if g == nil {
-			return
-		}
-		for _, t := range g.Initializer {
-			fn(t, main)
-		}
-		for _, st := range g.SparseInitializer {
+	for _, st := range append([]*onnxpb.SparseTensorProto{a.SparseTensor}, a.SparseTensors...) {
+		if st != nil {
 			if st.Values != nil {
-				fn(st.Values, false)
+				fn(st.Values)
 			}
 			if st.Indices != nil {
-				fn(st.Indices, false)
+				fn(st.Indices)
 			}
 		}
-		nodes(g.Node)
 	}
-	graph(m.Graph, true)
-	for _, f := range m.Functions {
-		nodes(f.Node)
-		for _, a := range f.AttributeProto {
-			attr(a)
+	if a.G != nil {
+		walkGraph(a.G, fn)
+	}
+	for _, g := range a.Graphs {
+		walkGraph(g, fn)
+	}
+}
+
+// walkGraph calls fn for every tensor of a decoded graph.
+func walkGraph(g *onnxpb.GraphProto, fn func(t *onnxpb.TensorProto)) {
+	if g == nil {
+		return
+	}
+	for _, t := range g.Initializer {
+		fn(t)
+	}
+	for _, st := range g.SparseInitializer {
+		if st.Values != nil {
+			fn(st.Values)
+		}
+		if st.Indices != nil {
+			fn(st.Indices)
 		}
 	}
-	for _, ti := range m.TrainingInfo {
-		graph(ti.Initialization, false)
-		graph(ti.Algorithm, false)
+	for _, n := range g.Node {
+		for _, a := range n.Attribute {
+			walkAttr(a, fn)
+		}
 	}
 }

@@ -1,12 +1,20 @@
 // Package modelio reads and writes ONNX model files for the precision
-// converter without holding the weights in memory.
+// converter in a compact form, without holding the weights in memory.
 //
-// Load decodes a model into the generated onnxpb types but leaves the data
-// of the main graph's large initializers where it is: in the model file or
-// in an external data file next to it. ReadData streams that data when the
-// converter needs it, and Write streams it, or a replacement, into the new
-// files. Everything else (nodes, small tensors, subgraphs, fields this
-// program does not know) is decoded and written back as usual.
+// Load reads the model file once into one buffer, except the data of the
+// main graph's large initializers, which stays where it is: in the model
+// file or in an external data file next to it. The main graph is not
+// decoded into the generated onnxpb types: its nodes, initializers and
+// names are views into that buffer (Str), and a node keeps its wire bytes,
+// so that Write copies the nodes the converter did not change instead of
+// encoding them again. What the converter needs decoded it asks for: the
+// attributes of a node (Graph.NodeProto), the subgraphs of If, Loop and
+// Scan (each a Graph of its own), the value infos (small, decoded), and
+// everything of the model outside its main graph (Model.Meta).
+//
+// The converter records its changes in the Graph (renamed inputs and
+// outputs, new node order with inserted nodes, tensors to lower to a
+// 16-bit type, value infos to lower) and Write streams the result.
 //
 // A Model is not safe for concurrent mutation; ReadData may be called from
 // several goroutines at once.
@@ -19,6 +27,9 @@ import (
 	"math"
 	"os"
 	"sync"
+	"unsafe"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
@@ -56,19 +67,25 @@ func (s span) open() (*os.File, error) {
 	return f, err
 }
 
-// Replacement is new data for a tensor, written by Write in place of the
-// tensor's own: Size bytes that WriteTo produces.
-type Replacement struct {
-	Size    int64
-	WriteTo func(w io.Writer) error
-}
+// Str is a string held in a model's buffers (see Model.String): two
+// integers instead of a string header, so that the records holding them
+// have no pointers for the garbage collector to follow.
+type Str struct{ off, n uint32 }
 
-// Model is an ONNX model whose large main-graph initializers may still be
-// in their files.
+// arenaBit marks a Str in the model's arena rather than its file buffer.
+const arenaBit = 1 << 31
+
+// Len returns the string's length in bytes.
+func (s Str) Len() int { return int(s.n) }
+
+// Model is an ONNX model in compact form.
 type Model struct {
-	// Proto is the decoded model. Tensors with data in a file have no
-	// raw_data, float_data or external_data here; use ReadData.
-	Proto *onnxpb.ModelProto
+	// Meta is the model without its main graph: opset imports, functions,
+	// metadata, fields this program does not know. Tensors in functions
+	// hold their data in memory.
+	Meta *onnxpb.ModelProto
+	// Graph is the main graph.
+	Graph *Graph
 	// Path is the file the model was read from ("" for FromProto).
 	Path string
 	// Dir is the folder external data locations are relative to.
@@ -78,19 +95,224 @@ type Model struct {
 	// External tells whether any tensor's data was in an external file.
 	External bool
 
-	spans    map[*onnxpb.TensorProto]span
-	replaced map[*onnxpb.TensorProto]Replacement
+	buf   []byte // the model file's bytes, less the payloads left in files
+	arena []byte // bytes that are not in the file: subgraphs, new names
+	spans []span
+	// lowering converts the data of the tensors marked Lower as Write
+	// writes them.
+	lowering Lowering
 }
 
-// FromProto wraps an in-memory model, all of whose data is inline.
-func FromProto(m *onnxpb.ModelProto) *Model {
-	return &Model{Proto: m, spans: map[*onnxpb.TensorProto]span{}, replaced: map[*onnxpb.TensorProto]Replacement{}}
+// Lowering is how Write writes the tensors marked Tensor.Lower: with
+// DataType, and their float32 data through Convert, which fills dst (half
+// the length of src) from src.
+type Lowering struct {
+	DataType int32
+	Convert  func(dst, src []byte)
 }
 
-// InFile reports whether t's data is still in a file.
-func (m *Model) InFile(t *onnxpb.TensorProto) bool {
-	_, ok := m.spans[t]
-	return ok
+// SetLowering sets how the tensors marked Lower are written.
+func (m *Model) SetLowering(l Lowering) { m.lowering = l }
+
+// Bytes returns the bytes of s. They must not be changed.
+func (m *Model) Bytes(s Str) []byte {
+	if s.off&arenaBit != 0 {
+		o := s.off &^ arenaBit
+		return m.arena[o : o+s.n : o+s.n]
+	}
+	return m.buf[s.off : s.off+s.n : s.off+s.n]
+}
+
+// String returns s as a string that shares the model's memory.
+func (m *Model) String(s Str) string {
+	b := m.Bytes(s)
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+// NewStr stores a string in the model's arena.
+func (m *Model) NewStr(s string) Str {
+	off := len(m.arena)
+	m.arena = append(m.arena, s...)
+	return Str{off: uint32(off) | arenaBit, n: uint32(len(s))}
+}
+
+// Graph is a graph of the model in compact form: the main graph, or the
+// subgraph of an If, Loop or Scan node.
+type Graph struct {
+	// Nodes are the graph's nodes in file order.
+	Nodes []Node
+	// Names are the nodes' inputs and outputs: node i's inputs are
+	// Names[Nodes[i].In : Nodes[i].In+Nodes[i].NIn], its outputs follow.
+	// An omitted optional input or output is an empty Str.
+	Names []Str
+	// Inits are the graph's initializers in file order.
+	Inits []Tensor
+	// Inputs, Outputs and ValueInfo are decoded (they are few, or small).
+	Inputs, Outputs, ValueInfo []*onnxpb.ValueInfoProto
+	// Sparse are the sparse initializers, decoded.
+	Sparse []*onnxpb.SparseTensorProto
+	// Subgraphs are the graph attributes of nodes (If's branches, the
+	// bodies of Loop and Scan), by node index, each parsed as a Graph.
+	Subgraphs map[int32][]Subgraph
+
+	// Order, when set, is the order Write writes the nodes in, as indexes
+	// of Nodes. Nil writes Nodes as they are.
+	Order []int32
+
+	m *Model
+	// rest holds the graph's other fields (name, doc string, annotations,
+	// unknown fields) in their wire encoding.
+	rest []byte
+	// decoded holds the nodes decoded with NodeProto.
+	decoded map[int32]*onnxpb.NodeProto
+}
+
+// Subgraph is a graph attribute of a node.
+type Subgraph struct {
+	Attr string
+	G    *Graph
+	at   *onnxpb.AttributeProto
+}
+
+// Node is one node of a graph. Its names are views into the model; its
+// attributes stay in its wire bytes until Graph.NodeProto decodes them.
+type Node struct {
+	Name, Op, Domain Str
+	// In and Out index the node's inputs and outputs in Graph.Names.
+	In, Out   int32
+	NIn, NOut int32
+	raw       Str // the node's wire encoding
+	// Changed makes Write encode the node anew (from its names and, when
+	// decoded, its NodeProto) instead of copying its bytes. Set it after
+	// changing Op or Names.
+	Changed bool
+	// heavy: its attributes hold tensors or graphs, so Load decodes it.
+	heavy bool
+}
+
+// Model returns the model the graph belongs to.
+func (g *Graph) Model() *Model { return g.m }
+
+// Inputs of node i (views into Names: changing one renames the input).
+func (g *Graph) NodeInputs(i int) []Str {
+	n := &g.Nodes[i]
+	return g.Names[n.In : n.In+n.NIn : n.In+n.NIn]
+}
+
+// NodeOutputs of node i (see NodeInputs).
+func (g *Graph) NodeOutputs(i int) []Str {
+	n := &g.Nodes[i]
+	return g.Names[n.Out : n.Out+n.NOut : n.Out+n.NOut]
+}
+
+// NodeProto returns node i decoded, for its attributes. Its inputs,
+// outputs, name, op type and domain are those of the file; Names and Op
+// are what Write writes. The NodeProto may be changed; a node whose
+// NodeProto was asked for is written from it.
+func (g *Graph) NodeProto(i int) (*onnxpb.NodeProto, error) {
+	if n, ok := g.decoded[int32(i)]; ok {
+		return n, nil
+	}
+	n := &onnxpb.NodeProto{}
+	if err := proto.Unmarshal(g.m.Bytes(g.Nodes[i].raw), n); err != nil {
+		return nil, fmt.Errorf("node %d cannot be decoded (%v)", i, err)
+	}
+	if g.decoded == nil {
+		g.decoded = map[int32]*onnxpb.NodeProto{}
+	}
+	g.decoded[int32(i)] = n
+	return n, nil
+}
+
+// AddNode appends a node made by the converter and returns its index. It
+// is written from n, with the names Names holds for it (n's to begin with).
+func (g *Graph) AddNode(n *onnxpb.NodeProto) int32 {
+	m := g.m
+	idx := int32(len(g.Nodes))
+	nd := Node{Name: m.NewStr(n.GetName()), Op: m.NewStr(n.GetOpType()), Domain: m.NewStr(n.GetDomain()), Changed: true}
+	nd.In, nd.NIn = int32(len(g.Names)), int32(len(n.Input))
+	for _, s := range n.Input {
+		g.Names = append(g.Names, m.NewStr(s))
+	}
+	nd.Out, nd.NOut = int32(len(g.Names)), int32(len(n.Output))
+	for _, s := range n.Output {
+		g.Names = append(g.Names, m.NewStr(s))
+	}
+	g.Nodes = append(g.Nodes, nd)
+	if g.decoded == nil {
+		g.decoded = map[int32]*onnxpb.NodeProto{}
+	}
+	g.decoded[idx] = n
+	return idx
+}
+
+// TypeOf returns the data type t is written with: its own, or the
+// Lowering's when it is marked Lower.
+func (m *Model) TypeOf(t *Tensor) int32 {
+	if t.Lower {
+		return m.lowering.DataType
+	}
+	return t.DataType
+}
+
+// Tensor is an initializer in compact form.
+type Tensor struct {
+	Name     Str
+	DataType int32
+	// Lower makes Write write the tensor with the data type and the data
+	// of the model's Lowering (see SetLowering).
+	Lower bool
+
+	raw Str // the tensor's fields, less its data (raw_data, float_data, external data)
+	// rawData and floatData are its raw_data and its float_data as
+	// little-endian bytes, when in memory.
+	rawData, floatData Str
+	span               int32 // index of its span in the model when the data is in a file; -1 if not
+	segment            bool
+}
+
+// InFile reports whether the tensor's data is still in a file.
+func (t *Tensor) InFile() bool { return t.span >= 0 }
+
+// Segmented reports whether the tensor is stored in segments.
+func (t *Tensor) Segmented() bool { return t.segment }
+
+// Dims returns the tensor's shape.
+func (m *Model) Dims(t *Tensor) []int64 {
+	var dims []int64
+	forFields(m.Bytes(t.raw), func(f wfield) bool {
+		if f.num != 1 {
+			return true
+		}
+		switch f.typ {
+		case 0:
+			dims = append(dims, int64(f.v))
+		case 2:
+			for b := f.payload; len(b) > 0; {
+				v, n := consumeVarint(b)
+				if n < 0 {
+					break
+				}
+				dims = append(dims, int64(v))
+				b = b[n:]
+			}
+		}
+		return true
+	})
+	return dims
+}
+
+// FromProto wraps an in-memory model, all of whose data is inline: it
+// encodes it and reads it back.
+func FromProto(p *onnxpb.ModelProto) (*Model, error) {
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the model: %w", err)
+	}
+	return Parse(b)
 }
 
 // SourceFiles returns the files the model's data is read from: the model
@@ -105,46 +327,58 @@ func (m *Model) SourceFiles() []string {
 		}
 	}
 	add(m.Path)
-	for _, t := range m.Proto.GetGraph().GetInitializer() {
-		if s, ok := m.spans[t]; ok {
-			add(s.path)
-		}
+	for _, s := range m.spans {
+		add(s.path)
 	}
 	return files
 }
 
-// Replace makes Write use r as t's data. t must be a main-graph initializer.
-func (m *Model) Replace(t *onnxpb.TensorProto, r Replacement) {
-	m.replaced[t] = r
-}
-
 // DataSize returns the number of bytes of t's data in its fixed-width
 // little-endian form, or an error for types without one (strings).
-func (m *Model) DataSize(t *onnxpb.TensorProto) (int64, error) {
-	if s, ok := m.spans[t]; ok {
-		return s.length, nil
-	}
+func (m *Model) DataSize(t *Tensor) (int64, error) {
 	switch {
-	case len(t.RawData) > 0:
-		return int64(len(t.RawData)), nil
-	case t.GetDataType() == int32(onnxpb.TensorProto_FLOAT):
-		return 4 * int64(len(t.FloatData)), nil
-	case len(t.FloatData) > 0:
-		return 0, fmt.Errorf("tensor %q: float_data holds %s values, not float", t.GetName(), dataTypeName(t.GetDataType()))
+	case t.span >= 0:
+		return m.spans[t.span].length, nil
+	case t.rawData.n > 0:
+		return int64(t.rawData.n), nil
+	case t.DataType == int32(onnxpb.TensorProto_FLOAT):
+		return int64(t.floatData.n), nil
+	case t.floatData.n > 0:
+		return 0, fmt.Errorf("tensor %q: float_data holds %s values, not float", m.String(t.Name), dataTypeName(t.DataType))
 	default:
 		// Types whose values live in other typed fields are read through
 		// their raw form only when they are float; the converter asks for no others.
-		return 0, fmt.Errorf("tensor %q: data type %s is not stored as raw bytes", t.GetName(), dataTypeName(t.GetDataType()))
+		return 0, fmt.Errorf("tensor %q: data type %s is not stored as raw bytes", m.String(t.Name), dataTypeName(t.DataType))
 	}
 }
 
 // ReadData calls fn with t's data in its fixed-width little-endian form, in
 // chunks of at most 4 MiB, each a whole number of values. fn must not keep
 // the chunk. It works for data in files, raw_data and float_data.
-func (m *Model) ReadData(t *onnxpb.TensorProto, fn func(chunk []byte) error) error {
-	if s, ok := m.spans[t]; ok {
-		return readSpan(s, t.GetName(), fn)
+func (m *Model) ReadData(t *Tensor, fn func(chunk []byte) error) error {
+	if t.span >= 0 {
+		return readSpan(m.spans[t.span], m.String(t.Name), fn)
 	}
+	if _, err := m.DataSize(t); err != nil {
+		return err
+	}
+	data := t.rawData
+	if data.n == 0 {
+		data = t.floatData
+	}
+	for b := m.Bytes(data); len(b) > 0; {
+		n := min(len(b), chunkSize)
+		if err := fn(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// ReadProtoData is ReadData for a decoded tensor, whose data is in memory
+// (raw_data or float_data).
+func ReadProtoData(t *onnxpb.TensorProto, fn func(chunk []byte) error) error {
 	if len(t.RawData) > 0 {
 		for b := t.RawData; len(b) > 0; {
 			n := min(len(b), chunkSize)
@@ -155,11 +389,8 @@ func (m *Model) ReadData(t *onnxpb.TensorProto, fn func(chunk []byte) error) err
 		}
 		return nil
 	}
-	if t.GetDataType() != int32(onnxpb.TensorProto_FLOAT) {
-		if _, err := m.DataSize(t); err != nil {
-			return err
-		}
-		return nil
+	if _, err := ProtoDataSize(t); err != nil {
+		return err
 	}
 	buf := make([]byte, 0, min(4*len(t.FloatData), chunkSize))
 	for i, v := range t.FloatData {
@@ -172,6 +403,20 @@ func (m *Model) ReadData(t *onnxpb.TensorProto, fn func(chunk []byte) error) err
 		}
 	}
 	return nil
+}
+
+// ProtoDataSize is DataSize for a decoded tensor.
+func ProtoDataSize(t *onnxpb.TensorProto) (int64, error) {
+	switch {
+	case len(t.RawData) > 0:
+		return int64(len(t.RawData)), nil
+	case t.GetDataType() == int32(onnxpb.TensorProto_FLOAT):
+		return 4 * int64(len(t.FloatData)), nil
+	case len(t.FloatData) > 0:
+		return 0, fmt.Errorf("tensor %q: float_data holds %s values, not float", t.GetName(), dataTypeName(t.GetDataType()))
+	default:
+		return 0, fmt.Errorf("tensor %q: data type %s is not stored as raw bytes", t.GetName(), dataTypeName(t.GetDataType()))
+	}
 }
 
 // chunks recycles ReadData's buffers.
@@ -237,4 +482,22 @@ func dataTypeName(dt int32) string {
 		return n
 	}
 	return fmt.Sprintf("%d", dt)
+}
+
+// LowerType changes the float32 tensor element types inside tp to dt, in
+// place.
+func LowerType(tp *onnxpb.TypeProto, dt int32) {
+	if tp == nil {
+		return
+	}
+	switch v := tp.Value.(type) {
+	case *onnxpb.TypeProto_TensorType:
+		if v.TensorType.ElemType == int32(onnxpb.TensorProto_FLOAT) {
+			v.TensorType.ElemType = dt
+		}
+	case *onnxpb.TypeProto_SequenceType:
+		LowerType(v.SequenceType.ElemType, dt)
+	case *onnxpb.TypeProto_OptionalType:
+		LowerType(v.OptionalType.ElemType, dt)
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -71,7 +70,7 @@ func readProto(t *testing.T, path string) *onnxpb.ModelProto {
 	return m
 }
 
-func dataOf(t *testing.T, m *Model, tp *onnxpb.TensorProto) []byte {
+func dataOf(t *testing.T, m *Model, tp *Tensor) []byte {
 	t.Helper()
 	var out []byte
 	if err := m.ReadData(tp, func(c []byte) error { out = append(out, c...); return nil }); err != nil {
@@ -89,17 +88,17 @@ func TestLoadWriteRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inits := m.Proto.Graph.Initializer
-	if !m.InFile(inits[0]) || m.InFile(inits[1]) || m.InFile(inits[2]) {
-		t.Fatalf("InFile = %v %v %v, want only the 16 KiB tensor left in the file", m.InFile(inits[0]), m.InFile(inits[1]), m.InFile(inits[2]))
+	inits := m.Graph.Inits
+	if !inits[0].InFile() || inits[1].InFile() || inits[2].InFile() {
+		t.Fatalf("InFile = %v %v %v, want only the 16 KiB tensor left in the file", inits[0].InFile(), inits[1].InFile(), inits[2].InFile())
 	}
-	if len(inits[0].RawData) != 0 {
-		t.Fatal("the lazily read tensor still holds its data")
+	if inits[0].rawData.n != 0 || len(m.buf) > 4<<10 {
+		t.Fatalf("the lazily read tensor's data is in memory (%d bytes read)", len(m.buf))
 	}
-	if got := dataOf(t, m, inits[0]); !bytes.Equal(got, orig.Graph.Initializer[0].RawData) {
+	if got := dataOf(t, m, &inits[0]); !bytes.Equal(got, orig.Graph.Initializer[0].RawData) {
 		t.Fatal("ReadData returned different bytes")
 	}
-	if n, _ := m.DataSize(inits[0]); n != 64*64*4 {
+	if n, _ := m.DataSize(&inits[0]); n != 64*64*4 {
 		t.Fatalf("DataSize = %d", n)
 	}
 	inline, err := m.InlineSize()
@@ -138,12 +137,15 @@ func TestFloatDataIsStreamed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w0 := m.Proto.Graph.Initializer[0]
-	if !m.InFile(w0) {
+	w0 := &m.Graph.Inits[0]
+	if !w0.InFile() {
 		t.Fatal("packed float_data of 8000 bytes was not left in the file")
 	}
-	mem := FromProto(orig)
-	if !bytes.Equal(dataOf(t, m, w0), dataOf(t, mem, orig.Graph.Initializer[0])) {
+	mem, err := FromProto(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(dataOf(t, m, w0), dataOf(t, mem, &mem.Graph.Inits[0])) {
 		t.Fatal("float_data read from the file differs from its in-memory encoding")
 	}
 	out := filepath.Join(dir, "out.onnx")
@@ -151,19 +153,36 @@ func TestFloatDataIsStreamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := readProto(t, out).Graph.Initializer[0]
-	if len(got.FloatData) != 0 || !bytes.Equal(got.RawData, dataOf(t, mem, orig.Graph.Initializer[0])) {
+	if len(got.FloatData) != 0 || !bytes.Equal(got.RawData, dataOf(t, mem, &mem.Graph.Inits[0])) {
 		t.Fatal("float_data was not written back as the same values in raw_data")
 	}
+}
+
+// halfLowering writes each 4-byte value as its upper 2 bytes: a stand-in
+// for the float16 conversion, whose kernels are not this package's.
+var halfLowering = Lowering{DataType: int32(onnxpb.TensorProto_FLOAT16), Convert: func(dst, src []byte) {
+	for i := 0; i < len(src)/4; i++ {
+		dst[2*i], dst[2*i+1] = src[4*i+2], src[4*i+3]
+	}
+}}
+
+func halved(b []byte) []byte {
+	out := make([]byte, len(b)/2)
+	halfLowering.Convert(out, b)
+	return out
 }
 
 func TestExternalDataRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	orig := testModel()
-	m := FromProto(proto.Clone(orig).(*onnxpb.ModelProto))
-	// Replace the big tensor with a streamed version twice its size, to check Replace.
-	w0 := m.Proto.Graph.Initializer[0]
-	repl := floats(64*64*2, 0.25)
-	m.Replace(w0, Replacement{Size: int64(len(repl)), WriteTo: func(w io.Writer) error { _, err := w.Write(repl); return err }})
+	m, err := FromProto(proto.Clone(orig).(*onnxpb.ModelProto))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Lower the big tensor, to check that lowered data goes to the data file.
+	m.SetLowering(halfLowering)
+	m.Graph.Inits[0].Lower = true
+	want := halved(orig.Graph.Initializer[0].RawData)
 	out := filepath.Join(dir, "ext.onnx")
 	w, err := m.Write(out, WriteOptions{External: true})
 	if err != nil {
@@ -172,41 +191,50 @@ func TestExternalDataRoundTrip(t *testing.T) {
 	if w.DataPath != out+".data" {
 		t.Fatalf("data file %q, want %q", w.DataPath, out+".data")
 	}
-	if len(w0.ExternalData) != 0 || w0.DataLocation != onnxpb.TensorProto_DEFAULT {
-		t.Fatal("Write left external data references in the caller's model")
-	}
 	raw := readProto(t, out)
 	if raw.Graph.Initializer[0].DataLocation != onnxpb.TensorProto_EXTERNAL || raw.Graph.Initializer[2].DataLocation != onnxpb.TensorProto_DEFAULT {
 		t.Fatalf("data locations %v %v %v, want only tensors of 1 KiB or more external",
 			raw.Graph.Initializer[0].DataLocation, raw.Graph.Initializer[1].DataLocation, raw.Graph.Initializer[2].DataLocation)
 	}
+	if dt := raw.Graph.Initializer[0].DataType; dt != int32(onnxpb.TensorProto_FLOAT16) {
+		t.Fatalf("lowered tensor written as type %d", dt)
+	}
 	back, err := Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !back.External || !back.InFile(back.Proto.Graph.Initializer[0]) {
+	if !back.External || !back.Graph.Inits[0].InFile() {
 		t.Fatal("external data was not recognized on reload")
 	}
-	if !bytes.Equal(dataOf(t, back, back.Proto.Graph.Initializer[0]), repl) {
-		t.Fatal("external data differs from the replacement")
+	if !bytes.Equal(dataOf(t, back, &back.Graph.Inits[0]), want) {
+		t.Fatal("external data differs from the lowered data")
 	}
 	// Written again without External, the data comes back inline.
 	in2 := filepath.Join(dir, "inline.onnx")
 	if _, err := back.Write(in2, WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if got := readProto(t, in2).Graph.Initializer[0]; !bytes.Equal(got.RawData, repl) || got.DataLocation != onnxpb.TensorProto_DEFAULT {
+	if got := readProto(t, in2).Graph.Initializer[0]; !bytes.Equal(got.RawData, want) || got.DataLocation != onnxpb.TensorProto_DEFAULT || len(got.ExternalData) != 0 {
 		t.Fatal("external data was not brought back inline")
 	}
 }
 
-func TestReplacementSizeMismatch(t *testing.T) {
-	m := FromProto(testModel())
-	w0 := m.Proto.Graph.Initializer[0]
-	m.Replace(w0, Replacement{Size: 10, WriteTo: func(w io.Writer) error { _, err := w.Write(make([]byte, 9)); return err }})
-	out := filepath.Join(t.TempDir(), "x.onnx")
-	if _, err := m.Write(out, WriteOptions{}); err == nil || !strings.Contains(err.Error(), "9 bytes of data, expected 10") {
-		t.Fatalf("Write = %v, want a size mismatch", err)
+// TestDataSizeMismatch checks that a tensor whose data in the file is not
+// what Load saw (the file shrank) fails Write and leaves no file.
+func TestDataSizeMismatch(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.onnx")
+	writeProto(t, in, testModel())
+	m, err := Load(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(in, m.FileSize-200); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "x.onnx")
+	if _, err := m.Write(out, WriteOptions{}); err == nil || !strings.Contains(err.Error(), "unexpected EOF") {
+		t.Fatalf("Write = %v, want a read error", err)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Fatal("a failed Write left a file behind")
@@ -322,7 +350,11 @@ func TestExternalDataOfSubgraphTensorsIsReadIntoMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ct := got.Proto.Graph.Node[1].Attribute[0].T
+	np, err := got.Graph.NodeProto(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ct := np.Attribute[0].T
 	if !bytes.Equal(ct.RawData, payload) || ct.DataLocation != onnxpb.TensorProto_DEFAULT || !got.External {
 		t.Fatal("the Constant's external data was not read into memory")
 	}

@@ -2,10 +2,12 @@ package modelio
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -46,150 +48,398 @@ type Written struct {
 
 // plan is how Write stores one main-graph initializer's data.
 type plan struct {
-	t        *onnxpb.TensorProto
-	size     int64
-	write    func(io.Writer) error // nil: the data stays in the tensor's fields
+	size     int64 // bytes of data written (after lowering)
+	copy     bool  // the tensor is written as it is
 	external bool
 	offset   int64
+}
+
+var marshal = proto.MarshalOptions{Deterministic: true}
+
+// writer encodes a model: the main graph streamed, subgraphs in memory.
+type writer struct {
+	m        *Model
+	plans    []plan // of the main graph's initializers
+	dataName string
+	// nodes holds the encodings of the nodes that are not copied, by
+	// graph: they are encoded once, for both the sizing and the writing.
+	nodes  map[*Graph]map[int32][]byte
+	added  map[*Graph][][]byte
+	meta   []byte
+	buf    []byte // scratch
+	graphN int64  // the main graph's size, once known; -1 before
+}
+
+// plans decides how each main-graph initializer is written.
+func (m *Model) plans(external bool) ([]plan, error) {
+	g := m.Graph
+	plans := make([]plan, len(g.Inits))
+	for i := range g.Inits {
+		t := &g.Inits[i]
+		p := &plans[i]
+		n, err := m.DataSize(t)
+		switch {
+		case t.Lower:
+			if err != nil {
+				return nil, err
+			}
+			p.size = n / 2
+		case t.span >= 0:
+			p.size = n
+		case external && err == nil && n >= ExternalMin:
+			p.size = n
+		default:
+			p.copy = true
+		}
+		p.external = external && !p.copy && p.size >= ExternalMin
+	}
+	return plans, nil
+}
+
+func (m *Model) newWriter(external bool, dataName string) (*writer, error) {
+	plans, err := m.plans(external)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{m: m, plans: plans, dataName: dataName, nodes: map[*Graph]map[int32][]byte{}, graphN: -1}
+	if err := w.prepare(m.Graph); err != nil {
+		return nil, err
+	}
+	meta := proto.Clone(m.Meta).(*onnxpb.ModelProto)
+	meta.Graph = nil
+	if w.meta, err = marshal.Marshal(meta); err != nil {
+		return nil, fmt.Errorf("encoding model: %w", err)
+	}
+	return w, nil
+}
+
+// prepare encodes the nodes of g that are not copied as they are: changed
+// nodes, decoded nodes (with their subgraphs, encoded first) and added ones.
+// The subgraphs are encoded whole, in memory, and decoded into their
+// attributes.
+func (w *writer) prepare(g *Graph) error {
+	m := w.m
+	for i, subs := range g.Subgraphs {
+		for _, s := range subs {
+			if s.G == nil {
+				continue
+			}
+			var b bytes.Buffer
+			sw := &writer{m: m, nodes: w.nodes}
+			if err := sw.prepare(s.G); err != nil {
+				return err
+			}
+			if _, err := sw.graph(&countWriter{w: &b}, s.G, false); err != nil {
+				return err
+			}
+			sg := &onnxpb.GraphProto{}
+			if err := proto.Unmarshal(b.Bytes(), sg); err != nil {
+				return fmt.Errorf("encoding the %s graph of node %d: %w", s.Attr, i, err)
+			}
+			s.at.G = sg
+		}
+	}
+	enc := map[int32][]byte{}
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		np, decoded := g.decoded[int32(i)]
+		if !decoded && !n.Changed {
+			continue
+		}
+		var b []byte
+		var err error
+		if decoded {
+			np.Name, np.OpType, np.Domain = m.String(n.Name), m.String(n.Op), m.String(n.Domain)
+			np.Input = np.Input[:0]
+			for _, s := range g.NodeInputs(i) {
+				np.Input = append(np.Input, m.String(s))
+			}
+			np.Output = np.Output[:0]
+			for _, s := range g.NodeOutputs(i) {
+				np.Output = append(np.Output, m.String(s))
+			}
+			b, err = marshal.Marshal(np)
+		} else {
+			b, err = w.reencode(g, i)
+		}
+		if err != nil {
+			return fmt.Errorf("encoding node %q: %w", m.String(n.Name), err)
+		}
+		enc[int32(i)] = b
+	}
+	w.nodes[g] = enc
+	return nil
+}
+
+// reencode encodes a node that was not decoded from its names and the
+// fields of its wire bytes other than names and op type.
+func (w *writer) reencode(g *Graph, i int) ([]byte, error) {
+	m := w.m
+	n := &g.Nodes[i]
+	var b []byte
+	for _, s := range g.NodeInputs(i) {
+		b = protowire.AppendTag(b, nodeInput, protowire.BytesType)
+		b = protowire.AppendBytes(b, m.Bytes(s))
+	}
+	for _, s := range g.NodeOutputs(i) {
+		b = protowire.AppendTag(b, nodeOutput, protowire.BytesType)
+		b = protowire.AppendBytes(b, m.Bytes(s))
+	}
+	b = protowire.AppendTag(b, nodeOpType, protowire.BytesType)
+	b = protowire.AppendBytes(b, m.Bytes(n.Op))
+	raw := m.Bytes(n.raw)
+	err := forFields(raw, func(f wfield) bool {
+		if f.typ == protowire.BytesType && (f.num == nodeInput || f.num == nodeOutput || f.num == nodeOpType) {
+			return true
+		}
+		b = append(b, raw[f.start:f.end]...)
+		return true
+	})
+	return b, err
+}
+
+// graph writes g's fields (without the graph's own tag and length) to cw,
+// or with sizeOnly only counts them. Data is streamed from its files.
+func (w *writer) graph(cw *countWriter, g *Graph, sizeOnly bool) (int64, error) {
+	m := w.m
+	start := cw.n
+	field := func(num protowire.Number, b []byte) error {
+		w.buf = protowire.AppendTag(w.buf[:0], num, protowire.BytesType)
+		w.buf = protowire.AppendVarint(w.buf, uint64(len(b)))
+		if _, err := cw.Write(w.buf); err != nil {
+			return err
+		}
+		_, err := cw.Write(b)
+		return err
+	}
+	enc := w.nodes[g]
+	node := func(i int32) error {
+		if b, ok := enc[i]; ok {
+			return field(graphNode, b)
+		}
+		return field(graphNode, m.Bytes(g.Nodes[i].raw))
+	}
+	if g.Order != nil {
+		for _, i := range g.Order {
+			if err := node(i); err != nil {
+				return 0, err
+			}
+		}
+	} else {
+		for i := range g.Nodes {
+			if err := node(int32(i)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	if _, err := cw.Write(g.rest); err != nil {
+		return 0, err
+	}
+	for _, vis := range []struct {
+		num protowire.Number
+		vs  []*onnxpb.ValueInfoProto
+	}{{graphInput, g.Inputs}, {graphOutput, g.Outputs}, {graphValueInfo, g.ValueInfo}} {
+		for _, vi := range vis.vs {
+			b, err := marshal.Marshal(vi)
+			if err != nil {
+				return 0, fmt.Errorf("encoding value %q: %w", vi.GetName(), err)
+			}
+			if err := field(vis.num, b); err != nil {
+				return 0, err
+			}
+		}
+	}
+	for _, st := range g.Sparse {
+		b, err := marshal.Marshal(st)
+		if err != nil {
+			return 0, fmt.Errorf("encoding sparse initializer: %w", err)
+		}
+		if err := field(graphSparse, b); err != nil {
+			return 0, err
+		}
+	}
+	for i := range g.Inits {
+		t := &g.Inits[i]
+		var p plan
+		if g == m.Graph && w.plans != nil {
+			p = w.plans[i]
+		} else {
+			p.copy = !t.Lower
+			if t.Lower {
+				n, err := m.DataSize(t)
+				if err != nil {
+					return 0, err
+				}
+				p.size = n / 2
+			}
+		}
+		if p.copy {
+			if err := field(graphInitializer, m.Bytes(t.raw)); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		hdr, err := w.header(t, p)
+		if err != nil {
+			return 0, err
+		}
+		n := int64(len(hdr))
+		if !p.external && p.size > 0 {
+			n += int64(protowire.SizeTag(tensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
+		}
+		b := protowire.AppendTag(nil, graphInitializer, protowire.BytesType)
+		b = protowire.AppendVarint(b, uint64(n))
+		b = append(b, hdr...)
+		if !p.external && p.size > 0 {
+			b = protowire.AppendTag(b, tensorRawData, protowire.BytesType)
+			b = protowire.AppendVarint(b, uint64(p.size))
+		}
+		if _, err := cw.Write(b); err != nil {
+			return 0, err
+		}
+		if !p.external && p.size > 0 {
+			if sizeOnly {
+				cw.n += p.size
+			} else if err := w.data(cw, t, p); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return cw.n - start, nil
+}
+
+// header encodes a tensor written with its data apart: its fields less the
+// data (and, when lowered, with the new data type), plus the external data
+// reference when the data goes to the data file.
+func (w *writer) header(t *Tensor, p plan) ([]byte, error) {
+	m := w.m
+	raw := m.Bytes(t.raw)
+	var b []byte
+	if t.Lower {
+		b = protowire.AppendTag(b, tensorDataType, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(m.lowering.DataType))
+	}
+	err := forFields(raw, func(f wfield) bool {
+		switch f.num {
+		case tensorFloatData, tensorRawData, tensorExternalData, tensorDataLocation:
+			return true
+		case tensorDataType:
+			if t.Lower {
+				return true
+			}
+		}
+		b = append(b, raw[f.start:f.end]...)
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if p.external {
+		for _, kv := range [][2]string{{"location", filepath.ToSlash(w.dataName)}, {"offset", strconv.FormatInt(p.offset, 10)}, {"length", strconv.FormatInt(p.size, 10)}} {
+			e := protowire.AppendTag(nil, 1, protowire.BytesType)
+			e = protowire.AppendString(e, kv[0])
+			e = protowire.AppendTag(e, 2, protowire.BytesType)
+			e = protowire.AppendString(e, kv[1])
+			b = protowire.AppendTag(b, tensorExternalData, protowire.BytesType)
+			b = protowire.AppendBytes(b, e)
+		}
+		b = protowire.AppendTag(b, tensorDataLocation, protowire.VarintType)
+		b = protowire.AppendVarint(b, uint64(onnxpb.TensorProto_EXTERNAL))
+	}
+	return b, nil
+}
+
+// halves recycles the buffers lowered chunks are written from.
+var halves = sync.Pool{New: func() any { return new([]byte) }}
+
+// data writes a tensor's data, lowered when marked, checking its size.
+func (w *writer) data(out io.Writer, t *Tensor, p plan) error {
+	m := w.m
+	cw := &countWriter{w: out}
+	var err error
+	if t.Lower {
+		err = m.ReadData(t, func(c []byte) error {
+			buf := halves.Get().(*[]byte)
+			defer halves.Put(buf)
+			if cap(*buf) < len(c)/2 {
+				*buf = make([]byte, len(c)/2)
+			}
+			o := (*buf)[:len(c)/2]
+			m.lowering.Convert(o, c)
+			_, err := cw.Write(o)
+			return err
+		})
+	} else {
+		err = m.ReadData(t, func(c []byte) error { _, err := cw.Write(c); return err })
+	}
+	if err != nil {
+		return fmt.Errorf("initializer %q: %w", m.String(t.Name), err)
+	}
+	if cw.n != p.size {
+		return fmt.Errorf("initializer %q: %d bytes of data, expected %d", m.String(t.Name), cw.n, p.size)
+	}
+	return nil
+}
+
+// model writes the whole model to cw (or counts it, with sizeOnly).
+func (w *writer) model(cw *countWriter, sizeOnly bool) error {
+	if w.graphN < 0 {
+		n, err := w.graph(&countWriter{w: io.Discard}, w.m.Graph, true)
+		if err != nil {
+			return err
+		}
+		w.graphN = n
+	}
+	graphN := w.graphN
+	if _, err := cw.Write(w.meta); err != nil {
+		return err
+	}
+	b := protowire.AppendTag(nil, onnx.FieldModelGraph, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(graphN))
+	if _, err := cw.Write(b); err != nil {
+		return err
+	}
+	if sizeOnly {
+		cw.n += graphN
+		return nil
+	}
+	n, err := w.graph(cw, w.m.Graph, false)
+	if err != nil {
+		return err
+	}
+	if n != graphN {
+		return fmt.Errorf("wrote a graph of %d bytes, planned %d", n, graphN)
+	}
+	return nil
 }
 
 // InlineSize returns the size the model file would have without external
 // data, to decide whether Write needs External.
 func (m *Model) InlineSize() (int64, error) {
-	plans, err := m.plans(false)
+	w, err := m.newWriter(false, "")
 	if err != nil {
 		return 0, err
 	}
-	hdr, err := m.headers(plans, true)
-	if err != nil {
+	cw := &countWriter{w: io.Discard}
+	if err := w.model(cw, true); err != nil {
 		return 0, err
 	}
-	return hdr.total, nil
-}
-
-func (m *Model) plans(external bool) ([]*plan, error) {
-	var plans []*plan
-	for _, t := range m.Proto.GetGraph().GetInitializer() {
-		p := &plan{t: t}
-		switch r, ok := m.replaced[t]; {
-		case ok:
-			p.size, p.write = r.Size, r.WriteTo
-		case m.InFile(t):
-			s := m.spans[t]
-			p.size = s.length
-			p.write = func(w io.Writer) error {
-				return readSpan(s, t.GetName(), func(c []byte) error { _, err := w.Write(c); return err })
-			}
-		case external && t.GetDataLocation() == onnxpb.TensorProto_DEFAULT:
-			if n, err := m.DataSize(t); err == nil && n >= ExternalMin {
-				p.size = n
-				p.write = func(w io.Writer) error {
-					return m.ReadData(t, func(c []byte) error { _, err := w.Write(c); return err })
-				}
-			}
-		}
-		p.external = external && p.write != nil && p.size >= ExternalMin
-		plans = append(plans, p)
-	}
-	return plans, nil
-}
-
-// headers holds the encoded parts of the model around the streamed data.
-type headers struct {
-	model []byte // the model without its graph
-	graph []byte // the graph without its initializers
-	// tensors holds the initializers without streamed data, encoded one
-	// after the other in one buffer (not one allocation per tensor);
-	// initializer i is tensors[ends[i-1]:ends[i]].
-	tensors []byte
-	ends    []int
-	lens    []int64 // each initializer's encoded length
-	graphN  int64
-	total   int64
-}
-
-var marshal = proto.MarshalOptions{Deterministic: true}
-
-// headers encodes everything but the streamed data. It detaches and
-// reattaches fields of m.Proto while it works. With sizeOnly it only
-// computes the sizes (lens, graphN, total), encoding nothing.
-func (m *Model) headers(plans []*plan, sizeOnly bool) (*headers, error) {
-	g := m.Proto.Graph
-	h := &headers{}
-	for _, p := range plans {
-		t := p.t
-		raw, fd, ext, loc := t.RawData, t.FloatData, t.ExternalData, t.DataLocation
-		if p.write != nil {
-			t.RawData, t.FloatData = nil, nil
-		}
-		if p.external {
-			t.DataLocation = onnxpb.TensorProto_EXTERNAL // ExternalData is set by Write
-		}
-		var n int64
-		var err error
-		if sizeOnly {
-			n = int64(marshal.Size(t))
-		} else {
-			start := len(h.tensors)
-			h.tensors, err = marshal.MarshalAppend(h.tensors, t)
-			n = int64(len(h.tensors) - start)
-			h.ends = append(h.ends, len(h.tensors))
-		}
-		t.RawData, t.FloatData, t.ExternalData, t.DataLocation = raw, fd, ext, loc
-		if err != nil {
-			return nil, fmt.Errorf("encoding initializer %q: %w", t.GetName(), err)
-		}
-		if p.write != nil && !p.external && p.size > 0 {
-			n += int64(protowire.SizeTag(onnx.FieldTensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
-		}
-		h.lens = append(h.lens, n)
-	}
-	inits := g.Initializer
-	g.Initializer = nil
-	var gb []byte
-	var err error
-	if sizeOnly {
-		h.graphN = int64(marshal.Size(g))
-	} else {
-		gb, err = marshal.Marshal(g)
-		h.graphN = int64(len(gb))
-	}
-	g.Initializer = inits
-	if err != nil {
-		return nil, fmt.Errorf("encoding graph: %w", err)
-	}
-	h.graph = gb
-	for _, n := range h.lens {
-		h.graphN += int64(protowire.SizeTag(onnx.FieldGraphInitializer)+protowire.SizeVarint(uint64(n))) + n
-	}
-	m.Proto.Graph = nil
-	var mb []byte
-	var modelN int
-	if sizeOnly {
-		modelN = marshal.Size(m.Proto)
-	} else {
-		mb, err = marshal.Marshal(m.Proto)
-		modelN = len(mb)
-	}
-	m.Proto.Graph = g
-	if err != nil {
-		return nil, fmt.Errorf("encoding model: %w", err)
-	}
-	h.model = mb
-	h.total = int64(modelN+protowire.SizeTag(onnx.FieldModelGraph)+protowire.SizeVarint(uint64(h.graphN))) + h.graphN
-	return h, nil
+	return cw.n, nil
 }
 
 // Write writes the model to path and, with opts.External, the data file
 // next to it. Both files are written to temporary files and renamed into
 // place, the data file first, so a reader never sees a model whose data is
-// missing or partial. Initializers replaced with Replace are written with
-// their new data.
+// missing or partial.
 func (m *Model) Write(path string, opts WriteOptions) (Written, error) {
-	w := Written{ModelPath: path}
-	plans, err := m.plans(opts.External)
+	res := Written{ModelPath: path}
+	name := opts.DataName
+	if name == "" {
+		name = filepath.Base(path) + ".data"
+	}
+	w, err := m.newWriter(opts.External, name)
 	if err != nil {
-		return w, err
+		return res, err
 	}
 	var data *outpath.Pending
 	defer func() {
@@ -198,151 +448,100 @@ func (m *Model) Write(path string, opts WriteOptions) (Written, error) {
 		}
 	}()
 	anyExternal := false
-	for _, p := range plans {
+	for _, p := range w.plans {
 		anyExternal = anyExternal || p.external
 	}
 	if anyExternal {
-		name := opts.DataName
-		if name == "" {
-			name = filepath.Base(path) + ".data"
-		}
 		if _, err := SafeJoin(filepath.Dir(path), name); err != nil {
-			return w, err
+			return res, err
 		}
-		w.DataPath = filepath.Join(filepath.Dir(path), filepath.FromSlash(name))
-		if data, err = outpath.CreatePath(w.DataPath); err != nil {
-			return w, fmt.Errorf("writing %s: %w", w.DataPath, err)
+		res.DataPath = filepath.Join(filepath.Dir(path), filepath.FromSlash(name))
+		if data, err = outpath.CreatePath(res.DataPath); err != nil {
+			return res, fmt.Errorf("writing %s: %w", res.DataPath, err)
 		}
 		bw := bufio.NewWriterSize(data, 1<<20)
 		cw := &countWriter{w: bw}
-		for _, p := range plans {
+		for i := range w.plans {
+			p := &w.plans[i]
 			if !p.external {
 				continue
 			}
 			if pad := (externalAlign - cw.n%externalAlign) % externalAlign; pad > 0 {
 				if _, err := cw.Write(make([]byte, pad)); err != nil {
-					return w, fmt.Errorf("writing %s: %w", w.DataPath, err)
+					return res, fmt.Errorf("writing %s: %w", res.DataPath, err)
 				}
 			}
 			p.offset = cw.n
-			if err := writeExactly(cw, p); err != nil {
-				return w, fmt.Errorf("writing %s: %w", w.DataPath, err)
-			}
-			p.t.ExternalData = []*onnxpb.StringStringEntryProto{
-				{Key: "location", Value: filepath.ToSlash(name)},
-				{Key: "offset", Value: strconv.FormatInt(p.offset, 10)},
-				{Key: "length", Value: strconv.FormatInt(p.size, 10)},
+			w.graphN = -1 // the offsets change the headers' sizes
+			if err := w.data(cw, &m.Graph.Inits[i], *p); err != nil {
+				return res, fmt.Errorf("writing %s: %w", res.DataPath, err)
 			}
 		}
 		if err := bw.Flush(); err != nil {
-			return w, fmt.Errorf("writing %s: %w", w.DataPath, err)
+			return res, fmt.Errorf("writing %s: %w", res.DataPath, err)
 		}
-		w.DataSize = cw.n
+		res.DataSize = cw.n
 	}
-	// The external data entries are in place; encode for real.
-	hdr, err := m.headers(plans, false)
-	for _, p := range plans {
-		if p.external {
-			p.t.ExternalData = nil
-		}
+	size := &countWriter{w: io.Discard}
+	if err := w.model(size, true); err != nil {
+		return res, err
 	}
-	if err != nil {
-		return w, err
-	}
-	if hdr.total > MaxInline {
-		return w, fmt.Errorf("the converted model would be %d bytes, more than the 2 GiB a protobuf file may hold; write its weights to an external data file", hdr.total)
+	if size.n > MaxInline {
+		return res, fmt.Errorf("the converted model would be %d bytes, more than the 2 GiB a protobuf file may hold; write its weights to an external data file", size.n)
 	}
 	out, err := outpath.CreatePath(path)
 	if err != nil {
-		return w, fmt.Errorf("writing %s: %w", path, err)
+		return res, fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer out.Cleanup()
 	bw := bufio.NewWriterSize(out, 1<<20)
 	cw := &countWriter{w: bw}
-	if err := m.stream(cw, hdr, plans); err != nil {
-		return w, fmt.Errorf("writing %s: %w", path, err)
+	if err := w.model(cw, false); err != nil {
+		return res, fmt.Errorf("writing %s: %w", path, err)
 	}
 	if err := bw.Flush(); err != nil {
-		return w, fmt.Errorf("writing %s: %w", path, err)
+		return res, fmt.Errorf("writing %s: %w", path, err)
 	}
-	if cw.n != hdr.total {
-		return w, fmt.Errorf("writing %s: wrote %d bytes, planned %d", path, cw.n, hdr.total)
+	if cw.n != size.n {
+		return res, fmt.Errorf("writing %s: wrote %d bytes, planned %d", path, cw.n, size.n)
 	}
-	w.ModelSize = cw.n
+	res.ModelSize = cw.n
 	if data != nil {
 		if err := data.CloseAtomicallyReplace(); err != nil {
-			return w, fmt.Errorf("writing %s: %w", w.DataPath, err)
+			return res, fmt.Errorf("writing %s: %w", res.DataPath, err)
 		}
 		data = nil
 	}
 	if err := out.CloseAtomicallyReplace(); err != nil {
-		return w, fmt.Errorf("writing %s: %w", path, err)
+		return res, fmt.Errorf("writing %s: %w", path, err)
 	}
-	return w, nil
+	return res, nil
 }
 
 // Encode writes the model to w with all data inline, as Write without
 // External does, but without files.
 func (m *Model) Encode(w io.Writer) (int64, error) {
-	plans, err := m.plans(false)
-	if err != nil {
-		return 0, err
-	}
-	hdr, err := m.headers(plans, false)
+	wr, err := m.newWriter(false, "")
 	if err != nil {
 		return 0, err
 	}
 	cw := &countWriter{w: w}
-	err = m.stream(cw, hdr, plans)
+	err = wr.model(cw, false)
 	return cw.n, err
 }
 
-func (m *Model) stream(w io.Writer, hdr *headers, plans []*plan) error {
-	// The encoded model and graph are written as they are, not copied
-	// into one buffer first: the graph's encoding is about as large as the
-	// model file.
-	if _, err := w.Write(hdr.model); err != nil {
-		return err
+// Decode returns the model decoded into the onnxpb types, with all data
+// inline: for tests and small models.
+func (m *Model) Decode() (*onnxpb.ModelProto, error) {
+	var b bytes.Buffer
+	if _, err := m.Encode(&b); err != nil {
+		return nil, err
 	}
-	b := protowire.AppendTag(nil, onnx.FieldModelGraph, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(hdr.graphN))
-	if _, err := w.Write(b); err != nil {
-		return err
+	p := &onnxpb.ModelProto{}
+	if err := proto.Unmarshal(b.Bytes(), p); err != nil {
+		return nil, err
 	}
-	if _, err := w.Write(hdr.graph); err != nil {
-		return err
-	}
-	start := 0
-	for i, p := range plans {
-		b = protowire.AppendTag(b[:0], onnx.FieldGraphInitializer, protowire.BytesType)
-		b = protowire.AppendVarint(b, uint64(hdr.lens[i]))
-		b = append(b, hdr.tensors[start:hdr.ends[i]]...)
-		start = hdr.ends[i]
-		if p.write != nil && !p.external && p.size > 0 {
-			b = protowire.AppendTag(b, onnx.FieldTensorRawData, protowire.BytesType)
-			b = protowire.AppendVarint(b, uint64(p.size))
-		}
-		if _, err := w.Write(b); err != nil {
-			return err
-		}
-		if p.write != nil && !p.external && p.size > 0 {
-			if err := writeExactly(w, p); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func writeExactly(w io.Writer, p *plan) error {
-	cw := &countWriter{w: w}
-	if err := p.write(cw); err != nil {
-		return fmt.Errorf("initializer %q: %w", p.t.GetName(), err)
-	}
-	if cw.n != p.size {
-		return fmt.Errorf("initializer %q: %d bytes of data, expected %d", p.t.GetName(), cw.n, p.size)
-	}
-	return nil
+	return p, nil
 }
 
 // countWriter counts the bytes written through it and turns short writes into errors.
