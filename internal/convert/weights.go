@@ -18,8 +18,8 @@ import (
 // initializer, or the value of a Constant or ConstantOfShape node.
 type weight struct {
 	v     int32
-	gc    *graphCtx // for an initializer
-	init  int32     // the initializer's index in gc's graph; -1 for a constant
+	gc    *graphCtx           // for an initializer
+	init  int32               // the initializer's index in gc's graph; -1 for a constant
 	t     *onnxpb.TensorProto // a constant's tensor; nil for value_float(s) attributes
 	attr  *onnxpb.AttributeProto
 	stats half.Stats
