@@ -53,12 +53,12 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	}
 	f := opts.Target.format()
 	ws := collectWeights(a)
-	if err := scanWeights(m, ws, f); err != nil {
+	if err := scanWeights(a, ws, f); err != nil {
 		return Summary{}, err
 	}
 	for _, w := range ws {
-		if w.stats.Overflow > 0 {
-			a.notes(w.v).overflow = fmt.Sprintf("whose values reach %.4g, beyond %s's largest %.6g", w.stats.MaxAbs, f, f.MaxFinite())
+		if w.overflow > 0 {
+			a.notes(w.v).overflow = fmt.Sprintf("whose values reach %.4g, beyond %s's largest %.6g", w.maxAbs, f, f.MaxFinite())
 		}
 	}
 	c.graph(a.main, "")
@@ -171,7 +171,7 @@ func summarize(a *analysis, c *classifier, ws []weight, s *Summary) {
 		s.Warnings = append(s.Warnings, w)
 	}
 	for _, w := range ws {
-		if w.stats.Overflow == 0 {
+		if w.overflow == 0 {
 			continue
 		}
 		var readers []string
@@ -186,7 +186,7 @@ func summarize(a *analysis, c *classifier, ws []weight, s *Summary) {
 		if a.values[w.v].kind == kindNode {
 			what = a.opOf(a.values[w.v].node) + " value"
 		}
-		msg := fmt.Sprintf("%s %q has %d values beyond %s's range (up to %.4g); it stays in float32", what, a.vname(w.v), w.stats.Overflow, a.target.format(), w.stats.MaxAbs)
+		msg := fmt.Sprintf("%s %q has %d values beyond %s's range (up to %.4g); it stays in float32", what, a.vname(w.v), w.overflow, a.target.format(), w.maxAbs)
 		if len(readers) > 0 {
 			if len(readers) > 5 {
 				readers = append(readers[:5], fmt.Sprintf("%d more", len(readers)-5))

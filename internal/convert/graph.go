@@ -3,6 +3,7 @@ package convert
 import (
 	"fmt"
 	"hash/maphash"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -134,6 +135,7 @@ type analysis struct {
 	// operator is a model-local function, by operator and domain.
 	schemaOf map[opKey]schemaRef
 	seed     maphash.Seed
+	outTypes []vtype // outputTypes' scratch
 
 	target Target
 	table  *opschema.Table
@@ -871,7 +873,10 @@ var attrOps = map[string]bool{"Cast": true, "Constant": true, "ConstantOfShape":
 func (a *analysis) outputTypes(n int32) ([]vtype, error) {
 	s := a.schema(n)
 	nout := len(a.outs(n))
-	outs := make([]vtype, nout)
+	// The slice is the analysis' scratch, valid until the next call.
+	outs := slices.Grow(a.outTypes[:0], nout)[:nout]
+	clear(outs)
+	a.outTypes = outs
 	if s == nil || nout == 0 {
 		return outs, nil // a custom operator or a model-local function: value_info says
 	}

@@ -15,15 +15,25 @@ import (
 )
 
 // weight is a float32 tensor whose data is part of the model: an
-// initializer, or the value of a Constant or ConstantOfShape node.
+// initializer, or the value of a Constant or ConstantOfShape node. A model
+// may have millions: the record is small, what only constants need is
+// behind c, and of the statistics only what the conversion uses is kept.
 type weight struct {
-	v     int32
-	gc    *graphCtx           // for an initializer
-	init  int32               // the initializer's index in gc's graph; -1 for a constant
-	t     *onnxpb.TensorProto // a constant's tensor; nil for value_float(s) attributes
-	attr  *onnxpb.AttributeProto
-	stats half.Stats
+	v        int32
+	g        int32 // the graph of an initializer
+	init     int32 // the initializer's index in its graph; -1 for a constant
+	maxAbs   float32
+	overflow int64
+	c        *constWeight // for a constant
 }
+
+// constWeight is the tensor of a Constant or ConstantOfShape node.
+type constWeight struct {
+	t    *onnxpb.TensorProto // nil for value_float(s) attributes
+	attr *onnxpb.AttributeProto
+}
+
+func (w *weight) setStats(s half.Stats) { w.maxAbs, w.overflow = s.MaxAbs, s.Overflow }
 
 // constantTensor returns the float32 tensor a Constant or ConstantOfShape
 // node makes, as the attribute holding it; nil when it makes none.
@@ -45,11 +55,19 @@ func constantTensor(n *onnxpb.NodeProto) *onnxpb.AttributeProto {
 
 // collectWeights lists the float32 weights of every graph.
 func collectWeights(a *analysis) []weight {
-	var ws []weight
+	n := 0
 	for _, gc := range a.graphs {
 		for i := range gc.g.Inits {
 			if gc.g.Inits[i].DataType == int32(onnxpb.TensorProto_FLOAT) {
-				ws = append(ws, weight{v: gc.initValues[i], gc: gc, init: int32(i)})
+				n++
+			}
+		}
+	}
+	ws := make([]weight, 0, n)
+	for gi, gc := range a.graphs {
+		for i := range gc.g.Inits {
+			if gc.g.Inits[i].DataType == int32(onnxpb.TensorProto_FLOAT) {
+				ws = append(ws, weight{v: gc.initValues[i], g: int32(gi), init: int32(i)})
 			}
 		}
 		for n := gc.n0; n < gc.n0+gc.nn; n++ {
@@ -57,11 +75,11 @@ func collectWeights(a *analysis) []weight {
 			if !a.has(n, flagWeight) || len(outs) == 0 || outs[0] < 0 || !a.vfloat(outs[0]) {
 				continue
 			}
-			w := weight{v: outs[0], init: -1, attr: constantTensor(a.proto(n))}
-			if w.attr != nil {
-				w.t = w.attr.T
+			c := &constWeight{attr: constantTensor(a.proto(n))}
+			if c.attr != nil {
+				c.t = c.attr.T
 			}
-			ws = append(ws, w)
+			ws = append(ws, weight{v: outs[0], init: -1, c: c})
 		}
 	}
 	return ws
@@ -88,8 +106,7 @@ func checkSize(m *modelio.Model, t *modelio.Tensor) (int64, error) {
 	if t.Segmented() {
 		return 0, fmt.Errorf("tensor %q is stored in segments, which conversion does not support", name)
 	}
-	dims := m.Dims(t)
-	n, err := elements(name, dims)
+	n, err := m.Elements(t)
 	if err != nil {
 		return 0, err
 	}
@@ -98,7 +115,7 @@ func checkSize(m *modelio.Model, t *modelio.Tensor) (int64, error) {
 		return 0, err
 	}
 	if size != 4*n {
-		return 0, fmt.Errorf("tensor %q has %d bytes of data, but its shape %v needs %d; the model is damaged", name, size, dims, 4*n)
+		return 0, fmt.Errorf("tensor %q has %d bytes of data, but its shape %v needs %d; the model is damaged", name, size, m.AppendDims(nil, t), 4*n)
 	}
 	return size, nil
 }
@@ -132,45 +149,46 @@ const scanAlone = 64 << 10
 
 // scanWeights computes each weight's statistics against the target type,
 // several large tensors at a time.
-func scanWeights(m *modelio.Model, ws []weight, f half.Format) error {
+func scanWeights(a *analysis, ws []weight, f half.Format) error {
+	m := a.m
 	var g errgroup.Group
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range ws {
 		w := &ws[i]
-		if w.init < 0 {
+		if w.c != nil {
 			switch {
-			case w.t != nil:
-				if err := checkProtoSize(w.t); err != nil {
+			case w.c.t != nil:
+				if err := checkProtoSize(w.c.t); err != nil {
 					return err
 				}
 				var s half.Stats
-				if err := modelio.ReadProtoData(w.t, func(c []byte) error { s.Add(f.Scan(c)); return nil }); err != nil {
+				if err := modelio.ReadProtoData(w.c.t, func(c []byte) error { s.Add(f.Scan(c)); return nil }); err != nil {
 					return err
 				}
-				w.stats = s
-			case w.attr != nil: // value_float(s); none is ConstantOfShape's default zero
-				w.stats = scanAttrFloats(w.attr, f)
+				w.setStats(s)
+			case w.c.attr != nil: // value_float(s); none is ConstantOfShape's default zero
+				w.setStats(scanAttrFloats(w.c.attr, f))
 			}
 			continue
 		}
-		t := &w.gc.g.Inits[w.init]
+		t := &a.graphs[w.g].g.Inits[w.init]
 		size, err := checkSize(m, t)
 		if err != nil {
 			return err
 		}
-		scan := func() error {
-			var s half.Stats
-			err := m.ReadData(t, func(c []byte) error { s.Add(f.Scan(c)); return nil })
-			w.stats = s
-			return err
-		}
 		if size < scanAlone {
-			if err := scan(); err != nil {
+			// In memory (data left in files is larger): one chunk.
+			if err := m.ReadData(t, func(c []byte) error { w.setStats(f.Scan(c)); return nil }); err != nil {
 				return err
 			}
 			continue
 		}
-		g.Go(scan)
+		g.Go(func() error {
+			var s half.Stats
+			err := m.ReadData(t, func(c []byte) error { s.Add(f.Scan(c)); return nil })
+			w.setStats(s)
+			return err
+		})
 	}
 	return g.Wait()
 }

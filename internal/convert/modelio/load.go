@@ -167,60 +167,51 @@ func (l *loader) model() error {
 	return nil
 }
 
+// graph copies the graph's fields into the model's buffer, each large
+// initializer less its payload (which stays in the file as a span), and
+// then parses them in memory: a first pass counts the nodes and
+// initializers, so that their slices are allocated once.
 func (l *loader) graph(gb *graphBuilder, end int64) error {
 	w, m := l.w, l.m
-	start := w.Pos()
-	gb.begin()
+	fileStart := w.Pos()
+	start := len(m.buf)
+	var hdr []byte
 	err := w.Message(end, 1, "the graph", func(f onnx.Field) (bool, error) {
+		var err error
 		if f.Num == onnx.FieldGraphInitializer && f.Type == protowire.BytesType && f.End-f.Start >= lazyMin {
-			hs := len(m.buf)
-			sp, err := l.tensor(f.End)
+			var sp int32
+			sp, hdr, err = l.tensor(f.End, hdr[:0])
 			if err != nil {
 				return true, err
 			}
-			if len(m.buf) > maxBuf {
-				return true, w.Corrupt(f.Start, "the graph is larger than 2 GiB")
+			m.buf = protowire.AppendTag(m.buf, graphInitializer, protowire.BytesType)
+			m.buf = protowire.AppendVarint(m.buf, uint64(len(hdr)))
+			if sp >= 0 {
+				gb.large = append(gb.large, largeRef{off: uint32(len(m.buf)), span: sp})
 			}
-			if err := gb.tensor(Str{off: uint32(hs), n: uint32(len(m.buf) - hs)}, sp); err != nil {
-				return true, w.Corrupt(f.Start, "an initializer cannot be decoded (%v)", err)
-			}
-			return true, nil
+			m.buf = append(m.buf, hdr...)
+		} else {
+			m.buf, err = w.AppendField(m.buf, f)
 		}
-		fs := len(m.buf)
-		var err error
-		m.buf, err = w.AppendField(m.buf, f)
-		if err != nil {
-			return true, err
+		if err == nil && len(m.buf) > maxBuf {
+			err = w.Corrupt(f.Start, "the graph is larger than 2 GiB")
 		}
-		if len(m.buf) > maxBuf {
-			return true, w.Corrupt(f.Start, "the graph is larger than 2 GiB")
-		}
-		whole := Str{off: uint32(fs), n: uint32(len(m.buf) - fs)}
-		var payload Str
-		if f.Type == protowire.BytesType {
-			pn := f.End - f.Start
-			payload = Str{off: uint32(int64(len(m.buf)) - pn), n: uint32(pn)}
-		}
-		if err := gb.field(f.Num, f.Type, whole, payload); err != nil {
-			return true, w.Corrupt(f.Start, "the graph cannot be decoded (%v)", err)
-		}
-		return true, nil
+		return true, err
 	})
 	if err != nil {
 		return err
 	}
-	if err := gb.finish(); err != nil {
-		return w.Corrupt(start, "the graph cannot be decoded (%v)", err)
+	if err := gb.parse(Str{off: uint32(start), n: uint32(len(m.buf) - start)}); err != nil {
+		return w.Corrupt(fileStart, "the graph cannot be decoded (%v)", err)
 	}
 	return nil
 }
 
-// tensor copies a large initializer's fields into the buffer, less a
-// payload of 4 KiB or more, which stays in the file as a span. It returns
-// the span's index, or -1.
-func (l *loader) tensor(end int64) (int32, error) {
+// tensor appends a large initializer's fields to hdr, less a payload of
+// 4 KiB or more, which stays in the file as a span. It returns the span's
+// index, or -1.
+func (l *loader) tensor(end int64, hdr []byte) (int32, []byte, error) {
 	w, m := l.w, l.m
-	start := w.Pos()
 	sp := int32(-1)
 	err := w.Message(end, 2, "an initializer", func(f onnx.Field) (bool, error) {
 		lazy := f.Type == protowire.BytesType && f.End-f.Start >= lazyMin &&
@@ -234,14 +225,10 @@ func (l *loader) tensor(end int64) (int32, error) {
 			return true, w.SkipPayload(f)
 		}
 		var err error
-		m.buf, err = w.AppendField(m.buf, f)
+		hdr, err = w.AppendField(hdr, f)
 		return true, err
 	})
-	if err != nil {
-		return -1, err
-	}
-	_ = start
-	return sp, nil
+	return sp, hdr, err
 }
 
 // wfield is one field of a message in memory.
@@ -301,8 +288,6 @@ func forFields(b []byte, fn func(wfield) bool) error {
 	return nil
 }
 
-func consumeVarint(b []byte) (uint64, int) { return protowire.ConsumeVarint(b) }
-
 // sub returns the Str of bytes [start, start+n) of s.
 func sub(s Str, start, n int) Str { return Str{off: s.off + uint32(start), n: uint32(n)} }
 
@@ -311,6 +296,14 @@ type graphBuilder struct {
 	m         *Model
 	g         *Graph
 	ins, outs []Str // a node's names, scratch
+	// large are the initializers whose data Load left in the file, in
+	// order: the offset of each one's fields in the buffer, and its span.
+	large []largeRef
+}
+
+type largeRef struct {
+	off  uint32
+	span int32
 }
 
 func (gb *graphBuilder) begin() {
@@ -322,11 +315,17 @@ func (gb *graphBuilder) parse(s Str) error {
 	gb.begin()
 	b := gb.m.Bytes(s)
 	var ferr error
-	nodes, inits := 0, 0
+	nodes, inits, names := 0, 0, 0
 	if err := forFields(b, func(f wfield) bool {
 		switch {
 		case f.num == graphNode && f.typ == protowire.BytesType:
 			nodes++
+			forFields(f.payload, func(nf wfield) bool {
+				if nf.typ == protowire.BytesType && (nf.num == nodeInput || nf.num == nodeOutput) {
+					names++
+				}
+				return true
+			})
 		case f.num == graphInitializer && f.typ == protowire.BytesType:
 			inits++
 		}
@@ -335,7 +334,7 @@ func (gb *graphBuilder) parse(s Str) error {
 		return err
 	}
 	gb.g.Nodes = make([]Node, 0, nodes)
-	gb.g.Names = make([]Str, 0, 3*nodes)
+	gb.g.Names = make([]Str, 0, names)
 	gb.g.Inits = make([]Tensor, 0, inits)
 	err := forFields(b, func(f wfield) bool {
 		var payload Str
@@ -366,7 +365,12 @@ func (gb *graphBuilder) field(num protowire.Number, typ protowire.Type, whole, p
 	case graphNode:
 		return gb.node(payload)
 	case graphInitializer:
-		return gb.tensor(payload, -1)
+		sp := int32(-1)
+		if len(gb.large) > 0 && gb.large[0].off == payload.off {
+			sp = gb.large[0].span
+			gb.large = gb.large[1:]
+		}
+		return gb.tensor(payload, sp)
 	case graphInput, graphOutput, graphValueInfo:
 		vi := &onnxpb.ValueInfoProto{}
 		if err := proto.Unmarshal(m.Bytes(payload), vi); err != nil {

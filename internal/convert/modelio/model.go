@@ -29,6 +29,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/trtbuild/trtbuild/internal/onnx"
@@ -280,19 +281,57 @@ func (t *Tensor) InFile() bool { return t.span >= 0 }
 // Segmented reports whether the tensor is stored in segments.
 func (t *Tensor) Segmented() bool { return t.segment }
 
-// Dims returns the tensor's shape.
-func (m *Model) Dims(t *Tensor) []int64 {
-	var dims []int64
+// Elements returns the number of values the tensor's shape holds; an
+// error for a negative dimension or a count whose float32 data would not
+// fit an int64.
+func (m *Model) Elements(t *Tensor) (int64, error) {
+	n := int64(1)
+	var err error
+	dim := func(d int64) {
+		switch {
+		case err != nil:
+		case d < 0:
+			err = fmt.Errorf("tensor %q has a negative dimension", m.String(t.Name))
+		case d > 0 && n > math.MaxInt64/4/d:
+			err = fmt.Errorf("tensor %q is too large", m.String(t.Name))
+		default:
+			n *= d
+		}
+	}
 	forFields(m.Bytes(t.raw), func(f wfield) bool {
-		if f.num != 1 {
+		if f.num != tensorDims {
 			return true
 		}
 		switch f.typ {
-		case 0:
-			dims = append(dims, int64(f.v))
-		case 2:
+		case protowire.VarintType:
+			dim(int64(f.v))
+		case protowire.BytesType:
 			for b := f.payload; len(b) > 0; {
-				v, n := consumeVarint(b)
+				v, k := protowire.ConsumeVarint(b)
+				if k < 0 {
+					break
+				}
+				dim(int64(v))
+				b = b[k:]
+			}
+		}
+		return true
+	})
+	return n, err
+}
+
+// AppendDims appends the tensor's shape to dims.
+func (m *Model) AppendDims(dims []int64, t *Tensor) []int64 {
+	forFields(m.Bytes(t.raw), func(f wfield) bool {
+		if f.num != tensorDims {
+			return true
+		}
+		switch f.typ {
+		case protowire.VarintType:
+			dims = append(dims, int64(f.v))
+		case protowire.BytesType:
+			for b := f.payload; len(b) > 0; {
+				v, n := protowire.ConsumeVarint(b)
 				if n < 0 {
 					break
 				}

@@ -67,6 +67,8 @@ type writer struct {
 	added  map[*Graph][][]byte
 	meta   []byte
 	buf    []byte // scratch
+	buf2   []byte // scratch
+	hdr    []byte // header's scratch: its result is valid until the next call
 	graphN int64  // the main graph's size, once known; -1 before
 }
 
@@ -287,13 +289,14 @@ func (w *writer) graph(cw *countWriter, g *Graph, sizeOnly bool) (int64, error) 
 		if !p.external && p.size > 0 {
 			n += int64(protowire.SizeTag(tensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
 		}
-		b := protowire.AppendTag(nil, graphInitializer, protowire.BytesType)
+		b := protowire.AppendTag(w.buf2[:0], graphInitializer, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(n))
 		b = append(b, hdr...)
 		if !p.external && p.size > 0 {
 			b = protowire.AppendTag(b, tensorRawData, protowire.BytesType)
 			b = protowire.AppendVarint(b, uint64(p.size))
 		}
+		w.buf2 = b
 		if _, err := cw.Write(b); err != nil {
 			return 0, err
 		}
@@ -314,7 +317,8 @@ func (w *writer) graph(cw *countWriter, g *Graph, sizeOnly bool) (int64, error) 
 func (w *writer) header(t *Tensor, p plan) ([]byte, error) {
 	m := w.m
 	raw := m.Bytes(t.raw)
-	var b []byte
+	b := w.hdr[:0]
+	defer func() { w.hdr = b }()
 	if t.Lower {
 		b = protowire.AppendTag(b, tensorDataType, protowire.VarintType)
 		b = protowire.AppendVarint(b, uint64(m.lowering.DataType))
