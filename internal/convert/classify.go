@@ -198,7 +198,7 @@ func (c *classifier) cast(n int32) {
 		return
 	}
 	for _, u := range a.usesOf(outs[0]) {
-		if u.n < 0 && !c.required(a.graphs[u.g], outs[0]) {
+		if u.n < 0 && !c.required(a.useGraph(u), outs[0]) {
 			a.outLow(n)[0] = false
 			return
 		}
@@ -334,7 +334,7 @@ func (c *classifier) required(gc *graphCtx, v int32) bool {
 
 func (c *classifier) wants(u use, v int32) bool {
 	if u.n < 0 {
-		return c.required(c.a.graphs[u.g], v)
+		return c.required(c.a.useGraph(u), v)
 	}
 	return c.a.wantIn(u.n)[u.in]
 }
@@ -359,7 +359,7 @@ func (c *classifier) weightLowered(v int32, keptNode int32) (bool, string, strin
 		case u.n >= 0:
 			readers = append(readers, a.label(u.n))
 		default:
-			readers = append(readers, fmt.Sprintf("output %q of the %s", a.vname(v), a.where(a.graphs[u.g])))
+			readers = append(readers, fmt.Sprintf("output %q of the %s", a.vname(v), a.where(a.useGraph(u))))
 		}
 	}
 	if len(readers) > 0 {

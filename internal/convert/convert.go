@@ -75,9 +75,10 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	}
 	summarize(a, c, ws, s)
 	s.AlreadyTarget = unchanged(a, s)
-	// The analysis is done with; the check makes its own.
-	a, c, r, ws = nil, nil, nil, nil
-	if err := verify(m, opts.Target, table); err != nil {
+	// The analysis is done with: its memory goes to the check.
+	reuse := a.release()
+	c, r, ws = nil, nil, nil
+	if err := verify(m, opts.Target, table, reuse); err != nil {
 		return Summary{}, err
 	}
 	return *s, nil

@@ -49,10 +49,18 @@ type valueNote struct {
 	cur      string // the name that holds it in its decided type, when not its own
 }
 
-// use is one place a value is read: input in of node n, or output in of
-// graph g when n is -1.
+// use is one place a value is read: input in of node n, or, when n is
+// negative, output in of graph ^n.
 type use struct {
-	n, g, in int32
+	n, in int32
+}
+
+// graphOf returns the graph of a use.
+func (a *analysis) useGraph(u use) *graphCtx {
+	if u.n < 0 {
+		return a.graphs[^u.n]
+	}
+	return a.gcOf(u.n)
 }
 
 // Node flags.
@@ -136,6 +144,8 @@ type analysis struct {
 	schemaOf map[opKey]schemaRef
 	seed     maphash.Seed
 	outTypes []vtype // outputTypes' scratch
+	// reuse is the memory of a finished analysis (see release).
+	reuse *reusable
 
 	target Target
 	table  *opschema.Table
@@ -146,6 +156,40 @@ type analysis struct {
 }
 
 type opKey struct{ op, domain string }
+
+// reusable is the memory of a finished analysis, for the check of the
+// converted model to reuse instead of adding to.
+type reusable struct {
+	values []value
+	nodes  []nodeInfo
+	graphs map[*modelio.Graph]graphMem
+}
+
+type graphMem struct {
+	ids   []int32
+	slots []int32
+}
+
+// release hands over the analysis' large slices for another analysis to
+// reuse. The analysis must not be used after.
+func (a *analysis) release() *reusable {
+	r := &reusable{values: a.values[:0], nodes: a.nodes[:0], graphs: make(map[*modelio.Graph]graphMem, len(a.graphs))}
+	for _, gc := range a.graphs {
+		r.graphs[gc.g] = graphMem{ids: gc.ids[:0], slots: gc.table.slots}
+	}
+	*a = analysis{}
+	return r
+}
+
+// int32s returns a slice of n int32s: reused when r has one large enough.
+func int32s(r []int32, n int) []int32 {
+	if cap(r) >= n {
+		r = r[:n]
+		clear(r)
+		return r
+	}
+	return make([]int32, n)
+}
 
 type schemaRef struct {
 	schema uint16
@@ -205,7 +249,7 @@ func (a *analysis) opOf(n int32) string { return a.ops[a.nodes[n].op] }
 
 func (a *analysis) nameOf(n int32) string { return a.str(a.mnode(n).Name) }
 
-func (a *analysis) domainOf(n int32) string { return a.str(a.mnode(n).Domain) }
+func (a *analysis) domainOf(n int32) string { return a.m.Sym(a.mnode(n).Domain) }
 
 func (a *analysis) schema(n int32) *opschema.Schema {
 	if s := a.nodes[n].schema; s != 0 {
@@ -237,7 +281,8 @@ func (a *analysis) outs(n int32) []int32 {
 	ni := &a.nodes[n]
 	gc := a.graphs[ni.g]
 	mn := &gc.g.Nodes[ni.idx]
-	return gc.ids[mn.Out : mn.Out+mn.NOut : mn.Out+mn.NOut]
+	o := mn.Out()
+	return gc.ids[o : o+mn.NOut : o+mn.NOut]
 }
 
 // wantIn says, input by input, whether the node reads it in the target
@@ -255,7 +300,8 @@ func (a *analysis) outLow(n int32) []bool {
 	ni := &a.nodes[n]
 	gc := a.graphs[ni.g]
 	mn := &gc.g.Nodes[ni.idx]
-	return gc.flags[mn.Out : mn.Out+mn.NOut : mn.Out+mn.NOut]
+	o := mn.Out()
+	return gc.flags[o : o+mn.NOut : o+mn.NOut]
 }
 
 // proto returns node n decoded, for its attributes.
@@ -372,10 +418,16 @@ type nameTable struct {
 	n     int
 }
 
-func newNameTable(n int) nameTable {
+// newNameTable returns a table for n names, in reuse when it is large
+// enough.
+func newNameTable(n int, reuse []int32) nameTable {
 	size := 16
 	for size < 2*n {
 		size *= 2
+	}
+	if len(reuse) >= size {
+		clear(reuse)
+		return nameTable{slots: reuse}
 	}
 	return nameTable{slots: make([]int32, size)}
 }
@@ -471,8 +523,15 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 	for i := range g.Nodes {
 		nvalues += int(g.Nodes[i].NOut)
 	}
-	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, table: newNameTable(nvalues),
-		casts: map[castKey]string{}, ids: make([]int32, len(g.Names)), flags: make([]bool, len(g.Names))}
+	var mem graphMem
+	if a.reuse != nil {
+		mem = a.reuse.graphs[g]
+	}
+	gc := &graphCtx{g: g, parent: parent, owner: owner, attr: attr, table: newNameTable(nvalues, mem.slots),
+		casts: map[castKey]string{}, ids: int32s(mem.ids, len(g.Names))}
+	if !a.typesOnly {
+		gc.flags = make([]bool, len(g.Names)) // the classifier's
+	}
 	gi := int32(len(a.graphs))
 	a.graphs = append(a.graphs, gc)
 	// Its nodes' records first, so that they are contiguous whatever
@@ -480,11 +539,11 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 	gc.n0 = int32(len(a.nodes))
 	if a.typesOnly && g.Order != nil {
 		for _, i := range g.Order {
-			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: i, op: a.opID(m.String(g.Nodes[i].Op))})
+			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: i, op: a.opID(m.Sym(g.Nodes[i].Op))})
 		}
 	} else {
 		for i := range g.Nodes {
-			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: int32(i), op: a.opID(m.String(g.Nodes[i].Op))})
+			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: int32(i), op: a.opID(m.Sym(g.Nodes[i].Op))})
 		}
 	}
 	gc.nn = int32(len(a.nodes)) - gc.n0
@@ -664,7 +723,7 @@ func (a *analysis) node(gc *graphCtx, n int32, d *declared) error {
 		}
 		gc.ids[slot] = v
 	}
-	domain := m.String(mn.Domain)
+	domain := m.Sym(mn.Domain)
 	ref := a.lookupSchema(a.opOf(n), domain)
 	ni.schema = ref.schema
 	s := a.schema(n)
@@ -690,7 +749,7 @@ func (a *analysis) node(gc *graphCtx, n int32, d *declared) error {
 		return fmt.Errorf("%s: %s: %w", a.where(gc), a.label(n), err)
 	}
 	for j, name := range gc.g.NodeOutputs(int(ni.idx)) {
-		slot := mn.Out + int32(j)
+		slot := mn.Out() + int32(j)
 		if name.Len() == 0 {
 			gc.ids[slot] = -1
 			continue
@@ -1088,8 +1147,15 @@ func (a *analysis) run() error {
 	for i := range a.m.Graph.Nodes {
 		nodes += int(a.m.Graph.Nodes[i].NOut)
 	}
-	a.values = make([]value, 0, len(a.m.Graph.Inits)+len(a.m.Graph.Inputs)+nodes)
-	a.nodes = make([]nodeInfo, 0, len(a.m.Graph.Nodes))
+	// With room for the Casts the rewrite adds, for the check to reuse.
+	nv := len(a.m.Graph.Inits) + len(a.m.Graph.Inputs) + nodes
+	nn := len(a.m.Graph.Nodes)
+	if r := a.reuse; r != nil && cap(r.values) >= nv && cap(r.nodes) >= nn {
+		a.values, a.nodes = r.values[:0], r.nodes[:0]
+	} else {
+		a.values = make([]value, 0, nv+nv/32+64)
+		a.nodes = make([]nodeInfo, 0, nn+nn/32+64)
+	}
 	var err error
 	a.main, err = a.build(a.m.Graph, nil, -1, "", nil)
 	if err != nil {
@@ -1126,13 +1192,13 @@ func (a *analysis) buildUses() {
 		for n := gc.n0; n < gc.n0+gc.nn; n++ {
 			for k, v := range a.ins(n) {
 				if v >= 0 {
-					a.uses[next[v]] = use{n: n, g: int32(gi), in: int32(k)}
+					a.uses[next[v]] = use{n: n, in: int32(k)}
 					next[v]++
 				}
 			}
 		}
 		for k, v := range gc.outputs {
-			a.uses[next[v]] = use{n: -1, g: int32(gi), in: int32(k)}
+			a.uses[next[v]] = use{n: ^int32(gi), in: int32(k)}
 			next[v]++
 		}
 	}
@@ -1152,7 +1218,7 @@ type names struct {
 func (n *names) taken(name string) bool {
 	a := n.a
 	if n.other == nil {
-		n.nodes = newNameTable(len(a.nodes))
+		n.nodes = newNameTable(len(a.nodes), nil)
 		size := 0
 		for _, gc := range a.graphs {
 			size += len(gc.g.ValueInfo)

@@ -27,7 +27,7 @@ func (r *rewriter) suffix(lowered bool) string {
 }
 
 // castNode adds a Cast node to gc's graph and returns its index.
-func (r *rewriter) castNode(gc *graphCtx, from, to string, lowered bool) (int32, *onnxpb.NodeProto) {
+func (r *rewriter) castNode(gc *graphCtx, from, to string, lowered bool) (int32, *onnxpb.NodeProto, error) {
 	dt := onnxpb.TensorProto_FLOAT
 	if lowered {
 		dt = r.a.target.dataType()
@@ -41,7 +41,8 @@ func (r *rewriter) castNode(gc *graphCtx, from, to string, lowered bool) (int32,
 			{Name: "to", Type: onnxpb.AttributeProto_INT, I: int64(dt)},
 		},
 	}
-	return gc.g.AddNode(n), n
+	k, err := gc.g.AddNode(n)
+	return k, n, err
 }
 
 func (r *rewriter) typeName(lowered bool) string {
@@ -71,7 +72,10 @@ func (r *rewriter) ref(gc *graphCtx, v int32, lowered bool, out *[]int32) (strin
 			a.where(gc), a.vname(v), a.vtyp(v))
 	}
 	name := r.used.fresh(a.vname(v) + r.suffix(lowered))
-	k, n := r.castNode(gc, a.cur(v), name, lowered)
+	k, n, err := r.castNode(gc, a.cur(v), name, lowered)
+	if err != nil {
+		return "", err
+	}
 	*out = append(*out, k)
 	gc.casts[castKey{v, lowered}] = name
 	r.sum.InsertedCasts = append(r.sum.InsertedCasts, InsertedCast{Node: n.Name, Tensor: a.vname(v), To: r.typeName(lowered), Graph: a.gpath(gc)})
@@ -80,7 +84,7 @@ func (r *rewriter) ref(gc *graphCtx, v int32, lowered bool, out *[]int32) (strin
 
 func (r *rewriter) isMainOutput(v int32) bool {
 	for _, u := range r.a.usesOf(v) {
-		if u.n < 0 && r.a.graphs[u.g].owner < 0 {
+		if u.n < 0 && r.a.useGraph(u).owner < 0 {
 			return true
 		}
 	}
@@ -108,7 +112,7 @@ func (r *rewriter) graph(gc *graphCtx) error {
 				return err
 			}
 		}
-		in0, out0 := g.Nodes[i].In, g.Nodes[i].Out // g.Nodes grows with the Casts
+		in0, out0 := g.Nodes[i].In, g.Nodes[i].Out() // g.Nodes grows with the Casts
 		follow := a.has(n, flagFollow)
 		wantIn := a.wantIn(n)
 		for k, v := range a.ins(n) {
@@ -149,7 +153,10 @@ func (r *rewriter) graph(gc *graphCtx) error {
 			renamed := r.used.fresh(a.vname(v) + r.suffix(a.values[v].lowered))
 			r.rename(gc, i, out0+int32(j), renamed)
 			a.notes(v).cur = renamed
-			k, cn := r.castNode(gc, renamed, a.vname(v), req)
+			k, cn, err := r.castNode(gc, renamed, a.vname(v), req)
+			if err != nil {
+				return err
+			}
 			out = append(out, k)
 			gc.casts[castKey{v, req}] = a.vname(v)
 			r.sum.InsertedCasts = append(r.sum.InsertedCasts, InsertedCast{Node: cn.Name, Tensor: a.vname(v), To: r.typeName(req), Graph: a.gpath(gc)})
@@ -203,12 +210,15 @@ func setDtype(n *onnxpb.NodeProto, name string, dt onnxpb.TensorProto_DataType) 
 }
 
 // identity turns node n into an Identity.
-func (r *rewriter) identity(n int32) {
-	np := r.a.proto(n)
-	np.Attribute = nil
+func (r *rewriter) identity(n int32) error {
+	op, err := r.m.Intern("Identity")
+	if err != nil {
+		return err
+	}
+	r.a.proto(n).Attribute = nil
 	mn := r.a.mnode(n)
-	mn.Op = r.m.NewStr("Identity")
-	mn.Changed = true
+	mn.Op, mn.Changed = op, true
+	return nil
 }
 
 // edit changes the attributes that set a converted node's output type.
@@ -218,8 +228,7 @@ func (r *rewriter) edit(n int32) error {
 	if a.has(n, flagFollow) && ins[0] >= 0 && a.values[ins[0]].lowered {
 		// A Cast to the target type whose input is converted too.
 		r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, a.label(n)+" (now Identity: its input is already "+a.target.elemName()+")")
-		r.identity(n)
-		return nil
+		return r.identity(n)
 	}
 	s := a.schema(n)
 	if s == nil || s.Domain != "" {
@@ -235,8 +244,7 @@ func (r *rewriter) edit(n int32) error {
 			// Its input arrives in the target type: a Cast to the target
 			// type would cast a type to itself.
 			r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, a.label(n)+" (now Identity: its input is already "+target.elemName()+")")
-			r.identity(n)
-			return nil
+			return r.identity(n)
 		}
 		setDtype(a.proto(n), "to", target.dataType())
 		r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, a.label(n))

@@ -20,9 +20,11 @@ var ErrInternal = errors.New("internal error")
 // The check reads the converted model as Write will write it: the nodes in
 // their new order with the inserted Casts, the renamed inputs and outputs,
 // the changed attributes, the declared types and the initializers' new
-// types, all from the compact form, with an analysis of its own.
-func verify(m *modelio.Model, target Target, table *opschema.Table) error {
+// types, all from the compact form, with an analysis of its own, which
+// reuses the memory of the conversion's (reuse, from analysis.release).
+func verify(m *modelio.Model, target Target, table *opschema.Table, reuse *reusable) error {
 	a := newAnalysis(m, target, table, true)
+	a.reuse = reuse
 	err := a.run()
 	if err == nil {
 		err = checkTypes(a)

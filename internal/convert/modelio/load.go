@@ -405,6 +405,7 @@ func (gb *graphBuilder) node(s Str) error {
 	g, m := gb.g, gb.m
 	b := m.Bytes(s)
 	n := Node{raw: s}
+	var op, domain Str
 	ins, outs := gb.ins[:0], gb.outs[:0]
 	var ferr error
 	str := func(f wfield) Str {
@@ -425,9 +426,9 @@ func (gb *graphBuilder) node(s Str) error {
 		case nodeName:
 			n.Name = str(f)
 		case nodeOpType:
-			n.Op = str(f)
+			op = str(f)
 		case nodeDomain:
-			n.Domain = str(f)
+			domain = str(f)
 		case nodeDoc, nodeOverload:
 			str(f)
 		case nodeAttr:
@@ -455,9 +456,15 @@ func (gb *graphBuilder) node(s Str) error {
 	if err != nil {
 		return err
 	}
+	if n.Op, err = m.Intern(m.String(op)); err != nil {
+		return err
+	}
+	if n.Domain, err = m.Intern(m.String(domain)); err != nil {
+		return err
+	}
 	n.In, n.NIn = int32(len(g.Names)), int32(len(ins))
 	g.Names = append(g.Names, ins...)
-	n.Out, n.NOut = int32(len(g.Names)), int32(len(outs))
+	n.NOut = int32(len(outs))
 	g.Names = append(g.Names, outs...)
 	gb.ins, gb.outs = ins, outs
 	g.Nodes = append(g.Nodes, n)

@@ -99,6 +99,9 @@ type Model struct {
 	buf   []byte // the model file's bytes, less the payloads left in files
 	arena []byte // bytes that are not in the file: subgraphs, new names
 	spans []span
+	// syms are the interned op types and domains.
+	syms   []string
+	symIDs map[string]uint16
 	// lowering converts the data of the tensors marked Lower as Write
 	// writes them.
 	lowering Lowering
@@ -181,17 +184,41 @@ type Subgraph struct {
 // Node is one node of a graph. Its names are views into the model; its
 // attributes stay in its wire bytes until Graph.NodeProto decodes them.
 type Node struct {
-	Name, Op, Domain Str
-	// In and Out index the node's inputs and outputs in Graph.Names.
-	In, Out   int32
-	NIn, NOut int32
-	raw       Str // the node's wire encoding
+	Name Str
+	raw  Str // the node's wire encoding
+	// In indexes the node's inputs in Graph.Names; its outputs follow them.
+	In, NIn, NOut int32
+	// Op and Domain are interned (Model.Sym): a model has few of them.
+	Op, Domain uint16
 	// Changed makes Write encode the node anew (from its names and, when
 	// decoded, its NodeProto) instead of copying its bytes. Set it after
 	// changing Op or Names.
 	Changed bool
 	// heavy: its attributes hold tensors or graphs, so Load decodes it.
 	heavy bool
+}
+
+// Out is the index of the node's first output in Graph.Names.
+func (n *Node) Out() int32 { return n.In + n.NIn }
+
+// Sym returns an interned string (an op type or domain).
+func (m *Model) Sym(id uint16) string { return m.syms[id] }
+
+// Intern returns the id of an op type or domain, adding it if new.
+func (m *Model) Intern(s string) (uint16, error) {
+	if id, ok := m.symIDs[s]; ok {
+		return id, nil
+	}
+	if len(m.syms) > 1<<16-1 {
+		return 0, fmt.Errorf("the model has more than %d operator types and domains", 1<<16-1)
+	}
+	if m.symIDs == nil {
+		m.symIDs = map[string]uint16{}
+	}
+	id := uint16(len(m.syms))
+	m.syms = append(m.syms, s)
+	m.symIDs[s] = id
+	return id, nil
 }
 
 // Model returns the model the graph belongs to.
@@ -206,7 +233,8 @@ func (g *Graph) NodeInputs(i int) []Str {
 // NodeOutputs of node i (see NodeInputs).
 func (g *Graph) NodeOutputs(i int) []Str {
 	n := &g.Nodes[i]
-	return g.Names[n.Out : n.Out+n.NOut : n.Out+n.NOut]
+	o := n.Out()
+	return g.Names[o : o+n.NOut : o+n.NOut]
 }
 
 // NodeProto returns node i decoded, for its attributes. Its inputs,
@@ -230,15 +258,22 @@ func (g *Graph) NodeProto(i int) (*onnxpb.NodeProto, error) {
 
 // AddNode appends a node made by the converter and returns its index. It
 // is written from n, with the names Names holds for it (n's to begin with).
-func (g *Graph) AddNode(n *onnxpb.NodeProto) int32 {
+func (g *Graph) AddNode(n *onnxpb.NodeProto) (int32, error) {
 	m := g.m
 	idx := int32(len(g.Nodes))
-	nd := Node{Name: m.NewStr(n.GetName()), Op: m.NewStr(n.GetOpType()), Domain: m.NewStr(n.GetDomain()), Changed: true}
+	nd := Node{Name: m.NewStr(n.GetName()), Changed: true}
+	var err error
+	if nd.Op, err = m.Intern(n.GetOpType()); err != nil {
+		return 0, err
+	}
+	if nd.Domain, err = m.Intern(n.GetDomain()); err != nil {
+		return 0, err
+	}
 	nd.In, nd.NIn = int32(len(g.Names)), int32(len(n.Input))
 	for _, s := range n.Input {
 		g.Names = append(g.Names, m.NewStr(s))
 	}
-	nd.Out, nd.NOut = int32(len(g.Names)), int32(len(n.Output))
+	nd.NOut = int32(len(n.Output))
 	for _, s := range n.Output {
 		g.Names = append(g.Names, m.NewStr(s))
 	}
@@ -247,7 +282,7 @@ func (g *Graph) AddNode(n *onnxpb.NodeProto) int32 {
 		g.decoded = map[int32]*onnxpb.NodeProto{}
 	}
 	g.decoded[idx] = n
-	return idx
+	return idx, nil
 }
 
 // TypeOf returns the data type t is written with: its own, or the

@@ -151,7 +151,7 @@ func (w *writer) prepare(g *Graph) error {
 		var b []byte
 		var err error
 		if decoded {
-			np.Name, np.OpType, np.Domain = m.String(n.Name), m.String(n.Op), m.String(n.Domain)
+			np.Name, np.OpType, np.Domain = m.String(n.Name), m.Sym(n.Op), m.Sym(n.Domain)
 			np.Input = np.Input[:0]
 			for _, s := range g.NodeInputs(i) {
 				np.Input = append(np.Input, m.String(s))
@@ -188,7 +188,7 @@ func (w *writer) reencode(g *Graph, i int) ([]byte, error) {
 		b = protowire.AppendBytes(b, m.Bytes(s))
 	}
 	b = protowire.AppendTag(b, nodeOpType, protowire.BytesType)
-	b = protowire.AppendBytes(b, m.Bytes(n.Op))
+	b = protowire.AppendString(b, m.Sym(n.Op))
 	raw := m.Bytes(n.raw)
 	err := forFields(raw, func(f wfield) bool {
 		if f.typ == protowire.BytesType && (f.num == nodeInput || f.num == nodeOutput || f.num == nodeOpType) {
