@@ -15,6 +15,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/convert/half"
 	"github.com/trtbuild/trtbuild/internal/convert/modelio"
+	"github.com/trtbuild/trtbuild/internal/convert/opschema"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
 )
@@ -495,4 +496,81 @@ func FuzzConvert(f *testing.F) {
 			t.Fatalf("internal error on a model that analysed: %v", err)
 		}
 	})
+}
+
+// TestVerifyCatchesInconsistentRewrites converts a model, then breaks the
+// converted compact graph the ways a faulty rewrite could, and checks that
+// the check of the result (verify) refuses each: it reads the changes
+// themselves, not the conversion's decisions.
+func TestVerifyCatchesInconsistentRewrites(t *testing.T) {
+	find := func(t *testing.T, m *modelio.Model, name string) int {
+		t.Helper()
+		g := m.Graph
+		for i := range g.Nodes {
+			if m.String(g.Nodes[i].Name) == name {
+				return i
+			}
+		}
+		t.Fatalf("no node %q", name)
+		return -1
+	}
+	tests := []struct {
+		name   string
+		tamper func(t *testing.T, m *modelio.Model)
+	}{
+		{"untouched", func(t *testing.T, m *modelio.Model) {}},
+		{"a weight left in float32", func(t *testing.T, m *modelio.Model) {
+			m.Graph.Inits[0].Lower = false // W1, read by mm1 with a float16 input
+		}},
+		{"an input Cast dropped", func(t *testing.T, m *modelio.Model) {
+			cast := int32(find(t, m, "x_fp16_cast"))
+			var order []int32
+			for _, i := range m.Graph.Order {
+				if i != cast {
+					order = append(order, i)
+				}
+			}
+			m.Graph.Order = order
+		}},
+		{"a reader not renamed to its Cast", func(t *testing.T, m *modelio.Model) {
+			i := find(t, m, "mm1")
+			m.Graph.NodeInputs(i)[0] = m.NewStr("x")
+		}},
+		{"a Cast to the wrong type", func(t *testing.T, m *modelio.Model) {
+			np, err := m.Graph.NodeProto(find(t, m, "logits_cast"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			setDtype(np, "to", onnxpb.TensorProto_FLOAT16)
+		}},
+		{"an output declared with the wrong type", func(t *testing.T, m *modelio.Model) {
+			m.Graph.Outputs[0].Type = tm.Value("logits", f16, "batch", 4).Type
+		}},
+		{"a node out of order", func(t *testing.T, m *modelio.Model) {
+			o := m.Graph.Order
+			o[0], o[1] = o[1], o[0]
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := modelio.FromProto(mlpModel())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Convert(m, Options{Target: FP16}); err != nil {
+				t.Fatal(err)
+			}
+			tt.tamper(t, m)
+			err = verify(m, FP16, opschema.Default(), nil)
+			if tt.name == "untouched" {
+				if err != nil {
+					t.Fatalf("verify of the converted model: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInternal) {
+				t.Fatalf("verify = %v, want ErrInternal", err)
+			}
+		})
+	}
 }
