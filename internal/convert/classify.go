@@ -46,11 +46,9 @@ func newClassifier(a *analysis, opts Options) (*classifier, error) {
 		return c, nil // no sets of every name and operator to build
 	}
 	used := map[string]bool{}
-	for _, op := range a.ops {
-		used[op] = true
-	}
 	nodes := map[string]bool{}
 	for n := range a.nodes {
+		used[a.opOf(int32(n))] = true
 		if name := a.nameOf(int32(n)); name != "" {
 			nodes[name] = true
 		}

@@ -39,6 +39,7 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 	if !opts.Target.valid() {
 		return Summary{}, fmt.Errorf("no target type: set Options.Target to fp16 or bf16")
 	}
+	defer tightGC()()
 	table := opschema.Default()
 	a, err := analyse(m, opts.Target, table)
 	if err != nil {
@@ -52,8 +53,8 @@ func Convert(m *modelio.Model, opts Options) (Summary, error) {
 		return Summary{}, err
 	}
 	f := opts.Target.format()
-	ws := collectWeights(a)
-	if err := scanWeights(a, ws, f); err != nil {
+	ws, err := scanWeights(a, f)
+	if err != nil {
 		return Summary{}, err
 	}
 	for _, w := range ws {
@@ -295,6 +296,7 @@ func OutputName(model string, t Target) string {
 // Analyze reads the model at path and converts it in memory without
 // writing anything, for a summary of what ConvertFile would do.
 func Analyze(path string, opts Options) (Summary, error) {
+	defer tightGC()()
 	m, err := modelio.Load(path)
 	if err != nil {
 		return Summary{}, err
@@ -311,6 +313,7 @@ var ErrWouldOverwrite = errors.New("output would overwrite an input file")
 // written atomically. Write refuses to replace the source model or any of
 // its data files.
 func Write(m *modelio.Model, out string) (*Files, error) {
+	defer tightGC()()
 	external := m.External
 	if !external {
 		size, err := m.InlineSize()
@@ -354,6 +357,7 @@ func samePath(a, b string) bool {
 // target type (Summary.AlreadyTarget). The build worker calls it with a temporary
 // folder before it hands the model to TensorRT's parser.
 func ConvertFile(in, outDir string, opts Options) (outPath string, summary Summary, err error) {
+	defer tightGC()()
 	m, err := modelio.Load(in)
 	if err != nil {
 		return "", Summary{}, err

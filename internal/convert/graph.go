@@ -79,7 +79,7 @@ type nodeInfo struct {
 	g      int32  // the graph
 	idx    int32  // its index in the graph's nodes
 	schema uint16 // index in analysis.schemas; 0 for none
-	op     uint16 // index in analysis.ops
+	op     uint16 // the op type's id in the model (modelio.Model.Sym)
 	flags  uint8
 }
 
@@ -136,12 +136,15 @@ type analysis struct {
 	types   []vtype
 	typeIDs map[vtype]typeID
 	isFloat []bool // by typeID
-	ops     []string
-	opIDs   map[string]uint16
-	schemas []*opschema.Schema
+	// lastType, lastTypeID cache typeID's last answer: values come in runs
+	// of one type.
+	lastType   vtype
+	lastTypeID typeID
+	schemas    []*opschema.Schema
 	// schemaOf caches the schema (index+1, 0 for none) and whether the
-	// operator is a model-local function, by operator and domain.
-	schemaOf map[opKey]schemaRef
+	// operator is a model-local function, by operator and domain (their
+	// ids in the model: op<<16 | domain).
+	schemaOf map[uint32]schemaRef
 	seed     maphash.Seed
 	outTypes []vtype // outputTypes' scratch
 	// reuse is the memory of a finished analysis (see release).
@@ -155,8 +158,6 @@ type analysis struct {
 	funcs  map[[2]string]bool
 }
 
-type opKey struct{ op, domain string }
-
 // reusable is the memory of a finished analysis, for the check of the
 // converted model to reuse instead of adding to.
 type reusable struct {
@@ -167,7 +168,7 @@ type reusable struct {
 
 type graphMem struct {
 	ids   []int32
-	slots []int32
+	slots []uint64
 }
 
 // release hands over the analysis' large slices for another analysis to
@@ -207,23 +208,17 @@ func (a *analysis) vfloat(v int32) bool { return a.isFloat[a.values[v].typ] }
 
 // typeID interns a type.
 func (a *analysis) typeID(t vtype) typeID {
-	if id, ok := a.typeIDs[t]; ok {
-		return id
+	if t == a.lastType {
+		return a.lastTypeID
 	}
-	id := typeID(len(a.types))
-	a.types = append(a.types, t)
-	a.isFloat = append(a.isFloat, t.isFloat())
-	a.typeIDs[t] = id
-	return id
-}
-
-func (a *analysis) opID(op string) uint16 {
-	if id, ok := a.opIDs[op]; ok {
-		return id
+	id, ok := a.typeIDs[t]
+	if !ok {
+		id = typeID(len(a.types))
+		a.types = append(a.types, t)
+		a.isFloat = append(a.isFloat, t.isFloat())
+		a.typeIDs[t] = id
 	}
-	id := uint16(len(a.ops))
-	a.ops = append(a.ops, op)
-	a.opIDs[op] = id
+	a.lastType, a.lastTypeID = t, id
 	return id
 }
 
@@ -245,7 +240,7 @@ func (a *analysis) mnode(n int32) *modelio.Node {
 	return &a.graphs[ni.g].g.Nodes[ni.idx]
 }
 
-func (a *analysis) opOf(n int32) string { return a.ops[a.nodes[n].op] }
+func (a *analysis) opOf(n int32) string { return a.m.Sym(a.nodes[n].op) }
 
 func (a *analysis) nameOf(n int32) string { return a.str(a.mnode(n).Name) }
 
@@ -412,37 +407,50 @@ func (a *analysis) label(n int32) string {
 }
 
 // nameTable maps names to value ids (or node ids) by open addressing:
-// one slice of ids, no pointers, sized once.
+// one slice, no pointers, sized once. A slot holds the upper half of the
+// name's hash and the id+1 (0 is empty), so that probing past other names
+// compares no strings.
 type nameTable struct {
-	slots []int32 // id+1; 0 is empty
+	slots []uint64
 	n     int
+}
+
+// tableSize is the number of slots for n names: at most three quarters full.
+func tableSize(n int) int {
+	size := 16
+	for 3*size < 4*n {
+		size *= 2
+	}
+	return size
 }
 
 // newNameTable returns a table for n names, in reuse when it is large
 // enough.
-func newNameTable(n int, reuse []int32) nameTable {
-	size := 16
-	for size < 2*n {
-		size *= 2
-	}
+func newNameTable(n int, reuse []uint64) nameTable {
+	size := tableSize(n)
 	if len(reuse) >= size {
 		clear(reuse)
 		return nameTable{slots: reuse}
 	}
-	return nameTable{slots: make([]int32, size)}
+	return nameTable{slots: make([]uint64, size)}
 }
 
 // find returns the id of name (or -1) and the slot where it is or would be.
 func (t *nameTable) find(seed maphash.Seed, name string, key func(int32) string) (int32, int) {
+	return t.findHash(maphash.String(seed, name), name, key)
+}
+
+func (t *nameTable) findHash(h uint64, name string, key func(int32) string) (int32, int) {
+	tag := h >> 32
 	mask := len(t.slots) - 1
-	i := int(maphash.String(seed, name)) & mask
+	i := int(h) & mask
 	for {
 		s := t.slots[i]
 		if s == 0 {
 			return -1, i
 		}
-		if key(s-1) == name {
-			return s - 1, i
+		if s>>32 == tag && key(int32(uint32(s))-1) == name {
+			return int32(uint32(s)) - 1, i
 		}
 		i = (i + 1) & mask
 	}
@@ -450,26 +458,27 @@ func (t *nameTable) find(seed maphash.Seed, name string, key func(int32) string)
 
 // insert adds id under name; false if the name is there already.
 func (t *nameTable) insert(seed maphash.Seed, name string, id int32, key func(int32) string) bool {
-	if 2*(t.n+1) > len(t.slots) {
+	if 4*(t.n+1) > 3*len(t.slots) {
 		old := t.slots
-		t.slots = make([]int32, 2*len(old))
+		t.slots = make([]uint64, 2*len(old))
 		mask := len(t.slots) - 1
 		for _, s := range old {
 			if s == 0 {
 				continue
 			}
-			i := int(maphash.String(seed, key(s-1))) & mask
+			i := int(maphash.String(seed, key(int32(uint32(s))-1))) & mask
 			for t.slots[i] != 0 {
 				i = (i + 1) & mask
 			}
 			t.slots[i] = s
 		}
 	}
-	found, i := t.find(seed, name, key)
+	h := maphash.String(seed, name)
+	found, i := t.findHash(h, name, key)
 	if found >= 0 {
 		return false
 	}
-	t.slots[i] = id + 1
+	t.slots[i] = h>>32<<32 | uint64(uint32(id+1))
 	t.n++
 	return true
 }
@@ -539,11 +548,11 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 	gc.n0 = int32(len(a.nodes))
 	if a.typesOnly && g.Order != nil {
 		for _, i := range g.Order {
-			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: i, op: a.opID(m.Sym(g.Nodes[i].Op))})
+			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: i, op: g.Nodes[i].Op})
 		}
 	} else {
 		for i := range g.Nodes {
-			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: int32(i), op: a.opID(m.Sym(g.Nodes[i].Op))})
+			a.nodes = append(a.nodes, nodeInfo{g: gi, idx: int32(i), op: g.Nodes[i].Op})
 		}
 	}
 	gc.nn = int32(len(a.nodes)) - gc.n0
@@ -685,11 +694,12 @@ func (d *declared) of(name string) vtype {
 
 // lookupSchema returns the schema of an operator at the model's opsets and
 // whether it is a model-local function, computed once per operator.
-func (a *analysis) lookupSchema(op, domain string) schemaRef {
-	k := opKey{op, domain}
+func (a *analysis) lookupSchema(opID, domainID uint16) schemaRef {
+	k := uint32(opID)<<16 | uint32(domainID)
 	if r, ok := a.schemaOf[k]; ok {
 		return r
 	}
+	op, domain := a.m.Sym(opID), a.m.Sym(domainID)
 	var r schemaRef
 	nd := opschema.NormalizeDomain(domain)
 	// Most models define no functions: no lookup then.
@@ -724,7 +734,7 @@ func (a *analysis) node(gc *graphCtx, n int32, d *declared) error {
 		gc.ids[slot] = v
 	}
 	domain := m.Sym(mn.Domain)
-	ref := a.lookupSchema(a.opOf(n), domain)
+	ref := a.lookupSchema(mn.Op, mn.Domain)
 	ni.schema = ref.schema
 	s := a.schema(n)
 	if s == nil && opschema.NormalizeDomain(domain) == "" && !ref.isFunc {
@@ -1123,7 +1133,7 @@ func newAnalysis(m *modelio.Model, target Target, table *opschema.Table, typesOn
 	return &analysis{m: m, path: m.Path, target: target, table: table, typesOnly: typesOnly,
 		vnotes: map[int32]*valueNote{}, knotes: map[int32]*keepNote{},
 		types: []vtype{""}, isFloat: []bool{false}, typeIDs: map[vtype]typeID{"": 0},
-		opIDs: map[string]uint16{}, schemaOf: map[opKey]schemaRef{}, seed: maphash.MakeSeed()}
+		schemaOf: map[uint32]schemaRef{}, seed: maphash.MakeSeed()}
 }
 
 // analyse builds the analysis of a model: every value with its original

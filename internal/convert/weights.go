@@ -15,22 +15,14 @@ import (
 )
 
 // weight is a float32 tensor whose data is part of the model: an
-// initializer, or the value of a Constant or ConstantOfShape node. A model
-// may have millions: the record is small, what only constants need is
-// behind c, and of the statistics only what the conversion uses is kept.
+// initializer, or the value of a Constant or ConstantOfShape node, with
+// what the conversion keeps of its statistics.
 type weight struct {
 	v        int32
 	g        int32 // the graph of an initializer
 	init     int32 // the initializer's index in its graph; -1 for a constant
 	maxAbs   float32
 	overflow int64
-	c        *constWeight // for a constant
-}
-
-// constWeight is the tensor of a Constant or ConstantOfShape node.
-type constWeight struct {
-	t    *onnxpb.TensorProto // nil for value_float(s) attributes
-	attr *onnxpb.AttributeProto
 }
 
 func (w *weight) setStats(s half.Stats) { w.maxAbs, w.overflow = s.MaxAbs, s.Overflow }
@@ -51,38 +43,6 @@ func constantTensor(n *onnxpb.NodeProto) *onnxpb.AttributeProto {
 		}
 	}
 	return nil
-}
-
-// collectWeights lists the float32 weights of every graph.
-func collectWeights(a *analysis) []weight {
-	n := 0
-	for _, gc := range a.graphs {
-		for i := range gc.g.Inits {
-			if gc.g.Inits[i].DataType == int32(onnxpb.TensorProto_FLOAT) {
-				n++
-			}
-		}
-	}
-	ws := make([]weight, 0, n)
-	for gi, gc := range a.graphs {
-		for i := range gc.g.Inits {
-			if gc.g.Inits[i].DataType == int32(onnxpb.TensorProto_FLOAT) {
-				ws = append(ws, weight{v: gc.initValues[i], g: int32(gi), init: int32(i)})
-			}
-		}
-		for n := gc.n0; n < gc.n0+gc.nn; n++ {
-			outs := a.outs(n)
-			if !a.has(n, flagWeight) || len(outs) == 0 || outs[0] < 0 || !a.vfloat(outs[0]) {
-				continue
-			}
-			c := &constWeight{attr: constantTensor(a.proto(n))}
-			if c.attr != nil {
-				c.t = c.attr.T
-			}
-			ws = append(ws, weight{v: outs[0], init: -1, c: c})
-		}
-	}
-	return ws
 }
 
 func elements(name string, dims []int64) (int64, error) {
@@ -147,42 +107,65 @@ func checkProtoSize(t *onnxpb.TensorProto) error {
 // than the scan.
 const scanAlone = 64 << 10
 
-// scanWeights computes each weight's statistics against the target type,
-// several large tensors at a time.
-func scanWeights(a *analysis, ws []weight, f half.Format) error {
+// scanWeights computes the statistics of every float32 weight (the
+// initializers and constants of every graph) against the target type,
+// several large tensors at a time, and returns the weights that overflow
+// it. A model may have millions of small weights: they are not listed.
+func scanWeights(a *analysis, f half.Format) ([]weight, error) {
 	m := a.m
-	var g errgroup.Group
-	g.SetLimit(runtime.GOMAXPROCS(0))
-	for i := range ws {
-		w := &ws[i]
-		if w.c != nil {
-			switch {
-			case w.c.t != nil:
-				if err := checkProtoSize(w.c.t); err != nil {
-					return err
-				}
-				var s half.Stats
-				if err := modelio.ReadProtoData(w.c.t, func(c []byte) error { s.Add(f.Scan(c)); return nil }); err != nil {
-					return err
-				}
-				w.setStats(s)
-			case w.c.attr != nil: // value_float(s); none is ConstantOfShape's default zero
-				w.setStats(scanAttrFloats(w.c.attr, f))
+	var over, large []weight
+	for gi, gc := range a.graphs {
+		for i := range gc.g.Inits {
+			t := &gc.g.Inits[i]
+			if t.DataType != int32(onnxpb.TensorProto_FLOAT) {
+				continue
 			}
-			continue
-		}
-		t := &a.graphs[w.g].g.Inits[w.init]
-		size, err := checkSize(m, t)
-		if err != nil {
-			return err
-		}
-		if size < scanAlone {
+			size, err := checkSize(m, t)
+			if err != nil {
+				return nil, err
+			}
+			w := weight{v: gc.initValues[i], g: int32(gi), init: int32(i)}
+			if size >= scanAlone {
+				large = append(large, w)
+				continue
+			}
 			// In memory (data left in files is larger): one chunk.
 			if err := m.ReadData(t, func(c []byte) error { w.setStats(f.Scan(c)); return nil }); err != nil {
-				return err
+				return nil, err
 			}
-			continue
+			if w.overflow > 0 {
+				over = append(over, w)
+			}
 		}
+		for n := gc.n0; n < gc.n0+gc.nn; n++ {
+			outs := a.outs(n)
+			if !a.has(n, flagWeight) || len(outs) == 0 || outs[0] < 0 || !a.vfloat(outs[0]) {
+				continue
+			}
+			w := weight{v: outs[0], init: -1}
+			switch at := constantTensor(a.proto(n)); {
+			case at != nil && at.T != nil:
+				if err := checkProtoSize(at.T); err != nil {
+					return nil, err
+				}
+				var s half.Stats
+				if err := modelio.ReadProtoData(at.T, func(c []byte) error { s.Add(f.Scan(c)); return nil }); err != nil {
+					return nil, err
+				}
+				w.setStats(s)
+			case at != nil: // value_float(s); none is ConstantOfShape's default zero
+				w.setStats(scanAttrFloats(at, f))
+			}
+			if w.overflow > 0 {
+				over = append(over, w)
+			}
+		}
+	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range large {
+		w := &large[i]
+		t := &a.graphs[w.g].g.Inits[w.init]
 		g.Go(func() error {
 			var s half.Stats
 			err := m.ReadData(t, func(c []byte) error { s.Add(f.Scan(c)); return nil })
@@ -190,7 +173,15 @@ func scanWeights(a *analysis, ws []weight, f half.Format) error {
 			return err
 		})
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for _, w := range large {
+		if w.overflow > 0 {
+			over = append(over, w)
+		}
+	}
+	return over, nil
 }
 
 func scanAttrFloats(at *onnxpb.AttributeProto, f half.Format) half.Stats {
