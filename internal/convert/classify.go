@@ -236,8 +236,53 @@ func (c *classifier) controlFlow(n int32) {
 
 // constraints decides a node by its schema: a type constraint bound to a
 // float32 type converts when it admits the target type.
+// classResult is what constraints decides for a node signature.
+type classResult struct {
+	wantIn, outLow uint8 // bit i: input (output) i
+	low            bool
+	why            string
+}
+
 func (c *classifier) constraints(n int32) {
 	a := c.a
+	// The decision depends on the schema and the types alone (the op type
+	// is the schema's): nodes alike share it.
+	key, memo := a.sig(n, true)
+	if memo {
+		if r, ok := a.classMemo[key]; ok {
+			wantIn, outLow := a.wantIn(n), a.outLow(n)
+			for i := range wantIn {
+				wantIn[i] = r.wantIn&(1<<i) != 0
+			}
+			for j := range outLow {
+				outLow[j] = r.outLow&(1<<j) != 0
+			}
+			if r.low {
+				a.set(n, flagLow, true)
+			} else {
+				a.setKeep(n, ReasonTypes, r.why)
+			}
+			return
+		}
+		defer func() {
+			var r classResult
+			for i, w := range a.wantIn(n) {
+				if w {
+					r.wantIn |= 1 << i
+				}
+			}
+			for j, w := range a.outLow(n) {
+				if w {
+					r.outLow |= 1 << j
+				}
+			}
+			r.low = a.has(n, flagLow)
+			if !r.low {
+				r.why = a.detail(n)
+			}
+			a.classMemo[key] = r
+		}()
+	}
 	s, target := a.schema(n), a.target
 	ins, outs := a.ins(n), a.outs(n)
 	// A node binds a handful of type constraints: slices, kept sorted by

@@ -95,6 +95,8 @@ type graphCtx struct {
 	parent *graphCtx
 	owner  int32 // the node whose subgraph it is; -1 for the main graph
 	attr   string
+	idx    int32 // its index in analysis.graphs
+	next   int32 // the value local guesses a lookup wants (see local)
 	n0     int32 // the id of its first node: its nodes are n0 ... n0+nn-1
 	nn     int32 // the number of its nodes when analysed (the rewrite adds some)
 	table  nameTable
@@ -149,6 +151,11 @@ type analysis struct {
 	outTypes []vtype // outputTypes' scratch
 	// reuse is the memory of a finished analysis (see release).
 	reuse *reusable
+	// Memos by node signature (sigKey): the output types outputTypes
+	// binds, the classifier's decisions, the signatures checkSchema passed.
+	boundMemo map[sigKey][8]typeID
+	classMemo map[sigKey]classResult
+	checked   map[sigKey]bool
 
 	target Target
 	table  *opschema.Table
@@ -485,7 +492,21 @@ func (t *nameTable) insert(seed maphash.Seed, name string, id int32, key func(in
 
 // local returns the value named name in gc itself (not its parents); -1 if none.
 func (a *analysis) local(gc *graphCtx, name string) int32 {
+	// Guesses first, which cost no cache misses in the table: a node most
+	// often reads what the nodes just before it made, or the value after
+	// the one the last lookup found (weights are read in the order they
+	// are stored). A guess is checked by name and graph, and names are
+	// unique in a graph, so a right guess is the table's answer.
+	for _, v := range [3]int32{int32(len(a.values)) - 1, int32(len(a.values)) - 2, gc.next} {
+		if v >= 0 && int(v) < len(a.values) && a.values[v].g == gc.idx && a.vname(v) == name && name != "" {
+			gc.next = v + 1
+			return v
+		}
+	}
 	id, _ := gc.table.find(a.seed, name, a.vname)
+	if id >= 0 {
+		gc.next = id + 1
+	}
 	return id
 }
 
@@ -542,6 +563,7 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 		gc.flags = make([]bool, len(g.Names)) // the classifier's
 	}
 	gi := int32(len(a.graphs))
+	gc.idx = gi
 	a.graphs = append(a.graphs, gc)
 	// Its nodes' records first, so that they are contiguous whatever
 	// subgraphs add.
@@ -1046,6 +1068,17 @@ func (a *analysis) outputTypes(n int32) ([]vtype, error) {
 			return outs, nil
 		}
 	}
+	// The types depend on the schema and the input types alone: nodes
+	// alike share one answer.
+	key, memo := a.sig(n, false)
+	if memo {
+		if r, ok := a.boundMemo[key]; ok {
+			for j := range outs {
+				outs[j] = a.types[r[j]]
+			}
+			return outs, nil
+		}
+	}
 	for j := range outs {
 		p, ok := s.Output(j)
 		if !ok {
@@ -1053,7 +1086,56 @@ func (a *analysis) outputTypes(n int32) ([]vtype, error) {
 		}
 		outs[j] = a.bound(n, p)
 	}
+	if memo && nout <= len(sigKey{}.t) {
+		var r [len(sigKey{}.t)]typeID
+		for j := range outs {
+			r[j] = a.typeID(outs[j])
+		}
+		a.boundMemo[key] = r
+	}
 	return outs, nil
+}
+
+// sigKey is a node's signature: its schema and the types of its inputs
+// (and, with outputs, of its outputs), for memos of what depends on those
+// alone.
+type sigKey struct {
+	schema    uint16
+	nin, nout uint8
+	t         [8]typeID
+}
+
+// omitted stands for an omitted input or output in a sigKey.
+const omitted = typeID(1<<16 - 1)
+
+// sig returns node n's signature; false when it has too many inputs and
+// outputs for one.
+func (a *analysis) sig(n int32, outputs bool) (sigKey, bool) {
+	ins := a.ins(n)
+	k := sigKey{schema: a.nodes[n].schema, nin: uint8(len(ins))}
+	var outs []int32
+	if outputs {
+		outs = a.outs(n)
+		k.nout = uint8(len(outs))
+	} else {
+		k.nout = uint8(len(a.outs(n)))
+	}
+	if len(ins)+len(outs) > len(k.t) {
+		return k, false
+	}
+	for i, v := range ins {
+		k.t[i] = omitted
+		if v >= 0 {
+			k.t[i] = a.values[v].typ
+		}
+	}
+	for j, v := range outs {
+		k.t[len(ins)+j] = omitted
+		if v >= 0 {
+			k.t[len(ins)+j] = a.values[v].typ
+		}
+	}
+	return k, true
 }
 
 // bound returns the type a formal output parameter gets from the node's
@@ -1133,7 +1215,8 @@ func newAnalysis(m *modelio.Model, target Target, table *opschema.Table, typesOn
 	return &analysis{m: m, path: m.Path, target: target, table: table, typesOnly: typesOnly,
 		vnotes: map[int32]*valueNote{}, knotes: map[int32]*keepNote{},
 		types: []vtype{""}, isFloat: []bool{false}, typeIDs: map[vtype]typeID{"": 0},
-		schemaOf: map[uint32]schemaRef{}, seed: maphash.MakeSeed()}
+		schemaOf: map[uint32]schemaRef{}, seed: maphash.MakeSeed(),
+		boundMemo: map[sigKey][8]typeID{}, classMemo: map[sigKey]classResult{}, checked: map[sigKey]bool{}}
 }
 
 // analyse builds the analysis of a model: every value with its original

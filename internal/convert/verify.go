@@ -53,6 +53,22 @@ func checkTypes(a *analysis) error {
 }
 
 func checkSchema(a *analysis, n int32) error {
+	// Whether a node passes depends on its schema and types alone: nodes
+	// alike are checked once (a failure is checked again, for its message).
+	key, memo := a.sig(n, true)
+	if memo && a.checked[key] {
+		return nil
+	}
+	if err := checkSchemaOnce(a, n); err != nil {
+		return err
+	}
+	if memo {
+		a.checked[key] = true
+	}
+	return nil
+}
+
+func checkSchemaOnce(a *analysis, n int32) error {
 	s := a.schema(n)
 	ins, outs := a.ins(n), a.outs(n)
 	for i, p := range s.Inputs {
