@@ -311,8 +311,8 @@ func (a *analysis) proto(n int32) *onnxpb.NodeProto {
 	ni := &a.nodes[n]
 	np, err := a.graphs[ni.g].g.NodeProto(int(ni.idx))
 	if err != nil {
-		// Load decoded the whole model once; a node that fails now is a bug.
-		panic(fmt.Sprintf("decoding node %d: %v", ni.idx, err))
+		// analysis.node decoded every node whose attributes are read.
+		panic(fmt.Sprintf("%v: node %d: %v", ErrInternal, ni.idx, err))
 	}
 	return np
 }
@@ -765,6 +765,13 @@ func (a *analysis) node(gc *graphCtx, n int32, d *declared) error {
 	op := a.opOf(n)
 	if s != nil && s.Domain == "" && (op == "Constant" || op == "ConstantOfShape") {
 		ni.flags |= flagWeight
+	}
+	// The nodes whose attributes the conversion reads are decoded now,
+	// so that a damaged one is an error here, not later.
+	if std := opschema.NormalizeDomain(domain) == ""; std && (attrOps[op] || op == "If" || op == "Loop" || op == "Scan") {
+		if _, err := gc.g.NodeProto(int(ni.idx)); err != nil {
+			return fmt.Errorf("%s: %s: %w; the model is damaged", a.where(gc), a.label(n), err)
+		}
 	}
 	var outTypes []vtype
 	var err error

@@ -396,7 +396,23 @@ func (gb *graphBuilder) field(num protowire.Number, typ protowire.Type, whole, p
 	return nil
 }
 
-var errUTF8 = errors.New("a string field holds invalid UTF-8")
+var (
+	errUTF8   = errors.New("a string field holds invalid UTF-8")
+	errPacked = errors.New("a packed field is malformed")
+)
+
+// validVarints reports whether b is a whole number of varints (a packed
+// field of integers).
+func validVarints(b []byte) bool {
+	for len(b) > 0 {
+		_, n := protowire.ConsumeVarint(b)
+		if n < 0 {
+			return false
+		}
+		b = b[n:]
+	}
+	return true
+}
 
 // node parses a node's fields: its names, and whether its attributes hold
 // tensors or graphs (then it is decoded now, for external data and
@@ -440,8 +456,16 @@ func (gb *graphBuilder) node(s Str) error {
 					if a.typ == protowire.BytesType && !utf8.Valid(a.payload) {
 						ferr = errUTF8
 					}
+				case 7: // floats
+					if a.typ == protowire.BytesType && len(a.payload)%4 != 0 {
+						ferr = errPacked
+					}
+				case 8: // ints
+					if a.typ == protowire.BytesType && !validVarints(a.payload) {
+						ferr = errPacked
+					}
 				}
-				return true
+				return ferr == nil
 			}); err != nil {
 				ferr = err
 			}
@@ -533,6 +557,17 @@ func (gb *graphBuilder) tensor(s Str, sp int32) error {
 		case tensorSegment:
 			if f.typ == protowire.BytesType {
 				t.segment = true
+				if err := proto.Unmarshal(f.payload, &onnxpb.TensorProto_Segment{}); err != nil {
+					ferr = err
+				}
+			}
+		case tensorDims, 5, 7, 11: // dims, int32_data, int64_data, uint64_data
+			if f.typ == protowire.BytesType && !validVarints(f.payload) {
+				ferr = errPacked
+			}
+		case 10: // double_data
+			if f.typ == protowire.BytesType && len(f.payload)%8 != 0 {
+				ferr = errPacked
 			}
 		case tensorFloatData:
 			switch f.typ {

@@ -459,3 +459,60 @@ func TestLoadKeepsUnknownFieldsOfEveryWireType(t *testing.T) {
 		t.Errorf("Load(model with a group) = %v", err)
 	}
 }
+
+// TestLoadRefusesWhatProtobufRefuses checks that damage inside the parts
+// Load does not decode (a node's attributes, an initializer's typed data)
+// is found when the model is read, as decoding it whole would: the compact
+// form copies those bytes to the output, which must decode.
+func TestLoadRefusesWhatProtobufRefuses(t *testing.T) {
+	attr := func(num protowire.Number, payload []byte) []byte {
+		a := protowire.AppendString(protowire.AppendTag(nil, 1, protowire.BytesType), "a")
+		a = protowire.AppendBytes(protowire.AppendTag(a, num, protowire.BytesType), payload)
+		return protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), a)
+	}
+	tensorField := func(num protowire.Number, payload []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, num, protowire.BytesType), payload)
+	}
+	tests := []struct {
+		name   string
+		damage func(m *onnxpb.ModelProto)
+	}{
+		{"truncated ints attribute", func(m *onnxpb.ModelProto) {
+			m.Graph.Node[0].ProtoReflect().SetUnknown(attr(8, []byte{0x80}))
+		}},
+		{"floats attribute of 5 bytes", func(m *onnxpb.ModelProto) {
+			m.Graph.Node[0].ProtoReflect().SetUnknown(attr(7, []byte{1, 2, 3, 4, 5}))
+		}},
+		{"attribute name not UTF-8", func(m *onnxpb.ModelProto) {
+			a := protowire.AppendBytes(protowire.AppendTag(nil, 1, protowire.BytesType), []byte{0xff})
+			m.Graph.Node[0].ProtoReflect().SetUnknown(protowire.AppendBytes(protowire.AppendTag(nil, 5, protowire.BytesType), a))
+		}},
+		{"truncated int64_data", func(m *onnxpb.ModelProto) {
+			m.Graph.Initializer[2].ProtoReflect().SetUnknown(tensorField(7, []byte{0x80}))
+		}},
+		{"double_data of 7 bytes", func(m *onnxpb.ModelProto) {
+			m.Graph.Initializer[1].ProtoReflect().SetUnknown(tensorField(10, make([]byte, 7)))
+		}},
+	}
+	dir := t.TempDir()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := testModel()
+			tt.damage(m)
+			b, err := proto.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if proto.Unmarshal(b, &onnxpb.ModelProto{}) == nil {
+				t.Fatal("the damaged model decodes: the test damages nothing")
+			}
+			path := filepath.Join(dir, "m.onnx")
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "cannot be decoded") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("Load = %v, want a one-line error that the graph cannot be decoded", err)
+			}
+		})
+	}
+}
