@@ -333,8 +333,10 @@ func (gb *graphBuilder) parse(s Str) error {
 	}); err != nil {
 		return err
 	}
-	gb.g.Nodes = make([]Node, 0, nodes)
-	gb.g.Names = make([]Str, 0, names)
+	// With room for the Casts a conversion adds (AddNode), so that the
+	// slices are not copied for a few more.
+	gb.g.Nodes = make([]Node, 0, nodes+nodes/256+8)
+	gb.g.Names = make([]Str, 0, names+names/256+16)
 	gb.g.Inits = make([]Tensor, 0, inits)
 	err := forFields(b, func(f wfield) bool {
 		var payload Str
