@@ -71,8 +71,8 @@ func checkCasts(t *testing.T, m *onnxpb.ModelProto, target Target) {
 			if a.vtyp(ins[0]) == a.vtyp(outs[0]) {
 				t.Errorf("%s: %s casts %s to itself", a.where(gc), a.label(n), a.vtyp(ins[0]))
 			}
-			if p := a.values[ins[0]].node; p >= 0 && a.opOf(p) == "Cast" {
-				t.Errorf("%s: %s reads the output of %s: a Cast-Cast pair", a.where(gc), a.label(n), a.label(p))
+			if in := a.values[ins[0]]; in.kind == kindNode && a.opOf(in.src) == "Cast" {
+				t.Errorf("%s: %s reads the output of %s: a Cast-Cast pair", a.where(gc), a.label(n), a.label(in.src))
 			}
 		}
 	}

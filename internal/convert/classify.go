@@ -441,7 +441,7 @@ func (c *classifier) decide() {
 		// In file order: sorting every name of a large graph costs more
 		// than the decisions, which do not depend on order.
 		for i, v := range gc.initValues {
-			if v >= 0 && a.values[v].kind == kindInit && a.values[v].init == int32(i) && a.vfloat(v) {
+			if v >= 0 && a.values[v].kind == kindInit && a.values[v].src == int32(i) && a.vfloat(v) {
 				low, reason, detail := c.weightLowered(v, -1)
 				a.values[v].lowered = low
 				if reason != "" || detail != "" || a.vnotes[v] != nil {

@@ -186,7 +186,7 @@ func summarize(a *analysis, c *classifier, ws []weight, s *Summary) {
 		readers = compact(readers)
 		what := "initializer"
 		if a.values[w.v].kind == kindNode {
-			what = a.opOf(a.values[w.v].node) + " value"
+			what = a.opOf(a.values[w.v].src) + " value"
 		}
 		msg := fmt.Sprintf("%s %q has %d values beyond %s's range (up to %.4g); it stays in float32", what, a.vname(w.v), w.overflow, a.target.format(), w.maxAbs)
 		if len(readers) > 0 {

@@ -32,9 +32,10 @@ type typeID uint16
 
 // value is one named value of a graph.
 type value struct {
-	name    modelio.Str
-	node    int32 // the producer, for kindNode; -1 otherwise
-	init    int32 // the initializer's index in its graph, for kindInit; -1 when none
+	name modelio.Str
+	// src is the producer for kindNode, the initializer's index in its
+	// graph for kindInit (-1 for a sparse one), -1 otherwise.
+	src     int32
 	g       int32 // the graph
 	typ     typeID
 	kind    valueKind
@@ -422,10 +423,12 @@ type nameTable struct {
 	n     int
 }
 
-// tableSize is the number of slots for n names: at most three quarters full.
+// tableSize is the number of slots for n names: at most four fifths full
+// (the tags keep long probes cheap: they compare no strings, and run
+// through adjacent slots).
 func tableSize(n int) int {
 	size := 16
-	for 3*size < 4*n {
+	for 4*size < 5*n {
 		size *= 2
 	}
 	return size
@@ -465,7 +468,7 @@ func (t *nameTable) findHash(h uint64, name string, key func(int32) string) (int
 
 // insert adds id under name; false if the name is there already.
 func (t *nameTable) insert(seed maphash.Seed, name string, id int32, key func(int32) string) bool {
-	if 4*(t.n+1) > 3*len(t.slots) {
+	if 5*(t.n+1) > 4*len(t.slots) {
 		old := t.slots
 		t.slots = make([]uint64, 2*len(old))
 		mask := len(t.slots) - 1
@@ -597,7 +600,7 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 			return nil, fmt.Errorf("%s: sparse initializer %q holds float32 values, which conversion does not support; store it as a dense initializer",
 				a.where(gc), st.GetValues().GetName())
 		}
-		v := a.newValue(value{name: m.NewStr(st.GetValues().GetName()), typ: a.typeID(tensorType(st.GetValues().GetDataType())), kind: kindInit, g: gi, node: -1, init: -1})
+		v := a.newValue(value{name: m.NewStr(st.GetValues().GetName()), typ: a.typeID(tensorType(st.GetValues().GetDataType())), kind: kindInit, g: gi, src: -1})
 		if err := a.define(gc, v); err != nil {
 			return nil, err
 		}
@@ -615,10 +618,10 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 		if owner >= 0 {
 			kind = kindSubInput
 		}
-		val := value{name: m.NewStr(vi.GetName()), kind: kind, g: gi, node: -1, init: -1}
+		val := value{name: m.NewStr(vi.GetName()), kind: kind, g: gi, src: -1}
 		if t := inits[vi.GetName()]; t >= 0 {
 			it := tensorType(a.initType(&g.Inits[t]))
-			val.kind, val.init = kindInit, t
+			val.kind, val.src = kindInit, t
 			if typ != "" && it != typ {
 				return nil, fmt.Errorf("%s: input %q is declared %s but its initializer is %s; the model is not valid ONNX", a.where(gc), vi.GetName(), typ, it)
 			}
@@ -632,8 +635,8 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 		if err := a.define(gc, v); err != nil {
 			return nil, err
 		}
-		if val.init >= 0 {
-			gc.initValues[val.init] = v // listed as an input too
+		if val.kind == kindInit {
+			gc.initValues[val.src] = v // listed as an input too
 		}
 		gc.inputs = append(gc.inputs, v)
 	}
@@ -643,7 +646,7 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 			continue
 		}
 		typ := tensorType(a.initType(t))
-		v := a.newValue(value{name: t.Name, typ: a.typeID(typ), kind: kindInit, g: gi, node: -1, init: int32(i)})
+		v := a.newValue(value{name: t.Name, typ: a.typeID(typ), kind: kindInit, g: gi, src: int32(i)})
 		if typ == "" {
 			return nil, fmt.Errorf("%s: initializer %q has no valid data type", a.where(gc), a.vname(v))
 		}
@@ -808,7 +811,7 @@ func (a *analysis) node(gc *graphCtx, n int32, d *declared) error {
 			return fmt.Errorf("%s: cannot tell the type of %q, output of %s; record it in the model's value_info (onnx.shape_inference.infer_shapes) and convert again",
 				a.where(gc), m.String(name), a.label(n))
 		}
-		v := a.newValue(value{name: name, typ: a.typeID(typ), kind: kindNode, g: gi, node: n, init: -1})
+		v := a.newValue(value{name: name, typ: a.typeID(typ), kind: kindNode, g: gi, src: n})
 		if err := a.define(gc, v); err != nil {
 			return err
 		}

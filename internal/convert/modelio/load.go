@@ -546,6 +546,7 @@ func (gb *graphBuilder) heavy(i int) error {
 func (gb *graphBuilder) tensor(s Str, sp int32) error {
 	g, m := gb.g, gb.m
 	t := Tensor{raw: s, span: sp}
+	var rawData, floatData Str
 	var floats []byte
 	nfloat := 0
 	external := false
@@ -579,7 +580,7 @@ func (gb *graphBuilder) tensor(s Str, sp int32) error {
 					return false
 				}
 				if nfloat == 0 {
-					t.floatData = sub(s, f.pstart, len(f.payload))
+					floatData = sub(s, f.pstart, len(f.payload))
 				}
 				floats = append(floats, f.payload...)
 				nfloat++
@@ -596,7 +597,7 @@ func (gb *graphBuilder) tensor(s Str, sp int32) error {
 			}
 		case tensorRawData:
 			if f.typ == protowire.BytesType {
-				t.rawData = sub(s, f.pstart, len(f.payload))
+				rawData = sub(s, f.pstart, len(f.payload))
 			}
 		case tensorDoc:
 			if f.typ == protowire.BytesType && !utf8.Valid(f.payload) {
@@ -624,13 +625,18 @@ func (gb *graphBuilder) tensor(s Str, sp int32) error {
 	if nfloat > 1 {
 		off := len(m.arena)
 		m.arena = append(m.arena, floats...)
-		t.floatData = Str{off: uint32(off) | arenaBit, n: uint32(len(floats))}
+		floatData = Str{off: uint32(off) | arenaBit, n: uint32(len(floats))}
 	}
-	if sp >= 0 && (t.rawData.n > 0 || t.floatData.n > 0 || external) {
+	if sp >= 0 && (rawData.n > 0 || floatData.n > 0 || external) {
 		return fmt.Errorf("initializer %q holds its data twice", m.String(t.Name))
 	}
-	if sp >= 0 {
-		t.rawData, t.floatData = Str{}, Str{}
+	// The data is raw_data unless that is empty, as protobuf readers take it.
+	switch {
+	case sp >= 0:
+	case rawData.n > 0:
+		t.data = rawData
+	case nfloat > 0:
+		t.data, t.floatData = floatData, true
 	}
 	if external {
 		t.span = -2 // resolved by resolveExternal
@@ -675,7 +681,7 @@ func (m *Model) resolveExternal() error {
 			return err
 		}
 		t.span = int32(len(m.spans))
-		t.rawData, t.floatData = Str{}, Str{}
+		t.data, t.floatData = Str{}, false
 		m.spans = append(m.spans, s)
 		m.External = true
 	}

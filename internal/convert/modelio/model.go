@@ -296,18 +296,18 @@ func (m *Model) TypeOf(t *Tensor) int32 {
 
 // Tensor is an initializer in compact form.
 type Tensor struct {
-	Name     Str
+	Name Str
+	raw  Str // the tensor's fields, less its data (raw_data, float_data, external data)
+	// data is its raw_data, or its float_data as little-endian bytes
+	// (floatData), when in memory.
+	data     Str
 	DataType int32
+	span     int32 // index of its span in the model when the data is in a file; -1 if not
 	// Lower makes Write write the tensor with the data type and the data
 	// of the model's Lowering (see SetLowering).
-	Lower bool
-
-	raw Str // the tensor's fields, less its data (raw_data, float_data, external data)
-	// rawData and floatData are its raw_data and its float_data as
-	// little-endian bytes, when in memory.
-	rawData, floatData Str
-	span               int32 // index of its span in the model when the data is in a file; -1 if not
-	segment            bool
+	Lower     bool
+	floatData bool
+	segment   bool
 }
 
 // InFile reports whether the tensor's data is still in a file.
@@ -413,11 +413,11 @@ func (m *Model) DataSize(t *Tensor) (int64, error) {
 	switch {
 	case t.span >= 0:
 		return m.spans[t.span].length, nil
-	case t.rawData.n > 0:
-		return int64(t.rawData.n), nil
+	case !t.floatData && t.data.n > 0:
+		return int64(t.data.n), nil
 	case t.DataType == int32(onnxpb.TensorProto_FLOAT):
-		return int64(t.floatData.n), nil
-	case t.floatData.n > 0:
+		return int64(t.data.n), nil // float_data, or none
+	case t.data.n > 0:
 		return 0, fmt.Errorf("tensor %q: float_data holds %s values, not float", m.String(t.Name), dataTypeName(t.DataType))
 	default:
 		// Types whose values live in other typed fields are read through
@@ -436,11 +436,7 @@ func (m *Model) ReadData(t *Tensor, fn func(chunk []byte) error) error {
 	if _, err := m.DataSize(t); err != nil {
 		return err
 	}
-	data := t.rawData
-	if data.n == 0 {
-		data = t.floatData
-	}
-	for b := m.Bytes(data); len(b) > 0; {
+	for b := m.Bytes(t.data); len(b) > 0; {
 		n := min(len(b), chunkSize)
 		if err := fn(b[:n]); err != nil {
 			return err

@@ -92,7 +92,7 @@ func TestLoadWriteRoundTrip(t *testing.T) {
 	if !inits[0].InFile() || inits[1].InFile() || inits[2].InFile() {
 		t.Fatalf("InFile = %v %v %v, want only the 16 KiB tensor left in the file", inits[0].InFile(), inits[1].InFile(), inits[2].InFile())
 	}
-	if inits[0].rawData.n != 0 || len(m.buf) > 4<<10 {
+	if inits[0].data.n != 0 || len(m.buf) > 4<<10 {
 		t.Fatalf("the lazily read tensor's data is in memory (%d bytes read)", len(m.buf))
 	}
 	if got := dataOf(t, m, &inits[0]); !bytes.Equal(got, orig.Graph.Initializer[0].RawData) {
