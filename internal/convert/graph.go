@@ -56,7 +56,7 @@ type use struct {
 	n, in int32
 }
 
-// graphOf returns the graph of a use.
+// useGraph returns the graph of a use.
 func (a *analysis) useGraph(u use) *graphCtx {
 	if u.n < 0 {
 		return a.graphs[^u.n]
@@ -252,8 +252,6 @@ func (a *analysis) opOf(n int32) string { return a.m.Sym(a.nodes[n].op) }
 
 func (a *analysis) nameOf(n int32) string { return a.str(a.mnode(n).Name) }
 
-func (a *analysis) domainOf(n int32) string { return a.m.Sym(a.mnode(n).Domain) }
-
 func (a *analysis) schema(n int32) *opschema.Schema {
 	if s := a.nodes[n].schema; s != 0 {
 		return a.schemas[s-1]
@@ -399,7 +397,7 @@ func (a *analysis) where(gc *graphCtx) string {
 	return fmt.Sprintf("%s of %s", gc.attr, a.label(gc.owner))
 }
 
-// path is where() for the summary: "" for the main graph.
+// gpath is where for the summary: "" for the main graph.
 func (a *analysis) gpath(gc *graphCtx) string {
 	if gc.owner < 0 {
 		return ""

@@ -221,16 +221,14 @@ func (m *Model) Intern(s string) (uint16, error) {
 	return id, nil
 }
 
-// Model returns the model the graph belongs to.
-func (g *Graph) Model() *Model { return g.m }
-
-// Inputs of node i (views into Names: changing one renames the input).
+// NodeInputs returns the inputs of node i: views into Names, so that
+// changing one renames the input (set the node's Changed too).
 func (g *Graph) NodeInputs(i int) []Str {
 	n := &g.Nodes[i]
 	return g.Names[n.In : n.In+n.NIn : n.In+n.NIn]
 }
 
-// NodeOutputs of node i (see NodeInputs).
+// NodeOutputs returns the outputs of node i (see NodeInputs).
 func (g *Graph) NodeOutputs(i int) []Str {
 	n := &g.Nodes[i]
 	o := n.Out()
@@ -552,22 +550,4 @@ func dataTypeName(dt int32) string {
 		return n
 	}
 	return fmt.Sprintf("%d", dt)
-}
-
-// LowerType changes the float32 tensor element types inside tp to dt, in
-// place.
-func LowerType(tp *onnxpb.TypeProto, dt int32) {
-	if tp == nil {
-		return
-	}
-	switch v := tp.Value.(type) {
-	case *onnxpb.TypeProto_TensorType:
-		if v.TensorType.ElemType == int32(onnxpb.TensorProto_FLOAT) {
-			v.TensorType.ElemType = dt
-		}
-	case *onnxpb.TypeProto_SequenceType:
-		LowerType(v.SequenceType.ElemType, dt)
-	case *onnxpb.TypeProto_OptionalType:
-		LowerType(v.OptionalType.ElemType, dt)
-	}
 }
