@@ -3,6 +3,7 @@ package convert
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -572,5 +573,38 @@ func TestVerifyCatchesInconsistentRewrites(t *testing.T) {
 				t.Fatalf("verify = %v, want ErrInternal", err)
 			}
 		})
+	}
+}
+
+// TestLargeGraphNames converts a chain of Identity nodes long enough that
+// the names go into the tables in large batches (analysis.flush), and
+// checks that a name defined twice is still found, as the first such name.
+func TestLargeGraphNames(t *testing.T) {
+	const n = 70000
+	chain := func(dups map[int]string) *onnxpb.ModelProto {
+		nodes := make([]*onnxpb.NodeProto, n)
+		prev := "x"
+		for i := range nodes {
+			out := fmt.Sprintf("v%d", i)
+			if d, ok := dups[i]; ok {
+				out = d
+			}
+			nodes[i] = tm.Node(fmt.Sprintf("n%d", i), "Identity", []string{prev}, []string{out})
+			prev = out
+		}
+		return tm.Model(graph("chain", nodes, nil, []*onnxpb.ValueInfoProto{tm.Value("x", f32, 4)}, []*onnxpb.ValueInfoProto{tm.Value(prev, f32, 4)}))
+	}
+	_, s, err := convertProto(t, chain(nil), Options{Target: FP16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Nodes.Converted != n || len(s.InsertedCasts) != 2 {
+		t.Fatalf("converted %d nodes with %d Casts, want %d and 2", s.Nodes.Converted, len(s.InsertedCasts), n)
+	}
+	// Node 60000 repeats v100 and node 50000 repeats v200: v200 is the
+	// first name defined twice, in the order of the graph.
+	_, _, err = convertProto(t, chain(map[int]string{60000: "v100", 50000: "v200"}), Options{Target: FP16})
+	if err == nil || !strings.Contains(err.Error(), `the name "v200" is defined twice`) {
+		t.Fatalf("Convert = %v, want v200 defined twice", err)
 	}
 }

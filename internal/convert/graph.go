@@ -97,10 +97,14 @@ type graphCtx struct {
 	owner  int32 // the node whose subgraph it is; -1 for the main graph
 	attr   string
 	idx    int32 // its index in analysis.graphs
-	next   int32 // the value local guesses a lookup wants (see local)
-	n0     int32 // the id of its first node: its nodes are n0 ... n0+nn-1
-	nn     int32 // the number of its nodes when analysed (the rewrite adds some)
-	table  nameTable
+	// pending are values defined but not yet in the table (see flush);
+	// dupErr is set when a name is found defined twice.
+	pending []int32
+	dupErr  error
+	next    int32 // the value local guesses a lookup wants (see local)
+	n0      int32 // the id of its first node: its nodes are n0 ... n0+nn-1
+	nn      int32 // the number of its nodes when analysed (the rewrite adds some)
+	table   nameTable
 	// ids are the value ids of the nodes' inputs and outputs, index for
 	// index with g.Names; -1 where one is omitted. flags are wantIn (for
 	// inputs) and outLow (for outputs), set by the classifier.
@@ -150,6 +154,8 @@ type analysis struct {
 	schemaOf map[uint32]schemaRef
 	seed     maphash.Seed
 	outTypes []vtype // outputTypes' scratch
+	// hashes and sorted are flush's scratch.
+	hashes, sorted []hashed
 	// reuse is the memory of a finished analysis (see release).
 	reuse *reusable
 	// Memos by node signature (sigKey): the output types outputTypes
@@ -467,21 +473,30 @@ func (t *nameTable) findHash(h uint64, name string, key func(int32) string) (int
 // insert adds id under name; false if the name is there already.
 func (t *nameTable) insert(seed maphash.Seed, name string, id int32, key func(int32) string) bool {
 	if 5*(t.n+1) > 4*len(t.slots) {
-		old := t.slots
-		t.slots = make([]uint64, 2*len(old))
-		mask := len(t.slots) - 1
-		for _, s := range old {
-			if s == 0 {
-				continue
-			}
-			i := int(maphash.String(seed, key(int32(uint32(s))-1))) & mask
-			for t.slots[i] != 0 {
-				i = (i + 1) & mask
-			}
-			t.slots[i] = s
-		}
+		t.grow(seed, key)
 	}
-	h := maphash.String(seed, name)
+	return t.insertHash(maphash.String(seed, name), name, id, key)
+}
+
+// grow doubles the table.
+func (t *nameTable) grow(seed maphash.Seed, key func(int32) string) {
+	old := t.slots
+	t.slots = make([]uint64, 2*len(old))
+	mask := len(t.slots) - 1
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		i := int(maphash.String(seed, key(int32(uint32(s))-1))) & mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & mask
+		}
+		t.slots[i] = s
+	}
+}
+
+// insertHash is insert for a name whose hash is h, in a table sized for it.
+func (t *nameTable) insertHash(h uint64, name string, id int32, key func(int32) string) bool {
 	found, i := t.findHash(h, name, key)
 	if found >= 0 {
 		return false
@@ -495,15 +510,18 @@ func (t *nameTable) insert(seed maphash.Seed, name string, id int32, key func(in
 func (a *analysis) local(gc *graphCtx, name string) int32 {
 	// Guesses first, which cost no cache misses in the table: a node most
 	// often reads what the nodes just before it made, or the value after
-	// the one the last lookup found (weights are read in the order they
-	// are stored). A guess is checked by name and graph, and names are
+	// the one the last lookup in the table found (weights are read in the
+	// order they are stored). A guess is checked by name and graph, and names are
 	// unique in a graph, so a right guess is the table's answer.
-	for _, v := range [3]int32{int32(len(a.values)) - 1, int32(len(a.values)) - 2, gc.next} {
+	for k, v := range [3]int32{gc.next, int32(len(a.values)) - 1, int32(len(a.values)) - 2} {
 		if v >= 0 && int(v) < len(a.values) && a.values[v].g == gc.idx && a.vname(v) == name && name != "" {
-			gc.next = v + 1
+			if k == 0 {
+				gc.next = v + 1 // the run goes on
+			}
 			return v
 		}
 	}
+	a.flush(gc)
 	id, _ := gc.table.find(a.seed, name, a.vname)
 	if id >= 0 {
 		gc.next = id + 1
@@ -540,15 +558,87 @@ func (a *analysis) define(gc *graphCtx, v int32) error {
 	if gc.parent != nil && a.lookup(gc.parent, name) >= 0 {
 		return dup()
 	}
-	if !gc.table.insert(a.seed, name, v, a.vname) {
-		return dup()
+	// Into the table later, in a batch (see flush); a name defined twice
+	// is found then.
+	gc.pending = append(gc.pending, v)
+	if len(gc.pending) >= maxPending {
+		a.flush(gc)
+		return gc.dupErr
 	}
 	return nil
 }
 
+// maxPending is the most values a graph defines before flush puts them in
+// its table.
+const maxPending = 1 << 16
+
+// hashed is a pending value with its name's hash, for flush.
+type hashed struct {
+	h uint64
+	v int32
+}
+
+// flush puts the graph's pending values into its table. A large batch goes
+// in in the order of the slots it lands in: the table is written from one
+// end to the other, not at random, which in a table larger than the
+// processor's caches saves a wait for memory per value. A name defined
+// twice sets gc.dupErr (for the first value, in definition order, whose
+// name was taken).
+func (a *analysis) flush(gc *graphCtx) {
+	p := gc.pending
+	if len(p) == 0 {
+		return
+	}
+	gc.pending = p[:0]
+	dup := int32(-1)
+	t := &gc.table
+	for 5*(t.n+len(p)) > 4*len(t.slots) { // never, for a table sized for the graph
+		t.grow(a.seed, a.vname)
+	}
+	if len(p) < 512 || len(t.slots) < 1<<16 {
+		for _, v := range p {
+			if !t.insert(a.seed, a.vname(v), v, a.vname) && (dup < 0 || v < dup) {
+				dup = v
+			}
+		}
+	} else {
+		const bits = 10
+		shift := 0
+		for len(t.slots)>>(shift+bits) > 1 {
+			shift++
+		}
+		mask := uint64(len(t.slots) - 1)
+		var start [1<<bits + 1]int32
+		hs := slices.Grow(a.hashes[:0], len(p))[:len(p)]
+		for i, v := range p {
+			h := maphash.String(a.seed, a.vname(v))
+			hs[i] = hashed{h, v}
+			start[(h&mask)>>shift+1]++
+		}
+		for i := 1; i < len(start); i++ {
+			start[i] += start[i-1]
+		}
+		sorted := slices.Grow(a.sorted[:0], len(p))[:len(p)]
+		for _, x := range hs {
+			b := (x.h & mask) >> shift
+			sorted[start[b]] = x
+			start[b]++
+		}
+		for _, x := range sorted {
+			if !t.insertHash(x.h, a.vname(x.v), x.v, a.vname) && (dup < 0 || x.v < dup) {
+				dup = x.v
+			}
+		}
+		a.hashes, a.sorted = hs, sorted
+	}
+	if dup >= 0 && gc.dupErr == nil {
+		gc.dupErr = fmt.Errorf("%s: the name %q is defined twice; the model is not valid ONNX (values must be named once)", a.where(gc), a.vname(dup))
+	}
+}
+
 // build analyses graph g. inTypes give subgraph input types the graph does
 // not declare.
-func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr string, inTypes []vtype) (*graphCtx, error) {
+func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr string, inTypes []vtype) (_ *graphCtx, err error) {
 	m := a.m
 	nvalues := len(g.Inputs) + len(g.Inits) + len(g.Sparse)
 	for i := range g.Nodes {
@@ -566,6 +656,16 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 	gi := int32(len(a.graphs))
 	gc.idx = gi
 	a.graphs = append(a.graphs, gc)
+	// A name defined twice is found when the pending values go into the
+	// table: it is the error whatever else failed after it.
+	defer func() {
+		if err != nil {
+			a.flush(gc)
+			if gc.dupErr != nil {
+				err = gc.dupErr
+			}
+		}
+	}()
 	// Its nodes' records first, so that they are contiguous whatever
 	// subgraphs add.
 	gc.n0 = int32(len(a.nodes))
@@ -658,6 +758,13 @@ func (a *analysis) build(g *modelio.Graph, parent *graphCtx, owner int32, attr s
 		if err := a.node(gc, n, d); err != nil {
 			return nil, err
 		}
+		if gc.dupErr != nil {
+			return nil, gc.dupErr
+		}
+	}
+	a.flush(gc)
+	if gc.dupErr != nil {
+		return nil, gc.dupErr
 	}
 	for _, vi := range g.Outputs {
 		v := a.lookup(gc, vi.GetName())
