@@ -65,6 +65,9 @@ type Source interface {
 	Wait() error
 }
 
+// recycler is a Source that refills the batches it delivered once the session is done with them.
+type recycler interface{ Recycle(batch []progress.Event) }
+
 // workerSource is the build worker as a Source.
 type workerSource struct{ *worker.Process }
 
@@ -215,6 +218,10 @@ func (s *session) loop() (*progress.Result, error) {
 			}
 			if len(kept) > 0 {
 				s.render.Handle(kept)
+			}
+			// Renderers keep no batch past Handle (see progress.Renderer), so it can be refilled.
+			if r, ok := s.src.(recycler); ok {
+				r.Recycle(batch)
 			}
 		case sig := <-s.cfg.Signals:
 			code := exitcode.Interrupted

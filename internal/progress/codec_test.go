@@ -115,6 +115,9 @@ func FuzzDecodeJSON(f *testing.F) {
 	f.Add([]byte(`{"v":1,"type":"step","t":0.000001,"id":7,"step":-3}`))
 	f.Add([]byte(`{"v":1,"type":"phase_finish","t":12.500000,"id":9,"early":true}` + "\n"))
 	f.Add([]byte(`{"v":1,"type":"step","t":01.000000,"id":07,"step":1}`))
+	f.Add([]byte(`{"v":1,"type":"phase_start","t":0.500000,"id":3,"parent":1,"name":"Timing \u0041 \"q\"","steps":4,"thread":2}`))
+	f.Add([]byte(`{"v":1,"type":"phase_start","t":0.500000,"id":3,"parent":0,"name":"Ünïcode ✓","steps":0,"thread":18446744073709551615}`))
+	f.Add([]byte("{\"v\":1,\"type\":\"phase_start\",\"t\":0.500000,\"id\":3,\"parent\":1,\"name\":\"bad \xff\",\"steps\":4,\"thread\":2}"))
 	// An unknown type with a control character: AppendJSON once wrote the type unescaped.
 	f.Add([]byte(`{"v":1,"tYpe":"\b0000","t":0}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
@@ -186,6 +189,35 @@ func TestAppendSecondsMatchesFloat(t *testing.T) {
 		want := strconv.AppendFloat(nil, d.Seconds(), 'f', 6, 64)
 		if got := appendSeconds(nil, d); !bytes.Equal(got, want) {
 			t.Fatalf("appendSeconds(%d) = %s, want %s", int64(d), got, want)
+		}
+	}
+}
+
+// TestFastPathTakesTheHotLines checks that the lines a build sends most, as AppendJSON writes
+// them, take the fast path (the fuzz test checks that it agrees with the general one).
+func TestFastPathTakesTheHotLines(t *testing.T) {
+	for _, e := range []Event{
+		{Type: EventStep, Time: 1234567 * time.Microsecond, ID: 42, Step: 17},
+		{Type: EventPhaseStart, Time: 3 * time.Second, ID: 43, Parent: 42, Name: "Finding fastest tactic for stage1/conv2 + relu ✓", Steps: 258, Thread: 3},
+		{Type: EventPhaseStart, Time: 3 * time.Second, ID: 1, Name: "Building engine"},
+		{Type: EventPhaseFinish, Time: 4 * time.Second, ID: 43},
+		{Type: EventPhaseFinish, Time: 4 * time.Second, ID: 43, Early: true},
+	} {
+		line := bytes.TrimSpace(AppendJSON(nil, &e))
+		got, ok := decodeFast(line)
+		if !ok || !reflect.DeepEqual(got, e) {
+			t.Errorf("decodeFast(%s) = %+v, %v; want %+v, true", line, got, ok, e)
+		}
+	}
+}
+
+func BenchmarkDecodeJSONPhaseStart(b *testing.B) {
+	line := AppendJSON(nil, &Event{Type: EventPhaseStart, Time: 1234567 * time.Microsecond, ID: 42, Parent: 7,
+		Name: "Finding fastest tactic for stage2/block1/conv2 + stage2/block1/bn2", Steps: 258, Thread: 1})
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := DecodeJSON(line); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -31,6 +31,9 @@ type StartOptions struct {
 type Process struct {
 	cmd    *exec.Cmd
 	events chan []progress.Event
+	// free holds batches their reader handed back (Recycle), for readEvents to fill again: a
+	// flood of events then allocates no new batch per read.
+	free chan []progress.Event
 
 	ctrlMu sync.Mutex
 	ctrl   io.WriteCloser
@@ -92,7 +95,7 @@ func Start(opts StartOptions) (*Process, error) {
 		lines = 40
 	}
 	p := &Process{
-		cmd: cmd, ctrl: ctrl, events: make(chan []progress.Event, 4),
+		cmd: cmd, ctrl: ctrl, events: make(chan []progress.Event, 4), free: make(chan []progress.Event, 8),
 		tail: newLineRing(lines), readDone: make(chan struct{}), outDone: make(chan struct{}),
 	}
 	go p.readEvents(evR)
@@ -112,7 +115,7 @@ func (p *Process) readEvents(r *os.File) {
 	defer close(p.readDone)
 	defer r.Close()
 	br := bufio.NewReaderSize(r, 1<<16)
-	var batch []progress.Event
+	batch := p.emptyBatch()
 	for {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -135,7 +138,7 @@ func (p *Process) readEvents(r *os.File) {
 		}
 		if len(batch) > 0 && (len(batch) >= maxBatch || br.Buffered() == 0 || err != nil) {
 			p.events <- batch
-			batch = nil
+			batch = p.emptyBatch()
 		}
 		if err != nil {
 			if err != io.EOF {
@@ -178,6 +181,26 @@ func (p *Process) Head() []string {
 // Events returns the worker's events in batches. The channel closes when the worker closes its
 // end of the event pipe (it finished, or it died).
 func (p *Process) Events() <-chan []progress.Event { return p.events }
+
+// Recycle hands back a batch received from Events once its reader is done with it (nothing
+// may keep it or the events in it), so that it is filled again instead of allocated anew.
+func (p *Process) Recycle(batch []progress.Event) {
+	select {
+	case p.free <- batch:
+	default:
+	}
+}
+
+// emptyBatch returns a recycled batch, emptied, or a new one.
+func (p *Process) emptyBatch() []progress.Event {
+	select {
+	case b := <-p.free:
+		clear(b) // drop the old events' strings and pointers for the collector
+		return b[:0]
+	default:
+		return make([]progress.Event, 0, 64)
+	}
+}
 
 // Cancel asks the worker to stop the build at the next step boundary.
 func (p *Process) Cancel() error {
