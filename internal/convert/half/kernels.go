@@ -35,8 +35,8 @@ func chooseKernels() kernels {
 
 // Kernels names the implementation Format.Scan and Format.ConvertSlice use
 // on this processor: "portable" (plain Go), or "avx2+f16c" on amd64
-// processors with AVX2 and F16C. GODEBUG=cpu.avx2=off (or cpu.f16c=off)
-// selects the portable one; so does building with the purego tag.
+// processors with AVX2 and F16C. GODEBUG=cpu.avx2=off selects the portable
+// one; so does building with the purego tag.
 func Kernels() string { return active.name }
 
 func scanPortable(f Format, src []byte) Stats {

@@ -9,7 +9,7 @@ import (
 )
 
 // accelerated are the AVX2 kernels, with F16C's VCVTPS2PH for float16; nil
-// on processors without both (or with either turned off by GODEBUG).
+// on processors without both (or with AVX2 turned off: GODEBUG=cpu.avx2=off).
 var accelerated = func() *kernels {
 	if !cpu.X86.HasAVX2 || !cpu.X86.HasF16C {
 		return nil
