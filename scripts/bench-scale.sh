@@ -18,6 +18,8 @@
 #   scripts/bench-scale.sh               # all cases, 3 runs each
 #   RUNS=5 CASES="convert-100k inspect-300k" scripts/bench-scale.sh
 #
+# BIN_DIR names a folder with prebuilt trtbuild and scalegen binaries (for a machine without Go),
+# GNU_TIME another GNU time binary.
 # Needs Go, GNU time (/usr/bin/time; apt-get install time) and a Python with the onnx package
 # and numpy (Debian: apt-get install python3-onnx; TRTBUILD_PYTHON chooses the interpreter,
 # default /usr/bin/python3). The models are written to a temporary folder, removed afterwards;
@@ -30,15 +32,20 @@ cd "$(dirname "$0")/.."
 runs="${RUNS:-3}"
 cases="${CASES:-convert-100k convert-300k convert-identity convert-external inspect-300k}"
 python="${TRTBUILD_PYTHON:-/usr/bin/python3}"
-gnutime=/usr/bin/time
+gnutime="${GNU_TIME:-/usr/bin/time}"
 
 [ -x "$gnutime" ] || { echo "bench-scale: $gnutime not found; install GNU time (apt-get install time)" >&2; exit 2; }
 "$python" -c 'import onnx, numpy' 2>/dev/null || { echo "bench-scale: $python cannot import onnx and numpy; apt-get install python3-onnx or set TRTBUILD_PYTHON" >&2; exit 2; }
 
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/trtbuild" ./cmd/trtbuild
-go build -o "$tmp/scalegen" ./internal/testmodels/scalegen
+if [ -n "${BIN_DIR:-}" ]; then
+	# Prebuilt binaries (a machine without Go): BIN_DIR/trtbuild and BIN_DIR/scalegen.
+	cp "$BIN_DIR/trtbuild" "$BIN_DIR/scalegen" "$tmp/"
+else
+	go build -o "$tmp/trtbuild" ./cmd/trtbuild
+	go build -o "$tmp/scalegen" ./internal/testmodels/scalegen
+fi
 peer=(env PYTHONDONTWRITEBYTECODE=1 "$python" scripts/bench-scale-peer.py)
 
 # measure CMD...: prints "wall_s cpu_s peak_kib" for one run.

@@ -45,5 +45,9 @@ t send-keys -t idle C-c
 hz="$(getconf CLK_TCK)"
 awk -v ticks="$((end_ticks - start_ticks))" -v wticks="$((end_worker - start_worker))" -v hz="$hz" -v ns="$((end_ns - start_ns))" -v bytes="$(wc -c <"$work/written")" 'BEGIN {
 	wall = ns / 1e9; cpu = ticks / hz; wcpu = wticks / hz
-	printf "silent for %.1fs: parent CPU %.2fs = %.2f%% of one core; worker %.2fs = %.2f%%; together %.2f%%; %d bytes to the terminal (%.0f B/s)\n", wall, cpu, 100 * cpu / wall, wcpu, 100 * wcpu / wall, 100 * (cpu + wcpu) / wall, bytes, bytes / wall
+	together = 100 * (cpu + wcpu) / wall
+	printf "silent for %.1fs: parent CPU %.2fs = %.2f%% of one core; worker %.2fs = %.2f%%; together %.2f%%; %d bytes to the terminal (%.0f B/s)\n", wall, cpu, 100 * cpu / wall, wcpu, 100 * wcpu / wall, together, bytes, bytes / wall
+	# The goal of docs/benchmarks.md: both processes together at most 0.5% of a core.
+	if (together <= 0.5) { print "PASS  idle cost <= 0.5% of a core"; exit 0 }
+	print "MISS  idle cost <= 0.5% of a core"; exit 1
 }'

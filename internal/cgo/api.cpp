@@ -5,11 +5,16 @@
 #include "trtb.h"
 #include "trtb_internal.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <exception>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <system_error>
 
 // trtb_build is the opaque handle of trtb.h.
 struct trtb_build {
@@ -69,13 +74,47 @@ int32_t set_status_text(trtb_status* status, int32_t code, const char* prefix,
     return code;
 }
 
-int32_t Build::merge_timing_cache(const std::string& disk, std::string* merged,
+int32_t Build::write_timing_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed,
                                   trtb_status* status) {
-    if (!disk.empty()) {
+    *changed = false;
+    if (!disk_is_given && !disk.empty()) {
         return set_status(status, TRTB_ERR_UNSUPPORTED, "this builder cannot merge timing caches");
     }
-    *merged = timing_cache;
+    *changed = !timing_cache.empty();
+    std::string error;
+    if (*changed && fd >= 0 && !write_all(fd, timing_cache.data(), timing_cache.size(), &error)) {
+        return set_status(status, TRTB_ERR_IO, "writing the timing cache: " + error);
+    }
     return set_status(status, TRTB_OK, "");
+}
+
+int32_t Build::serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) {
+    if (!timing_cache.empty()) {
+        *data = timing_cache.data();
+        *size = timing_cache.size();
+    }
+    return set_status(status, TRTB_OK, "");
+}
+
+bool write_all(int fd, const char* data, size_t n, std::string* error) {
+    while (n > 0) {
+        const size_t chunk = n > (size_t{1} << 30) ? (size_t{1} << 30) : n;
+        const ssize_t w = ::write(fd, data, chunk);
+        if (w < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            *error = std::generic_category().message(errno);
+            return false;
+        }
+        if (w == 0) {
+            *error = std::generic_category().message(EIO);
+            return false;
+        }
+        data += w;
+        n -= static_cast<size_t>(w);
+    }
+    return true;
 }
 
 trtb_build* new_handle(std::unique_ptr<Build> build) {
@@ -222,25 +261,18 @@ int32_t trtb_build_timing_cache(trtb_build* build, const void** data, uint64_t* 
             return trtb::set_status(status, TRTB_ERR_STATE,
                                     "the timing cache is ready only after the build has run");
         }
-        const std::string& cache = build->impl->timing_cache;
-        if (!cache.empty()) {
-            *data = cache.data();
-            *size = cache.size();
-        }
-        return trtb::set_status(status, TRTB_OK, "");
+        return build->impl->serialized_timing_cache(data, size, status);
     });
 }
 
-int32_t trtb_build_merge_timing_cache(trtb_build* build, const void* disk, uint64_t disk_size,
-                                      const void** merged, uint64_t* merged_size,
+int32_t trtb_build_write_timing_cache(trtb_build* build, int32_t disk_is_given, const void* disk,
+                                      uint64_t disk_size, int32_t fd, int32_t* changed,
                                       trtb_status* status) {
     return trtb::guarded(status, [&]() -> int32_t {
-        if (merged == nullptr || merged_size == nullptr) {
-            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
-                                    "timing cache merge outputs are NULL");
+        if (changed == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "timing cache output is NULL");
         }
-        *merged = nullptr;
-        *merged_size = 0;
+        *changed = 0;
         if (build == nullptr || build->impl == nullptr) {
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build handle is NULL");
         }
@@ -248,26 +280,21 @@ int32_t trtb_build_merge_timing_cache(trtb_build* build, const void* disk, uint6
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
                                     "timing cache size is set but the data is NULL");
         }
+        if (disk_is_given != 0 && disk_size > 0) {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
+                                    "the file is said to hold the given cache, but its bytes were passed too");
+        }
         if (!build->finished.load(std::memory_order_acquire)) {
             return trtb::set_status(status, TRTB_ERR_STATE,
-                                    "the timing cache can be merged only after the build has run");
+                                    "the timing cache can be written only after the build has run");
         }
-        std::string in;
-        if (disk_size > 0) {
-            in.assign(static_cast<const char*>(disk), static_cast<size_t>(disk_size));
-        }
-        std::string out;
-        const int32_t code = build->impl->merge_timing_cache(in, &out, status);
-        if (code != TRTB_OK) {
-            return code;
-        }
-        build->impl->merged_cache = std::move(out);
-        const std::string& result = build->impl->merged_cache;
-        if (!result.empty()) {
-            *merged = result.data();
-            *merged_size = result.size();
-        }
-        return trtb::set_status(status, TRTB_OK, "");
+        const std::string_view in =
+            disk_size > 0 ? std::string_view(static_cast<const char*>(disk), static_cast<size_t>(disk_size))
+                          : std::string_view();
+        bool differs = false;
+        const int32_t code = build->impl->write_timing_cache(disk_is_given != 0, in, fd, &differs, status);
+        *changed = differs ? 1 : 0;
+        return code;
     });
 }
 

@@ -4,11 +4,11 @@
 //
 // # Life of a build
 //
-//	b, err := native.NewBuild(native.BackendSim, opts) // copies opts; nothing of it is kept
+//	b, err := cgo.NewBuild(cgo.BackendSim, opts) // copies opts, takes over opts.TimingCache
 //	go func() { runtime.LockOSThread(); res, err = b.Run() }()  // blocks for the whole build
 //	for { evs, done, drops, err = b.Drain(evs, time.Second); ...; if done { break } }
-//	cache, _ := b.TimingCache() // after Run returned
-//	b.Close()                   // after Run returned and after the last Drain
+//	changed, _ := b.WriteTimingCache(disk, f) // after Run returned: merge into the cache file
+//	b.Close()                                 // after Run returned and after the last Drain
 //
 // # Threads
 //
@@ -39,7 +39,9 @@
 // # Memory
 //
 // C never holds a Go pointer. Options are copied into C memory for the duration of NewBuild
-// and freed before it returns (the C side copies what it keeps). Each Build allocates its
-// drain buffers in C memory once and frees them in Close. Strings handed out by Drain and the
-// bytes handed out by TimingCache are Go copies.
+// and freed before it returns (the C side copies what it keeps), except the timing cache: it
+// is a CBuffer (C memory) that the Build takes over and C reads in place until Close frees it,
+// since a cache can be hundreds of MB. WriteTimingCache writes the merged cache from C straight
+// into the file. Each Build allocates its drain buffers in C memory once and frees them in
+// Close. Strings handed out by Drain and the bytes handed out by TimingCache are Go copies.
 package cgo

@@ -271,8 +271,11 @@ type Options struct {
 	WorkspaceBytes uint64 // workspace pool limit; 0: the builder's default
 	Profiles       []Profile
 	PluginPaths    []string // plugin libraries to load; this runs their code
-	TimingCache    []byte   // a serialized timing cache to start from; nil: none
-	Sim            *SimOptions
+	// TimingCache is a serialized timing cache to start from; nil: none. It is read in place,
+	// never copied (a cache can be hundreds of MB): NewBuild takes it over, whether it succeeds
+	// or fails, and the Build frees it in Close.
+	TimingCache *CBuffer
+	Sim         *SimOptions
 	// BuildSettings are trtexec's other build settings (I/O formats, layer precisions, DLA …).
 	BuildSettings
 }
@@ -346,10 +349,13 @@ type Build struct {
 	drainStatus *C.trtb_status // C memory; used by Drain only
 	draining    atomic.Bool    // a Drain is under way
 	plan        *os.File       // keeps the plan's descriptor open while C may write to it
+	// cache is Options.TimingCache, which C reads in place until the handle is destroyed.
+	cache *CBuffer
 }
 
 // NewBuild checks o and prepares a build on backend b without starting it. Everything C needs
-// is copied into C memory and freed before NewBuild returns. The error is an *Error, with
+// is copied into C memory and freed before NewBuild returns, except the timing cache, which it
+// takes over (see Options.TimingCache). The error is an *Error, with
 // CodeInvalidArgument for bad options and CodeUnavailable for a backend not compiled in.
 func NewBuild(b Backend, o Options) (*Build, error) {
 	return newBuild(b, o, defaultBatchEvents, defaultBatchText)
@@ -361,14 +367,18 @@ func newBuild(b Backend, o Options, events, text int) (*Build, error) {
 	defer mem.free()
 	opts, err := o.toC(&mem)
 	if err != nil {
+		o.TimingCache.Free()
 		return nil, err
 	}
 	var st C.trtb_status
 	var h *C.trtb_build
 	if C.trtb_build_create(C.int32_t(b), opts, &h, &st) != C.TRTB_OK {
+		o.TimingCache.Free()
 		return nil, statusError(&st)
 	}
-	return wrap(h, o.PlanFile, events, text), nil
+	w := wrap(h, o.PlanFile, events, text)
+	w.cache = o.TimingCache
+	return w, nil
 }
 
 // wrap makes the Build around a handle, with its drain buffers.
@@ -567,6 +577,8 @@ func (b *Build) Close() {
 	C.free(unsafe.Pointer(b.batch.text))
 	C.free(unsafe.Pointer(b.batch))
 	C.free(unsafe.Pointer(b.drainStatus))
+	b.cache.Free() // after the handle: C read it in place until then
+	b.cache = nil
 	b.batch = nil
 	b.drainStatus = nil
 	b.plan = nil
@@ -705,11 +717,9 @@ func (o *Options) toC(mem *cmem) (*C.trtb_options, error) {
 		return nil, err
 	}
 
-	if len(o.TimingCache) > 0 {
-		p := mem.alloc(len(o.TimingCache))
-		copy(unsafe.Slice((*byte)(p), len(o.TimingCache)), o.TimingCache)
-		c.timing_cache = p
-		c.timing_cache_size = C.uint64_t(len(o.TimingCache))
+	if o.TimingCache.Len() > 0 {
+		c.timing_cache = o.TimingCache.p
+		c.timing_cache_size = C.uint64_t(o.TimingCache.n)
 	}
 
 	if o.Sim != nil {

@@ -521,7 +521,7 @@ func TestGoldenBuild(t *testing.T) {
 	o2 := options(t, sim)
 	o2.ModelPath = o.ModelPath
 	o2.LogSeverity = SeverityInfo
-	o2.TimingCache = out.cache
+	o2.TimingCache = cbufOf(t, out.cache)
 	out2 := build(t, o2, nil)
 	if out2.err != nil {
 		t.Fatalf("Run from cache: %v", out2.err)
@@ -1195,7 +1195,7 @@ func FuzzTimingCache(f *testing.F) {
 	run := func(t *testing.T, cache []byte) (outcome, tree) {
 		o := options(t, &SimOptions{Threads: 1, Layers: layers, Tactics: 2, Iterations: 1, Step: time.Microsecond})
 		o.LogSeverity = SeverityWarning
-		o.TimingCache = cache
+		o.TimingCache = cbufOf(t, cache)
 		out := build(t, o, nil)
 		if out.err != nil {
 			t.Fatalf("Run with cache %q: %v", cache, out.err)
@@ -1249,7 +1249,7 @@ func TestTimingCache(t *testing.T) {
 
 	withCache := func(t *testing.T, cache []byte, flags uint32) (outcome, tree) {
 		o := options(t, sim())
-		o.TimingCache = cache
+		o.TimingCache = cbufOf(t, cache)
 		o.Flags = flags
 		out := build(t, o, nil)
 		return out, checkEvents(t, out.events)
@@ -1516,7 +1516,7 @@ func TestTimingCacheKeysAreSignatures(t *testing.T) {
 	ops := []string{"Conv", "Relu", "Gemm"}
 	run := func(names []string, shapes string, cache []byte) outcome {
 		o := options(t, &SimOptions{Layers: names, LayerOps: ops, ShapeKey: shapes, Tactics: 2, Iterations: 1, Step: time.Microsecond})
-		o.TimingCache = cache
+		o.TimingCache = cbufOf(t, cache)
 		out := build(t, o, nil)
 		if out.err != nil {
 			t.Fatalf("Run: %v", out.err)

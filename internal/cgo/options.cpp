@@ -154,7 +154,8 @@ int32_t check_options(const trtb_options& o, BuildSettings* out, std::string* me
     }
     if (o.timing_cache != nullptr && o.timing_cache_size > 0) {
         s.has_timing_cache = true;
-        s.timing_cache.assign(static_cast<const char*>(o.timing_cache), static_cast<size_t>(o.timing_cache_size));
+        // Borrowed until trtb_build_destroy (trtb.h): a large cache is not copied.
+        s.timing_cache = std::string_view(static_cast<const char*>(o.timing_cache), static_cast<size_t>(o.timing_cache_size));
     }
     if (!check_build_settings(o, &s.extra, message)) {
         return TRTB_ERR_INVALID_ARGUMENT;

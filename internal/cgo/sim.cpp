@@ -54,7 +54,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <map>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -85,7 +87,6 @@ constexpr int32_t kMaxIterations = 10000;
 constexpr int32_t kMaxLayers = 1 << 24;
 
 using CacheKey = std::pair<std::string, int32_t>;
-using Cache = std::map<CacheKey, uint64_t>;
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -257,10 +258,53 @@ bool parse_decimal(const char* p, size_t n, uint64_t max, uint64_t* out) {
     return true;
 }
 
-// parse_cache reads a cache in the format above into *out. It accepts the whole blob or
-// nothing: on any error *out is left empty and it returns false.
-bool parse_cache(const std::string& blob, Cache* out) {
-    out->clear();
+// CacheEntry is one entry of a timing cache: a layer signature (unescaped), a tactic and the
+// tactic's time.
+struct CacheEntry {
+    std::string_view sig;
+    int32_t tactic = 0;
+    uint64_t ns = 0;
+};
+
+bool entry_less(const CacheEntry& a, const CacheEntry& b) {
+    const int c = a.sig.compare(b.sig);
+    return c < 0 || (c == 0 && a.tactic < b.tactic);
+}
+
+bool same_key(const CacheEntry& a, const CacheEntry& b) {
+    return a.tactic == b.tactic && a.sig == b.sig;
+}
+
+// CacheIndex is a timing cache in the format above, parsed in place: its entries sorted by
+// signature and tactic, each signature a view into the blob it was parsed from (which must
+// outlive the index) or, for the rare signature with escapes, into the index's own copy. 32
+// bytes per entry besides the blob: a cache of hundreds of MB is indexed, never copied into a
+// map of strings (which took several times the file's size).
+class CacheIndex {
+public:
+    // parse reads blob whole or not at all: on any error the index is left empty and it
+    // returns false. When a key appears twice, the later line wins.
+    bool parse(std::string_view blob);
+    // find returns the time of (sig, tactic), or nullptr.
+    const uint64_t* find(std::string_view sig, int32_t tactic) const {
+        const CacheEntry key{sig, tactic, 0};
+        auto it = std::lower_bound(entries_.begin(), entries_.end(), key, entry_less);
+        return it != entries_.end() && same_key(*it, key) ? &it->ns : nullptr;
+    }
+    const std::vector<CacheEntry>& entries() const { return entries_; }
+    size_t size() const { return entries_.size(); }
+    void clear() {
+        std::vector<CacheEntry>().swap(entries_);
+        unescaped_.clear();
+    }
+
+private:
+    std::vector<CacheEntry> entries_;
+    std::deque<std::string> unescaped_;  // signatures that had escapes; a deque never moves them
+};
+
+bool CacheIndex::parse(std::string_view blob) {
+    clear();
     const size_t magic_len = sizeof(kCacheMagic) - 1;
     if (blob.compare(0, magic_len, kCacheMagic) != 0) {
         return false;
@@ -272,11 +316,18 @@ bool parse_cache(const std::string& blob, Cache* out) {
     if (pos < blob.size() && blob[pos] != '\n') {
         return false;
     }
+    entries_.reserve(static_cast<size_t>(
+        std::count(blob.begin() + static_cast<std::ptrdiff_t>(pos), blob.end(), '\n')));
+    auto fail = [this] {
+        clear();
+        return false;
+    };
     std::string layer;
+    bool sorted = true;
     while (pos < blob.size()) {
         ++pos;  // past '\n'
         size_t end = blob.find('\n', pos);
-        if (end == std::string::npos) {
+        if (end == std::string_view::npos) {
             end = blob.size();
         }
         size_t line_end = end;
@@ -288,61 +339,133 @@ bool parse_cache(const std::string& blob, Cache* out) {
             const size_t n = line_end - pos;
             const char* tab1 = static_cast<const char*>(std::memchr(line, '\t', n));
             if (tab1 == nullptr) {
-                out->clear();
-                return false;
+                return fail();
             }
             const char* rest = tab1 + 1;
             const size_t rest_n = n - static_cast<size_t>(rest - line);
             const char* tab2 = static_cast<const char*>(std::memchr(rest, '\t', rest_n));
             if (tab2 == nullptr) {
-                out->clear();
-                return false;
+                return fail();
+            }
+            const size_t sig_n = static_cast<size_t>(tab1 - line);
+            std::string_view sig(line, sig_n);
+            if (std::memchr(line, '\\', sig_n) != nullptr || std::memchr(line, '\0', sig_n) != nullptr) {
+                if (!unescape(line, sig_n, &layer)) {
+                    return fail();
+                }
+                unescaped_.push_back(layer);
+                sig = unescaped_.back();
             }
             uint64_t tactic = 0;
             uint64_t ns = 0;
             const size_t ns_n = rest_n - static_cast<size_t>(tab2 + 1 - rest);
-            if (!unescape(line, static_cast<size_t>(tab1 - line), &layer) || layer.empty() ||
-                !parse_decimal(rest, static_cast<size_t>(tab2 - rest), INT32_MAX, &tactic) ||
+            if (sig.empty() || !parse_decimal(rest, static_cast<size_t>(tab2 - rest), INT32_MAX, &tactic) ||
                 !parse_decimal(tab2 + 1, ns_n, UINT64_MAX, &ns) || ns == 0) {
-                out->clear();
-                return false;
+                return fail();
             }
-            (*out)[CacheKey(layer, static_cast<int32_t>(tactic))] = ns;
+            const CacheEntry e{sig, static_cast<int32_t>(tactic), ns};
+            if (!entries_.empty() && !entry_less(entries_.back(), e)) {
+                sorted = false;
+            }
+            entries_.push_back(e);
         }
         pos = end;
     }
+    if (!sorted) {
+        std::stable_sort(entries_.begin(), entries_.end(), entry_less);
+        size_t kept = 0;
+        for (size_t i = 0; i < entries_.size(); ++i) {
+            if (i + 1 < entries_.size() && same_key(entries_[i], entries_[i + 1])) {
+                continue;  // a later line has the same key
+            }
+            entries_[kept++] = entries_[i];
+        }
+        entries_.resize(kept);
+    }
     return true;
 }
 
-std::string serialize_cache(const Cache& cache) {
-    std::string out = kCacheMagic;
-    out += '\n';
-    for (const auto& entry : cache) {
-        out += escape(entry.first.first);
-        out += format("\t%d\t%llu\n", entry.first.second,
-                      static_cast<unsigned long long>(entry.second));
-    }
-    return out;
-}
-
-// write_all writes all of data to fd, through short writes and EINTR.
-bool write_all(int fd, const std::string& data, std::string* error) {
-    const char* p = data.data();
-    size_t left = data.size();
-    while (left > 0) {
-        const ssize_t n = ::write(fd, p, left);
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
+// merge_entries calls emit with the union of sorted lists without duplicate keys, in key
+// order: for a key in several lists, with the entry of the first list that has it, and with
+// whether the first list has it (so a caller can tell what the first list lacks). emit returns
+// false to stop; merge_entries then returns false.
+template <typename Emit>
+bool merge_entries(const std::vector<const std::vector<CacheEntry>*>& lists, Emit emit) {
+    std::vector<size_t> at(lists.size(), 0);
+    for (;;) {
+        // The least head; among equal heads the earliest list's (entry_less is strict).
+        const CacheEntry* least = nullptr;
+        for (size_t l = 0; l < lists.size(); ++l) {
+            if (at[l] < lists[l]->size()) {
+                const CacheEntry& head = (*lists[l])[at[l]];
+                if (least == nullptr || entry_less(head, *least)) {
+                    least = &head;
+                }
             }
-            *error = std::generic_category().message(errno);
+        }
+        if (least == nullptr) {
+            return true;
+        }
+        const CacheEntry pick = *least;
+        bool in_first = false;
+        for (size_t l = 0; l < lists.size(); ++l) {
+            if (at[l] < lists[l]->size() && same_key((*lists[l])[at[l]], pick)) {
+                in_first = in_first || l == 0;
+                ++at[l];
+            }
+        }
+        if (!emit(pick, in_first)) {
             return false;
         }
-        p += n;
-        left -= static_cast<size_t>(n);
     }
-    return true;
 }
+
+// CacheWriter serializes entries in the format above, through a buffer of 1 MiB, to a file
+// descriptor (to == nullptr) or a string.
+class CacheWriter {
+public:
+    CacheWriter(int fd, std::string* to) : fd_(fd), to_(to) {
+        buf_.reserve(kFlushAt + 4096);
+        buf_ = kCacheMagic;
+        buf_ += '\n';
+    }
+
+    bool add(const CacheEntry& e) {
+        for (char c : e.sig) {
+            switch (c) {
+                case '\\': buf_ += "\\\\"; break;
+                case '\t': buf_ += "\\t"; break;
+                case '\n': buf_ += "\\n"; break;
+                case '\r': buf_ += "\\r"; break;
+                default: buf_ += c; break;
+            }
+        }
+        char num[48];
+        const int n = std::snprintf(num, sizeof(num), "\t%d\t%llu\n", e.tactic,
+                                    static_cast<unsigned long long>(e.ns));
+        buf_.append(num, static_cast<size_t>(n));
+        return buf_.size() < kFlushAt || flush();
+    }
+
+    bool flush() {
+        if (to_ != nullptr) {
+            to_->append(buf_);
+        } else if (!write_all(fd_, buf_.data(), buf_.size(), &error_)) {
+            return false;
+        }
+        buf_.clear();
+        return true;
+    }
+
+    const std::string& error() const { return error_; }
+
+private:
+    static constexpr size_t kFlushAt = 1 << 20;
+    int fd_;
+    std::string* to_;
+    std::string buf_;
+    std::string error_;
+};
 
 // Config is everything a simulated build keeps from trtb_options, with defaults applied.
 struct Config {
@@ -359,7 +482,7 @@ struct Config {
     int32_t nb_profiles = 0;
     std::vector<std::string> plugin_paths;
     bool has_cache = false;
-    std::string cache_blob;
+    std::string_view cache_blob;  // options.timing_cache, borrowed until the build is destroyed
 
     int32_t threads = kDefaultThreads;
     int32_t tactics = kDefaultTactics;
@@ -508,7 +631,7 @@ struct RunState {
     std::atomic<uint64_t> misses{0};
 
     bool cache_enabled = false;
-    Cache cache_in;  // read-only while threads run
+    const CacheIndex* cache_in = nullptr;  // the given cache; read-only while threads run
 
     std::mutex mu;
     int32_t fail_code = TRTB_OK;                                // guarded by mu
@@ -716,8 +839,9 @@ public:
     explicit SimBuild(Config cfg) : cfg_(std::move(cfg)) {}
 
     int32_t run(trtb_result* result, trtb_status* status) override;
-    int32_t merge_timing_cache(const std::string& disk, std::string* merged,
+    int32_t write_timing_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed,
                                trtb_status* status) override;
+    int32_t serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) override;
 
 private:
     void build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_bytes);
@@ -728,6 +852,16 @@ private:
     std::string plan_text(const RunState& rs, uint64_t model_bytes) const;
 
     Config cfg_;
+    // The timing cache after run: the given one (given_ok_: it parsed, or none was given) and
+    // what this run learned, sorted by key without duplicates (learned_entries_ views
+    // learned_). serialized_ is made only when asked for (trtb_build_timing_cache).
+    bool cache_enabled_ = false;
+    CacheIndex given_;
+    bool given_ok_ = true;
+    std::vector<std::pair<CacheKey, uint64_t>> learned_;
+    std::vector<CacheEntry> learned_entries_;
+    std::string serialized_;
+    bool serialized_done_ = false;
 };
 
 int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
@@ -783,10 +917,13 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
                "Local timing cache in use. Profiling results in this builder pass will not be stored.");
     } else {
         rs.cache_enabled = true;
+        cache_enabled_ = true;
+        rs.cache_in = &given_;
         if (cfg_.has_cache) {
-            if (parse_cache(cfg_.cache_blob, &rs.cache_in)) {
+            given_ok_ = given_.parse(cfg_.cache_blob);
+            if (given_ok_) {
                 result->timing_cache_used = 1;
-                rs.log(TRTB_SEVERITY_INFO, format("Loaded %zu timing cache entries.", rs.cache_in.size()));
+                rs.log(TRTB_SEVERITY_INFO, format("Loaded %zu timing cache entries.", given_.size()));
             } else {
                 rs.log(TRTB_SEVERITY_WARNING,
                        "timing cache is not a simulated-builder cache; starting from an empty cache");
@@ -805,11 +942,17 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
 
     // Whatever happened, keep what the cache knew and what this run measured.
     if (rs.cache_enabled) {
-        Cache merged = rs.cache_in;
-        for (const auto& entry : rs.learned) {
-            merged.emplace(entry.first, entry.second);
+        // Sorted by key; of two entries with one key the first learned stays.
+        learned_ = std::move(rs.learned);
+        std::stable_sort(learned_.begin(), learned_.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        learned_.erase(std::unique(learned_.begin(), learned_.end(),
+                                   [](const auto& a, const auto& b) { return a.first == b.first; }),
+                       learned_.end());
+        learned_entries_.reserve(learned_.size());
+        for (const auto& entry : learned_) {
+            learned_entries_.push_back(CacheEntry{entry.first.first, entry.first.second, entry.second});
         }
-        timing_cache = merged.empty() ? std::string() : serialize_cache(merged);
     }
     result->timing_cache_hits = rs.hits.load();
     result->timing_cache_misses = rs.misses.load();
@@ -829,25 +972,60 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
     return set_status(status, TRTB_OK, "");
 }
 
-// merge_timing_cache keeps every entry of disk and adds this build's entries that disk lacks,
-// as ITimingCache::combine does. A disk that is not a simulated-builder cache is refused whole.
-int32_t SimBuild::merge_timing_cache(const std::string& disk, std::string* merged,
-                                     trtb_status* status) {
-    Cache out;
-    if (!disk.empty() && !parse_cache(disk, &out)) {
-        return set_status(status, TRTB_ERR_CACHE_REJECTED,
-                          "not a simulated-builder timing cache (corrupt, or made by TensorRT)");
+// write_timing_cache keeps every entry of the file and adds this build's entries (the given
+// cache's, then what the build learned) that the file lacks, as ITimingCache::combine does,
+// merging the sorted lists as streams: no copy of either cache is made. A file that is not a
+// simulated-builder cache is refused whole.
+int32_t SimBuild::write_timing_cache(bool disk_is_given, std::string_view disk, int fd,
+                                     bool* changed, trtb_status* status) {
+    *changed = false;
+    CacheIndex on_disk;
+    std::vector<const std::vector<CacheEntry>*> lists;
+    if (disk_is_given) {
+        if (!given_ok_) {
+            return set_status(status, TRTB_ERR_CACHE_REJECTED,
+                              "not a simulated-builder timing cache (corrupt, or made by TensorRT)");
+        }
+        lists.push_back(&given_.entries());
+        lists.push_back(&learned_entries_);
+    } else {
+        if (!disk.empty() && !on_disk.parse(disk)) {
+            return set_status(status, TRTB_ERR_CACHE_REJECTED,
+                              "not a simulated-builder timing cache (corrupt, or made by TensorRT)");
+        }
+        lists.push_back(&on_disk.entries());
+        lists.push_back(&given_.entries());
+        lists.push_back(&learned_entries_);
     }
-    Cache own;
-    if (!timing_cache.empty() && !parse_cache(timing_cache, &own)) {
-        return set_status(status, TRTB_ERR_INTERNAL, "the build's own timing cache does not parse");
+    if (!cache_enabled_) {
+        return set_status(status, TRTB_OK, "");  // nothing to add: the file stays as it is
     }
-    for (const auto& entry : own) {
-        out.emplace(entry.first, entry.second);
+    // First pass: does the build add anything the file lacks? It stops at the first such entry.
+    merge_entries(lists, [&](const CacheEntry&, bool in_first) {
+        *changed = !in_first;
+        return in_first;
+    });
+    if (!*changed || fd < 0) {
+        return set_status(status, TRTB_OK, "");
     }
-    merged->clear();
-    if (!out.empty()) {
-        *merged = serialize_cache(out);
+    CacheWriter out(fd, nullptr);
+    if (!merge_entries(lists, [&](const CacheEntry& e, bool) { return out.add(e); }) || !out.flush()) {
+        return set_status(status, TRTB_ERR_IO, "writing the timing cache: " + out.error());
+    }
+    return set_status(status, TRTB_OK, "");
+}
+
+int32_t SimBuild::serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) {
+    if (!serialized_done_ && cache_enabled_ && given_.size() + learned_entries_.size() > 0) {
+        CacheWriter out(-1, &serialized_);
+        const std::vector<const std::vector<CacheEntry>*> lists{&given_.entries(), &learned_entries_};
+        merge_entries(lists, [&](const CacheEntry& e, bool) { return out.add(e); });
+        out.flush();
+    }
+    serialized_done_ = true;
+    if (!serialized_.empty()) {
+        *data = serialized_.data();
+        *size = serialized_.size();
     }
     return set_status(status, TRTB_OK, "");
 }
@@ -954,7 +1132,7 @@ void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_b
         return;
     }
     std::string error;
-    if (!write_all(cfg_.plan_fd, plan, &error)) {
+    if (!write_all(cfg_.plan_fd, plan.data(), plan.size(), &error)) {
         rs.fail(TRTB_ERR_IO, "cannot write the plan: " + error);
         return;
     }
@@ -1030,11 +1208,11 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
         if (!rs.cache_enabled) {
             return false;
         }
-        auto it = rs.cache_in.find(CacheKey(sig, tactic));
-        if (it == rs.cache_in.end()) {
+        const uint64_t* found = rs.cache_in->find(sig, tactic);
+        if (found == nullptr) {
             return false;
         }
-        *ns = it->second;
+        *ns = *found;
         return true;
     };
 
@@ -1197,7 +1375,7 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
     c.nb_profiles = static_cast<int32_t>(checked.profiles.size());
     c.plugin_paths = std::move(checked.plugin_paths);
     c.has_cache = checked.has_timing_cache;
-    c.cache_blob = std::move(checked.timing_cache);
+    c.cache_blob = checked.timing_cache;
 
     int32_t nb_layers = kDefaultLayers;
     const char* const* layers = nullptr;

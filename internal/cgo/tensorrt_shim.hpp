@@ -38,7 +38,7 @@
 //     mapped to TensorRT names here, because TensorRT 11 renumbered BuilderFlag and
 //     NetworkDefinitionCreationFlag.
 //   - Every function the rest of the package calls (make_tensorrt_build, tensorrt_available,
-//     tensorrt_version, TensorRTBuild::run, TensorRTBuild::merge_timing_cache) runs its body
+//     tensorrt_version, TensorRTBuild::run, TensorRTBuild::write_timing_cache) runs its body
 //     through trtb::guarded (trtb_internal.hpp), which turns every exception into a status;
 //     the void callbacks that cannot fail the build run through trtb::guarded_void.
 //   - Options are checked by trtb::check_options (options.cpp), the one checker of both
@@ -374,12 +374,13 @@ public:
         : s_(std::move(settings)), logger_(queue, s_.log_severity), recorder_(logger_), monitor_(*this) {}
 
     int32_t run(trtb_result* result, trtb_status* status) override;
-    int32_t merge_timing_cache(const std::string& disk, std::string* merged,
+    int32_t write_timing_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed,
                                trtb_status* status) override;
+    int32_t serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) override;
 
 private:
     Outcome build(trtb_result* result);
-    Outcome merge(const std::string& disk, std::string* merged);
+    Outcome write_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed);
     Outcome select_device();
     Outcome load_plugins(nvinfer1::IBuilder& builder);
     Outcome parse(Objects& o);
@@ -398,6 +399,9 @@ private:
     Logger logger_;
     ErrorRecorder recorder_;
     ProgressMonitor monitor_;
+    // own_cache_ is the build's serialized timing cache after run (save_timing_cache), as
+    // TensorRT returned it, for serialized_timing_cache and write_timing_cache.
+    std::unique_ptr<nvinfer1::IHostMemory> own_cache_;
 };
 
 }  // namespace trt

@@ -11,6 +11,8 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 namespace trtb {
@@ -115,33 +117,56 @@ void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* r
         }
         return;
     }
-    timing_cache.assign(static_cast<const char*>(blob->data()), blob->size());
+    own_cache_ = std::move(blob);  // kept as TensorRT made it: no copy of a large cache
 }
 
-// merge_timing_cache combines the cache file's bytes with this build's cache the way trtexec
+int32_t TensorRTBuild::serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) {
+    if (own_cache_ != nullptr) {
+        *data = own_cache_->data();
+        *size = own_cache_->size();
+    }
+    return set_status(status, TRTB_OK, "");
+}
+
+// write_timing_cache combines the cache file's bytes with this build's cache the way trtexec
 // updates its --timingCacheFile: both are deserialized with the config of a fresh builder, the
 // build's cache is combined into the file's with ignoreMismatch=false (so a cache of another
-// TensorRT version or device is refused, never mixed in), and the result is serialized. It
-// runs after run(), on the caller's thread, which it points at the build's device first. The
-// TensorRT objects it creates are deleted before it returns.
-int32_t TensorRTBuild::merge_timing_cache(const std::string& disk, std::string* merged,
-                                          trtb_status* status) {
+// TensorRT version or device is refused, never mixed in), and the result is serialized and
+// written to fd when it differs from the file. It runs after run(), on the caller's thread,
+// which it points at the build's device first. The TensorRT objects it creates are deleted
+// before it returns. A file that holds exactly the given cache (disk_is_given) is not read
+// again: the given bytes are still at hand (borrowed until destroy, see trtb.h).
+int32_t TensorRTBuild::write_timing_cache(bool disk_is_given, std::string_view disk, int fd,
+                                          bool* changed, trtb_status* status) {
     return guarded(status, [&]() -> int32_t {
-        const Outcome out = merge(disk, merged);
+        const Outcome out = write_cache(disk_is_given, disk, fd, changed);
         return set_status(status, out.code, out.code == TRTB_OK ? std::string() : out.message);
     });
 }
 
-Outcome TensorRTBuild::merge(const std::string& disk, std::string* merged) {
-    merged->clear();
-    if (timing_cache.empty()) {
+Outcome TensorRTBuild::write_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed) {
+    *changed = false;
+    if (own_cache_ == nullptr || own_cache_->data() == nullptr || own_cache_->size() == 0) {
         // Nothing to add (the cache was off, or TensorRT would not serialize it): keep the file.
-        *merged = disk;
         return ok();
     }
-    if (disk.empty()) {
-        *merged = timing_cache;
+    if (disk_is_given) {
+        disk = s_.timing_cache;
+    }
+    const std::string_view own_bytes(static_cast<const char*>(own_cache_->data()), own_cache_->size());
+    auto write = [&](std::string_view bytes) -> Outcome {
+        *changed = true;
+        int err = 0;
+        if (fd >= 0 && !write_all(fd, bytes.data(), bytes.size(), &err)) {
+            return fail(TRTB_ERR_IO, "writing the timing cache: " + std::generic_category().message(err));
+        }
         return ok();
+    };
+    if (disk.empty()) {
+        return write(own_bytes);
+    }
+    if (disk == own_bytes) {
+        return ok();  // the build added nothing the file lacks
     }
     // Errors and warnings of the merge reach this build's Logger (for the failure message; the
     // event queue is closed by now, so they are not shown live).
@@ -170,7 +195,7 @@ Outcome TensorRTBuild::merge(const std::string& disk, std::string* merged) {
         return fail(TRTB_ERR_CACHE_REJECTED, "TensorRT cannot use the timing cache file: " + why);
     }
     mark = logger_.mark();
-    own.reset(config->createTimingCache(timing_cache.data(), timing_cache.size()));
+    own.reset(config->createTimingCache(own_cache_->data(), own_cache_->size()));
     if (own == nullptr) {
         return fail(TRTB_ERR_INTERNAL, "TensorRT cannot read the timing cache it serialized: " + errors_since(mark));
     }
@@ -186,8 +211,11 @@ Outcome TensorRTBuild::merge(const std::string& disk, std::string* merged) {
     if (blob == nullptr || blob->data() == nullptr || blob->size() == 0) {
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not serialize the merged timing cache");
     }
-    merged->assign(static_cast<const char*>(blob->data()), blob->size());
-    return ok();
+    const std::string_view merged(static_cast<const char*>(blob->data()), blob->size());
+    if (merged == disk) {
+        return ok();
+    }
+    return write(merged);
 }
 
 }  // namespace trt

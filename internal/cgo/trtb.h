@@ -25,7 +25,7 @@
  *     trtb_build_create -> trtb_build_run (blocking, one thread)
  *                          trtb_build_drain (another thread, in a loop until batch.done)
  *                          trtb_build_cancel (any thread, any time)
- *                       -> trtb_build_timing_cache, trtb_build_merge_timing_cache (optional)
+ *                       -> trtb_build_timing_cache, trtb_build_write_timing_cache (optional)
  *                       -> trtb_build_destroy
  */
 #ifndef TRTB_H
@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 /* TRTB_ABI_VERSION changes whenever a struct or a function in this header changes. */
-#define TRTB_ABI_VERSION 3
+#define TRTB_ABI_VERSION 4
 
 /* Status codes. TRTB_OK is zero; every other value is a failure of the named kind. */
 typedef enum trtb_code {
@@ -282,7 +282,10 @@ typedef struct trtb_options {
     int32_t nb_profiles;
     const char *const *plugin_paths;   /* plugin libraries to load; this runs their code */
     int32_t nb_plugin_paths;
-    const void *timing_cache;          /* a serialized timing cache to start from; may be NULL */
+    const void *timing_cache;          /* a serialized timing cache to start from; may be NULL.
+                                        * Borrowed, not copied (a cache can be hundreds of MB):
+                                        * it must stay valid and unchanged until
+                                        * trtb_build_destroy (ABI 4) */
     uint64_t timing_cache_size;
     const trtb_sim_options *sim;       /* simulated builder knobs; NULL: defaults */
 
@@ -437,25 +440,32 @@ int32_t trtb_build_timing_cache(trtb_build *build, const void **data, uint64_t *
                                 trtb_status *status);
 
 /*
- * trtb_build_merge_timing_cache combines disk, the timing cache file's bytes as they are now,
- * with this build's cache (what trtb_build_timing_cache returns), for a cache file that several
- * builds share: the caller locks the file, reads it, merges, writes the result atomically and
- * unlocks, so no build's entries are lost. Entries already in disk are kept; the build adds
- * those disk lacks. disk may be NULL with disk_size 0 (no file yet): the result is the build's
- * cache. *merged_size is 0 when there is nothing to save.
+ * trtb_build_write_timing_cache merges this build's cache (what trtb_build_timing_cache returns)
+ * into the cache file's and writes the result to the file descriptor fd, for a cache file that
+ * several builds share: the caller locks the file, merges into a new file, replaces the old one
+ * atomically and unlocks, so no build's entries are lost. Entries already in the file are kept;
+ * the build adds those the file lacks.
+ *
+ * What the file holds is either given as its bytes (disk, disk_size; NULL with 0 for no file or
+ * an empty one), or, with disk_is_given set (disk NULL, disk_size 0), said to be exactly the
+ * cache given in options.timing_cache (none: no file), so that a file nobody changed since the
+ * build loaded it is not read again. *changed is set to 1 when the merged cache differs from
+ * what the file holds; only then is anything written to fd, from fd's current offset, through
+ * short writes and EINTR. fd -1 writes nothing: the call only tells whether there is
+ * something to save.
  *
  * When disk is not a cache this backend can read (corrupt, or made by another builder,
  * TensorRT version or device) it returns TRTB_ERR_CACHE_REJECTED: the caller must leave the
- * file alone rather than replace it.
+ * file alone rather than replace it. A failed write is TRTB_ERR_IO with errno's text.
  *
  * Threading and ownership: call it after trtb_build_run has returned, from one thread at a
- * time. disk is only read during the call. *merged points into the handle and stays valid until
- * the next call or trtb_build_destroy. The TensorRT shim creates a builder on the calling thread
- * to deserialize both caches, then calls ITimingCache::combine(ignoreMismatch=false) and
- * serialize; the simulated builder takes the union of the entries.
+ * time. disk is only read during the call; fd stays the caller's. Memory: the simulated builder
+ * merges the sorted caches as streams, without a copy of either; the TensorRT shim creates a
+ * builder on the calling thread, deserializes the file's cache, calls
+ * ITimingCache::combine(ignoreMismatch=false) and writes the serialized result.
  */
-int32_t trtb_build_merge_timing_cache(trtb_build *build, const void *disk, uint64_t disk_size,
-                                      const void **merged, uint64_t *merged_size,
+int32_t trtb_build_write_timing_cache(trtb_build *build, int32_t disk_is_given, const void *disk,
+                                      uint64_t disk_size, int32_t fd, int32_t *changed,
                                       trtb_status *status);
 
 /* trtb_build_destroy frees the handle. Call it after run has returned (or if run was never

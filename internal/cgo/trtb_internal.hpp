@@ -14,6 +14,7 @@
 #include <new>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -123,7 +124,9 @@ struct BuildSettings {
     std::vector<std::vector<ProfileShape>> profiles;
     std::vector<std::string> plugin_paths;
     bool has_timing_cache = false;  // a non-empty cache was given
-    std::string timing_cache;
+    // timing_cache views options.timing_cache, which the caller keeps valid until the build is
+    // destroyed (trtb.h): a cache of hundreds of MB is read in place, never copied.
+    std::string_view timing_cache;
     ExtraSettings extra;  // trtexec's other build settings (ABI 3)
 };
 
@@ -303,24 +306,36 @@ public:
     // on Linux) at which step_complete first returned false, or 0 (trtb_result.cancel_seen_ns).
     int64_t cancel_seen_ns() const { return cancel_seen_.load(std::memory_order_relaxed); }
 
-    // merge_timing_cache is trtb_build_merge_timing_cache: it sets *merged to disk combined with
-    // timing_cache (entries of disk win), or returns TRTB_ERR_CACHE_REJECTED when disk is not a
-    // cache of this backend. Called after run, by one thread at a time. This base version takes
-    // an empty disk (the result is timing_cache) and refuses any other with TRTB_ERR_UNSUPPORTED.
-    virtual int32_t merge_timing_cache(const std::string& disk, std::string* merged,
-                                       trtb_status* status);
+    // write_timing_cache is trtb_build_write_timing_cache: it merges this build's cache into
+    // what the file holds (entries of the file win), sets *changed to whether the result
+    // differs from it, and then, when fd >= 0, writes the result to fd. It returns
+    // TRTB_ERR_CACHE_REJECTED when disk is not a cache of this backend. disk_is_given means the
+    // file holds exactly the cache given in the options (disk is then empty). Called after run,
+    // by one thread at a time. This base version knows no cache format: it writes its
+    // timing_cache when the file is empty or holds what was given, and refuses any other file
+    // with TRTB_ERR_UNSUPPORTED.
+    virtual int32_t write_timing_cache(bool disk_is_given, std::string_view disk, int fd,
+                                       bool* changed, trtb_status* status);
+
+    // serialized_timing_cache points *data at the serialized cache after run (the given cache
+    // plus what the build learned; trtb_build_timing_cache); *size 0 when there is none. The
+    // bytes stay valid until the build is destroyed. This base version returns timing_cache.
+    virtual int32_t serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status);
 
     EventQueue queue;
-    // timing_cache holds the serialized cache after run (trtb_build_timing_cache).
+    // timing_cache holds the serialized cache after run, for backends that serialize it
+    // eagerly (see serialized_timing_cache).
     std::string timing_cache;
-    // merged_cache holds what trtb_build_merge_timing_cache handed out last.
-    std::string merged_cache;
     std::atomic<bool> ran{false};
 
 private:
     std::atomic<bool> cancel_{false};
     std::atomic<int64_t> cancel_seen_{0};
 };
+
+// write_all writes n bytes at data to fd, through short writes and EINTR; false with errno's
+// text in *error when a write fails.
+bool write_all(int fd, const char* data, size_t n, std::string* error);
 
 // new_handle wraps a Build in the opaque handle that trtb_build_create hands out (api.cpp).
 trtb_build* new_handle(std::unique_ptr<Build> build);

@@ -206,43 +206,88 @@ func describe(m fs.FileMode) string {
 	return outpath.KindOf(m).String()
 }
 
-// Load returns the cache file's bytes, or nil when it does not exist yet or is empty. It
-// refuses what Check refuses (but for an empty file) and holds the shared lock while reading;
-// when no lock can be had (a read-only folder, another user's cache without a lock file) it
-// reads without it, which is safe because Save replaces the file atomically. It never blocks on
-// a FIFO and never follows a link.
+// Load returns the cache file's bytes, or nil when it does not exist yet or is empty. See
+// LoadWith, which it calls with a reader into Go memory.
 func Load(ctx context.Context, path string) ([]byte, error) {
+	var data []byte
+	_, err := LoadWith(ctx, path, func(f *os.File, size int64) error {
+		var err error
+		data, err = io.ReadAll(f)
+		return err
+	})
+	if len(data) == 0 {
+		data = nil
+	}
+	return data, err
+}
+
+// Stamp identifies one state of a cache file: its device, inode, size and modification and
+// status-change times, or that there was no file (or an empty one). Save compares the file's
+// stamp under its lock with the one Load saw, so that a file nobody replaced or rewrote since
+// is not read again: a cache can be hundreds of MB.
+type Stamp struct {
+	known      bool
+	none       bool // no file, or an empty one
+	dev, ino   uint64
+	size       int64
+	mtime, ctm int64
+}
+
+// stampOf returns the stamp of the open file f (size 0 counts as no file).
+func stampOf(f *os.File) (Stamp, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return Stamp{}, err
+	}
+	if st.Size == 0 {
+		return Stamp{known: true, none: true}, nil
+	}
+	return Stamp{known: true, dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
+		mtime: st.Mtim.Nano(), ctm: st.Ctim.Nano()}, nil
+}
+
+// LoadWith reads the cache file with read, which gets the open file and its size and is not
+// called when the file does not exist yet or is empty, and returns the file's stamp for Save.
+// It refuses what Check refuses (but for an empty file) and holds the shared lock while
+// reading; when no lock can be had (a read-only folder, another user's cache without a lock
+// file) it reads without it, which is safe because Save replaces the file atomically. It never
+// blocks on a FIFO and never follows a link.
+func LoadWith(ctx context.Context, path string, read func(f *os.File, size int64) error) (Stamp, error) {
+	none := Stamp{known: true, none: true}
 	if err := Check(path, false); err != nil {
 		var p *Problem
 		if errors.As(err, &p) && p.Empty {
-			return nil, nil
+			return none, nil
 		}
-		return nil, err
+		return Stamp{}, err
 	}
 	if _, err := os.Lstat(path); missing(err) {
-		return nil, nil
+		return none, nil
 	}
 	lock, err := acquire(ctx, path, false)
 	if err != nil && !errors.Is(err, errNoLock) {
-		return nil, err
+		return Stamp{}, err
 	}
 	defer lock.release()
 	f, _, err := regfile.OpenNoFollow(path)
 	if missing(err) {
-		return nil, nil
+		return none, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading timing cache: %w", err)
+		return Stamp{}, fmt.Errorf("reading timing cache: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(f)
+	stamp, err := stampOf(f)
 	if err != nil {
-		return nil, fmt.Errorf("reading timing cache: %w", err)
+		return Stamp{}, fmt.Errorf("reading timing cache: %w", err)
 	}
-	if len(data) == 0 {
-		return nil, nil
+	if stamp.none {
+		return stamp, nil
 	}
-	return data, nil
+	if err := read(f, stamp.size); err != nil {
+		return Stamp{}, fmt.Errorf("reading timing cache: %w", err)
+	}
+	return stamp, nil
 }
 
 // MergeFunc combines the cache now on disk (nil when there is none) with what a build learned
@@ -250,19 +295,62 @@ func Load(ctx context.Context, path string) ([]byte, error) {
 // wraps ErrRejected when disk is not a cache it can read.
 type MergeFunc func(disk []byte) ([]byte, error)
 
+// Disk is the cache file as SaveWith found it, with the exclusive lock held.
+type Disk struct {
+	// Unchanged: the file is in the state the caller's Stamp describes (the one LoadWith
+	// returned), so the caller knows what it holds without reading it.
+	Unchanged bool
+	// File is the file, open for reading from its start, when it exists and is not empty; it
+	// is closed when the merge returns. Size is its size.
+	File *os.File
+	Size int64
+}
+
+// WriteMergeFunc merges what a build learned into disk and writes the result to out, only
+// when it differs from what disk holds; it reports whether it did. With out nil it writes
+// nothing and only tells whether there is something to save. It returns an error that wraps
+// ErrRejected when the file is not a cache it can read.
+type WriteMergeFunc func(disk Disk, out *os.File) (changed bool, err error)
+
 // Saved says what Save did.
 type Saved struct {
 	Path    string
-	Bytes   int  // size of the file written
-	Written bool // false when the merge left the file as it was
+	Bytes   int64 // size of the file written, or of the file left as it was
+	Written bool  // false when the merge left the file as it was
 }
 
-// Save updates the cache file: with the exclusive lock held it reads the file as it is now,
-// merges it with merge, and replaces it atomically with the result. It creates the file's
-// folder when missing. When merge fails (for example with ErrRejected) the file is left as it
-// was and the error is returned, wrapped. When there is nothing new to save, nothing is
-// written and no lock is needed: a read-only cache is fine then.
+// Save is SaveWith for a merge of bytes in memory: the file is read whole and the merged
+// bytes are written when they differ from it.
 func Save(ctx context.Context, path string, merge MergeFunc) (Saved, error) {
+	return SaveWith(ctx, path, Stamp{}, func(disk Disk, out *os.File) (bool, error) {
+		var data []byte
+		if disk.File != nil {
+			var err error
+			if data, err = io.ReadAll(disk.File); err != nil {
+				return false, fmt.Errorf("reading the timing cache before merging: %w", err)
+			}
+		}
+		merged, err := merge(data)
+		if err != nil || len(merged) == 0 || bytes.Equal(merged, data) {
+			return false, err
+		}
+		if out != nil {
+			if _, err := out.Write(merged); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+}
+
+// SaveWith updates the cache file: with the exclusive lock held it opens the file as it is now
+// and lets merge write the merged cache into a new file, which then replaces it atomically.
+// since is the Stamp LoadWith returned (the zero Stamp for none): when the file is still in
+// that state, Disk.Unchanged says so. It creates the file's folder when missing. When merge
+// fails (for example with ErrRejected) the file is left as it was and the error is returned,
+// wrapped. When there is nothing new to save, nothing is written and no lock is needed: a
+// read-only cache is fine then.
+func SaveWith(ctx context.Context, path string, since Stamp, merge WriteMergeFunc) (Saved, error) {
 	res := Saved{Path: path}
 	if err := Check(path, false); err != nil {
 		var p *Problem
@@ -272,8 +360,8 @@ func Save(ctx context.Context, path string, merge MergeFunc) (Saved, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		// A read-only place may still hold a cache with nothing new to add.
-		if merged, disk, rerr := mergeUnlocked(path, merge); rerr == nil && !changed(merged, disk) {
-			res.Bytes = len(disk)
+		if changed, size, rerr := mergeInto(path, since, merge, false); rerr == nil && !changed {
+			res.Bytes = size
 			return res, nil
 		}
 		return res, fmt.Errorf("creating the timing cache folder: %w", err)
@@ -281,12 +369,12 @@ func Save(ctx context.Context, path string, merge MergeFunc) (Saved, error) {
 	lock, err := acquire(ctx, path, true)
 	switch {
 	case errors.Is(err, errNoLock) && lock.readOnly:
-		merged, disk, rerr := mergeUnlocked(path, merge)
+		changed, size, rerr := mergeInto(path, since, merge, false)
 		if rerr != nil {
 			return res, rerr
 		}
-		if !changed(merged, disk) {
-			res.Bytes = len(disk)
+		if !changed {
+			res.Bytes = size
 			return res, nil
 		}
 		return res, fmt.Errorf("locking the timing cache: %w", lock.err)
@@ -297,64 +385,70 @@ func Save(ctx context.Context, path string, merge MergeFunc) (Saved, error) {
 	}
 	defer lock.release()
 
-	merged, disk, err := mergeUnlocked(path, merge)
+	changed, size, err := mergeInto(path, since, merge, true)
 	if err != nil {
 		return res, err
 	}
-	if !changed(merged, disk) {
-		res.Bytes = len(disk)
-		return res, nil
-	}
-	if err := writeCache(path, merged); err != nil {
-		return res, fmt.Errorf("writing the timing cache: %w", err)
-	}
-	res.Bytes, res.Written = len(merged), true
+	res.Bytes, res.Written = size, changed
 	return res, nil
 }
 
-func changed(merged, disk []byte) bool { return len(merged) > 0 && !bytes.Equal(merged, disk) }
-
-// mergeUnlocked reads the file (nil when missing or empty) and merges it.
-func mergeUnlocked(path string, merge MergeFunc) (merged, disk []byte, err error) {
+// mergeInto opens the file (none when missing or empty) and merges it: into a new file that
+// replaces it when write is set and the merge changed something, or, without write, only to
+// learn whether it would. It returns whether the merge changed something and the size of the
+// file as it is afterwards.
+func mergeInto(path string, since Stamp, merge WriteMergeFunc, write bool) (changed bool, size int64, err error) {
+	var disk Disk
 	f, _, err := regfile.OpenNoFollow(path)
 	switch {
 	case missing(err):
+		disk.Unchanged = since.known && since.none
 	case err != nil:
-		return nil, nil, fmt.Errorf("reading the timing cache before merging: %w", err)
+		return false, 0, fmt.Errorf("reading the timing cache before merging: %w", err)
 	default:
-		disk, err = io.ReadAll(f)
-		f.Close()
+		defer f.Close()
+		now, err := stampOf(f)
 		if err != nil {
-			return nil, nil, fmt.Errorf("reading the timing cache before merging: %w", err)
+			return false, 0, fmt.Errorf("reading the timing cache before merging: %w", err)
+		}
+		disk.Unchanged = since.known && now == since
+		if !now.none {
+			disk.File, disk.Size = f, now.size
 		}
 	}
-	if len(disk) == 0 {
-		disk = nil
+	if !write {
+		changed, err = merge(disk, nil)
+		if err != nil {
+			return false, disk.Size, fmt.Errorf("merging the timing cache: %w", err)
+		}
+		return changed, disk.Size, nil
 	}
-	merged, err = merge(disk)
-	if err != nil {
-		return nil, disk, fmt.Errorf("merging the timing cache: %w", err)
-	}
-	return merged, disk, nil
-}
-
-// writeCache replaces path with data through an unnamed file in its folder. The path was
-// checked under the lock not to be a link; rename(2) replaces whatever name is there and
-// never follows a link, so a link planted since is replaced, not followed.
-func writeCache(path string, data []byte) error {
 	t := outpath.Target{Path: path, Final: path, Kind: outpath.Missing}
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
 		t.Kind, t.Info = outpath.Regular, st
 	}
 	p, err := outpath.Create(t)
 	if err != nil {
-		return err
+		return false, disk.Size, fmt.Errorf("writing the timing cache: %w", err)
 	}
 	defer p.Cleanup() //nolint:errcheck // a no-op after the commit
-	if _, err := p.Write(data); err != nil {
-		return err
+	changed, err = merge(disk, p.File)
+	if err != nil {
+		return false, disk.Size, fmt.Errorf("merging the timing cache: %w", err)
 	}
-	return p.CloseAtomicallyReplace()
+	if !changed {
+		return false, disk.Size, nil
+	}
+	st, err := p.File.Stat()
+	if err != nil {
+		return false, disk.Size, fmt.Errorf("writing the timing cache: %w", err)
+	}
+	// The path was checked under the lock not to be a link; rename(2) replaces whatever name
+	// is there and never follows a link, so a link planted since is replaced, not followed.
+	if err := p.CloseAtomicallyReplace(); err != nil {
+		return false, disk.Size, fmt.Errorf("writing the timing cache: %w", err)
+	}
+	return true, st.Size(), nil
 }
 
 func lockPath(path string) string { return path + ".lock" }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -449,5 +450,84 @@ func TestAdvice(t *testing.T) {
 		if got := Advice(tc.err, "make its folder writable"); !strings.Contains(got, tc.want) {
 			t.Errorf("Advice(%v) = %q, want it to say %q", tc.err, got, tc.want)
 		}
+	}
+}
+
+// TestSaveWithKnowsAnUnchangedFile checks the stamp LoadWith returns: SaveWith says a file
+// still in that state is unchanged (so a large cache is not read again), and says otherwise
+// once another program replaced it, rewrote it or removed it.
+func TestSaveWithKnowsAnUnchangedFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "x.cache")
+	if err := os.WriteFile(path, []byte("CACHE\nl1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var read []byte
+	stamp, err := LoadWith(ctx, path, func(f *os.File, size int64) error {
+		read = make([]byte, size)
+		_, err := io.ReadFull(f, read)
+		return err
+	})
+	if err != nil || string(read) != "CACHE\nl1\n" {
+		t.Fatalf("LoadWith read %q, %v", read, err)
+	}
+	seen := func(since Stamp) Disk {
+		t.Helper()
+		var got Disk
+		_, err := SaveWith(ctx, path, since, func(disk Disk, out *os.File) (bool, error) {
+			got = disk
+			if disk.File != nil {
+				data, err := io.ReadAll(disk.File)
+				if err != nil || int64(len(data)) != disk.Size {
+					t.Errorf("the file read %d bytes, %v; its size is %d", len(data), err, disk.Size)
+				}
+			}
+			return false, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if d := seen(stamp); !d.Unchanged {
+		t.Error("a file nobody touched is not seen as unchanged")
+	}
+	if d := seen(Stamp{}); d.Unchanged || d.File == nil {
+		t.Errorf("with no stamp: %+v; want the file to read", d)
+	}
+	// Replaced by another program (a new file renamed over it).
+	if err := os.WriteFile(path+".new", []byte("CACHE\nl1\nl2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	if d := seen(stamp); d.Unchanged || d.File == nil || d.Size != int64(len("CACHE\nl1\nl2\n")) {
+		t.Errorf("after a replacement: %+v; want the new file to read", d)
+	}
+	// Rewritten in place, as trtexec writes its cache.
+	stamp, err = LoadWith(ctx, path, func(*os.File, int64) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("CACHE\nl3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d := seen(stamp); d.Unchanged {
+		t.Error("a file rewritten in place is seen as unchanged")
+	}
+	// Removed: unchanged only for a caller that loaded no file either.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if d := seen(stamp); d.Unchanged || d.File != nil {
+		t.Errorf("after removal: %+v", d)
+	}
+	none, err := LoadWith(ctx, path, func(*os.File, int64) error { t.Error("read called for no file"); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := seen(none); !d.Unchanged || d.File != nil {
+		t.Errorf("no file then and now: %+v; want unchanged", d)
 	}
 }

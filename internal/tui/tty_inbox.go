@@ -71,6 +71,13 @@ func (in *inbox) isStale() bool {
 	return in.stale
 }
 
+// pending reports whether anything waits to be taken.
+func (in *inbox) pending() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.snap != nil || len(in.logs) > 0 || in.result != nil
+}
+
 // snapshot puts in the newest snapshot, replacing one the view has not taken yet.
 func (in *inbox) snapshot(s *progress.Snapshot) {
 	in.mu.Lock()

@@ -93,6 +93,11 @@ func newTTYModel(info progress.BuildInfo, begin time.Time, in *inbox, opts model
 		clock: begin,
 		dirty: true,
 	}
+	if in != nil && in.pending() {
+		// Something arrived before the program started: the first frame draws it, rather than
+		// whichever of "waiting for the builder" and it the first tick happens to reach first.
+		m.step(opts.now())
+	}
 	return m
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -14,9 +15,13 @@ import (
 // was loaded from it, and the problems met, which become warning log events (or, with
 // --strict-cache, the build's error).
 type cacheFile struct {
-	path   string // the file loaded; "" when the cache is off
-	out    string // the file saved to (path, or Request.TimingCacheOut)
-	loaded []byte
+	path string // the file loaded; "" when the cache is off
+	out  string // the file saved to (path, or Request.TimingCacheOut)
+	// loaded is the cache read from from (C memory, handed to the next build, which frees it),
+	// and stamp the state of that file when it was read.
+	loaded *cgo.CBuffer
+	from   string
+	stamp  timingcache.Stamp
 	strict bool
 }
 
@@ -49,7 +54,7 @@ func openCache(ctx context.Context, req Request) (*cacheFile, []string, error) {
 		return c.problem(err.Error())
 	}
 	p = nil
-	data, err := timingcache.Load(ctx, path)
+	err = c.load(ctx, path)
 	switch {
 	case errors.As(err, &p):
 		return c.problem(fmt.Sprintf("%v; building without it", err))
@@ -57,11 +62,47 @@ func openCache(ctx context.Context, req Request) (*cacheFile, []string, error) {
 		return c.problem(fmt.Sprintf("timing cache %s cannot be read (%v); building without it: %s", pathtext.Q(path), unwrap(err),
 			timingcache.Advice(err, "fix its permissions, or pass --no-timing-cache")))
 	}
-	c.path, c.out, c.loaded = path, path, data
+	c.path, c.out = path, path
 	if req.TimingCacheOut != "" {
 		c.out = req.TimingCacheOut
 	}
 	return c, warnings, nil
+}
+
+// load reads the cache file at path into C memory, where the builder reads it in place: a
+// cache of hundreds of MB is held once, not once by Go and again by C.
+func (c *cacheFile) load(ctx context.Context, path string) error {
+	c.loaded.Free()
+	c.loaded = nil
+	stamp, err := timingcache.LoadWith(ctx, path, func(f *os.File, size int64) error {
+		buf, err := cgo.ReadCBuffer(f, size)
+		c.loaded = buf
+		return err
+	})
+	if err != nil {
+		c.loaded.Free()
+		c.loaded = nil
+		return err
+	}
+	c.from, c.stamp = path, stamp
+	return nil
+}
+
+// forBuild hands the loaded cache to a build, which frees it (cgo.Options.TimingCache). A
+// second build of the request (the rebuild with a node kept in float32) reads the file again:
+// after a save it holds what the first build learned.
+func (c *cacheFile) forBuild(ctx context.Context) (*cgo.CBuffer, []string) {
+	if c.path == "" {
+		return nil, nil
+	}
+	if c.loaded == nil {
+		if err := c.load(ctx, c.from); err != nil {
+			return nil, []string{fmt.Sprintf("timing cache %s cannot be read again for the rebuild (%v); it builds without it", pathtext.Q(c.from), unwrap(err))}
+		}
+	}
+	buf := c.loaded
+	c.loaded = nil
+	return buf, nil
 }
 
 func (c *cacheFile) problem(msg string) (*cacheFile, []string, error) {
@@ -95,20 +136,33 @@ func (c *cacheFile) save(ctx context.Context, b *cgo.Build) ([]string, error) {
 	if c.path == "" {
 		return nil, nil
 	}
-	var merged []byte
-	_, err := timingcache.Save(ctx, c.out, func(disk []byte) ([]byte, error) {
-		m, err := b.MergeTimingCache(disk)
+	// When the file is still the one the build was given, it is not read again; otherwise it
+	// is read into C memory, merged in place, and the result written straight to the new file.
+	since := timingcache.Stamp{}
+	if c.from == c.out {
+		since = c.stamp
+	}
+	saved, err := timingcache.SaveWith(ctx, c.out, since, func(disk timingcache.Disk, out *os.File) (bool, error) {
+		d := cgo.DiskCache{Given: disk.Unchanged}
+		if !disk.Unchanged && disk.File != nil {
+			buf, err := cgo.ReadCBuffer(disk.File, disk.Size)
+			if err != nil {
+				return false, fmt.Errorf("reading the timing cache before merging: %w", err)
+			}
+			defer buf.Free()
+			d.Data = buf
+		}
+		changed, err := b.WriteTimingCache(d, out)
 		var nerr *cgo.Error
 		if errors.As(err, &nerr) && nerr.Code == cgo.CodeCacheRejected {
-			return nil, fmt.Errorf("%w: %s", timingcache.ErrRejected, nerr.Message)
+			return false, fmt.Errorf("%w: %s", timingcache.ErrRejected, nerr.Message)
 		}
-		merged = m
-		return m, err
+		return changed, err
 	})
 	switch {
 	case err == nil:
-		if merged != nil {
-			c.loaded = merged // a rebuild of the same request starts from what this one learned
+		if saved.Written {
+			c.from = c.out // a rebuild of the same request starts from what this one learned
 		}
 		return nil, nil
 	case errors.Is(err, timingcache.ErrRejected):

@@ -281,7 +281,9 @@ func (s *server) build() progress.Result {
 	if err != nil {
 		return progress.Result{Status: progress.StatusFailed, Error: err.Error()}
 	}
-	opts.TimingCache = s.cache.loaded
+	cache, warnings := s.cache.forBuild(s.wd.ctx)
+	s.w.warn(warnings, s.last)
+	opts.TimingCache = cache
 	b, err := cgo.NewBuild(backendOf(s.req.Backend), opts)
 	if err != nil {
 		// An option the builder refuses before building is the user's to change: exit 2.

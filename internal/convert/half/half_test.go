@@ -268,26 +268,3 @@ func FuzzFromFloat32(f *testing.F) {
 		}
 	})
 }
-
-func BenchmarkConvertSliceFP16(b *testing.B) {
-	src := make([]byte, 4<<20)
-	for i := 0; i < len(src)/4; i++ {
-		binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(float32(i%5000)*0.37-900))
-	}
-	dst := make([]byte, len(src)/2)
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		FP16.ConvertSlice(dst, src)
-	}
-}
-
-func BenchmarkScanFP16(b *testing.B) {
-	src := make([]byte, 4<<20)
-	for i := 0; i < len(src)/4; i++ {
-		binary.LittleEndian.PutUint32(src[4*i:], math.Float32bits(float32(i%5000)*0.37-900))
-	}
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		FP16.Scan(src)
-	}
-}
