@@ -478,6 +478,26 @@ func (t *nameTable) insert(seed maphash.Seed, name string, id int32, key func(in
 	return t.insertHash(maphash.String(seed, name), name, id, key)
 }
 
+// insertID is insertHash for id, whose name key gives only when a slot's
+// tag matches: the name is not read otherwise.
+func (t *nameTable) insertID(h uint64, id int32, key func(int32) string) bool {
+	tag := h >> 32
+	mask := len(t.slots) - 1
+	i := int(h) & mask
+	for {
+		s := t.slots[i]
+		if s == 0 {
+			t.slots[i] = tag<<32 | uint64(uint32(id+1))
+			t.n++
+			return true
+		}
+		if s>>32 == tag && key(int32(uint32(s))-1) == key(id) {
+			return false
+		}
+		i = (i + 1) & mask
+	}
+}
+
 // grow doubles the table.
 func (t *nameTable) grow(seed maphash.Seed, key func(int32) string) {
 	old := t.slots
@@ -602,30 +622,38 @@ func (a *analysis) flush(gc *graphCtx) {
 			}
 		}
 	} else {
-		const bits = 10
+		// A radix sort on the slot's upper 16 bits, in two passes of 8
+		// (stable, so that of two values of one name the first goes in
+		// first): the inserts then walk the table in order.
+		mask := uint64(len(t.slots) - 1)
 		shift := 0
-		for len(t.slots)>>(shift+bits) > 1 {
+		for len(t.slots)>>(shift+16) > 1 {
 			shift++
 		}
-		mask := uint64(len(t.slots) - 1)
-		var start [1<<bits + 1]int32
 		hs := slices.Grow(a.hashes[:0], len(p))[:len(p)]
 		for i, v := range p {
-			h := maphash.String(a.seed, a.vname(v))
-			hs[i] = hashed{h, v}
-			start[(h&mask)>>shift+1]++
-		}
-		for i := 1; i < len(start); i++ {
-			start[i] += start[i-1]
+			hs[i] = hashed{maphash.String(a.seed, a.vname(v)), v}
 		}
 		sorted := slices.Grow(a.sorted[:0], len(p))[:len(p)]
-		for _, x := range hs {
-			b := (x.h & mask) >> shift
-			sorted[start[b]] = x
-			start[b]++
+		src, dst := hs, sorted
+		for pass := 0; pass < 2; pass++ {
+			sh := shift + 8*pass
+			var start [257]int32
+			for _, x := range src {
+				start[((x.h&mask)>>sh)&255+1]++
+			}
+			for i := 1; i < len(start); i++ {
+				start[i] += start[i-1]
+			}
+			for _, x := range src {
+				b := ((x.h & mask) >> sh) & 255
+				dst[start[b]] = x
+				start[b]++
+			}
+			src, dst = dst, src
 		}
-		for _, x := range sorted {
-			if !t.insertHash(x.h, a.vname(x.v), x.v, a.vname) && (dup < 0 || x.v < dup) {
+		for _, x := range src {
+			if !t.insertID(x.h, x.v, a.vname) && (dup < 0 || x.v < dup) {
 				dup = x.v
 			}
 		}
