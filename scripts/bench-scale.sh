@@ -102,7 +102,7 @@ convert_case() {
 	model_mib="$(awk -v b="$size" 'BEGIN { printf "%.1f", b / 1048576 }')"
 }
 
-echo "bench-scale: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $runs runs each, onnx $("$python" -c 'import onnx; print(onnx.__version__)'), $(go version | cut -d' ' -f3)"
+echo "bench-scale: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $runs runs each, onnx $("$python" -c 'import onnx; print(onnx.__version__)'), $(go version 2>/dev/null | cut -d' ' -f3 || echo "prebuilt binaries")"
 for c in $cases; do
 	case "$c" in
 	convert-100k)

@@ -85,7 +85,7 @@ read -r rss1 ms1 <"$work/one"
 report contended "$rss" "$ms" 0
 # Neither build's entries may be lost: the file holds everything of the float32 build's result
 # (a.cache) and more (the --fp16 build's).
-lost="$(comm -23 "$work/a.cache" "$work/b.cache" | wc -l)"
+lost="$(LC_ALL=C comm -23 "$work/a.cache" "$work/b.cache" | wc -l)" # the caches are sorted by byte
 if [[ "$lost" -ne 0 || "$(wc -l <"$work/b.cache")" -le "$(wc -l <"$work/a.cache")" ]]; then
 	echo "  MISS  the contended saves lost entries ($lost of the float32 build's are missing)"
 	status=1
