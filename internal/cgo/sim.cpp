@@ -85,6 +85,9 @@ constexpr int32_t kMaxThreads = 256;
 constexpr int32_t kMaxTactics = 1000;
 constexpr int32_t kMaxIterations = 10000;
 constexpr int32_t kMaxLayers = 1 << 24;
+// kFloodFullPauseNs is how long a flooding builder thread pauses after a step the full queue
+// dropped (see RunState::step).
+constexpr int64_t kFloodFullPauseNs = 50'000;
 
 using CacheKey = std::pair<std::string, int32_t>;
 
@@ -669,10 +672,18 @@ struct RunState {
 
     // step reports a completed step, as stepComplete; false: this thread must stop.
     bool step(const std::string& phase, int32_t step) {
-        if (!build.step_complete(phase.c_str(), step) && !cfg.ignore_cancel) {
+        bool queued = true;
+        if (!build.step_complete(phase.c_str(), step, &queued) && !cfg.ignore_cancel) {
             cancelled.store(true, std::memory_order_relaxed);
             stop.store(true, std::memory_order_relaxed);
             return false;
+        }
+        if (cfg.flood && !queued) {
+            // The queue is full: the drainer has 16 MiB of events to take, far more than it
+            // takes in this pause, so the pause cannot slow what the pipeline delivers. It only
+            // keeps a flooding thread from taking CPU time from the pipeline it measures, as a
+            // TensorRT thread spends its time on the GPU, not on reporting.
+            sleep_ns(kFloodFullPauseNs);
         }
         return !stop.load(std::memory_order_relaxed);
     }

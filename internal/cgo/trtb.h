@@ -158,7 +158,9 @@ typedef struct trtb_sim_options {
     uint64_t seed;              /* seeds tactic timings and their order */
     int32_t flood;              /* nonzero: never sleep (step_ns, silences and the work between
                                    steps all take no time), so events come as fast as the
-                                   builder threads can report them: for benchmarks */
+                                   builder threads can report them: for benchmarks. A thread
+                                   whose step the full queue dropped pauses 50 us, so that it
+                                   takes no CPU time from the pipeline it saturates */
     int32_t skip_finish_on_stop; /* nonzero: after a cancel or a failure, report no phase finish
                                    (TensorRT does not promise them then) */
     const char *const *layer_ops; /* the ONNX op type of each named layer (nb_layers entries, with
