@@ -322,6 +322,14 @@ func (a *analysis) proto(n int32) *onnxpb.NodeProto {
 	return np
 }
 
+// value returns the value tensor of a Constant or ConstantOfShape node
+// when it is a view of the node's bytes; nil when the node is decoded
+// (a.proto) instead.
+func (a *analysis) value(n int32) *modelio.Tensor {
+	ni := &a.nodes[n]
+	return a.graphs[ni.g].g.Value(int(ni.idx))
+}
+
 // keep returns the Reason* code of a node kept in float32; "" if it
 // converts.
 func (a *analysis) keep(n int32) string {
@@ -904,7 +912,9 @@ func (a *analysis) node(gc *graphCtx, n int32, d *declared) error {
 	}
 	// The nodes whose attributes the conversion reads are decoded now,
 	// so that a damaged one is an error here, not later.
-	if std := opschema.NormalizeDomain(domain) == ""; std && (attrOps[op] || op == "If" || op == "Loop" || op == "Scan") {
+	// A constant whose value tensor is a view (modelio.Graph.Value) was
+	// checked when the model was read.
+	if std := opschema.NormalizeDomain(domain) == ""; std && (attrOps[op] || op == "If" || op == "Loop" || op == "Scan") && gc.g.Value(int(ni.idx)) == nil {
 		if _, err := gc.g.NodeProto(int(ni.idx)); err != nil {
 			return fmt.Errorf("%s: %s: %w; the model is damaged", a.where(gc), a.label(n), err)
 		}
@@ -1119,6 +1129,12 @@ func (a *analysis) outputTypes(n int32) ([]vtype, error) {
 	const undefined = int32(onnxpb.TensorProto_UNDEFINED)
 	float := int32(onnxpb.TensorProto_FLOAT)
 	op := a.opOf(n)
+	if s.Domain == "" && (op == "Constant" || op == "ConstantOfShape") {
+		if t := a.value(n); t != nil {
+			outs[0] = tensorType(a.initType(t))
+			return outs, nil
+		}
+	}
 	if s.Domain == "" && attrOps[op] {
 		np := a.proto(n)
 		switch op {

@@ -249,6 +249,14 @@ func (r *rewriter) edit(n int32) error {
 		setDtype(a.proto(n), "to", target.dataType())
 		r.sum.RetargetedCasts = append(r.sum.RetargetedCasts, a.label(n))
 	case "Constant", "ConstantOfShape":
+		if t := a.value(n); t != nil && t.DataType == int32(onnxpb.TensorProto_FLOAT) {
+			// Converted as it is written, as initializers are.
+			if _, err := r.m.DataSize(t); err != nil {
+				return err
+			}
+			t.Lower = true
+			return nil
+		}
 		np := a.proto(n)
 		at := constantTensor(np)
 		switch {

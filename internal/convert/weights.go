@@ -143,6 +143,23 @@ func scanWeights(a *analysis, f half.Format) ([]weight, error) {
 				continue
 			}
 			w := weight{v: outs[0], init: -1}
+			if t := a.value(n); t != nil {
+				if t.DataType != int32(onnxpb.TensorProto_FLOAT) {
+					continue // not a float32 tensor: not converted
+				}
+				if _, err := checkSize(m, t); err != nil {
+					return nil, err
+				}
+				var s half.Stats
+				if err := m.ReadData(t, func(c []byte) error { s.Add(f.Scan(c)); return nil }); err != nil {
+					return nil, err
+				}
+				w.setStats(s)
+				if w.overflow > 0 {
+					over = append(over, w)
+				}
+				continue
+			}
 			switch at := constantTensor(a.proto(n)); {
 			case at != nil && at.T != nil:
 				if err := checkProtoSize(at.T); err != nil {

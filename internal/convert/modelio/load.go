@@ -425,6 +425,10 @@ func (gb *graphBuilder) node(s Str) error {
 	n := Node{raw: s}
 	var op, domain Str
 	ins, outs := gb.ins[:0], gb.outs[:0]
+	// A Constant's value tensor, when it is the node's only attribute and
+	// nothing else of the node is heavy (see constView).
+	var value Str
+	nattr, nvalue, other := 0, 0, false
 	var ferr error
 	str := func(f wfield) Str {
 		if !utf8.Valid(f.payload) {
@@ -450,13 +454,26 @@ func (gb *graphBuilder) node(s Str) error {
 		case nodeDoc, nodeOverload:
 			str(f)
 		case nodeAttr:
+			nattr++
+			named := false
 			if err := forFields(f.payload, func(a wfield) bool {
 				switch a.num {
-				case 5, 6, 10, 11, 14, 15, 22, 23: // tensors, graphs, type protos
+				case 5: // t
 					n.heavy = true
+					if a.typ == protowire.BytesType {
+						nvalue++
+						value = sub(s, f.pstart+a.pstart, len(a.payload))
+					} else {
+						other = true
+					}
+				case 6, 10, 11, 14, 15, 22, 23: // graph, sparse tensors, tensors, graphs, type protos
+					n.heavy, other = true, true
 				case 1, 13, 21: // name, doc_string, ref_attr_name
 					if a.typ == protowire.BytesType && !utf8.Valid(a.payload) {
 						ferr = errUTF8
+					}
+					if a.num == 1 {
+						named = a.typ == protowire.BytesType && string(a.payload) == "value"
 					}
 				case 7: // floats
 					if a.typ == protowire.BytesType && len(a.payload)%4 != 0 {
@@ -471,8 +488,11 @@ func (gb *graphBuilder) node(s Str) error {
 			}); err != nil {
 				ferr = err
 			}
+			if !named {
+				other = true
+			}
 		case nodeMeta:
-			n.heavy = true
+			n.heavy, other = true, true
 		}
 		return ferr == nil
 	})
@@ -493,11 +513,32 @@ func (gb *graphBuilder) node(s Str) error {
 	n.NOut = int32(len(outs))
 	g.Names = append(g.Names, outs...)
 	gb.ins, gb.outs = ins, outs
+	if n.heavy && !other && nattr == 1 && nvalue == 1 && domain.n == 0 {
+		if o := m.String(op); o == "Constant" || o == "ConstantOfShape" {
+			gb.constView(&n, value)
+		}
+	}
 	g.Nodes = append(g.Nodes, n)
 	if n.heavy {
 		return gb.heavy(len(g.Nodes) - 1)
 	}
 	return nil
+}
+
+// constView makes the value tensor of a Constant or ConstantOfShape node,
+// encoded in s, a view of the node's bytes (Graph.Value) instead of
+// decoding the node, when it is of the common form: data in raw_data or
+// float_data, not in segments or in an external file. Other forms, and a
+// tensor that does not parse, leave the node heavy: decoded, with the
+// errors and behaviour of the decoded form.
+func (gb *graphBuilder) constView(n *Node, s Str) {
+	t, err := gb.parseTensor(s, -1)
+	if err != nil || t.span != -1 || t.segment {
+		return
+	}
+	gb.g.Values = append(gb.g.Values, t)
+	gb.g.valueNodes = append(gb.g.valueNodes, int32(len(gb.g.Nodes)))
+	n.value, n.heavy = true, false
 }
 
 // heavy decodes node i, whose attributes hold tensors or graphs: it reads
@@ -544,7 +585,18 @@ func (gb *graphBuilder) heavy(i int) error {
 // tensor parses an initializer; sp is the index of the span holding its
 // data, or -1.
 func (gb *graphBuilder) tensor(s Str, sp int32) error {
-	g, m := gb.g, gb.m
+	t, err := gb.parseTensor(s, sp)
+	if err != nil {
+		return err
+	}
+	gb.g.Inits = append(gb.g.Inits, t)
+	return nil
+}
+
+// parseTensor parses a tensor in compact form; sp is the index of the span
+// holding its data, or -1. External data is marked with span -2.
+func (gb *graphBuilder) parseTensor(s Str, sp int32) (Tensor, error) {
+	m := gb.m
 	t := Tensor{raw: s, span: sp}
 	var rawData, floatData Str
 	var floats []byte
@@ -620,7 +672,7 @@ func (gb *graphBuilder) tensor(s Str, sp int32) error {
 		err = ferr
 	}
 	if err != nil {
-		return err
+		return Tensor{}, err
 	}
 	if nfloat > 1 {
 		off := len(m.arena)
@@ -628,7 +680,7 @@ func (gb *graphBuilder) tensor(s Str, sp int32) error {
 		floatData = Str{off: uint32(off) | arenaBit, n: uint32(len(floats))}
 	}
 	if sp >= 0 && (rawData.n > 0 || floatData.n > 0 || external) {
-		return fmt.Errorf("initializer %q holds its data twice", m.String(t.Name))
+		return Tensor{}, fmt.Errorf("initializer %q holds its data twice", m.String(t.Name))
 	}
 	// The data is raw_data unless that is empty, as protobuf readers take it.
 	switch {
@@ -641,8 +693,7 @@ func (gb *graphBuilder) tensor(s Str, sp int32) error {
 	if external {
 		t.span = -2 // resolved by resolveExternal
 	}
-	g.Inits = append(g.Inits, t)
-	return nil
+	return t, nil
 }
 
 func (gb *graphBuilder) finish() error {

@@ -10,7 +10,10 @@
 // encoding them again. What the converter needs decoded it asks for: the
 // attributes of a node (Graph.NodeProto), the subgraphs of If, Loop and
 // Scan (each a Graph of its own), the value infos (small, decoded), and
-// everything of the model outside its main graph (Model.Meta).
+// everything of the model outside its main graph (Model.Meta). The value
+// tensor of a Constant or ConstantOfShape node of the common form is not
+// decoded either: it is a Tensor viewing the node's bytes (Graph.Value),
+// lowered as it is written like an initializer.
 //
 // The converter records its changes in the Graph (renamed inputs and
 // outputs, new node order with inserted nodes, tensors to lower to a
@@ -26,6 +29,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -156,6 +160,12 @@ type Graph struct {
 	Inits []Tensor
 	// Inputs, Outputs and ValueInfo are decoded (they are few, or small).
 	Inputs, Outputs, ValueInfo []*onnxpb.ValueInfoProto
+	// Values are the value tensors of Constant and ConstantOfShape nodes
+	// kept as views of the nodes' bytes (see Graph.Value), in node order;
+	// valueNodes are their nodes' indexes (a search, not a field of every
+	// Node, finds a node's tensor).
+	Values     []Tensor
+	valueNodes []int32
 	// Sparse are the sparse initializers, decoded.
 	Sparse []*onnxpb.SparseTensorProto
 	// Subgraphs are the graph attributes of nodes (If's branches, the
@@ -196,6 +206,8 @@ type Node struct {
 	Changed bool
 	// heavy: its attributes hold tensors or graphs, so Load decodes it.
 	heavy bool
+	// value: its value tensor is a view, in Graph.Values (see Graph.Value).
+	value bool
 }
 
 // Out is the index of the node's first output in Graph.Names.
@@ -252,6 +264,23 @@ func (g *Graph) NodeProto(i int) (*onnxpb.NodeProto, error) {
 	}
 	g.decoded[int32(i)] = n
 	return n, nil
+}
+
+// Value returns the value tensor of node i, a Constant or
+// ConstantOfShape node whose only attribute is "value", as a view of the
+// node's bytes; nil when the node has no such view (it is decoded: use
+// NodeProto). The tensor's data is read with ReadData; marking it Lower
+// makes Write encode the node with the tensor lowered (the node must then
+// not be decoded with NodeProto).
+func (g *Graph) Value(i int) *Tensor {
+	if !g.Nodes[i].value {
+		return nil
+	}
+	k, ok := slices.BinarySearch(g.valueNodes, int32(i))
+	if !ok {
+		panic(fmt.Sprintf("modelio: node %d has a value view but no tensor", i))
+	}
+	return &g.Values[k]
 }
 
 // AddNode appends a node made by the converter and returns its index. It

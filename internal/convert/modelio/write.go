@@ -145,7 +145,11 @@ func (w *writer) prepare(g *Graph) error {
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
 		np, decoded := g.decoded[int32(i)]
-		if !decoded && !n.Changed {
+		lower := n.value && g.Value(i).Lower
+		if decoded && lower {
+			return fmt.Errorf("encoding node %q: its value tensor is marked Lower but the node was decoded", m.String(n.Name))
+		}
+		if !decoded && !n.Changed && !lower {
 			continue
 		}
 		var b []byte
@@ -190,14 +194,77 @@ func (w *writer) reencode(g *Graph, i int) ([]byte, error) {
 	b = protowire.AppendTag(b, nodeOpType, protowire.BytesType)
 	b = protowire.AppendString(b, m.Sym(n.Op))
 	raw := m.Bytes(n.raw)
+	var value *Tensor
+	if t := g.Value(i); t != nil && t.Lower {
+		value = t
+	}
+	var ferr error
 	err := forFields(raw, func(f wfield) bool {
 		if f.typ == protowire.BytesType && (f.num == nodeInput || f.num == nodeOutput || f.num == nodeOpType) {
+			return true
+		}
+		if value != nil && f.typ == protowire.BytesType && f.num == nodeAttr {
+			// The value attribute: its tensor lowered, its other fields as
+			// they are.
+			b = protowire.AppendTag(b, nodeAttr, protowire.BytesType)
+			at, err := w.lowerValue(f.payload, n.raw.off+uint32(f.pstart), value)
+			if err != nil {
+				ferr = err
+				return false
+			}
+			b = protowire.AppendBytes(b, at)
 			return true
 		}
 		b = append(b, raw[f.start:f.end]...)
 		return true
 	})
+	if err == nil {
+		err = ferr
+	}
 	return b, err
+}
+
+// lowerValue encodes the attribute attr (at offset off of the model's
+// buffers) with its tensor t, a view into it, lowered: the tensor's fields
+// less its data, the new data type, and the data converted, in raw_data.
+func (w *writer) lowerValue(attr []byte, off uint32, t *Tensor) ([]byte, error) {
+	m := w.m
+	n, err := m.DataSize(t)
+	if err != nil {
+		return nil, err
+	}
+	p := plan{size: n / 2}
+	var out []byte
+	var ferr error
+	err = forFields(attr, func(f wfield) bool {
+		if f.num != 5 || f.typ != protowire.BytesType || off+uint32(f.pstart) != t.raw.off {
+			out = append(out, attr[f.start:f.end]...)
+			return true
+		}
+		hdr, err := w.header(t, p)
+		if err != nil {
+			ferr = err
+			return false
+		}
+		tb := append([]byte(nil), hdr...)
+		if p.size > 0 {
+			tb = protowire.AppendTag(tb, tensorRawData, protowire.BytesType)
+			tb = protowire.AppendVarint(tb, uint64(p.size))
+			var buf bytes.Buffer
+			if err := w.data(&buf, t, p); err != nil {
+				ferr = err
+				return false
+			}
+			tb = append(tb, buf.Bytes()...)
+		}
+		out = protowire.AppendTag(out, 5, protowire.BytesType)
+		out = protowire.AppendBytes(out, tb)
+		return true
+	})
+	if err == nil {
+		err = ferr
+	}
+	return out, err
 }
 
 // graph writes g's fields (without the graph's own tag and length) to cw,

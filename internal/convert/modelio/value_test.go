@@ -1,0 +1,126 @@
+package modelio
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
+)
+
+// constNode returns a Constant (or ConstantOfShape) node with the given
+// attributes.
+func constNode(name, op, domain string, attrs ...*onnxpb.AttributeProto) *onnxpb.NodeProto {
+	return &onnxpb.NodeProto{Name: name, OpType: op, Domain: domain, Output: []string{name + "_out"}, Attribute: attrs}
+}
+
+func tensorAttr(t *onnxpb.TensorProto) *onnxpb.AttributeProto {
+	return &onnxpb.AttributeProto{Name: "value", Type: onnxpb.AttributeProto_TENSOR, T: t, DocString: "the value"}
+}
+
+// TestConstantValueViews checks which Constant forms Load keeps as views of
+// the node's bytes (the common ones) and which it decodes, and that a view
+// marked Lower is written with exactly its converted data and every other
+// field of the node, the attribute and the tensor kept.
+func TestConstantValueViews(t *testing.T) {
+	f32 := int32(onnxpb.TensorProto_FLOAT)
+	rawT := &onnxpb.TensorProto{Name: "r", Dims: []int64{2, 2}, DataType: f32, RawData: floats(4, 0.25), DocString: "doc"}
+	unknown(rawT, 999, 5)
+	floatT := &onnxpb.TensorProto{Name: "f", Dims: []int64{3}, DataType: f32, FloatData: []float32{1.5, -2, 65504}}
+	intT := &onnxpb.TensorProto{Name: "i", Dims: []int64{1}, DataType: int32(onnxpb.TensorProto_INT64), Int64Data: []int64{4}}
+	segT := &onnxpb.TensorProto{Name: "s", Dims: []int64{1}, DataType: f32, RawData: floats(1, 1), Segment: &onnxpb.TensorProto_Segment{Begin: 0, End: 1}}
+	withMeta := constNode("meta", "Constant", "", tensorAttr(proto.Clone(rawT).(*onnxpb.TensorProto)))
+	withMeta.MetadataProps = []*onnxpb.StringStringEntryProto{{Key: "k", Value: "v"}}
+	nodes := []*onnxpb.NodeProto{
+		constNode("raw", "Constant", "", tensorAttr(rawT)),
+		constNode("fd", "Constant", "", tensorAttr(floatT)),
+		constNode("int", "Constant", "", tensorAttr(intT)),
+		constNode("cos", "ConstantOfShape", "", tensorAttr(&onnxpb.TensorProto{Dims: []int64{1}, DataType: f32, RawData: floats(2, 3)[4:]})),
+		constNode("vf", "Constant", "", &onnxpb.AttributeProto{Name: "value_float", Type: onnxpb.AttributeProto_FLOAT, F: 2}),
+		constNode("seg", "Constant", "", tensorAttr(segT)),
+		constNode("dom", "Constant", "ai.onnx", tensorAttr(proto.Clone(rawT).(*onnxpb.TensorProto))),
+		constNode("other", "Identity", "", tensorAttr(proto.Clone(rawT).(*onnxpb.TensorProto))),
+		withMeta,
+	}
+	unknown(nodes[0], 998, 1)
+	orig := &onnxpb.ModelProto{IrVersion: 8, OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: 17}},
+		Graph: &onnxpb.GraphProto{Name: "g", Node: nodes}}
+	m, err := FromProto(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := m.Graph
+	views := map[string]bool{"raw": true, "fd": true, "int": true, "cos": true}
+	for i := range g.Nodes {
+		name := m.String(g.Nodes[i].Name)
+		if got := g.Value(i) != nil; got != views[name] {
+			t.Errorf("node %s: view = %v, want %v", name, got, views[name])
+		}
+	}
+	// Decoded on load: the tensor-holding forms without a view (value_float
+	// holds no tensor: it is decoded when the conversion asks).
+	if want := len(nodes) - len(views) - 1; len(g.decoded) != want {
+		t.Errorf("%d nodes decoded on load, want %d", len(g.decoded), want)
+	}
+	var fd []byte
+	for _, v := range floatT.FloatData {
+		fd = binary.LittleEndian.AppendUint32(fd, math.Float32bits(v))
+	}
+	if got := dataOf(t, m, g.Value(1)); !bytes.Equal(got, fd) {
+		t.Fatalf("the float_data view reads %v, want %v", got, fd)
+	}
+	if dt := g.Value(2).DataType; dt != int32(onnxpb.TensorProto_INT64) {
+		t.Errorf("int64 view has data type %d", dt)
+	}
+
+	// Lower the float views: Write encodes them with the converted data.
+	conv := func(dst, src []byte) {
+		for i := 0; i < len(src)/4; i++ {
+			binary.LittleEndian.PutUint16(dst[2*i:], uint16(binary.LittleEndian.Uint32(src[4*i:])>>16)^0x1234)
+		}
+	}
+	m.SetLowering(Lowering{DataType: int32(onnxpb.TensorProto_BFLOAT16), Convert: conv})
+	for _, i := range []int{0, 1, 3} {
+		g.Value(i).Lower = true
+		if m.TypeOf(g.Value(i)) != int32(onnxpb.TensorProto_BFLOAT16) {
+			t.Fatal("TypeOf a lowered view is not the lowering's type")
+		}
+	}
+	got, err := m.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := proto.Clone(orig).(*onnxpb.ModelProto)
+	lower := func(tp *onnxpb.TensorProto) {
+		var src []byte
+		if len(tp.RawData) > 0 {
+			src = tp.RawData
+		} else {
+			for _, v := range tp.FloatData {
+				src = binary.LittleEndian.AppendUint32(src, math.Float32bits(v))
+			}
+		}
+		dst := make([]byte, len(src)/2)
+		conv(dst, src)
+		tp.RawData, tp.FloatData, tp.DataType = dst, nil, int32(onnxpb.TensorProto_BFLOAT16)
+	}
+	for _, i := range []int{0, 1, 3} {
+		lower(want.Graph.Node[i].Attribute[0].T)
+	}
+	if !proto.Equal(got, want) {
+		t.Fatalf("written model differs:\n got %v\nwant %v", got.Graph, want.Graph)
+	}
+	if len(got.Graph.Node[0].ProtoReflect().GetUnknown()) == 0 || len(got.Graph.Node[0].Attribute[0].T.ProtoReflect().GetUnknown()) == 0 {
+		t.Error("unknown fields of a lowered constant were dropped")
+	}
+	// A lowered view's node must not be decoded as well: Write refuses.
+	if _, err := g.NodeProto(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Decode(); err == nil {
+		t.Error("Write encoded a node both decoded and lowered as a view")
+	}
+}
