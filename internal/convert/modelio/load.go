@@ -34,6 +34,9 @@ const (
 	nodeOverload = 8
 	nodeMeta     = 9
 
+	attrTensor = 5
+	attrGraph  = 6
+
 	tensorDims         = 1
 	tensorDataType     = 2
 	tensorSegment      = 3
@@ -571,6 +574,10 @@ func (gb *graphBuilder) heavy(i int) error {
 				g.Subgraphs = map[int32][]Subgraph{}
 			}
 			g.Subgraphs[int32(i)] = append(g.Subgraphs[int32(i)], Subgraph{Attr: at.GetName(), G: sb.g, at: at})
+			// The compact graph is what is read and written from now on:
+			// the decoded one is not kept (Write encodes the compact one
+			// into the attribute).
+			at.G = nil
 		}
 		if len(at.Graphs) > 0 {
 			if g.Subgraphs == nil {

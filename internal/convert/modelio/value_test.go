@@ -124,3 +124,52 @@ func TestConstantValueViews(t *testing.T) {
 		t.Error("Write encoded a node both decoded and lowered as a view")
 	}
 }
+
+// TestSubgraphsAreNotKeptDecoded checks that Load keeps a node's subgraphs
+// in compact form only (the decoded graph is dropped) and that Write
+// encodes them back, nested ones included, into the same model.
+func TestSubgraphsAreNotKeptDecoded(t *testing.T) {
+	f32 := int32(onnxpb.TensorProto_FLOAT)
+	vi := func(name string) *onnxpb.ValueInfoProto { return &onnxpb.ValueInfoProto{Name: name} }
+	branch := func(name string) *onnxpb.GraphProto {
+		return &onnxpb.GraphProto{Name: name, Output: []*onnxpb.ValueInfoProto{vi(name + "_o")}, Node: []*onnxpb.NodeProto{
+			constNode(name, "Constant", "", tensorAttr(&onnxpb.TensorProto{Name: name + "_v", Dims: []int64{1}, DataType: f32, RawData: floats(2, 1)[4:]})),
+			{Name: name + "_id", OpType: "Identity", Input: []string{name + "_out"}, Output: []string{name + "_o"}},
+		}}
+	}
+	iff := &onnxpb.NodeProto{Name: "if", OpType: "If", Input: []string{"c"}, Output: []string{"y"}, Attribute: []*onnxpb.AttributeProto{
+		{Name: "then_branch", Type: onnxpb.AttributeProto_GRAPH, G: branch("then")},
+		{Name: "else_branch", Type: onnxpb.AttributeProto_GRAPH, G: branch("else"), DocString: "else"},
+	}}
+	body := &onnxpb.GraphProto{Name: "body", Node: []*onnxpb.NodeProto{iff}, Input: []*onnxpb.ValueInfoProto{vi("i"), vi("c")}, Output: []*onnxpb.ValueInfoProto{vi("c"), vi("y")}}
+	loop := &onnxpb.NodeProto{Name: "loop", OpType: "Loop", Input: []string{"", "cond"}, Output: []string{"out"}, DocString: "loop", Attribute: []*onnxpb.AttributeProto{
+		{Name: "body", Type: onnxpb.AttributeProto_GRAPH, G: body},
+	}}
+	unknown(loop, 998, 1)
+	orig := &onnxpb.ModelProto{IrVersion: 8, OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: 17}},
+		Graph: &onnxpb.GraphProto{Name: "g", Node: []*onnxpb.NodeProto{loop}}}
+	m, err := FromProto(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	np, err := m.Graph.NodeProto(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if np.Attribute[0].G != nil {
+		t.Error("the Loop's decoded body is kept next to its compact one")
+	}
+	sub := m.Graph.Subgraphs[0]
+	if len(sub) != 1 || sub[0].G == nil || len(sub[0].G.Subgraphs[0]) != 2 {
+		t.Fatalf("subgraphs %+v", sub)
+	}
+	for i := 0; i < 2; i++ { // the second Write must not see the first's changes
+		got, err := m.Decode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !proto.Equal(got, orig) {
+			t.Fatalf("written model differs:\n got %v\nwant %v", got.Graph, orig.Graph)
+		}
+	}
+}

@@ -121,8 +121,10 @@ func (m *Model) newWriter(external bool, dataName string) (*writer, error) {
 // attributes.
 func (w *writer) prepare(g *Graph) error {
 	m := w.m
-	for i, subs := range g.Subgraphs {
-		for _, s := range subs {
+	// The subgraphs' encodings, by attribute.
+	var subs map[*onnxpb.AttributeProto][]byte
+	for _, ss := range g.Subgraphs {
+		for _, s := range ss {
 			if s.G == nil {
 				continue
 			}
@@ -134,11 +136,10 @@ func (w *writer) prepare(g *Graph) error {
 			if _, err := sw.graph(&countWriter{w: &b}, s.G, false); err != nil {
 				return err
 			}
-			sg := &onnxpb.GraphProto{}
-			if err := proto.Unmarshal(b.Bytes(), sg); err != nil {
-				return fmt.Errorf("encoding the %s graph of node %d: %w", s.Attr, i, err)
+			if subs == nil {
+				subs = map[*onnxpb.AttributeProto][]byte{}
 			}
-			s.at.G = sg
+			subs[s.at] = b.Bytes()
 		}
 	}
 	enc := map[int32][]byte{}
@@ -164,7 +165,11 @@ func (w *writer) prepare(g *Graph) error {
 			for _, s := range g.NodeOutputs(i) {
 				np.Output = append(np.Output, m.String(s))
 			}
-			b, err = marshal.Marshal(np)
+			if len(g.Subgraphs[int32(i)]) > 0 {
+				b, err = marshalWithGraphs(np, subs)
+			} else {
+				b, err = marshal.Marshal(np)
+			}
 		} else {
 			b, err = w.reencode(g, i)
 		}
@@ -175,6 +180,38 @@ func (w *writer) prepare(g *Graph) error {
 	}
 	w.nodes[g] = enc
 	return nil
+}
+
+// marshalWithGraphs encodes a decoded node whose graph attributes are
+// given encoded, in subs: each attribute is encoded without its graph and
+// the graph's encoding appended as its g field.
+func marshalWithGraphs(np *onnxpb.NodeProto, subs map[*onnxpb.AttributeProto][]byte) ([]byte, error) {
+	attrs := np.Attribute
+	np.Attribute = nil
+	b, err := marshal.Marshal(np)
+	np.Attribute = attrs
+	if err != nil {
+		return nil, err
+	}
+	for _, at := range attrs {
+		sub, ok := subs[at]
+		g := at.G
+		if ok {
+			at.G = nil
+		}
+		ab, err := marshal.Marshal(at)
+		at.G = g
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			ab = protowire.AppendTag(ab, attrGraph, protowire.BytesType)
+			ab = protowire.AppendBytes(ab, sub)
+		}
+		b = protowire.AppendTag(b, nodeAttr, protowire.BytesType)
+		b = protowire.AppendBytes(b, ab)
+	}
+	return b, nil
 }
 
 // reencode encodes a node that was not decoded from its names and the
@@ -237,7 +274,7 @@ func (w *writer) lowerValue(attr []byte, off uint32, t *Tensor) ([]byte, error) 
 	var out []byte
 	var ferr error
 	err = forFields(attr, func(f wfield) bool {
-		if f.num != 5 || f.typ != protowire.BytesType || off+uint32(f.pstart) != t.raw.off {
+		if f.num != attrTensor || f.typ != protowire.BytesType || off+uint32(f.pstart) != t.raw.off {
 			out = append(out, attr[f.start:f.end]...)
 			return true
 		}
@@ -257,7 +294,7 @@ func (w *writer) lowerValue(attr []byte, off uint32, t *Tensor) ([]byte, error) 
 			}
 			tb = append(tb, buf.Bytes()...)
 		}
-		out = protowire.AppendTag(out, 5, protowire.BytesType)
+		out = protowire.AppendTag(out, attrTensor, protowire.BytesType)
 		out = protowire.AppendBytes(out, tb)
 		return true
 	})
