@@ -181,12 +181,17 @@ func (l *loader) graph(gb *graphBuilder, end int64) error {
 	var hdr []byte
 	err := w.Message(end, 1, "the graph", func(f onnx.Field) (bool, error) {
 		var err error
+		n := int64(16) // a tag, a length, a fixed-width or varint value
+		if f.Type == protowire.BytesType {
+			n += f.End - f.Start
+		}
 		if f.Num == onnx.FieldGraphInitializer && f.Type == protowire.BytesType && f.End-f.Start >= lazyMin {
 			var sp int32
 			sp, hdr, err = l.tensor(f.End, hdr[:0])
 			if err != nil {
 				return true, err
 			}
+			l.reserve(int64(len(hdr))+16, f.End)
 			m.buf = protowire.AppendTag(m.buf, graphInitializer, protowire.BytesType)
 			m.buf = protowire.AppendVarint(m.buf, uint64(len(hdr)))
 			if sp >= 0 {
@@ -194,6 +199,7 @@ func (l *loader) graph(gb *graphBuilder, end int64) error {
 			}
 			m.buf = append(m.buf, hdr...)
 		} else {
+			l.reserve(n, f.Start)
 			m.buf, err = w.AppendField(m.buf, f)
 		}
 		if err == nil && len(m.buf) > maxBuf {
@@ -208,6 +214,27 @@ func (l *loader) graph(gb *graphBuilder, end int64) error {
 		return w.Corrupt(fileStart, "the graph cannot be decoded (%v)", err)
 	}
 	return nil
+}
+
+// reserve makes room in the model's buffer for n more bytes, read from
+// the file at pos. The buffer grows to twice its size or, when the rest of
+// the file fits in a quarter more than that, to all the rest can add: a
+// model file whose bytes nearly all go into the buffer is not copied into
+// ever larger buffers, whose garbage would double the memory it needs.
+func (l *loader) reserve(n, pos int64) {
+	m := l.m
+	need := int64(len(m.buf)) + n
+	if need <= int64(cap(m.buf)) {
+		return
+	}
+	c := max(need, 2*int64(cap(m.buf)))
+	if rest := int64(len(m.buf)) + max(l.w.Size()-pos, 0) + 16; c+c/4 >= rest {
+		c = max(need, rest)
+	}
+	c = max(need, min(c, maxBuf+16))
+	buf := make([]byte, len(m.buf), c)
+	copy(buf, m.buf)
+	m.buf = buf
 }
 
 // tensor appends a large initializer's fields to hdr, less a payload of

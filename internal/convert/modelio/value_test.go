@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
@@ -170,6 +171,32 @@ func TestSubgraphsAreNotKeptDecoded(t *testing.T) {
 		}
 		if !proto.Equal(got, orig) {
 			t.Fatalf("written model differs:\n got %v\nwant %v", got.Graph, orig.Graph)
+		}
+	}
+}
+
+// TestReserveGrowsToTheRestOfTheFile checks how Load's buffer grows: to
+// twice its size, or to all the rest of the file can add when that is
+// within a quarter more, never copying what it holds wrong.
+func TestReserveGrowsToTheRestOfTheFile(t *testing.T) {
+	const size = 1000
+	for _, c := range []struct {
+		n, pos  int64
+		wantCap int
+	}{
+		{10, 900, 100 + 100 + 16}, // the rest is near: all of it
+		{10, 0, 200},              // the rest is far: twice
+		{500, 0, 600},             // more than twice is needed
+		{0, 0, 100},               // it fits: no growth
+	} {
+		m := &Model{buf: make([]byte, 100)}
+		for i := range m.buf {
+			m.buf[i] = byte(i)
+		}
+		l := &loader{w: onnx.NewWalker(bytes.NewReader(make([]byte, size)), size, "m.onnx"), m: m}
+		l.reserve(c.n, c.pos)
+		if cap(m.buf) != c.wantCap || len(m.buf) != 100 || m.buf[99] != 99 {
+			t.Errorf("reserve(%d, %d): len %d cap %d, want len 100 cap %d", c.n, c.pos, len(m.buf), cap(m.buf), c.wantCap)
 		}
 	}
 }
