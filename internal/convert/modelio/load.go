@@ -574,6 +574,9 @@ func (gb *graphBuilder) constView(n *Node, s Str) {
 // heavy decodes node i, whose attributes hold tensors or graphs: it reads
 // external data of its tensors into memory and parses its subgraphs.
 func (gb *graphBuilder) heavy(i int) error {
+	if gb.heavyViews(i) {
+		return nil
+	}
 	g, m := gb.g, gb.m
 	np, err := g.NodeProto(i)
 	if err != nil {
@@ -614,6 +617,103 @@ func (gb *graphBuilder) heavy(i int) error {
 		}
 	}
 	return nil
+}
+
+// heavyViews is heavy for the common case, without decoding the node's
+// subgraphs: the node is decoded less its graph attributes' graphs, which
+// are parsed where they lie in the node's bytes. It reports false, having
+// done nothing that counts, when a subgraph does not parse or holds a tensor
+// whose data is in an external file (which must be read into memory):
+// heavy then takes the decoded way, with its errors.
+func (gb *graphBuilder) heavyViews(i int) bool {
+	g, m := gb.g, gb.m
+	s := g.Nodes[i].raw
+	b := m.Bytes(s)
+	// The node's bytes less the g fields of its attributes, and those
+	// fields' payloads, attribute by attribute.
+	var stripped []byte
+	var graphs []Str
+	var hasGraph []bool
+	nattr := 0
+	ok := true
+	if err := forFields(b, func(f wfield) bool {
+		if f.num != nodeAttr || f.typ != protowire.BytesType {
+			stripped = append(stripped, b[f.start:f.end]...)
+			return true
+		}
+		var at []byte
+		var sg Str
+		ng := 0
+		if err := forFields(f.payload, func(a wfield) bool {
+			if a.num == attrGraph && a.typ == protowire.BytesType {
+				sg = sub(s, f.pstart+a.pstart, len(a.payload))
+				ng++
+				return true
+			}
+			at = append(at, f.payload[a.start:a.end]...)
+			return true
+		}); err != nil || ng > 1 {
+			ok = false
+			return false
+		}
+		stripped = protowire.AppendTag(stripped, nodeAttr, protowire.BytesType)
+		stripped = protowire.AppendBytes(stripped, at)
+		graphs = append(graphs, sg)
+		hasGraph = append(hasGraph, ng == 1)
+		nattr++
+		return true
+	}); err != nil || !ok {
+		return false
+	}
+	np := &onnxpb.NodeProto{}
+	if err := proto.Unmarshal(stripped, np); err != nil || len(np.Attribute) != nattr {
+		return false
+	}
+	var subs []Subgraph
+	for k, at := range np.Attribute {
+		if hasGraph[k] {
+			sb := &graphBuilder{m: m}
+			if err := sb.parse(graphs[k]); err != nil || sb.g.external() {
+				return false
+			}
+			subs = append(subs, Subgraph{Attr: at.GetName(), G: sb.g, at: at})
+		}
+		if len(at.Graphs) > 0 {
+			subs = append(subs, Subgraph{Attr: at.GetName()})
+		}
+	}
+	if err := m.resolveNode(np); err != nil {
+		return false
+	}
+	if g.decoded == nil {
+		g.decoded = map[int32]*onnxpb.NodeProto{}
+	}
+	g.decoded[int32(i)] = np
+	if len(subs) > 0 {
+		if g.Subgraphs == nil {
+			g.Subgraphs = map[int32][]Subgraph{}
+		}
+		g.Subgraphs[int32(i)] = subs
+	}
+	return true
+}
+
+// external reports whether the graph holds a tensor whose data is in an
+// external file, other than in nodes decoded (whose data heavy reads in).
+func (g *Graph) external() bool {
+	for i := range g.Inits {
+		if g.Inits[i].span == -2 {
+			return true
+		}
+	}
+	for _, st := range g.Sparse {
+		for _, t := range []*onnxpb.TensorProto{st.GetValues(), st.GetIndices()} {
+			if t.GetDataLocation() == onnxpb.TensorProto_EXTERNAL {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // tensor parses an initializer; sp is the index of the span holding its

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -164,6 +166,10 @@ func TestSubgraphsAreNotKeptDecoded(t *testing.T) {
 	if len(sub) != 1 || sub[0].G == nil || len(sub[0].G.Subgraphs[0]) != 2 {
 		t.Fatalf("subgraphs %+v", sub)
 	}
+	// Parsed where they lie, not decoded and encoded again into the arena.
+	if sub[0].G.Nodes[0].raw.off&arenaBit != 0 || sub[0].G.Subgraphs[0][1].G.Nodes[0].raw.off&arenaBit != 0 {
+		t.Error("a subgraph was decoded and encoded again")
+	}
 	for i := 0; i < 2; i++ { // the second Write must not see the first's changes
 		got, err := m.Decode()
 		if err != nil {
@@ -198,5 +204,43 @@ func TestReserveGrowsToTheRestOfTheFile(t *testing.T) {
 		if cap(m.buf) != c.wantCap || len(m.buf) != 100 || m.buf[99] != 99 {
 			t.Errorf("reserve(%d, %d): len %d cap %d, want len 100 cap %d", c.n, c.pos, len(m.buf), cap(m.buf), c.wantCap)
 		}
+	}
+}
+
+// TestSubgraphExternalData checks that a subgraph whose initializer keeps
+// its data in an external file is read with the data brought into memory,
+// and written with it inline.
+func TestSubgraphExternalData(t *testing.T) {
+	dir := t.TempDir()
+	data := floats(4, 2)
+	if err := os.WriteFile(filepath.Join(dir, "w.bin"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ext := &onnxpb.TensorProto{Name: "w", Dims: []int64{4}, DataType: int32(onnxpb.TensorProto_FLOAT), DataLocation: onnxpb.TensorProto_EXTERNAL,
+		ExternalData: []*onnxpb.StringStringEntryProto{{Key: "location", Value: "w.bin"}}}
+	body := &onnxpb.GraphProto{Name: "body", Initializer: []*onnxpb.TensorProto{ext},
+		Node: []*onnxpb.NodeProto{{Name: "id", OpType: "Identity", Input: []string{"w"}, Output: []string{"y"}}}}
+	loop := &onnxpb.NodeProto{Name: "loop", OpType: "Loop", Output: []string{"out"}, Attribute: []*onnxpb.AttributeProto{
+		{Name: "body", Type: onnxpb.AttributeProto_GRAPH, G: body},
+	}}
+	orig := &onnxpb.ModelProto{IrVersion: 8, OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: 17}},
+		Graph: &onnxpb.GraphProto{Name: "g", Node: []*onnxpb.NodeProto{loop}}}
+	in := filepath.Join(dir, "m.onnx")
+	writeProto(t, in, orig)
+	m, err := Load(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sg := m.Graph.Subgraphs[0][0].G
+	if !m.External || sg.Inits[0].InFile() || !bytes.Equal(dataOf(t, m, &sg.Inits[0]), data) {
+		t.Fatal("the subgraph's external data was not read into memory")
+	}
+	got, err := m.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := got.Graph.Node[0].Attribute[0].G.Initializer[0]
+	if !bytes.Equal(w.RawData, data) || w.DataLocation != onnxpb.TensorProto_DEFAULT || len(w.ExternalData) != 0 {
+		t.Fatalf("the subgraph's initializer was written as %v", w)
 	}
 }
