@@ -244,3 +244,53 @@ func TestSubgraphExternalData(t *testing.T) {
 		t.Fatalf("the subgraph's initializer was written as %v", w)
 	}
 }
+
+// FuzzLoadViews is FuzzLoad from models with the forms Load reads as views:
+// Constants of every kind and nested subgraphs. Whatever loads must encode
+// to a model that decodes, with its constants lowered too.
+func FuzzLoadViews(f *testing.F) {
+	f32 := int32(onnxpb.TensorProto_FLOAT)
+	c := constNode("c", "Constant", "", tensorAttr(&onnxpb.TensorProto{Name: "v", Dims: []int64{2}, DataType: f32, FloatData: []float32{1, 2}}))
+	body := &onnxpb.GraphProto{Name: "body", Node: []*onnxpb.NodeProto{c, {Name: "if", OpType: "If", Input: []string{"c_out"}, Output: []string{"y"},
+		Attribute: []*onnxpb.AttributeProto{{Name: "then_branch", Type: onnxpb.AttributeProto_GRAPH, G: &onnxpb.GraphProto{Name: "t"}}}}}}
+	loop := &onnxpb.NodeProto{Name: "loop", OpType: "Loop", Output: []string{"out"}, Attribute: []*onnxpb.AttributeProto{{Name: "body", Type: onnxpb.AttributeProto_GRAPH, G: body}}}
+	m := &onnxpb.ModelProto{IrVersion: 8, OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: 17}},
+		Graph: &onnxpb.GraphProto{Name: "g", Node: []*onnxpb.NodeProto{
+			constNode("raw", "Constant", "", tensorAttr(&onnxpb.TensorProto{Name: "r", Dims: []int64{1}, DataType: f32, RawData: floats(2, 1)[4:]})),
+			constNode("cos", "ConstantOfShape", "", tensorAttr(&onnxpb.TensorProto{DataType: f32, FloatData: []float32{3}})),
+			loop,
+		}}}
+	good, _ := proto.Marshal(m)
+	f.Add(good)
+	f.Add(good[:len(good)-7])
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse(data)
+		if err != nil {
+			return
+		}
+		m.SetLowering(Lowering{DataType: int32(onnxpb.TensorProto_FLOAT16), Convert: func(dst, src []byte) {}})
+		var lower func(g *Graph)
+		lower = func(g *Graph) {
+			for i := range g.Values {
+				if g.Values[i].DataType == f32 {
+					g.Values[i].Lower = true
+				}
+			}
+			for _, ss := range g.Subgraphs {
+				for _, s := range ss {
+					if s.G != nil {
+						lower(s.G)
+					}
+				}
+			}
+		}
+		lower(m.Graph)
+		var buf bytes.Buffer
+		if _, err := m.Encode(&buf); err != nil {
+			return
+		}
+		if err := proto.Unmarshal(buf.Bytes(), &onnxpb.ModelProto{}); err != nil {
+			t.Fatalf("encoded model does not decode: %v", err)
+		}
+	})
+}
