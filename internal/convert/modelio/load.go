@@ -329,7 +329,14 @@ type graphBuilder struct {
 	// large are the initializers whose data Load left in the file, in
 	// order: the offset of each one's fields in the buffer, and its span.
 	large []largeRef
+	// depth is the graph's nesting: 0 for the main graph, 1 for its
+	// nodes' subgraphs, and so on.
+	depth int
 }
+
+// maxViewDepth is the deepest subgraph (1 for a subgraph of the main
+// graph) whose nodes' subgraphs heavyViews parses in place.
+const maxViewDepth = 32
 
 type largeRef struct {
 	off  uint32
@@ -596,7 +603,7 @@ func (gb *graphBuilder) heavy(i int) error {
 			}
 			off := len(m.arena)
 			m.arena = append(m.arena, b...)
-			sb := &graphBuilder{m: m}
+			sb := &graphBuilder{m: m, depth: gb.depth + 1}
 			if err := sb.parse(Str{off: uint32(off) | arenaBit, n: uint32(len(b))}); err != nil {
 				return err
 			}
@@ -626,6 +633,11 @@ func (gb *graphBuilder) heavy(i int) error {
 // whose data is in an external file (which must be read into memory):
 // heavy then takes the decoded way, with its errors.
 func (gb *graphBuilder) heavyViews(i int) bool {
+	if gb.depth >= maxViewDepth {
+		// Deeper subgraphs are decoded, within the decoder's limits on
+		// nesting, rather than parsed by a recursion without one.
+		return false
+	}
 	g, m := gb.g, gb.m
 	s := g.Nodes[i].raw
 	b := m.Bytes(s)
@@ -672,7 +684,7 @@ func (gb *graphBuilder) heavyViews(i int) bool {
 	var subs []Subgraph
 	for k, at := range np.Attribute {
 		if hasGraph[k] {
-			sb := &graphBuilder{m: m}
+			sb := &graphBuilder{m: m, depth: gb.depth + 1}
 			if err := sb.parse(graphs[k]); err != nil || sb.g.external() {
 				return false
 			}

@@ -3,6 +3,7 @@ package modelio
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -293,4 +294,46 @@ func FuzzLoadViews(f *testing.F) {
 			t.Fatalf("encoded model does not decode: %v", err)
 		}
 	})
+}
+
+// TestDeeplyNestedSubgraphs checks that subgraphs nested deeper than the
+// in-place parse goes are read the decoded way, and written back whole.
+func TestDeeplyNestedSubgraphs(t *testing.T) {
+	const depth = maxViewDepth + 8
+	var inner *onnxpb.GraphProto
+	for d := 0; d < depth; d++ {
+		nodes := []*onnxpb.NodeProto{constNode(fmt.Sprintf("c%d", d), "Constant", "", tensorAttr(&onnxpb.TensorProto{Dims: []int64{1}, DataType: int32(onnxpb.TensorProto_FLOAT), RawData: floats(2, 1)[4:]}))}
+		if inner != nil {
+			nodes = append(nodes, &onnxpb.NodeProto{Name: fmt.Sprintf("loop%d", d), OpType: "Loop", Output: []string{fmt.Sprintf("o%d", d)},
+				Attribute: []*onnxpb.AttributeProto{{Name: "body", Type: onnxpb.AttributeProto_GRAPH, G: inner}}})
+		}
+		inner = &onnxpb.GraphProto{Name: fmt.Sprintf("g%d", d), Node: nodes}
+	}
+	orig := &onnxpb.ModelProto{IrVersion: 8, OpsetImport: []*onnxpb.OperatorSetIdProto{{Version: 17}}, Graph: inner}
+	m, err := FromProto(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, levels, inPlace := m.Graph, 0, 0
+	for g != nil {
+		levels++
+		if len(g.Nodes) > 0 && g.Nodes[0].raw.off&arenaBit == 0 {
+			inPlace++
+		}
+		var next *Graph
+		for _, ss := range g.Subgraphs {
+			next = ss[0].G
+		}
+		g = next
+	}
+	if levels != depth || inPlace != maxViewDepth+1 {
+		t.Errorf("%d levels, %d parsed in place; want %d and %d", levels, inPlace, depth, maxViewDepth+1)
+	}
+	got, err := m.Decode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !proto.Equal(got, orig) {
+		t.Fatal("the nested model changed")
+	}
 }
