@@ -472,20 +472,8 @@ private:
 
 // Config is everything a simulated build keeps from trtb_options, with defaults applied.
 struct Config {
-    std::string model_path;
-    int plan_fd = -1;
-    int32_t log_severity = 0;
-    uint32_t precision = 0;
-    uint32_t flags = 0;
-    int32_t opt_level = -1;
-    int32_t max_aux_streams = -1;
-    int32_t hardware_compat = 0;
-    uint64_t workspace_bytes = 0;
-    std::string build_settings;  // check_build_settings' summary, written into the plan
-    int32_t nb_profiles = 0;
-    std::vector<std::string> plugin_paths;
-    bool has_cache = false;
-    std::string_view cache_blob;  // options.timing_cache, borrowed until the build is destroyed
+    // settings are the checked options both backends share (check_options), kept whole.
+    BuildSettings settings;
 
     int32_t threads = kDefaultThreads;
     int32_t tactics = kDefaultTactics;
@@ -559,7 +547,7 @@ void optimize_graph(const std::vector<std::string>& names, const std::vector<std
     c->layers.clear();
     c->sigs.clear();
     c->members.clear();
-    const std::string tail = "|" + c->shape_key + "|precision=" + std::to_string(c->precision);
+    const std::string tail = "|" + c->shape_key + "|precision=" + std::to_string(c->settings.precision);
     if (ops.empty()) {
         for (const std::string& n : names) {
             c->layers.push_back(n);
@@ -601,7 +589,7 @@ void optimize_graph(const std::vector<std::string>& names, const std::vector<std
         }
         add(std::move(name), std::move(sig), std::move(members));
     }
-    if (!c->layers.empty() && (c->precision & (TRTB_PRECISION_FP16 | TRTB_PRECISION_BF16)) != 0) {
+    if (!c->layers.empty() && (c->settings.precision & (TRTB_PRECISION_FP16 | TRTB_PRECISION_BF16)) != 0) {
         add("Reformatting CopyNode for Output Tensor 0 to " + c->layers.back(), "Reformat", {});
     }
     if (c->layers.empty()) {  // nothing left to time: TensorRT still builds one layer
@@ -649,7 +637,7 @@ struct RunState {
     int32_t slow_layer = -1;    // the layer that warns about a slow fallback
 
     void log(int32_t severity, const std::string& message) {
-        if (severity <= cfg.log_severity) {
+        if (severity <= cfg.settings.log_severity) {
             build.queue.push_log(severity, message.c_str());
         }
     }
@@ -890,12 +878,12 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
     // "Parse" the model: the simulation only checks that it can be read.
     uint64_t model_bytes = 0;
     {
-        const int fd = ::open(cfg_.model_path.c_str(), O_RDONLY | O_CLOEXEC);
+        const int fd = ::open(cfg_.settings.model_path.c_str(), O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
             const std::string why = std::generic_category().message(errno);
-            rs.log(TRTB_SEVERITY_ERROR, "Failed to open file: " + cfg_.model_path);
+            rs.log(TRTB_SEVERITY_ERROR, "Failed to open file: " + cfg_.settings.model_path);
             return set_status(status, TRTB_ERR_IO,
-                              "cannot read model " + cfg_.model_path + ": " + why);
+                              "cannot read model " + cfg_.settings.model_path + ": " + why);
         }
         struct stat st {};
         const int rc = ::fstat(fd, &st);
@@ -903,35 +891,35 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
         ::close(fd);
         if (rc != 0) {
             return set_status(status, TRTB_ERR_IO,
-                              "cannot read model " + cfg_.model_path + ": " +
+                              "cannot read model " + cfg_.settings.model_path + ": " +
                                   std::generic_category().message(err));
         }
         if (S_ISDIR(st.st_mode)) {
             return set_status(status, TRTB_ERR_IO,
-                              "cannot read model " + cfg_.model_path +
+                              "cannot read model " + cfg_.settings.model_path +
                                   ": it is a directory; give the .onnx file");
         }
         model_bytes = static_cast<uint64_t>(st.st_size);
     }
     rs.log(TRTB_SEVERITY_INFO, "----------------------------------------------------------------");
-    rs.log(TRTB_SEVERITY_INFO, "Input filename:   " + cfg_.model_path);
+    rs.log(TRTB_SEVERITY_INFO, "Input filename:   " + cfg_.settings.model_path);
     rs.log(TRTB_SEVERITY_INFO, format("Input size:       %llu bytes",
                                       static_cast<unsigned long long>(model_bytes)));
     rs.log(TRTB_SEVERITY_INFO, "----------------------------------------------------------------");
-    for (const std::string& path : cfg_.plugin_paths) {
+    for (const std::string& path : cfg_.settings.plugin_paths) {
         rs.log(TRTB_SEVERITY_WARNING,
                "Plugin library " + path + " was not loaded: the simulated builder runs no plugin code.");
     }
 
-    if ((cfg_.flags & TRTB_FLAG_DISABLE_TIMING_CACHE) != 0) {
+    if ((cfg_.settings.flags & TRTB_FLAG_DISABLE_TIMING_CACHE) != 0) {
         rs.log(TRTB_SEVERITY_INFO,
                "Local timing cache in use. Profiling results in this builder pass will not be stored.");
     } else {
         rs.cache_enabled = true;
         cache_enabled_ = true;
         rs.cache_in = &given_;
-        if (cfg_.has_cache) {
-            given_ok_ = given_.parse(cfg_.cache_blob);
+        if (cfg_.settings.has_timing_cache) {
+            given_ok_ = given_.parse(cfg_.settings.timing_cache);
             if (given_ok_) {
                 result->timing_cache_used = 1;
                 rs.log(TRTB_SEVERITY_INFO, format("Loaded %zu timing cache entries.", given_.size()));
@@ -1143,7 +1131,7 @@ void SimBuild::build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_b
         return;
     }
     std::string error;
-    if (!write_all(cfg_.plan_fd, plan.data(), plan.size(), &error)) {
+    if (!write_all(cfg_.settings.plan_fd, plan.data(), plan.size(), &error)) {
         rs.fail(TRTB_ERR_IO, "cannot write the plan: " + error);
         return;
     }
@@ -1232,7 +1220,7 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
         uint64_t ns = 0;
         if (!cached(order[static_cast<size_t>(k)], &ns)) {
             all_cached = false;
-            if ((cfg_.flags & TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS) != 0) {
+            if ((cfg_.settings.flags & TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS) != 0) {
                 rs.fail(TRTB_ERR_BUILD_FAILED,
                         format("Error Code 10: Internal Error (Timing cache miss for node %s, "
                                "tactic 0x%016x, and the build was asked to fail on a miss.)",
@@ -1331,19 +1319,19 @@ std::string SimBuild::plan_text(const RunState& rs, uint64_t model_bytes) const 
     static const char* const compat[] = {"none", "ampere+", "same-compute-capability"};
     std::string out = kPlanMagic;
     out += "# Written by trtbuild's simulated builder. This is not a TensorRT engine.\n";
-    out += "model " + escape(cfg_.model_path) + "\n";
+    out += "model " + escape(cfg_.settings.model_path) + "\n";
     out += format("model_bytes %llu\n", static_cast<unsigned long long>(model_bytes));
     out += format("layers %zu\n", cfg_.layers.size());
-    out += format("precision %s\n", precision_names(cfg_.precision, &precision));
-    out += format("flags %s\n", flag_names(cfg_.flags, &flags));
-    out += "opt_level " + int_or_default(cfg_.opt_level) + "\n";
-    out += "max_aux_streams " + int_or_default(cfg_.max_aux_streams) + "\n";
-    out += format("hardware_compat %s\n", compat[cfg_.hardware_compat]);
+    out += format("precision %s\n", precision_names(cfg_.settings.precision, &precision));
+    out += format("flags %s\n", flag_names(cfg_.settings.flags, &flags));
+    out += "opt_level " + int_or_default(cfg_.settings.opt_level) + "\n";
+    out += "max_aux_streams " + int_or_default(cfg_.settings.max_aux_streams) + "\n";
+    out += format("hardware_compat %s\n", compat[cfg_.settings.hardware_compat]);
     out += "workspace_bytes " +
-           (cfg_.workspace_bytes == 0 ? std::string("default") : std::to_string(cfg_.workspace_bytes)) +
+           (cfg_.settings.workspace_bytes == 0 ? std::string("default") : std::to_string(cfg_.settings.workspace_bytes)) +
            "\n";
-    out += cfg_.build_settings;
-    out += format("profiles %d\n", cfg_.nb_profiles);
+    out += cfg_.settings.extra.summary;
+    out += format("profiles %zu\n", cfg_.settings.profiles.size());
     out += format("tactics %d\niterations %d\nseed %llu\n", cfg_.tactics, cfg_.iterations,
                   static_cast<unsigned long long>(cfg_.seed));
     for (size_t i = 0; i < rs.results.size(); ++i) {
@@ -1373,20 +1361,7 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
         return invalid(status, message);
     }
     Config c;
-    c.model_path = std::move(checked.model_path);
-    c.plan_fd = checked.plan_fd;
-    c.log_severity = checked.log_severity;
-    c.precision = checked.precision;
-    c.flags = checked.flags;
-    c.opt_level = checked.opt_level;
-    c.max_aux_streams = checked.max_aux_streams;
-    c.hardware_compat = checked.hardware_compat;
-    c.workspace_bytes = checked.workspace_bytes;
-    c.build_settings = checked.extra.summary;
-    c.nb_profiles = static_cast<int32_t>(checked.profiles.size());
-    c.plugin_paths = std::move(checked.plugin_paths);
-    c.has_cache = checked.has_timing_cache;
-    c.cache_blob = checked.timing_cache;
+    c.settings = std::move(checked);
 
     int32_t nb_layers = kDefaultLayers;
     const char* const* layers = nullptr;
