@@ -275,40 +275,39 @@ func (a *analysis) set(n int32, f uint8, on bool) {
 	}
 }
 
+// ports returns node n's graph and where its inputs ([in, out)) and outputs ([out, end)) lie
+// in the graph's per-port slices (ids, flags).
+func (a *analysis) ports(n int32) (gc *graphCtx, in, out, end int32) {
+	ni := &a.nodes[n]
+	gc = a.graphs[ni.g]
+	mn := &gc.g.Nodes[ni.idx]
+	return gc, mn.In, mn.Out(), mn.Out() + mn.NOut
+}
+
 // ins returns the value ids of a node's inputs (-1 where omitted).
 func (a *analysis) ins(n int32) []int32 {
-	ni := &a.nodes[n]
-	gc := a.graphs[ni.g]
-	mn := &gc.g.Nodes[ni.idx]
-	return gc.ids[mn.In : mn.In+mn.NIn : mn.In+mn.NIn]
+	gc, in, out, _ := a.ports(n)
+	return gc.ids[in:out:out]
 }
 
 // outs returns the value ids of a node's outputs (-1 where omitted).
 func (a *analysis) outs(n int32) []int32 {
-	ni := &a.nodes[n]
-	gc := a.graphs[ni.g]
-	mn := &gc.g.Nodes[ni.idx]
-	o := mn.Out()
-	return gc.ids[o : o+mn.NOut : o+mn.NOut]
+	gc, _, out, end := a.ports(n)
+	return gc.ids[out:end:end]
 }
 
 // wantIn says, input by input, whether the node reads it in the target
 // type (set by the classifier).
 func (a *analysis) wantIn(n int32) []bool {
-	ni := &a.nodes[n]
-	gc := a.graphs[ni.g]
-	mn := &gc.g.Nodes[ni.idx]
-	return gc.flags[mn.In : mn.In+mn.NIn : mn.In+mn.NIn]
+	gc, in, out, _ := a.ports(n)
+	return gc.flags[in:out:out]
 }
 
 // outLow says, output by output, whether the node makes it in the target
 // type (set by the classifier).
 func (a *analysis) outLow(n int32) []bool {
-	ni := &a.nodes[n]
-	gc := a.graphs[ni.g]
-	mn := &gc.g.Nodes[ni.idx]
-	o := mn.Out()
-	return gc.flags[o : o+mn.NOut : o+mn.NOut]
+	gc, _, out, end := a.ports(n)
+	return gc.flags[out:end:end]
 }
 
 // proto returns node n decoded, for its attributes.
