@@ -3,14 +3,14 @@
 // A timing cache records how long each tactic took, so the next build can skip timing it. The
 // bytes are the builder's own format (TensorRT's serialized ITimingCache, or the simulated
 // builder's text); only the builder can read or merge them, so this package never looks
-// inside: it finds the default file (DefaultPath), reads a file (Load), and saves a new
-// version (Save) by handing what is on disk at that moment to a merge function the caller
+// inside: it finds the default file (DefaultPath), reads a file (LoadWith), and saves a new
+// version (SaveWith) by handing what is on disk at that moment to a merge function the caller
 // provides.
 //
-// Concurrency: Save holds an exclusive lock on "<file>.lock" from reading the current file
+// Concurrency: SaveWith holds an exclusive lock on "<file>.lock" from reading the current file
 // until the merged one has replaced it, and replaces it atomically (internal/outpath), so
 // builds that share one cache and save at the same time each merge into the other's result and
-// no entry is lost; a reader never sees a half-written file. Load takes the same lock shared.
+// no entry is lost; a reader never sees a half-written file. LoadWith takes the same lock shared.
 // The lock is two locks on the same file: flock(2), which earlier trtbuild releases take, and
 // an open file description lock (fcntl F_OFD_SETLK), which conflicts with the POSIX record
 // lock trtexec takes on the same "<file>.lock" with lockf(3) (TensorRT's
@@ -24,7 +24,6 @@
 package timingcache
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +47,7 @@ import (
 const Auto = "auto"
 
 // ErrRejected marks a merge that refused the file on disk: it is corrupt, or a cache of another
-// builder, TensorRT version or GPU. Save leaves such a file as it is.
+// builder, TensorRT version or GPU. SaveWith leaves such a file as it is.
 var ErrRejected = errors.New("the cache file on disk is corrupt or belongs to another builder")
 
 // Key identifies the builder a cache is good for: TensorRT refuses (or, worse, misuses) a
@@ -130,7 +129,7 @@ func DefaultPath(key Key) (string, error) {
 	return filepath.Join(dir, "trtbuild", "timing-cache", key.Name()+".cache"), nil
 }
 
-// LockWait is how long Load and Save wait for another build's lock before giving up.
+// LockWait is how long LoadWith and SaveWith wait for another build's lock before giving up.
 const LockWait = 2 * time.Minute
 
 // lockRetry is how often a waiting lock is tried again.
@@ -206,24 +205,9 @@ func describe(m fs.FileMode) string {
 	return outpath.KindOf(m).String()
 }
 
-// Load returns the cache file's bytes, or nil when it does not exist yet or is empty. See
-// LoadWith, which it calls with a reader into Go memory.
-func Load(ctx context.Context, path string) ([]byte, error) {
-	var data []byte
-	_, err := LoadWith(ctx, path, func(f *os.File, size int64) error {
-		var err error
-		data, err = io.ReadAll(f)
-		return err
-	})
-	if len(data) == 0 {
-		data = nil
-	}
-	return data, err
-}
-
 // Stamp identifies one state of a cache file: its device, inode, size and modification and
-// status-change times, or that there was no file (or an empty one). Save compares the file's
-// stamp under its lock with the one Load saw, so that a file nobody replaced or rewrote since
+// status-change times, or that there was no file (or an empty one). SaveWith compares the file's
+// stamp under its lock with the one LoadWith saw, so that a file nobody replaced or rewrote since
 // is not read again: a cache can be hundreds of MB.
 type Stamp struct {
 	known      bool
@@ -247,10 +231,10 @@ func stampOf(f *os.File) (Stamp, error) {
 }
 
 // LoadWith reads the cache file with read, which gets the open file and its size and is not
-// called when the file does not exist yet or is empty, and returns the file's stamp for Save.
+// called when the file does not exist yet or is empty, and returns the file's stamp for SaveWith.
 // It refuses what Check refuses (but for an empty file) and holds the shared lock while
 // reading; when no lock can be had (a read-only folder, another user's cache without a lock
-// file) it reads without it, which is safe because Save replaces the file atomically. It never
+// file) it reads without it, which is safe because SaveWith replaces the file atomically. It never
 // blocks on a FIFO and never follows a link.
 func LoadWith(ctx context.Context, path string, read func(f *os.File, size int64) error) (Stamp, error) {
 	none := Stamp{known: true, none: true}
@@ -290,11 +274,6 @@ func LoadWith(ctx context.Context, path string, read func(f *os.File, size int64
 	return stamp, nil
 }
 
-// MergeFunc combines the cache now on disk (nil when there is none) with what a build learned
-// and returns the bytes to save; nil means there is nothing to save. It returns an error that
-// wraps ErrRejected when disk is not a cache it can read.
-type MergeFunc func(disk []byte) ([]byte, error)
-
 // Disk is the cache file as SaveWith found it, with the exclusive lock held.
 type Disk struct {
 	// Unchanged: the file is in the state the caller's Stamp describes (the one LoadWith
@@ -317,30 +296,6 @@ type Saved struct {
 	Path    string
 	Bytes   int64 // size of the file written, or of the file left as it was
 	Written bool  // false when the merge left the file as it was
-}
-
-// Save is SaveWith for a merge of bytes in memory: the file is read whole and the merged
-// bytes are written when they differ from it.
-func Save(ctx context.Context, path string, merge MergeFunc) (Saved, error) {
-	return SaveWith(ctx, path, Stamp{}, func(disk Disk, out *os.File) (bool, error) {
-		var data []byte
-		if disk.File != nil {
-			var err error
-			if data, err = io.ReadAll(disk.File); err != nil {
-				return false, fmt.Errorf("reading the timing cache before merging: %w", err)
-			}
-		}
-		merged, err := merge(data)
-		if err != nil || len(merged) == 0 || bytes.Equal(merged, data) {
-			return false, err
-		}
-		if out != nil {
-			if _, err := out.Write(merged); err != nil {
-				return false, err
-			}
-		}
-		return true, nil
-	})
 }
 
 // SaveWith updates the cache file: with the exclusive lock held it opens the file as it is now

@@ -74,7 +74,7 @@ func TestDefaultPath(t *testing.T) {
 }
 
 // union is the merge of a line-based test format: the set of lines of disk and of own.
-func union(own ...string) MergeFunc {
+func union(own ...string) mergeFunc {
 	return func(disk []byte) ([]byte, error) {
 		if len(disk) > 0 && !bytes.HasPrefix(disk, []byte("CACHE\n")) {
 			return nil, fmt.Errorf("no magic line: %w", ErrRejected)
@@ -107,7 +107,7 @@ func entries(t *testing.T, path string) []string {
 }
 
 func TestLoadMissing(t *testing.T) {
-	data, err := Load(context.Background(), filepath.Join(t.TempDir(), "none", "x.cache"))
+	data, err := loadBytes(context.Background(), filepath.Join(t.TempDir(), "none", "x.cache"))
 	if data != nil || err != nil {
 		t.Fatalf("Load of a missing file = %q, %v; want nil, nil", data, err)
 	}
@@ -116,11 +116,11 @@ func TestLoadMissing(t *testing.T) {
 func TestSaveCreatesAndMerges(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "a", "b", "x.cache")
 	ctx := context.Background()
-	s, err := Save(ctx, path, union("l1", "l2"))
+	s, err := saveBytes(ctx, path, union("l1", "l2"))
 	if err != nil || !s.Written || s.Path != path {
 		t.Fatalf("first save: %+v, %v", s, err)
 	}
-	s, err = Save(ctx, path, union("l2", "l3"))
+	s, err = saveBytes(ctx, path, union("l2", "l3"))
 	if err != nil || !s.Written {
 		t.Fatalf("second save: %+v, %v", s, err)
 	}
@@ -129,7 +129,7 @@ func TestSaveCreatesAndMerges(t *testing.T) {
 	}
 	// Nothing new: the file is not rewritten.
 	st1, _ := os.Stat(path)
-	s, err = Save(ctx, path, union("l1"))
+	s, err = saveBytes(ctx, path, union("l1"))
 	if err != nil || s.Written {
 		t.Fatalf("a save that adds nothing wrote the file: %+v, %v", s, err)
 	}
@@ -137,7 +137,7 @@ func TestSaveCreatesAndMerges(t *testing.T) {
 	if !os.SameFile(st1, st2) {
 		t.Error("a save that adds nothing replaced the file")
 	}
-	data, err := Load(ctx, path)
+	data, err := loadBytes(ctx, path)
 	if err != nil || !bytes.HasPrefix(data, []byte("CACHE\nl1\n")) {
 		t.Errorf("Load = %q, %v", data, err)
 	}
@@ -145,7 +145,7 @@ func TestSaveCreatesAndMerges(t *testing.T) {
 
 func TestSaveEmptyMergeWritesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.cache")
-	s, err := Save(context.Background(), path, func([]byte) ([]byte, error) { return nil, nil })
+	s, err := saveBytes(context.Background(), path, func([]byte) ([]byte, error) { return nil, nil })
 	if err != nil || s.Written {
 		t.Fatalf("%+v, %v", s, err)
 	}
@@ -160,7 +160,7 @@ func TestSaveLeavesRejectedFileAlone(t *testing.T) {
 	if err := os.WriteFile(path, garbage, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Save(context.Background(), path, union("l1"))
+	_, err := saveBytes(context.Background(), path, union("l1"))
 	if !errors.Is(err, ErrRejected) {
 		t.Fatalf("Save over a foreign file: %v, want ErrRejected", err)
 	}
@@ -176,10 +176,10 @@ func TestSaveUnwritableFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(blocker, "sub", "x.cache")
-	if data, err := Load(context.Background(), path); data != nil || err != nil {
+	if data, err := loadBytes(context.Background(), path); data != nil || err != nil {
 		t.Errorf("Load under a file = %q, %v; want no cache and no error (Save reports the folder)", data, err)
 	}
-	_, err := Save(context.Background(), path, union("l1"))
+	_, err := saveBytes(context.Background(), path, union("l1"))
 	if err == nil || !strings.Contains(err.Error(), "creating the timing cache folder") || !errors.Is(err, syscall.ENOTDIR) {
 		t.Fatalf("Save under a file: %v", err)
 	}
@@ -202,17 +202,17 @@ func TestLinksAreNotFollowed(t *testing.T) {
 
 	ctx := context.Background()
 	for _, p := range []string{link, dangling} {
-		if _, err := Load(ctx, p); err == nil || !strings.Contains(err.Error(), "symbolic link") {
-			t.Errorf("Load(%s) = %v, want a symbolic link refusal", filepath.Base(p), err)
+		if _, err := loadBytes(ctx, p); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("loadBytes(%s) = %v, want a symbolic link refusal", filepath.Base(p), err)
 		}
-		if _, err := Save(ctx, p, union("l1")); err == nil || !strings.Contains(err.Error(), "symbolic link") {
-			t.Errorf("Save(%s) = %v, want a symbolic link refusal", filepath.Base(p), err)
+		if _, err := saveBytes(ctx, p, union("l1")); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+			t.Errorf("saveBytes(%s) = %v, want a symbolic link refusal", filepath.Base(p), err)
 		}
 		if st, err := os.Lstat(p); err != nil || st.Mode()&os.ModeSymlink == 0 {
 			t.Errorf("%s was replaced", p)
 		}
 	}
-	if _, err := Save(ctx, lockLinked, union("l1")); err == nil || !strings.Contains(err.Error(), "lock") {
+	if _, err := saveBytes(ctx, lockLinked, union("l1")); err == nil || !strings.Contains(err.Error(), "lock") {
 		t.Errorf("Save with a linked lock = %v, want the lock refused", err)
 	}
 	if got, _ := os.ReadFile(victim); string(got) != "root:x:0:0\n" {
@@ -237,9 +237,9 @@ func TestNonRegularCacheNeverBlocks(t *testing.T) {
 	}
 	done := make(chan [3]error, 1)
 	go func() {
-		_, e1 := Load(context.Background(), fifo)
-		_, e2 := Save(context.Background(), fifo, union("x"))
-		_, e3 := Load(context.Background(), lockFifo)
+		_, e1 := loadBytes(context.Background(), fifo)
+		_, e2 := saveBytes(context.Background(), fifo, union("x"))
+		_, e3 := loadBytes(context.Background(), lockFifo)
 		done <- [3]error{e1, e2, e3}
 	}()
 	select {
@@ -261,11 +261,11 @@ func TestEmptyCache(t *testing.T) {
 	if err := Check(path, false); !errors.As(err, &p) || !p.Empty || !strings.Contains(err.Error(), "is empty") {
 		t.Fatalf("Check(empty) = %v", err)
 	}
-	if data, err := Load(context.Background(), path); data != nil || err != nil {
-		t.Errorf("Load(empty) = %q, %v; want no cache", data, err)
+	if data, err := loadBytes(context.Background(), path); data != nil || err != nil {
+		t.Errorf("loadBytes(empty) = %q, %v; want no cache", data, err)
 	}
 	var seen []byte = []byte("unset")
-	if _, err := Save(context.Background(), path, func(disk []byte) ([]byte, error) { seen = disk; return union("a")(disk) }); err != nil {
+	if _, err := saveBytes(context.Background(), path, func(disk []byte) ([]byte, error) { seen = disk; return union("a")(disk) }); err != nil {
 		t.Fatal(err)
 	}
 	if seen != nil {
@@ -288,12 +288,12 @@ func TestLockExcludesTrtexec(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Save(ctx, path, union("x")); err == nil || !strings.Contains(err.Error(), "held") {
+	if _, err := saveBytes(ctx, path, union("x")); err == nil || !strings.Contains(err.Error(), "held") {
 		t.Fatalf("Save while trtexec holds the lock = %v, want it to wait", err)
 	}
 	lk.Type = syscall.F_UNLCK
 	syscall.FcntlFlock(f.Fd(), syscall.F_SETLK, &lk)
-	if _, err := Save(context.Background(), path, union("x")); err != nil {
+	if _, err := saveBytes(context.Background(), path, union("x")); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -309,13 +309,13 @@ func TestNoLockBesideAnotherUsersFile(t *testing.T) {
 	if err := os.Chown(path, 65534, 65534); err != nil {
 		t.Skip(err)
 	}
-	if data, err := Load(context.Background(), path); err != nil || len(data) == 0 {
+	if data, err := loadBytes(context.Background(), path); err != nil || len(data) == 0 {
 		t.Fatalf("Load = %q, %v", data, err)
 	}
 	if _, err := os.Lstat(path + ".lock"); err == nil {
 		t.Error("a lock file was created beside another user's cache")
 	}
-	if _, err := Save(context.Background(), path, union("b")); err != nil {
+	if _, err := saveBytes(context.Background(), path, union("b")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Lstat(path + ".lock"); err == nil {
@@ -335,10 +335,10 @@ func TestNothingNewNeedsNoWrite(t *testing.T) {
 	os.WriteFile(path, []byte("CACHE\na\n"), 0o444)
 	os.Chmod(dir, 0o555)
 	defer os.Chmod(dir, 0o755)
-	if _, err := Save(context.Background(), path, union("a")); err != nil {
+	if _, err := saveBytes(context.Background(), path, union("a")); err != nil {
 		t.Errorf("a read-only cache with nothing new: %v", err)
 	}
-	if _, err := Save(context.Background(), path, union("b")); err == nil {
+	if _, err := saveBytes(context.Background(), path, union("b")); err == nil {
 		t.Errorf("a read-only cache with something new saved")
 	}
 	if err := Check(path, true); err == nil || !strings.Contains(err.Error(), "not writable") {
@@ -361,7 +361,7 @@ func TestConcurrentSavesLoseNothing(t *testing.T) {
 			for r := 0; r < rounds; r++ {
 				own := []string{fmt.Sprintf("b%d-r%d", b, r)}
 				inner := union(own...)
-				_, err := Save(context.Background(), path, func(disk []byte) ([]byte, error) {
+				_, err := saveBytes(context.Background(), path, func(disk []byte) ([]byte, error) {
 					time.Sleep(5 * time.Millisecond)
 					return inner(disk)
 				})
@@ -388,7 +388,7 @@ func TestSaveWaitsForLock(t *testing.T) {
 	inside := make(chan struct{})
 	done := make(chan error)
 	go func() {
-		_, err := Save(ctx, path, func(disk []byte) ([]byte, error) {
+		_, err := saveBytes(ctx, path, func(disk []byte) ([]byte, error) {
 			close(inside)
 			<-release
 			return union("first")(disk)
@@ -398,7 +398,7 @@ func TestSaveWaitsForLock(t *testing.T) {
 	<-inside
 	second := make(chan error)
 	go func() {
-		_, err := Save(ctx, path, union("second"))
+		_, err := saveBytes(ctx, path, union("second"))
 		second <- err
 	}()
 	select {
@@ -422,7 +422,7 @@ func TestSaveGivesUpWhenCancelled(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.cache")
 	release := make(chan struct{})
 	inside := make(chan struct{})
-	go Save(context.Background(), path, func(disk []byte) ([]byte, error) { //nolint:errcheck
+	go saveBytes(context.Background(), path, func(disk []byte) ([]byte, error) { //nolint:errcheck
 		close(inside)
 		<-release
 		return nil, nil
@@ -431,7 +431,7 @@ func TestSaveGivesUpWhenCancelled(t *testing.T) {
 	defer close(release)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := Save(ctx, path, union("x")); err == nil || !strings.Contains(err.Error(), "locking") {
+	if _, err := saveBytes(ctx, path, union("x")); err == nil || !strings.Contains(err.Error(), "locking") {
 		t.Fatalf("Save with a cancelled context while another holds the lock: %v", err)
 	}
 }
@@ -530,4 +530,50 @@ func TestSaveWithKnowsAnUnchangedFile(t *testing.T) {
 	if d := seen(none); !d.Unchanged || d.File != nil {
 		t.Errorf("no file then and now: %+v; want unchanged", d)
 	}
+}
+
+// Helpers over LoadWith and SaveWith with the cache in Go memory, as the tests use it.
+
+// loadBytes returns the cache file's bytes, or nil when it does not exist yet or is empty. See
+// LoadWith, which it calls with a reader into Go memory.
+func loadBytes(ctx context.Context, path string) ([]byte, error) {
+	var data []byte
+	_, err := LoadWith(ctx, path, func(f *os.File, size int64) error {
+		var err error
+		data, err = io.ReadAll(f)
+		return err
+	})
+	if len(data) == 0 {
+		data = nil
+	}
+	return data, err
+}
+
+// mergeFunc combines the cache now on disk (nil when there is none) with what a build learned
+// and returns the bytes to save; nil means there is nothing to save. It returns an error that
+// wraps ErrRejected when disk is not a cache it can read.
+type mergeFunc func(disk []byte) ([]byte, error)
+
+// saveBytes is SaveWith for a merge of bytes in memory: the file is read whole and the merged
+// bytes are written when they differ from it.
+func saveBytes(ctx context.Context, path string, merge mergeFunc) (Saved, error) {
+	return SaveWith(ctx, path, Stamp{}, func(disk Disk, out *os.File) (bool, error) {
+		var data []byte
+		if disk.File != nil {
+			var err error
+			if data, err = io.ReadAll(disk.File); err != nil {
+				return false, fmt.Errorf("reading the timing cache before merging: %w", err)
+			}
+		}
+		merged, err := merge(data)
+		if err != nil || len(merged) == 0 || bytes.Equal(merged, data) {
+			return false, err
+		}
+		if out != nil {
+			if _, err := out.Write(merged); err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
 }
