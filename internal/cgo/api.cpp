@@ -74,28 +74,6 @@ int32_t set_status_text(trtb_status* status, int32_t code, const char* prefix,
     return code;
 }
 
-int32_t Build::write_timing_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed,
-                                  trtb_status* status) {
-    *changed = false;
-    if (!disk_is_given && !disk.empty()) {
-        return set_status(status, TRTB_ERR_UNSUPPORTED, "this builder cannot merge timing caches");
-    }
-    *changed = !timing_cache.empty();
-    std::string error;
-    if (*changed && fd >= 0 && !write_all(fd, timing_cache.data(), timing_cache.size(), &error)) {
-        return set_status(status, TRTB_ERR_IO, "writing the timing cache: " + error);
-    }
-    return set_status(status, TRTB_OK, "");
-}
-
-int32_t Build::serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) {
-    if (!timing_cache.empty()) {
-        *data = timing_cache.data();
-        *size = timing_cache.size();
-    }
-    return set_status(status, TRTB_OK, "");
-}
-
 bool write_all(int fd, const char* data, size_t n, std::string* error) {
     while (n > 0) {
         const size_t chunk = n > (size_t{1} << 30) ? (size_t{1} << 30) : n;
@@ -242,26 +220,6 @@ int32_t trtb_build_drain(trtb_build* build, trtb_batch* batch, int32_t timeout_m
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build handle is NULL");
         }
         return build->impl->queue.drain(batch, timeout_ms, status);
-    });
-}
-
-int32_t trtb_build_timing_cache(trtb_build* build, const void** data, uint64_t* size,
-                                trtb_status* status) {
-    return trtb::guarded(status, [&]() -> int32_t {
-        if (data == nullptr || size == nullptr) {
-            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
-                                    "timing cache outputs are NULL");
-        }
-        *data = nullptr;
-        *size = 0;
-        if (build == nullptr || build->impl == nullptr) {
-            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build handle is NULL");
-        }
-        if (!build->finished.load(std::memory_order_acquire)) {
-            return trtb::set_status(status, TRTB_ERR_STATE,
-                                    "the timing cache is ready only after the build has run");
-        }
-        return build->impl->serialized_timing_cache(data, size, status);
     });
 }
 

@@ -43,5 +43,5 @@
 // is a CBuffer (C memory) that the Build takes over and C reads in place until Close frees it,
 // since a cache can be hundreds of MB. WriteTimingCache writes the merged cache from C straight
 // into the file. Each Build allocates its drain buffers in C memory once and frees them in
-// Close. Strings handed out by Drain and the bytes handed out by TimingCache are Go copies.
+// Close. Strings handed out by Drain are Go copies.
 package cgo

@@ -9,7 +9,6 @@ package cgo
 import "C"
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -538,28 +537,6 @@ func timeoutMillis(d time.Duration) C.int32_t {
 		ms = math.MaxInt32
 	}
 	return C.int32_t(ms)
-}
-
-// TimingCache returns a copy of the serialized timing cache after Run has returned: what
-// Options.TimingCache held plus what this build learned, also after a cancelled or failed
-// build when the backend allows it. It is nil when there is nothing to save. Before Run has
-// returned it fails with CodeState.
-func (b *Build) TimingCache() ([]byte, error) {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.h == nil {
-		return nil, errClosed()
-	}
-	var data unsafe.Pointer
-	var size C.uint64_t
-	var st C.trtb_status
-	if C.trtb_build_timing_cache(b.h, &data, &size, &st) != C.TRTB_OK {
-		return nil, statusError(&st)
-	}
-	if size == 0 || data == nil {
-		return nil, nil
-	}
-	return bytes.Clone(unsafe.Slice((*byte)(data), int(size))), nil
 }
 
 // Close frees the build and its C memory. Call it after Run has returned (or if Run was never

@@ -124,7 +124,7 @@ func buildWith(t testing.TB, o Options, nEvents, nText int, on func(b *Build, ev
 		}
 	}
 	<-ran
-	if out.cache, err = b.TimingCache(); err != nil {
+	if out.cache, err = ownCache(t, b); err != nil {
 		t.Fatalf("TimingCache: %v", err)
 	}
 	if o.PlanFile != nil {
@@ -899,7 +899,7 @@ func TestLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.TimingCache()
+	_, err = ownCache(t, b)
 	asError(t, err, CodeState)
 	if _, err := b.Run(); err != nil {
 		t.Fatalf("Run: %v", err)
@@ -924,7 +924,7 @@ func TestLifecycle(t *testing.T) {
 	if time.Since(start) > 500*time.Millisecond {
 		t.Errorf("Drain after done waited %v", time.Since(start))
 	}
-	if c, err := b.TimingCache(); err != nil || !bytes.HasPrefix(c, []byte(cacheMagic)) {
+	if c, err := ownCache(t, b); err != nil || !bytes.HasPrefix(c, []byte(cacheMagic)) {
 		t.Errorf("TimingCache: %q, %v", c, err)
 	}
 	b.Close()
@@ -934,7 +934,7 @@ func TestLifecycle(t *testing.T) {
 	asError(t, err, CodeState)
 	_, err = b.Run()
 	asError(t, err, CodeState)
-	_, err = b.TimingCache()
+	_, err = ownCache(t, b)
 	asError(t, err, CodeState)
 }
 

@@ -31,7 +31,7 @@
 // progress (TensorRT cannot either), so the latency of a cancel is the length of the longest
 // step in flight.
 //
-// Timing cache format (what Build::timing_cache holds and what options.timing_cache may hold):
+// Timing cache format (what write_timing_cache writes and what options.timing_cache may hold):
 //
 //   TRTBUILD-SIM-TIMING-CACHE 1\n
 //   <signature>\t<tactic index>\t<nanoseconds>\n    one line per entry, sorted by signature, tactic
@@ -423,11 +423,11 @@ bool merge_entries(const std::vector<const std::vector<CacheEntry>*>& lists, Emi
     }
 }
 
-// CacheWriter serializes entries in the format above, through a buffer of 1 MiB, to a file
-// descriptor (to == nullptr) or a string.
+// CacheWriter serializes entries in the format above to a file descriptor, through a buffer
+// of 1 MiB.
 class CacheWriter {
 public:
-    CacheWriter(int fd, std::string* to) : fd_(fd), to_(to) {
+    explicit CacheWriter(int fd) : fd_(fd) {
         buf_.reserve(kFlushAt + 4096);
         buf_ = kCacheMagic;
         buf_ += '\n';
@@ -451,9 +451,7 @@ public:
     }
 
     bool flush() {
-        if (to_ != nullptr) {
-            to_->append(buf_);
-        } else if (!write_all(fd_, buf_.data(), buf_.size(), &error_)) {
+        if (!write_all(fd_, buf_.data(), buf_.size(), &error_)) {
             return false;
         }
         buf_.clear();
@@ -465,7 +463,6 @@ public:
 private:
     static constexpr size_t kFlushAt = 1 << 20;
     int fd_;
-    std::string* to_;
     std::string buf_;
     std::string error_;
 };
@@ -840,7 +837,6 @@ public:
     int32_t run(trtb_result* result, trtb_status* status) override;
     int32_t write_timing_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed,
                                trtb_status* status) override;
-    int32_t serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) override;
 
 private:
     void build_engine(RunState& rs, uint64_t model_bytes, uint64_t* plan_bytes);
@@ -853,14 +849,12 @@ private:
     Config cfg_;
     // The timing cache after run: the given one (given_ok_: it parsed, or none was given) and
     // what this run learned, sorted by key without duplicates (learned_entries_ views
-    // learned_). serialized_ is made only when asked for (trtb_build_timing_cache).
+    // learned_).
     bool cache_enabled_ = false;
     CacheIndex given_;
     bool given_ok_ = true;
     std::vector<std::pair<CacheKey, uint64_t>> learned_;
     std::vector<CacheEntry> learned_entries_;
-    std::string serialized_;
-    bool serialized_done_ = false;
 };
 
 int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
@@ -1007,24 +1001,9 @@ int32_t SimBuild::write_timing_cache(bool disk_is_given, std::string_view disk, 
     if (!*changed || fd < 0) {
         return set_status(status, TRTB_OK, "");
     }
-    CacheWriter out(fd, nullptr);
+    CacheWriter out(fd);
     if (!merge_entries(lists, [&](const CacheEntry& e, bool) { return out.add(e); }) || !out.flush()) {
         return set_status(status, TRTB_ERR_IO, "writing the timing cache: " + out.error());
-    }
-    return set_status(status, TRTB_OK, "");
-}
-
-int32_t SimBuild::serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) {
-    if (!serialized_done_ && cache_enabled_ && given_.size() + learned_entries_.size() > 0) {
-        CacheWriter out(-1, &serialized_);
-        const std::vector<const std::vector<CacheEntry>*> lists{&given_.entries(), &learned_entries_};
-        merge_entries(lists, [&](const CacheEntry& e, bool) { return out.add(e); });
-        out.flush();
-    }
-    serialized_done_ = true;
-    if (!serialized_.empty()) {
-        *data = serialized_.data();
-        *size = serialized_.size();
     }
     return set_status(status, TRTB_OK, "");
 }

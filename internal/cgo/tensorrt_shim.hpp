@@ -376,7 +376,6 @@ public:
     int32_t run(trtb_result* result, trtb_status* status) override;
     int32_t write_timing_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed,
                                trtb_status* status) override;
-    int32_t serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) override;
 
 private:
     Outcome build(trtb_result* result);
@@ -400,7 +399,7 @@ private:
     ErrorRecorder recorder_;
     ProgressMonitor monitor_;
     // own_cache_ is the build's serialized timing cache after run (save_timing_cache), as
-    // TensorRT returned it, for serialized_timing_cache and write_timing_cache.
+    // TensorRT returned it, for write_timing_cache.
     std::unique_ptr<nvinfer1::IHostMemory> own_cache_;
 };
 

@@ -120,14 +120,6 @@ void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* r
     own_cache_ = std::move(blob);  // kept as TensorRT made it: no copy of a large cache
 }
 
-int32_t TensorRTBuild::serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status) {
-    if (own_cache_ != nullptr) {
-        *data = own_cache_->data();
-        *size = own_cache_->size();
-    }
-    return set_status(status, TRTB_OK, "");
-}
-
 // write_timing_cache combines the cache file's bytes with this build's cache the way trtexec
 // updates its --timingCacheFile: both are deserialized with the config of a fresh builder, the
 // build's cache is combined into the file's with ignoreMismatch=false (so a cache of another

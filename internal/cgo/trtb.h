@@ -25,7 +25,7 @@
  *     trtb_build_create -> trtb_build_run (blocking, one thread)
  *                          trtb_build_drain (another thread, in a loop until batch.done)
  *                          trtb_build_cancel (any thread, any time)
- *                       -> trtb_build_timing_cache, trtb_build_write_timing_cache (optional)
+ *                       -> trtb_build_write_timing_cache (optional)
  *                       -> trtb_build_destroy
  */
 #ifndef TRTB_H
@@ -434,16 +434,9 @@ void trtb_build_cancel(trtb_build *build);
 int32_t trtb_build_drain(trtb_build *build, trtb_batch *batch, int32_t timeout_ms,
                          trtb_status *status);
 
-/* trtb_build_timing_cache points *data at the serialized timing cache after run has returned:
- * what the given cache held plus what this build learned, also after a cancelled build when the
- * backend allows it. The bytes stay valid until trtb_build_destroy. *size is 0 when there is
- * nothing to save. */
-int32_t trtb_build_timing_cache(trtb_build *build, const void **data, uint64_t *size,
-                                trtb_status *status);
-
 /*
- * trtb_build_write_timing_cache merges this build's cache (what trtb_build_timing_cache returns)
- * into the cache file's and writes the result to the file descriptor fd, for a cache file that
+ * trtb_build_write_timing_cache merges this build's cache (the given one plus what the build
+ * learned, also after a cancelled build when the backend allows it) into the cache file's and writes the result to the file descriptor fd, for a cache file that
  * several builds share: the caller locks the file, merges into a new file, replaces the old one
  * atomically and unlocks, so no build's entries are lost. Entries already in the file are kept;
  * the build adds those the file lacks.

@@ -311,21 +311,15 @@ public:
     // differs from it, and then, when fd >= 0, writes the result to fd. It returns
     // TRTB_ERR_CACHE_REJECTED when disk is not a cache of this backend. disk_is_given means the
     // file holds exactly the cache given in the options (disk is then empty). Called after run,
-    // by one thread at a time. This base version knows no cache format: it writes its
-    // timing_cache when the file is empty or holds what was given, and refuses any other file
-    // with TRTB_ERR_UNSUPPORTED.
-    virtual int32_t write_timing_cache(bool disk_is_given, std::string_view disk, int fd,
-                                       bool* changed, trtb_status* status);
-
-    // serialized_timing_cache points *data at the serialized cache after run (the given cache
-    // plus what the build learned; trtb_build_timing_cache); *size 0 when there is none. The
-    // bytes stay valid until the build is destroyed. This base version returns timing_cache.
-    virtual int32_t serialized_timing_cache(const void** data, uint64_t* size, trtb_status* status);
+    // by one thread at a time. This base version, for a build that keeps no timing cache (the
+    // benchmarks' builds), changes nothing.
+    virtual int32_t write_timing_cache(bool /*disk_is_given*/, std::string_view /*disk*/, int /*fd*/,
+                                       bool* changed, trtb_status* status) {
+        *changed = false;
+        return set_status(status, TRTB_OK, "");
+    }
 
     EventQueue queue;
-    // timing_cache holds the serialized cache after run, for backends that serialize it
-    // eagerly (see serialized_timing_cache).
-    std::string timing_cache;
     std::atomic<bool> ran{false};
 
 private:
