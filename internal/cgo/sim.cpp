@@ -618,8 +618,9 @@ struct RunState {
     std::atomic<uint64_t> hits{0};
     std::atomic<uint64_t> misses{0};
 
-    bool cache_enabled = false;
-    const CacheIndex* cache_in = nullptr;  // the given cache; read-only while threads run
+    // cache_in is the given cache, read-only while threads run; null when the timing cache is
+    // off (TRTB_FLAG_DISABLE_TIMING_CACHE).
+    const CacheIndex* cache_in = nullptr;
 
     std::mutex mu;
     int32_t fail_code = TRTB_OK;                                // guarded by mu
@@ -909,7 +910,6 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
         rs.log(TRTB_SEVERITY_INFO,
                "Local timing cache in use. Profiling results in this builder pass will not be stored.");
     } else {
-        rs.cache_enabled = true;
         cache_enabled_ = true;
         rs.cache_in = &given_;
         if (cfg_.settings.has_timing_cache) {
@@ -934,7 +934,7 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
     build_engine(rs, model_bytes, &plan_bytes);
 
     // Whatever happened, keep what the cache knew and what this run measured.
-    if (rs.cache_enabled) {
+    if (rs.cache_in != nullptr) {
         // Sorted by key; of two entries with one key the first learned stays.
         learned_ = std::move(rs.learned);
         std::stable_sort(learned_.begin(), learned_.end(),
@@ -1183,7 +1183,7 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
     const int32_t limit = find.limit();
 
     auto cached = [&](int32_t tactic, uint64_t* ns) {
-        if (!rs.cache_enabled) {
+        if (rs.cache_in == nullptr) {
             return false;
         }
         const uint64_t* found = rs.cache_in->find(sig, tactic);
@@ -1218,7 +1218,7 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
         if (cached(tactic, &ns)) {
             rs.hits.fetch_add(1, std::memory_order_relaxed);
         } else {
-            if (rs.cache_enabled) {
+            if (rs.cache_in != nullptr) {
                 rs.misses.fetch_add(1, std::memory_order_relaxed);
             }
             ++measured;
@@ -1274,7 +1274,7 @@ bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer
         }
         rs.pause(ns);
         if (!phase.step(it)) {
-            if (it == limit - 1 && rs.cache_enabled) {  // every iteration ran: the time is known
+            if (it == limit - 1 && rs.cache_in != nullptr) {  // every iteration ran: the time is known
                 std::lock_guard<std::mutex> lock(rs.mu);
                 rs.learned.emplace_back(CacheKey(sig, tactic), tactic_time(cfg_.seed, sig, tactic));
             }
@@ -1283,7 +1283,7 @@ bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer
     }
     phase.finish();
     const uint64_t ns = tactic_time(cfg_.seed, sig, tactic);
-    if (rs.cache_enabled) {
+    if (rs.cache_in != nullptr) {
         std::lock_guard<std::mutex> lock(rs.mu);
         rs.learned.emplace_back(CacheKey(sig, tactic), ns);
     }
