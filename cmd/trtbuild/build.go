@@ -46,6 +46,8 @@ type buildOptions struct {
 	tensorrtLib      string // --tensorrt-lib: the folder of the TensorRT libraries
 	noBuiltinPlugins bool   // --no-builtin-plugins: do not load libnvinfer_plugin
 
+	noManifest    bool // --no-manifest: write no ENGINE.json beside the engine
+
 	timingCache   string
 	noTimingCache bool
 	strictCache   bool
@@ -128,6 +130,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildOptions) {
 	f.Var(newDuration(&o.timeout, 0), "timeout", "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
 	f.Var(newDuration(&o.stallTimeout, 0), "stall-timeout", "end the build after this long without progress (off by default: TensorRT can be silent for minutes)")
 	addOutputFlags(f, &o.out)
+	f.BoolVar(&o.noManifest, "no-manifest", false, "write no manifest (ENGINE.json: the build key, versions and SHA-256) beside the engine")
 	addEngineCacheFlags(f, &o.engineCache)
 	f.Var(newDuration(&o.killAfter, 30*time.Second), "kill-after", "after a timeout, how long the builder may take to stop before it is killed")
 
@@ -186,6 +189,7 @@ func prepareRequest(o *buildOptions, model string) (worker.Request, *onnx.Model,
 
 // buildRun validates everything it can before starting the worker, then runs the build.
 func buildRun(s *streams, o *buildOptions, args []string) error {
+	began := time.Now() // --timeout counts from here: the engine cache's work is in the budget
 	model, err := resolveModel(o, args)
 	if err != nil {
 		return err
@@ -240,12 +244,29 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		return err
 	}
 	defer outs.cleanup()
+	files, err := createBuildFiles(paths)
+	if err != nil {
+		return err
+	}
+	defer files.cleanup()
 	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version,
 		Command: append([]string{"trtbuild"}, os.Args[1:]...), Settings: buildSettings(req)}
-	keyed, hit, err := engineCacheLookup(s, o, mode, req, info)
+	ctl := watchCacheWork(sigs, began, o.timeout)
+	keyed, hit, err := engineCacheLookup(ctl.ctx, s, o, mode, req, info, files)
+	defer keyed.close()
+	if stop := ctl.end("during the engine cache lookup; nothing was built"); stop != nil {
+		return stop
+	}
 	if err != nil || hit {
 		return err
 	}
+	// The file the worker writes, read back after the commit for the manifest and the cache:
+	// what this build produced, whatever replaces the path meanwhile.
+	built, err := files.engine.ReadBack()
+	if err != nil {
+		return exitcode.Wrap(exitcode.Failed, err)
+	}
+	defer built.Close()
 
 	onTerminal := mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY)
 	var notices = s.Err
@@ -265,6 +286,8 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	res, err := builder.Run(builder.Config{
 		Worker:       worker.StartOptions{Command: exe, Request: req},
 		Engine:       engine,
+		Output:       files.engine,
+		Began:        began,
 		Info:         info,
 		NewRenderer:  func(c progress.Controls) progress.Renderer { return outs.wrap(newRenderer(mode, s, out, o, c)) },
 		Notices:      notices,
@@ -276,7 +299,11 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	})
 	outs.finish(s.Err, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
-		keyed.afterBuild(s, res)
+		ctl := watchCacheWork(sigs, began, o.timeout)
+		keyed.afterBuild(ctl.ctx, s, res, files, built)
+		if stop := ctl.end(fmt.Sprintf("while the manifest was written and the engine stored in the engine cache; the engine %s is built", q(engine))); stop != nil {
+			err = stop
+		}
 	}
 	if stdout != nil {
 		drain(stdout, s.Err, sigs)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,20 +18,23 @@ import (
 	"github.com/trtbuild/trtbuild/internal/enginecache"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/manifest"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/plan"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/tui"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
-// engineCacheFlags are --engine-cache and --engine-cache-size.
+// engineCacheFlags are --engine-cache, --engine-cache-size and --engine-cache-trust.
 type engineCacheFlags struct {
-	dir, size string
+	dir, size, trust string
 }
 
 func addEngineCacheFlags(f *pflag.FlagSet, c *engineCacheFlags) {
 	f.StringVar(&c.dir, "engine-cache", "", "reuse engines from, and store new ones in, this `DIR`, by build key (see trtbuild key); auto: the user cache folder's trtbuild/engines")
 	f.StringVar(&c.size, "engine-cache-size", "20G", "with --engine-cache: remove the least recently used engines beyond this size")
+	f.StringVar(&c.trust, "engine-cache-trust", "self", "with --engine-cache: whose entries are served: self, group (every member of the cache folder's group), user names or ids, comma-separated (see docs/engine-cache.md)")
 }
 
 // openEngineCache opens the --engine-cache folder; nil when the flag is not given.
@@ -42,6 +46,10 @@ func openEngineCache(c engineCacheFlags) (*enginecache.Cache, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("invalid --engine-cache-size: %v", err)
 	}
+	trust, err := enginecache.ParseTrust(c.trust)
+	if err != nil {
+		return nil, exitcode.Usagef("invalid --engine-cache-trust: %v", err)
+	}
 	dir := c.dir
 	if dir == "auto" {
 		if dir, err = enginecache.DefaultDir(); err != nil {
@@ -49,11 +57,11 @@ func openEngineCache(c engineCacheFlags) (*enginecache.Cache, error) {
 		}
 	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return nil, exitcode.Usagef("--engine-cache %s is a file; give a folder", dir)
+		return nil, exitcode.Usagef("--engine-cache %s is a file; give a folder", q(dir))
 	}
-	cache, err := enginecache.Open(dir, int64(limit))
+	cache, err := enginecache.Open(dir, int64(limit), trust)
 	if err != nil {
-		return nil, exitcode.Usagef("cannot use --engine-cache %s: %v; give a writable folder", dir, unwrapPathError(err))
+		return nil, exitcode.Usagef("cannot use --engine-cache %s: %v; give a writable folder", q(dir), unwrapPathError(err))
 	}
 	return cache, nil
 }
@@ -76,9 +84,11 @@ type keyedBuild struct {
 }
 
 // engineCacheLookup runs before the worker starts: it computes the build's key and, on an
-// engine cache hit, copies the engine to its path, writes the manifest beside it, says so, and
-// returns hit true: the build is done.
-func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Request, info progress.BuildInfo) (*keyedBuild, bool, error) {
+// engine cache hit, copies the engine into the build's files (held open since the start),
+// puts them in place, says so, and returns hit true: the build is done. ctx ends the lookup
+// (a signal, the time budget). An entry that is broken is removed and said so: the build goes
+// on, into files that start empty again.
+func engineCacheLookup(ctx context.Context, s *streams, o *buildOptions, mode tui.Mode, req worker.Request, info progress.BuildInfo, files *buildFiles) (*keyedBuild, bool, error) {
 	cache, err := openEngineCache(o.engineCache)
 	if err != nil {
 		return nil, false, err
@@ -98,17 +108,35 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 		}()
 		return k, false, nil
 	}
-	k, err := computeKey(cache, o, req, info)
+	k, err := abandonable(ctx, func() (*keyedBuild, error) { return computeKey(cache, o, req, info) })
+	if ctx.Err() != nil {
+		cache.Close()
+		return nil, false, err // the caller reports the signal or budget
+	}
 	if err != nil {
+		cache.Close()
 		return nil, false, exitcode.Usagef("cannot compute the build key for --engine-cache: %v", err)
 	}
 	start := time.Now()
-	hit, ok, err := k.serve(s.Err, info.Engine)
+	look, err := cache.Get(ctx, k.key, files.engine)
 	if err != nil {
-		return nil, false, exitcode.Wrap(exitcode.Failed, err)
+		return k, false, exitcode.Wrap(exitcode.Failed, err)
 	}
-	if !ok {
+	if !look.Hit {
+		if look.Skipped != "" {
+			what := "skipped it (not removed: it is not this user's)"
+			if look.Repaired {
+				what = "removed it"
+			}
+			fmt.Fprintf(s.Err, "trtbuild: warning: the engine cache entry %s was not used: %s; %s, building the engine\n", q(cache.Entry(k.key)), look.Skipped, what)
+		}
+		if err := files.engine.Reset(); err != nil {
+			return k, false, exitcode.Wrap(exitcode.Failed, fmt.Errorf("writing the engine %s: %w", q(info.Engine), err))
+		}
 		return k, false, nil
+	}
+	if err := k.serve(s.Err, files, look); err != nil {
+		return k, false, exitcode.Wrap(exitcode.Failed, err)
 	}
 	took := time.Since(start)
 	msg := fmt.Sprintf("Engine cache hit: %s copied from %s in %s (key %s); nothing was built.",
@@ -118,14 +146,21 @@ func engineCacheLookup(s *streams, o *buildOptions, mode tui.Mode, req worker.Re
 		j := tui.NewJSON(s.Out, nil)
 		j.Begin(progress.NewState(info, start))
 		j.Handle([]progress.Event{{Type: progress.EventLog, Severity: progress.SeverityInfo, Message: msg}})
-		if err := j.End(progress.Result{Status: progress.StatusBuilt, Engine: info.Engine, EngineBytes: hit.Bytes, Duration: took}); err != nil {
+		if err := j.End(progress.Result{Status: progress.StatusBuilt, Engine: info.Engine, EngineBytes: look.Bytes, Duration: took}); err != nil {
 			return k, true, exitcode.Wrap(exitcode.OK, fmt.Errorf("the engine was copied, but writing progress failed: %w", err))
 		}
 	case tui.ModeQuiet:
 	default:
-		fmt.Fprintln(s.Out, msg)
+		fmt.Fprintln(s.Out, escapeControls(msg))
 	}
 	return k, true, nil
+}
+
+// close releases the engine cache, if any.
+func (k *keyedBuild) close() {
+	if k != nil && k.cache != nil {
+		k.cache.Close()
+	}
 }
 
 // computeKey finds the target and computes the build's key.
@@ -154,47 +189,45 @@ func computeKey(cache *enginecache.Cache, o *buildOptions, req worker.Request, i
 	return k, nil
 }
 
-// serve copies the cached engine of k to engine and writes its manifest; ok false on a miss.
-// A manifest that cannot be written is a warning on errOut: the engine is there.
-func (k *keyedBuild) serve(errOut io.Writer, engine string) (enginecache.Hit, bool, error) {
-	hit, ok, err := k.cache.Get(context.Background(), k.key, engine)
-	if err != nil || !ok {
-		return hit, ok, err
+// serve puts the engine copied from the cache in place, and the manifest beside it: the stored
+// one (verified by the cache against the engine), with this copy's path and cache use.
+func (k *keyedBuild) serve(errOut io.Writer, files *buildFiles, look enginecache.Lookup) error {
+	if err := files.engine.CloseAtomicallyReplace(); err != nil {
+		return fmt.Errorf("writing the engine: %w", err)
 	}
-	m, err := manifest.Parse(hit.Manifest)
-	if err != nil || m.Key != k.key {
-		m = k.manifest(engine, hit.Bytes, "") // stored without a usable manifest: describe it now
+	if files.manifest == nil {
+		return nil // --no-manifest, or a device: nothing to describe
 	}
-	if st, err := os.Stat(engine); err != nil || !st.Mode().IsRegular() {
-		return hit, true, nil // copied to a device: nothing to describe
+	m, err := manifest.Parse(look.Manifest)
+	if err != nil {
+		return err // the cache checked it
 	}
 	m.Model.Path = k.model
-	m.Engine.File = filepath.Base(engine)
+	m.Engine.File = filepath.Base(files.engine.Target().Path)
 	m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: true, ServedAt: time.Now().UTC().Truncate(time.Millisecond)}
-	if err := manifest.Write(manifest.Path(engine), m); err != nil {
+	if err := files.writeManifest(m); err != nil {
 		fmt.Fprintf(errOut, "trtbuild: warning: %v\n", err)
 	}
-	return hit, true, nil
+	return nil
 }
 
-// manifest describes the engine file of this build.
-func (k *keyedBuild) manifest(engine string, bytes int64, sum string) *manifest.Manifest {
-	if sum == "" {
-		sum, _ = buildkey.HashFile(engine)
-	}
+// manifest describes the engine of this build.
+func (k *keyedBuild) manifest(file string, bytes int64, sum string) *manifest.Manifest {
 	return &manifest.Manifest{
 		Key: k.key, Parts: k.parts,
 		Model:    manifest.Model{Path: k.model, Bytes: k.hashes.Bytes, ExternalBytes: k.hashes.ExternalBytes},
-		Engine:   manifest.Engine{File: filepath.Base(engine), Bytes: bytes, SHA256: sum},
+		Engine:   manifest.Engine{File: filepath.Base(file), Bytes: bytes, SHA256: sum},
 		Trtbuild: version, Backend: k.backend, TensorRT: k.trt, Precision: k.prec,
 	}
 }
 
 // afterBuild runs after a successful build has committed the engine: it writes the manifest
-// beside it and stores the engine in the cache. Problems are warnings: the engine is built.
-func (k *keyedBuild) afterBuild(s *streams, res progress.Result) {
-	if k == nil {
-		return
+// beside it and stores the engine in the cache, both from built, the descriptor of the file
+// the worker wrote (never by its path, which another build may have replaced since). ctx ends
+// the store (a signal, the time budget). Problems are warnings: the engine is built.
+func (k *keyedBuild) afterBuild(ctx context.Context, s *streams, res progress.Result, files *buildFiles, built *os.File) {
+	if k == nil || built == nil || files.device {
+		return // -o /dev/null: no file to describe, or to cache
 	}
 	if k.ready != nil {
 		<-k.ready
@@ -203,24 +236,27 @@ func (k *keyedBuild) afterBuild(s *streams, res progress.Result) {
 		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: %v\n", k.err)
 		return
 	}
-	st, err := os.Stat(res.Engine)
+	st, err := built.Stat()
+	var sum string
+	if err == nil {
+		sum, err = hashReaderAt(ctx, built, st.Size())
+	}
 	if err != nil {
-		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: %v\n", err)
+		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: reading the engine: %v\n", err)
 		return
 	}
-	if !st.Mode().IsRegular() {
-		return // -o /dev/null or a pipe: no file to describe, or to cache
-	}
-	m := k.manifest(res.Engine, st.Size(), "")
+	m := k.manifest(files.engine.Target().Path, st.Size(), sum)
 	m.FromResult(res, time.Now())
-	if h, err := plan.ReadFile(res.Engine); err == nil && h.TensorRT != "" {
+	if h, err := plan.Read(io.NewSectionReader(built, 0, st.Size())); err == nil && h.TensorRT != "" {
 		m.TensorRT = h.TensorRT // what the plan says wrote it, build number included
 	}
 	if k.cache != nil {
 		m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: false}
 	}
-	if err := manifest.Write(manifest.Path(res.Engine), m); err != nil {
-		fmt.Fprintf(s.Err, "trtbuild: warning: %v\n", err)
+	if files.manifest != nil {
+		if err := files.writeManifest(m); err != nil {
+			fmt.Fprintf(s.Err, "trtbuild: warning: %v\n", err)
+		}
 	}
 	if k.cache == nil {
 		return
@@ -228,12 +264,42 @@ func (k *keyedBuild) afterBuild(s *streams, res progress.Result) {
 	stored := *m
 	stored.EngineCache = nil
 	data, err := manifest.Marshal(&stored)
+	var put enginecache.Stored
 	if err == nil {
-		_, err = k.cache.Put(context.Background(), k.key, res.Engine, data)
+		put, err = k.cache.Put(ctx, k.key, enginecache.Engine{File: built, Bytes: st.Size(), SHA256: sum, Perm: st.Mode().Perm()}, data)
 	}
 	if err != nil {
 		fmt.Fprintf(s.Err, "trtbuild: warning: the engine was not stored in the engine cache: %v\n", err)
+		return
 	}
+	if put.Replaced != "" {
+		fmt.Fprintf(s.Err, "trtbuild: warning: replaced the engine cache entry %s, which could not be used: %s\n", q(k.cache.Entry(k.key)), put.Replaced)
+	}
+	if put.Stale > 0 {
+		fmt.Fprintf(s.Err, "trtbuild: removed %d temporary engine cache entries (%s) left by killed builds\n", put.Stale, progress.FormatBytes(put.StaleBytes))
+	}
+}
+
+// hashReaderAt is the "sha256:" hash of the first size bytes of f, read with ReadAt.
+func hashReaderAt(ctx context.Context, f io.ReaderAt, size int64) (string, error) {
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	for off := int64(0); off < size; {
+		if err := ctx.Err(); err != nil {
+			return "", context.Cause(ctx)
+		}
+		n := int64(len(buf))
+		if size-off < n {
+			n = size - off
+		}
+		r, err := f.ReadAt(buf[:n], off)
+		h.Write(buf[:r])
+		off += int64(r)
+		if err != nil && !(errors.Is(err, io.EOF) && off == size) {
+			return "", err
+		}
+	}
+	return fmt.Sprintf("sha256:%x", h.Sum(nil)), nil
 }
 
 func newEngineCmd(s *streams) *cobra.Command {
@@ -326,25 +392,31 @@ so CI can refuse a stale engine before deploying it.`,
 // inspectEngine reads the engine's header and manifest. A file that is no engine is a usage
 // error; a manifest that does not describe the file is a problem.
 func inspectEngine(path string) (*engineReport, error) {
-	st, err := os.Stat(path)
+	// The engine is opened once, as every input is (internal/regfile: never blocking on a
+	// FIFO), and its header and hash read from that one descriptor.
+	f, st, err := regfile.Open(path)
+	var nr *regfile.NotRegularError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return nil, exitcode.Usagef("engine %s does not exist; check the path", path)
+		return nil, exitcode.Usagef("engine %s does not exist; check the path", q(path))
+	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
+		return nil, exitcode.Usagef("engine %s is a directory; give the engine file", q(path))
+	case errors.As(err, &nr):
+		return nil, exitcode.Usagef("engine %s is %s, not a regular file; give the engine file", q(path), nr.Kind)
 	case err != nil:
-		return nil, exitcode.Usagef("cannot read engine %s: %v", path, unwrapPathError(err))
-	case st.IsDir():
-		return nil, exitcode.Usagef("engine %s is a directory; give the engine file", path)
+		return nil, exitcode.Usagef("cannot read engine %s: %v", q(path), unwrapPathError(err))
 	}
-	h, err := plan.ReadFile(path)
+	defer f.Close()
+	h, err := plan.Read(io.NewSectionReader(f, 0, st.Size()))
 	if errors.Is(err, plan.ErrNotEngine) {
-		return nil, exitcode.Usagef("%s is %v; give a file that trtbuild or TensorRT built", path, err)
+		return nil, exitcode.Usagef("%s is %v; give a file that trtbuild or TensorRT built", q(path), err)
 	}
 	if err != nil {
-		return nil, exitcode.Usagef("cannot read engine %s: %v", path, unwrapPathError(err))
+		return nil, exitcode.Usagef("cannot read engine %s: %v", q(path), unwrapPathError(err))
 	}
-	sum, err := buildkey.HashFile(path)
+	sum, err := hashReaderAt(context.Background(), f, st.Size())
 	if err != nil {
-		return nil, exitcode.Usagef("cannot read engine %s: %v", path, unwrapPathError(err))
+		return nil, exitcode.Usagef("cannot read engine %s: %v", q(path), unwrapPathError(err))
 	}
 	r := &engineReport{Engine: path, Bytes: st.Size(), SHA256: sum, Header: h}
 	m, err := manifest.Read(manifest.Path(path))

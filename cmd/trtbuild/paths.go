@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -54,6 +55,8 @@ type buildPaths struct {
 	engine outpath.Target
 	trace  *outpath.Target
 	report *outpath.Target
+	// manifest is ENGINE.json, nil with --no-manifest or for an engine written to a device.
+	manifest *outpath.Target
 	// cache is the timing cache file the parent knows of: the --timing-cache file, or the
 	// simulated builder's default; "" when off or decided by the worker (TensorRT's default
 	// depends on the GPU).
@@ -71,6 +74,14 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 		return nil, nil, err
 	}
 	outputs = append(outputs, outpath.Named{Name: "-o", Target: p.engine})
+	if !o.noManifest && p.engine.Kind != outpath.CharDevice {
+		t, err := checkManifestPath(manifest.Path(engine))
+		if err != nil {
+			return nil, nil, err
+		}
+		p.manifest = &t
+		outputs = append(outputs, outpath.Named{Name: "the manifest", Target: t})
+	}
 	if o.out.trace != "" {
 		t, err := inspectOutput("--trace", o.out.trace, outpath.LiveStream)
 		if err != nil {
@@ -134,6 +145,25 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 		return nil, nil, exitcode.Usagef("%v", err)
 	}
 	return &p, warnings, nil
+}
+
+// checkManifestPath checks the manifest's path, a file trtbuild names itself: no link, FIFO,
+// device or folder there (internal/outpath, Own), and no file that is not a trtbuild manifest,
+// which would be lost.
+func checkManifestPath(path string) (outpath.Target, error) {
+	t, err := outpath.InspectOwn(path)
+	if err != nil {
+		return t, exitcode.Usagef("cannot write the manifest %s: %v", q(path), unwrapPathError(err))
+	}
+	if why := t.Refusal(outpath.Own); why != "" {
+		return t, exitcode.Usagef("the manifest %s %s; or choose another -o, or pass --no-manifest", q(path), why)
+	}
+	if t.Kind == outpath.Regular {
+		if _, err := manifest.Read(path); err != nil {
+			return t, exitcode.Usagef("the manifest path %s holds a file that is not a trtbuild manifest, which writing the manifest would destroy; move it, choose another -o, or pass --no-manifest", q(path))
+		}
+	}
+	return t, nil
 }
 
 func absClean(p string) string {

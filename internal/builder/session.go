@@ -27,6 +27,12 @@ type Config struct {
 	Worker worker.StartOptions
 	// Engine is the output path. It is replaced only after a successful build.
 	Engine string
+	// Output, when not nil, is the engine's pending file, created by the caller (which may
+	// read it back after the commit); nil means Run creates it for Engine.
+	Output *outpath.Pending
+	// Began is when --timeout started counting (before the engine cache lookup, say); zero
+	// means when Run starts.
+	Began time.Time
 	Info   progress.BuildInfo
 	// NewRenderer makes the renderer; it receives the session's controls for key handling.
 	NewRenderer func(progress.Controls) progress.Renderer
@@ -109,9 +115,12 @@ func (s *session) RequestCancel() {
 func Run(cfg Config) (progress.Result, error) {
 	// The engine is written to an unnamed file in the engine's own folder (or, for a device
 	// such as /dev/null, copied to it on success); see internal/outpath.
-	pending, err := outpath.CreatePath(cfg.Engine)
-	if err != nil {
-		return progress.Result{}, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", pathtext.Q(cfg.Engine), unwrapPath(err))
+	pending := cfg.Output
+	if pending == nil {
+		var err error
+		if pending, err = outpath.CreatePath(cfg.Engine); err != nil {
+			return progress.Result{}, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", pathtext.Q(cfg.Engine), unwrapPath(err))
+		}
 	}
 	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed
 
@@ -312,7 +321,7 @@ func (s *session) notice(kind progress.NoticeKind, message string) {
 func (s *session) untilBudget(now time.Time) (time.Duration, bool) {
 	var deadlines []time.Time
 	if s.cfg.Timeout > 0 {
-		deadlines = append(deadlines, s.start.Add(s.cfg.Timeout))
+		deadlines = append(deadlines, s.began().Add(s.cfg.Timeout))
 	}
 	if s.cfg.StallTimeout > 0 {
 		deadlines = append(deadlines, s.lastProgress.Add(s.cfg.StallTimeout))
@@ -329,10 +338,18 @@ func (s *session) untilBudget(now time.Time) (time.Duration, bool) {
 	return max(first.Sub(now), 0), true
 }
 
+// began is when the --timeout budget started.
+func (s *session) began() time.Time {
+	if !s.cfg.Began.IsZero() && s.cfg.Began.Before(s.start) {
+		return s.cfg.Began
+	}
+	return s.start
+}
+
 // overBudget says which time budget, if any, the build has exceeded, naming the stage that
 // used the time (see progress.State.Budget).
 func (s *session) overBudget(now time.Time) string {
-	if s.cfg.Timeout > 0 && now.Sub(s.start) >= s.cfg.Timeout {
+	if s.cfg.Timeout > 0 && now.Sub(s.began()) >= s.cfg.Timeout {
 		return fmt.Sprintf("build exceeded --timeout %s %s", s.cfg.Timeout, s.state.Budget(s.cfg.Timeout, now))
 	}
 	if s.cfg.StallTimeout > 0 && now.Sub(s.lastProgress) >= s.cfg.StallTimeout {

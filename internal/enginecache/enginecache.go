@@ -8,13 +8,26 @@
 //	tmp/                         entries being written, and entries being removed
 //	lock                         the lock file
 //
-// Entries are never half-written: Put writes a new entry in tmp/, syncs it, and renames the
-// whole folder into entries/ in one step; a reader sees the entry complete or not at all. An
-// entry is removed by first renaming it out of entries/. Put and eviction hold an exclusive
-// flock(2) on "lock" (github.com/gofrs/flock), Get a shared one while it opens the entry, so
-// builds on one machine can share a cache; on NFS, flock is emulated with fcntl locks only on
-// Linux 2.6.12 and later clients. When two builds store the same key, the first rename wins
-// and the second build's copy is dropped (the two are the same build).
+// What a hit can be trusted for (docs/engine-cache.md has the whole threat model):
+//   - Every file and folder is opened from the open cache folder with the *at system calls,
+//     never through a symbolic link and never blocking on a FIFO, and read only when it is of
+//     the expected kind (see fsat.go).
+//   - An entry is served only when its folder, engine and manifest are owned by a trusted user
+//     and writable by no one else (Trust), the manifest names the key looked up, and the engine
+//     has the size and SHA-256 the manifest records: the hash is computed while the engine is
+//     copied out, and a mismatch is not a hit.
+//   - An entry that fails these checks by being broken (a file where a folder should be, a
+//     missing or unreadable engine or manifest, a wrong hash) is removed, under the exclusive
+//     lock and only if it is still the entry that was checked, and the build goes on as a miss;
+//     one owned by an untrusted user is skipped (and replaced when this user may remove it).
+//
+// Entries are never half-written: Put writes a new entry in tmp/ (a private 0700 folder),
+// syncs it, and renames the whole folder into entries/ in one step. Put and eviction hold an
+// exclusive flock(2) on "lock", Get a shared one while it opens the entry; on NFS, flock is
+// emulated with fcntl locks on Linux 2.6.12 and later clients. While Put holds the exclusive
+// lock no other writer is in tmp/, so whatever this user owns there is left by a killed build
+// and is removed (Stored.Stale). When two builds store the same key, the first rename wins and
+// the second build's copy is dropped.
 //
 // The size limit counts the engines' bytes. After each Put, the least recently used entries
 // (by the modification time of their folder, which Get refreshes) are removed until the rest
@@ -22,23 +35,24 @@
 package enginecache
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"syscall"
 	"time"
 
-	"github.com/gofrs/flock"
+	"golang.org/x/sys/unix"
 
 	"github.com/trtbuild/trtbuild/internal/buildkey"
-	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/manifest"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 )
 
 // File names inside the cache folder and an entry.
@@ -53,10 +67,11 @@ const (
 // DefaultLimit is the size limit when none is given: 20 GiB of engines.
 const DefaultLimit int64 = 20 << 30
 
-// LockWait is how long Get and Put wait for another build's lock.
-const LockWait = 2 * time.Minute
+// maxManifest bounds the manifest read from an entry; a larger one is broken.
+const maxManifest = 1 << 20
 
-const lockRetry = 20 * time.Millisecond
+// copyChunk is how much is copied between two looks at the context.
+const copyChunk = 1 << 20
 
 // DefaultDir is the cache folder when --engine-cache is given without one:
 // os.UserCacheDir()/trtbuild/engines ($XDG_CACHE_HOME/trtbuild/engines or
@@ -69,178 +84,523 @@ func DefaultDir() (string, error) {
 	return filepath.Join(dir, "trtbuild", "engines"), nil
 }
 
-// Cache is one cache folder. Its methods may be called from several goroutines and processes.
+// Cache is one cache folder, held open. Its methods may be called from several goroutines
+// and processes. Close releases the folder.
 type Cache struct {
-	dir   string
-	limit int64
-	now   func() time.Time
+	dir     string
+	root    *os.File // the cache folder
+	entries *os.File // entries/
+	tmp     *os.File // tmp/
+	limit   int64
+	trust   *trustCheck
+	now     func() time.Time
 }
 
-// Open returns the cache in dir, creating the folder when needed. limit is the size limit in
-// bytes; 0 means DefaultLimit.
-func Open(dir string, limit int64) (*Cache, error) {
+// Open returns the cache in dir, creating the folder when needed. dir is the user's: its
+// links are followed; nothing inside it is. limit is the size limit in bytes; 0 means
+// DefaultLimit. trust says whose entries are served.
+func Open(dir string, limit int64, trust Trust) (*Cache, error) {
 	if limit < 0 {
 		return nil, fmt.Errorf("engine cache size limit %d is negative", limit)
 	}
 	if limit == 0 {
 		limit = DefaultLimit
 	}
-	for _, d := range []string{dir, filepath.Join(dir, entriesDir), filepath.Join(dir, tmpDir)} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("creating the engine cache folder: %w", err)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the engine cache folder: %w", err)
+	}
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the engine cache folder: %w", &os.PathError{Op: "open", Path: dir, Err: err})
+	}
+	c := &Cache{dir: dir, root: os.NewFile(uintptr(fd), dir), limit: limit, now: time.Now}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("opening the engine cache folder: %w", err)
+	}
+	if trust.Group && st.Mode&0o002 != 0 {
+		c.Close()
+		return nil, fmt.Errorf("a group-shared engine cache must not be writable by every user: chmod o-w %s", pathtext.Q(dir))
+	}
+	c.trust = newTrustCheck(trust, int(st.Gid))
+	for _, sub := range []struct {
+		name string
+		to   **os.File
+	}{{entriesDir, &c.entries}, {tmpDir, &c.tmp}} {
+		f, _, err := mkdirAt(fd, sub.name, 0o755)
+		if err == unix.EACCES || err == unix.EROFS {
+			// A read-only cache still serves what it has; storing will say why it cannot.
+			if f, _, err = openDirAt(fd, sub.name); err == unix.ENOENT && sub.name == tmpDir {
+				continue
+			}
+		}
+		if err != nil {
+			c.Close()
+			if err == unix.ELOOP || err == unix.ENOTDIR {
+				return nil, fmt.Errorf("%s is not a folder (a file or a link is there); trtbuild does not follow links in the engine cache: remove it", pathtext.Q(c.path(sub.name)))
+			}
+			return nil, fmt.Errorf("opening %s: %w", pathtext.Q(c.path(sub.name)), err)
+		}
+		*sub.to = f
+	}
+	return c, nil
+}
+
+// Close releases the cache folder.
+func (c *Cache) Close() error {
+	for _, f := range []*os.File{c.entries, c.tmp, c.root} {
+		if f != nil {
+			f.Close()
 		}
 	}
-	return &Cache{dir: dir, limit: limit, now: time.Now}, nil
+	return nil
 }
 
 // Dir returns the cache folder.
 func (c *Cache) Dir() string { return c.dir }
 
-// Entry is the folder of key.
+// Entry is the folder of key, for messages.
 func (c *Cache) Entry(key string) string { return filepath.Join(c.dir, entriesDir, key) }
 
-// Hit is what Get found.
-type Hit struct {
-	Key      string
-	Bytes    int64  // the engine's size
-	Manifest []byte // the stored manifest, nil when the entry has none
+func (c *Cache) path(name string) string { return filepath.Join(c.dir, name) }
+func (c *Cache) rootFD() int             { return int(c.root.Fd()) }
+func (c *Cache) entriesFD() int          { return int(c.entries.Fd()) }
+
+// Lookup is what Get found.
+type Lookup struct {
+	Hit      bool
+	Bytes    int64  // the engine's size, on a hit
+	Manifest []byte // the stored manifest, on a hit
+	// Skipped, on a miss, says why an entry for the key was not used ("its engine's SHA-256
+	// differs from its manifest's"); Repaired that the broken entry was removed.
+	Skipped  string
+	Repaired bool
 }
 
-// Get copies the engine of key to dst, replacing dst atomically (a failed copy leaves dst as
-// it was), and returns ok false when the cache has no such entry.
-func (c *Cache) Get(ctx context.Context, key, dst string) (hit Hit, ok bool, err error) {
+// entryFault is an entry that cannot be served; untrusted ones are not removed by Get.
+type entryFault struct {
+	why       string
+	untrusted bool
+	dev, ino  uint64 // the entry's folder as checked, when it is one
+}
+
+func (e *entryFault) Error() string { return e.why }
+
+// Get copies the engine of key to dst when the cache has a trustworthy entry whose engine
+// matches its manifest. Whatever Get wrote to dst is to be discarded unless Hit is set (it
+// writes while it verifies). A broken entry is removed and reported in Skipped and Repaired.
+func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, error) {
 	if !buildkey.Valid(key) {
-		return Hit{}, false, fmt.Errorf("invalid build key %q", key)
+		return Lookup{}, fmt.Errorf("invalid build key %q", key)
 	}
-	entry := c.Entry(key)
-	var engine *os.File
-	err = c.withLock(ctx, false, func() error {
-		f, err := os.Open(filepath.Join(entry, EngineName))
-		if err != nil {
-			return err
+	unlock, err := c.lock(ctx, false)
+	if err != nil && !errors.Is(err, errReadOnly) {
+		return Lookup{}, fmt.Errorf("reading the engine cache: %w", err)
+	}
+	entry, engine, mdata, fault := c.openEntry(key)
+	if unlock != nil {
+		unlock()
+	}
+	if fault == nil && engine == nil {
+		return Lookup{}, nil // no entry
+	}
+	if fault == nil {
+		defer entry.Close()
+		defer engine.Close()
+		var m *manifest.Manifest
+		if m, fault = checkManifest(mdata, key); fault == nil {
+			var n int64
+			n, fault, err = copyVerified(ctx, dst, engine, m.Engine)
+			if err != nil {
+				return Lookup{}, err
+			}
+			if fault == nil {
+				// Recently used: a read-only cache still serves.
+				now := unix.NsecToTimespec(c.now().UnixNano())
+				_ = unix.UtimesNanoAt(c.entriesFD(), key, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
+				return Lookup{Hit: true, Bytes: n, Manifest: mdata}, nil
+			}
 		}
-		engine = f
-		now := c.now()
-		_ = os.Chtimes(entry, now, now) // recently used; a read-only cache still serves
-		return nil
-	})
-	if errors.Is(err, fs.ErrNotExist) {
-		return Hit{}, false, nil
+		var st unix.Stat_t
+		if unix.Fstat(int(entry.Fd()), &st) == nil {
+			fault.dev, fault.ino = st.Dev, st.Ino
+		}
 	}
-	if err != nil {
-		return Hit{}, false, fmt.Errorf("reading the engine cache: %w", err)
+	l := Lookup{Skipped: fault.why}
+	if !fault.untrusted {
+		l.Repaired = c.repair(ctx, key, fault) == nil
 	}
-	// The open file stays readable even if the entry is evicted meanwhile.
-	defer engine.Close()
-	pending, err := outpath.CreatePath(dst)
-	if err != nil {
-		return Hit{}, false, fmt.Errorf("writing the engine %s: %w", dst, err)
-	}
-	defer pending.Cleanup() //nolint:errcheck // a no-op once committed
-	n, err := io.Copy(pending, engine)
-	if err != nil {
-		return Hit{}, false, fmt.Errorf("copying the cached engine to %s: %w", dst, err)
-	}
-	if err := pending.CloseAtomicallyReplace(); err != nil {
-		return Hit{}, false, fmt.Errorf("writing the engine %s: %w", dst, err)
-	}
-	manifest, err := os.ReadFile(filepath.Join(entry, ManifestName))
-	if err != nil {
-		manifest = nil // evicted since, or stored without one: the engine is what matters
-	}
-	return Hit{Key: key, Bytes: n, Manifest: manifest}, true, nil
+	return l, nil
 }
 
-// Has reports whether key has an entry.
+// openEntry opens key's entry: its folder, its engine and its manifest's bytes. All nil
+// without an entry; fault when the entry cannot be served.
+func (c *Cache) openEntry(key string) (entry, engine *os.File, mdata []byte, fault *entryFault) {
+	entry, st, err := openDirAt(c.entriesFD(), key)
+	switch {
+	case err == unix.ENOENT:
+		return nil, nil, nil, nil
+	case err == unix.ELOOP || err == unix.ENOTDIR:
+		return nil, nil, nil, &entryFault{why: "the entry is not a folder (a file or a link is there)"}
+	case err != nil:
+		return nil, nil, nil, &entryFault{why: fmt.Sprintf("the entry cannot be opened: %v", err)}
+	}
+	fail := func(f *entryFault) (*os.File, *os.File, []byte, *entryFault) {
+		f.dev, f.ino = st.Dev, st.Ino
+		entry.Close()
+		if engine != nil {
+			engine.Close()
+		}
+		return nil, nil, nil, f
+	}
+	if why := c.trust.why(st); why != "" {
+		return fail(&entryFault{why: "the entry's folder cannot be trusted: " + why, untrusted: true})
+	}
+	mf, mst, err := openFileAt(int(entry.Fd()), ManifestName)
+	if err != nil {
+		return fail(&entryFault{why: "its manifest " + describeOpen(err)})
+	}
+	if why := c.trust.why(mst); why != "" {
+		mf.Close()
+		return fail(&entryFault{why: "its manifest cannot be trusted: " + why, untrusted: true})
+	}
+	mdata, err = io.ReadAll(io.LimitReader(mf, maxManifest+1))
+	mf.Close()
+	if err != nil || len(mdata) > maxManifest {
+		return fail(&entryFault{why: "its manifest cannot be read"})
+	}
+	engine, est, err := openFileAt(int(entry.Fd()), EngineName)
+	if err != nil {
+		return fail(&entryFault{why: "its engine " + describeOpen(err)})
+	}
+	if why := c.trust.why(est); why != "" {
+		return fail(&entryFault{why: "its engine cannot be trusted: " + why, untrusted: true})
+	}
+	return entry, engine, mdata, nil
+}
+
+func describeOpen(err error) string {
+	switch {
+	case err == unix.ENOENT:
+		return "is missing"
+	case errors.Is(err, errNotRegular):
+		return "is not a regular file"
+	}
+	return fmt.Sprintf("cannot be opened (%v)", err)
+}
+
+// checkManifest parses an entry's manifest and checks that it is for key.
+func checkManifest(data []byte, key string) (*manifest.Manifest, *entryFault) {
+	m, err := manifest.Parse(data)
+	if err != nil {
+		return nil, &entryFault{why: fmt.Sprintf("its manifest is unreadable (%v)", err)}
+	}
+	if m.Key != key {
+		return nil, &entryFault{why: "its manifest is for another key"}
+	}
+	if m.Engine.SHA256 == "" {
+		return nil, &entryFault{why: "its manifest has no SHA-256 of the engine"}
+	}
+	return m, nil
+}
+
+// copyVerified copies the engine to dst while hashing it, and says whether it is the engine
+// the manifest describes. err is only a failure to write dst or a cancel.
+func copyVerified(ctx context.Context, dst io.Writer, engine *os.File, want manifest.Engine) (int64, *entryFault, error) {
+	h := sha256.New()
+	var n int64
+	buf := make([]byte, copyChunk)
+	for {
+		if err := ctx.Err(); err != nil {
+			return n, nil, fmt.Errorf("copying the cached engine: %w", context.Cause(ctx))
+		}
+		r, rerr := engine.Read(buf)
+		if r > 0 {
+			h.Write(buf[:r])
+			if _, err := dst.Write(buf[:r]); err != nil {
+				return n, nil, fmt.Errorf("copying the cached engine: %w", err)
+			}
+			n += int64(r)
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return n, &entryFault{why: fmt.Sprintf("its engine cannot be read (%v)", rerr)}, nil
+		}
+	}
+	if n != want.Bytes {
+		return n, &entryFault{why: fmt.Sprintf("its engine has %d bytes, its manifest says %d", n, want.Bytes)}, nil
+	}
+	if got := fmt.Sprintf("sha256:%x", h.Sum(nil)); got != want.SHA256 {
+		return n, &entryFault{why: "its engine's SHA-256 differs from its manifest's (the entry is corrupt)"}, nil
+	}
+	return n, nil, nil
+}
+
+// repair removes a broken entry under the exclusive lock, if it is still the entry checked.
+func (c *Cache) repair(ctx context.Context, key string, f *entryFault) error {
+	unlock, err := c.lock(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	var st unix.Stat_t
+	if err := unix.Fstatat(c.entriesFD(), key, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return err
+	}
+	if f.ino != 0 && (st.Dev != f.dev || st.Ino != f.ino) {
+		return errors.New("replaced since it was checked")
+	}
+	return c.removeLocked(key)
+}
+
+// Has reports whether key has an entry that looks servable (without hashing the engine).
 func (c *Cache) Has(key string) bool {
 	if !buildkey.Valid(key) {
 		return false
 	}
-	st, err := os.Stat(filepath.Join(c.Entry(key), EngineName))
-	return err == nil && st.Mode().IsRegular()
+	entry, engine, mdata, fault := c.openEntry(key)
+	if fault != nil || engine == nil {
+		return false
+	}
+	entry.Close()
+	engine.Close()
+	_, fault = checkManifest(mdata, key)
+	return fault == nil
 }
 
 // Stored is what Put did.
 type Stored struct {
-	Entry   string   // the entry's folder
 	Existed bool     // another build had stored the key already; nothing was written
 	Evicted []string // keys removed to keep the size limit
+	// Replaced says why an entry that was in the way (broken, or not trusted and removable)
+	// was removed first.
+	Replaced string
+	// Stale counts the temporary entries of killed builds removed from tmp/, and their bytes.
+	Stale      int
+	StaleBytes int64
 }
 
-// Put stores the engine file under key, with manifest (may be nil), then evicts the least
-// recently used entries beyond the size limit.
-func (c *Cache) Put(ctx context.Context, key, engine string, manifest []byte) (Stored, error) {
+// Engine is what Put stores: the file the build wrote, read through its own descriptor (never
+// by a path that someone could replace meanwhile), with its size and "sha256:" hash.
+type Engine struct {
+	File   io.ReaderAt
+	Bytes  int64
+	SHA256 string
+	Perm   os.FileMode // the engine's permissions; the entry's files get no more
+}
+
+// Put stores the engine under key, with its manifest, then evicts the least recently used
+// entries beyond the size limit.
+func (c *Cache) Put(ctx context.Context, key string, e Engine, manifestData []byte) (Stored, error) {
 	if !buildkey.Valid(key) {
 		return Stored{}, fmt.Errorf("invalid build key %q", key)
 	}
 	var st Stored
-	err := c.withLock(ctx, true, func() error {
-		st.Entry = c.Entry(key)
-		if _, err := os.Stat(st.Entry); err == nil {
-			st.Existed = true
-			now := c.now()
-			_ = os.Chtimes(st.Entry, now, now)
-			return nil
-		}
-		tmp, err := c.tempDir()
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp) // gone after the rename; cleans up after a failure
-		if err := copyFile(engine, filepath.Join(tmp, EngineName)); err != nil {
-			return fmt.Errorf("copying the engine into the cache: %w", err)
-		}
-		if manifest != nil {
-			if err := writeFile(filepath.Join(tmp, ManifestName), manifest); err != nil {
-				return fmt.Errorf("writing the manifest into the cache: %w", err)
-			}
-		}
-		if err := syncDir(tmp); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp, st.Entry); err != nil {
-			if errors.Is(err, syscall.ENOTEMPTY) || errors.Is(err, fs.ErrExist) {
-				st.Existed = true // a writer that holds no lock (another tool) got there first
-				return nil
-			}
-			return fmt.Errorf("adding the entry to the cache: %w", err)
-		}
-		now := c.now()
-		_ = os.Chtimes(st.Entry, now, now)
-		if err := syncDir(filepath.Join(c.dir, entriesDir)); err != nil {
-			return err
-		}
-		evicted, err := c.evictLocked(key)
-		st.Evicted = evicted
-		return err
-	})
+	err := c.put(ctx, key, e, manifestData, &st)
 	if err != nil {
-		return st, fmt.Errorf("storing the engine in the cache %s: %w", c.dir, err)
+		return st, fmt.Errorf("storing the engine in the cache %s: %w", pathtext.Q(c.dir), err)
 	}
 	return st, nil
 }
 
+func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []byte, st *Stored) error {
+	if c.tmp == nil {
+		return errors.New("the cache folder is not writable")
+	}
+	unlock, err := c.lock(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st.Stale, st.StaleBytes = c.cleanTmpLocked()
+
+	entry, engine, mdata, fault := c.openEntry(key)
+	if fault == nil && engine != nil {
+		entry.Close()
+		engine.Close()
+		if _, fault = checkManifest(mdata, key); fault == nil {
+			st.Existed = true
+			now := unix.NsecToTimespec(c.now().UnixNano())
+			_ = unix.UtimesNanoAt(c.entriesFD(), key, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
+			return nil
+		}
+	}
+	if fault != nil {
+		if err := c.removeLocked(key); err != nil {
+			return fmt.Errorf("an entry for this key is in the way (%s) and cannot be removed: %w", fault.why, err)
+		}
+		st.Replaced = fault.why
+	}
+
+	name, err := c.tempName()
+	if err != nil {
+		return err
+	}
+	tmpfd := int(c.tmp.Fd())
+	if err := unix.Mkdirat(tmpfd, name, 0o700); err != nil {
+		return fmt.Errorf("creating a temporary entry: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			removeTreeAt(tmpfd, name, 1) //nolint:errcheck // best effort; a later Put cleans tmp/
+		}
+	}()
+	dir, _, err := openDirAt(tmpfd, name)
+	if err != nil {
+		return fmt.Errorf("creating a temporary entry: %w", err)
+	}
+	defer dir.Close()
+	perm := uint32(e.Perm.Perm() & 0o644)
+	if perm == 0 {
+		perm = 0o600
+	}
+	if err := writeAt(ctx, dir, EngineName, io.NewSectionReader(e.File, 0, e.Bytes), perm); err != nil {
+		return fmt.Errorf("copying the engine into the cache: %w", err)
+	}
+	if err := writeAt(ctx, dir, ManifestName, bytes.NewReader(manifestData), perm); err != nil {
+		return fmt.Errorf("writing the manifest into the cache: %w", err)
+	}
+	// The folder can be read as far as the engine can.
+	dirPerm := uint32(0o700) | (perm&0o044)>>2 | perm&0o044
+	if err := unix.Fchmod(int(dir.Fd()), dirPerm); err != nil {
+		return err
+	}
+	if err := dir.Sync(); err != nil {
+		return fmt.Errorf("syncing the entry: %w", err)
+	}
+	if err := unix.Renameat(tmpfd, name, c.entriesFD(), key); err != nil {
+		if err == unix.ENOTEMPTY || err == unix.EEXIST {
+			st.Existed = true // a writer that holds no lock got there first
+			return nil
+		}
+		return fmt.Errorf("adding the entry to the cache: %w", err)
+	}
+	committed = true
+	now := unix.NsecToTimespec(c.now().UnixNano())
+	_ = unix.UtimesNanoAt(c.entriesFD(), key, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
+	if err := c.entries.Sync(); err != nil {
+		return fmt.Errorf("syncing the cache: %w", err)
+	}
+	st.Evicted, err = c.evictLocked(key)
+	return err
+}
+
+// writeAt writes r to a new file name in dir, synced, with perm.
+func writeAt(ctx context.Context, dir *os.File, name string, r io.Reader, perm uint32) error {
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	buf := make([]byte, copyChunk)
+	for {
+		if err := ctx.Err(); err != nil {
+			return context.Cause(ctx)
+		}
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if _, err := f.Write(buf[:n]); err != nil {
+				return err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+	if err := f.Chmod(os.FileMode(perm)); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// cleanTmpLocked removes what this user left in tmp/: with the exclusive lock held, no Put
+// or eviction is writing there, so every entry is a killed build's. It returns their count and
+// bytes.
+func (c *Cache) cleanTmpLocked() (int, int64) {
+	names, err := readNames(c.tmp)
+	if err != nil {
+		return 0, 0
+	}
+	tmpfd := int(c.tmp.Fd())
+	var count int
+	var size int64
+	for _, n := range names {
+		var st unix.Stat_t
+		if unix.Fstatat(tmpfd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		b := treeBytes(tmpfd, n)
+		if removeTreeAt(tmpfd, n, 3) == nil {
+			count++
+			size += b
+		}
+	}
+	return count, size
+}
+
+// treeBytes adds up the regular files directly in the folder name (or name itself).
+func treeBytes(dirfd int, name string) int64 {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return 0
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFREG {
+		return st.Size
+	}
+	d, _, err := openDirAt(dirfd, name)
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var total int64
+	for _, n := range names {
+		if unix.Fstatat(int(d.Fd()), n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
+			total += st.Size
+		}
+	}
+	return total
+}
+
+// readNames lists an open folder from a descriptor of its own, so the folder's offset is not
+// shared between callers.
+func readNames(dir *os.File) ([]string, error) {
+	d, _, err := openDirAt(int(dir.Fd()), ".")
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
 // Entries lists the entries, the least recently used first.
 func (c *Cache) Entries() ([]EntryInfo, error) {
-	dirents, err := os.ReadDir(filepath.Join(c.dir, entriesDir))
+	names, err := readNames(c.entries)
 	if err != nil {
 		return nil, fmt.Errorf("listing the engine cache: %w", err)
 	}
 	var out []EntryInfo
-	for _, d := range dirents {
-		if !d.IsDir() || !buildkey.Valid(d.Name()) {
+	for _, name := range names {
+		if !buildkey.Valid(name) {
 			continue
 		}
-		entry := filepath.Join(c.dir, entriesDir, d.Name())
-		di, err := os.Stat(entry)
-		if err != nil {
+		var st unix.Stat_t
+		if unix.Fstatat(c.entriesFD(), name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 			continue // removed meanwhile
 		}
-		var size int64
-		if fi, err := os.Stat(filepath.Join(entry, EngineName)); err == nil {
-			size = fi.Size()
-		}
-		out = append(out, EntryInfo{Key: d.Name(), Bytes: size, Used: di.ModTime()})
+		size := c.engineBytes(name)
+		out = append(out, EntryInfo{Key: name, Bytes: size, Used: time.Unix(st.Mtim.Unix())})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Used.Equal(out[j].Used) {
@@ -251,15 +611,30 @@ func (c *Cache) Entries() ([]EntryInfo, error) {
 	return out, nil
 }
 
+// engineBytes is the size of the engine in the entry key, 0 when it has none.
+func (c *Cache) engineBytes(key string) int64 {
+	d, _, err := openDirAt(c.entriesFD(), key)
+	if err != nil {
+		return 0
+	}
+	defer d.Close()
+	var st unix.Stat_t
+	if unix.Fstatat(int(d.Fd()), EngineName, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return 0
+	}
+	return st.Size
+}
+
 // EntryInfo describes one entry.
 type EntryInfo struct {
 	Key   string
-	Bytes int64
+	Bytes int64 // its engine's bytes
 	Used  time.Time
 }
 
 // evictLocked removes the least recently used entries until the rest fit the limit; keep is
-// never removed. The caller holds the exclusive lock.
+// never removed. Entries this user may not remove are skipped. The caller holds the exclusive
+// lock.
 func (c *Cache) evictLocked(keep string) ([]string, error) {
 	entries, err := c.Entries()
 	if err != nil {
@@ -277,8 +652,8 @@ func (c *Cache) evictLocked(keep string) ([]string, error) {
 		if e.Key == keep {
 			continue
 		}
-		if err := c.remove(e.Key); err != nil {
-			return evicted, err
+		if err := c.removeLocked(e.Key); err != nil {
+			continue // another user's entry in a shared cache
 		}
 		total -= e.Bytes
 		evicted = append(evicted, e.Key)
@@ -286,113 +661,28 @@ func (c *Cache) evictLocked(keep string) ([]string, error) {
 	return evicted, nil
 }
 
-// remove takes an entry out of entries/ in one rename, then deletes it.
-func (c *Cache) remove(key string) error {
-	trash, err := c.tempDir()
+// removeLocked takes an entry out of entries/ in one rename, then deletes it.
+func (c *Cache) removeLocked(key string) error {
+	if c.tmp == nil {
+		return errors.New("the cache folder is not writable")
+	}
+	trash, err := c.tempName()
 	if err != nil {
 		return err
 	}
-	if err := os.Remove(trash); err != nil {
-		return err
-	}
-	if err := os.Rename(c.Entry(key), trash); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+	if err := unix.Renameat(c.entriesFD(), key, int(c.tmp.Fd()), trash); err != nil {
+		if err == unix.ENOENT {
 			return nil
 		}
-		return fmt.Errorf("evicting %s: %w", key, err)
+		return fmt.Errorf("removing the entry %s: %w", key, err)
 	}
-	return os.RemoveAll(trash)
+	return removeTreeAt(int(c.tmp.Fd()), trash, 3)
 }
 
-func (c *Cache) tempDir() (string, error) {
+func (c *Cache) tempName() (string, error) {
 	var b [8]byte
 	if _, err := rand.Read(b[:]); err != nil {
 		return "", err
 	}
-	dir := filepath.Join(c.dir, tmpDir, hex.EncodeToString(b[:]))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return "", fmt.Errorf("creating a temporary entry: %w", err)
-	}
-	return dir, nil
-}
-
-// withLock runs fn holding the cache's lock, exclusive or shared. A shared lock that cannot be
-// had (a read-only cache folder) is skipped: entries only ever appear and disappear whole.
-func (c *Cache) withLock(ctx context.Context, exclusive bool, fn func() error) error {
-	lock := flock.New(filepath.Join(c.dir, lockName), flock.SetPermissions(0o644))
-	ctx, cancel := context.WithTimeout(ctx, LockWait)
-	defer cancel()
-	var locked bool
-	var err error
-	if exclusive {
-		locked, err = lock.TryLockContext(ctx, lockRetry)
-		if err != nil || !locked {
-			return fmt.Errorf("locking %s: %w", lock.Path(), errOr(err, ctx.Err()))
-		}
-	} else {
-		locked, _ = lock.TryRLockContext(ctx, lockRetry)
-	}
-	if locked {
-		defer lock.Unlock() //nolint:errcheck // closing releases it too
-	}
-	return fn()
-}
-
-func errOr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	if b != nil {
-		return b
-	}
-	return errors.New("not acquired")
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-func writeFile(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("syncing %s: %w", dir, err)
-	}
-	return nil
+	return hex.EncodeToString(b[:]), nil
 }

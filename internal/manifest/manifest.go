@@ -12,13 +12,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/trtbuild/trtbuild/internal/buildkey"
-	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // Version is the manifest format's version.
@@ -109,18 +112,6 @@ func Marshal(m *Manifest) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// Write writes m to path atomically: a reader sees the old file or the new one.
-func Write(path string, m *Manifest) error {
-	b, err := Marshal(m)
-	if err != nil {
-		return fmt.Errorf("encoding the manifest: %w", err)
-	}
-	if err := outpath.WriteFile(path, b); err != nil {
-		return fmt.Errorf("writing the manifest %s: %w", path, err)
-	}
-	return nil
-}
-
 // ErrNotFound marks an engine without a manifest.
 var ErrNotFound = errors.New("no manifest")
 
@@ -137,14 +128,31 @@ func Parse(b []byte) (*Manifest, error) {
 	return &m, nil
 }
 
-// Read reads the manifest at path; a missing file is ErrNotFound.
+// MaxBytes bounds a manifest's size; a larger file is not one.
+const MaxBytes = 1 << 20
+
+// Read reads the manifest at path; a missing file is ErrNotFound. The manifest is a file
+// trtbuild names itself, beside an engine in a folder others may write: it is opened without
+// following a link, without blocking on a FIFO, only as a regular file, and read up to
+// MaxBytes.
 func Read(path string) (*Manifest, error) {
-	b, err := os.ReadFile(path)
+	f, _, err := regfile.OpenNoFollow(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNotFound
 	}
+	if errors.Is(err, unix.ELOOP) {
+		return nil, fmt.Errorf("%s is a symbolic link; trtbuild does not follow links to manifests", pathtext.Q(path))
+	}
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxBytes {
+		return nil, fmt.Errorf("%s: not a trtbuild manifest: larger than %d bytes", pathtext.Q(path), MaxBytes)
 	}
 	m, err := Parse(b)
 	if err != nil {

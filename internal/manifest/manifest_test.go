@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -26,7 +27,11 @@ func TestRoundTrip(t *testing.T) {
 		EngineCache: &CacheUse{Dir: "/c", Hit: true},
 	}
 	m.FromResult(progress.Result{Status: progress.StatusBuilt, Duration: 1500 * time.Millisecond, CacheHits: 3, CacheUsed: true}, time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC))
-	if err := Write(Path(engine), m); err != nil {
+	b, err := Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(Path(engine), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := Read(Path(engine))
@@ -56,5 +61,32 @@ func TestReadErrors(t *testing.T) {
 		if _, err := Read(p); err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: %v", name, err)
 		}
+	}
+	// Beside an engine in a folder others may write: a link, a FIFO (which would block) and a
+	// huge file are not manifests.
+	secret := filepath.Join(dir, "secret.json")
+	if err := os.WriteFile(secret, []byte(`{"manifest_version": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(link); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a link: %v", err)
+	}
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(fifo); err == nil {
+		t.Error("a FIFO was read as a manifest")
+	}
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, make([]byte, MaxBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(big); err == nil {
+		t.Error("a file over MaxBytes was read as a manifest")
 	}
 }

@@ -16,6 +16,13 @@
 //     with complete content: -o /dev/null still answers "does it build".
 //   - A FIFO, a socket, a block device or a folder is refused; the caller says so before any
 //     work starts (Check, Target.Refusal). Only a progress stream (--trace) may go to a FIFO.
+//   - A file trtbuild names on its own (the manifest beside an engine, a matrix index, an
+//     emitted script, entries of a cache) follows no link: InspectOwn does not resolve the last
+//     component, and a link, FIFO, device or folder there is refused (Own). Only the paths the
+//     user named follow links.
+//   - The target's folder is opened when the output is created, and the file is named and
+//     renamed inside that open folder: a folder replaced by a link while a build runs does not
+//     redirect the output.
 //   - Two outputs, or an output and an input, that are the same file after links (symbolic
 //     or hard) are resolved are refused (Conflicts).
 package outpath
@@ -42,6 +49,7 @@ const (
 	Socket
 	BlockDevice
 	Dir
+	Symlink   // only from InspectOwn, which does not follow the last component
 	Irregular // anything else
 )
 
@@ -61,6 +69,8 @@ func (k Kind) String() string {
 		return "a block device"
 	case Dir:
 		return "a folder"
+	case Symlink:
+		return "a symbolic link"
 	}
 	return "not a regular file"
 }
@@ -72,6 +82,8 @@ func KindOf(m fs.FileMode) Kind {
 		return Regular
 	case m.IsDir():
 		return Dir
+	case m&fs.ModeSymlink != 0:
+		return Symlink
 	case m&fs.ModeNamedPipe != 0:
 		return FIFO
 	case m&fs.ModeSocket != 0:
@@ -91,6 +103,10 @@ type Target struct {
 	Kind  Kind        // what Final is now
 	Info  fs.FileInfo // Final's, nil when Missing
 	Link  bool        // Path is a symbolic link
+	// own marks a target from InspectOwn; dirInfo is the folder as it was inspected, which
+	// Create checks is still the folder it opens.
+	own     bool
+	dirInfo fs.FileInfo
 }
 
 // maxLinks bounds the symbolic links followed, as the kernel's ELOOP does.
@@ -148,6 +164,7 @@ func Inspect(path string) (Target, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
+	t.dirInfo, _ = os.Stat(dir)
 	t.Final = filepath.Join(dir, filepath.Base(cur))
 	st, err := os.Lstat(t.Final)
 	switch {
@@ -157,6 +174,44 @@ func Inspect(path string) (Target, error) {
 		return t, err
 	default:
 		t.Kind, t.Info = KindOf(st.Mode()), st
+	}
+	return t, nil
+}
+
+// InspectOwn is Inspect for a file trtbuild names on its own: the folder's links are resolved,
+// the last component is not. A link there has Kind Symlink (and Link set), which Refusal(Own)
+// refuses.
+func InspectOwn(path string) (Target, error) {
+	t := Target{Path: path, own: true}
+	parent := filepath.Dir(path)
+	dir, err := filepath.EvalSymlinks(parent)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return t, fmt.Errorf("the folder %s does not exist; create it first", pathtext.Q(parent))
+		}
+		return t, err
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return t, err
+	}
+	if !st.IsDir() {
+		return t, fmt.Errorf("%s is not a folder", pathtext.Q(parent))
+	}
+	t.dirInfo = st
+	t.Final = filepath.Join(dir, filepath.Base(path))
+	fi, err := os.Lstat(t.Final)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		t.Kind = Missing
+	case err != nil:
+		return t, err
+	default:
+		t.Kind, t.Info = KindOf(fi.Mode()), fi
+		t.Link = t.Kind == Symlink
 	}
 	return t, nil
 }
@@ -175,11 +230,25 @@ const (
 	// regular file, and never through a symbolic link, which another user may have planted in
 	// a shared folder.
 	Store
+	// Own is a file trtbuild names on its own (from InspectOwn): only a new or regular file,
+	// never through a link.
+	Own
 )
 
 // Refusal returns why t cannot be written as use, or "" when it can. The text completes a
 // sentence that starts with the path: "... is a FIFO (named pipe); ...".
 func (t Target) Refusal(use Use) string {
+	if use == Own {
+		switch t.Kind {
+		case Missing, Regular:
+			return ""
+		case Symlink:
+			return "is a symbolic link; trtbuild does not follow links for files it names itself (another user may have planted it): remove it"
+		case Dir:
+			return "is a folder; trtbuild will not replace it: move it away"
+		}
+		return fmt.Sprintf("is %s; trtbuild writes files it names itself only as regular files: remove it", t.Kind)
+	}
 	if use == Store && t.Link {
 		return fmt.Sprintf("is a symbolic link (to %s); trtbuild does not follow links for the timing cache, give the file itself", pathtext.Q(t.Final))
 	}

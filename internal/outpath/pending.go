@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -33,44 +34,61 @@ const defaultPerm = 0o644
 // use. Call Cleanup in a defer: it is a no-op after a successful CloseAtomicallyReplace.
 type Pending struct {
 	*os.File
-	target  Target
-	perm    os.FileMode
-	dir     string // the folder the file is renamed into; "" for a device
-	named   string // the temporary name, when the file has one
+	target Target
+	perm   os.FileMode
+	// dir is the target's folder, opened when the output was created: the file is named and
+	// renamed inside it (linkat, renameat), so a folder swapped for a link while the build runs
+	// cannot redirect the output. nil for a device.
+	dir     *os.File
+	base    string // the target's name in dir
+	named   string // the temporary name in dir, when the file has one
 	done    bool
 	closed  bool
 	cleaned bool
 }
 
-// Create starts writing target (from Inspect), which must be Missing, Regular or a
-// CharDevice (a FIFO is a Stream's: see OpenStream). For a file, the temporary file is in the
-// target's folder, so the final rename never crosses a file system, and never in $TMPDIR; for
-// a device it is an unnamed file in $TMPDIR, copied to the device on CloseAtomicallyReplace.
+// Create starts writing target (from Inspect or InspectOwn), which must be Missing, Regular or
+// a CharDevice (a FIFO is a Stream's: see OpenStream). For a file, the target's folder is
+// opened now and the temporary file made in it, so the final rename never crosses a file
+// system, never lands in $TMPDIR, and happens in the folder as it was when the output was
+// created; for a device it is an unnamed file in $TMPDIR, copied to the device on
+// CloseAtomicallyReplace.
 func Create(t Target) (*Pending, error) { return create(t, defaultPerm) }
 
 // create is Create with newPerm (less the umask) for a file that does not exist yet.
 func create(t Target, newPerm os.FileMode) (*Pending, error) {
 	switch t.Kind {
 	case Missing, Regular:
-		dir := filepath.Dir(t.Final)
-		CleanStale(dir, filepath.Base(t.Final))
+		dirName := filepath.Dir(t.Final)
+		base := filepath.Base(t.Final)
+		dir, err := openFolder(dirName, t.dirInfo)
+		if err != nil {
+			return nil, err
+		}
+		cleanStaleAt(dir, base)
 		perm := os.FileMode(0)
 		if t.Kind == Regular {
 			perm = t.Info.Mode().Perm()
 		}
-		f, named, err := createTemp(dir, filepath.Base(t.Final))
+		f, named, err := createTemp(dir, base)
 		if err != nil {
-			return nil, fmt.Errorf("creating a temporary file in %s: %w", pathtext.Q(dir), unwrapPath(err))
+			dir.Close()
+			return nil, fmt.Errorf("creating a temporary file in %s: %w", pathtext.Q(dirName), unwrapPath(err))
 		}
 		if perm == 0 {
 			perm = newPerm &^ umask()
 		}
-		return &Pending{File: f, target: t, perm: perm, dir: dir, named: named}, nil
+		return &Pending{File: f, target: t, perm: perm, dir: dir, base: base, named: named}, nil
 	case CharDevice:
-		f, named, err := createTemp(os.TempDir(), "device-output")
+		tmp, err := openFolder(os.TempDir(), nil)
+		if err != nil {
+			return nil, fmt.Errorf("creating a temporary file for %s: %w", pathtext.Q(t.Path), unwrapPath(err))
+		}
+		defer tmp.Close()
+		f, named, err := createTemp(tmp, "device-output")
 		if named != "" {
 			// A named fallback file in $TMPDIR: unlink it at once, the descriptor is enough.
-			os.Remove(named)
+			unix.Unlinkat(int(tmp.Fd()), named, 0) //nolint:errcheck // best effort
 		}
 		if err != nil {
 			return nil, fmt.Errorf("creating a temporary file for %s: %w", pathtext.Q(t.Path), unwrapPath(err))
@@ -80,12 +98,32 @@ func create(t Target, newPerm os.FileMode) (*Pending, error) {
 	return nil, fmt.Errorf("%s %s", pathtext.Q(t.Path), t.Refusal(WholeFile))
 }
 
-// createTemp makes a file in dir that only this process can reach: without a name
-// (O_TMPFILE) where the file system allows it, else a 0600 file named after base, locked
+// openFolder opens the folder name for *at calls. When want is not nil (the folder as Inspect
+// saw it), the folder opened must be that one: a folder replaced since (by a link elsewhere)
+// is refused.
+func openFolder(name string, want fs.FileInfo) (*os.File, error) {
+	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("opening the folder %s: %w", pathtext.Q(name), err)
+	}
+	dir := os.NewFile(uintptr(fd), name)
+	if want != nil {
+		st, err := dir.Stat()
+		if err != nil || !os.SameFile(st, want) {
+			dir.Close()
+			return nil, fmt.Errorf("the folder %s was replaced while trtbuild was starting; check it and try again", pathtext.Q(name))
+		}
+	}
+	return dir, nil
+}
+
+// createTemp makes a file in the open folder dir that only this process can reach: without a
+// name (O_TMPFILE) where the file system allows it, else a 0600 file named after base, locked
 // with flock(2) so that CleanStale leaves it alone while its writer lives. named is the
-// temporary name, "" for an unnamed file. The returned file's Name is "" when it is unnamed.
-func createTemp(dir, base string) (f *os.File, named string, err error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
+// temporary name in dir, "" for an unnamed file.
+func createTemp(dir *os.File, base string) (f *os.File, named string, err error) {
+	dfd := int(dir.Fd())
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
 	if err == nil {
 		f := os.NewFile(uintptr(fd), "")
 		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
@@ -98,28 +136,43 @@ func createTemp(dir, base string) (f *os.File, named string, err error) {
 	case unix.EOPNOTSUPP, unix.EISDIR, unix.EINVAL, unix.ENOSYS:
 		// The file system has no unnamed files: fall back to a named one.
 	default:
-		return nil, "", &os.PathError{Op: "create", Path: dir, Err: err}
+		return nil, "", &os.PathError{Op: "create", Path: dir.Name(), Err: err}
 	}
-	f, err = os.CreateTemp(dir, "."+base+tempInfix+"*"+tempSuffix)
-	if err != nil {
-		return nil, "", err
+	for range 100 {
+		name := tempName(base)
+		fd, err := unix.Openat(dfd, name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err == unix.EEXIST {
+			continue
+		}
+		if err != nil {
+			return nil, "", &os.PathError{Op: "create", Path: filepath.Join(dir.Name(), name), Err: err}
+		}
+		f := os.NewFile(uintptr(fd), filepath.Join(dir.Name(), name))
+		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			unix.Unlinkat(dfd, name, 0) //nolint:errcheck // best effort
+			return nil, "", fmt.Errorf("locking the temporary file: %w", err)
+		}
+		return f, name, nil
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, "", fmt.Errorf("locking the temporary file: %w", err)
-	}
-	return f, f.Name(), nil
+	return nil, "", errors.New("no free temporary name")
+}
+
+// tempName is a fresh temporary name for a file that will be renamed to base.
+func tempName(base string) string {
+	return "." + base + tempInfix + strconv.FormatUint(rand.Uint64(), 36) + tempSuffix
 }
 
 // CloseAtomicallyReplace makes the written content the target's: for a file, it is synced,
-// given its permissions and renamed over the target (the folder is synced too); for a
-// character device it is copied to the device. The file is closed in every case.
+// given its permissions and renamed over the target inside the folder opened by Create (the
+// folder is synced too); rename(2) replaces whatever has the name then, a link included,
+// without following it. For a character device the content is copied to the device. The file
+// is closed in every case.
 func (p *Pending) CloseAtomicallyReplace() error {
 	if p.done {
 		return errors.New("output already committed")
 	}
-	if p.dir == "" {
+	if p.dir == nil {
 		err := p.copyToDevice()
 		p.closeFile()
 		if err == nil {
@@ -133,25 +186,43 @@ func (p *Pending) CloseAtomicallyReplace() error {
 	if err := p.Chmod(p.perm); err != nil {
 		return p.fail("setting the permissions of", err)
 	}
-	name := p.named
-	if name == "" {
-		var err error
-		if name, err = p.link(); err != nil {
+	if p.named == "" {
+		name, err := p.link()
+		if err != nil {
 			return p.fail("naming", err)
 		}
 		p.named = name
 	}
-	if err := os.Rename(name, p.target.Final); err != nil {
+	dfd := int(p.dir.Fd())
+	if err := unix.Renameat(dfd, p.named, dfd, p.base); err != nil {
 		return p.fail("renaming into place", err)
 	}
 	p.named = ""
 	p.done = true
 	p.closeFile()
-	if d, err := os.Open(p.dir); err == nil {
-		d.Sync() //nolint:errcheck // durability of the rename; the file is in place either way
-		d.Close()
-	}
+	p.dir.Sync() //nolint:errcheck // durability of the rename; the file is in place either way
+	p.closeDir()
 	return nil
+}
+
+// ReadBack returns a second descriptor of the file being written, for reading it with ReadAt
+// (its offset is shared with the writer): the content the build wrote, whatever happens to the
+// target's path later. The caller closes it; it stays valid after the commit.
+func (p *Pending) ReadBack() (*os.File, error) {
+	fd, err := unix.FcntlInt(p.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("duplicating the descriptor of %s: %w", pathtext.Q(p.target.Path), err)
+	}
+	return os.NewFile(uintptr(fd), p.target.Final), nil
+}
+
+// Reset empties the file, to be written again from the start.
+func (p *Pending) Reset() error {
+	if err := p.Truncate(0); err != nil {
+		return err
+	}
+	_, err := p.Seek(0, io.SeekStart)
+	return err
 }
 
 func (p *Pending) fail(what string, err error) error {
@@ -162,11 +233,12 @@ func (p *Pending) fail(what string, err error) error {
 // place: linkat(2) with AT_EMPTY_PATH where allowed, else through /proc/self/fd.
 func (p *Pending) link() (string, error) {
 	fd := int(p.Fd())
+	dfd := int(p.dir.Fd())
 	for range 100 {
-		name := filepath.Join(p.dir, "."+filepath.Base(p.target.Final)+tempInfix+strconv.FormatUint(rand.Uint64(), 36)+tempSuffix)
-		err := unix.Linkat(fd, "", unix.AT_FDCWD, name, unix.AT_EMPTY_PATH)
+		name := tempName(p.base)
+		err := unix.Linkat(fd, "", dfd, name, unix.AT_EMPTY_PATH)
 		if err == unix.ENOENT || err == unix.EPERM || err == unix.EINVAL {
-			err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), unix.AT_FDCWD, name, unix.AT_SYMLINK_FOLLOW)
+			err = unix.Linkat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), dfd, name, unix.AT_SYMLINK_FOLLOW)
 		}
 		switch err {
 		case nil:
@@ -211,6 +283,13 @@ func (p *Pending) closeFile() {
 	}
 }
 
+func (p *Pending) closeDir() {
+	if p.dir != nil {
+		p.dir.Close()
+		p.dir = nil
+	}
+}
+
 // Cleanup drops an output that was not committed: the file is closed and any temporary name
 // removed. It is a no-op after CloseAtomicallyReplace succeeded.
 func (p *Pending) Cleanup() error {
@@ -219,10 +298,11 @@ func (p *Pending) Cleanup() error {
 	}
 	p.cleaned = true
 	var err error
-	if p.named != "" {
-		err = os.Remove(p.named)
+	if p.named != "" && p.dir != nil {
+		err = unix.Unlinkat(int(p.dir.Fd()), p.named, 0)
 	}
 	p.closeFile()
+	p.closeDir()
 	return err
 }
 
@@ -237,18 +317,44 @@ const staleAge = 2 * time.Second
 // living process holds (their writer was killed before it could remove them): regular files
 // owned by this user, not locked, older than a few seconds. It returns the names removed.
 func CleanStale(dir, base string) []string {
-	matches, _ := filepath.Glob(filepath.Join(dir, globEscape("."+base+tempInfix)+"*"+tempSuffix))
+	d, err := openFolder(dir, nil)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	return cleanStaleAt(d, base)
+}
+
+// cleanStaleAt is CleanStale in an open folder.
+func cleanStaleAt(dir *os.File, base string) []string {
+	names, err := readNames(dir)
+	if err != nil {
+		return nil
+	}
+	prefix := "." + base + tempInfix
 	var removed []string
-	for _, m := range matches {
-		if removeIfStale(m) {
-			removed = append(removed, m)
+	for _, name := range names {
+		if strings.HasPrefix(name, prefix) && strings.HasSuffix(name, tempSuffix) && removeIfStale(dir, name) {
+			removed = append(removed, filepath.Join(dir.Name(), name))
 		}
 	}
 	return removed
 }
 
-func removeIfStale(name string) bool {
-	fd, err := unix.Open(name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// readNames lists an open folder without moving its own offset.
+func readNames(dir *os.File) ([]string, error) {
+	fd, err := unix.Openat(int(dir.Fd()), ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	d := os.NewFile(uintptr(fd), dir.Name())
+	defer d.Close()
+	return d.Readdirnames(-1)
+}
+
+func removeIfStale(dir *os.File, name string) bool {
+	dfd := int(dir.Fd())
+	fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
@@ -265,15 +371,10 @@ func removeIfStale(name string) bool {
 	}
 	// Remove the name only if it still names the file checked.
 	var now unix.Stat_t
-	if unix.Lstat(name, &now) != nil || now.Ino != st.Ino || now.Dev != st.Dev {
+	if unix.Fstatat(dfd, name, &now, unix.AT_SYMLINK_NOFOLLOW) != nil || now.Ino != st.Ino || now.Dev != st.Dev {
 		return false
 	}
-	return os.Remove(name) == nil
-}
-
-func globEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
-	return r.Replace(s)
+	return unix.Unlinkat(dfd, name, 0) == nil
 }
 
 // umask returns the process's file mode creation mask, read from /proc/self/status (Linux 4.7
@@ -304,6 +405,20 @@ func unwrapPath(err error) error {
 	return err
 }
 
+// WriteOwn writes data to path, a file trtbuild names on its own (InspectOwn, Own): a new or
+// regular file is replaced atomically, anything else (a symbolic link, a FIFO, a device, a
+// folder) refused. A new file gets perm less the umask.
+func WriteOwn(path string, data []byte, perm os.FileMode) error {
+	t, err := InspectOwn(path)
+	if err != nil {
+		return err
+	}
+	if why := t.Refusal(Own); why != "" {
+		return fmt.Errorf("%s %s", pathtext.Q(path), why)
+	}
+	return writeTarget(t, data, perm)
+}
+
 // WriteFile writes data to path by the package's rules: a new or regular file (a symbolic
 // link's target) is replaced atomically, a character device is written through, anything
 // else is refused. The caller should check Refusal first for a better message.
@@ -319,6 +434,12 @@ func WriteFilePerm(path string, data []byte, perm os.FileMode) error {
 	if why := t.Refusal(WholeFile); why != "" {
 		return fmt.Errorf("%s %s", pathtext.Q(path), why)
 	}
+	return writeTarget(t, data, perm)
+}
+
+// writeTarget writes data to the checked target t.
+func writeTarget(t Target, data []byte, perm os.FileMode) error {
+	path := t.Path
 	p, err := create(t, perm)
 	if err != nil {
 		return err
