@@ -46,7 +46,8 @@ type buildOptions struct {
 	tensorrtLib      string // --tensorrt-lib: the folder of the TensorRT libraries
 	noBuiltinPlugins bool   // --no-builtin-plugins: do not load libnvinfer_plugin
 
-	noManifest    bool // --no-manifest: write no ENGINE.json beside the engine
+	noManifest bool // --no-manifest: write no ENGINE.json beside the engine
+	ownOutputs bool // the engine and report paths are trtbuild's own (a matrix cell's): no links followed
 
 	timingCache   string
 	noTimingCache bool

@@ -21,6 +21,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/matrix"
 	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
@@ -217,6 +218,7 @@ func cellBuild(f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, r
 	if _, err := os.Stat(cell.ModelPath(f)); err != nil {
 		return nil, nil, exitcode.Usagef("matrix %s, model %s: %v; fix its path (relative to the matrix file)", f.Path, cell.Model.Path, unwrapPathError(err))
 	}
+	bo.ownOutputs = true
 	bo.keyTarget = &buildkey.Target{GPU: cell.Target.GPU, ComputeCapability: cell.Target.ComputeCapability, MIG: cell.Target.MIG}
 	return bo, cmd.Flags().Args(), nil
 }
@@ -581,7 +583,7 @@ them from the matrix file's folder, which must be on storage every node shares.`
 					return exitcode.Usagef("%v", err)
 				}
 				p := filepath.Join(dir, "trtbuild-"+t.Name+".sbatch")
-				if err := outpath.WriteFilePerm(p, []byte(script), 0o755); err != nil {
+				if err := outpath.WriteOwn(p, []byte(script), 0o755); err != nil {
 					return exitcode.Wrap(exitcode.Failed, err)
 				}
 				fmt.Fprintf(s.Out, "Wrote %s\n", p)
@@ -658,16 +660,16 @@ auto-complete, which reads them from the engine.`,
 				return exitcode.Usagef("cannot create %s: %v", version, unwrapPathError(err))
 			}
 			for _, e := range engines {
-				data, err := os.ReadFile(filepath.Join(f.OutputDir(), e.Cell.Engine()))
+				data, err := readRegular(filepath.Join(f.OutputDir(), e.Cell.Engine()))
 				if err == nil {
-					err = outpath.WriteFile(filepath.Join(version, e.File), data)
+					err = outpath.WriteOwn(filepath.Join(version, e.File), data, 0o644)
 				}
 				if err != nil {
 					return exitcode.Wrap(exitcode.Failed, fmt.Errorf("copying the engine of %s: %w", e.Cell.ID(), err))
 				}
 			}
 			config := filepath.Join(out, model, "config.pbtxt")
-			if err := outpath.WriteFile(config, []byte(matrix.TritonConfig(model, engines))); err != nil {
+			if err := outpath.WriteOwn(config, []byte(matrix.TritonConfig(model, engines)), 0o644); err != nil {
 				return exitcode.Wrap(exitcode.Failed, err)
 			}
 			fmt.Fprintf(s.Out, "Wrote %s with %d engines\n", config, len(engines))
@@ -681,4 +683,15 @@ auto-complete, which reads them from the engine.`,
 	fl.StringSliceVar(&targets, "targets", nil, "only these targets (when two share a compute capability)")
 	fl.StringVarP(&out, "output", "o", "", "the Triton model repository")
 	return cmd
+}
+
+// readRegular reads a file trtbuild wrote itself, as every input is opened: only a regular
+// file, never blocking on a FIFO, never through a link.
+func readRegular(path string) ([]byte, error) {
+	f, _, err := regfile.OpenNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

@@ -40,7 +40,11 @@ func checkInputFile(what, path string) error {
 
 // inspectOutput resolves an output path and refuses what cannot be written as use.
 func inspectOutput(flag, path string, use outpath.Use) (outpath.Target, error) {
-	t, err := outpath.Inspect(path)
+	inspect := outpath.Inspect
+	if use == outpath.Own {
+		inspect = outpath.InspectOwn
+	}
+	t, err := inspect(path)
 	if err != nil {
 		return t, exitcode.Usagef("cannot write %s %s: %v", flag, q(path), unwrapPathError(err))
 	}
@@ -70,7 +74,12 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 	var p buildPaths
 	var err error
 	var outputs []outpath.Named
-	if p.engine, err = inspectOutput("the engine", engine, outpath.WholeFile); err != nil {
+	// A matrix names its cells' engines and reports itself: they follow no link.
+	whole := outpath.WholeFile
+	if o.ownOutputs {
+		whole = outpath.Own
+	}
+	if p.engine, err = inspectOutput("the engine", engine, whole); err != nil {
 		return nil, nil, err
 	}
 	outputs = append(outputs, outpath.Named{Name: "-o", Target: p.engine})
@@ -91,7 +100,7 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 		outputs = append(outputs, outpath.Named{Name: "--trace", Target: t})
 	}
 	if o.out.report != "" {
-		t, err := inspectOutput("--report", o.out.report, outpath.WholeFile)
+		t, err := inspectOutput("--report", o.out.report, whole)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +37,7 @@ func addOutputFlags(f *pflag.FlagSet, o *outputFlags) {
 type outputs struct {
 	flags    outputFlags
 	recorder *report.Recorder
+	report   *outpath.Pending // created at the start, in its folder as it was then
 	trace    *outpath.Stream
 	traceOut *outstream.Writer // writes to trace without blocking the build
 	began    bool
@@ -53,6 +55,13 @@ func openOutputs(f outputFlags, paths *buildPaths) (*outputs, error) {
 			return nil, exitcode.Usagef("invalid --report: %v", err)
 		}
 		o.recorder = report.NewRecorder()
+		if paths != nil && paths.report != nil {
+			p, err := outpath.Create(*paths.report)
+			if err != nil {
+				return nil, exitcode.Usagef("cannot write --report %s: %v", q(f.report), unwrapPathError(err))
+			}
+			o.report = p
+		}
 	}
 	if f.trace != "" && paths != nil && paths.trace != nil {
 		st, err := outpath.OpenStream(*paths.trace)
@@ -110,11 +119,27 @@ func (o *outputs) finish(errOut io.Writer, sigs <-chan os.Signal) {
 			}
 		}
 	}
-	if o.recorder != nil && o.began {
-		if err := report.WriteFile(o.flags.report, o.recorder.Report()); err != nil {
+	if o.recorder != nil && o.began && o.report != nil {
+		if err := o.writeReport(); err != nil {
 			fmt.Fprintf(errOut, "trtbuild: warning: no report written: %v\n", err)
 		}
 	}
+}
+
+// writeReport renders the report into its pending file and puts it in place.
+func (o *outputs) writeReport() error {
+	format, err := report.FormatOf(o.flags.report)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := report.Write(&buf, format, o.recorder.Report()); err != nil {
+		return err
+	}
+	if _, err := o.report.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("writing %s: %w", q(o.flags.report), unwrapPathError(err))
+	}
+	return o.report.CloseAtomicallyReplace()
 }
 
 func traceProblem(err error, unwritten int64) string {
@@ -126,6 +151,9 @@ func traceProblem(err error, unwritten int64) string {
 
 // cleanup drops what finish did not put in place (a build that never started).
 func (o *outputs) cleanup() {
+	if o.report != nil {
+		o.report.Cleanup() //nolint:errcheck // a no-op once committed
+	}
 	if !o.done && o.trace != nil {
 		stop := make(chan struct{})
 		close(stop)

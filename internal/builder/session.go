@@ -33,7 +33,7 @@ type Config struct {
 	// Began is when --timeout started counting (before the engine cache lookup, say); zero
 	// means when Run starts.
 	Began time.Time
-	Info   progress.BuildInfo
+	Info  progress.BuildInfo
 	// NewRenderer makes the renderer; it receives the session's controls for key handling.
 	NewRenderer func(progress.Controls) progress.Renderer
 	// Notices, when non-nil, also receives cancel and stop messages as plain lines (stderr when

@@ -99,14 +99,15 @@ func WriteIndex(dir string, x *Index) error {
 	if err != nil {
 		return err
 	}
-	if err := outpath.WriteFile(filepath.Join(dir, IndexName), append(b, '\n')); err != nil {
+	// Files the matrix names itself: no link followed (internal/outpath, Own).
+	if err := outpath.WriteOwn(filepath.Join(dir, IndexName), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("writing the matrix index: %w", err)
 	}
 	var page bytes.Buffer
 	if err := pageTemplate.Execute(&page, x); err != nil {
 		return fmt.Errorf("rendering the matrix page: %w", err)
 	}
-	if err := outpath.WriteFile(filepath.Join(dir, PageName), page.Bytes()); err != nil {
+	if err := outpath.WriteOwn(filepath.Join(dir, PageName), page.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("writing the matrix page: %w", err)
 	}
 	return nil
