@@ -153,6 +153,9 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 	if err := outpath.Conflicts(outputs, inputs); err != nil {
 		return nil, nil, exitcode.Usagef("%v", err)
 	}
+	if err := checkManifestContent(p.manifest); err != nil {
+		return nil, nil, err
+	}
 	return &p, warnings, nil
 }
 
@@ -167,12 +170,19 @@ func checkManifestPath(path string) (outpath.Target, error) {
 	if why := t.Refusal(outpath.Own); why != "" {
 		return t, exitcode.Usagef("the manifest %s %s; or choose another -o, or pass --no-manifest", q(path), why)
 	}
-	if t.Kind == outpath.Regular {
-		if _, err := manifest.Read(path); err != nil {
-			return t, exitcode.Usagef("the manifest path %s holds a file that is not a trtbuild manifest, which writing the manifest would destroy; move it, choose another -o, or pass --no-manifest", q(path))
-		}
-	}
 	return t, nil
+}
+
+// checkManifestContent refuses to replace a file at the manifest's path that is not a
+// trtbuild manifest (after Conflicts, which names a file that is an input or an output).
+func checkManifestContent(t *outpath.Target) error {
+	if t == nil || t.Kind != outpath.Regular {
+		return nil
+	}
+	if _, err := manifest.Read(t.Path); err != nil {
+		return exitcode.Usagef("the manifest path %s holds a file that is not a trtbuild manifest, which writing the manifest would destroy; move it, choose another -o, or pass --no-manifest", q(t.Path))
+	}
+	return nil
 }
 
 func absClean(p string) string {
