@@ -459,3 +459,45 @@ func TestEmitTriton(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixFollowsNoPlantedLinks: the files a matrix names itself (index.json, index.html,
+// the Slurm scripts, a cell's engine) are never written through a link planted in their
+// folder: the target stays as it was.
+func TestMatrixFollowsNoPlantedLinks(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	secret := filepath.Join(t.TempDir(), "secret")
+	for _, tc := range []struct {
+		name string
+		link func(dir string) string // where the link is planted
+		args func(dir string) []string
+	}{
+		{"index.json", func(dir string) string { return filepath.Join(dir, "engines", "index.json") },
+			func(dir string) []string {
+				return []string{"matrix", "build", filepath.Join(dir, "matrix.yaml"), "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"}
+			}},
+		{"sbatch", func(dir string) string { return filepath.Join(dir, "trtbuild-l4.sbatch") },
+			func(dir string) []string { return []string{"matrix", "emit", "slurm", filepath.Join(dir, "matrix.yaml")} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(secret, []byte("root only"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			dir := matrixDir(t)
+			link := tc.link(dir)
+			if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(secret, link); err != nil {
+				t.Fatal(err)
+			}
+			r := trtbuild(t, nil, tc.args(dir)...)
+			if r.code == 0 || !strings.Contains(r.stderr, "symbolic link") {
+				t.Fatalf("exit %d with a planted %s link; want a refusal naming the link\n%s", r.code, tc.name, r.stderr)
+			}
+			assertUnchanged(t, secret, "root only")
+			if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
+				t.Fatalf("the planted link was followed or replaced: %v", err)
+			}
+		})
+	}
+}
