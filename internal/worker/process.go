@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -63,7 +64,13 @@ func Start(opts StartOptions) (*Process, error) {
 		return nil, fmt.Errorf("creating the event pipe: %w", err)
 	}
 	cmd := exec.Command(opts.Command[0], opts.Command[1:]...)
-	cmd.Env = opts.Env
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	// The worker compares its parent with this pid to tell its parent's death (it is
+	// reparented) from a parent that happens to be PID 1, as trtbuild is in a container.
+	cmd.Env = append(env[:len(env):len(env)], parentPIDEnv+"="+strconv.Itoa(os.Getpid()))
 	cmd.ExtraFiles = []*os.File{evW, opts.Plan} // fds 3 and 4
 	setProcessGroup(cmd)
 	ctrl, err := cmd.StdinPipe()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
 	"runtime"
 	"sync"
 	"syscall"
@@ -45,7 +46,7 @@ func ServeFiles() error {
 	// The parent-death signal: SIGTERM from the kernel when the parent exits. SIGTERM while the
 	// parent lives (sent by hand to the worker's own process group) is ignored: the parent
 	// decides.
-	parent := os.Getppid()
+	parent := startedBy()
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM)
 	defer signal.Stop(term)
@@ -56,10 +57,23 @@ func ServeFiles() error {
 			}
 		}
 	}()
-	if os.Getppid() != parent || parent == 1 {
-		wd.parentGone()
+	if os.Getppid() != parent {
+		wd.parentGone() // it died before the worker got here: the worker was reparented
 	}
 	return serveWith(os.Stdin, events, plan, wd)
+}
+
+// parentPIDEnv carries the parent's pid to the worker (Start sets it).
+const parentPIDEnv = "TRTBUILD_WORKER_PARENT"
+
+// startedBy is the pid of the trtbuild that started this worker: from parentPIDEnv, which
+// cannot lie the way "my parent is PID 1" does (in a container trtbuild itself is PID 1);
+// without it, the parent as it is now.
+func startedBy() int {
+	if pid, err := strconv.Atoi(os.Getenv(parentPIDEnv)); err == nil && pid > 0 {
+		return pid
+	}
+	return os.Getppid()
 }
 
 // watchdog stops the worker when its parent is gone: it cancels the build and any lock wait at
