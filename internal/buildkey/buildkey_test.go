@@ -272,6 +272,7 @@ func TestValid(t *testing.T) {
 		baseParts().Key():                        true,
 		Prefix + strings.Repeat("0", 63):         false,
 		"trtb1-" + strings.Repeat("0", 64):       false, // an older schema
+		"trtb2-" + strings.Repeat("0", 64):       false,
 		Prefix + strings.Repeat("G", 64):         false,
 		Prefix + "../" + strings.Repeat("0", 61): false,
 		"":                                       false,

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
 )
 
@@ -12,6 +13,26 @@ import (
 func FuzzHashBytes(f *testing.F) {
 	for _, name := range []string{"convnet.onnx", "control_flow.onnx", "external_data.onnx", "truncated.onnx", "nested_length_bomb.onnx"} {
 		b, err := os.ReadFile(tm.Bundled(f, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	// a tensor with both inline and external data, DEFAULT and EXTERNAL; a local function
+	for _, m := range []*onnxpb.ModelProto{
+		placed("initializer", func() *onnxpb.TensorProto {
+			w := tm.Floats("W", []int64{4}, []float32{1, 2, 3, 4})
+			w.ExternalData = entries("external_data.bin", 0, 16)
+			return w
+		}()),
+		placed("constant", func() *onnxpb.TensorProto {
+			w := tm.External("W", []int64{4}, "external_data.bin", 0, 16)
+			w.RawData = f32(1, 2, 3, 4)
+			return w
+		}()),
+		placed("function default", tm.Floats("W", []int64{4}, []float32{1, 2, 3, 4})),
+	} {
+		b, err := tm.Marshal(m)
 		if err != nil {
 			f.Fatal(err)
 		}

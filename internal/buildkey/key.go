@@ -25,10 +25,14 @@ import (
 
 // Schema is the version of the key's definition (the Parts and how each is computed). 2 added
 // trtexec's other build settings (Settings.InputFormats … MemPools), --keep-fp32 and
-// --no-builtin-plugins.
-const Schema = 2
+// --no-builtin-plugins. 3 hashes a tensor's data as a reader takes it: the external bytes
+// only when its data_location is EXTERNAL, its inline data only otherwise (2 hashed both
+// whatever the location said, and read the file of a DEFAULT tensor); frames every field the
+// graph and weights hashes see with its number, wire type and length; and walks local
+// functions' nodes and attribute defaults, so their tensors are weights.
+const Schema = 3
 
-// Prefix starts every key, naming the schema: "trtb2-" and 64 hex digits.
+// Prefix starts every key, naming the schema: "trtb3-" and 64 hex digits.
 var Prefix = fmt.Sprintf("trtb%d-", Schema)
 
 // Parts is everything a key covers. Its JSON form, with fields in this order, is what is
