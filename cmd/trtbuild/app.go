@@ -45,7 +45,7 @@ func run(args []string, s *streams) int {
 	if errors.Is(err, syscall.EPIPE) {
 		// stdout's reader went away (`trtbuild inspect m.onnx | head -1`): stop quietly, with
 		// the status a shell gives a command killed by SIGPIPE.
-		return 128 + int(syscall.SIGPIPE)
+		return int(exitcode.ClosedPipe)
 	}
 	code := exitcode.Of(err)
 	if err != nil && !exitcode.IsReported(err) {

@@ -229,7 +229,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	sigs := s.Signals
 	if sigs == nil {
 		ch := make(chan os.Signal, 2)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		signal.Notify(ch, handled...)
 		defer signal.Stop(ch)
 		sigs = ch
 	}
@@ -345,19 +345,10 @@ func drain(w *outstream.Writer, errOut io.Writer, sigs <-chan os.Signal) {
 // signalError is the exit error for a signal that came at a point where there was nothing to
 // cancel.
 func signalError(sig os.Signal, when string) error {
-	code := exitcode.Interrupted
-	if sig == syscall.SIGTERM {
-		code = exitcode.Terminated
-	}
-	return &exitcode.Error{Code: code, Err: fmt.Errorf("%s %s", signalName(sig), when)}
+	return &exitcode.Error{Code: exitcode.ForSignal(sig), Err: fmt.Errorf("%s %s", signalName(sig), when)}
 }
 
-func signalName(sig os.Signal) string {
-	if sig == syscall.SIGTERM {
-		return "terminated (SIGTERM)"
-	}
-	return "interrupted (SIGINT)"
-}
+func signalName(sig os.Signal) string { return exitcode.SignalName(sig) }
 
 func unwrapSyscall(err error) error {
 	var errno syscall.Errno

@@ -406,14 +406,26 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 	}
 	hashes := &modelHashes{}
 	var wg sync.WaitGroup
-	for _, dev := range devices {
+	// A signal reaches every cell being built: each cancels, and no new cell starts.
+	stopFan := make(chan struct{})
+	defer close(stopFan)
+	var cellSignals []chan os.Signal
+	if s.Signals != nil {
+		cellSignals = fanOutSignals(s.Signals, len(devices), stopFan)
+	}
+	for i, dev := range devices {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			cs, co := s, *o
+			if cellSignals != nil {
+				cp := *s
+				cp.Signals = cellSignals[i]
+				cs = &cp
+			}
 			if len(devices) > 1 {
 				// Several cells at once: plain lines, each prefixed with its GPU.
-				cp := *s
+				cp := *cs
 				cp.Out = &lockedWriter{mu: &mu, w: s.Out, prefix: fmt.Sprintf("[gpu %d] ", dev)}
 				cp.Err = &lockedWriter{mu: &mu, w: s.Err, prefix: fmt.Sprintf("[gpu %d] ", dev)}
 				cp.OutTTY, cp.OutFile = false, nil
@@ -444,7 +456,7 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 				}
 				mu.Lock()
 				index.Cells[c.Index] = entry
-				if code := exitcode.Of(err); (code == exitcode.Interrupted || code == exitcode.Terminated) && stopErr == nil {
+				if exitcode.BySignal(exitcode.Of(err)) && stopErr == nil {
 					stopErr = err
 				}
 				mu.Unlock()

@@ -476,7 +476,9 @@ func TestMatrixFollowsNoPlantedLinks(t *testing.T) {
 				return []string{"matrix", "build", filepath.Join(dir, "matrix.yaml"), "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"}
 			}},
 		{"sbatch", func(dir string) string { return filepath.Join(dir, "trtbuild-l4.sbatch") },
-			func(dir string) []string { return []string{"matrix", "emit", "slurm", filepath.Join(dir, "matrix.yaml")} }},
+			func(dir string) []string {
+				return []string{"matrix", "emit", "slurm", filepath.Join(dir, "matrix.yaml")}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := os.WriteFile(secret, []byte("root only"), 0o600); err != nil {

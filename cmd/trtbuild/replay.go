@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -72,13 +72,15 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 	sigs := s.Signals
 	if sigs == nil {
 		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		signal.Notify(ch, handled...)
 		defer signal.Stop(ch)
 		sigs = ch
 	}
+	var stoppedBy atomic.Value // the signal that stopped the replay
 	go func() {
 		select {
-		case <-sigs:
+		case sig := <-sigs:
+			stoppedBy.Store(sig)
 			cancel()
 		case <-ctx.Done():
 		}
@@ -88,7 +90,11 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 	var bad *replay.TraceError
 	switch {
 	case errors.Is(err, context.Canceled):
-		return &exitcode.Error{Code: exitcode.Interrupted, Err: errors.New("replay stopped"), Reported: true}
+		code := exitcode.Interrupted // a key in the live view
+		if sig, ok := stoppedBy.Load().(os.Signal); ok {
+			code = exitcode.ForSignal(sig)
+		}
+		return &exitcode.Error{Code: code, Err: errors.New("replay stopped"), Reported: true}
 	case errors.As(err, &bad):
 		return traceError(path, bad.Err)
 	case err != nil:

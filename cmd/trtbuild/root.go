@@ -45,11 +45,11 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.Err)
 	cmd.PersistentPreRunE = func(c *cobra.Command, args []string) error {
-		switch c.Name() {
-		case cmd.Name(), "replay", worker.Subcommand:
-			return nil // they handle the signals themselves
+		switch strings.TrimPrefix(c.CommandPath(), cmd.Name()) {
+		case "", " replay", " " + worker.Subcommand, " matrix build", " matrix cell":
+			return nil // they cancel on signals themselves
 		}
-		return releaseSignals(s.Signals)
+		return exitOnSignal(s)
 	}
 	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
 	cmd.SetFlagErrorFunc(flagError)

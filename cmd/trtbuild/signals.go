@@ -1,16 +1,24 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/trtbuild/trtbuild/internal/exitcode"
 )
 
 // ignoreSignals makes the worker deaf to SIGINT and SIGTERM: the parent decides, and tells the
 // worker over the control pipe (or kills it).
 func ignoreSignals() {
-	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	signal.Ignore(handled...)
 }
+
+// handled are the signals trtbuild answers itself: a build cancels on SIGINT, SIGTERM and
+// SIGHUP (a closed terminal or SSH session) and stops at once on SIGQUIT, each with its exit
+// status (internal/exitcode); other commands end with that status and a message.
+var handled = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // earlySignals is the first thing main does. SIGPIPE is ignored, so a write to a closed stdout
 // returns EPIPE (the build goes on; see internal/outstream). SIGINT and SIGTERM are delivered
@@ -22,22 +30,53 @@ func ignoreSignals() {
 // handlers are in place (scripts/fault-campaign.sh does).
 func earlySignals() chan os.Signal {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, handled...)
 	signal.Ignore(syscall.SIGPIPE)
 	return sigs
 }
 
-// releaseSignals gives SIGINT and SIGTERM their default action back, for commands that do
-// not handle them; a signal that already arrived ends the command before it starts.
-func releaseSignals(sigs chan os.Signal) error {
-	if sigs == nil {
+// exitOnSignal is the signal handling of the commands that have nothing to cancel (inspect,
+// key, version, convert …): a signal ends the command at once with its exit status
+// (internal/exitcode) and one line on stderr; what it was writing is never put in place
+// (internal/outpath). A signal that already arrived ends the command before it starts.
+func exitOnSignal(s *streams) error {
+	if s.Signals == nil {
 		return nil
 	}
-	signal.Reset(os.Interrupt, syscall.SIGTERM)
 	select {
-	case sig := <-sigs:
+	case sig := <-s.Signals:
 		return signalError(sig, "before the command started")
 	default:
-		return nil
 	}
+	go func() {
+		sig := <-s.Signals
+		fmt.Fprintf(s.Err, "trtbuild: %s; stopped\n", exitcode.SignalName(sig))
+		os.Exit(int(exitcode.ForSignal(sig)))
+	}()
+	return nil
+}
+
+// fanOutSignals delivers each signal from sigs to all n returned channels (the cells a matrix
+// builds at once), until stop is closed.
+func fanOutSignals(sigs <-chan os.Signal, n int, stop <-chan struct{}) []chan os.Signal {
+	outs := make([]chan os.Signal, n)
+	for i := range outs {
+		outs[i] = make(chan os.Signal, 4)
+	}
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				for _, o := range outs {
+					select {
+					case o <- sig:
+					default: // that cell has signals enough queued
+					}
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return outs
 }

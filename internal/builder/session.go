@@ -39,7 +39,8 @@ type Config struct {
 	// Notices, when non-nil, also receives cancel and stop messages as plain lines (stderr when
 	// the renderer's output is not on the terminal).
 	Notices io.Writer
-	// Signals delivers SIGINT and SIGTERM (from signal.Notify); nil means none.
+	// Signals delivers SIGINT, SIGTERM and SIGHUP, each a rung of the cancel ladder, and
+	// SIGQUIT, which stops the worker at once (from signal.Notify); nil means none.
 	Signals <-chan os.Signal
 	// Timeout ends the build after this long, StallTimeout after this long without a progress
 	// event; KillAfter is how long a budget's cancel may take before the worker is killed.
@@ -233,11 +234,11 @@ func (s *session) loop() (*progress.Result, error) {
 				r.Recycle(batch)
 			}
 		case sig := <-s.cfg.Signals:
-			code := exitcode.Interrupted
-			if sig == syscall.SIGTERM {
-				code = exitcode.Terminated
+			if sig == syscall.SIGQUIT {
+				s.quit()
+				break
 			}
-			s.escalate(code, s.cfg.CancelMessage)
+			s.escalate(exitcode.ForSignal(sig), s.cfg.CancelMessage)
 		case <-s.controls:
 			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
 		case <-stop:
@@ -287,6 +288,19 @@ func (s *session) escalate(code exitcode.Code, message string) {
 		s.forced = true
 		_ = s.src.Kill()
 		s.notice(progress.NoticeForceStop, "Stopping the build worker now.")
+	}
+}
+
+// quit answers SIGQUIT (Ctrl-\\): the top of the ladder at once, the worker stopped now.
+func (s *session) quit() {
+	if s.cancelledBy == 0 {
+		s.cancelledBy = exitcode.Quit
+		s.cancelAt = s.cfg.Now()
+	}
+	if !s.forced {
+		s.forced = true
+		_ = s.src.Kill()
+		s.notice(progress.NoticeForceStop, "Quit (SIGQUIT): stopping the build worker now.")
 	}
 }
 

@@ -4,6 +4,8 @@ package exitcode
 import (
 	"errors"
 	"fmt"
+	"os"
+	"syscall"
 )
 
 // Code is a process exit status.
@@ -15,9 +17,44 @@ const (
 	Failed      Code = 1   // the build failed, or the worker crashed
 	Usage       Code = 2   // bad flags or input; nothing was started
 	TimedOut    Code = 124 // --timeout or --stall-timeout ended the build
+	Hangup      Code = 129 // cancelled by SIGHUP (the terminal or SSH session closed)
 	Interrupted Code = 130 // cancelled by SIGINT (Ctrl-C)
+	Quit        Code = 131 // stopped at once by SIGQUIT (Ctrl-\)
+	ClosedPipe  Code = 141 // stdout's reader went away (SIGPIPE's status in a shell)
 	Terminated  Code = 143 // cancelled by SIGTERM
 )
+
+// ForSignal is the exit status of a command ended by sig: 128 and the signal's number, as a
+// shell reports a process killed by it.
+func ForSignal(sig os.Signal) Code {
+	switch sig {
+	case syscall.SIGHUP:
+		return Hangup
+	case syscall.SIGQUIT:
+		return Quit
+	case syscall.SIGTERM:
+		return Terminated
+	}
+	return Interrupted
+}
+
+// BySignal reports whether c is the status of a command a signal ended.
+func BySignal(c Code) bool {
+	return c == Hangup || c == Interrupted || c == Quit || c == Terminated
+}
+
+// SignalName names sig for messages: "interrupted (SIGINT)".
+func SignalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGHUP:
+		return "hung up (SIGHUP)"
+	case syscall.SIGQUIT:
+		return "quit (SIGQUIT)"
+	case syscall.SIGTERM:
+		return "terminated (SIGTERM)"
+	}
+	return "interrupted (SIGINT)"
+}
 
 // Error carries an exit code with the error that caused it. Reported means the message was
 // already shown to the user (for example in the final frame), so main prints nothing more.
