@@ -8,11 +8,20 @@
 # and that no worker process outlives its build (found by an environment marker that only the
 # processes this script starts carry).
 #
-#   scripts/fault-campaign.sh            full: 60 random cancels within 1 s, 40 early signals
-#   FAULT_CAMPAIGN_QUICK=1 scripts/...   quick (CI): 10 random cancels within 0.5 s, 6 early signals
+# Two stages cover the engine cache: "second user", where another account plants entries,
+# links and FIFOs in a shared cache and in folders it can write, and "concurrent builds", where
+# builds of different settings share a cache and an output, wait on a held lock, or are
+# SIGKILLed while storing.
+#
+#   scripts/fault-campaign.sh            full: 60 random cancels within 1 s, 40 early signals,
+#                                        5 rounds of 8 concurrent builds, 40 kills while storing
+#   FAULT_CAMPAIGN_QUICK=1 scripts/...   quick (CI): 10 random cancels within 0.5 s, 6 early
+#                                        signals, 2 rounds of concurrent builds, 8 kills
 #
 # Root-only cases (a character device that root could replace) use a private device node made
-# with mknod in the work folder, never the machine's /dev/null. Exits non-zero on any failure.
+# with mknod in the work folder, never the machine's /dev/null. The "second user" stage needs
+# root: it makes a throwaway account (useradd, removed on exit) and acts as it with setpriv or
+# runuser; without root it is skipped, said in one line. Exits non-zero on any failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
@@ -30,7 +39,13 @@ if [ -n "$quick" ]; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/trtbuild-fault.XXXXXX")
-trap 'chmod -R u+rwx "$work" 2>/dev/null; rm -rf "$work"' EXIT
+attacker="" # the second account of the "second user" stage, removed at the end
+cleanup() {
+	if [ -n "$attacker" ]; then userdel "$attacker" >/dev/null 2>&1; fi
+	chmod -R u+rwx "$work" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
 mkdir -p "$work/bin" "$work/tmp" "$work/cache"
 go build -o "$work/bin/trtbuild" ./cmd/trtbuild || exit 1
 tb="$work/bin/trtbuild"
@@ -118,6 +133,13 @@ refused() {
 	before=$(sums "$d" "$outside" "$TMPDIR")
 	run "${args[@]}"
 	after=$(sums "$d" "$outside" "$TMPDIR")
+	judge_refused "$name" "$want" "$before" "$after"
+}
+
+# judge_refused CASE WANT BEFORE AFTER: records whether the run just made ($rc, $out, $err)
+# was refused as refused() requires, BEFORE and AFTER being the sums of what must not change.
+judge_refused() {
+	local name=$1 want=$2 before=$3 after=$4
 	local lines
 	lines=$(printf '%s' "$err" | grep -c '')
 	if [ "$rc" != 2 ]; then
@@ -367,6 +389,505 @@ for i in $(seq "$storm_runs"); do
 	record "$name" 1
 	rm -rf "$d"
 done
+
+# --- Helpers of the engine cache stages --------------------------------------------------------
+# sha FILE: the SHA-256 of a regular file (not through a link), "-" for anything else.
+sha() { if [ -f "$1" ] && [ ! -L "$1" ]; then sha256sum <"$1" | cut -c1-64; else echo -; fi; }
+
+# key_of ARGS...: the build key that a build with ARGS (model and build flags) looks up.
+key_of() { "$tb" key "$@" 2>/dev/null | head -1; }
+
+# plan_prec ENGINE: the precision the simulated plan says it was built for (default = fp32),
+# read by `trtbuild engine inspect` from a copy with no manifest beside it.
+plan_prec() {
+	rm -rf "$work/insp"
+	mkdir -p "$work/insp"
+	cp "$1" "$work/insp/x.engine" 2>/dev/null || return
+	"$tb" engine inspect "$work/insp/x.engine" 2>/dev/null | sed -n 's/^plan .*; precision \([^ ;]*\).*/\1/p'
+	rm -rf "$work/insp"
+}
+
+# want_prec SETTING: the plan precision a build with the flags SETTING must have.
+want_prec() { case " $1 " in *" --fp16 "*) echo fp16 ;; *" --bf16 "*) echo bf16 ;; *) echo default ;; esac; }
+
+# entry_bad CACHE KEY [PRECISION]: why the cache's entry for KEY is not whole and its own
+# (nothing when it is): a folder with a regular engine and manifest, none of them writable by
+# group or others, the manifest naming KEY and the engine's size and SHA-256, and, given, the
+# plan's precision.
+entry_bad() {
+	local e="$1/entries/$2" want=${3:-} f m
+	if [ -L "$e" ] || [ ! -d "$e" ]; then echo "no entry folder $e"; return; fi
+	for f in "$e" "$e/engine" "$e/manifest.json"; do
+		if [ "$f" != "$e" ] && { [ -L "$f" ] || [ ! -f "$f" ]; }; then echo "${f##*/} is not a regular file"; return; fi
+		m=$(stat -c %a "$f")
+		if (((8#$m & 8#022) != 0)); then echo "${f#"$1"/} has mode $m"; return; fi
+	done
+	local msum mkey bytes
+	msum=$(grep -oE '"sha256": *"sha256:[0-9a-f]{64}"' "$e/manifest.json" | grep -oE '[0-9a-f]{64}')
+	mkey=$(grep -oE '"key": *"[^"]*"' "$e/manifest.json" | sed 's/^"key": *"//; s/"$//')
+	bytes=$(grep -oE '"bytes": *[0-9]+' "$e/manifest.json" | grep -oE '[0-9]+$')
+	if [ "$mkey" != "$2" ]; then echo "the manifest's key is '$mkey'"; return; fi
+	if [ "$msum" != "$(sha "$e/engine")" ]; then echo "the engine's SHA-256 is not the manifest's '$msum'"; return; fi
+	if ! printf '%s\n' "$bytes" | grep -qx "$(stat -c %s "$e/engine")"; then echo "the engine's size is not the manifest's"; return; fi
+	if [ -n "$want" ] && [ "$(plan_prec "$e/engine")" != "$want" ]; then echo "the engine is a '$(plan_prec "$e/engine")' plan, want $want"; return; fi
+}
+
+# --- A second user on the machine --------------------------------------------------------------
+# An attacker with an account of their own plants files where root's builds look: entries in a
+# shared (sticky, world-writable) engine cache, links where trtbuild writes a file it names
+# itself, FIFOs where it reads. None may be served, followed or hang a build, and the
+# root-only file the links point at must stay as it is. Needs root (to make the account).
+
+# as_att CMD...: runs CMD as the attacker.
+as_att() {
+	if [ "$as_how" = setpriv ]; then
+		setpriv --reuid="$auid" --regid="$agid" --clear-groups -- "$@"
+	else
+		runuser -u "$attacker" -- "$@"
+	fi
+}
+
+# secret_state: kind, mode, owner, links and SHA-256 of root's secret file.
+secret_state() { echo "$(stat -c '%F %a %u %h' "$secret" 2>&1) $(sha "$secret")"; }
+
+# forge_manifest KEY FILE: a manifest naming KEY that describes FILE (its size and SHA-256).
+forge_manifest() {
+	printf '{"manifest_version": 1, "key": "%s", "engine": {"file": "engine", "bytes": %s, "sha256": "sha256:%s"}}\n' \
+		"$1" "$(stat -L -c %s "$2")" "$(sha256sum <"$2" | cut -c1-64)"
+}
+
+# shared MODE: a new root-owned folder with MODE under the attacker-reachable $u, in $s.
+un=0
+shared() {
+	un=$((un + 1))
+	s="$u/s$un"
+	mkdir -m "$1" "$s"
+}
+
+# plant_entry CACHE KEY: the attacker makes CACHE/entries/KEY (and entries/) with the
+# forged engine and a manifest that matches it, all the attacker's, 0755/0644; in $e.
+plant_entry() {
+	e="$1/entries/$2"
+	as_att mkdir -p "$e"
+	as_att chmod 755 "$1/entries" "$e"
+	as_att cp "$evil" "$e/engine"
+	forge_manifest "$2" "$evil" | as_att tee "$e/manifest.json" >/dev/null
+	as_att chmod 644 "$e/engine" "$e/manifest.json"
+}
+
+# not_served NAME ENGINE BAD...: the build just run must have exited 0 with a simulated plan
+# at ENGINE equal to none of the files BAD, said on stderr that the entry was not used, and
+# left the secret as it was.
+not_served() {
+	local name=$1 o=$2 b
+	shift 2
+	if [ "$rc" != 0 ]; then record "$name" 0 "exit $rc, want 0: $err"; return; fi
+	if ! head -c 23 "$o" 2>/dev/null | grep -q TRTBUILD-SIMULATED-PLAN; then record "$name" 0 "no simulated plan at -o"; return; fi
+	for b in "$@"; do
+		if [ "$(sha "$o")" = "$(sha "$b")" ]; then record "$name" 0 "the planted engine was served (-o = ${b##*/})"; return; fi
+	done
+	if [[ "$out" == *"Engine cache hit"* ]]; then record "$name" 0 "stdout reports a cache hit: $out"; return; fi
+	if [[ "$err" != *"was not used"* ]]; then record "$name" 0 "stderr does not say the entry was not used: $err"; return; fi
+	if [ "$(secret_state)" != "$secret_was" ]; then record "$name" 0 "root's secret changed: $(secret_state)"; return; fi
+	record "$name" 1
+}
+
+# replaced_by_root NAME CACHE KEY [PRECISION]: after a build that did not use a planted
+# entry, the entry is root's own and whole.
+replaced_by_root() {
+	local name=$1 e="$2/entries/$3" why f
+	why=$(entry_bad "$2" "$3" "${4:-}")
+	if [ -z "$why" ]; then
+		for f in "$e" "$e/engine" "$e/manifest.json"; do
+			if [ "$(stat -c %u "$f")" != 0 ]; then why="${f#"$2"/} is owned by uid $(stat -c %u "$f")"; break; fi
+		done
+	fi
+	if [ -n "$why" ]; then record "$name" 0 "$why"; else record "$name" 1; fi
+}
+
+stage_second_user() {
+	auid=$(id -u "$attacker") agid=$(id -g "$attacker")
+	u="$work/u"
+	mkdir -m 711 "$u"
+	chmod 711 "$work" # the attacker reaches $u only
+	secret="$work/secret"
+	(umask 077 && head -c 48 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$secret")
+	chmod 600 "$secret"
+	secret_was=$(secret_state)
+	if ! as_att true 2>/dev/null; then
+		echo "second user: stage skipped: cannot run a command as $attacker with $as_how"
+		return
+	fi
+	if as_att cat "$secret" >/dev/null 2>&1; then
+		echo "second user: stage skipped: $attacker can read root's 0600 file"
+		return
+	fi
+	mkdir -m 755 "$u/att"
+	chown "$auid:$agid" "$u/att"
+	evil="$u/att/evil"
+	printf 'TRTBUILD-SIMULATED-PLAN forged by %s\n' "$attacker" | as_att tee "$evil" >/dev/null
+	local key key16 name
+
+	# 1. Entries planted in a shared cache before root's first build there.
+	local kind
+	for kind in link plain nomanifest; do
+		fresh
+		shared 1777
+		key=$(key_of "${sim[@]}" "$d/m.onnx")
+		plant_entry "$s" "$key"
+		case $kind in
+		link)
+			as_att rm "$e/engine"
+			as_att ln -s "$secret" "$e/engine"
+			forge_manifest "$key" "$secret" | as_att tee "$e/manifest.json" >/dev/null
+			name="2nd user: planted entry, engine a link to root's file"
+			;;
+		plain) name="2nd user: planted engine + matching manifest" ;;
+		nomanifest)
+			as_att rm "$e/manifest.json"
+			name="2nd user: planted entry without manifest"
+			;;
+		esac
+		run "${sim[@]}" --progress quiet "$d/m.onnx" --engine-cache "$s" -o "$d/v.engine"
+		not_served "$name" "$d/v.engine" "$evil" "$secret"
+		replaced_by_root "2nd user: planted entries replaced by root's own" "$s" "$key" default
+	done
+	# Root's own entry, moved by the attacker (who made entries/) to the name of another key.
+	fresh
+	shared 1777
+	as_att mkdir -m 755 "$s/entries"
+	key=$(key_of "${sim[@]}" "$d/m.onnx")
+	key16=$(key_of "${sim[@]}" "$d/m.onnx" --fp16)
+	run "${sim[@]}" --progress quiet "$d/m.onnx" --engine-cache "$s" -o "$d/fp32.engine"
+	name="2nd user: root's entry moved to another key"
+	if [ "$rc" != 0 ] || [ -n "$(entry_bad "$s" "$key")" ]; then
+		record "$name" 0 "setup: the first build exited $rc: $err $(entry_bad "$s" "$key")"
+	else
+		cp "$s/entries/$key/engine" "$d/moved.engine"
+		as_att mv "$s/entries/$key" "$s/entries/$key16"
+		run "${sim[@]}" --progress quiet "$d/m.onnx" --engine-cache "$s" --fp16 -o "$d/v.engine"
+		if [ "$rc" = 0 ] && [ "$(plan_prec "$d/v.engine")" != fp16 ]; then
+			record "$name" 0 "-o is a '$(plan_prec "$d/v.engine")' plan, want fp16"
+		else
+			not_served "$name" "$d/v.engine" "$d/moved.engine"
+		fi
+		replaced_by_root "2nd user: planted entries replaced by root's own" "$s" "$key16" fp16
+	fi
+
+	# 2. A link planted where trtbuild writes a file it names itself (the manifest beside the
+	# engine), in folders the attacker can write: refused before anything is written.
+	local where before after
+	for where in "attacker's" 0777 1777; do
+		case $where in
+		"attacker's") shared 755 && chown "$auid:$agid" "$s" ;;
+		*) shared "$where" ;;
+		esac
+		cp "$model_src" "$s/m.onnx"
+		as_att ln -s "$secret" "$s/m.engine.json"
+		before=$(sums "$s" "$TMPDIR")
+		run "${sim[@]}" --progress quiet "$s/m.onnx"
+		after=$(sums "$s" "$TMPDIR")
+		if [ "$(secret_state)" != "$secret_was" ]; then
+			record "2nd user: m.engine.json link ($where folder)" 0 "root's secret changed: $(secret_state)"
+		else
+			judge_refused "2nd user: m.engine.json link ($where folder)" "symbolic link" "$before" "$after"
+		fi
+	done
+	# The same on an engine cache hit: a build fills root's cache, then the attacker swaps the
+	# manifest beside the engine for a link.
+	fresh
+	shared 755
+	chown "$auid:$agid" "$s"
+	cp "$model_src" "$s/m.onnx"
+	name="2nd user: m.engine.json link before a cache hit"
+	run "${sim[@]}" --progress quiet "$s/m.onnx" --engine-cache "$d/cache"
+	key=$(key_of "${sim[@]}" "$s/m.onnx")
+	if [ "$rc" != 0 ] || [ -n "$(entry_bad "$d/cache" "$key")" ]; then
+		record "$name" 0 "setup: the first build exited $rc: $err $(entry_bad "$d/cache" "$key")"
+	else
+		as_att rm "$s/m.engine.json"
+		as_att ln -s "$secret" "$s/m.engine.json"
+		before=$(sums "$s" "$d/cache" "$TMPDIR")
+		run "${sim[@]}" --progress quiet "$s/m.onnx" --engine-cache "$d/cache"
+		after=$(sums "$s" "$d/cache" "$TMPDIR")
+		if [ "$(secret_state)" != "$secret_was" ]; then
+			record "$name" 0 "root's secret changed: $(secret_state)"
+		else
+			judge_refused "$name" "symbolic link" "$before" "$after"
+		fi
+	fi
+
+	# 3. FIFOs planted as the lock, an entry's engine and its manifest: the build ends by itself
+	# (0 or 2), never held until the 60 s limit kills it. Once in a sticky shared folder with
+	# the attacker untrusted, once in a 0777 one with the attacker trusted (so the entry's
+	# files are opened, not refused for their owner).
+	local what mode trust
+	for what in lock engine manifest.json; do
+		for mode in 1777 0777; do
+			trust=self
+			[ "$mode" = 0777 ] && trust=$attacker
+			fresh
+			shared "$mode"
+			key=$(key_of "${sim[@]}" "$d/m.onnx")
+			if [ "$what" = lock ]; then
+				as_att mkfifo "$s/lock"
+				name="2nd user: cache lock a FIFO"
+			else
+				plant_entry "$s" "$key"
+				as_att rm "$e/$what"
+				as_att mkfifo -m 644 "$e/$what"
+				name="2nd user: entry $what a FIFO"
+			fi
+			run "${sim[@]}" --progress quiet "$d/m.onnx" --engine-cache "$s" --engine-cache-trust "$trust" -o "$d/f.engine"
+			if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+				record "$name" 0 "($mode folder) killed by the 60 s limit: the build hung"
+			elif [ "$rc" != 0 ] && [ "$rc" != 2 ]; then
+				record "$name" 0 "($mode folder) exit $rc, want 0 or 2: $err"
+			elif [ "$what" = lock ] && [[ "$err" != *"lock file"* ]]; then
+				record "$name" 0 "($mode folder) exit $rc, no clear error about the lock file: $err"
+			elif [ "$what" != lock ] && [ "$rc" = 0 ]; then
+				not_served "$name" "$d/f.engine" "$evil"
+			else
+				record "$name" 1
+			fi
+		done
+	done
+
+	# 4. The lock a link to a path that does not exist (in a folder only root may write): the
+	# build must not create it.
+	mkdir -m 700 "$u/rootonly"
+	for mode in 1777 0777; do
+		fresh
+		shared "$mode"
+		as_att ln -s "$u/rootonly/made-by-lock" "$s/lock"
+		run "${sim[@]}" --progress quiet "$d/m.onnx" --engine-cache "$s" -o "$d/l.engine"
+		name="2nd user: cache lock a dangling link: target not made"
+		if [ -e "$u/rootonly/made-by-lock" ] || [ -L "$u/rootonly/made-by-lock" ]; then
+			record "$name" 0 "($mode folder) exit $rc, the link's target was created: $(ls -l "$u/rootonly")"
+			rm -f "$u/rootonly/made-by-lock"
+		elif [ "$rc" -ge 124 ]; then
+			record "$name" 0 "($mode folder) exit $rc: killed or hung: $err"
+		elif [[ "$err" != *"lock"* ]]; then
+			record "$name" 0 "($mode folder) exit $rc, stderr does not name the lock: $err"
+		elif [ ! -L "$s/lock" ]; then
+			record "$name" 0 "($mode folder) the planted link was replaced: $(ls -l "$s")"
+		else
+			record "$name" 1
+		fi
+	done
+
+	# 5. A trusted user's entry (--engine-cache-trust names the attacker): served as it is, not
+	# when a file or the folder is writable by group or others.
+	local how
+	for how in none engine:666 engine:664 manifest.json:666 manifest.json:664 .:777 .:775; do
+		fresh
+		shared 1777
+		key=$(key_of "${sim[@]}" "$d/m.onnx")
+		plant_entry "$s" "$key"
+		[ "$how" != none ] && as_att chmod "${how#*:}" "$e/${how%:*}"
+		run "${sim[@]}" --progress quiet "$d/m.onnx" --engine-cache "$s" --engine-cache-trust "$attacker" -o "$d/t.engine"
+		if [ "$how" = none ]; then
+			name="2nd user: trusted user's entry served (control)"
+			if [ "$rc" = 0 ] && [ "$(sha "$d/t.engine")" = "$(sha "$evil")" ]; then
+				record "$name" 1
+			else
+				record "$name" 0 "exit $rc, -o is not the trusted entry's engine: $err"
+			fi
+		elif [ "$rc" = 0 ] && [[ "$err" != *writable* ]]; then
+			record "2nd user: trusted entry, g/o-writable file: not served" 0 "(${how%:*} ${how#*:}) stderr does not say what is writable: $err"
+		else
+			not_served "2nd user: trusted entry, g/o-writable file: not served" "$d/t.engine" "$evil"
+		fi
+	done
+	chmod 700 "$work"
+}
+
+skip=""
+as_how=""
+if [ "$(id -u)" != 0 ]; then
+	skip="not root (a second account is needed)"
+elif ! command -v useradd >/dev/null 2>&1 || ! command -v userdel >/dev/null 2>&1; then
+	skip="no useradd/userdel"
+elif command -v setpriv >/dev/null 2>&1; then
+	as_how=setpriv
+elif command -v runuser >/dev/null 2>&1; then
+	as_how=runuser
+else
+	skip="neither setpriv nor runuser"
+fi
+if [ -z "$skip" ]; then
+	if uerr=$(useradd -M -N -s /usr/sbin/nologin "trtb-attacker-$$" 2>&1); then
+		attacker="trtb-attacker-$$"
+	else
+		skip="useradd failed: ${uerr%%$'\n'*}"
+	fi
+fi
+if [ -n "$skip" ]; then
+	echo "second user: stage skipped: $skip"
+else
+	stage_second_user
+	userdel "$attacker" >/dev/null 2>&1 && attacker=""
+fi
+
+# --- Concurrent builds -----------------------------------------------------------------------
+# Builds that share an engine cache and an output, at once: each key's entry must be whole and
+# of its own settings (an fp16 key never serves an fp32 plan), and a build SIGKILLed while it
+# stores leaves nothing the next build does not clean.
+settings=("" --fp16 --bf16 "--opt-level 0" "--opt-level 5" "--sim-seed 1" "--sim-seed 2" "--fp16 --sim-seed 3")
+conc_rounds=5
+lock_runs=3
+kill_runs=40
+if [ -n "$quick" ]; then
+	conc_rounds=2
+	lock_runs=1
+	kill_runs=8
+fi
+
+for round in $(seq "$conc_rounds"); do
+	fresh
+	c="$d/cache"
+	o="$d/out.engine"
+	pids=()
+	for i in "${!settings[@]}"; do
+		# shellcheck disable=SC2086 # a setting is zero or more flags
+		env "$marker" timeout -s KILL 60 "$tb" "${sim[@]}" --progress quiet "$d/m.onnx" --engine-cache "$c" -o "$o" ${settings[$i]} >"$d/out.$i" 2>"$d/err.$i" &
+		pids+=($!)
+	done
+	bad=""
+	for i in "${!settings[@]}"; do
+		wait "${pids[$i]}"
+		r=$?
+		[ "$r" != 0 ] && bad+="'${settings[$i]}' exit $r: $(head -1 "$d/err.$i"); "
+	done
+	if [ -z "$bad" ]; then record "concurrent: 8 builds, one -o: all exit 0" 1; else record "concurrent: 8 builds, one -o: all exit 0" 0 "$bad"; fi
+
+	built=() bad_entry="" bad_hit=""
+	for i in "${!settings[@]}"; do
+		# shellcheck disable=SC2086
+		key=$(key_of "${sim[@]}" "$d/m.onnx" ${settings[$i]})
+		why=$(entry_bad "$c" "$key" "$(want_prec "${settings[$i]}")")
+		if [ -n "$why" ]; then
+			record "concurrent: each key's entry whole, its own precision" 0 "'${settings[$i]}' (${key:0:18}): $why"
+			continue
+		fi
+		record "concurrent: each key's entry whole, its own precision" 1
+		built+=("$(sha "$c/entries/$key/engine")")
+		# shellcheck disable=SC2086
+		run "${sim[@]}" "$d/m.onnx" --engine-cache "$c" -o "$d/hit.$i.engine" ${settings[$i]}
+		if [ "$rc" != 0 ] || [[ "$out" != *"Engine cache hit"* ]]; then
+			record "concurrent: a later build hits the entry's engine" 0 "'${settings[$i]}' exit $rc, no cache hit: $err"
+		elif [ "$(sha "$d/hit.$i.engine")" != "$(sha "$c/entries/$key/engine")" ]; then
+			record "concurrent: a later build hits the entry's engine" 0 "'${settings[$i]}': the engine served is not the entry's"
+		else
+			record "concurrent: a later build hits the entry's engine" 1
+		fi
+	done
+	if printf '%s\n' "${built[@]}" | grep -qx "$(sha "$o")"; then
+		record "concurrent: -o is one of the built engines" 1
+	else
+		record "concurrent: -o is one of the built engines" 0 "-o (sha256 $(sha "$o" | cut -c1-12)) is none of the entries' engines"
+	fi
+	if grep -q "\"sha256:$(sha "$o")\"" "$o.json" 2>/dev/null; then
+		record "concurrent: -o's manifest describes -o" 1
+	else
+		record "concurrent: -o's manifest describes -o" 0 "round $round: $o.json does not hold -o's SHA-256: $("$tb" engine inspect "$o" 2>&1 | grep -i problem)"
+	fi
+	left="$(temps "$d")$(find "$c/tmp" -mindepth 1 2>/dev/null)"
+	if [ -z "$left" ]; then record "concurrent: nothing left in tmp/ or beside -o" 1; else record "concurrent: nothing left in tmp/ or beside -o" 0 "$(echo "$left" | head -3 | tr '\n' ' ')"; fi
+done
+
+# An fp16 and an fp32 build into the same default -o, both held at the lookup by another
+# process's lock for 3 s, then building and storing at once.
+for _ in $(seq "$lock_runs"); do
+	fresh
+	c="$d/cache"
+	mkdir -p "$c"
+	name="concurrent: fp16 + fp32 behind a held lock"
+	flock "$c/lock" sleep 3 &
+	holder=$!
+	for _ in $(seq 200); do flock -n "$c/lock" true || break; sleep 0.01; done
+	start=$(date +%s%N)
+	env "$marker" timeout -s KILL 60 "$tb" "${sim[@]}" --progress quiet "$d/m.onnx" --engine-cache "$c" --fp16 >/dev/null 2>"$d/err.fp16" &
+	p16=$!
+	env "$marker" timeout -s KILL 60 "$tb" "${sim[@]}" --progress quiet "$d/m.onnx" --engine-cache "$c" >/dev/null 2>"$d/err.fp32" &
+	p32=$!
+	wait "$p16"
+	r16=$?
+	wait "$p32"
+	r32=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	wait "$holder"
+	k16=$(key_of "${sim[@]}" "$d/m.onnx" --fp16)
+	k32=$(key_of "${sim[@]}" "$d/m.onnx")
+	if [ "$r16" != 0 ] || [ "$r32" != 0 ]; then
+		record "$name" 0 "exit $r16 (fp16) and $r32 (fp32): $(cat "$d/err.fp16" "$d/err.fp32")"
+	elif [ "$ms" -lt 2000 ]; then
+		record "$name" 0 "both ended in $ms ms: the lock did not hold them"
+	elif [ -n "$(entry_bad "$c" "$k16" fp16)" ]; then
+		record "$name" 0 "the fp16 entry: $(entry_bad "$c" "$k16" fp16)"
+	elif [ -n "$(entry_bad "$c" "$k32" default)" ]; then
+		record "$name" 0 "the fp32 entry: $(entry_bad "$c" "$k32" default)"
+	elif [ "$(sha "$d/m.engine")" != "$(sha "$c/entries/$k16/engine")" ] && [ "$(sha "$d/m.engine")" != "$(sha "$c/entries/$k32/engine")" ]; then
+		record "$name" 0 "m.engine is neither build's engine"
+	else
+		record "$name" 1
+	fi
+done
+
+# SIGKILL at a random moment of a short build that stores into the cache; each time the next
+# build (a miss: another seed) must remove what the killed one left in tmp/ and say so. The
+# store is the last few milliseconds of a build, so half the kills come at a random moment of
+# the whole build and half within its last 10 ms, timed by the build before (T ms).
+fast=(--backend sim --sim-speed 2000 --no-timing-cache --progress quiet)
+fresh
+c="$d/cache"
+finished=0 leftovers=0
+start=$(date +%s%N)
+run "${fast[@]}" "$d/m.onnx" --engine-cache "$c" --sim-seed 999 -o "$d/next.engine"
+T=$((($(date +%s%N) - start) / 1000000))
+for i in $(seq "$kill_runs"); do
+	if ((i % 2)); then at=$((RANDOM % (T + 1))); else at=$((T - RANDOM % 11)); fi
+	((at < 0)) && at=0
+	env "$marker" "$tb" "${fast[@]}" "$d/m.onnx" --engine-cache "$c" --sim-seed $((1000 + i)) >/dev/null 2>&1 &
+	p=$!
+	sleep "$((at / 1000)).$(printf %03d $((at % 1000)))"
+	kill -KILL "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	[ $? = 0 ] && finished=$((finished + 1))
+	for _ in $(seq 100); do [ -z "$(workers)" ] && break; sleep 0.02; done
+	left=$(find "$c/tmp" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+	[ "$left" != 0 ] && leftovers=$((leftovers + 1))
+	start=$(date +%s%N)
+	run "${fast[@]}" "$d/m.onnx" --engine-cache "$c" --sim-seed $((5000 + i)) -o "$d/next.engine"
+	T=$((($(date +%s%N) - start) / 1000000))
+	name="concurrent: SIGKILL while storing: next build cleans"
+	if [ "$rc" != 0 ]; then
+		record "$name" 0 "the next build exited $rc: $err"
+	elif [ "$left" != 0 ] && [[ "$err" != *"removed $left temporary"* ]]; then
+		record "$name" 0 "$left left in tmp/, the next build's stderr does not say it removed them: $err"
+	elif [ -n "$(find "$c/tmp" -mindepth 1 2>/dev/null)" ]; then
+		record "$name" 0 "tmp/ not empty after the next build: $(ls -A "$c/tmp" | head -3 | tr '\n' ' ')"
+	elif [ -n "$(temps "$d")" ]; then
+		record "$name" 0 "temporary files beside the engine: $(temps "$d" | head -3 | tr '\n' ' ')"
+	else
+		record "$name" 1
+	fi
+done
+bad=""
+n_entries=0
+for e in "$c"/entries/*; do
+	[ -e "$e" ] || continue
+	n_entries=$((n_entries + 1))
+	why=$(entry_bad "$c" "${e##*/}")
+	[ -n "$why" ] && bad+="${e##*/}: $why; "
+done
+[ -n "$(find "$c/tmp" -mindepth 1 2>/dev/null)" ] && bad+="tmp/ not empty; "
+if [ -z "$bad" ] && [ "$n_entries" -gt 0 ]; then
+	record "concurrent: SIGKILL while storing: all entries whole" 1
+else
+	record "concurrent: SIGKILL while storing: all entries whole" 0 "${bad:-no entries}"
+fi
+echo "SIGKILL while storing: $kill_runs kills, $finished builds finished first, $leftovers left a temporary entry; $n_entries entries"
 
 # --- Nothing anywhere at the end ----------------------------------------------------------------
 left=$(workers)
