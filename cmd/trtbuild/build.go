@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -261,14 +262,6 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	if err != nil || hit {
 		return err
 	}
-	// The file the worker writes, read back after the commit for the manifest and the cache:
-	// what this build produced, whatever replaces the path meanwhile.
-	built, err := files.engine.ReadBack()
-	if err != nil {
-		return exitcode.Wrap(exitcode.Failed, err)
-	}
-	defer built.Close()
-
 	onTerminal := mode == tui.ModeTTY || (mode == tui.ModePlain && s.OutTTY)
 	var notices = s.Err
 	if onTerminal {
@@ -288,6 +281,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		Worker:       worker.StartOptions{Command: exe, Request: req},
 		Engine:       engine,
 		Output:       files.engine,
+		Commit:       func(*progress.Result) error { return files.commitEngine(context.Background()) },
 		Began:        began,
 		Info:         info,
 		NewRenderer:  func(c progress.Controls) progress.Renderer { return outs.wrap(newRenderer(mode, s, out, o, c)) },
@@ -301,7 +295,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	outs.finish(s.Err, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
 		ctl := watchCacheWork(sigs, began, o.timeout)
-		keyed.afterBuild(ctl.ctx, s, res, files, built)
+		keyed.afterBuild(ctl.ctx, s, res, files)
 		if stop := ctl.end(fmt.Sprintf("while the manifest was written and the engine stored in the engine cache; the engine %s is built", q(engine))); stop != nil {
 			err = stop
 		}

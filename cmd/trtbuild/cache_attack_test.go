@@ -75,6 +75,10 @@ func TestSharedOutputKeepsKeysApart(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+	// Whichever engine is at -o, the manifest beside it describes it.
+	if r := trtbuild(t, nil, "engine", "inspect", out); r.code != 0 {
+		t.Errorf("the shared -o and its manifest disagree: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 	for _, s := range settings {
 		key := keyOf(t, append([]string{model, "--no-timing-cache"}, s...)...)
 		engine := entryOK(t, cache, key)
@@ -326,7 +330,7 @@ func holdLock(t *testing.T, cache string) {
 }
 
 // waitingForLock waits until the process pid has the cache's lock file open: it is waiting
-// for the lock.
+// for the lock. It fails the test when the process ends first.
 func waitingForLock(t *testing.T, pid int, cache string) {
 	t.Helper()
 	lock := filepath.Join(cache, "lock")
@@ -337,15 +341,16 @@ func waitingForLock(t *testing.T, pid int, cache string) {
 				return
 			}
 		}
-		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || strings.Contains(string(st), ") Z ") {
 			t.Fatal("the build ended before it waited for the lock")
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 }
 
-// TestSignalsDuringCacheWork: Ctrl-C, SIGTERM and --timeout end a build that waits for the
-// engine cache's lock, with their exit codes and nothing written.
+// TestSignalsDuringCacheWork: Ctrl-C, SIGTERM and --timeout end a build whose store waits for
+// the engine cache's lock (held by another build), with their exit codes: the engine is built
+// and stays, the cache is left as it was. A lookup takes no lock, so it never waits.
 func TestSignalsDuringCacheWork(t *testing.T) {
 	t.Parallel() // real subprocesses in their own folders
 	for _, tc := range []struct {
@@ -355,9 +360,9 @@ func TestSignalsDuringCacheWork(t *testing.T) {
 		code   int
 		want   string
 	}{
-		{"SIGINT", syscall.SIGINT, nil, 130, "interrupted (SIGINT) during the engine cache lookup"},
-		{"SIGTERM", syscall.SIGTERM, nil, 143, "terminated (SIGTERM) during the engine cache lookup"},
-		{"--timeout", 0, []string{"--timeout", "1s"}, 124, "exceeded --timeout 1s during the engine cache lookup"},
+		{"SIGINT", syscall.SIGINT, nil, 130, "interrupted (SIGINT) while the manifest was written and the engine stored in the engine cache"},
+		{"SIGTERM", syscall.SIGTERM, nil, 143, "terminated (SIGTERM) while the manifest was written and the engine stored in the engine cache"},
+		{"--timeout", 0, []string{"--timeout", "20s"}, 124, "exceeded --timeout 20s while the manifest was written and the engine stored"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			model := repoModel(t, "convnet.onnx")
@@ -365,7 +370,7 @@ func TestSignalsDuringCacheWork(t *testing.T) {
 			cache := filepath.Join(dir, "cache")
 			holdLock(t, cache)
 			engine := filepath.Join(dir, "m.engine")
-			cmd := exec.Command(binary, append([]string{"--backend", "sim", "--progress", "plain", model, "-o", engine, "--engine-cache", cache}, tc.args...)...)
+			cmd := exec.Command(binary, append([]string{"--backend", "sim", "--sim-speed", "1000", "--progress", "plain", model, "-o", engine, "--engine-cache", cache}, tc.args...)...)
 			cmd.Env = testEnv(t)
 			var errOut bytes.Buffer
 			cmd.Stderr = &errOut
@@ -381,8 +386,11 @@ func TestSignalsDuringCacheWork(t *testing.T) {
 			if code := waitExit(t, cmd, 2*time.Minute); code != tc.code || !strings.Contains(errOut.String(), tc.want) {
 				t.Fatalf("exit %d, want %d and %q\nstderr: %s", code, tc.code, tc.want, errOut.String())
 			}
-			if _, err := os.Stat(engine); err == nil {
-				t.Fatal("an engine was written")
+			if r := trtbuild(t, nil, "engine", "inspect", engine); r.code != 0 {
+				t.Fatalf("the built engine and its manifest: exit %d\n%s", r.code, r.stderr)
+			}
+			if left, _ := os.ReadDir(filepath.Join(cache, "entries")); len(left) != 0 {
+				t.Fatalf("entries stored: %v", left)
 			}
 			assertNoTempFiles(t, dir)
 		})
@@ -465,5 +473,64 @@ func plantManifest(t *testing.T, entry string, engine []byte) {
 	}
 	if err := os.WriteFile(filepath.Join(entry, "manifest.json"), b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestPlantedWritableOutput: an -o file another user planted writable by all does not leave
+// the new engine writable by them (they could rewrite it after it is in place, under the
+// manifest's and the cache's hash). Needs root to make files owned by another user.
+func TestPlantedWritableOutput(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make files owned by another user")
+	}
+	t.Parallel() // real subprocesses in their own folders
+	model := repoModel(t, "convnet.onnx")
+	dir := filepath.Dir(model)
+	out := filepath.Join(dir, "b.engine")
+	if err := os.WriteFile(out, []byte("x"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(out, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(out, 54321, 54321); err != nil {
+		t.Fatal(err)
+	}
+	simBuild(t, model, "-o", out, "--engine-cache", filepath.Join(dir, "cache"))
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm()&0o022 != 0 {
+		t.Fatalf("the engine is mode %o: writable by the user who planted the file", st.Mode().Perm())
+	}
+}
+
+// TestPlantedCacheLockDegrades: a FIFO or a link planted as the cache's lock does not hang or
+// fail the build: it says the cache is not used and builds, creating nothing.
+func TestPlantedCacheLockDegrades(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders
+	for _, plant := range []string{"fifo", "link"} {
+		t.Run(plant, func(t *testing.T) {
+			model := repoModel(t, "convnet.onnx")
+			dir := filepath.Dir(model)
+			cache := filepath.Join(dir, "cache")
+			if err := os.Mkdir(cache, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			target := filepath.Join(dir, "made-by-trtbuild")
+			if plant == "fifo" {
+				mkfifo(t, filepath.Join(cache, "lock"))
+			} else if err := os.Symlink(target, filepath.Join(cache, "lock")); err != nil {
+				t.Fatal(err)
+			}
+			r := trtbuildWithin(t, nil, "--backend", "sim", "--sim-speed", "1000", "--progress", "plain", model, "--engine-cache", cache)
+			if r.code != 0 || !strings.Contains(r.stderr, "not using the engine cache") || !strings.Contains(r.stderr, "lock file") {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			if _, err := os.Lstat(target); err == nil {
+				t.Fatal("the link's target was created")
+			}
+		})
 	}
 }

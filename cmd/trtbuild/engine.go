@@ -60,6 +60,10 @@ func openEngineCache(c engineCacheFlags) (*enginecache.Cache, error) {
 		return nil, exitcode.Usagef("--engine-cache %s is a file; give a folder", q(dir))
 	}
 	cache, err := enginecache.Open(dir, int64(limit), trust)
+	var unusable *enginecache.UnusableError
+	if errors.As(err, &unusable) {
+		return nil, err // the caller warns and builds without the cache
+	}
 	if err != nil {
 		return nil, exitcode.Usagef("cannot use --engine-cache %s: %v; give a writable folder", q(dir), unwrapPathError(err))
 	}
@@ -90,6 +94,11 @@ type keyedBuild struct {
 // on, into files that start empty again.
 func engineCacheLookup(ctx context.Context, s *streams, o *buildOptions, mode tui.Mode, req worker.Request, info progress.BuildInfo, files *buildFiles) (*keyedBuild, bool, error) {
 	cache, err := openEngineCache(o.engineCache)
+	var unusable *enginecache.UnusableError
+	if errors.As(err, &unusable) {
+		fmt.Fprintf(s.Err, "trtbuild: warning: not using the engine cache: %s; building without it\n", escapeControls(unusable.Why))
+		err = nil
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -124,7 +133,7 @@ func engineCacheLookup(ctx context.Context, s *streams, o *buildOptions, mode tu
 	}
 	if !look.Hit {
 		if look.Skipped != "" {
-			what := "skipped it (not removed: it is not this user's)"
+			what := "left it there"
 			if look.Repaired {
 				what = "removed it"
 			}
@@ -135,7 +144,7 @@ func engineCacheLookup(ctx context.Context, s *streams, o *buildOptions, mode tu
 		}
 		return k, false, nil
 	}
-	if err := k.serve(s.Err, files, look); err != nil {
+	if err := k.serve(ctx, s.Err, files, look); err != nil {
 		return k, false, exitcode.Wrap(exitcode.Failed, err)
 	}
 	took := time.Since(start)
@@ -191,8 +200,8 @@ func computeKey(cache *enginecache.Cache, o *buildOptions, req worker.Request, i
 
 // serve puts the engine copied from the cache in place, and the manifest beside it: the stored
 // one (verified by the cache against the engine), with this copy's path and cache use.
-func (k *keyedBuild) serve(errOut io.Writer, files *buildFiles, look enginecache.Lookup) error {
-	if err := files.engine.CloseAtomicallyReplace(); err != nil {
+func (k *keyedBuild) serve(ctx context.Context, errOut io.Writer, files *buildFiles, look enginecache.Lookup) error {
+	if err := files.commitEngine(ctx); err != nil {
 		return fmt.Errorf("writing the engine: %w", err)
 	}
 	if files.manifest == nil {
@@ -205,7 +214,7 @@ func (k *keyedBuild) serve(errOut io.Writer, files *buildFiles, look enginecache
 	m.Model.Path = k.model
 	m.Engine.File = filepath.Base(files.engine.Target().Path)
 	m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: true, ServedAt: time.Now().UTC().Truncate(time.Millisecond)}
-	if err := files.writeManifest(m); err != nil {
+	if _, err := files.putManifest(m); err != nil {
 		fmt.Fprintf(errOut, "trtbuild: warning: %v\n", err)
 	}
 	return nil
@@ -222,43 +231,39 @@ func (k *keyedBuild) manifest(file string, bytes int64, sum string) *manifest.Ma
 }
 
 // afterBuild runs after a successful build has committed the engine: it writes the manifest
-// beside it and stores the engine in the cache, both from built, the descriptor of the file
-// the worker wrote (never by its path, which another build may have replaced since). ctx ends
-// the store (a signal, the time budget). Problems are warnings: the engine is built.
-func (k *keyedBuild) afterBuild(ctx context.Context, s *streams, res progress.Result, files *buildFiles, built *os.File) {
-	if k == nil || built == nil || files.device {
+// beside it and stores the engine in the cache, both from the file the worker wrote, as hashed
+// before it had a name (never by its path, which another build or user may have replaced
+// since). ctx ends the work (a signal, the time budget). Problems are warnings: the engine is
+// built.
+func (k *keyedBuild) afterBuild(ctx context.Context, s *streams, res progress.Result, files *buildFiles) {
+	if k == nil || files.device {
 		return // -o /dev/null: no file to describe, or to cache
 	}
 	if k.ready != nil {
-		<-k.ready
+		select {
+		case <-k.ready:
+		case <-ctx.Done():
+			return // the caller reports the signal or budget
+		}
 	}
 	if k.err != nil {
 		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: %v\n", k.err)
 		return
 	}
-	st, err := built.Stat()
-	var sum string
-	if err == nil {
-		sum, err = hashReaderAt(ctx, built, st.Size())
-	}
-	if err != nil {
-		fmt.Fprintf(s.Err, "trtbuild: warning: no manifest written: reading the engine: %v\n", err)
-		return
-	}
-	m := k.manifest(files.engine.Target().Path, st.Size(), sum)
+	m := k.manifest(files.engine.Target().Path, files.size, files.sum)
 	m.FromResult(res, time.Now())
-	if h, err := plan.Read(io.NewSectionReader(built, 0, st.Size())); err == nil && h.TensorRT != "" {
+	if h, err := plan.Read(io.NewSectionReader(files.built, 0, files.size)); err == nil && h.TensorRT != "" {
 		m.TensorRT = h.TensorRT // what the plan says wrote it, build number included
 	}
 	if k.cache != nil {
 		m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: false}
 	}
 	if files.manifest != nil {
-		if err := files.writeManifest(m); err != nil {
+		if _, err := files.putManifest(m); err != nil {
 			fmt.Fprintf(s.Err, "trtbuild: warning: %v\n", err)
 		}
 	}
-	if k.cache == nil {
+	if k.cache == nil || ctx.Err() != nil {
 		return
 	}
 	stored := *m
@@ -266,7 +271,10 @@ func (k *keyedBuild) afterBuild(ctx context.Context, s *streams, res progress.Re
 	data, err := manifest.Marshal(&stored)
 	var put enginecache.Stored
 	if err == nil {
-		put, err = k.cache.Put(ctx, k.key, enginecache.Engine{File: built, Bytes: st.Size(), SHA256: sum, Perm: st.Mode().Perm()}, data)
+		var st os.FileInfo
+		if st, err = files.built.Stat(); err == nil {
+			put, err = k.cache.Put(ctx, k.key, enginecache.Engine{File: files.built, Bytes: files.size, SHA256: files.sum, Perm: st.Mode().Perm()}, data)
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(s.Err, "trtbuild: warning: the engine was not stored in the engine cache: %v\n", err)

@@ -223,13 +223,46 @@ func cellBuild(f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, r
 	return bo, cmd.Flags().Args(), nil
 }
 
+// makeOutputDir makes the matrix's output folder: one the file names follows links, as every
+// path a user names; the default ("engines" beside the file) is trtbuild's own and follows none.
+func makeOutputDir(f *matrix.File) error {
+	var err error
+	if f.OutputDefaulted {
+		err = outpath.MkdirOwn(f.Dir, f.Output)
+	} else {
+		err = os.MkdirAll(f.OutputDir(), 0o755)
+	}
+	if err != nil {
+		return exitcode.Usagef("cannot create the output folder %s: %v", q(f.OutputDir()), unwrapPathError(err))
+	}
+	return nil
+}
+
+// makeCellDirs makes the folders a cell writes into, trtbuild's own below the output folder
+// (TARGET/MODEL), and the default engine cache folder, none of them through a link.
+func makeCellDirs(f *matrix.File, cell matrix.Cell, o *matrixOptions) error {
+	if err := makeOutputDir(f); err != nil {
+		return err
+	}
+	if err := outpath.MkdirOwn(f.OutputDir(), filepath.Dir(cell.Engine())); err != nil {
+		return exitcode.Usagef("cannot create the output folder of cell %s: %v", cell.ID(), unwrapPathError(err))
+	}
+	if o.engineCache == "" && f.CacheDefaulted {
+		if err := outpath.MkdirOwn(f.Dir, f.EngineCache); err != nil {
+			return exitcode.Usagef("cannot use the engine cache %s: %v", q(f.CacheDir()), unwrapPathError(err))
+		}
+	}
+	return nil
+}
+
 // runCell builds one cell through the normal build, and returns its index entry.
 func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string, hashes *modelHashes) (matrix.IndexCell, error) {
 	entry := matrix.NewIndexCell(cell)
 	out := f.OutputDir()
 	engine := filepath.Join(out, cell.Engine())
-	if err := os.MkdirAll(filepath.Dir(engine), 0o755); err != nil {
-		return entry, exitcode.Usagef("cannot create the output folder %s: %v", filepath.Dir(engine), unwrapPathError(err))
+	if err := makeCellDirs(f, cell, o); err != nil {
+		entry.Status, entry.Error = matrix.StatusFailed, oneLine(err)
+		return entry, err
 	}
 	bo, rest, err := cellBuild(f, cell, o, device, report)
 	if err != nil {
@@ -368,14 +401,17 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 		}
 		todo = append(todo, c)
 	}
+	if err := matrix.CheckIndexPaths(f.OutputDir()); err != nil {
+		return exitcode.Usagef("%v", err)
+	}
 	for _, c := range todo {
 		// A mistake in the file (a flag, a model path) stops the run before anything is built.
 		if _, _, err := cellBuild(f, c, o, 0, ""); err != nil {
 			return err
 		}
 	}
-	if err := os.MkdirAll(f.OutputDir(), 0o755); err != nil {
-		return exitcode.Usagef("cannot create the output folder %s: %v", f.OutputDir(), unwrapPathError(err))
+	if err := makeOutputDir(f); err != nil {
+		return err
 	}
 	var mu sync.Mutex // guards what the workers share, and s.Out between them
 	say := func(format string, args ...any) {
@@ -668,8 +704,11 @@ auto-complete, which reads them from the engine.`,
 				}
 			}
 			version := filepath.Join(out, model, "1")
-			if err := os.MkdirAll(version, 0o755); err != nil {
-				return exitcode.Usagef("cannot create %s: %v", version, unwrapPathError(err))
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return exitcode.Usagef("cannot create %s: %v", q(out), unwrapPathError(err))
+			}
+			if err := outpath.MkdirOwn(out, filepath.Join(model, "1")); err != nil {
+				return exitcode.Usagef("cannot create %s: %v", q(version), unwrapPathError(err))
 			}
 			for _, e := range engines {
 				data, err := readRegular(filepath.Join(f.OutputDir(), e.Cell.Engine()))

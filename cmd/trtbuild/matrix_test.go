@@ -475,6 +475,18 @@ func TestMatrixFollowsNoPlantedLinks(t *testing.T) {
 			func(dir string) []string {
 				return []string{"matrix", "build", filepath.Join(dir, "matrix.yaml"), "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"}
 			}},
+		{"the default output folder", func(dir string) string { return filepath.Join(dir, "engines") },
+			func(dir string) []string {
+				return []string{"matrix", "build", filepath.Join(dir, "matrix.yaml"), "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"}
+			}},
+		{"a target folder", func(dir string) string { return filepath.Join(dir, "engines", "l4") },
+			func(dir string) []string {
+				return []string{"matrix", "build", filepath.Join(dir, "matrix.yaml"), "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"}
+			}},
+		{"the default cache folder", func(dir string) string { return filepath.Join(dir, "cache") },
+			func(dir string) []string {
+				return []string{"matrix", "build", filepath.Join(dir, "matrix.yaml"), "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"}
+			}},
 		{"sbatch", func(dir string) string { return filepath.Join(dir, "trtbuild-l4.sbatch") },
 			func(dir string) []string {
 				return []string{"matrix", "emit", "slurm", filepath.Join(dir, "matrix.yaml")}
@@ -493,12 +505,42 @@ func TestMatrixFollowsNoPlantedLinks(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := trtbuild(t, nil, tc.args(dir)...)
-			if r.code == 0 || !strings.Contains(r.stderr, "symbolic link") {
+			said := r.stderr
+			if index, err := os.ReadFile(filepath.Join(dir, "engines", matrix.IndexName)); err == nil {
+				said += string(index) // a cell's error is in the index
+			}
+			if r.code == 0 || !(strings.Contains(said, "symbolic link") || strings.Contains(said, "a link")) {
 				t.Fatalf("exit %d with a planted %s link; want a refusal naming the link\n%s", r.code, tc.name, r.stderr)
 			}
 			assertUnchanged(t, secret, "root only")
 			if st, err := os.Lstat(link); err != nil || st.Mode()&os.ModeSymlink == 0 {
 				t.Fatalf("the planted link was followed or replaced: %v", err)
+			}
+		})
+	}
+}
+
+// TestMatrixKeepsForeignIndexFiles: an index.html or index.json of the user's own where the
+// matrix writes its index is refused before anything is built, and left as it was.
+func TestMatrixKeepsForeignIndexFiles(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	for _, name := range []string{matrix.IndexName, matrix.PageName} {
+		t.Run(name, func(t *testing.T) {
+			dir := matrixDir(t)
+			if err := os.MkdirAll(filepath.Join(dir, "engines"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			mine := filepath.Join(dir, "engines", name)
+			if err := os.WriteFile(mine, []byte("my own page"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r := trtbuild(t, nil, "matrix", "build", filepath.Join(dir, "matrix.yaml"), "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet")
+			if r.code != 2 || !strings.Contains(r.stderr, "not a file trtbuild wrote") {
+				t.Fatalf("exit %d\n%s", r.code, r.stderr)
+			}
+			assertUnchanged(t, mine, "my own page")
+			if _, err := os.Stat(filepath.Join(dir, "engines", "l4")); err == nil {
+				t.Fatal("cells were built")
 			}
 		})
 	}

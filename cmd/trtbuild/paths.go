@@ -179,7 +179,7 @@ func checkManifestContent(t *outpath.Target) error {
 	if t == nil || t.Kind != outpath.Regular {
 		return nil
 	}
-	if _, err := manifest.Read(t.Path); err != nil {
+	if m, err := manifest.Read(t.Path); err != nil || m.Key == "" || m.Engine.SHA256 == "" {
 		return exitcode.Usagef("the manifest path %s holds a file that is not a trtbuild manifest, which writing the manifest would destroy; move it, choose another -o, or pass --no-manifest", q(t.Path))
 	}
 	return nil

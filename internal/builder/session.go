@@ -30,6 +30,10 @@ type Config struct {
 	// Output, when not nil, is the engine's pending file, created by the caller (which may
 	// read it back after the commit); nil means Run creates it for Engine.
 	Output *outpath.Pending
+	// Commit, when not nil, puts Output in place after a successful build instead of
+	// Output.CloseAtomicallyReplace (the caller hashes the engine first, and puts its manifest
+	// in place with it); res is the build's result so far.
+	Commit func(res *progress.Result) error
 	// Began is when --timeout started counting (before the engine cache lookup, say); zero
 	// means when Run starts.
 	Began time.Time
@@ -135,7 +139,11 @@ func Run(cfg Config) (progress.Result, error) {
 	return s.run(func(res *progress.Result) {
 		res.Engine = cfg.Engine
 		if res.Status == progress.StatusBuilt {
-			if err := pending.CloseAtomicallyReplace(); err != nil {
+			commit := func(*progress.Result) error { return pending.CloseAtomicallyReplace() }
+			if cfg.Commit != nil {
+				commit = cfg.Commit
+			}
+			if err := commit(res); err != nil {
 				res.Status, res.Error = progress.StatusFailed, fmt.Sprintf("writing the engine: %v", err)
 			}
 		}

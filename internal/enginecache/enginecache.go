@@ -70,6 +70,10 @@ const DefaultLimit int64 = 20 << 30
 // maxManifest bounds the manifest read from an entry; a larger one is broken.
 const maxManifest = 1 << 20
 
+// maxDepth bounds the folders removed below an entry: entries hold files only, and a tree
+// deeper than this (planted) stays where it is.
+const maxDepth = 16
+
 // copyChunk is how much is copied between two looks at the context.
 const copyChunk = 1 << 20
 
@@ -128,24 +132,37 @@ func Open(dir string, limit int64, trust Trust) (*Cache, error) {
 		name string
 		to   **os.File
 	}{{entriesDir, &c.entries}, {tmpDir, &c.tmp}} {
-		f, _, err := mkdirAt(fd, sub.name, 0o755)
+		// 0777 less the umask: a group-shared cache's members need to write these too.
+		f, _, err := mkdirAt(fd, sub.name, 0o777)
 		if err == unix.EACCES || err == unix.EROFS {
 			// A read-only cache still serves what it has; storing will say why it cannot.
-			if f, _, err = openDirAt(fd, sub.name); err == unix.ENOENT && sub.name == tmpDir {
+			if f, _, err = openDirAt(fd, sub.name); err == unix.ENOENT {
 				continue
 			}
 		}
 		if err != nil {
 			c.Close()
 			if err == unix.ELOOP || err == unix.ENOTDIR {
-				return nil, fmt.Errorf("%s is not a folder (a file or a link is there); trtbuild does not follow links in the engine cache: remove it", pathtext.Q(c.path(sub.name)))
+				return nil, &UnusableError{fmt.Sprintf("%s is not a folder (a file or a link is there); trtbuild does not follow links in the engine cache: remove it", pathtext.Q(c.path(sub.name)))}
 			}
 			return nil, fmt.Errorf("opening %s: %w", pathtext.Q(c.path(sub.name)), err)
 		}
 		*sub.to = f
 	}
+	var lst unix.Stat_t
+	if err := unix.Fstatat(fd, lockName, &lst, unix.AT_SYMLINK_NOFOLLOW); err == nil && lst.Mode&unix.S_IFMT != unix.S_IFREG {
+		c.Close()
+		return nil, &UnusableError{fmt.Sprintf("the lock file %s is %s, not a regular file; trtbuild does not follow links or open FIFOs in the engine cache: remove it", pathtext.Q(c.path(lockName)), outpathKind(lst.Mode))}
+	}
 	return c, nil
 }
+
+// UnusableError is a cache folder with something inside it that is not what the cache puts
+// there (a link, a FIFO, a file for a folder), planted or left: the build goes on without
+// the cache, and says so.
+type UnusableError struct{ Why string }
+
+func (e *UnusableError) Error() string { return e.Why }
 
 // Close releases the cache folder.
 func (c *Cache) Close() error {
@@ -194,14 +211,12 @@ func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, err
 	if !buildkey.Valid(key) {
 		return Lookup{}, fmt.Errorf("invalid build key %q", key)
 	}
-	unlock, err := c.lock(ctx, false)
-	if err != nil && !errors.Is(err, errReadOnly) {
-		return Lookup{}, fmt.Errorf("reading the engine cache: %w", err)
+	if c.entries == nil {
+		return Lookup{}, nil // a read-only cache that has no entries yet
 	}
+	// No lock: entries appear and disappear whole (renamed), and are read from descriptors, so
+	// a lookup needs none, and nobody holding the lock can delay it.
 	entry, engine, mdata, fault := c.openEntry(key)
-	if unlock != nil {
-		unlock()
-	}
 	if fault == nil && engine == nil {
 		return Lookup{}, nil // no entry
 	}
@@ -211,6 +226,7 @@ func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, err
 		var m *manifest.Manifest
 		if m, fault = checkManifest(mdata, key); fault == nil {
 			var n int64
+			var err error
 			n, fault, err = copyVerified(ctx, dst, engine, m.Engine)
 			if err != nil {
 				return Lookup{}, err
@@ -227,11 +243,20 @@ func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, err
 			fault.dev, fault.ino = st.Dev, st.Ino
 		}
 	}
+	if fault.ino != 0 && !c.stillThere(key, fault) {
+		return Lookup{}, nil // evicted or replaced while it was read: no entry to speak of
+	}
 	l := Lookup{Skipped: fault.why}
 	if !fault.untrusted {
-		l.Repaired = c.repair(ctx, key, fault) == nil
+		l.Repaired = c.repair(key, fault) == nil
 	}
 	return l, nil
+}
+
+// stillThere reports whether key's entry is still the folder f was found in.
+func (c *Cache) stillThere(key string, f *entryFault) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(c.entriesFD(), key, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Dev == f.dev && st.Ino == f.ino
 }
 
 // openEntry opens key's entry: its folder, its engine and its manifest's bytes. All nil
@@ -339,8 +364,14 @@ func copyVerified(ctx context.Context, dst io.Writer, engine *os.File, want mani
 	return n, nil, nil
 }
 
+// repairWait is how long a lookup waits for the lock to remove a broken entry; past it the
+// entry stays, and the store after the build replaces it.
+const repairWait = time.Second
+
 // repair removes a broken entry under the exclusive lock, if it is still the entry checked.
-func (c *Cache) repair(ctx context.Context, key string, f *entryFault) error {
+func (c *Cache) repair(key string, f *entryFault) error {
+	ctx, cancel := context.WithTimeout(context.Background(), repairWait)
+	defer cancel()
 	unlock, err := c.lock(ctx, true)
 	if err != nil {
 		return err
@@ -354,21 +385,6 @@ func (c *Cache) repair(ctx context.Context, key string, f *entryFault) error {
 		return errors.New("replaced since it was checked")
 	}
 	return c.removeLocked(key)
-}
-
-// Has reports whether key has an entry that looks servable (without hashing the engine).
-func (c *Cache) Has(key string) bool {
-	if !buildkey.Valid(key) {
-		return false
-	}
-	entry, engine, mdata, fault := c.openEntry(key)
-	if fault != nil || engine == nil {
-		return false
-	}
-	entry.Close()
-	engine.Close()
-	_, fault = checkManifest(mdata, key)
-	return fault == nil
 }
 
 // Stored is what Put did.
@@ -407,7 +423,7 @@ func (c *Cache) Put(ctx context.Context, key string, e Engine, manifestData []by
 }
 
 func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []byte, st *Stored) error {
-	if c.tmp == nil {
+	if c.tmp == nil || c.entries == nil {
 		return errors.New("the cache folder is not writable")
 	}
 	unlock, err := c.lock(ctx, true)
@@ -446,7 +462,7 @@ func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []by
 	committed := false
 	defer func() {
 		if !committed {
-			removeTreeAt(tmpfd, name, 1) //nolint:errcheck // best effort; a later Put cleans tmp/
+			removeTreeAt(tmpfd, name, maxDepth) //nolint:errcheck // best effort; a later Put cleans tmp/
 		}
 	}()
 	dir, _, err := openDirAt(tmpfd, name)
@@ -458,8 +474,14 @@ func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []by
 	if perm == 0 {
 		perm = 0o600
 	}
-	if err := writeAt(ctx, dir, EngineName, io.NewSectionReader(e.File, 0, e.Bytes), perm); err != nil {
+	h := sha256.New()
+	if err := writeAt(ctx, dir, EngineName, io.TeeReader(io.NewSectionReader(e.File, 0, e.Bytes), h), perm); err != nil {
 		return fmt.Errorf("copying the engine into the cache: %w", err)
+	}
+	if got := fmt.Sprintf("sha256:%x", h.Sum(nil)); got != e.SHA256 {
+		// The file changed after the build hashed it (another user can write it?): store
+		// nothing rather than an engine its manifest does not describe.
+		return errors.New("the engine changed after it was built (its SHA-256 differs); nothing was stored")
 	}
 	if err := writeAt(ctx, dir, ManifestName, bytes.NewReader(manifestData), perm); err != nil {
 		return fmt.Errorf("writing the manifest into the cache: %w", err)
@@ -541,7 +563,7 @@ func (c *Cache) cleanTmpLocked() (int, int64) {
 			continue
 		}
 		b := treeBytes(tmpfd, n)
-		if removeTreeAt(tmpfd, n, 3) == nil {
+		if removeTreeAt(tmpfd, n, maxDepth) == nil {
 			count++
 			size += b
 		}
@@ -676,7 +698,7 @@ func (c *Cache) removeLocked(key string) error {
 		}
 		return fmt.Errorf("removing the entry %s: %w", key, err)
 	}
-	return removeTreeAt(int(c.tmp.Fd()), trash, 3)
+	return removeTreeAt(int(c.tmp.Fd()), trash, maxDepth)
 }
 
 func (c *Cache) tempName() (string, error) {

@@ -91,7 +91,7 @@ func TestPutGet(t *testing.T) {
 	if st := e.put(t, c, key(1)); st.Existed {
 		t.Fatalf("first Put: %+v", st)
 	}
-	if !c.Has(key(1)) || c.Has(key(2)) {
+	if !has(t, c, key(1)) || has(t, c, key(2)) {
 		t.Fatal("Has disagrees with what was stored")
 	}
 	l, got := get(t, c, key(1))
@@ -112,6 +112,12 @@ func TestPutGet(t *testing.T) {
 		t.Fatal("Put took a key that is not one")
 	}
 	assertNoTemp(t, c)
+}
+
+func has(t *testing.T, c *Cache, k string) bool {
+	t.Helper()
+	l, _ := get(t, c, k)
+	return l.Hit
 }
 
 func assertNoTemp(t *testing.T, c *Cache) {
@@ -310,8 +316,8 @@ func TestLockFile(t *testing.T) {
 		if _, err := c.Put(context.Background(), key(1), e.asEngine(), e.manifest); err == nil || !contains(err.Error(), "not a regular file") {
 			t.Fatalf("Put with a FIFO lock: %v", err)
 		}
-		if _, err := c.Get(context.Background(), key(1), &bytes.Buffer{}); err == nil {
-			t.Fatal("Get with a FIFO lock succeeded")
+		if l, err := c.Get(context.Background(), key(1), &bytes.Buffer{}); err != nil || l.Hit {
+			t.Fatalf("Get with a FIFO lock (it takes no lock): %+v %v", l, err)
 		}
 	})
 	t.Run("link", func(t *testing.T) {
@@ -328,34 +334,93 @@ func TestLockFile(t *testing.T) {
 	})
 }
 
-// TestLockWaitEndsWithTheContext: a lookup waiting for another build's lock ends when its
-// context does (a signal, a time budget).
+// TestLockWaitEndsWithTheContext: a store waiting for another build's lock ends when its
+// context does (a signal, a time budget); a lookup does not wait for the lock at all, so a
+// user holding it cannot stall other users' builds.
 func TestLockWaitEndsWithTheContext(t *testing.T) {
 	c := open(t, filepath.Join(t.TempDir(), "cache"), 0, Trust{})
+	e := newEngine(t, key(1), 10, 1, 0o644)
+	e.put(t, c, key(1))
 	unlock, err := c.lock(context.Background(), true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unlock()
+	if l, _ := get(t, c, key(1)); !l.Hit {
+		t.Fatalf("a lookup while another build holds the lock: %+v", l)
+	}
 	cause := errors.New("interrupted (SIGINT)")
 	ctx, cancel := context.WithCancelCause(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Get(ctx, key(1), &bytes.Buffer{})
-		done <- err
-	}()
-	e := newEngine(t, key(1), 10, 1, 0o644)
 	putDone := make(chan error, 1)
 	go func() {
-		_, err := c.Put(ctx, key(1), e.asEngine(), e.manifest)
+		_, err := c.Put(ctx, key(2), e.asEngine(), e.manifest)
 		putDone <- err
 	}()
 	cancel(cause)
-	if err := <-done; !errors.Is(err, cause) {
-		t.Fatalf("Get after the cancel: %v", err)
-	}
 	if err := <-putDone; !errors.Is(err, cause) {
 		t.Fatalf("Put after the cancel: %v", err)
+	}
+}
+
+// TestPutRefusesAChangedEngine: an engine whose bytes are not those the build hashed (another
+// user rewrote it after it was put in place) is not stored.
+func TestPutRefusesAChangedEngine(t *testing.T) {
+	c := open(t, filepath.Join(t.TempDir(), "cache"), 0, Trust{})
+	e := newEngine(t, key(1), 100, 3, 0o644)
+	en := e.asEngine()
+	en.SHA256 = sum([]byte("what the build wrote"))
+	if _, err := c.Put(context.Background(), key(1), en, e.manifest); err == nil || !contains(err.Error(), "changed after it was built") {
+		t.Fatalf("Put of a changed engine: %v", err)
+	}
+	if has(t, c, key(1)) {
+		t.Fatal("a changed engine was stored")
+	}
+	assertNoTemp(t, c)
+}
+
+// TestPlantedCacheFolders: a lock that is a FIFO or a link, entries/ or tmp/ that are links or
+// files: the cache cannot be used, and Open says so as an UnusableError.
+func TestPlantedCacheFolders(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(dir string) error
+	}{
+		{"lock a FIFO", func(dir string) error { return syscall.Mkfifo(filepath.Join(dir, lockName), 0o644) }},
+		{"lock a dangling link", func(dir string) error { return os.Symlink(filepath.Join(dir, "nowhere"), filepath.Join(dir, lockName)) }},
+		{"entries a link", func(dir string) error { return os.Symlink(t.TempDir(), filepath.Join(dir, entriesDir)) }},
+		{"tmp a file", func(dir string) error { return os.WriteFile(filepath.Join(dir, tmpDir), nil, 0o644) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "cache")
+			must(t, os.Mkdir(dir, 0o755))
+			must(t, tc.plant(dir))
+			_, err := Open(dir, 0, Trust{})
+			var u *UnusableError
+			if !errors.As(err, &u) {
+				t.Fatalf("Open: %v, want an UnusableError", err)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, "nowhere")); err == nil {
+				t.Fatal("a link's target was created")
+			}
+		})
+	}
+}
+
+// TestReadOnlyCache: a cache folder this user cannot write serves its entries, and one with no
+// entries yet is an empty cache, not an error. Root can write anywhere: skipped as root.
+func TestReadOnlyCache(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes to read-only folders")
+	}
+	dir := filepath.Join(t.TempDir(), "cache")
+	must(t, os.Mkdir(dir, 0o555))
+	c := open(t, dir, 0, Trust{})
+	if l, _ := get(t, c, key(1)); l.Hit {
+		t.Fatal("a hit in an empty read-only cache")
+	}
+	e := newEngine(t, key(1), 10, 1, 0o644)
+	if _, err := c.Put(context.Background(), key(1), e.asEngine(), e.manifest); err == nil {
+		t.Fatal("a store into a read-only cache succeeded")
 	}
 }
 
@@ -393,12 +458,12 @@ func TestEvictLRU(t *testing.T) {
 	if len(st.Evicted) != 1 || st.Evicted[0] != key(1) {
 		t.Fatalf("Put 2 evicted %v (want [%s])", st.Evicted, key(1))
 	}
-	if !c.Has(key(0)) || c.Has(key(1)) || !c.Has(key(2)) {
+	if !has(t, c, key(0)) || has(t, c, key(1)) || !has(t, c, key(2)) {
 		t.Fatal("wrong entries left after eviction")
 	}
 	// An engine larger than the limit is kept: it was just built and is about to be used.
 	st = newEngine(t, key(3), 400, 2, 0o644).put(t, c, key(3))
-	if len(st.Evicted) != 2 || !c.Has(key(3)) {
+	if len(st.Evicted) != 2 || !has(t, c, key(3)) {
 		t.Fatalf("Put of an engine over the limit: %+v", st)
 	}
 	assertNoTemp(t, c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,6 +19,9 @@ const LockWait = 2 * time.Minute
 
 const lockRetry = 20 * time.Millisecond
 
+// outpathKind names a stat mode's kind of file, for messages.
+func outpathKind(mode uint32) string { return outpath.KindOf(modeOf(mode)).String() }
+
 // errReadOnly marks a lock file that could not be created in a cache folder this user cannot
 // write: a lookup goes on without the lock (entries appear and disappear whole).
 var errReadOnly = errors.New("the cache folder is not writable")
@@ -30,6 +34,13 @@ var errReadOnly = errors.New("the cache folder is not writable")
 func (c *Cache) lock(parent context.Context, exclusive bool) (unlock func(), err error) {
 	name := pathtext.Q(c.path(lockName))
 	fd, err := unix.Openat(c.rootFD(), lockName, unix.O_RDONLY|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0o644)
+	if err == unix.EACCES {
+		// A link planted in a sticky folder gives EACCES with O_CREAT: say what is there.
+		var st unix.Stat_t
+		if unix.Fstatat(c.rootFD(), lockName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil, fmt.Errorf("the lock file %s is %s, not a regular file; remove it", name, outpathKind(st.Mode))
+		}
+	}
 	switch {
 	case err == unix.ELOOP:
 		return nil, fmt.Errorf("the lock file %s is a symbolic link; trtbuild does not follow links in the engine cache: remove it", name)
@@ -45,7 +56,11 @@ func (c *Cache) lock(parent context.Context, exclusive bool) (unlock func(), err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		unix.Close(fd)
-		return nil, fmt.Errorf("the lock file %s is %s, not a regular file; remove it", name, outpath.KindOf(modeOf(st.Mode)))
+		return nil, fmt.Errorf("the lock file %s is %s, not a regular file; remove it", name, outpathKind(st.Mode))
+	}
+	if int(st.Uid) == os.Geteuid() && st.Mode&0o444 != 0o444 {
+		// Created under a strict umask: every user of the cache must be able to open it.
+		_ = unix.Fchmod(fd, st.Mode&0o777|0o444)
 	}
 	how := unix.LOCK_SH
 	if exclusive {

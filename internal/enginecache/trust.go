@@ -71,6 +71,8 @@ func (t *trustCheck) why(st *unix.Stat_t) string {
 		return "it is writable by every user"
 	case st.Mode&0o020 != 0 && !t.Group:
 		return "it is writable by its group (for a group-shared cache, pass --engine-cache-trust group)"
+	case st.Mode&0o020 != 0 && int(st.Gid) != t.gid:
+		return "it is writable by a group other than the cache folder's"
 	case uid == t.self || uid == 0 || slices.Contains(t.UIDs, uid):
 		return ""
 	case t.Group && t.member(uid):

@@ -122,6 +122,9 @@ func Parse(b []byte) (*Manifest, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("not a trtbuild manifest: %w", err)
 	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("not a trtbuild manifest: more follows the manifest's JSON object")
+	}
 	if m.Version < 1 || m.Version > Version {
 		return nil, fmt.Errorf("manifest version %d: this trtbuild reads version 1 to %d; use a newer trtbuild", m.Version, Version)
 	}

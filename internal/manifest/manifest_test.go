@@ -53,6 +53,7 @@ func TestReadErrors(t *testing.T) {
 	}
 	for name, body := range map[string]string{
 		"garbage": "not json", "newer": `{"manifest_version": 99}`, "unversioned": `{}`,
+		"trailing data": "{\"manifest_version\": 1}\n{\"type\": \"build\"}\n",
 	} {
 		p := filepath.Join(dir, name)
 		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {

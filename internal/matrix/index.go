@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // IndexVersion is the version of index.json's format.
@@ -91,6 +93,42 @@ const (
 	PageName  = "index.html"
 )
 
+// CheckIndexPaths says, before a matrix is built, whether index.json and index.html can be
+// written into dir: files trtbuild names itself, so no link, FIFO or folder may be there, and
+// a file there must be one trtbuild wrote (an index, a page with trtbuild's generator tag),
+// never the user's own that the index would replace. A missing dir is fine.
+func CheckIndexPaths(dir string) error {
+	for _, name := range []string{IndexName, PageName} {
+		path := filepath.Join(dir, name)
+		t, err := outpath.InspectOwn(path)
+		if err != nil {
+			continue // the folder is made later
+		}
+		if why := t.Refusal(outpath.Own); why != "" {
+			return fmt.Errorf("%s %s", pathtext.Q(path), why)
+		}
+		if t.Kind != outpath.Regular {
+			continue
+		}
+		f, _, err := regfile.OpenNoFollow(path)
+		if err != nil {
+			return fmt.Errorf("cannot read %s: %w", pathtext.Q(path), err)
+		}
+		head, _ := io.ReadAll(io.LimitReader(f, 4096))
+		f.Close()
+		ours := false
+		if name == IndexName {
+			ours = bytes.Contains(head, []byte(`"index_version"`))
+		} else {
+			ours = bytes.Contains(head, []byte(`<title>trtbuild matrix `)) // pages before the generator tag have this too
+		}
+		if !ours {
+			return fmt.Errorf("%s is not a file trtbuild wrote, and the matrix index would replace it: move it, or set another output folder in the matrix file", pathtext.Q(path))
+		}
+	}
+	return nil
+}
+
 // WriteIndex writes index.json and index.html into dir, each replaced atomically.
 func WriteIndex(dir string, x *Index) error {
 	x.Version = IndexVersion
@@ -138,6 +176,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="generator" content="trtbuild matrix">
 <title>trtbuild matrix {{.Matrix}}</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }

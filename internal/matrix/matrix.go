@@ -45,6 +45,10 @@ type File struct {
 	// Path is where the file was read from; Dir its folder.
 	Path string `json:"-"`
 	Dir  string `json:"-"`
+	// OutputDefaulted and CacheDefaulted say that the file names no output or cache folder:
+	// the defaults beside it are trtbuild's own folders, which follow no link.
+	OutputDefaulted bool `json:"-"`
+	CacheDefaulted  bool `json:"-"`
 }
 
 // Model is one model of the matrix.
@@ -190,10 +194,10 @@ func (f *File) check() error {
 		return fmt.Errorf("version: %d; write \"version: %d\" (the format this trtbuild reads)", f.Version, FormatVersion)
 	}
 	if f.Output == "" {
-		f.Output = "engines"
+		f.Output, f.OutputDefaulted = "engines", true
 	}
 	if f.EngineCache == "" {
-		f.EngineCache = "cache"
+		f.EngineCache, f.CacheDefaulted = "cache", true
 	}
 	if len(f.Models) == 0 || len(f.Precisions) == 0 || len(f.Targets) == 0 {
 		return errors.New("models, precisions and targets each need at least one entry")

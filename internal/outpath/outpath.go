@@ -33,6 +33,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 )
@@ -103,9 +107,8 @@ type Target struct {
 	Kind  Kind        // what Final is now
 	Info  fs.FileInfo // Final's, nil when Missing
 	Link  bool        // Path is a symbolic link
-	// own marks a target from InspectOwn; dirInfo is the folder as it was inspected, which
-	// Create checks is still the folder it opens.
-	own     bool
+	// dirInfo is the folder as it was inspected, which Create checks is still the folder it
+	// opens.
 	dirInfo fs.FileInfo
 }
 
@@ -182,7 +185,7 @@ func Inspect(path string) (Target, error) {
 // the last component is not. A link there has Kind Symlink (and Link set), which Refusal(Own)
 // refuses.
 func InspectOwn(path string) (Target, error) {
-	t := Target{Path: path, own: true}
+	t := Target{Path: path}
 	parent := filepath.Dir(path)
 	dir, err := filepath.EvalSymlinks(parent)
 	if err != nil {
@@ -216,6 +219,21 @@ func InspectOwn(path string) (Target, error) {
 	return t, nil
 }
 
+// stickyRefusal refuses a file of another user in a folder with the sticky bit (/tmp, a
+// shared 1777 folder) that this user does not own: rename(2) could not replace it, and the
+// build would fail only at its end.
+func (t Target) stickyRefusal() string {
+	if t.Info == nil || t.dirInfo == nil || os.Geteuid() == 0 || t.dirInfo.Mode()&fs.ModeSticky == 0 {
+		return ""
+	}
+	fst, ok1 := t.Info.Sys().(*syscall.Stat_t)
+	dst, ok2 := t.dirInfo.Sys().(*syscall.Stat_t)
+	if !ok1 || !ok2 || int(fst.Uid) == os.Geteuid() || int(dst.Uid) == os.Geteuid() {
+		return ""
+	}
+	return "is another user's file in a folder with the sticky bit (as /tmp); trtbuild cannot replace it: choose another path"
+}
+
 // Use says what an output may be.
 type Use int
 
@@ -238,6 +256,9 @@ const (
 // Refusal returns why t cannot be written as use, or "" when it can. The text completes a
 // sentence that starts with the path: "... is a FIFO (named pipe); ...".
 func (t Target) Refusal(use Use) string {
+	if why := t.stickyRefusal(); why != "" {
+		return why
+	}
 	if use == Own {
 		switch t.Kind {
 		case Missing, Regular:
@@ -270,4 +291,41 @@ func (t Target) Refusal(use Use) string {
 		return "is a FIFO (named pipe); trtbuild writes this output only to a regular file or a character device such as /dev/null, choose a file path"
 	}
 	return fmt.Sprintf("is %s; trtbuild writes only to regular files or a character device such as /dev/null, choose a file path", t.Kind)
+}
+
+// MkdirOwn makes the folders of rel below base, which must exist: base is the user's and its
+// links are followed; the folders of rel are trtbuild's own (a matrix's target and model
+// folders), made with mkdirat(2) and opened without following links, so a link planted at
+// any of them is refused instead of leading elsewhere.
+func MkdirOwn(base, rel string) error {
+	fd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: base, Err: err}
+	}
+	at := base
+	for _, part := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
+		if part == "." || part == "" {
+			continue
+		}
+		if part == ".." {
+			unix.Close(fd)
+			return fmt.Errorf("%s leaves %s", pathtext.Q(rel), pathtext.Q(base))
+		}
+		at = filepath.Join(at, part)
+		if err := unix.Mkdirat(fd, part, 0o777); err != nil && err != unix.EEXIST {
+			unix.Close(fd)
+			return &fs.PathError{Op: "mkdir", Path: at, Err: err}
+		}
+		next, err := unix.Openat(fd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		unix.Close(fd)
+		if err == unix.ELOOP || err == unix.ENOTDIR {
+			return fmt.Errorf("%s is not a folder (a link or a file is there); trtbuild does not follow links in folders it makes itself: remove it", pathtext.Q(at))
+		}
+		if err != nil {
+			return &fs.PathError{Op: "open", Path: at, Err: err}
+		}
+		fd = next
+	}
+	unix.Close(fd)
+	return nil
 }

@@ -2,6 +2,7 @@ package outpath
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -374,4 +375,115 @@ func TestCleanStale(t *testing.T) {
 			t.Errorf("%s was removed", keep)
 		}
 	}
+}
+
+// TestReplacedFileNeverWritableByOthers: a file replaced at a path keeps its mode, less the
+// write bit for every user, and less the group's when it was another user's: a 0666 file
+// planted at -o does not make the new engine writable by its planter.
+func TestReplacedFileNeverWritableByOthers(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		mode  os.FileMode
+		other bool
+		want  os.FileMode
+	}{
+		{0o644, false, 0o644},
+		{0o600, false, 0o600},
+		{0o666, false, 0o664},
+		{0o666, true, 0o644},
+		{0o660, true, 0o640},
+	} {
+		p := filepath.Join(dir, fmt.Sprintf("f-%o-%v", tc.mode, tc.other))
+		if err := os.WriteFile(p, []byte("old"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		if tc.other {
+			if os.Geteuid() != 0 {
+				continue // giving a file away needs root
+			}
+			if err := os.Chown(p, 54321, 54321); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := WriteFile(p, []byte("new")); err != nil {
+			t.Fatal(err)
+		}
+		if st, _ := os.Stat(p); st.Mode().Perm() != tc.want {
+			t.Errorf("a %o file (another user's: %v) replaced: mode %o, want %o", tc.mode, tc.other, st.Mode().Perm(), tc.want)
+		}
+	}
+}
+
+// TestMkdirOwn: trtbuild's own folders are made below the user's, and a link planted at any of
+// them is refused, its target untouched.
+func TestMkdirOwn(t *testing.T) {
+	base := t.TempDir()
+	if err := MkdirOwn(base, filepath.Join("a", "b", "c")); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(filepath.Join(base, "a", "b", "c")); err != nil || !st.IsDir() {
+		t.Fatalf("not made: %v", err)
+	}
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(base, "a", "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := MkdirOwn(base, filepath.Join("a", "link", "x")); err == nil || !strings.Contains(err.Error(), "not a folder") {
+		t.Fatalf("a planted link was followed: %v", err)
+	}
+	if left, _ := os.ReadDir(elsewhere); len(left) != 0 {
+		t.Fatalf("made in the link's target: %v", left)
+	}
+	if err := MkdirOwn(base, filepath.Join("..", "x")); err == nil {
+		t.Fatal("a path leaving the base was made")
+	}
+}
+
+// TestFolderHolds: the held folder tells whether a name still is the file committed.
+func TestFolderHolds(t *testing.T) {
+	dir := t.TempDir()
+	target, err := Inspect(filepath.Join(dir, "e"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Create(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder, err := p.Folder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+	back, err := p.ReadBack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	if folder.Holds("e", back) {
+		t.Fatal("holds before the commit")
+	}
+	if _, err := p.Write([]byte("mine")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.CloseAtomicallyReplace(); err != nil {
+		t.Fatal(err)
+	}
+	if !folder.Holds("e", back) {
+		t.Fatal("does not hold the committed file")
+	}
+	if err := WriteFile(filepath.Join(dir, "e"), []byte("another build's")); err != nil {
+		t.Fatal(err)
+	}
+	if folder.Holds("e", back) {
+		t.Fatal("holds a file another build put in place")
+	}
+	unlock, err := folder.Lock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock()
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -68,7 +69,7 @@ func create(t Target, newPerm os.FileMode) (*Pending, error) {
 		cleanStaleAt(dir, base)
 		perm := os.FileMode(0)
 		if t.Kind == Regular {
-			perm = t.Info.Mode().Perm()
+			perm = inheritedPerm(t.Info)
 		}
 		f, named, err := createTemp(dir, base)
 		if err != nil {
@@ -96,6 +97,17 @@ func create(t Target, newPerm os.FileMode) (*Pending, error) {
 		return &Pending{File: f, target: t}, nil
 	}
 	return nil, fmt.Errorf("%s %s", pathtext.Q(t.Path), t.Refusal(WholeFile))
+}
+
+// inheritedPerm is the permission a file replacing old gets: old's, but never writable by
+// every user, nor by its group when old is another user's (a file planted 0666 at -o would
+// otherwise let its planter rewrite the new engine after it is in place).
+func inheritedPerm(old fs.FileInfo) os.FileMode {
+	perm := old.Mode().Perm() &^ 0o002
+	if st, ok := old.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		perm &^= 0o020
+	}
+	return perm
 }
 
 // openFolder opens the folder name for *at calls. When want is not nil (the folder as Inspect
@@ -202,6 +214,73 @@ func (p *Pending) CloseAtomicallyReplace() error {
 	p.closeFile()
 	p.dir.Sync() //nolint:errcheck // durability of the rename; the file is in place either way
 	p.closeDir()
+	return nil
+}
+
+// Folder is the folder an output is renamed into, held open: Lock serializes the commits of
+// builds that write the same output (an engine and its manifest go in place together), Holds
+// tells whether a name there still is a given file.
+type Folder struct{ f *os.File }
+
+// Folder returns the pending file's folder, held open until Close; nil for a device. Call it
+// before the commit.
+func (p *Pending) Folder() (*Folder, error) {
+	if p.dir == nil {
+		return nil, nil
+	}
+	fd, err := unix.FcntlInt(p.dir.Fd(), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("holding the folder of %s: %w", pathtext.Q(p.target.Path), err)
+	}
+	return &Folder{f: os.NewFile(uintptr(fd), p.dir.Name())}, nil
+}
+
+// Lock takes an exclusive flock(2) on the folder, and returns its release. Other trtbuild
+// processes committing into the same folder wait; nothing else is blocked.
+func (d *Folder) Lock() (unlock func(), err error) {
+	for {
+		err = unix.Flock(int(d.f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("locking the folder %s: %w", pathtext.Q(d.f.Name()), err)
+	}
+	return func() { unix.Flock(int(d.f.Fd()), unix.LOCK_UN) }, nil //nolint:errcheck // closing releases it too
+}
+
+// Holds reports whether name in the folder is the file f (not a link to it).
+func (d *Folder) Holds(name string, f *os.File) bool {
+	var at, want unix.Stat_t
+	if unix.Fstatat(int(d.f.Fd()), name, &at, unix.AT_SYMLINK_NOFOLLOW) != nil || unix.Fstat(int(f.Fd()), &want) != nil {
+		return false
+	}
+	return at.Dev == want.Dev && at.Ino == want.Ino
+}
+
+// Close releases the folder.
+func (d *Folder) Close() error {
+	if d == nil {
+		return nil
+	}
+	return d.f.Close()
+}
+
+// RemoveTarget removes the regular file now at the target's name (an old manifest that would
+// describe a file no longer there), in the folder opened by Create; no link is followed, and a
+// missing file is no error.
+func (p *Pending) RemoveTarget() error {
+	if p.dir == nil {
+		return nil
+	}
+	var st unix.Stat_t
+	if err := unix.Fstatat(int(p.dir.Fd()), p.base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil
+	}
+	if err := unix.Unlinkat(int(p.dir.Fd()), p.base, 0); err != nil && err != unix.ENOENT {
+		return p.fail("removing", err)
+	}
 	return nil
 }
 
