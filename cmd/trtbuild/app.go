@@ -6,11 +6,13 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/mattn/go-isatty"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // streams are the process's standard files and environment, injected so tests can replace them.
@@ -39,9 +41,17 @@ func newStreams() *streams {
 // run executes the command line and returns the exit code. It is the one place where errors
 // become exit codes and messages.
 func run(args []string, s *streams) int {
+	out := &stdoutErrors{w: s.Out}
+	s.Out = out
 	cmd := newRootCmd(s)
 	cmd.SetArgs(args)
-	err := cmd.Execute()
+	ran, err := cmd.ExecuteC()
+	if err == nil && ran != cmd && ran.Name() != worker.Subcommand {
+		// A command whose output is its result (key, version, engine inspect, matrix list …)
+		// that could not write it has failed: a full disk must not leave an empty key.txt with
+		// exit 0. A build's progress is not its result: the build goes on (internal/outstream).
+		err = out.failed()
+	}
 	if errors.Is(err, syscall.EPIPE) {
 		// stdout's reader went away (`trtbuild inspect m.onnx | head -1`): stop quietly, with
 		// the status a shell gives a command killed by SIGPIPE.
@@ -86,3 +96,32 @@ func escapeControls(s string) string {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// stdoutErrors remembers the first error writing stdout.
+type stdoutErrors struct {
+	w   io.Writer
+	mu  sync.Mutex
+	err error
+}
+
+func (o *stdoutErrors) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.mu.Lock()
+		if o.err == nil {
+			o.err = err
+		}
+		o.mu.Unlock()
+	}
+	return n, err
+}
+
+// failed is the exit error for a write to stdout that failed, or nil.
+func (o *stdoutErrors) failed() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.err == nil || errors.Is(o.err, syscall.EPIPE) {
+		return o.err
+	}
+	return exitcode.Wrap(exitcode.Failed, fmt.Errorf("writing the output to stdout: %v", unwrapSyscall(o.err)))
+}

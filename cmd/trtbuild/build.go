@@ -190,8 +190,25 @@ func prepareRequest(o *buildOptions, model string) (worker.Request, *onnx.Model,
 }
 
 // buildRun validates everything it can before starting the worker, then runs the build.
-func buildRun(s *streams, o *buildOptions, args []string) error {
+func buildRun(s *streams, o *buildOptions, args []string) (err error) {
 	began := time.Now() // --timeout counts from here: the engine cache's work is in the budget
+	mode, warning, err := tui.SelectMode(o.progress, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
+	if err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	if warning != "" {
+		fmt.Fprintln(s.Err, "trtbuild: "+escapeControls(warning))
+	}
+	// A program reading --progress json learns why a build was refused before it started
+	// from the stream itself: a result line, as every stream ends with.
+	streamed := false
+	if mode == tui.ModeJSON {
+		defer func() {
+			if err != nil && !streamed {
+				_ = tui.NewJSON(s.Out, nil).End(refusalResult(err))
+			}
+		}()
+	}
 	model, err := resolveModel(o, args)
 	if err != nil {
 		return err
@@ -199,13 +216,6 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	engine, err := resolveEngine(model, o.engine)
 	if err != nil {
 		return err
-	}
-	mode, warning, err := tui.SelectMode(o.progress, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
-	if err != nil {
-		return exitcode.Usagef("%v", err)
-	}
-	if warning != "" {
-		fmt.Fprintln(s.Err, "trtbuild: "+escapeControls(warning))
 	}
 	req, m, warnings, err := prepareRequest(o, model)
 	if err != nil {
@@ -254,8 +264,9 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version,
 		Command: append([]string{"trtbuild"}, os.Args[1:]...), Settings: buildSettings(req)}
 	ctl := watchCacheWork(sigs, began, o.timeout)
-	keyed, hit, err := engineCacheLookup(ctl.ctx, s, o, mode, req, info, files)
+	keyed, hit, err := engineCacheLookup(ctl.ctx, s, o, mode, req, info, files, outs)
 	defer keyed.close()
+	streamed = hit
 	if stop := ctl.end("during the engine cache lookup; nothing was built"); stop != nil {
 		return stop
 	}
@@ -277,6 +288,7 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		}})
 		out = stdout
 	}
+	streamed = true
 	res, err := builder.Run(builder.Config{
 		Worker:       worker.StartOptions{Command: exe, Request: req},
 		Engine:       engine,
@@ -312,6 +324,25 @@ func buildRun(s *streams, o *buildOptions, args []string) error {
 		}
 	}
 	return err
+}
+
+// refusalResult is the result line of a build that never started: err's message, split at its
+// first "; " into what is wrong and what to do.
+func refusalResult(err error) progress.Result {
+	msg := oneLine(err)
+	res := progress.Result{Status: progress.StatusFailed, Error: msg}
+	if what, hint, ok := strings.Cut(msg, "; "); ok {
+		res.Error, res.Hint = what, hint
+	}
+	switch code := exitcode.Of(err); {
+	case code == exitcode.Usage:
+		res.UsageError = true
+	case code == exitcode.TimedOut:
+		res.Status = progress.StatusTimedOut
+	case exitcode.BySignal(code):
+		res.Status = progress.StatusCancelled
+	}
+	return res
 }
 
 // outputStall is how long the end of a build waits for a stdout reader that accepts nothing

@@ -92,7 +92,7 @@ type keyedBuild struct {
 // puts them in place, says so, and returns hit true: the build is done. ctx ends the lookup
 // (a signal, the time budget). An entry that is broken is removed and said so: the build goes
 // on, into files that start empty again.
-func engineCacheLookup(ctx context.Context, s *streams, o *buildOptions, mode tui.Mode, req worker.Request, info progress.BuildInfo, files *buildFiles) (*keyedBuild, bool, error) {
+func engineCacheLookup(ctx context.Context, s *streams, o *buildOptions, mode tui.Mode, req worker.Request, info progress.BuildInfo, files *buildFiles, outs *outputs) (*keyedBuild, bool, error) {
 	cache, err := openEngineCache(o.engineCache)
 	var unusable *enginecache.UnusableError
 	if errors.As(err, &unusable) {
@@ -150,12 +150,22 @@ func engineCacheLookup(ctx context.Context, s *streams, o *buildOptions, mode tu
 	took := time.Since(start)
 	msg := fmt.Sprintf("Engine cache hit: %s copied from %s in %s (key %s); nothing was built.",
 		info.Engine, cache.Dir(), took.Round(time.Millisecond), buildkey.Short(k.key))
+	res := progress.Result{Status: progress.StatusBuilt, Engine: info.Engine, EngineBytes: look.Bytes, Duration: took, Cached: true}
+	hit := []progress.Event{{Type: progress.EventLog, Severity: progress.SeverityInfo, Message: msg}}
+	// --report and --trace record the hit as they record a build: the build line, the hit,
+	// the result.
+	if rec := outs.wrap(tui.Quiet{}); outs.began {
+		rec.Begin(progress.NewState(info, start))
+		rec.Handle(hit)
+		_ = rec.End(res)
+		outs.finish(s.Err, nil)
+	}
 	switch mode {
 	case tui.ModeJSON:
 		j := tui.NewJSON(s.Out, nil)
 		j.Begin(progress.NewState(info, start))
-		j.Handle([]progress.Event{{Type: progress.EventLog, Severity: progress.SeverityInfo, Message: msg}})
-		if err := j.End(progress.Result{Status: progress.StatusBuilt, Engine: info.Engine, EngineBytes: look.Bytes, Duration: took}); err != nil {
+		j.Handle(hit)
+		if err := j.End(res); err != nil {
 			return k, true, exitcode.Wrap(exitcode.OK, fmt.Errorf("the engine was copied, but writing progress failed: %w", err))
 		}
 	case tui.ModeQuiet:

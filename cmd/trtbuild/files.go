@@ -39,7 +39,10 @@ type buildFiles struct {
 func createBuildFiles(p *buildPaths) (*buildFiles, error) {
 	f := &buildFiles{device: p.engine.Kind == outpath.CharDevice}
 	var err error
-	if f.engine, err = outpath.Create(p.engine); err != nil {
+	if f.engine, err = outpath.Create(p.engine); err != nil && f.device {
+		return nil, exitcode.Usagef("cannot write the engine to %s: %v", q(p.engine.Path), unwrapPathError(err))
+	}
+	if err != nil {
 		return nil, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", q(p.engine.Path), unwrapPathError(err))
 	}
 	if !f.device {

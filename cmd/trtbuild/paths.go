@@ -112,7 +112,13 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 		cache := o.timingCache
 		if cache == timingcache.Auto && backend == "sim" {
 			if cache, err = timingcache.DefaultPath(timingcache.Key{Backend: "sim"}); err != nil {
-				return nil, nil, exitcode.Usagef("%v; pass --timing-cache FILE, or --no-timing-cache", err)
+				if o.strictCache {
+					return nil, nil, exitcode.Usagef("%v; pass --timing-cache FILE, or --no-timing-cache (--strict-cache)", err)
+				}
+				// No user cache folder (HOME and XDG_CACHE_HOME unset, as in a minimal
+				// container): the worker says so and builds without a timing cache, as it
+				// does for a cache folder it cannot write.
+				cache = timingcache.Auto
 			}
 		}
 		if cache != timingcache.Auto {

@@ -83,7 +83,7 @@ func create(t Target, newPerm os.FileMode) (*Pending, error) {
 	case CharDevice:
 		tmp, err := openFolder(os.TempDir(), nil)
 		if err != nil {
-			return nil, fmt.Errorf("creating a temporary file for %s: %w", pathtext.Q(t.Path), unwrapPath(err))
+			return nil, fmt.Errorf("%s is written through a temporary file in $TMPDIR, and %s cannot be opened (%v); set TMPDIR to a writable folder", pathtext.Q(t.Path), pathtext.Q(os.TempDir()), unwrapPath(errors.Unwrap(err)))
 		}
 		defer tmp.Close()
 		f, named, err := createTemp(tmp, "device-output")
@@ -92,7 +92,7 @@ func create(t Target, newPerm os.FileMode) (*Pending, error) {
 			unix.Unlinkat(int(tmp.Fd()), named, 0) //nolint:errcheck // best effort
 		}
 		if err != nil {
-			return nil, fmt.Errorf("creating a temporary file for %s: %w", pathtext.Q(t.Path), unwrapPath(err))
+			return nil, fmt.Errorf("%s is written through a temporary file in $TMPDIR, and none can be made in %s (%v); set TMPDIR to a writable folder", pathtext.Q(t.Path), pathtext.Q(os.TempDir()), unwrapPath(err))
 		}
 		return &Pending{File: f, target: t}, nil
 	}

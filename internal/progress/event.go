@@ -136,4 +136,7 @@ type Result struct {
 	// leaves them empty.
 	Where *Where `json:"where,omitempty"`
 	Hint  string `json:"hint,omitempty"`
+	// Cached marks a built result whose engine was copied from the engine cache: nothing was
+	// built (added within v1).
+	Cached bool `json:"cached,omitempty"`
 }

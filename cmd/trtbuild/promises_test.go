@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFullStdoutFails: a command whose output is its result fails (exit 1, one line saying
+// why) when stdout cannot be written: a full disk must not leave an empty key.txt with exit 0.
+func TestFullStdoutFails(t *testing.T) {
+	t.Parallel() // real subprocesses
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full here")
+	}
+	defer full.Close()
+	model := repoModel(t, "convnet.onnx")
+	dir := matrixDir(t)
+	for _, args := range [][]string{
+		{"version"},
+		{"key", "--backend", "sim", model},
+		{"inspect", model},
+		{"matrix", "list", filepath.Join(dir, "matrix.yaml")},
+	} {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = testEnv(t)
+		cmd.Stdout = full
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		err := cmd.Run()
+		code := 0
+		if e, ok := err.(*exec.ExitError); ok {
+			code = e.ExitCode()
+		}
+		if code != 1 || !strings.Contains(errOut.String(), "no space left on device") {
+			t.Errorf("%v with a full stdout: exit %d, stderr %q; want 1 and the reason", args, code, errOut.String())
+		}
+	}
+}
+
+// TestNoHomeDegrades: with neither HOME nor XDG_CACHE_HOME (a minimal container, a systemd
+// unit) the default build goes on without a timing cache, and says so.
+func TestNoHomeDegrades(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders
+	model := repoModel(t, "convnet.onnx")
+	cmd := exec.Command(binary, "--backend", "sim", "--sim-speed", "1000", "--progress", "plain", model)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "TERM=dumb"}
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "no timing cache") {
+		t.Fatalf("%v\nstdout: %s\nstderr: %s", err, out.String(), errOut.String())
+	}
+}
+
+// TestRefusalEndsTheJSONStream: a build refused before it starts still ends its JSON stream
+// with a result line, carrying the refusal and its hint.
+func TestRefusalEndsTheJSONStream(t *testing.T) {
+	t.Parallel() // a real subprocess
+	r := trtbuild(t, nil, "--backend", "sim", "--progress", "json", filepath.Join(t.TempDir(), "none.onnx"))
+	var res map[string]any
+	if r.code != 2 || json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &res) != nil {
+		t.Fatalf("exit %d, stdout %q", r.code, r.stdout)
+	}
+	if res["type"] != "result" || res["status"] != "failed" || res["usage_error"] != true || !strings.Contains(res["error"].(string), "does not exist") || res["hint"] != "check the path" {
+		t.Fatalf("result line: %v", res)
+	}
+}
+
+// TestCacheHitWritesReportAndTrace: a hit records itself in --report and --trace as a build
+// would, and its result says it came from the cache.
+func TestCacheHitWritesReportAndTrace(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders
+	model := repoModel(t, "convnet.onnx")
+	dir := filepath.Dir(model)
+	cache := filepath.Join(dir, "cache")
+	simBuild(t, model, "-o", filepath.Join(dir, "a.engine"), "--engine-cache", cache)
+	trace, rep := filepath.Join(dir, "hit.jsonl"), filepath.Join(dir, "hit.json")
+	r := simBuild(t, model, "-o", filepath.Join(dir, "b.engine"), "--engine-cache", cache, "--trace", trace, "--report", rep)
+	if !strings.Contains(r.stdout, "Engine cache hit") {
+		t.Fatalf("no hit:\n%s", r.stdout)
+	}
+	lines, err := os.ReadFile(trace)
+	if err != nil || !bytes.Contains(lines, []byte(`"type":"build"`)) || !bytes.Contains(lines, []byte("Engine cache hit")) || !bytes.Contains(lines, []byte(`"cached":true`)) {
+		t.Fatalf("the trace of a hit: %v\n%s", err, lines)
+	}
+	if b, err := os.ReadFile(rep); err != nil || !json.Valid(b) {
+		t.Fatalf("the report of a hit: %v", err)
+	}
+	j := trtbuild(t, nil, "--backend", "sim", "--progress", "json", model, "-o", filepath.Join(dir, "c.engine"), "--engine-cache", cache)
+	if !strings.Contains(j.stdout, `"cached":true`) {
+		t.Fatalf("the JSON result of a hit does not say cached:\n%s", j.stdout)
+	}
+}
+
+// TestMatrixCellAsPID1: every emitted Kubernetes pod runs `trtbuild matrix cell` as PID 1.
+func TestMatrixCellAsPID1(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders
+	dir := matrixDir(t)
+	cmd := unsharePID1(t, "matrix", "cell", filepath.Join(dir, "matrix.yaml"), "--index", "0", "--backend", "sim", "--sim-speed", "100", "--progress", "plain")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "Built ") {
+		t.Fatalf("matrix cell as PID 1: %v\nstdout: %s\nstderr: %s", err, out.String(), errOut.String())
+	}
+}
