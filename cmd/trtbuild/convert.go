@@ -111,6 +111,13 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 	if err != nil {
 		return err
 	}
+	// A folder the output cannot be written in is found now, before the conversion, as every
+	// output of a build is: an unnamed trial file, gone when closed.
+	if probe, err := outpath.Create(target); err != nil {
+		return exitcode.Usagef("cannot write -o %s: %v; choose a writable folder", q(out), unwrapPathError(err))
+	} else {
+		probe.Cleanup() //nolint:errcheck // nothing was named
+	}
 	if src, err := outpath.Inspect(in); err == nil {
 		if err := outpath.Conflicts([]outpath.Named{{Name: "-o", Target: target}}, []outpath.Named{{Name: "the model", Target: src}}); err != nil {
 			return exitcode.Usagef("%v", err)

@@ -108,3 +108,47 @@ func TestMatrixCellAsPID1(t *testing.T) {
 		t.Fatalf("matrix cell as PID 1: %v\nstdout: %s\nstderr: %s", err, out.String(), errOut.String())
 	}
 }
+
+// TestConvertReadOnlyFolder: convert -o into a folder that cannot be written is bad input,
+// found before the conversion: exit 2. Root writes anywhere, so as root the command runs as
+// nobody (setpriv).
+func TestConvertReadOnlyFolder(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders
+	var prefix []string
+	if os.Geteuid() == 0 {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("as root this needs setpriv to run as another user")
+		}
+		prefix = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
+	}
+	dir, err := os.MkdirTemp("", "trtbuild-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755); os.RemoveAll(dir) })
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "convnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "m.onnx")
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	args := append(prefix, binary, "convert", "--fp16", model, "-o", filepath.Join(dir, "m16.onnx"))
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TERM=dumb"}
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	err = cmd.Run()
+	code := 0
+	if e, ok := err.(*exec.ExitError); ok {
+		code = e.ExitCode()
+	}
+	if code != 2 || !strings.Contains(errOut.String(), "choose a writable folder") {
+		t.Fatalf("exit %d, stderr %q; want 2 and a hint", code, errOut.String())
+	}
+}
