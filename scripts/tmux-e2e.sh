@@ -5,6 +5,8 @@
 #      narrower window reflows the view; Ctrl-C shows the cancelling state; the build exits
 #      with 130, the summary replaces the view, and the terminal is sane (echo, icanon).
 #   2. a builder that ignores the cancel: the second Ctrl-C stops the worker; same checks.
+#   3. SIGHUP (a closed SSH session) cancels: exit 129, the terminal sane.
+#   4. SIGQUIT stops at once: exit 131, no goroutine dump, the terminal sane.
 # Needs tmux. Usage: scripts/tmux-e2e.sh [path/to/trtbuild]  (default: build it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,5 +113,31 @@ t send-keys -t e2e C-c
 finish 130
 wait_for "Build cancelled after"
 wait_for "The build worker was killed without waiting for a step boundary."
+
+# signal_build SIGNAL: sends SIGNAL to the running trtbuild parent (the one writing out.engine),
+# as a closed SSH session (SIGHUP) or `kill -QUIT` would.
+signal_build() {
+	local pid
+	pid="$(pgrep -f -- "-o $work/out.engine" | head -1)"
+	[ -n "$pid" ] || fail "no trtbuild process to signal"
+	kill -s "$1" "$pid"
+}
+
+echo "tmux-e2e: run 3: SIGHUP cancels like Ctrl-C, and the terminal is restored"
+start_build --sim-threads 2 --sim-step 200ms
+wait_for "Measuring tactic time"
+require_nested_bars
+signal_build HUP
+finish 129
+wait_for "Build cancelled after"
+
+echo "tmux-e2e: run 4: SIGQUIT stops at once, without a goroutine dump, and the terminal is restored"
+start_build --sim-threads 2 --sim-step 200ms --sim-ignore-cancel
+wait_for "Measuring tactic time"
+signal_build QUIT
+finish 131
+if history | grep -q "goroutine "; then
+	fail "a goroutine dump reached the terminal"
+fi
 
 echo "tmux-e2e: ok"
