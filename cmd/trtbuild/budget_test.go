@@ -8,17 +8,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestBudgets ends builds with --timeout and --stall-timeout: exit 124, the old engine kept, and
-// a message that names the running phase and how long it has run.
+// a message that names the running phase and how long it has run. The exit status and the
+// messages prove that the budget ended the build (which would otherwise run on, or stay
+// silent for a minute); how long the run took is not checked.
 func TestBudgets(t *testing.T) {
 	tests := []struct {
 		name   string
 		args   []string
 		stderr []string
-		within time.Duration
 		// minRunning is the least time the named phase must be said to have run.
 		minRunning float64
 	}{
@@ -26,7 +26,6 @@ func TestBudgets(t *testing.T) {
 			name:   "timeout",
 			args:   []string{"--sim-speed", "1", "--timeout", "1500ms"},
 			stderr: []string{"Build exceeded --timeout 1.5s in \"", "running for "},
-			within: 20 * time.Second,
 		},
 		{
 			name: "stall timeout",
@@ -34,7 +33,6 @@ func TestBudgets(t *testing.T) {
 			// --kill-after ends it.
 			args:   []string{"--sim-speed", "20", "--sim-silent", "60s", "--stall-timeout", "1s", "--kill-after", "1s"},
 			stderr: []string{"No progress for --stall-timeout 1s in \"Timing graph nodes\" (", "running for ", "did not stop within --kill-after 1s"},
-			within: 15 * time.Second,
 			// A phase open through a silence of 1s has run at least that long, however
 			// busy the machine is (the time is measured on the builder's clock up to now).
 			minRunning: 1.0,
@@ -44,7 +42,6 @@ func TestBudgets(t *testing.T) {
 			name:   "kill after",
 			args:   []string{"--sim-speed", "1", "--sim-ignore-cancel", "--timeout", "1s", "--kill-after", "1s"},
 			stderr: []string{"Build exceeded --timeout 1s in \"", "The builder did not stop within --kill-after 1s; stopped the worker."},
-			within: 15 * time.Second,
 		},
 	}
 	runningFor := regexp.MustCompile(`running for ([0-9.]+)s\)`)
@@ -55,14 +52,9 @@ func TestBudgets(t *testing.T) {
 			if err := os.WriteFile(engine, []byte("GOOD ENGINE"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			start := time.Now()
 			r := trtbuild(t, nil, append([]string{"--backend", "sim", "--no-timing-cache", model}, tt.args...)...)
-			took := time.Since(start)
 			if r.code != 124 {
 				t.Fatalf("exit %d, want 124\nstderr: %s\nstdout: %s", r.code, r.stderr, r.stdout)
-			}
-			if took > tt.within {
-				t.Errorf("took %v, want under %v", took, tt.within)
 			}
 			for _, want := range tt.stderr {
 				if !strings.Contains(r.stderr, want) {

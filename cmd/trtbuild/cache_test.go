@@ -88,20 +88,6 @@ func (j jsonRun) measuringSteps() int {
 	return n
 }
 
-// rootPhase returns how long the first root phase ("Building engine") ran, in seconds.
-func (j jsonRun) rootPhase() float64 {
-	var id, start float64
-	for _, e := range j.events {
-		switch {
-		case e["type"] == "phase_start" && e["parent"] == 0.0 && id == 0:
-			id, start = e["id"].(float64), e["t"].(float64)
-		case e["type"] == "phase_finish" && id != 0 && e["id"] == id:
-			return e["t"].(float64) - start
-		}
-	}
-	return -1
-}
-
 func (j jsonRun) num(key string) int {
 	v, _ := j.final[key].(float64)
 	return int(v)
@@ -146,15 +132,10 @@ func TestTimingCacheSecondBuildFaster(t *testing.T) {
 	if second.num("cache_hits") != layers*tactics || second.num("cache_misses") != 0 {
 		t.Errorf("second build: %d hits, %d misses; want every tactic from the cache", second.num("cache_hits"), second.num("cache_misses"))
 	}
-	if a, b := first.measuringSteps(), second.measuringSteps(); a == 0 || b >= a {
-		t.Errorf("tactic-timing steps: %d in the first build, %d in the second; want fewer in the second", a, b)
-	}
-	// Compare the builder's own time (the root phase), which the worker's start-up, slow under
-	// the race detector, does not blur.
-	d1, d2 := first.rootPhase(), second.rootPhase()
-	t.Logf("builder time: cold cache %.3fs, warm cache %.3fs", d1, d2)
-	if d1 <= 0 || d2 >= d1 {
-		t.Errorf("the warm build (%.3fs) was not faster than the cold one (%.3fs)", d2, d1)
+	// The warm build is faster because it skips the work that makes a cold build slow, timing
+	// tactics: counted in the builder's own events, not measured by the clock.
+	if a, b := first.measuringSteps(), second.measuringSteps(); a == 0 || b != 0 {
+		t.Errorf("tactic-timing steps: %d in the first build, %d in the second; want some, then none", a, b)
 	}
 }
 

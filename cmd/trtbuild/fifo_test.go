@@ -81,3 +81,37 @@ func TestNoPreflightKeepsExternalDataInTheModelFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixFileNotRegular: every subcommand that reads a matrix file opens it as every input
+// is opened: a FIFO (which used to hang them: a missing check hangs this test), a device
+// (/dev/zero used to be read until memory ran out) and a file larger than 16 MiB are refused
+// at once with one line that names the problem and the fix, exit 2, and nothing written.
+func TestMatrixFileNotRegular(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	dir := matrixDir(t)
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("cannot make a FIFO here: %v", err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte(testMatrix+"#"+strings.Repeat("x", 16<<20)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, path, want string }{
+		{"FIFO", fifo, "is a named pipe (FIFO), not a regular file; save the matrix to a regular file"},
+		{"device", "/dev/zero", "is a character device, not a regular file; save the matrix to a regular file"},
+		{"too large", big, "is larger than 16 MiB"},
+	} {
+		for _, c := range matrixCommands(dir) {
+			t.Run(tc.name+" "+c.name, func(t *testing.T) {
+				r := trtbuild(t, nil, c.args(tc.path)...)
+				wantRefused(t, r, "matrix file "+tc.path+" ", tc.want)
+				for _, made := range []string{"engines", "cache", "repo", "trtbuild-l4.sbatch"} {
+					if _, err := os.Stat(filepath.Join(dir, made)); err == nil {
+						t.Fatalf("a refused run wrote %s", made)
+					}
+				}
+			})
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/cgo"
@@ -63,22 +65,83 @@ not change is copied, not built.`,
 	return cmd
 }
 
-// loadMatrix reads the matrix file, with errors that say what to fix (exit status 2).
+// loadMatrix reads the matrix file and checks it, build_flags included, for every subcommand
+// that reads one, with errors that say what to fix (exit status 2). The file is opened as
+// every input is (internal/regfile): a FIFO, a device or a folder is refused at once, and a
+// file larger than matrix.MaxFileSize is not read.
 func loadMatrix(path string) (*matrix.File, error) {
-	st, err := os.Stat(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, exitcode.Usagef("matrix file %s does not exist; check the path", path)
-	case err != nil:
-		return nil, exitcode.Usagef("cannot read matrix file %s: %v", path, unwrapPathError(err))
-	case st.IsDir():
-		return nil, exitcode.Usagef("matrix file %s is a directory; give the .yaml file", path)
-	}
 	f, err := matrix.Load(path)
-	if err != nil {
+	var nr *regfile.NotRegularError
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, exitcode.Usagef("matrix file %s does not exist; check the path", q(path))
+	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
+		return nil, exitcode.Usagef("matrix file %s is a directory; give the .yaml file", q(path))
+	case errors.As(err, &nr):
+		return nil, exitcode.Usagef("matrix file %s is %s, not a regular file; save the matrix to a regular file and give its path", q(path), nr.Kind)
+	case errors.Is(err, matrix.ErrTooLarge):
+		return nil, exitcode.Usagef("matrix file %s is larger than 16 MiB, which no matrix file is; give the matrix's .yaml file", q(path))
+	case errors.Is(err, fs.ErrPermission):
+		return nil, exitcode.Usagef("cannot read matrix file %s: permission denied; check its permissions", q(path))
+	case errors.As(err, new(*fs.PathError)):
+		return nil, exitcode.Usagef("cannot read matrix file %s: %v", q(path), unwrapPathError(err))
+	default:
 		return nil, exitcode.Usagef("%v", err)
 	}
+	if err := checkBuildFlags(f); err != nil {
+		return nil, err
+	}
 	return f, nil
+}
+
+// cellFlagSet is the build's flag set, as the build command parses it (trtexec's spellings
+// included), filling o.
+func cellFlagSet(o *buildOptions) *pflag.FlagSet {
+	cmd := &cobra.Command{Use: "cell"}
+	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
+	addBuildFlags(cmd, o)
+	return cmd.Flags()
+}
+
+// checkBuildFlags checks a matrix's build_flags as every cell's build reads them: parsed by
+// the build's own flag set, so a flag is known by the name it resolves to, however it is
+// spelt (--FP16, --Fp16, --fp16=false, --saveEngine, -o, -vo): none may be one that trtbuild
+// sets per cell (matrix.ReservedFlags), and none may be an argument, which would be taken
+// for a model, or "--", which would turn the cell's own flags into arguments.
+func checkBuildFlags(f *matrix.File) error {
+	fl := cellFlagSet(&buildOptions{})
+	if err := fl.Parse(f.BuildFlags); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			err = errors.New("--help is not a build flag")
+		}
+		return exitcode.Usagef("matrix file %s: build_flags: %v; check build_flags", q(f.Path), err)
+	}
+	if fl.ArgsLenAtDash() >= 0 {
+		return exitcode.Usagef("matrix file %s: build_flags: \"--\" would make the flags trtbuild adds per cell arguments; remove it from build_flags", q(f.Path))
+	}
+	if args := fl.Args(); len(args) > 0 {
+		return exitcode.Usagef("matrix file %s: build_flags: %q is not a flag (or is a value without its flag); give models under models:, and each flag's value after it", q(f.Path), args[0])
+	}
+	var reserved []string
+	fl.Visit(func(flag *pflag.Flag) {
+		if matrix.Reserved(flag.Name) {
+			name := "--" + flag.Name
+			if flag.Shorthand != "" {
+				name += " (-" + flag.Shorthand + ")"
+			}
+			reserved = append(reserved, name)
+		}
+	})
+	if len(reserved) > 0 {
+		verb := "is"
+		if len(reserved) > 1 {
+			verb = "are"
+		}
+		return exitcode.Usagef("matrix file %s: build_flags: %s %s set per cell by trtbuild (in any spelling); use precisions, profiles and targets, and the options of trtbuild matrix, instead",
+			q(f.Path), strings.Join(reserved, ", "), verb)
+	}
+	return nil
 }
 
 func oneFileArg(what string) cobra.PositionalArgs {
@@ -209,18 +272,18 @@ func cellBuild(f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, r
 		args = append(args, "--report", filepath.Join(out, report))
 	}
 	bo := &buildOptions{}
-	cmd := &cobra.Command{Use: "cell"}
-	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
-	addBuildFlags(cmd, bo)
-	if err := cmd.Flags().Parse(args); err != nil {
-		return nil, nil, exitcode.Usagef("matrix %s, cell %s: %v; check build_flags", f.Path, cell.ID(), err)
+	fl := cellFlagSet(bo)
+	// loadMatrix checked build_flags alone (checkBuildFlags); what is left to fail here is a
+	// profile's shapes.
+	if err := fl.Parse(args); err != nil {
+		return nil, nil, exitcode.Usagef("matrix %s, cell %s: %v; check its profile and build_flags", q(f.Path), cell.ID(), err)
 	}
 	if _, err := os.Stat(cell.ModelPath(f)); err != nil {
 		return nil, nil, exitcode.Usagef("matrix %s, model %s: %v; fix its path (relative to the matrix file)", f.Path, cell.Model.Path, unwrapPathError(err))
 	}
 	bo.ownOutputs = true
 	bo.keyTarget = &buildkey.Target{GPU: cell.Target.GPU, ComputeCapability: cell.Target.ComputeCapability, MIG: cell.Target.MIG}
-	return bo, cmd.Flags().Args(), nil
+	return bo, fl.Args(), nil
 }
 
 // makeOutputDir makes the matrix's output folder: one the file names follows links, as every

@@ -318,6 +318,12 @@ func TestEmitK8sRunsCells(t *testing.T) {
 // runPod runs one pod's or task's trtbuild command and checks it built the right cell.
 func runPod(t *testing.T, dir, target string, index int, args []string) {
 	t.Helper()
+	runPodOf(t, dir, "matrix.yaml", target, index, args)
+}
+
+// runPodOf is runPod for the matrix file name in dir.
+func runPodOf(t *testing.T, dir, name, target string, index int, args []string) {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = testEnv(t)
@@ -328,7 +334,7 @@ func runPod(t *testing.T, dir, target string, index int, args []string) {
 	if !strings.Contains(string(out), `"type":"result"`) || !strings.Contains(string(out), `"status":"built"`) {
 		t.Fatalf("%s cell %d: the log is not the build's JSON lines:\n%s", target, index, out)
 	}
-	f, err := matrix.Load(filepath.Join(dir, "matrix.yaml"))
+	f, err := matrix.Load(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -544,4 +550,195 @@ func TestMatrixKeepsForeignIndexFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// matrixCommands are the subcommands that read a matrix file, each with what it needs besides
+// the file; all of them check the file the same way (loadMatrix).
+func matrixCommands(dir string) []struct {
+	name string
+	args func(file string) []string
+} {
+	return []struct {
+		name string
+		args func(file string) []string
+	}{
+		{"list", func(file string) []string { return []string{"matrix", "list", file} }},
+		{"build", func(file string) []string {
+			return []string{"matrix", "build", file, "--backend", "sim", "--sim-speed", "1000"}
+		}},
+		{"cell", func(file string) []string {
+			return []string{"matrix", "cell", file, "--index", "0", "--backend", "sim", "--sim-speed", "1000"}
+		}},
+		{"emit k8s", func(file string) []string { return []string{"matrix", "emit", "k8s", file} }},
+		{"emit slurm", func(file string) []string { return []string{"matrix", "emit", "slurm", file} }},
+		{"emit triton", func(file string) []string {
+			return []string{"matrix", "emit", "triton", file, "--model", "convnet", "--precision", "fp16", "-o", filepath.Join(dir, "repo")}
+		}},
+	}
+}
+
+// wantRefused checks that a run exited 2 with one line on stderr containing each of want.
+func wantRefused(t *testing.T, r result, want ...string) {
+	t.Helper()
+	if r.code != 2 || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+		t.Fatalf("exit %d, stderr %q; want exit 2 and one line", r.code, r.stderr)
+	}
+	for _, w := range want {
+		if !strings.Contains(r.stderr, w) {
+			t.Fatalf("stderr %q lacks %q", r.stderr, w)
+		}
+	}
+}
+
+// assertNothingWritten checks that a refused run left the matrix folder as matrixDir made it.
+func assertNothingWritten(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() != "models" && e.Name() != "matrix.yaml" {
+			t.Fatalf("a refused run wrote %s", e.Name())
+		}
+	}
+}
+
+// TestMatrixReservedBuildFlags: build_flags may not set what trtbuild sets per cell in any
+// spelling the build accepts: trtexec's camelCase, capitals, a value after "=", a shorthand.
+// (--FP16 used to build the "fp32" cell in FP16, and --Trace wrote outside the output folder.)
+func TestMatrixReservedBuildFlags(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	dir := matrixDir(t)
+	file := filepath.Join(dir, "matrix.yaml")
+	outside := filepath.Join(t.TempDir(), "trace.jsonl")
+	for _, tc := range []struct{ flags, want string }{
+		{`[--fp16]`, "--fp16 is"},
+		{`[--FP16]`, "--fp16 is"},
+		{`[--Fp16]`, "--fp16 is"},
+		{`[--fp16=true]`, "--fp16 is"},
+		{`[--fp16=false]`, "--fp16 is"},
+		{`[--opt-level, "4", --BF16]`, "--bf16 is"},
+		{`[--Int8]`, "--int8 is"},
+		{`[--FP8]`, "--fp8 is"},
+		{`[--best]`, "--best is"},
+		{`[--trace, ` + outside + `]`, "--trace is"},
+		{`[--Trace, ` + outside + `]`, "--trace is"},
+		{`[--trace=` + outside + `]`, "--trace is"},
+		{`[--saveEngine, x.engine]`, "--save-engine (-o) is"},
+		{`[--SaveEngine=x.engine]`, "--save-engine (-o) is"},
+		{`[-o, x.engine]`, "--save-engine (-o) is"},
+		{`[-o=x.engine]`, "--save-engine (-o) is"},
+		{`[-ox.engine]`, "--save-engine (-o) is"},
+		{`[-vo, x.engine]`, "--save-engine (-o) is"},
+		{`[--onnx, models/convnet.onnx]`, "--onnx is"},
+		{`[--minShapes, "images:1x3x64x64"]`, "--min-shapes is"},
+		{`[--Shapes, "images:1x3x64x64"]`, "--shapes is"},
+		{`[--profile, "0"]`, "--profile is"},
+		{`[--Report, r.json]`, "--report is"},
+		{`[--device, "1"]`, "--device is"},
+		{`[--Backend, tensorrt]`, "--backend is"},
+		{`[--progress, json]`, "--progress is"},
+		{`[--engineCache, c]`, "--engine-cache is"},
+		{`[--engine-cache-size, 1G]`, "--engine-cache-size is"},
+		{`[--sim-speed, "1"]`, "--sim-speed is"},
+		{`[--FP16, --Trace, x]`, "--fp16, --trace are"},
+	} {
+		t.Run(tc.flags, func(t *testing.T) {
+			writeMatrix(t, dir, testMatrix+"build_flags: "+tc.flags+"\n")
+			r := trtbuild(t, nil, "matrix", "build", file, "--backend", "sim", "--sim-speed", "1000")
+			wantRefused(t, r, tc.want, "set per cell by trtbuild")
+			assertNothingWritten(t, dir)
+			if _, err := os.Stat(outside); err == nil {
+				t.Fatal("the build wrote a trace outside the matrix folder")
+			}
+		})
+	}
+	// Flags trtbuild does not set pass in every spelling the build accepts.
+	writeMatrix(t, dir, testMatrix+`build_flags: [--builderOptimizationLevel=4, --Workspace, 1G, -v, --noTF32, --timing-cache, t.cache]`+"\n")
+	if r := trtbuild(t, nil, "matrix", "list", file); r.code != 0 || !strings.Contains(r.stdout, "--fp16 --builderOptimizationLevel=4 --Workspace 1G -v --noTF32") {
+		t.Fatalf("matrix list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestMatrixBuildFlagsCheckedByEveryCommand: every subcommand that reads the matrix file
+// refuses the build_flags that matrix build refuses, with the same one line and exit 2, before
+// it writes anything: emit does not hand a cluster the jobs of a matrix that cannot build.
+func TestMatrixBuildFlagsCheckedByEveryCommand(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	dir := matrixDir(t)
+	file := filepath.Join(dir, "matrix.yaml")
+	for _, tc := range []struct{ flags, want string }{
+		{`[--FP16]`, "--fp16 is set per cell"},
+		{`[--opt-level, "9"]`, `invalid argument "9" for "--opt-level" flag: use 0 to 5; check build_flags`},
+		{`[--frobnicate]`, "unknown flag: --frobnicate; check build_flags"},
+		{`[--workspace]`, "flag needs an argument: --workspace; check build_flags"},
+		{`[--opt-level, "4", other.onnx]`, `"other.onnx" is not a flag`},
+		{`["--"]`, `"--" would make the flags trtbuild adds per cell arguments`},
+	} {
+		for _, c := range matrixCommands(dir) {
+			t.Run(c.name+" "+tc.flags, func(t *testing.T) {
+				writeMatrix(t, dir, testMatrix+"build_flags: "+tc.flags+"\n")
+				r := trtbuild(t, nil, c.args(file)...)
+				wantRefused(t, r, "build_flags: ", tc.want)
+				assertNothingWritten(t, dir)
+			})
+		}
+	}
+}
+
+// TestEmitDashFileName: a matrix file named -x.yaml is passed to every emitted command so that
+// it cannot be read as an option: the Slurm script, run as Slurm would with a trtbuild
+// stand-in, passes ./-x.yaml, and that command builds the task's cell; a pod's command names
+// the file by its absolute path in the volume.
+func TestEmitDashFileName(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	dir := matrixDir(t)
+	const name = "-x.yaml"
+	if err := os.Rename(filepath.Join(dir, "matrix.yaml"), filepath.Join(dir, name)); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, name)
+	bin := t.TempDir()
+	record := filepath.Join(bin, "args")
+	fake := filepath.Join(bin, "trtbuild")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > "+record+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := trtbuild(t, nil, "matrix", "emit", "slurm", file, "--trtbuild", fake); r.code != 0 {
+		t.Fatalf("emit slurm: %d %s", r.code, r.stderr)
+	}
+	cmd := exec.Command("bash", filepath.Join(dir, "trtbuild-l4.sbatch"))
+	cmd.Env = append(testEnv(t), "SLURM_ARRAY_TASK_ID=1", "SLURM_SUBMIT_DIR="+dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("running the script: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(args) < 3 || args[0] != "matrix" || args[1] != "cell" || args[2] != "./"+name {
+		t.Fatalf("the script ran trtbuild %q; want the file passed as ./%s", args, name)
+	}
+	runPodOf(t, dir, name, "l4", 1, append(args, "--backend", "sim", "--sim-speed", "1000"))
+
+	r := trtbuild(t, nil, "matrix", "emit", "k8s", file)
+	if r.code != 0 {
+		t.Fatalf("emit k8s: %d %s", r.code, r.stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(r.stdout), &job); err != nil {
+		t.Fatal(err)
+	}
+	podArgs := job.Spec.Template.Spec.Containers[0].Args
+	if len(podArgs) < 3 || podArgs[2] != matrix.MountPath+"/"+name {
+		t.Fatalf("the pod runs trtbuild %q; want the file as %s/%s", podArgs, matrix.MountPath, name)
+	}
+	var local []string
+	for _, a := range podArgs {
+		a = strings.ReplaceAll(a, "$(JOB_COMPLETION_INDEX)", "4")
+		local = append(local, strings.Replace(a, matrix.MountPath+"/", dir+"/", 1))
+	}
+	runPodOf(t, dir, name, "l4", 4, append(local, "--backend", "sim", "--sim-speed", "1000"))
 }

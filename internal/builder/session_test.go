@@ -91,13 +91,11 @@ func fakeWorker(mode string) {
 // recorder is a renderer that keeps notices and the result.
 type recorder struct {
 	mu      sync.Mutex
-	began   time.Time
 	notices []progress.Notice
-	first   time.Duration // from Begin to the first notice
 	res     progress.Result
 }
 
-func (r *recorder) Begin(progress.View)     { r.mu.Lock(); r.began = time.Now(); r.mu.Unlock() }
+func (r *recorder) Begin(progress.View)     {}
 func (r *recorder) Handle([]progress.Event) {}
 func (r *recorder) Tick(time.Time)          {}
 func (r *recorder) End(res progress.Result) error {
@@ -108,9 +106,6 @@ func (r *recorder) End(res progress.Result) error {
 }
 func (r *recorder) Notice(n progress.Notice) {
 	r.mu.Lock()
-	if len(r.notices) == 0 {
-		r.first = time.Since(r.began)
-	}
 	r.notices = append(r.notices, n)
 	r.mu.Unlock()
 }
@@ -125,7 +120,12 @@ func (r *recorder) text() string {
 	return b.String()
 }
 
-func run(t *testing.T, mode string, cfg Config) (progress.Result, error, *recorder, time.Duration) {
+// hung is how long a session may run before the test gives up on it and cancels it (through
+// Config.Stop), so that a budget that never fires fails the test instead of hanging it. It
+// only stops a hung test: every build here ends within seconds.
+const hung = 2 * time.Minute
+
+func run(t *testing.T, mode string, cfg Config) (progress.Result, error, *recorder) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -136,31 +136,36 @@ func run(t *testing.T, mode string, cfg Config) (progress.Result, error, *record
 	cfg.Worker.Env = append(os.Environ(), "TRTBUILD_FAKE_WORKER="+mode)
 	cfg.Engine = filepath.Join(t.TempDir(), "m.engine")
 	cfg.NewRenderer = func(progress.Controls) progress.Renderer { return rec }
-	start := time.Now()
+	stop := make(chan struct{})
+	safety := time.AfterFunc(hung, func() { close(stop) })
+	defer safety.Stop()
+	cfg.Stop = stop
+	cfg.CancelMessage = "The test stopped the build: it ran for " + hung.String()
 	res, err := Run(cfg)
-	return res, err, rec, time.Since(start)
+	return res, err, rec
 }
 
 var runningFor = regexp.MustCompile(`running for ([0-9.]+)s\)`)
 
+// TestBudgets ends builds of a fake worker with each time budget. Each case waits for what
+// proves the budget worked (the build's status and notices), never for a bound on how long it
+// took: the worker runs for ever, or for a minute, unless the budget ends it.
 func TestBudgets(t *testing.T) {
 	tests := []struct {
 		name       string
 		mode       string
 		cfg        Config
 		status     progress.Status
-		message    []string      // in the notices and the result's error
-		minRunning float64       // the phase named must have run at least this long, in seconds
-		within     time.Duration // the whole build
-		noticeBy   time.Duration // the budget's notice, from the start of the session
+		message    []string // in the notices and the result's error
+		minRunning float64  // the phase named must have run at least this long, in seconds
 	}{
 		{
 			name: "timeout while progressing", mode: "steady",
-			cfg:    Config{Timeout: 400 * time.Millisecond},
+			// The budget has its own timer, and does not wait for the renderer's tick: with the
+			// tick an hour away, the timeout still ends a build that would otherwise run for
+			// ever. How long the stage ran depends on how fast the worker started: not checked.
+			cfg:    Config{Timeout: 400 * time.Millisecond, Tick: time.Hour},
 			status: progress.StatusTimedOut, message: []string{"Build exceeded --timeout 400ms in \"", "build exceeded --timeout 400ms in \""},
-			// The budget has its own timer: it must not wait for the one-second tick. How long
-			// the stage ran depends on how fast the worker started: not checked.
-			within: 5 * time.Second, noticeBy: 900 * time.Millisecond,
 		},
 		{
 			name: "stall", mode: "silent",
@@ -169,32 +174,26 @@ func TestBudgets(t *testing.T) {
 			// Measured up to now, not up to the last event, which came at the start: a phase
 			// open through a silence of 500ms has run for at least that long, however the
 			// machine schedules the processes.
-			minRunning: 0.5, within: 2 * time.Second,
+			minRunning: 0.5,
 		},
 		{
 			name: "steady progress is no stall", mode: "finish",
-			// The stall window is crossed several times over while steps keep arriving.
+			// The build (150 steps 20ms apart) outlasts the stall window while steps keep
+			// arriving; it ends built, not stalled.
 			cfg:    Config{StallTimeout: 2 * time.Second, Timeout: 30 * time.Second},
-			status: progress.StatusBuilt, within: 10 * time.Second,
+			status: progress.StatusBuilt,
 		},
 		{
 			name: "kill after a budget when the builder ignores cancel", mode: "deaf",
 			cfg:    Config{Timeout: 300 * time.Millisecond, KillAfter: 400 * time.Millisecond},
 			status: progress.StatusTimedOut, message: []string{"Build exceeded --timeout 300ms", "did not stop within --kill-after 400ms"},
-			within: 3 * time.Second,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err, rec, took := run(t, tt.mode, tt.cfg)
+			res, err, rec := run(t, tt.mode, tt.cfg)
 			if res.Status != tt.status {
 				t.Fatalf("status %q (error %q), want %q; notices:\n%s", res.Status, res.Error, tt.status, rec.text())
-			}
-			if took > tt.within {
-				t.Errorf("the build took %v, want under %v", took, tt.within)
-			}
-			if tt.noticeBy > 0 && rec.first > tt.noticeBy {
-				t.Errorf("the budget's notice came %v after the start, want under %v", rec.first, tt.noticeBy)
 			}
 			if tt.status == progress.StatusBuilt {
 				if err != nil {

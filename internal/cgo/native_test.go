@@ -916,13 +916,23 @@ func TestLifecycle(t *testing.T) {
 		events = append(events, batch...)
 	}
 	checkEvents(t, events)
-	// After done, Drain keeps saying so at once.
-	start := time.Now()
-	if evs, done, _, err := b.Drain(nil, time.Second); err != nil || !done || len(evs) != 0 {
-		t.Errorf("Drain after done: %d events, done %v, %v", len(evs), done, err)
-	}
-	if time.Since(start) > 500*time.Millisecond {
-		t.Errorf("Drain after done waited %v", time.Since(start))
+	// After done, Drain keeps saying so at once: with an hour to wait, it returns done, which
+	// it could not if it waited for its timeout (the test would give up after a minute).
+	drained := make(chan error, 1)
+	go func() {
+		evs, done, _, err := b.Drain(nil, time.Hour)
+		if err == nil && (!done || len(evs) != 0) {
+			err = fmt.Errorf("%d events, done %v", len(evs), done)
+		}
+		drained <- err
+	}()
+	select {
+	case err := <-drained:
+		if err != nil {
+			t.Errorf("Drain after done: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("Drain after done waited for its timeout (an hour) instead of saying done")
 	}
 	if c, err := ownCache(t, b); err != nil || !bytes.HasPrefix(c, []byte(cacheMagic)) {
 		t.Errorf("TimingCache: %q, %v", c, err)
@@ -968,21 +978,26 @@ func TestConcurrentDrainRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	// Nothing runs, so this Drain waits its full timeout while the second one is tried.
-	first := make(chan error)
+	// Nothing runs, so this Drain waits, for as long as the test may take, while the second one
+	// is tried; then the build runs, and its first events end the first Drain.
+	first := make(chan error, 1)
 	go func() {
-		_, _, _, err := b.Drain(nil, 300*time.Millisecond)
+		_, _, _, err := b.Drain(nil, time.Minute)
 		first <- err
 	}()
-	deadline := time.Now().Add(5 * time.Second)
 	for !b.draining.Load() {
-		if time.Now().After(deadline) {
-			t.Fatal("the first Drain never started")
+		select {
+		case err := <-first:
+			t.Fatalf("the first Drain returned before the second was tried: %v", err)
+		default:
 		}
 		time.Sleep(time.Millisecond)
 	}
 	_, _, _, err = b.Drain(nil, 0)
 	asError(t, err, CodeState)
+	if _, err := b.Run(); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
 	if err := <-first; err != nil {
 		t.Fatalf("first Drain: %v", err)
 	}

@@ -80,7 +80,7 @@ func (f *File) K8sJobs(o K8sOptions) ([]*batchv1.Job, error) {
 	if !filepath.IsLocal(inVolume) {
 		return nil, fmt.Errorf("the matrix file's path in the volume, %q, must be relative to the volume", inVolume)
 	}
-	file := path.Join(MountPath, filepath.ToSlash(inVolume))
+	file := fileArg(path.Join(MountPath, filepath.ToSlash(inVolume)))
 	var jobs []*batchv1.Job
 	for _, t := range f.Targets {
 		cells, _ := f.TargetCells(t.Name)
@@ -228,8 +228,18 @@ func (f *File) SlurmScript(target string, o SlurmOptions) (string, error) {
 	b.WriteString("set -euo pipefail\n")
 	b.WriteString("cd \"${SLURM_SUBMIT_DIR:-.}\"\n")
 	fmt.Fprintf(&b, "exec %s matrix cell %s --target %s --index \"${%s:?not run as a Slurm array task}\" --progress json\n",
-		shellQuote(o.Trtbuild), shellQuote(filepath.Base(f.Path)), t.Name, ArrayEnv)
+		shellQuote(o.Trtbuild), shellQuote(fileArg(filepath.Base(f.Path))), t.Name, ArrayEnv)
 	return b.String(), nil
+}
+
+// fileArg is the matrix file as the argument of an emitted command: a name that starts with a
+// dash (-x.yaml) would be read as an option, so it is given as ./-x.yaml. The path of a pod's
+// file is absolute (below MountPath) and stays as it is.
+func fileArg(p string) string {
+	if strings.HasPrefix(p, "-") {
+		return "./" + p
+	}
+	return p
 }
 
 // shellQuote quotes s for a POSIX shell.

@@ -11,12 +11,17 @@ package matrix
 import (
 	"errors"
 	"fmt"
-	"os"
+	"io"
+	"io/fs"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // FormatVersion is the matrix file format version this package reads.
@@ -34,7 +39,8 @@ type File struct {
 	Profiles []Profile `json:"profiles,omitempty"`
 	// Targets are the GPU types to build for.
 	Targets []Target `json:"targets"`
-	// BuildFlags are added to every cell's build, e.g. ["--opt-level", "4", "--workspace", "4G"].
+	// BuildFlags are added to every cell's build, e.g. ["--opt-level", "4", "--workspace", "4G"]:
+	// any build flag but the ReservedFlags, which trtbuild sets per cell.
 	BuildFlags []string `json:"build_flags,omitempty"`
 	// Output is the folder for engines, manifests, reports, the index and the HTML page,
 	// relative to the matrix file; default "engines".
@@ -158,23 +164,62 @@ var (
 	gresRE      = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 )
 
-// reservedFlags are set by trtbuild per cell, never by build_flags.
-var reservedFlags = []string{"-o", "--save-engine", "--saveEngine", "--onnx", "--backend", "--engine-cache", "--progress",
-	"--fp16", "--bf16", "--int8", "--fp8", "--shapes", "--min-shapes", "--opt-shapes", "--max-shapes", "--profile",
-	"--minShapes", "--optShapes", "--maxShapes", "--report", "--trace", "--device"}
+// ReservedFlags are the build flags trtbuild sets per cell (Cell.Flags, and the output, model,
+// backend, cache, report and device of the cell's build), by the names the build defines them
+// under: a matrix's build_flags may not set them in any spelling. The build command checks
+// build_flags against this list once it has parsed them with its own flag set, which resolves
+// every spelling it accepts (--FP16, --saveEngine, -o, --fp16=false) to these names.
+var ReservedFlags = []string{"save-engine", "onnx", "backend", "progress", "engine-cache", "engine-cache-size",
+	"fp16", "bf16", "int8", "fp8", "best", "shapes", "min-shapes", "opt-shapes", "max-shapes", "profile",
+	"report", "trace", "device", "sim-speed"}
 
-// Load reads and checks a matrix file. Unknown fields are errors, so a typo is not ignored.
+// Reserved reports whether the build flag named name (as the build defines it) is set per cell.
+func Reserved(name string) bool { return slices.Contains(ReservedFlags, name) }
+
+// MaxFileSize bounds a matrix file: a matrix lists models, precisions, profiles and targets,
+// which take kilobytes; anything near this size is not a matrix file, and is not read whole.
+const MaxFileSize = 16 << 20
+
+// ErrTooLarge is the error of Load for a file larger than MaxFileSize.
+var ErrTooLarge = errors.New("larger than 16 MiB")
+
+// Load reads and checks a matrix file. The file is opened as every input is
+// (internal/regfile: never blocking on a FIFO, regular files only) and read up to
+// MaxFileSize. Errors opening it are *fs.PathError or *regfile.NotRegularError, a file too
+// large wraps ErrTooLarge, and unknown fields are errors, so a typo is not ignored.
 func Load(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading matrix file: %w", err)
+		return nil, err
 	}
 	f, err := Parse(data)
 	if err != nil {
-		return nil, fmt.Errorf("matrix file %s: %w", path, err)
+		return nil, fmt.Errorf("matrix file %s: %w", pathtext.Q(path), err)
 	}
 	f.Path, f.Dir = path, filepath.Dir(path)
 	return f, nil
+}
+
+// readFile reads a regular file of at most MaxFileSize bytes.
+func readFile(path string) ([]byte, error) {
+	fh, st, err := regfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	tooLarge := fmt.Errorf("matrix file %s is %w", pathtext.Q(path), ErrTooLarge)
+	if st.Size() > MaxFileSize {
+		return nil, tooLarge
+	}
+	// The size said is checked, and the read bounded too: a file may grow while it is read.
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFileSize+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if len(data) > MaxFileSize {
+		return nil, tooLarge
+	}
+	return data, nil
 }
 
 // Parse decodes and checks a matrix file's content.
@@ -281,14 +326,8 @@ func (f *File) check() error {
 			return fmt.Errorf("targets[%d] (%s): gres %q: give Slurm's GPU type", i, t.Name, t.Gres)
 		}
 	}
-	for _, flag := range f.BuildFlags {
-		name, _, _ := strings.Cut(flag, "=")
-		for _, r := range reservedFlags {
-			if name == r {
-				return fmt.Errorf("build_flags: %s is set per cell by trtbuild; use precisions, profiles or targets instead", name)
-			}
-		}
-	}
+	// build_flags are checked by the build command, which parses them with its flag set
+	// (see ReservedFlags).
 	return nil
 }
 

@@ -92,8 +92,6 @@ func TestParseErrors(t *testing.T) {
 		{"bad gpu label", strings.Replace(good, "gpu: Tesla-T4", "gpu: Tesla T4", 1), "nvidia.com/gpu.product"},
 		{"bad mig", strings.Replace(good, "gpu: Tesla-T4", "gpu: Tesla-T4, mig: big", 1), "MIG profile"},
 		{"unknown profile", strings.Replace(good, "{path: m.onnx}", "{path: m.onnx, profiles: [b1]}", 1), `profile "b1"`},
-		{"reserved build flag", good + "build_flags: [--fp16]\n", "set per cell"},
-		{"reserved output flag", good + "build_flags: [-o=x]\n", "set per cell"},
 		{"two models one name", strings.Replace(good, "[{path: m.onnx}]", "[{path: m.onnx}, {path: x/m.onnx}]", 1), "named"},
 		{"not yaml", "\t:::", "not a valid matrix file"},
 	}
@@ -218,6 +216,37 @@ func TestSlurm(t *testing.T) {
 	}
 	if _, err := f.SlurmScript("h100", SlurmOptions{Partition: "gpu; rm -rf /"}); err == nil {
 		t.Error("a partition with shell characters was written into the script")
+	}
+}
+
+// TestFileArg: a matrix file whose name starts with a dash is passed to the emitted commands
+// so that it cannot be read as an option, in the Slurm script and in the Jobs.
+func TestFileArg(t *testing.T) {
+	for _, tc := range []struct{ path, inVolume, slurm, pod string }{ // slurm: as the script quotes it
+		{"matrix.yaml", "", "matrix.yaml", "/matrix/matrix.yaml"},
+		{"-x.yaml", "", "./-x.yaml", "/matrix/-x.yaml"},
+		{filepath.Join("some", "-x.yaml"), "", "./-x.yaml", "/matrix/-x.yaml"},
+		{"--index=3.yaml", "", "'./--index=3.yaml'", "/matrix/--index=3.yaml"},
+		{"m.yaml", "-sub/m.yaml", "m.yaml", "/matrix/-sub/m.yaml"},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			f := load(t)
+			f.Path = tc.path
+			s, err := f.SlurmScript("h100", SlurmOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "exec trtbuild matrix cell " + tc.slurm + " --target h100 "; !strings.Contains(s, want) {
+				t.Errorf("the script lacks %q:\n%s", want, s)
+			}
+			jobs, err := f.K8sJobs(K8sOptions{Image: "i", Claim: "c", FileInVolume: tc.inVolume})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := jobs[0].Spec.Template.Spec.Containers[0].Args[2]; got != tc.pod {
+				t.Errorf("the pod's file argument is %q, want %q", got, tc.pod)
+			}
+		})
 	}
 }
 
