@@ -152,3 +152,71 @@ func TestConvertReadOnlyFolder(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want 2 and a hint", code, errOut.String())
 	}
 }
+
+// TestReportReadOnlyFolderRefusedFirst: --report into a folder that cannot be written is
+// refused before the build, as --trace is (exit 2, nothing built). As root the command runs
+// as nobody (setpriv), since root writes anywhere.
+func TestReportReadOnlyFolderRefusedFirst(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders
+	var prefix []string
+	if os.Geteuid() == 0 {
+		setpriv, err := exec.LookPath("setpriv")
+		if err != nil {
+			t.Skip("as root this needs setpriv to run as another user")
+		}
+		prefix = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
+	}
+	dir, err := os.MkdirTemp("", "trtbuild-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755); os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "convnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "m.onnx")
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.MkdirTemp("", "trtbuild-out-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(out) })
+	os.Chmod(out, 0o777)
+	args := append(prefix, binary, "--backend", "sim", "--no-timing-cache", model, "-o", filepath.Join(out, "m.engine"), "--report", filepath.Join(ro, "r.json"))
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + out, "TERM=dumb"}
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	err = cmd.Run()
+	code := 0
+	if e, ok := err.(*exec.ExitError); ok {
+		code = e.ExitCode()
+	}
+	if code != 2 || !strings.Contains(errOut.String(), "--report") {
+		t.Fatalf("exit %d, stderr %q; want 2 naming --report", code, errOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "m.engine")); err == nil {
+		t.Fatal("the build ran")
+	}
+}
+
+// TestMissingTMPDIRNamed: -o /dev/null writes through a temporary file in $TMPDIR; a TMPDIR
+// that does not exist is named as the problem, not /dev/null.
+func TestMissingTMPDIRNamed(t *testing.T) {
+	t.Parallel() // a real subprocess
+	model := repoModel(t, "convnet.onnx")
+	r := trtbuild(t, []string{"TMPDIR=" + filepath.Join(t.TempDir(), "gone")}, "--backend", "sim", "--no-timing-cache", model, "-o", "/dev/null")
+	if r.code != 2 || !strings.Contains(r.stderr, "set TMPDIR to a writable folder") {
+		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
