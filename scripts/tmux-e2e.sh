@@ -7,6 +7,7 @@
 #   2. a builder that ignores the cancel: the second Ctrl-C stops the worker; same checks.
 #   3. SIGHUP (a closed SSH session) cancels: exit 129, the terminal sane.
 #   4. SIGQUIT stops at once: exit 131, no goroutine dump, the terminal sane.
+#   5. Ctrl-C on `matrix build`: exit 130, the index written, the terminal sane.
 # Needs tmux. Usage: scripts/tmux-e2e.sh [path/to/trtbuild]  (default: build it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -139,5 +140,21 @@ finish 131
 if history | grep -q "goroutine "; then
 	fail "a goroutine dump reached the terminal"
 fi
+
+echo "tmux-e2e: run 5: Ctrl-C on matrix build cancels its cell, writes the index, restores the terminal"
+mkdir -p "$work/mx/models"
+cp "$model" "$work/mx/models/convnet.onnx"
+printf 'version: 1\nmodels:\n  - path: models/convnet.onnx\nprecisions: [fp32, fp16]\ntargets:\n  - name: l4\n    gpu: NVIDIA-L4\n    compute_capability: "8.9"\n' >"$work/mx/matrix.yaml"
+t kill-server 2>/dev/null || true
+rm -rf "$work/rc" "$work/stty" "$work/cache"
+t -f /dev/null new-session -d -s e2e -x "$width" -y "$height" \
+	"env -u NO_COLOR -u TRTBUILD_PROGRESS LANG=C.UTF-8 XDG_CACHE_HOME='$work/cache' bash --norc --noprofile"
+t set-option -t e2e window-size manual
+t send-keys -t e2e "clear; '$bin' matrix build '$work/mx/matrix.yaml' --backend sim --sim-speed 1; echo \$? >'$work/rc'; stty -a >'$work/stty'" Enter
+wait_for "Measuring tactic time" 30
+t send-keys -t e2e C-c
+finish 130
+[ -s "$work/mx/engines/index.json" ] || fail "matrix build wrote no index.json after Ctrl-C"
+grep -q '"skipped"' "$work/mx/engines/index.json" || fail "the cell after the cancelled one was not left out"
 
 echo "tmux-e2e: ok"

@@ -534,3 +534,72 @@ func TestPlantedCacheLockDegrades(t *testing.T) {
 		})
 	}
 }
+
+// TestSignalWhileHashingTheModel: with --engine-cache the key is computed before the build,
+// hashing every weight; a signal while a large model is hashed ends the command at once, with
+// its exit code and nothing written.
+func TestSignalWhileHashingTheModel(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders
+	dir := t.TempDir()
+	const size = 4 << 30 // sparse: hashing it reads 4 GiB of zeros, seconds on any machine
+	data := filepath.Join(dir, "w.bin")
+	f, err := os.Create(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		t.Skipf("no sparse 4 GiB file here: %v", err)
+	}
+	f.Close()
+	w := testmodels.External("w", []int64{size / 4}, "w.bin", 0, size)
+	g := &onnxpb.GraphProto{
+		Name:        "g",
+		Node:        []*onnxpb.NodeProto{testmodels.Node("add", "Add", []string{"x", "w"}, []string{"y"})},
+		Initializer: []*onnxpb.TensorProto{w},
+		Input:       []*onnxpb.ValueInfoProto{testmodels.Value("x", onnxpb.TensorProto_FLOAT, size/4)},
+		Output:      []*onnxpb.ValueInfoProto{testmodels.Value("y", onnxpb.TensorProto_FLOAT, size/4)},
+	}
+	b, err := proto.Marshal(testmodels.Model(g))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(dir, "big.onnx")
+	if err := os.WriteFile(model, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "--backend", "sim", "--progress", "plain", model, "--engine-cache", filepath.Join(dir, "cache"))
+	cmd.Env = testEnv(t)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Hashing has started once the process has the data file open.
+	for !hasOpen(cmd.Process.Pid, data) {
+		if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid)); err != nil || strings.Contains(string(st), ") Z ") {
+			t.Fatalf("the build ended before it hashed the model:\n%s", errOut.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, 2*time.Minute); code != 130 || !strings.Contains(errOut.String(), "during the engine cache lookup; nothing was built") {
+		t.Fatalf("exit %d, want 130 during the lookup\nstderr: %s", code, errOut.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "big.engine")); err == nil {
+		t.Fatal("an engine was written")
+	}
+}
+
+// hasOpen reports whether process pid has path open.
+func hasOpen(pid int, path string) bool {
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		if target, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); target == path {
+			return true
+		}
+	}
+	return false
+}
