@@ -109,19 +109,40 @@ func TestMatrixCellAsPID1(t *testing.T) {
 	}
 }
 
+// asNobody is the command prefix that runs trtbuild as the user nobody when the tests run as
+// root, who writes to read-only folders; nothing otherwise. The test is skipped where root
+// cannot change its user.
+func asNobody(t *testing.T) []string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("as root this needs setpriv to run as another user")
+	}
+	return []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
+}
+
+// exitOf runs cmd and returns its exit status.
+func exitOf(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	err := cmd.Run()
+	if e, ok := err.(*exec.ExitError); ok {
+		return e.ExitCode()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return 0
+}
+
 // TestConvertReadOnlyFolder: convert -o into a folder that cannot be written is bad input,
 // found before the conversion: exit 2. Root writes anywhere, so as root the command runs as
 // nobody (setpriv).
 func TestConvertReadOnlyFolder(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders
-	var prefix []string
-	if os.Geteuid() == 0 {
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			t.Skip("as root this needs setpriv to run as another user")
-		}
-		prefix = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
-	}
+	prefix := asNobody(t)
 	dir, err := os.MkdirTemp("", "trtbuild-ro-")
 	if err != nil {
 		t.Fatal(err)
@@ -143,11 +164,7 @@ func TestConvertReadOnlyFolder(t *testing.T) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "TERM=dumb"}
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
-	err = cmd.Run()
-	code := 0
-	if e, ok := err.(*exec.ExitError); ok {
-		code = e.ExitCode()
-	}
+	code := exitOf(t, cmd)
 	if code != 2 || !strings.Contains(errOut.String(), "choose a writable folder") {
 		t.Fatalf("exit %d, stderr %q; want 2 and a hint", code, errOut.String())
 	}
@@ -158,14 +175,7 @@ func TestConvertReadOnlyFolder(t *testing.T) {
 // as nobody (setpriv), since root writes anywhere.
 func TestReportReadOnlyFolderRefusedFirst(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders
-	var prefix []string
-	if os.Geteuid() == 0 {
-		setpriv, err := exec.LookPath("setpriv")
-		if err != nil {
-			t.Skip("as root this needs setpriv to run as another user")
-		}
-		prefix = []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
-	}
+	prefix := asNobody(t)
 	dir, err := os.MkdirTemp("", "trtbuild-ro-")
 	if err != nil {
 		t.Fatal(err)
@@ -197,11 +207,7 @@ func TestReportReadOnlyFolderRefusedFirst(t *testing.T) {
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + out, "TERM=dumb"}
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
-	err = cmd.Run()
-	code := 0
-	if e, ok := err.(*exec.ExitError); ok {
-		code = e.ExitCode()
-	}
+	code := exitOf(t, cmd)
 	if code != 2 || !strings.Contains(errOut.String(), "--report") {
 		t.Fatalf("exit %d, stderr %q; want 2 naming --report", code, errOut.String())
 	}

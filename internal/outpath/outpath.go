@@ -154,31 +154,42 @@ func Inspect(path string) (Target, error) {
 	}
 	// The folder's own links are resolved too, so that two spellings of one file compare
 	// equal and the temporary file lands where the rename can reach.
-	dir, err := filepath.EvalSymlinks(filepath.Dir(cur))
+	err := t.place(filepath.Dir(cur), filepath.Base(cur))
+	return t, err
+}
+
+// place resolves the folder parent (its links followed) and fills in t's Final, the folder's
+// info, and the Kind and Info of the name base in it, without following a link there.
+func (t *Target) place(parent, base string) error {
+	dir, err := filepath.EvalSymlinks(parent)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return t, fmt.Errorf("the folder %s does not exist; create it first", pathtext.Q(filepath.Dir(cur)))
+			return fmt.Errorf("the folder %s does not exist; create it first", pathtext.Q(parent))
 		}
-		return t, err
-	}
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return t, fmt.Errorf("%s is not a folder", pathtext.Q(filepath.Dir(cur)))
+		return err
 	}
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	t.dirInfo, _ = os.Stat(dir)
-	t.Final = filepath.Join(dir, filepath.Base(cur))
-	st, err := os.Lstat(t.Final)
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a folder", pathtext.Q(parent))
+	}
+	t.dirInfo = st
+	t.Final = filepath.Join(dir, base)
+	fi, err := os.Lstat(t.Final)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		t.Kind = Missing
 	case err != nil:
-		return t, err
+		return err
 	default:
-		t.Kind, t.Info = KindOf(st.Mode()), st
+		t.Kind, t.Info = KindOf(fi.Mode()), fi
 	}
-	return t, nil
+	return nil
 }
 
 // InspectOwn is Inspect for a file trtbuild names on its own: the folder's links are resolved,
@@ -186,36 +197,10 @@ func Inspect(path string) (Target, error) {
 // refuses.
 func InspectOwn(path string) (Target, error) {
 	t := Target{Path: path}
-	parent := filepath.Dir(path)
-	dir, err := filepath.EvalSymlinks(parent)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return t, fmt.Errorf("the folder %s does not exist; create it first", pathtext.Q(parent))
-		}
+	if err := t.place(filepath.Dir(path), filepath.Base(path)); err != nil {
 		return t, err
 	}
-	if abs, err := filepath.Abs(dir); err == nil {
-		dir = abs
-	}
-	st, err := os.Stat(dir)
-	if err != nil {
-		return t, err
-	}
-	if !st.IsDir() {
-		return t, fmt.Errorf("%s is not a folder", pathtext.Q(parent))
-	}
-	t.dirInfo = st
-	t.Final = filepath.Join(dir, filepath.Base(path))
-	fi, err := os.Lstat(t.Final)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		t.Kind = Missing
-	case err != nil:
-		return t, err
-	default:
-		t.Kind, t.Info = KindOf(fi.Mode()), fi
-		t.Link = t.Kind == Symlink
-	}
+	t.Link = t.Kind == Symlink
 	return t, nil
 }
 
