@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/worker"
@@ -46,7 +47,7 @@ func run(args []string, s *streams) int {
 	cmd := newRootCmd(s)
 	cmd.SetArgs(args)
 	ran, err := cmd.ExecuteC()
-	if err == nil && ran != cmd && ran.Name() != worker.Subcommand {
+	if err == nil && !streamsProgress(cmd, ran) {
 		// A command whose output is its result (key, version, engine inspect, matrix list …)
 		// that could not write it has failed: a full disk must not leave an empty key.txt with
 		// exit 0. A build's progress is not its result: the build goes on (internal/outstream).
@@ -96,6 +97,17 @@ func escapeControls(s string) string {
 }
 
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+
+// streamsProgress reports whether ran is one of the commands whose stdout is progress (a
+// build, a matrix build or cell, a replay, the worker) rather than their result: a failed
+// write of progress does not fail them (internal/outstream).
+func streamsProgress(root, ran *cobra.Command) bool {
+	switch strings.TrimPrefix(ran.CommandPath(), root.Name()) {
+	case "", " replay", " " + worker.Subcommand, " matrix build", " matrix cell":
+		return true
+	}
+	return false
+}
 
 // stdoutErrors remembers the first error writing stdout.
 type stdoutErrors struct {

@@ -267,7 +267,11 @@ func buildRun(s *streams, o *buildOptions, args []string) (err error) {
 	keyed, hit, err := engineCacheLookup(ctl.ctx, s, o, mode, req, info, files, outs)
 	defer keyed.close()
 	streamed = hit
-	if stop := ctl.end("during the engine cache lookup; nothing was built"); stop != nil {
+	when := "during the engine cache lookup; nothing was built"
+	if hit {
+		when = fmt.Sprintf("as the engine was copied from the engine cache; the engine %s is in place", q(engine))
+	}
+	if stop := ctl.end(when); stop != nil {
 		return stop
 	}
 	if err != nil || hit {
@@ -304,16 +308,28 @@ func buildRun(s *streams, o *buildOptions, args []string) (err error) {
 		KillAfter:    o.killAfter,
 		Tick:         tickFor(mode),
 	})
-	outs.finish(s.Err, sigs)
+	late := outs.finish(s.Err, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
 		ctl := watchCacheWork(sigs, began, o.timeout)
+		if late != nil {
+			ctl.cancel(errors.New(signalName(late))) // the manifest, but no store: the user asked to stop
+		}
 		keyed.afterBuild(ctl.ctx, s, res, files)
-		if stop := ctl.end(fmt.Sprintf("while the manifest was written and the engine stored in the engine cache; the engine %s is built", q(engine))); stop != nil {
+		when := "while the manifest was written"
+		if keyed != nil && keyed.cache != nil {
+			when += " and the engine stored in the engine cache"
+		}
+		when += fmt.Sprintf("; the engine %s is built", q(engine))
+		if stop := ctl.end(when); stop != nil {
 			err = stop
+		} else if late != nil {
+			err = signalError(late, fmt.Sprintf("after the build; the engine %s is built", q(engine)))
 		}
 	}
 	if stdout != nil {
-		drain(stdout, s.Err, sigs)
+		if sig := drain(stdout, s.Err, sigs); sig != nil && err == nil {
+			err = signalError(sig, fmt.Sprintf("while the progress output was written; the engine %s is built", q(engine)))
+		}
 	}
 	if err != nil && !onTerminal {
 		// The outcome went to a pipe or nowhere: say it on stderr as well, unless it is a
@@ -350,20 +366,37 @@ func refusalResult(err error) progress.Result {
 const outputStall = 5 * time.Second
 
 // drain waits for the progress output to reach stdout: until it did, the reader stopped
-// reading for outputStall, or a signal came.
-func drain(w *outstream.Writer, errOut io.Writer, sigs <-chan os.Signal) {
-	stop := make(chan struct{})
+// reading for outputStall, or a signal came; that signal is returned, for the caller to answer.
+func drain(w *outstream.Writer, errOut io.Writer, sigs <-chan os.Signal) os.Signal {
+	stop, end := stopOnSignal(sigs)
+	n, err := w.Close(outputStall, stop)
+	late := end()
+	if n > 0 && err == nil {
+		fmt.Fprintf(errOut, "trtbuild: %d bytes of progress output were not written: stdout is not being read\n", n)
+	}
+	return late
+}
+
+// stopOnSignal watches sigs until end is called: stop is closed when a signal comes, and end
+// returns that signal (nil if none came), so that it is answered, not lost.
+func stopOnSignal(sigs <-chan os.Signal) (stop <-chan struct{}, end func() os.Signal) {
+	stopped := make(chan struct{})
 	done := make(chan struct{})
-	defer close(done)
+	var got os.Signal
+	finished := make(chan struct{})
 	go func() {
+		defer close(finished)
 		select {
-		case <-sigs:
-			close(stop)
+		case sig := <-sigs:
+			got = sig
+			close(stopped)
 		case <-done:
 		}
 	}()
-	if n, err := w.Close(outputStall, stop); n > 0 && err == nil {
-		fmt.Fprintf(errOut, "trtbuild: %d bytes of progress output were not written: stdout is not being read\n", n)
+	return stopped, func() os.Signal {
+		close(done)
+		<-finished
+		return got
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -144,6 +145,9 @@ func engineCacheLookup(ctx context.Context, s *streams, o *buildOptions, mode tu
 		}
 		return k, false, nil
 	}
+	if ctx.Err() != nil {
+		return k, false, nil // a signal or the budget came during the copy: nothing is put in place
+	}
 	if err := k.serve(ctx, s.Err, files, look); err != nil {
 		return k, false, exitcode.Wrap(exitcode.Failed, err)
 	}
@@ -165,8 +169,8 @@ func engineCacheLookup(ctx context.Context, s *streams, o *buildOptions, mode tu
 		j := tui.NewJSON(s.Out, nil)
 		j.Begin(progress.NewState(info, start))
 		j.Handle(hit)
-		if err := j.End(res); err != nil {
-			return k, true, exitcode.Wrap(exitcode.OK, fmt.Errorf("the engine was copied, but writing progress failed: %w", err))
+		if err := j.End(res); err != nil && !errors.Is(err, syscall.EPIPE) {
+			return k, true, exitcode.Wrap(exitcode.OK, fmt.Errorf("the engine was copied, but writing progress failed: %v", err))
 		}
 	case tui.ModeQuiet:
 	default:
@@ -251,9 +255,13 @@ func (k *keyedBuild) afterBuild(ctx context.Context, s *streams, res progress.Re
 	}
 	if k.ready != nil {
 		select {
-		case <-k.ready:
-		case <-ctx.Done():
-			return // the caller reports the signal or budget
+		case <-k.ready: // ready: the manifest is written even when ctx has ended
+		default:
+			select {
+			case <-k.ready:
+			case <-ctx.Done():
+				return // the caller reports the signal or budget
+			}
 		}
 	}
 	if k.err != nil {

@@ -19,8 +19,9 @@ import (
 // The engine and its manifest go in place together: the engine is hashed before it has a
 // name (no other process can reach it then, so the hash, the manifest and the engine cache
 // describe what the build wrote), and both renames happen under a lock of the engine's folder.
-// A build that commits the same -o meanwhile waits; whichever engine is at -o in the end has
-// its own manifest beside it, or none, never another's.
+// A build that commits the same -o meanwhile waits (at most outpath.FolderLockWait, then the
+// commit goes on); whichever engine is at -o in the end has its own manifest beside it, or
+// none, never another's. With --no-manifest an old manifest is left as it is.
 type buildFiles struct {
 	engine *outpath.Pending
 	// manifest is ENGINE.json, a file trtbuild names itself; nil with --no-manifest or for an
@@ -78,10 +79,7 @@ func (f *buildFiles) commitEngine(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the engine back: %w", err)
 	}
-	unlock, err := f.folder.Lock()
-	if err != nil {
-		return err
-	}
+	unlock, _ := f.folder.Lock() // not had: another process holds it; commit all the same
 	defer unlock()
 	if err := f.engine.CloseAtomicallyReplace(); err != nil {
 		return err
@@ -103,10 +101,7 @@ func (f *buildFiles) putManifest(m *manifest.Manifest) (bool, error) {
 		return false, fmt.Errorf("encoding the manifest: %w", err)
 	}
 	path := f.manifest.Target().Path
-	unlock, err := f.folder.Lock()
-	if err != nil {
-		return false, err
-	}
+	unlock, _ := f.folder.Lock() // not had: another process holds it; the check below still holds
 	defer unlock()
 	if !f.folder.Holds(filepath.Base(f.engine.Target().Final), f.built) {
 		return false, nil

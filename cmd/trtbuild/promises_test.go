@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -224,5 +225,52 @@ func TestMissingTMPDIRNamed(t *testing.T) {
 	r := trtbuild(t, []string{"TMPDIR=" + filepath.Join(t.TempDir(), "gone")}, "--backend", "sim", "--no-timing-cache", model, "-o", "/dev/null")
 	if r.code != 2 || !strings.Contains(r.stderr, "set TMPDIR to a writable folder") {
 		t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestHeldOutputFolderDoesNotHang: another process holding a lock on the output folder (any
+// user who can read a shared folder can) delays the commit at most outpath.FolderLockWait:
+// the build ends, its engine and manifest in place and agreeing.
+func TestHeldOutputFolderDoesNotHang(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders
+	model := repoModel(t, "convnet.onnx")
+	dir := filepath.Dir(model)
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := syscall.Flock(int(d.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	engine := filepath.Join(dir, "m.engine")
+	simBuild(t, model, "-o", engine)
+	if r := trtbuild(t, nil, "engine", "inspect", engine); r.code != 0 {
+		t.Fatalf("engine and manifest after a held folder lock: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestProgressToFullStdoutIsNotAFailure: for the commands whose stdout is progress (a build,
+// matrix build), a full stdout stops the progress, not the work: exit 0.
+func TestProgressToFullStdoutIsNotAFailure(t *testing.T) {
+	t.Parallel() // real subprocesses
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full here")
+	}
+	defer full.Close()
+	dir := matrixDir(t)
+	for _, args := range [][]string{
+		{"--backend", "sim", "--sim-speed", "1000", "--progress", "plain", repoModel(t, "convnet.onnx")},
+		{"matrix", "build", filepath.Join(dir, "matrix.yaml"), "--backend", "sim", "--sim-speed", "1000", "--progress", "plain"},
+	} {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = testEnv(t)
+		cmd.Stdout = full
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		if code := exitOf(t, cmd); code != 0 {
+			t.Errorf("%v with a full stdout: exit %d\n%s", args, code, errOut.String())
+		}
 	}
 }

@@ -92,21 +92,17 @@ func (o *outputs) wrap(r progress.Renderer) progress.Renderer {
 
 // finish puts the trace in place and writes the report. Problems are warnings on errOut: the
 // build's outcome stands. A trace that never received the build (it failed to start) is
-// dropped, and an old file at its path stays. A signal stops waiting for a slow --trace reader.
-func (o *outputs) finish(errOut io.Writer, sigs <-chan os.Signal) {
+// dropped, and an old file at its path stays. A signal stops waiting for a slow --trace reader
+// (a FIFO or a device; a file never waits): it is returned, for the caller to answer.
+func (o *outputs) finish(errOut io.Writer, sigs <-chan os.Signal) (late os.Signal) {
 	o.done = true
 	if o.trace != nil {
-		stop := make(chan struct{})
-		finished := make(chan struct{})
-		go func() {
-			select {
-			case <-sigs:
-				close(stop)
-			case <-finished:
-			}
-		}()
+		if o.trace.ToFile() {
+			sigs = nil
+		}
+		stop, end := stopOnSignal(sigs)
 		n, err := o.traceOut.Close(outputStall, stop)
-		close(finished)
+		late = end()
 		switch {
 		case !o.began:
 			o.trace.Cleanup() //nolint:errcheck // nothing was recorded
@@ -124,6 +120,7 @@ func (o *outputs) finish(errOut io.Writer, sigs <-chan os.Signal) {
 			fmt.Fprintf(errOut, "trtbuild: warning: no report written: %v\n", err)
 		}
 	}
+	return late
 }
 
 // writeReport renders the report into its pending file and puts it in place.

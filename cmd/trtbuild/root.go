@@ -45,8 +45,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 	cmd.SetOut(s.Out)
 	cmd.SetErr(s.Err)
 	cmd.PersistentPreRunE = func(c *cobra.Command, args []string) error {
-		switch strings.TrimPrefix(c.CommandPath(), cmd.Name()) {
-		case "", " replay", " " + worker.Subcommand, " matrix build", " matrix cell":
+		if streamsProgress(cmd, c) {
 			return nil // they cancel on signals themselves
 		}
 		return exitOnSignal(s)

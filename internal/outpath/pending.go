@@ -235,19 +235,27 @@ func (p *Pending) Folder() (*Folder, error) {
 	return &Folder{f: os.NewFile(uintptr(fd), p.dir.Name())}, nil
 }
 
+// FolderLockWait bounds how long Lock waits: the folder may be one other users can read (and
+// so lock), and a commit must not hang on them.
+const FolderLockWait = 5 * time.Second
+
 // Lock takes an exclusive flock(2) on the folder, and returns its release. Other trtbuild
-// processes committing into the same folder wait; nothing else is blocked.
-func (d *Folder) Lock() (unlock func(), err error) {
+// processes committing into the same folder wait; nothing else is blocked. held is false when
+// the lock could not be had within FolderLockWait (someone else holds it): the caller goes on
+// without it.
+func (d *Folder) Lock() (unlock func(), held bool) {
+	fd := int(d.f.Fd())
+	deadline := time.Now().Add(FolderLockWait)
 	for {
-		err = unix.Flock(int(d.f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
+		err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { unix.Flock(fd, unix.LOCK_UN) }, true //nolint:errcheck // closing releases it too
 		}
+		if (err != unix.EWOULDBLOCK && err != unix.EINTR) || time.Now().After(deadline) {
+			return func() {}, false
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("locking the folder %s: %w", pathtext.Q(d.f.Name()), err)
-	}
-	return func() { unix.Flock(int(d.f.Fd()), unix.LOCK_UN) }, nil //nolint:errcheck // closing releases it too
 }
 
 // Holds reports whether name in the folder is the file f (not a link to it).
@@ -571,6 +579,10 @@ func OpenStream(t Target) (*Stream, error) {
 	}
 	return nil, fmt.Errorf("%s %s", pathtext.Q(t.Path), t.Refusal(LiveStream))
 }
+
+// ToFile reports whether the stream goes to a file put in place by Commit (its writes never
+// wait for a reader), rather than to a device or FIFO.
+func (s *Stream) ToFile() bool { return s.pending != nil }
 
 // Commit ends the stream: a file is put in place (see Pending.CloseAtomicallyReplace), a
 // device or FIFO closed.
