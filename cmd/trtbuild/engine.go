@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -306,28 +305,6 @@ func (k *keyedBuild) afterBuild(ctx context.Context, s *streams, res progress.Re
 	}
 }
 
-// hashReaderAt is the "sha256:" hash of the first size bytes of f, read with ReadAt.
-func hashReaderAt(ctx context.Context, f io.ReaderAt, size int64) (string, error) {
-	h := sha256.New()
-	buf := make([]byte, 1<<20)
-	for off := int64(0); off < size; {
-		if err := ctx.Err(); err != nil {
-			return "", context.Cause(ctx)
-		}
-		n := int64(len(buf))
-		if size-off < n {
-			n = size - off
-		}
-		r, err := f.ReadAt(buf[:n], off)
-		h.Write(buf[:r])
-		off += int64(r)
-		if err != nil && !(errors.Is(err, io.EOF) && off == size) {
-			return "", err
-		}
-	}
-	return fmt.Sprintf("sha256:%x", h.Sum(nil)), nil
-}
-
 func newEngineCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "engine",
@@ -440,7 +417,7 @@ func inspectEngine(path string) (*engineReport, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("cannot read engine %s: %v", q(path), unwrapPathError(err))
 	}
-	sum, err := hashReaderAt(context.Background(), f, st.Size())
+	sum, err := buildkey.HashReader(context.Background(), io.NewSectionReader(f, 0, st.Size()))
 	if err != nil {
 		return nil, exitcode.Usagef("cannot read engine %s: %v", q(path), unwrapPathError(err))
 	}

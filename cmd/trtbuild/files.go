@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/outpath"
@@ -74,7 +76,7 @@ func (f *buildFiles) commitEngine(ctx context.Context) error {
 	st, err := f.built.Stat()
 	if err == nil {
 		f.size = st.Size()
-		f.sum, err = hashReaderAt(ctx, f.built, f.size)
+		f.sum, err = buildkey.HashReader(ctx, io.NewSectionReader(f.built, 0, f.size))
 	}
 	if err != nil {
 		return fmt.Errorf("reading the engine back: %w", err)

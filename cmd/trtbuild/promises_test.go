@@ -125,6 +125,29 @@ func asNobody(t *testing.T) []string {
 	return []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"}
 }
 
+// modelForNobody makes a folder outside the tests' private 0700 ones, readable by every user,
+// holding a copy of the bundled convnet model, for a trtbuild run as nobody (asNobody).
+func modelForNobody(t *testing.T) (dir, model string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "trtbuild-ro-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(dir, 0o755); os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "convnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model = filepath.Join(dir, "m.onnx")
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, model
+}
+
 // exitOf runs cmd and returns its exit status.
 func exitOf(t *testing.T, cmd *exec.Cmd) int {
 	t.Helper()
@@ -144,19 +167,7 @@ func exitOf(t *testing.T, cmd *exec.Cmd) int {
 func TestConvertReadOnlyFolder(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders
 	prefix := asNobody(t)
-	dir, err := os.MkdirTemp("", "trtbuild-ro-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(dir, 0o755); os.RemoveAll(dir) })
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "convnet.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := filepath.Join(dir, "m.onnx")
-	if err := os.WriteFile(model, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, model := modelForNobody(t)
 	if err := os.Chmod(dir, 0o555); err != nil {
 		t.Fatal(err)
 	}
@@ -177,22 +188,7 @@ func TestConvertReadOnlyFolder(t *testing.T) {
 func TestReportReadOnlyFolderRefusedFirst(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders
 	prefix := asNobody(t)
-	dir, err := os.MkdirTemp("", "trtbuild-ro-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.Chmod(dir, 0o755); os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "convnet.onnx"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := filepath.Join(dir, "m.onnx")
-	if err := os.WriteFile(model, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, model := modelForNobody(t)
 	ro := filepath.Join(dir, "ro")
 	if err := os.Mkdir(ro, 0o555); err != nil {
 		t.Fatal(err)

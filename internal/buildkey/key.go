@@ -11,9 +11,11 @@
 package buildkey
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"io"
 	"path/filepath"
 	"sort"
@@ -197,9 +199,28 @@ func HashFile(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("sha256:%x", h.Sum(nil)), nil
+	return HashReader(context.Background(), f)
 }
+
+// HashReader is HashFile for what r holds; it stops with ctx's cause when ctx ends (a signal,
+// a time budget), looking at it between chunks of 1 MiB.
+func HashReader(ctx context.Context, r io.Reader) (string, error) {
+	h := sha256.New()
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return "", context.Cause(ctx)
+		}
+		n, err := r.Read(buf)
+		h.Write(buf[:n])
+		if err == io.EOF {
+			return Sum(h), nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+}
+
+// Sum formats a finished SHA-256 as the project writes hashes: "sha256:" and hex digits.
+func Sum(h hash.Hash) string { return fmt.Sprintf("sha256:%x", h.Sum(nil)) }

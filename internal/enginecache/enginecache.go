@@ -358,7 +358,7 @@ func copyVerified(ctx context.Context, dst io.Writer, engine *os.File, want mani
 	if n != want.Bytes {
 		return n, &entryFault{why: fmt.Sprintf("its engine has %d bytes, its manifest says %d", n, want.Bytes)}, nil
 	}
-	if got := fmt.Sprintf("sha256:%x", h.Sum(nil)); got != want.SHA256 {
+	if got := buildkey.Sum(h); got != want.SHA256 {
 		return n, &entryFault{why: "its engine's SHA-256 differs from its manifest's (the entry is corrupt)"}, nil
 	}
 	return n, nil, nil
@@ -478,7 +478,7 @@ func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []by
 	if err := writeAt(ctx, dir, EngineName, io.TeeReader(io.NewSectionReader(e.File, 0, e.Bytes), h), perm); err != nil {
 		return fmt.Errorf("copying the engine into the cache: %w", err)
 	}
-	if got := fmt.Sprintf("sha256:%x", h.Sum(nil)); got != e.SHA256 {
+	if got := buildkey.Sum(h); got != e.SHA256 {
 		// The file changed after the build hashed it (another user can write it?): store
 		// nothing rather than an engine its manifest does not describe.
 		return errors.New("the engine changed after it was built (its SHA-256 differs); nothing was stored")
