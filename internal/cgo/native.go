@@ -251,6 +251,10 @@ type SimOptions struct {
 	// that node is timed, unless the node's name or op type is in KeepFP32.
 	FP16FailNode string
 	KeepFP32     []string
+	// HoldAfter, when positive, stops the builder once that many tactics are measured: every
+	// thread then waits, reporting nothing, until a cancel comes. It stands for a builder stuck
+	// in one long step and gives tests a point to cancel at that does not race the builder.
+	HoldAfter int
 }
 
 // Options is everything a build needs. NewBuild copies it; nothing of it is kept but PlanFile.
@@ -722,6 +726,7 @@ func (s *SimOptions) toC(mem *cmem) (*C.trtb_sim_options, error) {
 		{"sim tactics", s.Tactics, &c.tactics},
 		{"sim iterations", s.Iterations, &c.iterations},
 		{"sim layer count", s.NbLayers, &c.nb_layers},
+		{"sim hold-after count", s.HoldAfter, &c.hold_after},
 	}
 	for _, f := range ints {
 		if *f.dst, err = toInt32(f.what, f.v); err != nil {

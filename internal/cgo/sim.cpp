@@ -89,6 +89,9 @@ constexpr int32_t kMaxLayers = 1 << 24;
 // dropped (see RunState::step).
 constexpr int64_t kFloodFullPauseNs = 50'000;
 
+// kHoldPollNs is how often a thread held by hold_after looks for a cancel.
+constexpr int64_t kHoldPollNs = 1'000'000;
+
 using CacheKey = std::pair<std::string, int32_t>;
 
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -483,6 +486,7 @@ struct Config {
     int64_t silent_ns = 0;
     int64_t long_step_ns = 0;
     bool ignore_cancel = false;
+    int32_t hold_after = 0;
     uint64_t seed = 0;
     bool flood = false;
     bool skip_finish_on_stop = false;
@@ -614,6 +618,7 @@ struct RunState {
     std::atomic<bool> stop{false};       // some thread failed or honoured a cancel
     std::atomic<bool> cancelled{false};  // a thread honoured a cancel
     std::atomic<bool> long_step_taken{false};
+    std::atomic<int32_t> measured{0};  // tactics whose every measuring step ran
     std::atomic<int32_t> next_layer{0};
     std::atomic<uint64_t> hits{0};
     std::atomic<uint64_t> misses{0};
@@ -1261,6 +1266,11 @@ bool SimBuild::time_layer(RunState& rs, int32_t index) {
 
 bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer,
                        const std::string& sig, int32_t tactic) {
+    if (cfg_.hold_after > 0 && rs.measured.load() >= cfg_.hold_after) {
+        while (!rs.build.cancel_requested() && !rs.stop.load()) {
+            sleep_ns(kHoldPollNs);
+        }
+    }
     Phase phase(rs, kPhaseMeasure, &find, cfg_.iterations, &layer);
     if (phase.failed()) {
         return false;
@@ -1282,6 +1292,7 @@ bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer
         }
     }
     phase.finish();
+    rs.measured.fetch_add(1);
     const uint64_t ns = tactic_time(cfg_.seed, sig, tactic);
     if (rs.cache_in != nullptr) {
         std::lock_guard<std::mutex> lock(rs.mu);
@@ -1394,6 +1405,10 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& o, trtb_status* status
         c.early_phase = str_or_empty(s.early_phase);
         c.abort_phase = str_or_empty(s.abort_phase);
         c.ignore_cancel = s.ignore_cancel != 0;
+        if (s.hold_after < 0) {
+            return invalid(status, format("sim hold-after count %d is negative: use 0 (never) or more", s.hold_after));
+        }
+        c.hold_after = s.hold_after;
         c.seed = s.seed;
         c.flood = s.flood != 0;
         c.skip_finish_on_stop = s.skip_finish_on_stop != 0;

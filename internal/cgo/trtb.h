@@ -179,7 +179,11 @@ typedef struct trtb_sim_options {
                                    op type is in keep_fp32 (NULL: never) */
     const char *const *keep_fp32; /* node names or op types kept in float32 */
     int32_t nb_keep_fp32;
-    int32_t reserved;
+    int32_t hold_after;         /* once this many tactics are measured (all threads together),
+                                   every thread waits, reporting nothing, until a cancel comes
+                                   before it measures another: a builder stalled in one long
+                                   kernel compile, and a fixed point for tests to cancel at
+                                   (0: never) */
 } trtb_sim_options;
 
 /* Data types, for I/O formats and layer precisions; trtexec's names in the comments. */
