@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -27,7 +28,7 @@ type streams struct {
 	Getenv  func(string) string
 	// Signals receives SIGINT and SIGTERM from the start of main (see earlySignals); nil in
 	// tests that call run directly, where each command installs its own handling.
-	Signals chan os.Signal
+	Signals <-chan os.Signal
 }
 
 func newStreams() *streams {
@@ -65,38 +66,11 @@ func run(args []string, s *streams) int {
 	return int(code)
 }
 
-// oneLine keeps an error message on one line, with no control bytes: a file name in it cannot
-// start a new line or a terminal escape sequence.
-func oneLine(err error) string {
-	msg := err.Error()
-	var e *exitcode.Error
-	if errors.As(err, &e) {
-		msg = e.Err.Error()
-	}
-	return strings.Join(strings.Fields(escapeControls(msg)), " ")
-}
+// oneLine keeps an error message on one line, with no control bytes (exitcode.OneLine).
+func oneLine(err error) string { return exitcode.OneLine(err) }
 
-// escapeControls writes control bytes other than space-like ones as \xNN escapes; tabs and
-// newlines become spaces.
-func escapeControls(s string) string {
-	if !strings.ContainsFunc(s, isControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t' || r == '\r':
-			b.WriteByte(' ')
-		case isControl(r):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-func isControl(r rune) bool { return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) }
+// escapeControls makes a message safe on one line of output (pathtext.Line).
+func escapeControls(s string) string { return pathtext.Line(s) }
 
 // streamsProgress reports whether ran is one of the commands whose stdout is progress (a
 // build, a matrix build or cell, a replay, the worker) rather than their result: a failed
@@ -135,5 +109,8 @@ func (o *stdoutErrors) failed() error {
 	if o.err == nil || errors.Is(o.err, syscall.EPIPE) {
 		return o.err
 	}
-	return exitcode.Wrap(exitcode.Failed, fmt.Errorf("writing the output to stdout: %v", unwrapSyscall(o.err)))
+	return exitcode.Wrap(exitcode.Failed, fmt.Errorf("writing the output to stdout: %v", exitcode.SyscallCause(o.err)))
 }
+
+// q quotes a file name for a message (internal/pathtext).
+func q(name string) string { return pathtext.Q(name) }

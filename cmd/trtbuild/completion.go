@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/preflight"
 	"github.com/trtbuild/trtbuild/internal/shapes"
@@ -19,7 +20,7 @@ import (
 // the command line (with example dimensions after "NAME:").
 
 // addCompletions registers the completion functions of the build command's arguments and flags.
-func addCompletions(cmd *cobra.Command, o *buildOptions) {
+func addCompletions(cmd *cobra.Command, o *buildFlags) {
 	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) > 0 || o.onnx != "" {
 			return nil, cobra.ShellCompDirectiveNoFileComp // one model only
@@ -36,7 +37,7 @@ func addCompletions(cmd *cobra.Command, o *buildOptions) {
 		"profiling-verbosity":   trtexec.ProfilingVerbosities,
 		"precision-constraints": trtexec.PrecisionConstraints,
 		"opt-level":             {"0", "1", "2", "3", "4", "5"},
-		"sim-scenario":          simScenarioNames(),
+		"sim-scenario":          builder.SimScenarioNames(),
 	}
 	for name, values := range choices {
 		_ = cmd.RegisterFlagCompletionFunc(name, func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
@@ -63,7 +64,7 @@ func addCompletions(cmd *cobra.Command, o *buildOptions) {
 	_ = cmd.RegisterFlagCompletionFunc("input-io-formats", listCompletion(formats))
 	_ = cmd.RegisterFlagCompletionFunc("output-io-formats", listCompletion(formats))
 	var pools []string
-	for _, p := range memPoolNames {
+	for _, p := range builder.MemPoolNames {
 		pools = append(pools, p+":")
 	}
 	_ = cmd.RegisterFlagCompletionFunc("mem-pool-size", listCompletion(pools))
@@ -136,7 +137,7 @@ func listCompletion(choices []string) cobra.CompletionFunc {
 // shapeCompletions completes one entry of a shape flag from the model on the command line:
 // "NAME:" for the inputs not yet in the list, and after "NAME:" the example dimensions the
 // missing-shapes error would suggest for this flag.
-func shapeCompletions(o *buildOptions, args []string, kind shapeKind, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func shapeCompletions(o *buildFlags, args []string, kind shapeKind, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	none := cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 	model := o.onnx
 	if len(args) > 0 {

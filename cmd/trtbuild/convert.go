@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/convert"
 	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
@@ -104,17 +105,17 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
 		return exitcode.Usagef("-o %s: the folder %s does not exist; create it first", q(out), q(filepath.Dir(out)))
 	}
-	if err := checkInputFile("model", in); err != nil {
+	if err := builder.CheckInput("model", in); err != nil {
 		return err
 	}
-	target, err := inspectOutput("-o", out, outpath.WholeFile)
+	target, err := builder.InspectOutput("-o", out, outpath.WholeFile)
 	if err != nil {
 		return err
 	}
 	// A folder the output cannot be written in is found now, before the conversion, as every
 	// output of a build is: an unnamed trial file, gone when closed.
 	if probe, err := outpath.Create(target); err != nil {
-		return exitcode.Usagef("cannot write -o %s: %v; choose a writable folder", q(out), unwrapPathError(err))
+		return exitcode.Usagef("cannot write -o %s: %v; choose a writable folder", q(out), exitcode.PathCause(err))
 	} else {
 		probe.Cleanup() //nolint:errcheck // nothing was named
 	}

@@ -2,17 +2,14 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/spf13/pflag"
-
-	"github.com/trtbuild/trtbuild/internal/exitcode"
-	"github.com/trtbuild/trtbuild/internal/trtexec"
-	"github.com/trtbuild/trtbuild/internal/worker"
+	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // trtexecNames maps trtexec's flag spellings to trtbuild's, so a trtexec command line can be
@@ -57,87 +54,6 @@ func kebab(name string) string {
 	return b.String()
 }
 
-// parseSize reads a memory size: a number with an optional unit B, K/KiB, M/MiB, G/GiB, T/TiB
-// (base 2, case-insensitive). A bare number is MiB, as in trtexec's --memPoolSize. Zero is
-// refused unless allowZero.
-func parseSize(s string, allowZero bool) (uint64, error) {
-	t := strings.TrimSpace(s)
-	if t == "" {
-		return 0, fmt.Errorf("the size is empty: write a number with a unit, like 512M or 4G")
-	}
-	i := 0
-	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
-		i++
-	}
-	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || num == "" {
-		return 0, fmt.Errorf("%q is not a size: write a number with a unit, like 512M or 4G", s)
-	}
-	mult := map[string]float64{
-		"": 1 << 20, "b": 1,
-		"k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10,
-		"m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
-		"g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30,
-		"t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40,
-	}[unit]
-	if mult == 0 {
-		return 0, fmt.Errorf("%q has an unknown unit %q: use B, K, M, G or T (base 2)", s, t[i:])
-	}
-	bytes := v * mult
-	switch {
-	case bytes == 0 && allowZero:
-		return 0, nil
-	case bytes < 1:
-		return 0, fmt.Errorf("%q is too small: give at least 1 byte, like 512M or 4G (leave the flag out for TensorRT's default)", s)
-	case bytes >= math.MaxUint64/2 || math.IsInf(bytes, 0):
-		return 0, fmt.Errorf("%q is too large: give at most 8 EiB, like 512M or 4G", s)
-	}
-	return uint64(bytes), nil
-}
-
-// memPoolNames are trtexec's --memPoolSize pools: the workspace and the others by trtexec's name.
-var memPoolNames = []string{"workspace", "tacticSharedMem", "dlaSRAM", "dlaLocalDRAM", "dlaGlobalDRAM"}
-
-// parseMemPoolSize reads trtexec's --memPoolSize=workspace:1024,tacticSharedMem:1K,… and
-// returns the workspace (0 when not given) and the other pools' sizes in bytes.
-func parseMemPoolSize(s string) (workspace uint64, pools map[string]uint64, err error) {
-	seen := map[string]bool{}
-	for _, part := range strings.Split(s, ",") {
-		pool, size, ok := strings.Cut(part, ":")
-		pool = strings.TrimSpace(pool)
-		if !ok {
-			return 0, nil, fmt.Errorf("--memPoolSize %q: write POOL:SIZE, like workspace:4G or tacticSharedMem:1K", part)
-		}
-		canon := ""
-		for _, n := range memPoolNames {
-			if strings.EqualFold(n, pool) {
-				canon = n
-			}
-		}
-		if canon == "" {
-			return 0, nil, fmt.Errorf("--memPoolSize pool %q is unknown: use %s", pool, strings.Join(memPoolNames, ", "))
-		}
-		if seen[canon] {
-			return 0, nil, fmt.Errorf("--memPoolSize gives pool %s twice: give each pool once", canon)
-		}
-		seen[canon] = true
-		v, err := parseSize(size, canon != "workspace")
-		if err != nil {
-			return 0, nil, fmt.Errorf("--memPoolSize %s: %w", canon, err)
-		}
-		if canon == "workspace" {
-			workspace = v
-			continue
-		}
-		if pools == nil {
-			pools = map[string]uint64{}
-		}
-		pools[canon] = v
-	}
-	return workspace, pools, nil
-}
-
 // optionalInt is an integer flag whose unset state means "the builder's default"; unlike an
 // IntVar with a sentinel, --help shows no fake default.
 type optionalInt struct {
@@ -172,84 +88,18 @@ func (o *optionalInt) Set(s string) error {
 
 func (o *optionalInt) Type() string { return "int" }
 
-// trtexecFlags are trtexec's build flags that map onto one builder setting each, beyond the
-// ones trtbuild has its own names for. Their values are trtexec's syntax (package trtexec).
-type trtexecFlags struct {
-	inputFormats, outputFormats       string
-	precisionConstraints, layerPrecs  string
-	profilingVerbosity, tacticSources string
-	dlaCore                           int // -1: none
-	gpuFallback, stronglyTyped, best  bool
-}
-
-func addTrtexecFlags(f *pflag.FlagSet, t *trtexecFlags) {
-	f.StringVar(&t.inputFormats, "input-io-formats", "", "input types and formats, trtexec syntax: fp16:chw,int8:chw4+chw32 (one for all inputs, or one per input)")
-	f.StringVar(&t.outputFormats, "output-io-formats", "", "output types and formats, as --input-io-formats")
-	f.StringVar(&t.precisionConstraints, "precision-constraints", "", "TensorRT 10: prefer or obey the --layer-precisions (none: ignore them)")
-	f.StringVar(&t.layerPrecs, "layer-precisions", "", "TensorRT 10: per-layer precisions, LAYER:TYPE,… (*:fp16 for all); needs --precision-constraints")
-	f.StringVar(&t.profilingVerbosity, "profiling-verbosity", "", "layer information kept in the engine: layer_names_only, detailed or none")
-	f.StringVar(&t.tacticSources, "tactic-sources", "", "enable or disable tactic sources: -CUDNN,+CUBLAS,-JIT_CONVOLUTIONS …")
-	f.Var(newOptionalInt(&t.dlaCore, 0, 63), "use-dla-core", "build for this DLA core (with --allow-gpu-fallback for layers DLA cannot run)")
-	f.BoolVar(&t.gpuFallback, "allow-gpu-fallback", false, "with --use-dla-core: run layers DLA cannot run on the GPU")
-	f.BoolVar(&t.stronglyTyped, "strongly-typed", false, "strongly typed network: types come from the model (TensorRT 11 always; TensorRT 10: the network flag)")
-	f.BoolVar(&t.best, "best", false, "TensorRT 10: enable every precision (fp16, bf16, int8); TensorRT 11 has no weak typing and refuses it")
-}
-
-// applyTrtexecFlags checks t and copies it into req. warnings are for stderr.
-func applyTrtexecFlags(t trtexecFlags, req *worker.Request) (warnings []string, err error) {
-	if t.inputFormats != "" {
-		if req.InputFormats, err = trtexec.ParseIOFormats("--inputIOFormats", t.inputFormats); err != nil {
-			return nil, exitcode.Usagef("%v", err)
-		}
-	}
-	if t.outputFormats != "" {
-		if req.OutputFormats, err = trtexec.ParseIOFormats("--outputIOFormats", t.outputFormats); err != nil {
-			return nil, exitcode.Usagef("%v", err)
-		}
-	}
-	if t.precisionConstraints != "" {
-		if req.PrecisionConstraints, err = trtexec.ParsePrecisionConstraints(t.precisionConstraints); err != nil {
-			return nil, exitcode.Usagef("%v", err)
-		}
-	}
-	if t.layerPrecs != "" {
-		if req.LayerPrecisions, err = trtexec.ParseLayerPrecisions(t.layerPrecs); err != nil {
-			return nil, exitcode.Usagef("%v", err)
-		}
-		if req.PrecisionConstraints == "" {
-			return nil, exitcode.Usagef("--layerPrecisions has no effect without --precisionConstraints: add --precisionConstraints obey (fail where a layer cannot run in its precision) or prefer")
-		}
-	} else if req.PrecisionConstraints != "" {
-		warnings = append(warnings, fmt.Sprintf("--precisionConstraints %s without --layerPrecisions constrains only the precisions the model itself sets; add --layerPrecisions LAYER:TYPE,…", req.PrecisionConstraints))
-	}
-	if req.PrecisionConstraints != "" {
-		warnings = append(warnings, "--precisionConstraints and --layerPrecisions work on TensorRT 10 only: TensorRT 11 builds every network strongly typed, each layer in the types the model gives it, and refuses them; there, change the types in the model (trtbuild convert)")
-	}
-	if t.profilingVerbosity != "" {
-		if req.ProfilingVerbosity, err = trtexec.ParseProfilingVerbosity(t.profilingVerbosity); err != nil {
-			return nil, exitcode.Usagef("%v", err)
-		}
-	}
-	if t.tacticSources != "" {
-		if req.TacticSources, err = trtexec.ParseTacticSources(t.tacticSources); err != nil {
-			return nil, exitcode.Usagef("%v", err)
-		}
-	}
-	if t.dlaCore >= 0 {
-		core := t.dlaCore
-		req.DLACore = &core
-	} else if t.gpuFallback {
-		return nil, exitcode.Usagef("--allowGPUFallback needs --useDLACore N, the DLA core to build for; without DLA every layer runs on the GPU anyway")
-	}
-	req.GPUFallback = t.gpuFallback
-	if t.best && t.stronglyTyped {
-		return nil, exitcode.Usagef("--best and --stronglyTyped contradict each other: a strongly typed network takes its precisions from the model, --best lets TensorRT 10 choose any; give one of them")
-	}
-	req.StronglyTyped, req.Best = t.stronglyTyped, t.best
-	if t.best {
-		warnings = append(warnings, "--best enables fp16, bf16 and int8 on TensorRT 10 (weak typing, deprecated there); TensorRT 11 has no weak typing and refuses it: use --fp16 or --bf16, which convert the model, or a Q/DQ-quantized model")
-	}
-	return warnings, nil
+// addTrtexecFlags binds trtexec's build flags that map onto one builder setting each.
+func addTrtexecFlags(f *pflag.FlagSet, t *builder.Trtexec) {
+	f.StringVar(&t.InputFormats, "input-io-formats", "", "input types and formats, trtexec syntax: fp16:chw,int8:chw4+chw32 (one for all inputs, or one per input)")
+	f.StringVar(&t.OutputFormats, "output-io-formats", "", "output types and formats, as --input-io-formats")
+	f.StringVar(&t.PrecisionConstraints, "precision-constraints", "", "TensorRT 10: prefer or obey the --layer-precisions (none: ignore them)")
+	f.StringVar(&t.LayerPrecs, "layer-precisions", "", "TensorRT 10: per-layer precisions, LAYER:TYPE,… (*:fp16 for all); needs --precision-constraints")
+	f.StringVar(&t.ProfilingVerbosity, "profiling-verbosity", "", "layer information kept in the engine: layer_names_only, detailed or none")
+	f.StringVar(&t.TacticSources, "tactic-sources", "", "enable or disable tactic sources: -CUDNN,+CUBLAS,-JIT_CONVOLUTIONS …")
+	f.Var(newOptionalInt(&t.DLACore, 0, 63), "use-dla-core", "build for this DLA core (with --allow-gpu-fallback for layers DLA cannot run)")
+	f.BoolVar(&t.GPUFallback, "allow-gpu-fallback", false, "with --use-dla-core: run layers DLA cannot run on the GPU")
+	f.BoolVar(&t.StronglyTyped, "strongly-typed", false, "strongly typed network: types come from the model (TensorRT 11 always; TensorRT 10: the network flag)")
+	f.BoolVar(&t.Best, "best", false, "TensorRT 10: enable every precision (fp16, bf16, int8); TensorRT 11 has no weak typing and refuses it")
 }
 
 // durationValue is a duration flag whose errors say how to write a duration: a bare number,
@@ -283,3 +133,9 @@ func (v durationValue) Set(s string) error {
 }
 
 func (v durationValue) Type() string { return "duration" }
+
+// addTensorRTLibFlag adds --tensorrt-lib, the folder the TensorRT libraries are loaded from.
+func addTensorRTLibFlag(f *pflag.FlagSet, dir *string) {
+	f.StringVar(dir, "tensorrt-lib", "", "`DIR` holding libnvinfer.so.N, libnvonnxparser.so.N and libnvinfer_plugin.so.N (env "+
+		trt.EnvLibDir+"; default: $"+trt.EnvRoot+"/lib, then the system's library search)")
+}

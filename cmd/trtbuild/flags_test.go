@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
 )
 
 func TestParseSize(t *testing.T) {
@@ -26,45 +28,15 @@ func TestParseSize(t *testing.T) {
 		{in: "", err: "the size is empty"},
 	}
 	for _, tt := range tests {
-		got, err := parseSize(tt.in, tt.allowZero)
+		got, err := builder.ParseSize(tt.in, tt.allowZero)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("parseSize(%q): %v, want an error containing %q", tt.in, err, tt.err)
+				t.Errorf("builder.ParseSize(%q): %v, want an error containing %q", tt.in, err, tt.err)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
-		}
-	}
-}
-
-func TestParseMemPoolSize(t *testing.T) {
-	ws, pools, err := parseMemPoolSize("workspace:1G,tacticSharedMem:1K,DLASRAM:0,dlaLocalDRAM:8,dlaGlobalDRAM:1G")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ws != 1<<30 {
-		t.Errorf("workspace %d", ws)
-	}
-	want := map[string]uint64{"tacticSharedMem": 1024, "dlaSRAM": 0, "dlaLocalDRAM": 8 << 20, "dlaGlobalDRAM": 1 << 30}
-	if len(pools) != len(want) {
-		t.Errorf("pools %v, want %v", pools, want)
-	}
-	for k, v := range want {
-		if got, ok := pools[k]; !ok || got != v {
-			t.Errorf("pool %s = %d (%v), want %d", k, got, ok, v)
-		}
-	}
-	for in, wantErr := range map[string]string{
-		"workspace":                 "write POOL:SIZE",
-		"l2:1M":                     `pool "l2" is unknown: use workspace, tacticSharedMem`,
-		"workspace:0":               "--memPoolSize workspace: \"0\" is too small",
-		"tacticSharedMem:x":         "--memPoolSize tacticSharedMem: \"x\" is not a size",
-		"workspace:1G,workspace:2G": "gives pool workspace twice",
-	} {
-		if _, _, err := parseMemPoolSize(in); err == nil || !strings.Contains(err.Error(), wantErr) {
-			t.Errorf("parseMemPoolSize(%q): %v, want an error containing %q", in, err, wantErr)
+			t.Errorf("builder.ParseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
 		}
 	}
 }

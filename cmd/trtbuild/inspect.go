@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/inspect"
 	"github.com/trtbuild/trtbuild/internal/onnx"
@@ -34,7 +35,7 @@ inputs, example --min-shapes/--opt-shapes/--max-shapes flags for a build.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := args[0]
-			if err := checkInputFile("model", path); err != nil {
+			if err := builder.CheckInput("model", path); err != nil {
 				return err
 			}
 			m, err := onnx.ReadMetadata(path)

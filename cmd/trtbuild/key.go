@@ -5,15 +5,13 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/trtbuild/trtbuild/internal/buildkey"
-	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/builder"
 )
 
 // newKeyCmd returns `trtbuild key MODEL [build flags]`, which prints the build key that
 // --engine-cache would look up, and its parts.
 func newKeyCmd(s *streams) *cobra.Command {
-	o := &buildOptions{}
+	o := &buildFlags{}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "key [build flags] MODEL.onnx",
@@ -24,7 +22,7 @@ graph without its weights, the hash of the weights (external data included), the
 version when --fp16/--bf16 converts the model (TensorRT 11), TensorRT's full version with
 its build number, the GPU's name, compute capability and multiprocessor count, the
 hardware- and version-compatibility modes, every builder setting, the profiles, and the plugin
-libraries by content. The model's path is not part of the key. See docs/engine-cache.md.`, buildkey.Prefix+"…"),
+libraries by content. The model's path is not part of the key. See docs/engine-cache.md.`, builder.KeyPrefix+"…"),
 		Example: `  trtbuild key model.onnx --fp16 --shapes images:8x3x224x224
   trtbuild key --backend sim testdata/models/convnet.onnx --json`,
 		Args:          cobra.ArbitraryArgs,
@@ -40,39 +38,27 @@ libraries by content. The model's path is not part of the key. See docs/engine-c
 	return cmd
 }
 
-func keyRun(s *streams, o *buildOptions, args []string, asJSON bool) error {
-	model, err := resolveModel(o, args)
+func keyRun(s *streams, o *buildFlags, args []string, asJSON bool) error {
+	opts, err := o.options(args)
 	if err != nil {
 		return err
 	}
-	req, _, warnings, err := prepareRequest(o, model)
-	if err != nil {
-		return err
-	}
+	k, warnings, err := builder.Key(opts)
 	for _, w := range warnings {
 		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(w))
 	}
-	target, err := localTarget(req)
-	if err != nil {
-		return exitcode.Wrap(exitcode.Failed, err)
-	}
-	parts, _, err := buildkey.FromRequest(req, target)
-	if err != nil {
-		return exitcode.Usagef("%v", err)
-	}
-	key := parts.Key()
-	if asJSON {
-		enc := json.NewEncoder(s.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(struct {
-			Key   string         `json:"key"`
-			Parts buildkey.Parts `json:"parts"`
-		}{key, parts})
-	}
-	b, err := json.MarshalIndent(parts, "", "  ")
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Out, "%s\n%s\n", key, b)
+	if asJSON {
+		enc := json.NewEncoder(s.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(k)
+	}
+	b, err := json.MarshalIndent(k.Parts, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Out, "%s\n%s\n", k.Key, b)
 	return nil
 }

@@ -12,15 +12,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/trtbuild/trtbuild/internal/buildkey"
-	"github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
-	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/matrix"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/regfile"
@@ -70,34 +67,42 @@ not change is copied, not built.`,
 // every input is (internal/regfile): a FIFO, a device or a folder is refused at once, and a
 // file larger than matrix.MaxFileSize is not read.
 func loadMatrix(path string) (*matrix.File, error) {
+	f, _, err := loadMatrixBase(path)
+	return f, err
+}
+
+// loadMatrixBase is loadMatrix that also returns the builder options of the matrix's
+// build_flags, which every cell starts from.
+func loadMatrixBase(path string) (*matrix.File, builder.Options, error) {
 	f, err := matrix.Load(path)
 	var nr *regfile.NotRegularError
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, exitcode.Usagef("matrix file %s does not exist; check the path", q(path))
+		return nil, builder.Options{}, exitcode.Usagef("matrix file %s does not exist; check the path", q(path))
 	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
-		return nil, exitcode.Usagef("matrix file %s is a directory; give the .yaml file", q(path))
+		return nil, builder.Options{}, exitcode.Usagef("matrix file %s is a directory; give the .yaml file", q(path))
 	case errors.As(err, &nr):
-		return nil, exitcode.Usagef("matrix file %s is %s, not a regular file; save the matrix to a regular file and give its path", q(path), nr.Kind)
+		return nil, builder.Options{}, exitcode.Usagef("matrix file %s is %s, not a regular file; save the matrix to a regular file and give its path", q(path), nr.Kind)
 	case errors.Is(err, matrix.ErrTooLarge):
-		return nil, exitcode.Usagef("matrix file %s is larger than 16 MiB, which no matrix file is; give the matrix's .yaml file", q(path))
+		return nil, builder.Options{}, exitcode.Usagef("matrix file %s is larger than 16 MiB, which no matrix file is; give the matrix's .yaml file", q(path))
 	case errors.Is(err, fs.ErrPermission):
-		return nil, exitcode.Usagef("cannot read matrix file %s: permission denied; check its permissions", q(path))
+		return nil, builder.Options{}, exitcode.Usagef("cannot read matrix file %s: permission denied; check its permissions", q(path))
 	case errors.As(err, new(*fs.PathError)):
-		return nil, exitcode.Usagef("cannot read matrix file %s: %v", q(path), unwrapPathError(err))
+		return nil, builder.Options{}, exitcode.Usagef("cannot read matrix file %s: %v", q(path), exitcode.PathCause(err))
 	default:
-		return nil, exitcode.Usagef("%v", err)
+		return nil, builder.Options{}, exitcode.Usagef("%v", err)
 	}
-	if err := checkBuildFlags(f); err != nil {
-		return nil, err
+	base, err := checkBuildFlags(f)
+	if err != nil {
+		return nil, builder.Options{}, err
 	}
-	return f, nil
+	return f, base, nil
 }
 
 // cellFlagSet is the build's flag set, as the build command parses it (trtexec's spellings
 // included), filling o.
-func cellFlagSet(o *buildOptions) *pflag.FlagSet {
+func cellFlagSet(o *buildFlags) *pflag.FlagSet {
 	cmd := &cobra.Command{Use: "cell"}
 	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
 	addBuildFlags(cmd, o)
@@ -108,20 +113,22 @@ func cellFlagSet(o *buildOptions) *pflag.FlagSet {
 // the build's own flag set, so a flag is known by the name it resolves to, however it is
 // spelt (--FP16, --Fp16, --fp16=false, --saveEngine, -o, -vo): none may be one that trtbuild
 // sets per cell (matrix.ReservedFlags), and none may be an argument, which would be taken
-// for a model, or "--", which would turn the cell's own flags into arguments.
-func checkBuildFlags(f *matrix.File) error {
-	fl := cellFlagSet(&buildOptions{})
+// for a model, or "--", which would turn the cell's own flags into arguments. It returns the
+// options they set, which every cell's build starts from.
+func checkBuildFlags(f *matrix.File) (builder.Options, error) {
+	bf := &buildFlags{}
+	fl := cellFlagSet(bf)
 	if err := fl.Parse(f.BuildFlags); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			err = errors.New("--help is not a build flag")
 		}
-		return exitcode.Usagef("matrix file %s: build_flags: %v; check build_flags", q(f.Path), err)
+		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %v; check build_flags", q(f.Path), err)
 	}
 	if fl.ArgsLenAtDash() >= 0 {
-		return exitcode.Usagef("matrix file %s: build_flags: \"--\" would make the flags trtbuild adds per cell arguments; remove it from build_flags", q(f.Path))
+		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: \"--\" would make the flags trtbuild adds per cell arguments; remove it from build_flags", q(f.Path))
 	}
 	if args := fl.Args(); len(args) > 0 {
-		return exitcode.Usagef("matrix file %s: build_flags: %q is not a flag (or is a value without its flag); give models under models:, and each flag's value after it", q(f.Path), args[0])
+		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %q is not a flag (or is a value without its flag); give models under models:, and each flag's value after it", q(f.Path), args[0])
 	}
 	var reserved []string
 	fl.Visit(func(flag *pflag.Flag) {
@@ -138,10 +145,12 @@ func checkBuildFlags(f *matrix.File) error {
 		if len(reserved) > 1 {
 			verb = "are"
 		}
-		return exitcode.Usagef("matrix file %s: build_flags: %s %s set per cell by trtbuild (in any spelling); use precisions, profiles and targets, and the options of trtbuild matrix, instead",
+		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %s %s set per cell by trtbuild (in any spelling); use precisions, profiles and targets, and the options of trtbuild matrix, instead",
 			q(f.Path), strings.Join(reserved, ", "), verb)
 	}
-	return nil
+	base := bf.opts
+	base.Command = append([]string{"trtbuild"}, os.Args[1:]...)
+	return base, nil
 }
 
 func oneFileArg(what string) cobra.PositionalArgs {
@@ -187,7 +196,7 @@ cell's log.`,
 			if !cmd.Flags().Changed("index") {
 				return exitcode.Usagef("matrix cell needs --index N (0 to the number of cells less one; see trtbuild matrix list)")
 			}
-			f, err := loadMatrix(args[0])
+			f, base, err := loadMatrixBase(args[0])
 			if err != nil {
 				return err
 			}
@@ -195,10 +204,10 @@ cell's log.`,
 			if err != nil {
 				return exitcode.Usagef("%v", err)
 			}
-			if err := checkTargetHere(o, cell.Target, 0); err != nil {
+			if err := matrix.CheckTarget(o.backend, cell.Target, 0, base.TensorRTLib); err != nil {
 				return err
 			}
-			_, err = runCell(s, f, cell, o, 0, cell.Engine()+".report.json", nil)
+			_, err = matrix.RunCell(f, cell, o.run(s, base, nil), 0, nil, cell.Engine()+".report.json")
 			return err
 		},
 	}
@@ -206,163 +215,6 @@ cell's log.`,
 	cmd.Flags().IntVar(&o.index, "index", 0, "the cell's number (within --target when given)")
 	cmd.Flags().StringVar(&o.target, "target", "", "count --index within this target's cells")
 	return cmd
-}
-
-// checkTargetHere fails when TensorRT would build a cell on a GPU of another type than its
-// target's: the engine would be wrong for the target.
-func checkTargetHere(o *matrixOptions, t matrix.Target, device int) error {
-	if o.backend == "sim" {
-		return nil
-	}
-	if !cgo.Available(cgo.BackendTensorRT) {
-		return exitcode.Usagef("%s", errNoTensorRT)
-	}
-	v, err := cgo.Version(cgo.BackendTensorRT, device)
-	if err != nil {
-		return exitcode.Wrap(exitcode.Failed, err)
-	}
-	if got := matrix.GPULabel(v.DeviceName); got != t.GPU {
-		return exitcode.Usagef("GPU %d is %s, but target %s is %s; run the cell on its GPU type (the Jobs and scripts of 'matrix emit' select it)", device, got, t.Name, t.GPU)
-	}
-	return nil
-}
-
-// modelHashes hashes each model of a matrix run once, for all its cells; safe for the
-// workers to share.
-type modelHashes struct {
-	mu   sync.Mutex
-	done map[string]*hashOnce
-}
-
-type hashOnce struct {
-	once   sync.Once
-	hashes buildkey.ModelHashes
-	err    error
-}
-
-func (m *modelHashes) hash(model string) (buildkey.ModelHashes, error) {
-	m.mu.Lock()
-	if m.done == nil {
-		m.done = map[string]*hashOnce{}
-	}
-	h := m.done[model]
-	if h == nil {
-		h = &hashOnce{}
-		m.done[model] = h
-	}
-	m.mu.Unlock()
-	h.once.Do(func() { h.hashes, h.err = buildkey.HashModel(model) })
-	return h.hashes, h.err
-}
-
-// cellBuild returns the build options and arguments of one cell: the cell's flags and the
-// matrix's build_flags, parsed as the build command parses them.
-func cellBuild(f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string) (*buildOptions, []string, error) {
-	out := f.OutputDir()
-	engine := filepath.Join(out, cell.Engine())
-	cache := o.engineCache
-	if cache == "" {
-		cache = f.CacheDir()
-	}
-	args := append(cell.Flags(f),
-		"--onnx", cell.ModelPath(f), "-o", engine, "--backend", o.backend, "--progress", o.progress,
-		"--engine-cache", cache, "--engine-cache-size", o.engineCacheSize, "--device", strconv.Itoa(device),
-		"--sim-speed", strconv.FormatFloat(o.simSpeed, 'g', -1, 64))
-	if report != "" {
-		args = append(args, "--report", filepath.Join(out, report))
-	}
-	bo := &buildOptions{}
-	fl := cellFlagSet(bo)
-	// loadMatrix checked build_flags alone (checkBuildFlags); what is left to fail here is a
-	// profile's shapes.
-	if err := fl.Parse(args); err != nil {
-		return nil, nil, exitcode.Usagef("matrix %s, cell %s: %v; check its profile and build_flags", q(f.Path), cell.ID(), err)
-	}
-	if _, err := os.Stat(cell.ModelPath(f)); err != nil {
-		return nil, nil, exitcode.Usagef("matrix %s, model %s: %v; fix its path (relative to the matrix file)", f.Path, cell.Model.Path, unwrapPathError(err))
-	}
-	bo.ownOutputs = true
-	bo.keyTarget = &buildkey.Target{GPU: cell.Target.GPU, ComputeCapability: cell.Target.ComputeCapability, MIG: cell.Target.MIG}
-	return bo, fl.Args(), nil
-}
-
-// makeOutputDir makes the matrix's output folder: one the file names follows links, as every
-// path a user names; the default ("engines" beside the file) is trtbuild's own and follows none.
-func makeOutputDir(f *matrix.File) error {
-	var err error
-	if f.OutputDefaulted {
-		err = outpath.MkdirOwn(f.Dir, f.Output)
-	} else {
-		err = os.MkdirAll(f.OutputDir(), 0o755)
-	}
-	if err != nil {
-		return exitcode.Usagef("cannot create the output folder %s: %v", q(f.OutputDir()), unwrapPathError(err))
-	}
-	return nil
-}
-
-// makeCellDirs makes the folders a cell writes into, trtbuild's own below the output folder
-// (TARGET/MODEL), and the default engine cache folder, none of them through a link.
-func makeCellDirs(f *matrix.File, cell matrix.Cell, o *matrixOptions) error {
-	if err := makeOutputDir(f); err != nil {
-		return err
-	}
-	if err := outpath.MkdirOwn(f.OutputDir(), filepath.Dir(cell.Engine())); err != nil {
-		return exitcode.Usagef("cannot create the output folder of cell %s: %v", cell.ID(), unwrapPathError(err))
-	}
-	if o.engineCache == "" && f.CacheDefaulted {
-		if err := outpath.MkdirOwn(f.Dir, f.EngineCache); err != nil {
-			return exitcode.Usagef("cannot use the engine cache %s: %v", q(f.CacheDir()), unwrapPathError(err))
-		}
-	}
-	return nil
-}
-
-// runCell builds one cell through the normal build, and returns its index entry.
-func runCell(s *streams, f *matrix.File, cell matrix.Cell, o *matrixOptions, device int, report string, hashes *modelHashes) (matrix.IndexCell, error) {
-	entry := matrix.NewIndexCell(cell)
-	out := f.OutputDir()
-	engine := filepath.Join(out, cell.Engine())
-	if err := makeCellDirs(f, cell, o); err != nil {
-		entry.Status, entry.Error = matrix.StatusFailed, oneLine(err)
-		return entry, err
-	}
-	bo, rest, err := cellBuild(f, cell, o, device, report)
-	if err != nil {
-		entry.Status, entry.Error = matrix.StatusFailed, oneLine(err)
-		return entry, err
-	}
-	if hashes != nil {
-		bo.modelHashes = hashes.hash
-	}
-	start := time.Now()
-	err = buildRun(s, bo, rest)
-	entry.Seconds = time.Since(start).Seconds()
-	rel := func(p string) string {
-		if r, err := filepath.Rel(out, p); err == nil {
-			return filepath.ToSlash(r)
-		}
-		return p
-	}
-	if err != nil {
-		entry.Status, entry.Error = matrix.StatusFailed, oneLine(err)
-		return entry, err
-	}
-	entry.Status = matrix.StatusBuilt
-	entry.Engine = rel(engine)
-	if m, merr := manifest.Read(manifest.Path(engine)); merr == nil {
-		entry.Key, entry.Bytes = m.Key, m.Engine.Bytes
-		entry.Manifest = rel(manifest.Path(engine))
-		if m.EngineCache != nil && m.EngineCache.Hit {
-			entry.Status = matrix.StatusCached
-		}
-	}
-	if report != "" {
-		if _, serr := os.Stat(filepath.Join(out, report)); serr == nil {
-			entry.Report = filepath.ToSlash(report)
-		}
-	}
-	return entry, nil
 }
 
 func newMatrixBuildCmd(s *streams) *cobra.Command {
@@ -414,7 +266,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 }
 
 func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
-	f, err := loadMatrix(path)
+	f, base, err := loadMatrixBase(path)
 	if err != nil {
 		return err
 	}
@@ -433,162 +285,45 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 		return exitcode.Usagef("--progress json with several --gpus would interleave the cells' logs; use one GPU, or run 'trtbuild matrix cell' per cell")
 	}
 	if o.backend != "sim" {
-		if _, err := resolveBackend(o.backend); err != nil {
+		if err := builder.CheckBackend(o.backend); err != nil {
 			return err
 		}
 	}
-	// Which cells this machine builds, and on which device: TensorRT builds a cell only on a
-	// GPU of its target's type.
-	cells := f.Cells()
-	deviceFor := make(map[int][]int) // cell index → devices that can build it
-	for _, c := range cells {
-		for _, d := range devices {
-			if o.backend == "sim" || checkTargetHere(o, c.Target, d) == nil {
-				deviceFor[c.Index] = append(deviceFor[c.Index], d)
-			}
-		}
+	var mu sync.Mutex // serialises the cells' output and the run's lines
+	several := &mu
+	if len(devices) == 1 {
+		several = nil
 	}
-	start := time.Now()
-	index := &matrix.Index{Matrix: filepath.Base(f.Path), Cells: make([]matrix.IndexCell, len(cells)),
-		CacheDir: f.CacheDir(), OutputDir: f.OutputDir()}
-	if o.engineCache != "" {
-		index.CacheDir = o.engineCache
-	}
-	var todo []matrix.Cell
-	for _, c := range cells {
-		index.Cells[c.Index] = matrix.NewIndexCell(c)
-		if len(deviceFor[c.Index]) == 0 {
-			index.Cells[c.Index].Status = matrix.StatusSkipped
-			index.Cells[c.Index].Error = "no GPU of type " + c.Target.GPU + " here"
-			continue
-		}
-		todo = append(todo, c)
-	}
-	if err := matrix.CheckIndexPaths(f.OutputDir()); err != nil {
-		return exitcode.Usagef("%v", err)
-	}
-	for _, c := range todo {
-		// A mistake in the file (a flag, a model path) stops the run before anything is built.
-		if _, _, err := cellBuild(f, c, o, 0, ""); err != nil {
-			return err
-		}
-	}
-	if err := makeOutputDir(f); err != nil {
-		return err
-	}
-	var mu sync.Mutex // guards what the workers share, and s.Out between them
-	say := func(format string, args ...any) {
-		mu.Lock()
-		defer mu.Unlock()
-		if mode != tui.ModeJSON && mode != tui.ModeQuiet {
-			fmt.Fprintf(s.Out, format+"\n", args...)
-		}
-	}
-	say("Matrix %s: %d cells, %d to run here, %d worker(s).", f.Path, len(cells), len(todo), len(devices))
-
-	// Each worker takes the next cell its GPU can build; a cancelled cell stops the matrix.
-	var stopErr error
-	pending := todo
-	next := func(dev int) (matrix.Cell, bool) {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopErr != nil {
-			return matrix.Cell{}, false
-		}
-		for i, c := range pending {
-			if slices.Contains(deviceFor[c.Index], dev) {
-				pending = slices.Delete(pending, i, i+1)
-				return c, true
-			}
-		}
-		return matrix.Cell{}, false
-	}
-	hashes := &modelHashes{}
-	var wg sync.WaitGroup
-	// A signal reaches every cell being built: each cancels, and no new cell starts.
-	stopFan := make(chan struct{})
-	defer close(stopFan)
-	var cellSignals []chan os.Signal
-	if s.Signals != nil {
-		cellSignals = fanOutSignals(s.Signals, len(devices), stopFan)
-	}
-	for i, dev := range devices {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cs, co := s, *o
-			if cellSignals != nil {
-				cp := *s
-				cp.Signals = cellSignals[i]
-				cs = &cp
-			}
-			if len(devices) > 1 {
-				// Several cells at once: plain lines, each prefixed with its GPU.
-				cp := *cs
-				cp.Out = &lockedWriter{mu: &mu, w: s.Out, prefix: fmt.Sprintf("[gpu %d] ", dev)}
-				cp.Err = &lockedWriter{mu: &mu, w: s.Err, prefix: fmt.Sprintf("[gpu %d] ", dev)}
-				cp.OutTTY, cp.OutFile = false, nil
-				cs = &cp
-				if mode == tui.ModeTTY {
-					co.progress = "plain"
-				}
-			}
-			for {
-				c, ok := next(dev)
-				if !ok {
-					return
-				}
-				if len(devices) == 1 {
-					mu.Lock()
-					index.Count()
-					so := fmt.Sprintf("so far %d built, %d cached, %d failed", index.Built, index.Cached, index.Failed)
-					mu.Unlock()
-					say("── cell %d/%d %s (%s)", c.Index+1, len(cells), c.ID(), so)
-				}
-				entry, err := runCell(cs, f, c, &co, dev, c.Engine()+".report.json", hashes)
-				line := fmt.Sprintf("cell %d %s: %s", c.Index, c.ID(), entry.Status)
-				if entry.Key != "" {
-					line += " (" + buildkey.Short(entry.Key) + ")"
-				}
-				if entry.Error != "" {
-					line += ": " + entry.Error
-				}
-				mu.Lock()
-				index.Cells[c.Index] = entry
-				if exitcode.BySignal(exitcode.Of(err)) && stopErr == nil {
-					stopErr = err
-				}
-				mu.Unlock()
-				say("%s", line)
-			}
-		}()
-	}
-	wg.Wait()
-	for _, c := range pending {
-		index.Cells[c.Index].Status = matrix.StatusSkipped
-		index.Cells[c.Index].Error = "cancelled"
-	}
-	index.Finished = time.Now().UTC().Truncate(time.Second)
-	index.Seconds = time.Since(start).Seconds()
-	if err := matrix.WriteIndex(f.OutputDir(), index); err != nil {
-		return exitcode.Wrap(exitcode.Failed, err)
-	}
-	index.Count()
+	bo := matrix.BuildOptions{RunOptions: o.run(s, base, several), Devices: devices, TensorRTLib: base.TensorRTLib, Signals: s.Signals}
 	if mode != tui.ModeJSON && mode != tui.ModeQuiet {
-		mu.Lock()
-		_ = matrix.WriteTable(s.Out, index)
-		mu.Unlock()
+		bo.Say = &lockedWriter{mu: &mu, w: s.Out}
 	}
-	say("Matrix done in %s: %d built, %d from the engine cache, %d failed, %d skipped. Index: %s",
-		time.Since(start).Round(time.Millisecond), index.Built, index.Cached, index.Failed, index.Skipped,
-		filepath.Join(f.OutputDir(), matrix.PageName))
-	if stopErr != nil {
-		return stopErr
+	return matrix.Build(f, bo)
+}
+
+// run are the matrix options of this command line. Each cell's build is shown as a build of
+// the command line is (runBuild); with mu (several cells at once) as plain lines, each
+// prefixed with its GPU.
+func (o *matrixOptions) run(s *streams, base builder.Options, mu *sync.Mutex) matrix.RunOptions {
+	return matrix.RunOptions{
+		Base: base, Backend: o.backend, SimSpeed: o.simSpeed, EngineCache: o.engineCache, EngineCacheSize: o.engineCacheSize,
+		Build: func(dev int, sigs <-chan os.Signal, b builder.Options) error {
+			cs := *s
+			if sigs != nil {
+				cs.Signals = sigs
+			}
+			progress := o.progress
+			if mu != nil {
+				cs.Out = &lockedWriter{mu: mu, w: s.Out, prefix: fmt.Sprintf("[gpu %d] ", dev)}
+				cs.Err = &lockedWriter{mu: mu, w: s.Err, prefix: fmt.Sprintf("[gpu %d] ", dev)}
+				cs.OutTTY, cs.OutFile = false, nil
+				if mode, _, err := tui.SelectMode(progress, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM")); err == nil && mode == tui.ModeTTY {
+					progress = "plain"
+				}
+			}
+			return runBuild(&cs, progress, b)
+		},
 	}
-	if index.Failed > 0 {
-		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("%d of %d cells failed; see %s", index.Failed, len(cells), filepath.Join(f.OutputDir(), matrix.IndexName)))
-	}
-	return nil
 }
 
 func parseGPUs(s string) ([]int, error) {
@@ -686,7 +421,7 @@ them from the matrix file's folder, which must be on storage every node shares.`
 				dir = f.Dir
 			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return exitcode.Usagef("cannot create %s: %v", dir, unwrapPathError(err))
+				return exitcode.Usagef("cannot create %s: %v", dir, exitcode.PathCause(err))
 			}
 			for _, t := range f.Targets {
 				script, err := f.SlurmScript(t.Name, o)
@@ -719,7 +454,7 @@ func writeOut(s *streams, path string, data []byte) error {
 		return err
 	}
 	if err := outpath.WriteFile(path, data); err != nil {
-		return exitcode.Usagef("cannot write %s: %v", path, unwrapPathError(err))
+		return exitcode.Usagef("cannot write %s: %v", path, exitcode.PathCause(err))
 	}
 	return nil
 }
@@ -768,10 +503,10 @@ auto-complete, which reads them from the engine.`,
 			}
 			version := filepath.Join(out, model, "1")
 			if err := os.MkdirAll(out, 0o755); err != nil {
-				return exitcode.Usagef("cannot create %s: %v", q(out), unwrapPathError(err))
+				return exitcode.Usagef("cannot create %s: %v", q(out), exitcode.PathCause(err))
 			}
 			if err := outpath.MkdirOwn(out, filepath.Join(model, "1")); err != nil {
-				return exitcode.Usagef("cannot create %s: %v", q(version), unwrapPathError(err))
+				return exitcode.Usagef("cannot create %s: %v", q(version), exitcode.PathCause(err))
 			}
 			for _, e := range engines {
 				data, err := readRegular(filepath.Join(f.OutputDir(), e.Cell.Engine()))

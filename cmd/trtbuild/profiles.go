@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
 )
 
 // shapeKind is one of the four shape flags.
@@ -16,27 +18,31 @@ const (
 	kindMax
 )
 
-var shapeFlagNames = [...]string{"--shapes", "--min-shapes", "--opt-shapes", "--max-shapes"}
-
 // profileFlags collects the shape flags into optimization profiles, as trtexec does:
 // --profile N starts profile N (numbered 0, 1, 2 … in order), and the shape flags after it
 // belong to it. Without --profile every shape flag belongs to profile 0. pflag calls Set in
 // command-line order, which is what makes the grouping possible.
 type profileFlags struct {
-	groups []profileGroup
+	dst *[]builder.Profile // the builder's profiles, filled in
+	set [][4]bool          // which of each profile's flags were given
 }
 
-// profileGroup is the raw text of one profile's shape flags.
-type profileGroup struct {
-	text [4]string
-	set  [4]bool
-}
-
-func (p *profileFlags) current() *profileGroup {
-	if len(p.groups) == 0 {
-		p.groups = append(p.groups, profileGroup{})
+// current is the profile the shape flags go to now, and which of its flags are given.
+func (p *profileFlags) current() (*builder.Profile, *[4]bool) {
+	if len(*p.dst) == 0 {
+		p.add()
 	}
-	return &p.groups[len(p.groups)-1]
+	return &(*p.dst)[len(*p.dst)-1], &p.set[len(p.set)-1]
+}
+
+func (p *profileFlags) add() {
+	*p.dst = append(*p.dst, builder.Profile{})
+	p.set = append(p.set, [4]bool{})
+}
+
+// field is the text of one shape flag of profile pr.
+func field(pr *builder.Profile, kind shapeKind) *string {
+	return [...]*string{&pr.Shapes, &pr.Min, &pr.Opt, &pr.Max}[kind]
 }
 
 // shapeValue is the pflag.Value of one shape flag.
@@ -46,19 +52,19 @@ type shapeValue struct {
 }
 
 func (v shapeValue) String() string {
-	if v.p == nil || len(v.p.groups) == 0 {
+	if v.p == nil || v.p.dst == nil || len(*v.p.dst) == 0 {
 		return ""
 	}
-	return v.p.groups[len(v.p.groups)-1].text[v.kind]
+	return *field(&(*v.p.dst)[len(*v.p.dst)-1], v.kind)
 }
 
 func (v shapeValue) Set(s string) error {
-	g := v.p.current()
-	if g.set[v.kind] {
+	pr, set := v.p.current()
+	if set[v.kind] {
 		return fmt.Errorf("given twice for profile %d: list all inputs in one flag (name:1x3x224x224,other:1x16), or start another profile with --profile %d",
-			len(v.p.groups)-1, len(v.p.groups))
+			len(*v.p.dst)-1, len(*v.p.dst))
 	}
-	g.text[v.kind], g.set[v.kind] = s, true
+	*field(pr, v.kind), set[v.kind] = s, true
 	return nil
 }
 
@@ -74,10 +80,10 @@ func (v profileValue) Set(s string) error {
 	if err != nil {
 		return fmt.Errorf("%q is not a profile number", s)
 	}
-	if next := len(v.p.groups); n != next {
+	if next := len(*v.p.dst); n != next {
 		return fmt.Errorf("profiles are numbered 0, 1, 2 … in the order they are given; the next one here is %d", next)
 	}
-	v.p.groups = append(v.p.groups, profileGroup{})
+	v.p.add()
 	return nil
 }
 

@@ -85,7 +85,7 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 		case <-ctx.Done():
 		}
 	}()
-	r := newRenderer(mode, s, s.Out, &buildOptions{verbose: o.verbose}, replayControls{cancel})
+	r := newRenderer(mode, s, s.Out, o.verbose, replayControls{cancel})
 	err = replay.PlayReader(ctx, tr, r, replay.Options{Speed: speed, Tick: tickFor(mode)})
 	var bad *replay.TraceError
 	switch {

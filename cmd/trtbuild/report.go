@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,14 +11,12 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/outpath"
-	"github.com/trtbuild/trtbuild/internal/outstream"
-	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/report"
 	"github.com/trtbuild/trtbuild/internal/trace"
-	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 // outputFlags are the build's --report and --trace files.
@@ -31,132 +27,6 @@ type outputFlags struct {
 func addOutputFlags(f *pflag.FlagSet, o *outputFlags) {
 	f.StringVar(&o.report, "report", "", "write a build report to `FILE` when the build ends: .json (phase tree, slowest phases, cache hits, peak memory) or .html (the same, with a timeline chart)")
 	f.StringVar(&o.trace, "trace", "", "record the progress events to `FILE` as JSON lines, for trtbuild replay and trtbuild report")
-}
-
-// outputs records a build for --report and --trace beside the renderer the user watches.
-type outputs struct {
-	flags    outputFlags
-	recorder *report.Recorder
-	report   *outpath.Pending // created at the start, in its folder as it was then
-	trace    *outpath.Stream
-	traceOut *outstream.Writer // writes to trace without blocking the build
-	began    bool
-	done     bool
-}
-
-// openOutputs checks --report's extension and opens the --trace output (its paths were
-// checked by checkBuildPaths), before anything is built, so a mistake costs no build time. A
-// regular --trace file is written beside its target and put in place when the build ends; a
-// FIFO or device is written as the build goes.
-func openOutputs(f outputFlags, paths *buildPaths) (*outputs, error) {
-	o := &outputs{flags: f}
-	if f.report != "" {
-		if _, err := report.FormatOf(f.report); err != nil {
-			return nil, exitcode.Usagef("invalid --report: %v", err)
-		}
-		o.recorder = report.NewRecorder()
-		if paths != nil && paths.report != nil {
-			p, err := outpath.Create(*paths.report)
-			if err != nil {
-				return nil, exitcode.Usagef("cannot write --report %s: %v", q(f.report), unwrapPathError(err))
-			}
-			o.report = p
-		}
-	}
-	if f.trace != "" && paths != nil && paths.trace != nil {
-		st, err := outpath.OpenStream(*paths.trace)
-		if err != nil {
-			return nil, exitcode.Usagef("cannot write --trace %s: %v", q(f.trace), unwrapPathError(err))
-		}
-		o.trace = st
-		o.traceOut = outstream.New(st, outstream.Options{})
-	}
-	return o, nil
-}
-
-// wrap returns r with the recorders beside it.
-func (o *outputs) wrap(r progress.Renderer) progress.Renderer {
-	tee := progress.Tee{r}
-	if o.recorder != nil {
-		tee = append(tee, o.recorder)
-	}
-	if o.trace != nil {
-		tee = append(tee, tui.NewJSON(o.traceOut, nil))
-	}
-	if len(tee) == 1 {
-		return r
-	}
-	o.began = true
-	return tee
-}
-
-// finish puts the trace in place and writes the report. Problems are warnings on errOut: the
-// build's outcome stands. A trace that never received the build (it failed to start) is
-// dropped, and an old file at its path stays. A signal stops waiting for a slow --trace reader
-// (a FIFO or a device; a file never waits): it is returned, for the caller to answer.
-func (o *outputs) finish(errOut io.Writer, sigs <-chan os.Signal) (late os.Signal) {
-	o.done = true
-	if o.trace != nil {
-		if o.trace.ToFile() {
-			sigs = nil
-		}
-		stop, end := stopOnSignal(sigs)
-		n, err := o.traceOut.Close(outputStall, stop)
-		late = end()
-		switch {
-		case !o.began:
-			o.trace.Cleanup() //nolint:errcheck // nothing was recorded
-		case err != nil || n > 0:
-			o.trace.Cleanup() //nolint:errcheck // a FIFO or device: nothing to undo
-			fmt.Fprintf(errOut, "trtbuild: warning: the trace %s is incomplete: %s\n", q(o.flags.trace), traceProblem(err, n))
-		default:
-			if err := o.trace.Commit(); err != nil {
-				fmt.Fprintf(errOut, "trtbuild: warning: no trace written: %v\n", err)
-			}
-		}
-	}
-	if o.recorder != nil && o.began && o.report != nil {
-		if err := o.writeReport(); err != nil {
-			fmt.Fprintf(errOut, "trtbuild: warning: no report written: %v\n", err)
-		}
-	}
-	return late
-}
-
-// writeReport renders the report into its pending file and puts it in place.
-func (o *outputs) writeReport() error {
-	format, err := report.FormatOf(o.flags.report)
-	if err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := report.Write(&buf, format, o.recorder.Report()); err != nil {
-		return err
-	}
-	if _, err := o.report.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("writing %s: %w", q(o.flags.report), unwrapPathError(err))
-	}
-	return o.report.CloseAtomicallyReplace()
-}
-
-func traceProblem(err error, unwritten int64) string {
-	if err != nil {
-		return unwrapSyscall(err).Error()
-	}
-	return fmt.Sprintf("its reader stopped reading, %d bytes were not written", unwritten)
-}
-
-// cleanup drops what finish did not put in place (a build that never started).
-func (o *outputs) cleanup() {
-	if o.report != nil {
-		o.report.Cleanup() //nolint:errcheck // a no-op once committed
-	}
-	if !o.done && o.trace != nil {
-		stop := make(chan struct{})
-		close(stop)
-		o.traceOut.Close(0, stop) //nolint:errcheck // dropped
-		o.trace.Cleanup()         //nolint:errcheck // nothing to keep
-	}
 }
 
 func newReportCmd(s *streams) *cobra.Command {
@@ -203,7 +73,7 @@ func reportRun(s *streams, tracePath, out string) error {
 	if _, err := report.FormatOf(out); err != nil {
 		return exitcode.Usagef("invalid -o: %v", err)
 	}
-	target, err := inspectOutput("-o", out, outpath.WholeFile)
+	target, err := builder.InspectOutput("-o", out, outpath.WholeFile)
 	if err != nil {
 		return err
 	}
@@ -241,7 +111,7 @@ func openTrace(path string) (*trace.Reader, func(), error) {
 	case errors.As(err, &nr):
 		return nil, nil, exitcode.Usagef("trace %s is %s, not a file; save the trace to a file first", q(path), nr.Kind)
 	case err != nil:
-		return nil, nil, exitcode.Usagef("cannot read trace %s: %v", q(path), unwrapPathError(err))
+		return nil, nil, exitcode.Usagef("cannot read trace %s: %v", q(path), exitcode.PathCause(err))
 	}
 	return trace.NewReader(f), func() { f.Close() }, nil
 }
@@ -273,7 +143,7 @@ func loadReport(path string) (*report.Report, error) {
 	if strings.EqualFold(filepath.Ext(path), ".json") {
 		data, err := os.ReadFile(path)
 		if err != nil {
-			return nil, exitcode.Usagef("cannot read report %s: %v", q(path), unwrapPathError(err))
+			return nil, exitcode.Usagef("cannot read report %s: %v", q(path), exitcode.PathCause(err))
 		}
 		var r report.Report
 		if err := json.Unmarshal(data, &r); err != nil || r.Version == 0 {

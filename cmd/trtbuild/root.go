@@ -11,14 +11,11 @@ import (
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
-// version and commit are set at link time: -ldflags "-X main.version=… -X main.commit=…".
-var (
-	version = "dev"
-	commit  = ""
-)
+// commit is set at link time: -ldflags "-X main.commit=…" (the version is builder.Version).
+var commit = ""
 
 func newRootCmd(s *streams) *cobra.Command {
-	o := &buildOptions{}
+	o := &buildFlags{}
 	cmd := &cobra.Command{
 		Use:   "trtbuild [flags] MODEL.onnx",
 		Short: "Build a TensorRT engine from an ONNX model, with live progress and clean cancel",
@@ -64,7 +61,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newEngineCmd(s),
 		newMatrixCmd(s),
 		newWorkerCmd(),
-		newTargetCmd(),
+		newProbeCmd(),
 	)
 	return cmd
 }

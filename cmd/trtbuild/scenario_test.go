@@ -7,8 +7,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // TestSimScenarios checks the exit status and message of each --sim-scenario.
@@ -90,34 +88,5 @@ func TestSimScenarioSlowCancel(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "Cancel requested: the builder stops at its next step boundary") {
 		t.Errorf("stderr lacks the cancel message:\n%s", errOut)
-	}
-}
-
-func TestApplyScenario(t *testing.T) {
-	req := worker.Request{Layers: []string{"a", "b", "c"}}
-	if err := applyScenario("crash", "tensorrt", 1, simFlags{}, &req); err == nil || !strings.Contains(err.Error(), "add --backend sim") {
-		t.Errorf("a scenario with TensorRT: %v", err)
-	}
-	tests := []struct {
-		scenario string
-		given    simFlags
-		speed    float64
-		want     worker.SimConfig
-	}{
-		{"silence", simFlags{}, 1, worker.SimConfig{Silent: 20 * time.Second}},
-		{"silence", simFlags{}, 4, worker.SimConfig{Silent: 5 * time.Second}},
-		{"silence", simFlags{silent: time.Second}, 1, worker.SimConfig{}}, // --sim-silent wins
-		{"fail", simFlags{}, 1, worker.SimConfig{FailPhase: "Finding fastest tactic for *b*"}},
-		{"crash", simFlags{}, 1, worker.SimConfig{AbortPhase: "Finding fastest tactic for *b*"}},
-		{"slow-cancel", simFlags{}, 2, worker.SimConfig{Step: time.Second, Threads: 2}},
-	}
-	for _, tt := range tests {
-		req := worker.Request{Layers: []string{"a", "b", "c"}}
-		if err := applyScenario(tt.scenario, "sim", tt.speed, tt.given, &req); err != nil {
-			t.Fatal(err)
-		}
-		if req.Sim != tt.want {
-			t.Errorf("%s at speed %g: %+v, want %+v", tt.scenario, tt.speed, req.Sim, tt.want)
-		}
 	}
 }

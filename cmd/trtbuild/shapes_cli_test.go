@@ -3,42 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
-
-	"github.com/trtbuild/trtbuild/internal/worker"
 )
-
-// TestSharedDimsFillTheRequest checks that the inputs preflight fills in from the named
-// dimensions they share with given ones reach the builder's profile.
-func TestSharedDimsFillTheRequest(t *testing.T) {
-	model := repoModel(t, "bert_tiny.onnx")
-	o := &buildOptions{}
-	if err := (shapeValue{&o.profiles, kindShapes}).Set("input_ids:1x128"); err != nil {
-		t.Fatal(err)
-	}
-	flags, err := parseShapeFlags(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req := worker.Request{}
-	if _, _, err := checkModel(model, &req, flags, false); err != nil {
-		t.Fatal(err)
-	}
-	if len(req.Profiles) != 1 {
-		t.Fatalf("%d profiles, want 1", len(req.Profiles))
-	}
-	var got []string
-	for _, in := range req.Profiles[0].Inputs {
-		got = append(got, in.Name)
-		for _, dims := range [][]int64{in.Min, in.Opt, in.Max} {
-			if len(dims) != 2 || dims[0] != 1 || dims[1] != 128 {
-				t.Errorf("input %s: %v, want 1x128", in.Name, dims)
-			}
-		}
-	}
-	if strings.Join(got, ",") != "input_ids,attention_mask,token_type_ids" {
-		t.Errorf("profile inputs %v", got)
-	}
-}
 
 func TestSharedDimsCLI(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders, cache and HOME

@@ -45,7 +45,7 @@ func exitOnSignal(s *streams) error {
 	}
 	select {
 	case sig := <-s.Signals:
-		return signalError(sig, "before the command started")
+		return exitcode.SignalError(sig, "before the command started")
 	default:
 	}
 	go func() {
@@ -79,4 +79,16 @@ func fanOutSignals(sigs <-chan os.Signal, n int, stop <-chan struct{}) []chan os
 		}
 	}()
 	return outs
+}
+
+// buildSignals are the signals a build, a matrix build or a replay answers: those main caught
+// from its start (streams.Signals), or, in tests that call run directly, its own; stop ends
+// them.
+func buildSignals(s *streams) (sigs <-chan os.Signal, stop func()) {
+	if s.Signals != nil {
+		return s.Signals, func() {}
+	}
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, handled...)
+	return ch, func() { signal.Stop(ch) }
 }

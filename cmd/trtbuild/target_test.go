@@ -5,16 +5,8 @@ import (
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
-	"github.com/trtbuild/trtbuild/internal/worker"
+	"github.com/trtbuild/trtbuild/internal/probe"
 )
-
-// TestLocalTargetSim: the simulated builder is described without starting a probe.
-func TestLocalTargetSim(t *testing.T) {
-	got, err := localTarget(worker.Request{Backend: "sim"})
-	if err != nil || got.Backend != "sim" {
-		t.Fatalf("localTarget(sim) = %+v, %v; want the sim target", got, err)
-	}
-}
 
 // TestTargetProbeWithoutTensorRT: the probe that loads TensorRT for a build key runs in its
 // own process and, where TensorRT cannot be loaded, fails with one line that says why, so the
@@ -23,9 +15,9 @@ func TestTargetProbeWithoutTensorRT(t *testing.T) {
 	if cgo.Available(cgo.BackendTensorRT) {
 		t.Skip("this binary has the TensorRT backend; the stand-in library tests cover the probe")
 	}
-	r := trtbuild(t, []string{"TRTBUILD_TENSORRT_LIB=", "TENSORRT_ROOT="}, targetSubcommand)
+	r := trtbuild(t, []string{"TRTBUILD_TENSORRT_LIB=", "TENSORRT_ROOT="}, probe.Subcommand)
 	if r.code == 0 {
-		t.Fatalf("%s exited 0 without TensorRT:\n%s", targetSubcommand, r.stdout)
+		t.Fatalf("%s exited 0 without TensorRT:\n%s", probe.Subcommand, r.stdout)
 	}
 	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "TensorRT") {
 		t.Errorf("stderr should be one line naming TensorRT; got:\n%s", r.stderr)

@@ -117,7 +117,7 @@ func (s *session) RequestCancel() {
 // Run performs the build and returns its result. The error is nil only for a built engine; it
 // carries the exit code (see internal/exitcode) and is marked reported when the renderer has
 // already shown it.
-func Run(cfg Config) (progress.Result, error) {
+func runSession(cfg Config) (progress.Result, error) {
 	// The engine is written to an unnamed file in the engine's own folder (or, for a device
 	// such as /dev/null, copied to it on success); see internal/outpath.
 	pending := cfg.Output

@@ -141,7 +141,7 @@ func run(t *testing.T, mode string, cfg Config) (progress.Result, error, *record
 	defer safety.Stop()
 	cfg.Stop = stop
 	cfg.CancelMessage = "The test stopped the build: it ran for " + hung.String()
-	res, err := Run(cfg)
+	res, err := runSession(cfg)
 	return res, err, rec
 }
 

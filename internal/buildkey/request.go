@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/convert"
 	"github.com/trtbuild/trtbuild/internal/trt"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
-// Target is the builder and GPU a build runs on: what Local finds on this machine, or what a
+// Target is the builder and GPU a build runs on: what internal/probe finds on this machine, or what a
 // matrix file names for a GPU type.
 type Target struct {
 	Backend string // "tensorrt" or "sim"
@@ -23,49 +22,6 @@ type Target struct {
 	ComputeCapability string
 	SMs               int
 	MIG               string
-}
-
-// Local describes the backend and CUDA device of this machine. For TensorRT it asks the loaded
-// library and the driver (cgo.Version), so it must run in a process that has loaded TensorRT
-// (cgo.LoadTensorRT): trtbuild's short-lived __target probe, never a build's parent. The
-// simulated builder needs no asking.
-func Local(backend string, device int) (Target, error) {
-	if backend != "tensorrt" {
-		return Target{Backend: "sim"}, nil
-	}
-	v, err := cgo.Version(cgo.BackendTensorRT, device)
-	if err != nil {
-		return Target{}, fmt.Errorf("asking TensorRT for its version and the GPU: %w", err)
-	}
-	loaded := v.Loaded
-	if loaded == 0 {
-		loaded = v.Compiled
-	}
-	ver, err := trt.FromInt(loaded)
-	if err != nil {
-		return Target{}, err
-	}
-	build := "unknown"
-	switch {
-	case v.LoadedBuild > 0:
-		build = fmt.Sprint(v.LoadedBuild) // what the loaded library says
-	case v.Loaded == 0 || v.Loaded == v.Compiled:
-		if c := cgo.CompiledFor(); c.Build > 0 {
-			// The library has no getInferLibBuildVersion: the headers' build, for the same version.
-			build = fmt.Sprint(c.Build)
-		}
-	}
-	if v.DeviceCount == 0 || v.DeviceName == "" {
-		return Target{}, fmt.Errorf("no CUDA device %d: an engine is built for one GPU; check nvidia-smi and --device", device)
-	}
-	return Target{
-		Backend:           "tensorrt",
-		TensorRT:          fmt.Sprintf("%d.%d.%d.%s", ver.Major, ver.Minor, ver.Patch, build),
-		TRTMajor:          ver.Major,
-		GPU:               v.DeviceName,
-		ComputeCapability: fmt.Sprintf("%d.%d", v.ComputeMajor, v.ComputeMinor),
-		SMs:               v.SMs,
-	}, nil
 }
 
 // FromRequest returns the parts of a build of req on target, hashing the model and the plugin

@@ -197,7 +197,8 @@ var loadOnce struct {
 }
 
 // ErrNotCompiled is returned by LoadTensorRT in a binary built without the "tensorrt" tag.
-var ErrNotCompiled = errors.New("this trtbuild was built without TensorRT; build it with -tags tensorrt, or use --backend sim")
+// It is the one explanation of a binary without TensorRT that trtbuild gives in Go.
+var ErrNotCompiled = errors.New("this trtbuild was built without TensorRT; build it with `go build -tags tensorrt ./cmd/trtbuild` (see README, \"Building with TensorRT\", or Dockerfile.cuda), or preview the build without a GPU with --backend sim")
 
 // LoadTensorRT finds and installs the TensorRT libraries this binary was compiled for, once
 // per process; later calls return the first call's outcome. Only the worker calls it, before

@@ -1,4 +1,4 @@
-package main
+package builder
 
 import (
 	"fmt"
@@ -13,23 +13,17 @@ import (
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
-// shapeFlags are one optimization profile's parsed --shapes, --min-shapes, --opt-shapes and
-// --max-shapes.
-type shapeFlags struct {
-	shapes, min, opt, max []shapes.Spec
-}
+// shapeFlagNames name the four shape flags of a Profile in messages.
+var shapeFlagNames = [...]string{"--shapes", "--min-shapes", "--opt-shapes", "--max-shapes"}
 
-// parseShapeFlags parses every profile's shape flags (see profileFlags). Errors name the flag,
-// and the profile when there are several.
-func parseShapeFlags(o *buildOptions) ([]shapeFlags, error) {
-	groups := o.profiles.groups
+// parseShapeFlags parses every profile's shapes. Errors name the flag, and the profile when
+// there are several.
+func parseShapeFlags(o *Options) ([]shapeFlags, error) {
+	groups := o.Profiles
 	out := make([]shapeFlags, len(groups))
 	for i, g := range groups {
 		dst := [4]*[]shapes.Spec{&out[i].shapes, &out[i].min, &out[i].opt, &out[i].max}
-		for k, text := range g.text {
-			if !g.set[k] {
-				continue
-			}
+		for k, text := range [4]string{g.Shapes, g.Min, g.Opt, g.Max} {
 			s, err := shapes.Parse(text)
 			if err != nil {
 				return nil, exitcode.Usagef("invalid %s%s: %v", shapeFlagNames[k], profileSuffix(i, len(groups)), err)
@@ -168,4 +162,10 @@ func layerPrecisionWarnings(m *onnx.Model, req *worker.Request) []string {
 	}
 	return []string{fmt.Sprintf("--layerPrecisions names %s, which %s has no node of; TensorRT names layers after the ONNX nodes, so check the names with trtbuild inspect",
 		strings.Join(unknown, ", "), filepath.Base(m.Path))}
+}
+
+// shapeFlags are one optimization profile's parsed --shapes, --min-shapes, --opt-shapes and
+// --max-shapes.
+type shapeFlags struct {
+	shapes, min, opt, max []shapes.Spec
 }

@@ -1,4 +1,4 @@
-package main
+package builder
 
 import (
 	"context"
@@ -24,13 +24,18 @@ type cacheWork struct {
 	sig     os.Signal
 	timeout time.Duration
 	expired bool
+	stopped bool // the caller's context ended
 }
+
+// errStopped is the cause of a context ended by the caller's context.
+var errStopped = errors.New("the build was cancelled")
 
 // errBudget is the cause of a context ended by the --timeout budget.
 var errBudget = errors.New("the --timeout budget ran out")
 
-// watchCacheWork watches sigs and the budget (timeout from began; none when zero) until end.
-func watchCacheWork(sigs <-chan os.Signal, began time.Time, timeout time.Duration) *cacheWork {
+// watchCacheWork watches sigs, parent (a caller's cancel) and the budget (timeout from began;
+// none when zero) until end.
+func watchCacheWork(parent context.Context, sigs <-chan os.Signal, began time.Time, timeout time.Duration) *cacheWork {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	w := &cacheWork{ctx: ctx, cancel: cancel, stop: make(chan struct{}), done: make(chan struct{}), timeout: timeout}
 	var budget <-chan time.Time
@@ -48,12 +53,17 @@ func watchCacheWork(sigs <-chan os.Signal, began time.Time, timeout time.Duratio
 			w.mu.Lock()
 			w.sig = sig
 			w.mu.Unlock()
-			cancel(fmt.Errorf("%s", signalName(sig)))
+			cancel(fmt.Errorf("%s", exitcode.SignalName(sig)))
 		case <-budget:
 			w.mu.Lock()
 			w.expired = true
 			w.mu.Unlock()
 			cancel(errBudget)
+		case <-parent.Done():
+			w.mu.Lock()
+			w.stopped = true
+			w.mu.Unlock()
+			cancel(errStopped)
 		case <-w.stop:
 		}
 	}()
@@ -71,9 +81,11 @@ func (w *cacheWork) end(when string) error {
 	defer w.mu.Unlock()
 	switch {
 	case w.sig != nil:
-		return signalError(w.sig, when)
+		return exitcode.SignalError(w.sig, when)
 	case w.expired:
 		return &exitcode.Error{Code: exitcode.TimedOut, Err: fmt.Errorf("build exceeded --timeout %s %s", w.timeout, when)}
+	case w.stopped:
+		return &exitcode.Error{Code: exitcode.Interrupted, Err: fmt.Errorf("cancelled %s", when)}
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package builder
 
 import (
 	"sort"
@@ -25,7 +25,7 @@ const (
 	scenarioSlowStep = 2 * time.Second
 )
 
-func simScenarioNames() []string {
+func SimScenarioNames() []string {
 	names := make([]string, 0, len(simScenarios))
 	for n := range simScenarios {
 		names = append(names, n)
@@ -36,12 +36,12 @@ func simScenarioNames() []string {
 
 // applyScenario sets the simulated builder's knobs for scenario on req, after the model's
 // layers are known. Knobs given on the command line win.
-func applyScenario(scenario, backend string, speed float64, given simFlags, req *worker.Request) error {
+func applyScenario(scenario, backend string, speed float64, given Sim, req *worker.Request) error {
 	if scenario == "" {
 		return nil
 	}
 	if _, ok := simScenarios[scenario]; !ok {
-		return exitcode.Usagef("invalid --sim-scenario %q: use %s", scenario, strings.Join(simScenarioNames(), ", "))
+		return exitcode.Usagef("invalid --sim-scenario %q: use %s", scenario, strings.Join(SimScenarioNames(), ", "))
 	}
 	if backend != "sim" {
 		return exitcode.Usagef("--sim-scenario plays a situation with the simulated builder: add --backend sim")
@@ -55,22 +55,22 @@ func applyScenario(scenario, backend string, speed float64, given simFlags, req 
 	s := &req.Sim
 	switch scenario {
 	case "silence":
-		if given.silent == 0 {
+		if given.Silent == 0 {
 			s.Silent = scale(scenarioSilence)
 		}
 	case "fail":
-		if given.failPhase == "" {
+		if given.FailPhase == "" {
 			s.FailPhase = middle
 		}
 	case "crash":
-		if given.abortPhase == "" {
+		if given.AbortPhase == "" {
 			s.AbortPhase = middle
 		}
 	case "slow-cancel":
-		if given.step == 0 {
+		if given.Step == 0 {
 			s.Step = scale(scenarioSlowStep)
 		}
-		if given.threads == 0 {
+		if given.Threads == 0 {
 			s.Threads = 2
 		}
 	}

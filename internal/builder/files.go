@@ -1,4 +1,4 @@
-package main
+package builder
 
 import (
 	"context"
@@ -43,10 +43,10 @@ func createBuildFiles(p *buildPaths) (*buildFiles, error) {
 	f := &buildFiles{device: p.engine.Kind == outpath.CharDevice}
 	var err error
 	if f.engine, err = outpath.Create(p.engine); err != nil && f.device {
-		return nil, exitcode.Usagef("cannot write the engine to %s: %v", q(p.engine.Path), unwrapPathError(err))
+		return nil, exitcode.Usagef("cannot write the engine to %s: %v", q(p.engine.Path), exitcode.PathCause(err))
 	}
 	if err != nil {
-		return nil, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", q(p.engine.Path), unwrapPathError(err))
+		return nil, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", q(p.engine.Path), exitcode.PathCause(err))
 	}
 	if !f.device {
 		if f.folder, err = f.engine.Folder(); err == nil {
@@ -60,7 +60,7 @@ func createBuildFiles(p *buildPaths) (*buildFiles, error) {
 	if p.manifest != nil && !f.device {
 		if f.manifest, err = outpath.Create(*p.manifest); err != nil {
 			f.cleanup()
-			return nil, exitcode.Usagef("cannot write the manifest %s: %v; choose another -o, or pass --no-manifest", q(p.manifest.Path), unwrapPathError(err))
+			return nil, exitcode.Usagef("cannot write the manifest %s: %v; choose another -o, or pass --no-manifest", q(p.manifest.Path), exitcode.PathCause(err))
 		}
 	}
 	return f, nil
@@ -109,7 +109,7 @@ func (f *buildFiles) putManifest(m *manifest.Manifest) (bool, error) {
 		return false, nil
 	}
 	if _, err := f.manifest.Write(b); err != nil {
-		return false, fmt.Errorf("writing the manifest %s: %w", q(path), unwrapPathError(err))
+		return false, fmt.Errorf("writing the manifest %s: %w", q(path), exitcode.PathCause(err))
 	}
 	if err := f.manifest.CloseAtomicallyReplace(); err != nil {
 		return false, fmt.Errorf("writing the manifest %s: %w", q(path), err)

@@ -1,4 +1,4 @@
-package main
+package builder
 
 import (
 	"errors"
@@ -15,12 +15,9 @@ import (
 	"github.com/trtbuild/trtbuild/internal/timingcache"
 )
 
-// q quotes a file name for a message (internal/pathtext).
-func q(name string) string { return pathtext.Q(name) }
-
 // checkInputFile checks that path, given with flag (or as what), is a regular file this
 // process can read, without blocking on a FIFO. The error says what to do.
-func checkInputFile(what, path string) error {
+func CheckInput(what, path string) error {
 	err := regfile.Check(path)
 	var nr *regfile.NotRegularError
 	switch {
@@ -35,18 +32,18 @@ func checkInputFile(what, path string) error {
 	case errors.Is(err, fs.ErrPermission):
 		return exitcode.Usagef("cannot read %s %s: permission denied; check its permissions", what, q(path))
 	}
-	return exitcode.Usagef("cannot read %s %s: %v", what, q(path), unwrapPathError(err))
+	return exitcode.Usagef("cannot read %s %s: %v", what, q(path), exitcode.PathCause(err))
 }
 
 // inspectOutput resolves an output path and refuses what cannot be written as use.
-func inspectOutput(flag, path string, use outpath.Use) (outpath.Target, error) {
+func InspectOutput(flag, path string, use outpath.Use) (outpath.Target, error) {
 	inspect := outpath.Inspect
 	if use == outpath.Own {
 		inspect = outpath.InspectOwn
 	}
 	t, err := inspect(path)
 	if err != nil {
-		return t, exitcode.Usagef("cannot write %s %s: %v", flag, q(path), unwrapPathError(err))
+		return t, exitcode.Usagef("cannot write %s %s: %v", flag, q(path), exitcode.PathCause(err))
 	}
 	if why := t.Refusal(use); why != "" {
 		return t, exitcode.Usagef("%s %s %s", flag, q(path), why)
@@ -70,20 +67,20 @@ type buildPaths struct {
 // checkBuildPaths applies the output rules (internal/outpath) to every file the build writes,
 // and refuses any output that is the model, one of its external data files, a plugin, or
 // another output, after symbolic and hard links are resolved. It returns warnings.
-func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Model) (*buildPaths, []string, error) {
+func checkBuildPaths(o *Options, model, engine, backend string, m *onnx.Model) (*buildPaths, []string, error) {
 	var p buildPaths
 	var err error
 	var outputs []outpath.Named
 	// A matrix names its cells' engines and reports itself: they follow no link.
 	whole := outpath.WholeFile
-	if o.ownOutputs {
+	if o.OwnOutputs {
 		whole = outpath.Own
 	}
-	if p.engine, err = inspectOutput("the engine", engine, whole); err != nil {
+	if p.engine, err = InspectOutput("the engine", engine, whole); err != nil {
 		return nil, nil, err
 	}
 	outputs = append(outputs, outpath.Named{Name: "-o", Target: p.engine})
-	if !o.noManifest && p.engine.Kind != outpath.CharDevice {
+	if !o.NoManifest && p.engine.Kind != outpath.CharDevice {
 		t, err := checkManifestPath(manifest.Path(engine))
 		if err != nil {
 			return nil, nil, err
@@ -91,16 +88,16 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 		p.manifest = &t
 		outputs = append(outputs, outpath.Named{Name: "the manifest", Target: t})
 	}
-	if o.out.trace != "" {
-		t, err := inspectOutput("--trace", o.out.trace, outpath.LiveStream)
+	if o.Trace != "" {
+		t, err := InspectOutput("--trace", o.Trace, outpath.LiveStream)
 		if err != nil {
 			return nil, nil, err
 		}
 		p.trace = &t
 		outputs = append(outputs, outpath.Named{Name: "--trace", Target: t})
 	}
-	if o.out.report != "" {
-		t, err := inspectOutput("--report", o.out.report, whole)
+	if o.Report != "" {
+		t, err := InspectOutput("--report", o.Report, whole)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -108,11 +105,11 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 		outputs = append(outputs, outpath.Named{Name: "--report", Target: t})
 	}
 	var warnings []string
-	if !o.noTimingCache {
-		cache := o.timingCache
+	if !o.NoTimingCache {
+		cache := o.TimingCache
 		if cache == timingcache.Auto && backend == "sim" {
 			if cache, err = timingcache.DefaultPath(timingcache.Key{Backend: "sim"}); err != nil {
-				if o.strictCache {
+				if o.StrictCache {
 					return nil, nil, exitcode.Usagef("%v; pass --timing-cache FILE, or --no-timing-cache (--strict-cache)", err)
 				}
 				// No user cache folder (HOME and XDG_CACHE_HOME unset, as in a minimal
@@ -122,7 +119,7 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 			}
 		}
 		if cache != timingcache.Auto {
-			w, err := checkCache(cache, o.strictCache)
+			w, err := checkCache(cache, o.StrictCache)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -153,7 +150,7 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 			}
 		}
 	}
-	for _, pl := range o.plugins {
+	for _, pl := range o.Plugins {
 		addInput("the plugin", pl)
 	}
 	if err := outpath.Conflicts(outputs, inputs); err != nil {
@@ -171,7 +168,7 @@ func checkBuildPaths(o *buildOptions, model, engine, backend string, m *onnx.Mod
 func checkManifestPath(path string) (outpath.Target, error) {
 	t, err := outpath.InspectOwn(path)
 	if err != nil {
-		return t, exitcode.Usagef("cannot write the manifest %s: %v", q(path), unwrapPathError(err))
+		return t, exitcode.Usagef("cannot write the manifest %s: %v", q(path), exitcode.PathCause(err))
 	}
 	if why := t.Refusal(outpath.Own); why != "" {
 		return t, exitcode.Usagef("the manifest %s %s; or choose another -o, or pass --no-manifest", q(path), why)
@@ -227,9 +224,12 @@ func checkPlugins(plugins []string) error {
 		}
 	}
 	for _, p := range plugins {
-		if err := checkInputFile("plugin", p); err != nil {
+		if err := CheckInput("plugin", p); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// q quotes a file name for a message (internal/pathtext).
+func q(name string) string { return pathtext.Q(name) }

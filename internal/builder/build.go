@@ -1,0 +1,204 @@
+package builder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/worker"
+)
+
+// Version is trtbuild's version, recorded in manifests and reports; set at link time with
+// -ldflags "-X github.com/trtbuild/trtbuild/internal/builder.Version=…".
+var Version = "dev"
+
+// Frontend is what Run needs of the program that shows a build: how to make its renderer,
+// how to show an engine cache hit, where warnings go, and the signals that cancel it.
+type Frontend struct {
+	// NewRenderer makes the renderer of a build that starts; it receives the session's
+	// controls for key handling.
+	NewRenderer func(progress.Controls) progress.Renderer
+	// Cached shows an engine cache hit, which starts no build: the build's description, when
+	// the lookup began, the hit's log line and the result. nil shows nothing.
+	Cached func(info progress.BuildInfo, began time.Time, hit []progress.Event, res progress.Result) error
+	// Diagnostics receives warnings and problems that do not change the outcome, one
+	// "trtbuild: warning: …" line each (stderr).
+	Diagnostics io.Writer
+	// Notices, when not nil, also receives cancel and stop messages as plain lines (stderr,
+	// when the renderer's output is not on the terminal).
+	Notices io.Writer
+	// Signals delivers SIGINT, SIGTERM and SIGHUP, each a rung of the cancel ladder, and
+	// SIGQUIT, which stops the worker at once; nil means none.
+	Signals <-chan os.Signal
+	// Tick is how often the renderer's clock advances; zero means one second.
+	Tick time.Duration
+	// Began is when the time budget started counting; zero means when Run starts.
+	Began time.Time
+}
+
+// Run checks o (every rule, with the message that says what to fix), plans the build (the
+// model's preflight, the files it writes, its key), looks it up in the engine cache, and
+// otherwise builds it in a worker process, committing the engine and its manifest only when
+// the build succeeded, and storing it in the engine cache. ctx ending cancels the build as a
+// first signal does (the builder stops at its next step boundary; KillAfter later the worker
+// is killed). The error carries the exit code (internal/exitcode); it is nil only when the
+// engine is in place.
+func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
+	began := fe.Began // --timeout counts from here: the engine cache's work is in the budget
+	if began.IsZero() {
+		began = time.Now()
+	}
+	if fe.Diagnostics == nil {
+		fe.Diagnostics = io.Discard
+	}
+	p, err := planBuild(&o)
+	if err != nil {
+		return progress.Result{}, err
+	}
+	for _, w := range p.warnings {
+		fmt.Fprintln(fe.Diagnostics, "trtbuild: warning: "+pathtext.Line(w))
+	}
+	exe, err := workerCommand()
+	if err != nil {
+		return progress.Result{}, err
+	}
+	sigs := fe.Signals
+	// A signal during the checks: stop before anything is started or written.
+	select {
+	case sig := <-sigs:
+		return progress.Result{}, exitcode.SignalError(sig, "before the build started; nothing was written")
+	default:
+	}
+	model, engine, req := p.model, p.engine, p.req
+
+	outs, err := openOutputs(outputFiles{report: o.Report, trace: o.Trace}, p.paths)
+	if err != nil {
+		return progress.Result{}, err
+	}
+	defer outs.cleanup()
+	files, err := createBuildFiles(p.paths)
+	if err != nil {
+		return progress.Result{}, err
+	}
+	defer files.cleanup()
+	info := progress.BuildInfo{Model: model, Engine: engine, Backend: req.Backend, Precision: precisionName(&o), Layers: len(req.Layers), Version: Version,
+		Command: o.Command, Settings: buildSettings(req)}
+	ctl := watchCacheWork(ctx, sigs, began, o.Timeout)
+	keyed, hit, err := engineCacheLookup(ctl.ctx, &fe, &o, req, info, files, outs)
+	defer keyed.close()
+	when := "during the engine cache lookup; nothing was built"
+	if hit.Cached {
+		when = fmt.Sprintf("as the engine was copied from the engine cache; the engine %s is in place", q(engine))
+	}
+	if stop := ctl.end(when); stop != nil {
+		return hit, stop
+	}
+	if err != nil || hit.Cached {
+		return hit, err
+	}
+	res, err := runSession(Config{
+		Worker:       worker.StartOptions{Command: exe, Request: req},
+		Engine:       engine,
+		Output:       files.engine,
+		Commit:       func(*progress.Result) error { return files.commitEngine(context.Background()) },
+		Began:        began,
+		Info:         info,
+		NewRenderer:  func(c progress.Controls) progress.Renderer { return outs.wrap(fe.NewRenderer(c)) },
+		Notices:      fe.Notices,
+		Signals:      sigs,
+		Stop:         ctx.Done(),
+		Timeout:      o.Timeout,
+		StallTimeout: o.StallTimeout,
+		KillAfter:    o.KillAfter,
+		Tick:         fe.Tick,
+	})
+	late := outs.finish(fe.Diagnostics, sigs)
+	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
+		ctl := watchCacheWork(ctx, sigs, began, o.Timeout)
+		if late != nil {
+			ctl.cancel(errors.New(exitcode.SignalName(late))) // the manifest, but no store: the user asked to stop
+		}
+		keyed.afterBuild(ctl.ctx, fe.Diagnostics, res, files)
+		when := "while the manifest was written"
+		if keyed != nil && keyed.cache != nil {
+			when += " and the engine stored in the engine cache"
+		}
+		when += fmt.Sprintf("; the engine %s is built", q(engine))
+		if stop := ctl.end(when); stop != nil {
+			err = stop
+		} else if late != nil {
+			err = exitcode.SignalError(late, fmt.Sprintf("after the build; the engine %s is built", q(engine)))
+		}
+	}
+	return res, err
+}
+
+// planned is what a build will do, decided before anything starts.
+type planned struct {
+	model, engine string
+	req           worker.Request
+	paths         *buildPaths
+	warnings      []string
+}
+
+// planBuild checks o and decides the build: the model, the engine, the worker's request (the
+// model's preflight included) and every file it writes, with the warnings to show.
+func planBuild(o *Options) (*planned, error) {
+	model, err := checkModelPath(o.Model)
+	if err != nil {
+		return nil, err
+	}
+	engine, err := resolveEngine(model, o.Engine)
+	if err != nil {
+		return nil, err
+	}
+	req, m, warnings, err := prepareRequest(o, model)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyScenario(o.Sim.Scenario, req.Backend, o.Sim.Speed, o.Sim, &req); err != nil {
+		return nil, err
+	}
+	paths, cacheWarnings, err := checkBuildPaths(o, model, engine, req.Backend, m)
+	if err != nil {
+		return nil, err
+	}
+	return &planned{model: model, engine: engine, req: req, paths: paths, warnings: append(warnings, cacheWarnings...)}, nil
+}
+
+// checkModelPath checks that the model is given and is a readable regular file.
+func checkModelPath(model string) (string, error) {
+	if model == "" {
+		return "", exitcode.Usagef("no model given; usage: trtbuild [flags] MODEL.onnx (try: trtbuild --backend sim testdata/models/convnet.onnx)")
+	}
+	if err := CheckInput("model", model); err != nil {
+		return "", err
+	}
+	return model, nil
+}
+
+// RefusalResult is the result line of a build that never started: err's message, split at its
+// first "; " into what is wrong and what to do.
+func RefusalResult(err error) progress.Result {
+	msg := exitcode.OneLine(err)
+	res := progress.Result{Status: progress.StatusFailed, Error: msg}
+	if what, hint, ok := strings.Cut(msg, "; "); ok {
+		res.Error, res.Hint = what, hint
+	}
+	switch code := exitcode.Of(err); {
+	case code == exitcode.Usage:
+		res.UsageError = true
+	case code == exitcode.TimedOut:
+		res.Status = progress.StatusTimedOut
+	case exitcode.BySignal(code):
+		res.Status = progress.StatusCancelled
+	}
+	return res
+}

@@ -1,0 +1,290 @@
+package builder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/enginecache"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/manifest"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/plan"
+	"github.com/trtbuild/trtbuild/internal/probe"
+	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/worker"
+)
+
+// openEngineCache opens the --engine-cache folder; nil when the flag is not given.
+func openEngineCache(c EngineCache) (*enginecache.Cache, error) {
+	if c.Dir == "" {
+		return nil, nil
+	}
+	if c.Size == "" {
+		c.Size = DefaultOptions().EngineCache.Size
+	}
+	if c.Trust == "" {
+		c.Trust = DefaultOptions().EngineCache.Trust
+	}
+	limit, err := ParseSize(c.Size, false)
+	if err != nil {
+		return nil, exitcode.Usagef("invalid --engine-cache-size: %v", err)
+	}
+	trust, err := enginecache.ParseTrust(c.Trust)
+	if err != nil {
+		return nil, exitcode.Usagef("invalid --engine-cache-trust: %v", err)
+	}
+	dir := c.Dir
+	if dir == "auto" {
+		if dir, err = enginecache.DefaultDir(); err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+	}
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, exitcode.Usagef("--engine-cache %s is a file; give a folder", q(dir))
+	}
+	cache, err := enginecache.Open(dir, int64(limit), trust)
+	var unusable *enginecache.UnusableError
+	if errors.As(err, &unusable) {
+		return nil, err // the caller warns and builds without the cache
+	}
+	if err != nil {
+		return nil, exitcode.Usagef("cannot use --engine-cache %s: %v; give a writable folder", q(dir), exitcode.PathCause(err))
+	}
+	return cache, nil
+}
+
+// keyedBuild is one build with its key: what the engine cache looks up and the manifest says.
+type keyedBuild struct {
+	cache   *enginecache.Cache // nil without --engine-cache
+	key     string
+	parts   buildkey.Parts
+	hashes  buildkey.ModelHashes
+	model   string
+	backend string
+	trt     string
+	prec    string
+	err     error // why there is no key (no manifest then)
+	// ready, when not nil, is closed once the fields above are filled: without an engine
+	// cache the key is computed while the build runs, so hashing a large model does not delay
+	// the build's start.
+	ready chan struct{}
+}
+
+// engineCacheLookup runs before the worker starts: it computes the build's key and, on an
+// engine cache hit, copies the engine into the build's files (held open since the start),
+// puts them in place, shows it (Frontend.Cached), and returns the hit's result (Cached): the
+// build is done. ctx ends the lookup
+// (a signal, the time budget). An entry that is broken is removed and said so: the build goes
+// on, into files that start empty again.
+func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, req worker.Request, info progress.BuildInfo, files *buildFiles, outs *outputs) (*keyedBuild, progress.Result, error) {
+	var none progress.Result
+	cache, err := openEngineCache(o.EngineCache)
+	var unusable *enginecache.UnusableError
+	if errors.As(err, &unusable) {
+		fmt.Fprintf(fe.Diagnostics, "trtbuild: warning: not using the engine cache: %s; building without it\n", pathtext.Line(unusable.Why))
+		err = nil
+	}
+	if err != nil {
+		return nil, none, err
+	}
+	if cache == nil {
+		k := &keyedBuild{ready: make(chan struct{})}
+		go func() {
+			defer close(k.ready)
+			key, err := computeKey(nil, o, req, info)
+			if err != nil {
+				k.err = err
+				return
+			}
+			// Every field but ready, which afterBuild reads while this runs.
+			k.key, k.parts, k.hashes = key.key, key.parts, key.hashes
+			k.model, k.backend, k.trt, k.prec = key.model, key.backend, key.trt, key.prec
+		}()
+		return k, none, nil
+	}
+	k, err := abandonable(ctx, func() (*keyedBuild, error) { return computeKey(cache, o, req, info) })
+	if ctx.Err() != nil {
+		cache.Close()
+		return nil, none, err // the caller reports the signal or budget
+	}
+	if err != nil {
+		cache.Close()
+		return nil, none, exitcode.Usagef("cannot compute the build key for --engine-cache: %v", err)
+	}
+	start := time.Now()
+	look, err := cache.Get(ctx, k.key, files.engine)
+	if err != nil {
+		return k, none, exitcode.Wrap(exitcode.Failed, err)
+	}
+	if !look.Hit {
+		if look.Skipped != "" {
+			what := "left it there"
+			if look.Repaired {
+				what = "removed it"
+			}
+			fmt.Fprintf(fe.Diagnostics, "trtbuild: warning: the engine cache entry %s was not used: %s; %s, building the engine\n", q(cache.Entry(k.key)), look.Skipped, what)
+		}
+		if err := files.engine.Reset(); err != nil {
+			return k, none, exitcode.Wrap(exitcode.Failed, fmt.Errorf("writing the engine %s: %w", q(info.Engine), err))
+		}
+		return k, none, nil
+	}
+	if ctx.Err() != nil {
+		return k, none, nil // a signal or the budget came during the copy: nothing is put in place
+	}
+	if err := k.serve(ctx, fe.Diagnostics, files, look); err != nil {
+		return k, none, exitcode.Wrap(exitcode.Failed, err)
+	}
+	took := time.Since(start)
+	msg := fmt.Sprintf("Engine cache hit: %s copied from %s in %s (key %s); nothing was built.",
+		info.Engine, cache.Dir(), took.Round(time.Millisecond), buildkey.Short(k.key))
+	res := progress.Result{Status: progress.StatusBuilt, Engine: info.Engine, EngineBytes: look.Bytes, Duration: took, Cached: true}
+	hit := []progress.Event{{Type: progress.EventLog, Severity: progress.SeverityInfo, Message: msg}}
+	// --report and --trace record the hit as they record a build: the build line, the hit,
+	// the result.
+	if rec := outs.wrap(quiet{}); outs.began {
+		rec.Begin(progress.NewState(info, start))
+		rec.Handle(hit)
+		_ = rec.End(res)
+		outs.finish(fe.Diagnostics, nil)
+	}
+	if fe.Cached != nil {
+		if err := fe.Cached(info, start, hit, res); err != nil {
+			return k, res, exitcode.Wrap(exitcode.OK, fmt.Errorf("the engine was copied, but writing progress failed: %v", err))
+		}
+	}
+	return k, res, nil
+}
+
+// close releases the engine cache, if any.
+func (k *keyedBuild) close() {
+	if k != nil && k.cache != nil {
+		k.cache.Close()
+	}
+}
+
+// computeKey finds the target and computes the build's key.
+func computeKey(cache *enginecache.Cache, o *Options, req worker.Request, info progress.BuildInfo) (*keyedBuild, error) {
+	target, err := probe.Target(req.Backend, req.Device, req.TensorRTLib)
+	if err != nil {
+		return nil, err
+	}
+	if o.KeyTarget != nil && target.Backend == "sim" {
+		// A simulated build for a matrix target is keyed as that GPU's, so cells map to keys
+		// as they would on the real GPUs.
+		target.GPU, target.ComputeCapability, target.MIG = o.KeyTarget.GPU, o.KeyTarget.ComputeCapability, o.KeyTarget.MIG
+	}
+	k := &keyedBuild{cache: cache, model: req.Model, backend: req.Backend, trt: target.TensorRT, prec: info.Precision}
+	hash := o.ModelHashes
+	if hash == nil {
+		hash = buildkey.HashModel
+	}
+	if k.hashes, err = hash(req.Model); err != nil {
+		return nil, err
+	}
+	if k.parts, k.hashes, err = buildkey.FromHashes(req, target, k.hashes); err != nil {
+		return nil, err
+	}
+	k.key = k.parts.Key()
+	return k, nil
+}
+
+// serve puts the engine copied from the cache in place, and the manifest beside it: the stored
+// one (verified by the cache against the engine), with this copy's path and cache use.
+func (k *keyedBuild) serve(ctx context.Context, errOut io.Writer, files *buildFiles, look enginecache.Lookup) error {
+	if err := files.commitEngine(ctx); err != nil {
+		return fmt.Errorf("writing the engine: %w", err)
+	}
+	if files.manifest == nil {
+		return nil // --no-manifest, or a device: nothing to describe
+	}
+	m, err := manifest.Parse(look.Manifest)
+	if err != nil {
+		return err // the cache checked it
+	}
+	m.Model.Path = k.model
+	m.Engine.File = filepath.Base(files.engine.Target().Path)
+	m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: true, ServedAt: time.Now().UTC().Truncate(time.Millisecond)}
+	if _, err := files.putManifest(m); err != nil {
+		fmt.Fprintf(errOut, "trtbuild: warning: %v\n", err)
+	}
+	return nil
+}
+
+// manifest describes the engine of this build.
+func (k *keyedBuild) manifest(file string, bytes int64, sum string) *manifest.Manifest {
+	return &manifest.Manifest{
+		Key: k.key, Parts: k.parts,
+		Model:    manifest.Model{Path: k.model, Bytes: k.hashes.Bytes, ExternalBytes: k.hashes.ExternalBytes},
+		Engine:   manifest.Engine{File: filepath.Base(file), Bytes: bytes, SHA256: sum},
+		Trtbuild: Version, Backend: k.backend, TensorRT: k.trt, Precision: k.prec,
+	}
+}
+
+// afterBuild runs after a successful build has committed the engine: it writes the manifest
+// beside it and stores the engine in the cache, both from the file the worker wrote, as hashed
+// before it had a name (never by its path, which another build or user may have replaced
+// since). ctx ends the work (a signal, the time budget). Problems are warnings: the engine is
+// built.
+func (k *keyedBuild) afterBuild(ctx context.Context, diag io.Writer, res progress.Result, files *buildFiles) {
+	if k == nil || files.device {
+		return // -o /dev/null: no file to describe, or to cache
+	}
+	if k.ready != nil {
+		select {
+		case <-k.ready: // ready: the manifest is written even when ctx has ended
+		default:
+			select {
+			case <-k.ready:
+			case <-ctx.Done():
+				return // the caller reports the signal or budget
+			}
+		}
+	}
+	if k.err != nil {
+		fmt.Fprintf(diag, "trtbuild: warning: no manifest written: %v\n", k.err)
+		return
+	}
+	m := k.manifest(files.engine.Target().Path, files.size, files.sum)
+	m.FromResult(res, time.Now())
+	if h, err := plan.Read(io.NewSectionReader(files.built, 0, files.size)); err == nil && h.TensorRT != "" {
+		m.TensorRT = h.TensorRT // what the plan says wrote it, build number included
+	}
+	if k.cache != nil {
+		m.EngineCache = &manifest.CacheUse{Dir: k.cache.Dir(), Hit: false}
+	}
+	if files.manifest != nil {
+		if _, err := files.putManifest(m); err != nil {
+			fmt.Fprintf(diag, "trtbuild: warning: %v\n", err)
+		}
+	}
+	if k.cache == nil || ctx.Err() != nil {
+		return
+	}
+	stored := *m
+	stored.EngineCache = nil
+	data, err := manifest.Marshal(&stored)
+	var put enginecache.Stored
+	if err == nil {
+		var st os.FileInfo
+		if st, err = files.built.Stat(); err == nil {
+			put, err = k.cache.Put(ctx, k.key, enginecache.Engine{File: files.built, Bytes: files.size, SHA256: files.sum, Perm: st.Mode().Perm()}, data)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(diag, "trtbuild: warning: the engine was not stored in the engine cache: %v\n", err)
+		return
+	}
+	if put.Replaced != "" {
+		fmt.Fprintf(diag, "trtbuild: warning: replaced the engine cache entry %s, which could not be used: %s\n", q(k.cache.Entry(k.key)), put.Replaced)
+	}
+	if put.Stale > 0 {
+		fmt.Fprintf(diag, "trtbuild: removed %d temporary engine cache entries (%s) left by killed builds\n", put.Stale, progress.FormatBytes(put.StaleBytes))
+	}
+}

@@ -1,0 +1,138 @@
+package builder
+
+import (
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+)
+
+// Options describe one build, as every front end gives it: the command line binds its flags
+// onto them, a matrix sets a cell's fields on a copy of its base, a service fills them from a
+// request. Values keep trtexec's text syntax where trtexec has one (shapes, sizes, formats), so
+// that a build can be described the same way everywhere; Check (run by Run and Key) reads and
+// validates them, and every user-facing message of a bad option comes from there. Start from
+// DefaultOptions: its zero-valued fields mean "not given".
+type Options struct {
+	// Model is the ONNX model; Engine the engine's path ("": the model's path with .engine).
+	Model, Engine string
+	// Backend is auto, tensorrt or sim (the simulated builder, which needs no GPU).
+	Backend string
+	// Verbose forwards the builder's info and verbose log lines.
+	Verbose bool
+
+	// Profiles are the optimization profiles' shapes, in order; none: one profile of the
+	// model's static shapes (or those preflight can complete).
+	Profiles []Profile
+	// Workspace is the workspace pool limit ("512M", "4G"; a bare number is MiB); MemPoolSize
+	// trtexec's --memPoolSize list (workspace:4G,tacticSharedMem:48K).
+	Workspace, MemPoolSize string
+
+	FP16, BF16, INT8, FP8                                                             bool
+	NoTF32, Refit, StripWeights, VersionCompatible, ExcludeLeanRuntime, SparseWeights bool
+	// OptLevel (0-5) and MaxAuxStreams (0-64) are -1 for the builder's default.
+	OptLevel, MaxAuxStreams int
+	Device                  int
+	// HardwareCompat is none, ampere+ or same-compute-capability (trtexec's spellings too).
+	HardwareCompat string
+	// Plugins are plugin libraries to load: this runs their code.
+	Plugins []string
+	// KeepFP32 lists op types or node names a TensorRT 11 --fp16/--bf16 conversion keeps in
+	// float32.
+	KeepFP32 []string
+	// TensorRTLib is the folder of the TensorRT libraries ("": TRTBUILD_TENSORRT_LIB, then
+	// TENSORRT_ROOT, then the system's search). NoBuiltinPlugins leaves libnvinfer_plugin out.
+	TensorRTLib      string
+	NoBuiltinPlugins bool
+	// Trtexec are trtexec's other build settings, in its syntax.
+	Trtexec Trtexec
+
+	// NoPreflight skips the shape and opset checks before the build (never the external data
+	// rule).
+	NoPreflight bool
+	// TimingCache is the timing cache file, or "auto" (or ""): one per TensorRT version and
+	// GPU in the user cache folder. NoTimingCache uses none; StrictCache fails on every timing
+	// cache problem instead of warning.
+	TimingCache                string
+	NoTimingCache, StrictCache bool
+	// NoManifest writes no manifest (ENGINE.json) beside the engine.
+	NoManifest bool
+	// Report and Trace are the --report and --trace files ("": none).
+	Report, Trace string
+	// EngineCache reuses and stores engines by build key; its Dir "" means no engine cache.
+	EngineCache EngineCache
+
+	// Timeout ends the build after this long (0: never), StallTimeout after this long without
+	// a progress event; KillAfter is how long a cancel may take before the worker is killed
+	// (it must be positive).
+	Timeout, StallTimeout, KillAfter time.Duration
+
+	// Sim tunes the simulated builder (Backend sim).
+	Sim Sim
+
+	// Command is the command line recorded in the report and trace (nil: none).
+	Command []string
+	// OwnOutputs marks the engine and report paths as trtbuild's own (a matrix cell's): they
+	// follow no link.
+	OwnOutputs bool
+	// KeyTarget, for a simulated build, is the GPU its build key names (a matrix cell's
+	// target), so cells map to keys as they would on the real GPUs.
+	KeyTarget *buildkey.Target
+	// ModelHashes, when set, hashes a model for the build key (a matrix hashes each model once
+	// for all its cells); nil: buildkey.HashModel.
+	ModelHashes func(model string) (buildkey.ModelHashes, error)
+}
+
+// Profile is one optimization profile's shapes as trtexec writes them
+// (images:1x3x224x224,mask:1x16); "" leaves one out. Shapes sets min, opt and max at once.
+type Profile struct {
+	Shapes, Min, Opt, Max string
+}
+
+// EngineCache is the engine cache of a build.
+type EngineCache struct {
+	// Dir is the cache folder; "auto" is the user cache folder's trtbuild/engines; "": none.
+	Dir string
+	// Size bounds the cache ("20G"): the least recently used engines beyond it are removed.
+	Size string
+	// Trust says whose entries are served: self, group, or user names or ids, comma-separated.
+	Trust string
+}
+
+// Trtexec are trtexec's build flags that map onto one builder setting each, beyond the ones
+// trtbuild has its own names for. Their values are trtexec's syntax (package trtexec).
+type Trtexec struct {
+	InputFormats, OutputFormats       string
+	PrecisionConstraints, LayerPrecs  string
+	ProfilingVerbosity, TacticSources string
+	DLACore                           int // -1: none
+	GPUFallback, StronglyTyped, Best  bool
+}
+
+// Sim are the simulated builder's knobs. Only Speed and Scenario are for users; the others
+// exist for tests and demos.
+type Sim struct {
+	// Speed runs the simulation this many times faster (0.001 to 1e6).
+	Speed float64
+	// Scenario plays a situation: see SimScenarioNames.
+	Scenario                          string
+	Threads, Tactics, Iterations      int
+	Step, Silent, LongStep            time.Duration
+	FailPhase, EarlyPhase, AbortPhase string
+	IgnoreCancel                      bool
+	Seed                              uint64
+	Flood                             bool
+	PreSilent, PostSilent             time.Duration
+	SkipFinish                        bool
+	FP16FailNode                      string
+}
+
+// DefaultOptions are the options of a plain `trtbuild MODEL`: what every front end starts from.
+func DefaultOptions() Options {
+	return Options{
+		Backend: "auto", OptLevel: -1, MaxAuxStreams: -1, HardwareCompat: "none",
+		TimingCache: "auto", KillAfter: 30 * time.Second,
+		EngineCache: EngineCache{Size: "20G", Trust: "self"},
+		Trtexec:     Trtexec{DLACore: -1},
+		Sim:         Sim{Speed: 1},
+	}
+}

@@ -1,0 +1,99 @@
+package builder
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/worker"
+)
+
+func TestParseMemPoolSize(t *testing.T) {
+	ws, pools, err := parseMemPoolSize("workspace:1G,tacticSharedMem:1K,DLASRAM:0,dlaLocalDRAM:8,dlaGlobalDRAM:1G")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws != 1<<30 {
+		t.Errorf("workspace %d", ws)
+	}
+	want := map[string]uint64{"tacticSharedMem": 1024, "dlaSRAM": 0, "dlaLocalDRAM": 8 << 20, "dlaGlobalDRAM": 1 << 30}
+	if len(pools) != len(want) {
+		t.Errorf("pools %v, want %v", pools, want)
+	}
+	for k, v := range want {
+		if got, ok := pools[k]; !ok || got != v {
+			t.Errorf("pool %s = %d (%v), want %d", k, got, ok, v)
+		}
+	}
+	for in, wantErr := range map[string]string{
+		"workspace":                 "write POOL:SIZE",
+		"l2:1M":                     `pool "l2" is unknown: use workspace, tacticSharedMem`,
+		"workspace:0":               "--memPoolSize workspace: \"0\" is too small",
+		"tacticSharedMem:x":         "--memPoolSize tacticSharedMem: \"x\" is not a size",
+		"workspace:1G,workspace:2G": "gives pool workspace twice",
+	} {
+		if _, _, err := parseMemPoolSize(in); err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("parseMemPoolSize(%q): %v, want an error containing %q", in, err, wantErr)
+		}
+	}
+}
+
+func TestApplyScenario(t *testing.T) {
+	req := worker.Request{Layers: []string{"a", "b", "c"}}
+	if err := applyScenario("crash", "tensorrt", 1, Sim{}, &req); err == nil || !strings.Contains(err.Error(), "add --backend sim") {
+		t.Errorf("a scenario with TensorRT: %v", err)
+	}
+	tests := []struct {
+		scenario string
+		given    Sim
+		speed    float64
+		want     worker.SimConfig
+	}{
+		{"silence", Sim{}, 1, worker.SimConfig{Silent: 20 * time.Second}},
+		{"silence", Sim{}, 4, worker.SimConfig{Silent: 5 * time.Second}},
+		{"silence", Sim{Silent: time.Second}, 1, worker.SimConfig{}}, // --sim-silent wins
+		{"fail", Sim{}, 1, worker.SimConfig{FailPhase: "Finding fastest tactic for *b*"}},
+		{"crash", Sim{}, 1, worker.SimConfig{AbortPhase: "Finding fastest tactic for *b*"}},
+		{"slow-cancel", Sim{}, 2, worker.SimConfig{Step: time.Second, Threads: 2}},
+	}
+	for _, tt := range tests {
+		req := worker.Request{Layers: []string{"a", "b", "c"}}
+		if err := applyScenario(tt.scenario, "sim", tt.speed, tt.given, &req); err != nil {
+			t.Fatal(err)
+		}
+		if req.Sim != tt.want {
+			t.Errorf("%s at speed %g: %+v, want %+v", tt.scenario, tt.speed, req.Sim, tt.want)
+		}
+	}
+}
+
+// TestSharedDimsFillTheRequest checks that the inputs preflight fills in from the named
+// dimensions they share with given ones reach the builder's profile.
+func TestSharedDimsFillTheRequest(t *testing.T) {
+	model := filepath.Join("..", "..", "testdata", "models", "bert_tiny.onnx")
+	o := &Options{Profiles: []Profile{{Shapes: "input_ids:1x128"}}}
+	flags, err := parseShapeFlags(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := worker.Request{}
+	if _, _, err := checkModel(model, &req, flags, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Profiles) != 1 {
+		t.Fatalf("%d profiles, want 1", len(req.Profiles))
+	}
+	var got []string
+	for _, in := range req.Profiles[0].Inputs {
+		got = append(got, in.Name)
+		for _, dims := range [][]int64{in.Min, in.Opt, in.Max} {
+			if len(dims) != 2 || dims[0] != 1 || dims[1] != 128 {
+				t.Errorf("input %s: %v, want 1x128", in.Name, dims)
+			}
+		}
+	}
+	if strings.Join(got, ",") != "input_ids,attention_mask,token_type_ids" {
+		t.Errorf("profile inputs %v", got)
+	}
+}

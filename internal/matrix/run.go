@@ -1,0 +1,405 @@
+package matrix
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/manifest"
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/probe"
+)
+
+// RunOptions say how a matrix's cells are built: on which builder, with which engine cache,
+// and how one cell's build is shown.
+type RunOptions struct {
+	// Base are the builder options every cell starts from: the matrix's build_flags, read by
+	// the build's own flag set. A cell sets its own fields (model, engine, precision, profile,
+	// device, backend, engine cache, report) on a copy.
+	Base builder.Options
+	// Backend is auto, tensorrt or sim; SimSpeed the simulated builder's speed.
+	Backend  string
+	SimSpeed float64
+	// EngineCache is the engine cache folder ("": the matrix file's engine_cache), and
+	// EngineCacheSize its bound.
+	EngineCache, EngineCacheSize string
+	// Build runs one cell's build with its options on CUDA device dev, shown as the front
+	// end shows builds; signals are the cell's share of the run's signals.
+	Build func(dev int, signals <-chan os.Signal, o builder.Options) error
+}
+
+// CellOptions are the builder options of one cell: Base with the cell's model, engine,
+// precision, profile and target, the run's backend and engine cache, device, and report (a
+// file name in the output folder; "" for none). The cell's engine and report are trtbuild's own
+// files (no link followed).
+func CellOptions(f *File, cell Cell, o RunOptions, device int, report string) (builder.Options, error) {
+	b := o.Base
+	out := f.OutputDir()
+	b.Model = cell.ModelPath(f)
+	b.Engine = filepath.Join(out, cell.Engine())
+	b.Backend = o.Backend
+	b.Device = device
+	b.Sim.Speed = o.SimSpeed
+	b.EngineCache.Dir = o.EngineCache
+	if b.EngineCache.Dir == "" {
+		b.EngineCache.Dir = f.CacheDir()
+	}
+	b.EngineCache.Size = o.EngineCacheSize
+	if report != "" {
+		b.Report = filepath.Join(out, report)
+	}
+	if cell.Precision != "fp32" {
+		for _, p := range strings.Split(cell.Precision, "+") {
+			switch p {
+			case "fp16":
+				b.FP16 = true
+			case "bf16":
+				b.BF16 = true
+			case "int8":
+				b.INT8 = true
+			case "fp8":
+				b.FP8 = true
+			}
+		}
+	}
+	b.Profiles = nil
+	if p := cell.Profile; p != nil {
+		b.Profiles = []builder.Profile{{Shapes: p.Shapes, Min: p.Min, Opt: p.Opt, Max: p.Max}}
+	}
+	if _, err := os.Stat(b.Model); err != nil {
+		return b, exitcode.Usagef("matrix %s, model %s: %v; fix its path (relative to the matrix file)", f.Path, cell.Model.Path, exitcode.PathCause(err))
+	}
+	b.OwnOutputs = true
+	b.KeyTarget = &buildkey.Target{GPU: cell.Target.GPU, ComputeCapability: cell.Target.ComputeCapability, MIG: cell.Target.MIG}
+	return b, nil
+}
+
+// CheckTarget fails when TensorRT would build a cell on a GPU of another type than its
+// target's: the engine would be wrong for the target. It asks the probe (internal/probe),
+// which loads TensorRT in a short-lived child, as a build's worker does.
+func CheckTarget(backend string, t Target, device int, libDir string) error {
+	if backend == "sim" {
+		return nil
+	}
+	if !probe.Compiled() {
+		return exitcode.Wrap(exitcode.Usage, probe.ErrNotCompiled)
+	}
+	r, err := probe.Run(device, libDir)
+	switch {
+	case err != nil:
+		return exitcode.Wrap(exitcode.Failed, err)
+	case r.LoadError != "":
+		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("cannot use TensorRT: %s", r.LoadError))
+	case r.GPUError != "":
+		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("asking the driver about GPU %d: %s", device, r.GPUError))
+	}
+	if got := GPULabel(r.DeviceName); got != t.GPU {
+		return exitcode.Usagef("GPU %d is %s, but target %s is %s; run the cell on its GPU type (the Jobs and scripts of 'matrix emit' select it)", device, got, t.Name, t.GPU)
+	}
+	return nil
+}
+
+// modelHashes hashes each model of a matrix run once, for all its cells; safe for the
+// workers to share.
+type modelHashes struct {
+	mu   sync.Mutex
+	done map[string]*hashOnce
+}
+
+type hashOnce struct {
+	once   sync.Once
+	hashes buildkey.ModelHashes
+	err    error
+}
+
+func (m *modelHashes) hash(model string) (buildkey.ModelHashes, error) {
+	m.mu.Lock()
+	if m.done == nil {
+		m.done = map[string]*hashOnce{}
+	}
+	h := m.done[model]
+	if h == nil {
+		h = &hashOnce{}
+		m.done[model] = h
+	}
+	m.mu.Unlock()
+	h.once.Do(func() { h.hashes, h.err = buildkey.HashModel(model) })
+	return h.hashes, h.err
+}
+
+// makeOutputDir makes the matrix's output folder: one the file names follows links, as every
+// path a user names; the default ("engines" beside the file) is trtbuild's own and follows none.
+func makeOutputDir(f *File) error {
+	var err error
+	if f.OutputDefaulted {
+		err = outpath.MkdirOwn(f.Dir, f.Output)
+	} else {
+		err = os.MkdirAll(f.OutputDir(), 0o755)
+	}
+	if err != nil {
+		return exitcode.Usagef("cannot create the output folder %s: %v", pathtext.Q(f.OutputDir()), exitcode.PathCause(err))
+	}
+	return nil
+}
+
+// makeCellDirs makes the folders a cell writes into, trtbuild's own below the output folder
+// (TARGET/MODEL), and the default engine cache folder, none of them through a link.
+func makeCellDirs(f *File, cell Cell, o RunOptions) error {
+	if err := makeOutputDir(f); err != nil {
+		return err
+	}
+	if err := outpath.MkdirOwn(f.OutputDir(), filepath.Dir(cell.Engine())); err != nil {
+		return exitcode.Usagef("cannot create the output folder of cell %s: %v", cell.ID(), exitcode.PathCause(err))
+	}
+	if o.EngineCache == "" && f.CacheDefaulted {
+		if err := outpath.MkdirOwn(f.Dir, f.EngineCache); err != nil {
+			return exitcode.Usagef("cannot use the engine cache %s: %v", pathtext.Q(f.CacheDir()), exitcode.PathCause(err))
+		}
+	}
+	return nil
+}
+
+// RunCell builds one cell through the build (o.Build) on device dev, and returns its index
+// entry; report is the report's file name in the output folder ("" for none).
+func RunCell(f *File, cell Cell, o RunOptions, dev int, signals <-chan os.Signal, report string) (IndexCell, error) {
+	return runCell(f, cell, o, dev, signals, report, nil)
+}
+
+func runCell(f *File, cell Cell, o RunOptions, dev int, signals <-chan os.Signal, report string, hashes *modelHashes) (IndexCell, error) {
+	entry := NewIndexCell(cell)
+	out := f.OutputDir()
+	engine := filepath.Join(out, cell.Engine())
+	if err := makeCellDirs(f, cell, o); err != nil {
+		entry.Status, entry.Error = StatusFailed, exitcode.OneLine(err)
+		return entry, err
+	}
+	b, err := CellOptions(f, cell, o, dev, report)
+	if err != nil {
+		entry.Status, entry.Error = StatusFailed, exitcode.OneLine(err)
+		return entry, err
+	}
+	if hashes != nil {
+		b.ModelHashes = hashes.hash
+	}
+	start := time.Now()
+	err = o.Build(dev, signals, b)
+	entry.Seconds = time.Since(start).Seconds()
+	rel := func(p string) string {
+		if r, err := filepath.Rel(out, p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	if err != nil {
+		entry.Status, entry.Error = StatusFailed, exitcode.OneLine(err)
+		return entry, err
+	}
+	entry.Status = StatusBuilt
+	entry.Engine = rel(engine)
+	if m, merr := manifest.Read(manifest.Path(engine)); merr == nil {
+		entry.Key, entry.Bytes = m.Key, m.Engine.Bytes
+		entry.Manifest = rel(manifest.Path(engine))
+		if m.EngineCache != nil && m.EngineCache.Hit {
+			entry.Status = StatusCached
+		}
+	}
+	if report != "" {
+		if _, serr := os.Stat(filepath.Join(out, report)); serr == nil {
+			entry.Report = filepath.ToSlash(report)
+		}
+	}
+	return entry, nil
+}
+
+// BuildOptions are how Build runs a whole matrix here.
+type BuildOptions struct {
+	RunOptions
+	// Devices are the CUDA devices to build on, one worker each (with the simulated builder:
+	// that many workers).
+	Devices []int
+	// TensorRTLib is where the target check loads TensorRT from ("": where a build looks).
+	TensorRTLib string
+	// Say receives the run's lines (each cell as it starts and ends, the table, the summary);
+	// nil: none.
+	Say io.Writer
+	// Signals reach every cell being built (each cancels) and start no new cell; nil: none.
+	Signals <-chan os.Signal
+}
+
+// Build builds every cell of f that this machine can build (every cell with the simulated
+// builder), one build per device at a time, skipping those whose GPU type is not here, and
+// writes index.json and index.html into the output folder. A cell cancelled by a signal stops
+// the run; its error is returned. Cells that failed make the error of exit status 1.
+func Build(f *File, o BuildOptions) error {
+	cells := f.Cells()
+	deviceFor := make(map[int][]int) // cell index → devices that can build it
+	for _, c := range cells {
+		for _, d := range o.Devices {
+			if o.Backend == "sim" || CheckTarget(o.Backend, c.Target, d, o.TensorRTLib) == nil {
+				deviceFor[c.Index] = append(deviceFor[c.Index], d)
+			}
+		}
+	}
+	start := time.Now()
+	index := &Index{Matrix: filepath.Base(f.Path), Cells: make([]IndexCell, len(cells)),
+		CacheDir: f.CacheDir(), OutputDir: f.OutputDir()}
+	if o.EngineCache != "" {
+		index.CacheDir = o.EngineCache
+	}
+	var todo []Cell
+	for _, c := range cells {
+		index.Cells[c.Index] = NewIndexCell(c)
+		if len(deviceFor[c.Index]) == 0 {
+			index.Cells[c.Index].Status = StatusSkipped
+			index.Cells[c.Index].Error = "no GPU of type " + c.Target.GPU + " here"
+			continue
+		}
+		todo = append(todo, c)
+	}
+	if err := CheckIndexPaths(f.OutputDir()); err != nil {
+		return exitcode.Usagef("%v", err)
+	}
+	for _, c := range todo {
+		// A mistake in the file (a model path) stops the run before anything is built.
+		if _, err := CellOptions(f, c, o.RunOptions, 0, ""); err != nil {
+			return err
+		}
+	}
+	if err := makeOutputDir(f); err != nil {
+		return err
+	}
+	var mu sync.Mutex // guards what the workers share, and Say between them
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if o.Say != nil {
+			fmt.Fprintf(o.Say, format+"\n", args...)
+		}
+	}
+	say("Matrix %s: %d cells, %d to run here, %d worker(s).", f.Path, len(cells), len(todo), len(o.Devices))
+
+	// Each worker takes the next cell its GPU can build; a cancelled cell stops the matrix.
+	var stopErr error
+	pending := todo
+	next := func(dev int) (Cell, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopErr != nil {
+			return Cell{}, false
+		}
+		for i, c := range pending {
+			if slices.Contains(deviceFor[c.Index], dev) {
+				pending = slices.Delete(pending, i, i+1)
+				return c, true
+			}
+		}
+		return Cell{}, false
+	}
+	hashes := &modelHashes{}
+	var wg sync.WaitGroup
+	// A signal reaches every cell being built: each cancels, and no new cell starts.
+	stopFan := make(chan struct{})
+	defer close(stopFan)
+	cellSignals := make([]chan os.Signal, len(o.Devices))
+	if o.Signals != nil {
+		cellSignals = fanOutSignals(o.Signals, len(o.Devices), stopFan)
+	}
+	for i, dev := range o.Devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sigs <-chan os.Signal
+			if cellSignals[i] != nil {
+				sigs = cellSignals[i]
+			}
+			for {
+				c, ok := next(dev)
+				if !ok {
+					return
+				}
+				if len(o.Devices) == 1 {
+					mu.Lock()
+					index.Count()
+					so := fmt.Sprintf("so far %d built, %d cached, %d failed", index.Built, index.Cached, index.Failed)
+					mu.Unlock()
+					say("── cell %d/%d %s (%s)", c.Index+1, len(cells), c.ID(), so)
+				}
+				entry, err := runCell(f, c, o.RunOptions, dev, sigs, c.Engine()+".report.json", hashes)
+				line := fmt.Sprintf("cell %d %s: %s", c.Index, c.ID(), entry.Status)
+				if entry.Key != "" {
+					line += " (" + buildkey.Short(entry.Key) + ")"
+				}
+				if entry.Error != "" {
+					line += ": " + entry.Error
+				}
+				mu.Lock()
+				index.Cells[c.Index] = entry
+				if exitcode.BySignal(exitcode.Of(err)) && stopErr == nil {
+					stopErr = err
+				}
+				mu.Unlock()
+				say("%s", line)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, c := range pending {
+		index.Cells[c.Index].Status = StatusSkipped
+		index.Cells[c.Index].Error = "cancelled"
+	}
+	index.Finished = time.Now().UTC().Truncate(time.Second)
+	index.Seconds = time.Since(start).Seconds()
+	if err := WriteIndex(f.OutputDir(), index); err != nil {
+		return exitcode.Wrap(exitcode.Failed, err)
+	}
+	index.Count()
+	if o.Say != nil {
+		mu.Lock()
+		_ = WriteTable(o.Say, index)
+		mu.Unlock()
+	}
+	say("Matrix done in %s: %d built, %d from the engine cache, %d failed, %d skipped. Index: %s",
+		time.Since(start).Round(time.Millisecond), index.Built, index.Cached, index.Failed, index.Skipped,
+		filepath.Join(f.OutputDir(), PageName))
+	if stopErr != nil {
+		return stopErr
+	}
+	if index.Failed > 0 {
+		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("%d of %d cells failed; see %s", index.Failed, len(cells), filepath.Join(f.OutputDir(), IndexName)))
+	}
+	return nil
+}
+
+// fanOutSignals delivers each signal from sigs to all n returned channels (the cells a matrix
+// builds at once), until stop is closed.
+func fanOutSignals(sigs <-chan os.Signal, n int, stop <-chan struct{}) []chan os.Signal {
+	outs := make([]chan os.Signal, n)
+	for i := range outs {
+		outs[i] = make(chan os.Signal, 4)
+	}
+	go func() {
+		for {
+			select {
+			case sig := <-sigs:
+				for _, o := range outs {
+					select {
+					case o <- sig:
+					default: // that cell has signals enough queued
+					}
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return outs
+}

@@ -1,0 +1,213 @@
+// Package probe answers "which TensorRT and which GPU are here" for the build key, `trtbuild
+// version` and a matrix's target check. Only a process that has loaded TensorRT can answer,
+// and a build's parent never loads it (its worker does): Run starts this binary's hidden
+// Subcommand, a short-lived child that loads TensorRT as a worker would, asks the driver about
+// the device (Serve), and writes a Report as one JSON object.
+package probe
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/trt"
+)
+
+// Subcommand is the hidden trtbuild command that runs Serve.
+const Subcommand = "__target"
+
+// Library is one TensorRT or CUDA library the probe loaded or found.
+type Library struct {
+	Path     string `json:"path"`
+	Resolved string `json:"resolved,omitempty"` // the file Path links to
+	Version  int    `json:"version,omitempty"`  // libnvinfer: major*10000+minor*100+patch; libcudart: major*1000+minor*10
+	Build    int    `json:"build,omitempty"`    // libnvinfer's build number; -1 unknown
+}
+
+// Where names the file a library was loaded from.
+func (l Library) Where() string {
+	if l.Resolved != "" {
+		return l.Resolved
+	}
+	return l.Path
+}
+
+// Report is what the probe found. Every problem is a field, so that `trtbuild version` can
+// show what it found up to that point; Run fails only when the probe itself could not run.
+type Report struct {
+	// Compiled is the TensorRT (and CUDA) whose headers the backend was compiled against.
+	Compiled cgo.Compiled `json:"compiled"`
+	// LoadError says why TensorRT could not be loaded ("" when it was).
+	LoadError string   `json:"load_error,omitempty"`
+	Infer     *Library `json:"infer,omitempty"`
+	Parser    *Library `json:"parser,omitempty"`
+	// Plugins is the standard plugin library, looked for and not loaded (loading runs its
+	// registration); PluginsError says why it was not found.
+	Plugins      string   `json:"plugins,omitempty"`
+	PluginsError string   `json:"plugins_error,omitempty"`
+	CUDARuntime  *Library `json:"cuda_runtime,omitempty"`
+	// Device is the CUDA device asked about, of DeviceCount; DeviceName and the compute
+	// capability describe it. GPUError says why the driver could not be asked.
+	Device                     int    `json:"device"`
+	DeviceCount                int    `json:"device_count"`
+	DeviceName                 string `json:"device_name,omitempty"`
+	ComputeMajor, ComputeMinor int
+	GPUError                   string `json:"gpu_error,omitempty"`
+	// Target is the build target for a build key; TargetError says why there is none.
+	Target      *buildkey.Target `json:"target,omitempty"`
+	TargetError string           `json:"target_error,omitempty"`
+}
+
+// ErrNotCompiled explains a binary built without TensorRT, and what to do.
+var ErrNotCompiled = cgo.ErrNotCompiled
+
+// Compiled reports whether this binary has the TensorRT backend (built with -tags tensorrt).
+func Compiled() bool { return cgo.Available(cgo.BackendTensorRT) }
+
+// Serve is the child's side: it loads TensorRT from libDir (or where a build would look,
+// getenv naming the environment), describes device, and writes the Report to w. When
+// TensorRT cannot be loaded it writes the report and returns why (the child exits 1).
+func Serve(w io.Writer, device int, libDir string, getenv func(string) string) error {
+	r := Report{Compiled: cgo.CompiledFor(), Device: device}
+	search := trt.SearchFromEnv(0, libDir, getenv)
+	if err := cgo.LoadTensorRT(search, false); err != nil {
+		// The report says what is known, and the exit status that TensorRT is not here.
+		r.LoadError = err.Error()
+		if jerr := json.NewEncoder(w).Encode(r); jerr != nil {
+			return jerr
+		}
+		return err
+	}
+	infer, _ := cgo.InstalledLibrary(trt.LibInfer)
+	r.Infer = library(infer)
+	if parser, ok := cgo.InstalledLibrary(trt.LibONNXParser); ok {
+		r.Parser = library(parser)
+	}
+	search.Major = infer.Version / 10000
+	if c, err := search.Find(trt.LibPlugin, func(c trt.Candidate) error {
+		l, err := cgo.OpenLibrary(trt.LibPlugin, c.Path)
+		if err == nil {
+			l.Close()
+		}
+		return err
+	}); err != nil {
+		r.PluginsError = err.Error()
+	} else {
+		r.Plugins = c.Path
+	}
+	if rt, ok := cgo.InstalledLibrary(trt.LibCUDARuntime); ok {
+		r.CUDARuntime = library(rt)
+	}
+	v, err := cgo.Version(cgo.BackendTensorRT, device)
+	if err != nil {
+		r.GPUError = err.Error()
+	} else {
+		r.DeviceCount, r.DeviceName, r.ComputeMajor, r.ComputeMinor = v.DeviceCount, v.DeviceName, v.ComputeMajor, v.ComputeMinor
+	}
+	if t, err := target(device); err != nil {
+		r.TargetError = err.Error()
+	} else {
+		r.Target = &t
+	}
+	return json.NewEncoder(w).Encode(r)
+}
+
+func library(info cgo.LibraryInfo) *Library {
+	return &Library{Path: info.Path, Resolved: info.Resolved, Version: info.Version, Build: info.Build}
+}
+
+// Run starts the probe in a child process of this binary and returns its report.
+func Run(device int, libDir string) (Report, error) {
+	failed := Report{Compiled: cgo.CompiledFor(), Device: device} // what the parent knows itself
+	exe, err := os.Executable()
+	if err != nil {
+		return failed, fmt.Errorf("finding trtbuild's own executable to ask TensorRT for its version: %w", err)
+	}
+	args := []string{Subcommand, "--device", strconv.Itoa(device)}
+	if libDir != "" {
+		args = append(args, "--tensorrt-lib", libDir)
+	}
+	var out, errOut bytes.Buffer
+	c := exec.Command(exe, args...)
+	c.Stdout, c.Stderr = &out, &errOut
+	if err := c.Run(); err != nil {
+		var r Report
+		if json.Unmarshal(out.Bytes(), &r) == nil && r.LoadError != "" {
+			return r, nil // the probe ran: TensorRT is not here
+		}
+		msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(errOut.String()), "trtbuild: "))
+		if msg == "" {
+			msg = err.Error()
+		}
+		return failed, fmt.Errorf("asking TensorRT for its version and the GPU: %s", msg)
+	}
+	var r Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		return failed, fmt.Errorf("reading the TensorRT version and GPU from %s: %w", Subcommand, err)
+	}
+	return r, nil
+}
+
+// Target describes the backend and device a build runs on, for its build key. The simulated
+// builder needs no asking; for TensorRT the probe runs (Run).
+func Target(backend string, device int, libDir string) (buildkey.Target, error) {
+	if backend != "tensorrt" {
+		return buildkey.Target{Backend: "sim"}, nil
+	}
+	r, err := Run(device, libDir)
+	if err != nil {
+		return buildkey.Target{}, err
+	}
+	switch {
+	case r.LoadError != "":
+		return buildkey.Target{}, fmt.Errorf("asking TensorRT for its version and the GPU: %s", r.LoadError)
+	case r.Target == nil:
+		return buildkey.Target{}, fmt.Errorf("asking TensorRT for its version and the GPU: %s", r.TargetError)
+	}
+	return *r.Target, nil
+}
+
+// target describes TensorRT and the CUDA device of this machine. It asks the loaded library and
+// the driver (cgo.Version), so it must run in a process that has loaded TensorRT: the probe.
+func target(device int) (buildkey.Target, error) {
+	v, err := cgo.Version(cgo.BackendTensorRT, device)
+	if err != nil {
+		return buildkey.Target{}, fmt.Errorf("asking TensorRT for its version and the GPU: %w", err)
+	}
+	loaded := v.Loaded
+	if loaded == 0 {
+		loaded = v.Compiled
+	}
+	ver, err := trt.FromInt(loaded)
+	if err != nil {
+		return buildkey.Target{}, err
+	}
+	build := "unknown"
+	switch {
+	case v.LoadedBuild > 0:
+		build = fmt.Sprint(v.LoadedBuild) // what the loaded library says
+	case v.Loaded == 0 || v.Loaded == v.Compiled:
+		if c := cgo.CompiledFor(); c.Build > 0 {
+			// The library has no getInferLibBuildVersion: the headers' build, for the same version.
+			build = fmt.Sprint(c.Build)
+		}
+	}
+	if v.DeviceCount == 0 || v.DeviceName == "" {
+		return buildkey.Target{}, fmt.Errorf("no CUDA device %d: an engine is built for one GPU; check nvidia-smi and --device", device)
+	}
+	return buildkey.Target{
+		Backend:           "tensorrt",
+		TensorRT:          fmt.Sprintf("%d.%d.%d.%s", ver.Major, ver.Minor, ver.Patch, build),
+		TRTMajor:          ver.Major,
+		GPU:               v.DeviceName,
+		ComputeCapability: fmt.Sprintf("%d.%d", v.ComputeMajor, v.ComputeMinor),
+		SMs:               v.SMs,
+	}, nil
+}
