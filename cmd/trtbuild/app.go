@@ -12,9 +12,9 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
-	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // streams are the process's standard files and environment, injected so tests can replace them.
@@ -77,7 +77,7 @@ func escapeControls(s string) string { return pathtext.Line(s) }
 // write of progress does not fail them (internal/outstream).
 func streamsProgress(root, ran *cobra.Command) bool {
 	switch strings.TrimPrefix(ran.CommandPath(), root.Name()) {
-	case "", " replay", " " + worker.Subcommand, " matrix build", " matrix cell":
+	case "", " replay", " " + builder.WorkerSubcommand, " matrix build", " matrix cell":
 		return true
 	}
 	return false

@@ -8,9 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
-	"github.com/trtbuild/trtbuild/internal/onnx"
-	"github.com/trtbuild/trtbuild/internal/preflight"
-	"github.com/trtbuild/trtbuild/internal/shapes"
+	"github.com/trtbuild/trtbuild/internal/inspect"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
@@ -146,37 +144,5 @@ func shapeCompletions(o *buildFlags, args []string, kind shapeKind, toComplete s
 	if model == "" {
 		return cobra.AppendActiveHelp(nil, "give the model first (trtbuild MODEL.onnx --shapes …) to complete its input names"), none
 	}
-	m, err := onnx.ReadMetadata(model)
-	if err != nil {
-		return nil, none
-	}
-	head, last := "", toComplete
-	if i := strings.LastIndexByte(toComplete, ','); i >= 0 {
-		head, last = toComplete[:i+1], toComplete[i+1:]
-	}
-	given := map[string]bool{}
-	if specs, err := shapes.Parse(strings.TrimSuffix(head, ",")); err == nil {
-		for _, sp := range specs {
-			given[sp.Name] = true
-		}
-	}
-	if name, _, ok := strings.Cut(last, ":"); ok {
-		in, found := m.Input(name)
-		if !found {
-			return nil, none
-		}
-		min, opt, max := preflight.ExampleShapes([]onnx.Value{in})
-		if len(min) == 0 {
-			return nil, none
-		}
-		dims := [...][]shapes.Spec{kindShapes: opt, kindMin: min, kindOpt: opt, kindMax: max}[kind]
-		return []cobra.Completion{head + shapes.Format(dims)}, none
-	}
-	var out []cobra.Completion
-	for _, in := range m.Inputs {
-		if !given[in.Name] && strings.HasPrefix(in.Name, last) {
-			out = append(out, head+in.Name+":")
-		}
-	}
-	return out, none
+	return inspect.CompleteShapes(model, int(kind), toComplete), none
 }

@@ -3,16 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/convert"
-	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
-	"github.com/trtbuild/trtbuild/internal/outpath"
 )
 
 type convertOptions struct {
@@ -95,41 +90,9 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 	default:
 		return exitcode.Usagef("convert needs a target type: add --fp16 or --bf16")
 	}
-	out := o.output
-	if out == "" {
-		out = filepath.Join(filepath.Dir(in), convert.OutputName(in, targetType))
-	}
-	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return exitcode.Usagef("-o %s is a folder; give the converted model's file name", q(out))
-	}
-	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-		return exitcode.Usagef("-o %s: the folder %s does not exist; create it first", q(out), q(filepath.Dir(out)))
-	}
-	if err := builder.CheckInput("model", in); err != nil {
-		return err
-	}
-	target, err := builder.InspectOutput("-o", out, outpath.WholeFile)
+	m, out, err := convert.OpenFiles(in, o.output, targetType)
 	if err != nil {
 		return err
-	}
-	// A folder the output cannot be written in is found now, before the conversion, as every
-	// output of a build is: an unnamed trial file, gone when closed.
-	if probe, err := outpath.Create(target); err != nil {
-		return exitcode.Usagef("cannot write -o %s: %v; choose a writable folder", q(out), exitcode.PathCause(err))
-	} else {
-		probe.Cleanup() //nolint:errcheck // nothing was named
-	}
-	if src, err := outpath.Inspect(in); err == nil {
-		if err := outpath.Conflicts([]outpath.Named{{Name: "-o", Target: target}}, []outpath.Named{{Name: "the model", Target: src}}); err != nil {
-			return exitcode.Usagef("%v", err)
-		}
-	}
-	m, err := modelio.Load(in)
-	if err != nil {
-		return exitcode.Wrap(exitcode.Usage, err)
-	}
-	if target.Kind == outpath.CharDevice && m.External {
-		return exitcode.Usagef("-o %s is a device, but the converted model keeps its weights in an external data file beside it; give a file path", q(out))
 	}
 	sum, err := convert.Convert(m, convert.Options{Target: targetType, KeepOps: o.keepOps, KeepNodes: o.keepNodes, Keep: o.keep, ConvertIO: !o.keepIO})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/inspect"
 	"github.com/trtbuild/trtbuild/internal/manifest"
 )
 
@@ -188,7 +189,7 @@ func TestEngineInspect(t *testing.T) {
 		t.Fatalf("inspect of a TensorRT plan: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	r = trtbuild(t, nil, "engine", "inspect", real, "--json", "--expect-tensorrt", "11")
-	var rep engineReport
+	var rep inspect.EngineReport
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil || r.code != 1 || rep.Header.TensorRT != "10.16.0.32" || len(rep.Problems) != 1 {
 		t.Fatalf("inspect --json of a stale plan: %d %v %+v", r.code, err, rep)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 	"github.com/trtbuild/trtbuild/internal/builder"
-	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // trtexecNames maps trtexec's flag spellings to trtbuild's, so a trtexec command line can be
@@ -136,6 +135,5 @@ func (v durationValue) Type() string { return "duration" }
 
 // addTensorRTLibFlag adds --tensorrt-lib, the folder the TensorRT libraries are loaded from.
 func addTensorRTLibFlag(f *pflag.FlagSet, dir *string) {
-	f.StringVar(dir, "tensorrt-lib", "", "`DIR` holding libnvinfer.so.N, libnvonnxparser.so.N and libnvinfer_plugin.so.N (env "+
-		trt.EnvLibDir+"; default: $"+trt.EnvRoot+"/lib, then the system's library search)")
+	f.StringVar(dir, "tensorrt-lib", "", builder.TensorRTLibUsage)
 }

@@ -2,14 +2,11 @@ package main
 
 import (
 	"io"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/inspect"
-	"github.com/trtbuild/trtbuild/internal/onnx"
 )
 
 // newInspectCmd returns `trtbuild inspect MODEL [--json]`, which describes a model without
@@ -34,18 +31,7 @@ inputs, example --min-shapes/--opt-shapes/--max-shapes flags for a build.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path := args[0]
-			if err := builder.CheckInput("model", path); err != nil {
-				return err
-			}
-			m, err := onnx.ReadMetadata(path)
-			if err != nil {
-				return exitcode.Wrap(exitcode.Usage, err)
-			}
-			if asJSON {
-				return inspect.JSON(stdout, m, filepath.Dir(path))
-			}
-			return inspect.Text(stdout, m, filepath.Dir(path))
+			return inspect.Model(stdout, args[0], asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "write one JSON document (schema in internal/inspect, field \"v\" is its version)")

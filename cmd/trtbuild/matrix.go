@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,8 +18,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/matrix"
-	"github.com/trtbuild/trtbuild/internal/outpath"
-	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
@@ -74,24 +71,9 @@ func loadMatrix(path string) (*matrix.File, error) {
 // loadMatrixBase is loadMatrix that also returns the builder options of the matrix's
 // build_flags, which every cell starts from.
 func loadMatrixBase(path string) (*matrix.File, builder.Options, error) {
-	f, err := matrix.Load(path)
-	var nr *regfile.NotRegularError
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, builder.Options{}, exitcode.Usagef("matrix file %s does not exist; check the path", q(path))
-	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
-		return nil, builder.Options{}, exitcode.Usagef("matrix file %s is a directory; give the .yaml file", q(path))
-	case errors.As(err, &nr):
-		return nil, builder.Options{}, exitcode.Usagef("matrix file %s is %s, not a regular file; save the matrix to a regular file and give its path", q(path), nr.Kind)
-	case errors.Is(err, matrix.ErrTooLarge):
-		return nil, builder.Options{}, exitcode.Usagef("matrix file %s is larger than 16 MiB, which no matrix file is; give the matrix's .yaml file", q(path))
-	case errors.Is(err, fs.ErrPermission):
-		return nil, builder.Options{}, exitcode.Usagef("cannot read matrix file %s: permission denied; check its permissions", q(path))
-	case errors.As(err, new(*fs.PathError)):
-		return nil, builder.Options{}, exitcode.Usagef("cannot read matrix file %s: %v", q(path), exitcode.PathCause(err))
-	default:
-		return nil, builder.Options{}, exitcode.Usagef("%v", err)
+	f, err := matrix.Open(path)
+	if err != nil {
+		return nil, builder.Options{}, err
 	}
 	base, err := checkBuildFlags(f)
 	if err != nil {
@@ -383,7 +365,7 @@ output is the pod's log. Apply it with kubectl apply -f.`,
 			if err != nil {
 				return err
 			}
-			return writeOut(s, out, data)
+			return matrix.WriteOut(s.Out, out, data)
 		},
 	}
 	fl := cmd.Flags()
@@ -416,23 +398,12 @@ them from the matrix file's folder, which must be on storage every node shares.`
 			if err != nil {
 				return err
 			}
-			dir := out
-			if dir == "" {
-				dir = f.Dir
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return exitcode.Usagef("cannot create %s: %v", dir, exitcode.PathCause(err))
-			}
-			for _, t := range f.Targets {
-				script, err := f.SlurmScript(t.Name, o)
-				if err != nil {
-					return exitcode.Usagef("%v", err)
-				}
-				p := filepath.Join(dir, "trtbuild-"+t.Name+".sbatch")
-				if err := outpath.WriteOwn(p, []byte(script), 0o755); err != nil {
-					return exitcode.Wrap(exitcode.Failed, err)
-				}
+			written, err := f.WriteSlurmScripts(out, o)
+			for _, p := range written {
 				fmt.Fprintf(s.Out, "Wrote %s\n", p)
+			}
+			if err != nil {
+				return err
 			}
 			return nil
 		},
@@ -445,18 +416,6 @@ them from the matrix file's folder, which must be on storage every node shares.`
 	fl.StringVar(&o.LogDir, "log-dir", "logs", "the tasks' logs, relative to the submit folder")
 	fl.StringVarP(&out, "output", "o", "", "the folder for the scripts (default: the matrix file's)")
 	return cmd
-}
-
-// writeOut writes data to path atomically, or to stdout when path is empty.
-func writeOut(s *streams, path string, data []byte) error {
-	if path == "" {
-		_, err := s.Out.Write(data)
-		return err
-	}
-	if err := outpath.WriteFile(path, data); err != nil {
-		return exitcode.Usagef("cannot write %s: %v", path, exitcode.PathCause(err))
-	}
-	return nil
 }
 
 func newEmitTritonCmd(s *streams) *cobra.Command {
@@ -501,25 +460,9 @@ auto-complete, which reads them from the engine.`,
 					return exitcode.Usagef("cell %s has no engine (%s); build the matrix first", e.Cell.ID(), filepath.Join(f.OutputDir(), e.Cell.Engine()))
 				}
 			}
-			version := filepath.Join(out, model, "1")
-			if err := os.MkdirAll(out, 0o755); err != nil {
-				return exitcode.Usagef("cannot create %s: %v", q(out), exitcode.PathCause(err))
-			}
-			if err := outpath.MkdirOwn(out, filepath.Join(model, "1")); err != nil {
-				return exitcode.Usagef("cannot create %s: %v", q(version), exitcode.PathCause(err))
-			}
-			for _, e := range engines {
-				data, err := readRegular(filepath.Join(f.OutputDir(), e.Cell.Engine()))
-				if err == nil {
-					err = outpath.WriteOwn(filepath.Join(version, e.File), data, 0o644)
-				}
-				if err != nil {
-					return exitcode.Wrap(exitcode.Failed, fmt.Errorf("copying the engine of %s: %w", e.Cell.ID(), err))
-				}
-			}
-			config := filepath.Join(out, model, "config.pbtxt")
-			if err := outpath.WriteOwn(config, []byte(matrix.TritonConfig(model, engines)), 0o644); err != nil {
-				return exitcode.Wrap(exitcode.Failed, err)
+			config, err := f.WriteTriton(out, model, engines)
+			if err != nil {
+				return err
 			}
 			fmt.Fprintf(s.Out, "Wrote %s with %d engines\n", config, len(engines))
 			return nil
@@ -532,15 +475,4 @@ auto-complete, which reads them from the engine.`,
 	fl.StringSliceVar(&targets, "targets", nil, "only these targets (when two share a compute capability)")
 	fl.StringVarP(&out, "output", "o", "", "the Triton model repository")
 	return cmd
-}
-
-// readRegular reads a file trtbuild wrote itself, as every input is opened: only a regular
-// file, never blocking on a FIFO, never through a link.
-func readRegular(path string) ([]byte, error) {
-	f, _, err := regfile.OpenNoFollow(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return io.ReadAll(f)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/replay"
+	"github.com/trtbuild/trtbuild/internal/report"
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
@@ -62,7 +63,7 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 	if warning != "" {
 		fmt.Fprintln(s.Err, "trtbuild: "+warning)
 	}
-	tr, closeTrace, err := openTrace(path)
+	tr, closeTrace, err := report.OpenTrace(path)
 	if err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 		}
 		return &exitcode.Error{Code: code, Err: errors.New("replay stopped"), Reported: true}
 	case errors.As(err, &bad):
-		return traceError(path, bad.Err)
+		return report.TraceError(path, bad.Err)
 	case err != nil:
 		return err
 	}

@@ -1,22 +1,14 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
-	"github.com/trtbuild/trtbuild/internal/outpath"
-	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/report"
-	"github.com/trtbuild/trtbuild/internal/trace"
 )
 
 // outputFlags are the build's --report and --trace files.
@@ -58,7 +50,12 @@ with .html.`,
 				}
 				return reportDiff(s, args[0], args[1])
 			}
-			return reportRun(s, args[0], out)
+			written, err := report.WriteFromTrace(args[0], out)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(s.Out, "Wrote %s\n", q(written))
+			return nil
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the report file, .html or .json (default: the trace's name with .html)")
@@ -66,99 +63,15 @@ with .html.`,
 	return cmd
 }
 
-func reportRun(s *streams, tracePath, out string) error {
-	if out == "" {
-		out = strings.TrimSuffix(tracePath, filepath.Ext(tracePath)) + ".html"
-	}
-	if _, err := report.FormatOf(out); err != nil {
-		return exitcode.Usagef("invalid -o: %v", err)
-	}
-	target, err := builder.InspectOutput("-o", out, outpath.WholeFile)
-	if err != nil {
-		return err
-	}
-	if in, err := outpath.Inspect(tracePath); err == nil && in.Info != nil {
-		if err := outpath.Conflicts([]outpath.Named{{Name: "-o", Target: target}}, []outpath.Named{{Name: "the trace", Target: in}}); err != nil {
-			return exitcode.Usagef("%v", err)
-		}
-	}
-	tr, closeTrace, err := openTrace(tracePath)
-	if err != nil {
-		return err
-	}
-	defer closeTrace()
-	r, err := report.FromReader(tr)
-	if err != nil {
-		return traceError(tracePath, err)
-	}
-	if err := report.WriteFile(out, r); err != nil {
-		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("%w; choose a writable path with -o", err))
-	}
-	fmt.Fprintf(s.Out, "Wrote %s\n", q(out))
-	return nil
-}
-
-// openTrace opens a recorded trace for streaming, with errors that say what to do. Only a
-// regular file is read: a FIFO or device would block or never end.
-func openTrace(path string) (*trace.Reader, func(), error) {
-	f, _, err := regfile.Open(path)
-	var nr *regfile.NotRegularError
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-		return nil, nil, exitcode.Usagef("trace %s does not exist; record one with trtbuild --trace FILE or --progress json", q(path))
-	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
-		return nil, nil, exitcode.Usagef("trace %s is a directory; give the .jsonl file", q(path))
-	case errors.As(err, &nr):
-		return nil, nil, exitcode.Usagef("trace %s is %s, not a file; save the trace to a file first", q(path), nr.Kind)
-	case err != nil:
-		return nil, nil, exitcode.Usagef("cannot read trace %s: %v", q(path), exitcode.PathCause(err))
-	}
-	return trace.NewReader(f), func() { f.Close() }, nil
-}
-
-// traceError says what went wrong reading a trace: a file that is not a trace at all is bad
-// input (exit 2), a damaged trace a failure.
-func traceError(path string, err error) error {
-	if errors.Is(err, trace.ErrNotTrace) {
-		return exitcode.Usagef("%s: this is not a trace recorded by --trace or --progress json; record one with trtbuild MODEL.onnx --trace build.jsonl", q(path))
-	}
-	return exitcode.Wrap(exitcode.Failed, fmt.Errorf("trace %s: %w", q(path), err))
-}
-
 // reportDiff prints how two builds compare.
 func reportDiff(s *streams, pathA, pathB string) error {
-	a, err := loadReport(pathA)
+	a, err := report.Load(pathA)
 	if err != nil {
 		return err
 	}
-	b, err := loadReport(pathB)
+	b, err := report.Load(pathB)
 	if err != nil {
 		return err
 	}
 	return report.WriteDiff(s.Out, filepath.Base(pathA), a, filepath.Base(pathB), b)
-}
-
-// loadReport reads a build as a trace, or as a JSON report written by --report FILE.json.
-func loadReport(path string) (*report.Report, error) {
-	if strings.EqualFold(filepath.Ext(path), ".json") {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, exitcode.Usagef("cannot read report %s: %v", q(path), exitcode.PathCause(err))
-		}
-		var r report.Report
-		if err := json.Unmarshal(data, &r); err != nil || r.Version == 0 {
-			return nil, exitcode.Usagef("%s is not a JSON report written by --report FILE.json; give a trace or such a report", q(path))
-		}
-		return &r, nil
-	}
-	tr, closeTrace, err := openTrace(path)
-	if err != nil {
-		return nil, err
-	}
-	defer closeTrace()
-	r, err := report.FromReader(tr)
-	if err != nil {
-		return nil, traceError(path, err)
-	}
-	return r, nil
 }

@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
-	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // commit is set at link time: -ldflags "-X main.commit=…" (the version is builder.Version).
@@ -80,13 +80,13 @@ func flagError(c *cobra.Command, err error) error {
 
 func newWorkerCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:    worker.Subcommand,
+		Use:    builder.WorkerSubcommand,
 		Short:  "run a build for a trtbuild parent process (internal)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ignoreSignals()
-			if err := worker.ServeFiles(); err != nil {
+			if err := builder.ServeWorker(); err != nil {
 				return fmt.Errorf("build worker: %w", err)
 			}
 			return nil

@@ -12,6 +12,8 @@ import (
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/regfile"
+	"github.com/trtbuild/trtbuild/internal/trt"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -178,7 +180,7 @@ func checkModelPath(model string) (string, error) {
 	if model == "" {
 		return "", exitcode.Usagef("no model given; usage: trtbuild [flags] MODEL.onnx (try: trtbuild --backend sim testdata/models/convnet.onnx)")
 	}
-	if err := CheckInput("model", model); err != nil {
+	if err := regfile.CheckInput("model", model); err != nil {
 		return "", err
 	}
 	return model, nil
@@ -202,3 +204,14 @@ func RefusalResult(err error) progress.Result {
 	}
 	return res
 }
+
+// WorkerSubcommand is the hidden trtbuild command a build's worker process runs.
+const WorkerSubcommand = worker.Subcommand
+
+// ServeWorker is the worker process's side of a build: it reads the request from its
+// parent, builds, and reports events until the build ends (internal/worker).
+func ServeWorker() error { return worker.ServeFiles() }
+
+// TensorRTLibUsage is the help of the flag naming the TensorRT libraries' folder.
+var TensorRTLibUsage = "`DIR` holding libnvinfer.so.N, libnvonnxparser.so.N and libnvinfer_plugin.so.N (env " +
+	trt.EnvLibDir + "; default: $" + trt.EnvRoot + "/lib, then the system's library search)"

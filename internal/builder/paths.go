@@ -15,42 +15,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/timingcache"
 )
 
-// checkInputFile checks that path, given with flag (or as what), is a regular file this
-// process can read, without blocking on a FIFO. The error says what to do.
-func CheckInput(what, path string) error {
-	err := regfile.Check(path)
-	var nr *regfile.NotRegularError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, fs.ErrNotExist):
-		return exitcode.Usagef("%s %s does not exist; check the path", what, q(path))
-	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
-		return exitcode.Usagef("%s %s is a directory; give a file inside it", what, q(path))
-	case errors.As(err, &nr):
-		return exitcode.Usagef("%s %s is %s, not a regular file; save it to a regular file first", what, q(path), nr.Kind)
-	case errors.Is(err, fs.ErrPermission):
-		return exitcode.Usagef("cannot read %s %s: permission denied; check its permissions", what, q(path))
-	}
-	return exitcode.Usagef("cannot read %s %s: %v", what, q(path), exitcode.PathCause(err))
-}
-
-// inspectOutput resolves an output path and refuses what cannot be written as use.
-func InspectOutput(flag, path string, use outpath.Use) (outpath.Target, error) {
-	inspect := outpath.Inspect
-	if use == outpath.Own {
-		inspect = outpath.InspectOwn
-	}
-	t, err := inspect(path)
-	if err != nil {
-		return t, exitcode.Usagef("cannot write %s %s: %v", flag, q(path), exitcode.PathCause(err))
-	}
-	if why := t.Refusal(use); why != "" {
-		return t, exitcode.Usagef("%s %s %s", flag, q(path), why)
-	}
-	return t, nil
-}
-
 // buildPaths are a build's files, every one checked before anything starts.
 type buildPaths struct {
 	engine outpath.Target
@@ -76,7 +40,7 @@ func checkBuildPaths(o *Options, model, engine, backend string, m *onnx.Model) (
 	if o.OwnOutputs {
 		whole = outpath.Own
 	}
-	if p.engine, err = InspectOutput("the engine", engine, whole); err != nil {
+	if p.engine, err = outpath.Check("the engine", engine, whole); err != nil {
 		return nil, nil, err
 	}
 	outputs = append(outputs, outpath.Named{Name: "-o", Target: p.engine})
@@ -89,7 +53,7 @@ func checkBuildPaths(o *Options, model, engine, backend string, m *onnx.Model) (
 		outputs = append(outputs, outpath.Named{Name: "the manifest", Target: t})
 	}
 	if o.Trace != "" {
-		t, err := InspectOutput("--trace", o.Trace, outpath.LiveStream)
+		t, err := outpath.Check("--trace", o.Trace, outpath.LiveStream)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -97,7 +61,7 @@ func checkBuildPaths(o *Options, model, engine, backend string, m *onnx.Model) (
 		outputs = append(outputs, outpath.Named{Name: "--trace", Target: t})
 	}
 	if o.Report != "" {
-		t, err := InspectOutput("--report", o.Report, whole)
+		t, err := outpath.Check("--report", o.Report, whole)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -224,7 +188,7 @@ func checkPlugins(plugins []string) error {
 		}
 	}
 	for _, p := range plugins {
-		if err := CheckInput("plugin", p); err != nil {
+		if err := regfile.CheckInput("plugin", p); err != nil {
 			return err
 		}
 	}

@@ -92,7 +92,6 @@ func sameFile(a, b string) bool {
 	return err1 == nil && err2 == nil && aa == ab
 }
 
-
 func resolveBackend(name string) (string, error) {
 	switch name {
 	case "auto", "tensorrt":

@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // Text writes the report on m for people; dir is the folder that holds the
@@ -274,4 +277,21 @@ func Size(n int64) string {
 		return fmt.Sprintf("%.2f %s", v, units[i])
 	}
 	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+// Model describes the model file at path on w, as text or as one JSON document: what
+// `trtbuild inspect` shows. A path that is no readable regular file, or no ONNX model, is a
+// usage error (exit status 2) that says what to do.
+func Model(w io.Writer, path string, asJSON bool) error {
+	if err := regfile.CheckInput("model", path); err != nil {
+		return err
+	}
+	m, err := onnx.ReadMetadata(path)
+	if err != nil {
+		return exitcode.Wrap(exitcode.Usage, err)
+	}
+	if asJSON {
+		return JSON(w, m, filepath.Dir(path))
+	}
+	return Text(w, m, filepath.Dir(path))
 }

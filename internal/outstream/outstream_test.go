@@ -43,12 +43,15 @@ func within(t *testing.T, what string, f func()) {
 func TestWriteNeverBlocks(t *testing.T) {
 	out := newStuck()
 	w := New(out, Options{})
+	// The first line reaches the reader, which never returns; the rest queue behind it (were
+	// they all written before the copier first ran, it would hand them over as one chunk).
+	within(t, "Write to a stuck reader", func() { fmt.Fprintf(w, "line 0\n") })
+	<-out.entered
 	within(t, "Write to a stuck reader", func() {
-		for i := range 10000 {
+		for i := 1; i < 10000; i++ {
 			fmt.Fprintf(w, "line %d\n", i)
 		}
 	})
-	<-out.entered
 	stop := make(chan struct{})
 	close(stop)
 	var unwritten int64

@@ -1,0 +1,116 @@
+package matrix
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/regfile"
+)
+
+// Open reads and checks a matrix file as Load does, with errors that say what to fix (exit
+// status 2): a FIFO, a device or a folder is refused at once, and so is a file larger than
+// MaxFileSize.
+func Open(path string) (*File, error) {
+	f, err := Load(path)
+	var nr *regfile.NotRegularError
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, exitcode.Usagef("matrix file %s does not exist; check the path", pathtext.Q(path))
+	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
+		return nil, exitcode.Usagef("matrix file %s is a directory; give the .yaml file", pathtext.Q(path))
+	case errors.As(err, &nr):
+		return nil, exitcode.Usagef("matrix file %s is %s, not a regular file; save the matrix to a regular file and give its path", pathtext.Q(path), nr.Kind)
+	case errors.Is(err, ErrTooLarge):
+		return nil, exitcode.Usagef("matrix file %s is larger than 16 MiB, which no matrix file is; give the matrix's .yaml file", pathtext.Q(path))
+	case errors.Is(err, fs.ErrPermission):
+		return nil, exitcode.Usagef("cannot read matrix file %s: permission denied; check its permissions", pathtext.Q(path))
+	case errors.As(err, new(*fs.PathError)):
+		return nil, exitcode.Usagef("cannot read matrix file %s: %v", pathtext.Q(path), exitcode.PathCause(err))
+	default:
+		return nil, exitcode.Usagef("%v", err)
+	}
+	return f, nil
+}
+
+// WriteSlurmScripts writes one sbatch script per target, trtbuild-TARGET.sbatch, into dir
+// ("": the matrix file's folder), each a file trtbuild names itself (no link followed), and
+// returns the paths written.
+func (f *File) WriteSlurmScripts(dir string, o SlurmOptions) ([]string, error) {
+	var written []string
+	if dir == "" {
+		dir = f.Dir
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return written, exitcode.Usagef("cannot create %s: %v", dir, exitcode.PathCause(err))
+	}
+	for _, t := range f.Targets {
+		script, err := f.SlurmScript(t.Name, o)
+		if err != nil {
+			return written, exitcode.Usagef("%v", err)
+		}
+		p := filepath.Join(dir, "trtbuild-"+t.Name+".sbatch")
+		if err := outpath.WriteOwn(p, []byte(script), 0o755); err != nil {
+			return written, exitcode.Wrap(exitcode.Failed, err)
+		}
+		written = append(written, p)
+	}
+	return written, nil
+}
+
+// WriteTriton writes the Triton model named model into the repository folder out: its
+// config.pbtxt and a copy of each engine, in files trtbuild names itself. It returns the
+// config's path.
+func (f *File) WriteTriton(out, model string, engines []TritonEngine) (string, error) {
+	version := filepath.Join(out, model, "1")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return "", exitcode.Usagef("cannot create %s: %v", pathtext.Q(out), exitcode.PathCause(err))
+	}
+	if err := outpath.MkdirOwn(out, filepath.Join(model, "1")); err != nil {
+		return "", exitcode.Usagef("cannot create %s: %v", pathtext.Q(version), exitcode.PathCause(err))
+	}
+	for _, e := range engines {
+		data, err := readRegular(filepath.Join(f.OutputDir(), e.Cell.Engine()))
+		if err == nil {
+			err = outpath.WriteOwn(filepath.Join(version, e.File), data, 0o644)
+		}
+		if err != nil {
+			return "", exitcode.Wrap(exitcode.Failed, fmt.Errorf("copying the engine of %s: %w", e.Cell.ID(), err))
+		}
+	}
+	config := filepath.Join(out, model, "config.pbtxt")
+	if err := outpath.WriteOwn(config, []byte(TritonConfig(model, engines)), 0o644); err != nil {
+		return "", exitcode.Wrap(exitcode.Failed, err)
+	}
+	return config, nil
+}
+
+// readRegular reads a file trtbuild wrote itself, as every input is opened: only a regular
+// file, never blocking on a FIFO, never through a link.
+func readRegular(path string) ([]byte, error) {
+	f, _, err := regfile.OpenNoFollow(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// WriteOut writes data to path atomically (internal/outpath), or to stdout when path is "".
+func WriteOut(stdout io.Writer, path string, data []byte) error {
+	if path == "" {
+		_, err := stdout.Write(data)
+		return err
+	}
+	if err := outpath.WriteFile(path, data); err != nil {
+		return exitcode.Usagef("cannot write %s: %v", path, exitcode.PathCause(err))
+	}
+	return nil
+}

@@ -1,0 +1,30 @@
+package regfile
+
+import (
+	"errors"
+	"io/fs"
+
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+)
+
+// CheckInput checks that path, given as what ("model", "plugin"), is a regular file this
+// process can read, without blocking on a FIFO. The error says what to do.
+func CheckInput(what, path string) error {
+	err := Check(path)
+	var nr *NotRegularError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return exitcode.Usagef("%s %s does not exist; check the path", what, pathtext.Q(path))
+	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
+		return exitcode.Usagef("%s %s is a directory; give a file inside it", what, pathtext.Q(path))
+	case errors.As(err, &nr):
+		return exitcode.Usagef("%s %s is %s, not a regular file; save it to a regular file first", what, pathtext.Q(path), nr.Kind)
+	case errors.Is(err, fs.ErrPermission):
+		return exitcode.Usagef("cannot read %s %s: permission denied; check its permissions", what, pathtext.Q(path))
+	}
+	return exitcode.Usagef("cannot read %s %s: %v", what, pathtext.Q(path), exitcode.PathCause(err))
+}

@@ -1,0 +1,102 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/regfile"
+	"github.com/trtbuild/trtbuild/internal/trace"
+)
+
+// WriteFromTrace writes the report of the build recorded in tracePath (a --trace file or
+// --progress json output) to out ("": the trace's name with .html), as `trtbuild report`
+// does, and returns out. Bad input is a usage error (exit status 2) that says what to do.
+func WriteFromTrace(tracePath, out string) (string, error) {
+	if out == "" {
+		out = strings.TrimSuffix(tracePath, filepath.Ext(tracePath)) + ".html"
+	}
+	if _, err := FormatOf(out); err != nil {
+		return "", exitcode.Usagef("invalid -o: %v", err)
+	}
+	target, err := outpath.Check("-o", out, outpath.WholeFile)
+	if err != nil {
+		return "", err
+	}
+	if in, err := outpath.Inspect(tracePath); err == nil && in.Info != nil {
+		if err := outpath.Conflicts([]outpath.Named{{Name: "-o", Target: target}}, []outpath.Named{{Name: "the trace", Target: in}}); err != nil {
+			return "", exitcode.Usagef("%v", err)
+		}
+	}
+	tr, closeTrace, err := OpenTrace(tracePath)
+	if err != nil {
+		return "", err
+	}
+	defer closeTrace()
+	r, err := FromReader(tr)
+	if err != nil {
+		return "", TraceError(tracePath, err)
+	}
+	if err := WriteFile(out, r); err != nil {
+		return "", exitcode.Wrap(exitcode.Failed, fmt.Errorf("%w; choose a writable path with -o", err))
+	}
+	return out, nil
+}
+
+// OpenTrace opens a recorded trace for streaming, with errors that say what to do. Only a
+// regular file is read: a FIFO or device would block or never end.
+func OpenTrace(path string) (*trace.Reader, func(), error) {
+	f, _, err := regfile.Open(path)
+	var nr *regfile.NotRegularError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, nil, exitcode.Usagef("trace %s does not exist; record one with trtbuild --trace FILE or --progress json", pathtext.Q(path))
+	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
+		return nil, nil, exitcode.Usagef("trace %s is a directory; give the .jsonl file", pathtext.Q(path))
+	case errors.As(err, &nr):
+		return nil, nil, exitcode.Usagef("trace %s is %s, not a file; save the trace to a file first", pathtext.Q(path), nr.Kind)
+	case err != nil:
+		return nil, nil, exitcode.Usagef("cannot read trace %s: %v", pathtext.Q(path), exitcode.PathCause(err))
+	}
+	return trace.NewReader(f), func() { f.Close() }, nil
+}
+
+// TraceError says what went wrong reading a trace: a file that is not a trace at all is bad
+// input (exit 2), a damaged trace a failure.
+func TraceError(path string, err error) error {
+	if errors.Is(err, trace.ErrNotTrace) {
+		return exitcode.Usagef("%s: this is not a trace recorded by --trace or --progress json; record one with trtbuild MODEL.onnx --trace build.jsonl", pathtext.Q(path))
+	}
+	return exitcode.Wrap(exitcode.Failed, fmt.Errorf("trace %s: %w", pathtext.Q(path), err))
+}
+
+// Load reads a build as a trace, or as a JSON report written by --report FILE.json.
+func Load(path string) (*Report, error) {
+	if strings.EqualFold(filepath.Ext(path), ".json") {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, exitcode.Usagef("cannot read report %s: %v", pathtext.Q(path), exitcode.PathCause(err))
+		}
+		var r Report
+		if err := json.Unmarshal(data, &r); err != nil || r.Version == 0 {
+			return nil, exitcode.Usagef("%s is not a JSON report written by --report FILE.json; give a trace or such a report", pathtext.Q(path))
+		}
+		return &r, nil
+	}
+	tr, closeTrace, err := OpenTrace(path)
+	if err != nil {
+		return nil, err
+	}
+	defer closeTrace()
+	r, err := FromReader(tr)
+	if err != nil {
+		return nil, TraceError(path, err)
+	}
+	return r, nil
+}
