@@ -150,6 +150,25 @@ type planned struct {
 	warnings      []string
 }
 
+// Plan is a build as Check decides it, before anything starts: the model, the engine, the
+// request its worker gets (every setting, the model's preflight applied) and the warnings to
+// show.
+type Plan struct {
+	Model, Engine string
+	Request       worker.Request
+	Warnings      []string
+}
+
+// Check applies every rule to o, as Run does first (the same messages, exit status 2 for bad
+// options), and returns the plan of its build. It writes nothing.
+func Check(o Options) (Plan, error) {
+	p, err := planBuild(&o)
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{Model: p.model, Engine: p.engine, Request: p.req, Warnings: p.warnings}, nil
+}
+
 // planBuild checks o and decides the build: the model, the engine, the worker's request (the
 // model's preflight included) and every file it writes, with the warnings to show.
 func planBuild(o *Options) (*planned, error) {

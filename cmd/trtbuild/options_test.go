@@ -1,0 +1,226 @@
+package main
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/probe"
+	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/trtexec"
+	"github.com/trtbuild/trtbuild/internal/worker"
+)
+
+// parseBuildLine parses a command line with the build command's flags, in process, into the
+// builder's options: what `trtbuild ARGS` would hand builder.Run.
+func parseBuildLine(t *testing.T, args []string) (builder.Options, error) {
+	t.Helper()
+	o := &buildFlags{}
+	cmd := &cobra.Command{Use: "trtbuild"}
+	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
+	addBuildFlags(cmd, o)
+	if err := cmd.Flags().Parse(args); err != nil {
+		return builder.Options{}, err
+	}
+	return o.options(cmd.Flags().Args())
+}
+
+// TestCommandLineToRequest walks command lines, trtexec's spellings included, through the flag
+// set, builder.Options and builder.Check to the request the worker would get, without
+// starting a process. Each case says how its request differs from the plain build's.
+func TestCommandLineToRequest(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	dir := filepath.Dir(model)
+	libDir := t.TempDir()
+	cacheFile := filepath.Join(dir, "my.cache")
+	// Every case runs the simulated builder on the bundled model, without a timing cache
+	// folder of the user's.
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	base := []string{"--backend", "sim", model}
+	basePlan, err := checkLine(t, base)
+	if err != nil {
+		t.Fatalf("plain build: %v", err)
+	}
+	if basePlan.Engine != filepath.Join(dir, "convnet.engine") || basePlan.Request.Backend != "sim" || basePlan.Request.OptLevel != -1 ||
+		basePlan.Request.MaxAuxStreams != -1 || len(basePlan.Request.Layers) == 0 || basePlan.Request.Sim.Step != 40*time.Millisecond {
+		t.Fatalf("plain build plan %+v", basePlan)
+	}
+	dla0 := 0
+	tests := []struct {
+		name string
+		args []string
+		want func(r *worker.Request) // the plain request changed as these flags change it
+	}{
+		{"fp16", []string{"--fp16"}, func(r *worker.Request) { r.FP16 = true }},
+		{"bf16", []string{"--bf16"}, func(r *worker.Request) { r.BF16 = true }},
+		{"int8", []string{"--int8"}, func(r *worker.Request) { r.INT8 = true }},
+		{"fp8", []string{"--fp8"}, func(r *worker.Request) { r.FP8 = true }},
+		{"fp16 and int8", []string{"--fp16", "--int8"}, func(r *worker.Request) { r.FP16, r.INT8 = true, true }},
+		{"trtexec noTF32", []string{"--noTF32"}, func(r *worker.Request) { r.NoTF32 = true }},
+		{"no-tf32", []string{"--no-tf32"}, func(r *worker.Request) { r.NoTF32 = true }},
+		{"refit", []string{"--refit"}, func(r *worker.Request) { r.Refit = true }},
+		{"trtexec stripWeights implies refit", []string{"--stripWeights"}, func(r *worker.Request) { r.StripWeights, r.Refit = true, true }},
+		{"trtexec versionCompatible", []string{"--versionCompatible"}, func(r *worker.Request) { r.VersionCompatible = true }},
+		{"trtexec vc and excludeLeanRuntime", []string{"--vc", "--excludeLeanRuntime"}, func(r *worker.Request) { r.VersionCompatible, r.ExcludeLeanRuntime = true, true }},
+		{"sparse weights", []string{"--sparse-weights"}, func(r *worker.Request) { r.SparseWeights = true }},
+		{"trtexec builderOptimizationLevel", []string{"--builderOptimizationLevel=5"}, func(r *worker.Request) { r.OptLevel = 5 }},
+		{"opt-level 0", []string{"--opt-level", "0"}, func(r *worker.Request) { r.OptLevel = 0 }},
+		{"trtexec maxAuxStreams", []string{"--maxAuxStreams=2"}, func(r *worker.Request) { r.MaxAuxStreams = 2 }},
+		{"trtexec hardwareCompatibilityLevel", []string{"--hardwareCompatibilityLevel=ampere_plus"}, func(r *worker.Request) { r.HardwareCompat = "ampere+" }},
+		{"hardware-compat camelCase", []string{"--hardware-compat", "sameComputeCapability"}, func(r *worker.Request) { r.HardwareCompat = "same-compute-capability" }},
+		{"device", []string{"--device", "1"}, func(r *worker.Request) { r.Device = 1 }},
+		{"workspace", []string{"--workspace", "512M"}, func(r *worker.Request) { r.WorkspaceBytes = 512 << 20 }},
+		{"trtexec memPoolSize", []string{"--memPoolSize=workspace:1G,tacticSharedMem:1K"}, func(r *worker.Request) {
+			r.WorkspaceBytes, r.MemPools = 1<<30, map[string]uint64{"tacticSharedMem": 1024}
+		}},
+		{"trtexec inputIOFormats", []string{"--inputIOFormats=fp16:chw"}, func(r *worker.Request) {
+			r.InputFormats = mustIOFormats(t, "--inputIOFormats", "fp16:chw")
+		}},
+		{"trtexec outputIOFormats", []string{"--outputIOFormats=fp32:chw"}, func(r *worker.Request) {
+			r.OutputFormats = mustIOFormats(t, "--outputIOFormats", "fp32:chw")
+		}},
+		{"trtexec precisionConstraints and layerPrecisions", []string{"--precisionConstraints=obey", "--layerPrecisions=*:fp16"}, func(r *worker.Request) {
+			r.PrecisionConstraints = "obey"
+			lp, err := trtexec.ParseLayerPrecisions("*:fp16")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.LayerPrecisions = lp
+		}},
+		{"trtexec profilingVerbosity", []string{"--profilingVerbosity=detailed"}, func(r *worker.Request) { r.ProfilingVerbosity = "detailed" }},
+		{"trtexec tacticSources", []string{"--tacticSources=-CUDNN,+CUBLAS"}, func(r *worker.Request) {
+			ts, err := trtexec.ParseTacticSources("-CUDNN,+CUBLAS")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.TacticSources = ts
+		}},
+		{"trtexec useDLACore and allowGPUFallback", []string{"--useDLACore=0", "--allowGPUFallback"}, func(r *worker.Request) { r.DLACore, r.GPUFallback = &dla0, true }},
+		{"trtexec stronglyTyped", []string{"--stronglyTyped"}, func(r *worker.Request) { r.StronglyTyped = true }},
+		{"trtexec best", []string{"--best"}, func(r *worker.Request) { r.Best = true }},
+		{"trtexec timingCacheFile", []string{"--timingCacheFile=" + cacheFile}, func(r *worker.Request) { r.TimingCache = cacheFile }},
+		{"trtexec noBuilderCache", []string{"--noBuilderCache"}, func(r *worker.Request) { r.NoTimingCache, r.TimingCache = true, "auto" }},
+		{"verbose", []string{"--verbose"}, func(r *worker.Request) { r.LogSeverity = progress.SeverityVerbose }},
+		{"shapes", []string{"--shapes", "images:1x3x224x224"}, func(r *worker.Request) {
+			r.Profiles = []worker.Profile{{Inputs: []worker.ShapeRange{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
+		}},
+		{"trtexec minShapes optShapes maxShapes", []string{"--minShapes=images:1x3x224x224", "--optShapes=images:1x3x224x224", "--maxShapes=images:1x3x224x224"}, func(r *worker.Request) {
+			r.Profiles = []worker.Profile{{Inputs: []worker.ShapeRange{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
+		}},
+		{"two profiles", []string{"--profile", "0", "--shapes", "images:1x3x224x224", "--profile", "1", "--shapes", "images:1x3x224x224"}, func(r *worker.Request) {
+			p := worker.Profile{Inputs: []worker.ShapeRange{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}
+			r.Profiles = []worker.Profile{p, p}
+		}},
+		{"keep-fp32 with fp16", []string{"--fp16", "--keep-fp32", "Conv,Softmax"}, func(r *worker.Request) { r.FP16, r.KeepFP32 = true, []string{"Conv", "Softmax"} }},
+		{"no builtin plugins", []string{"--no-builtin-plugins"}, func(r *worker.Request) { r.NoBuiltinPlugins = true }},
+		{"strict cache", []string{"--strict-cache", "--timing-cache", cacheFile}, func(r *worker.Request) { r.StrictCache, r.TimingCache = true, cacheFile }},
+		{"tensorrt-lib", []string{"--tensorrt-lib", libDir}, func(r *worker.Request) { r.TensorRTLib = libDir }},
+		{"sim threads", []string{"--sim-threads", "3"}, func(r *worker.Request) { r.Sim.Threads = 3 }},
+		{"sim speed", []string{"--sim-speed", "2"}, func(r *worker.Request) { r.Sim.Step = 20 * time.Millisecond }},
+		{"sim step wins over speed", []string{"--sim-speed", "2", "--sim-step", "1ms"}, func(r *worker.Request) { r.Sim.Step = time.Millisecond }},
+		{"sim scenario", []string{"--sim-scenario", "slow-cancel"}, func(r *worker.Request) { r.Sim.Step, r.Sim.Threads = 2*time.Second, 2 }},
+		{"trtexec skipInference is accepted", []string{"--skipInference"}, func(r *worker.Request) {}},
+		{"no-preflight keeps the request", []string{"--no-preflight"}, func(r *worker.Request) {}},
+		{"explicit defaults", []string{"--timing-cache", "auto", "--hardware-compat", "none", "--backend", "sim"}, func(r *worker.Request) {}},
+	}
+	if len(tests) < 40 {
+		t.Fatalf("%d command lines; walk at least 40", len(tests))
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := checkLine(t, append(append([]string{}, base...), tt.args...))
+			if err != nil {
+				t.Fatalf("trtbuild %s: %v", strings.Join(tt.args, " "), err)
+			}
+			want := basePlan.Request
+			want.Sim = basePlan.Request.Sim
+			tt.want(&want)
+			if !reflect.DeepEqual(got.Request, want) {
+				t.Errorf("trtbuild %s:\nrequest %+v\nwant    %+v", strings.Join(tt.args, " "), got.Request, want)
+			}
+		})
+	}
+}
+
+// TestCommandLineEngineAndModel: trtexec's --onnx and --saveEngine name the model and the
+// engine as the argument and -o do.
+func TestCommandLineEngineAndModel(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	engine := filepath.Join(filepath.Dir(model), "x.engine")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	for _, args := range [][]string{
+		{"--backend", "sim", "--onnx=" + model, "--saveEngine=" + engine},
+		{"--backend", "sim", model, "-o", engine},
+		{"--backend=sim", "--onnx", model, "--save-engine", engine, model},
+	} {
+		p, err := checkLine(t, args)
+		if err != nil {
+			t.Fatalf("trtbuild %s: %v", strings.Join(args, " "), err)
+		}
+		if p.Model != model || p.Engine != engine || p.Request.Model != model {
+			t.Errorf("trtbuild %s: model %s, engine %s", strings.Join(args, " "), p.Model, p.Engine)
+		}
+	}
+}
+
+// TestCommandLineRefusals: options the builder refuses, with the message that says what to
+// fix and exit status 2, before anything starts.
+func TestCommandLineRefusals(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--exclude-lean-runtime"}, "--exclude-lean-runtime needs --version-compatible"},
+		{[]string{"--allowGPUFallback"}, "--allowGPUFallback needs --useDLACore N"},
+		{[]string{"--fp8", "--hardware-compat", "ampere+"}, "--fp8 cannot be combined with --hardware-compat ampere+"},
+		{[]string{"--keep-fp32", "Conv"}, "--keep-fp32 keeps nodes in float32 when --fp16 or --bf16"},
+		{[]string{"--kill-after", "0s"}, "invalid --kill-after"},
+		{[]string{"--best", "--stronglyTyped"}, "--best and --stronglyTyped contradict each other"},
+		{[]string{"--layerPrecisions=*:fp16"}, "--layerPrecisions has no effect without --precisionConstraints"},
+		{[]string{"--device", "-1"}, "invalid --device -1"},
+		{[]string{"--workspace", "0"}, "invalid --workspace"},
+		{[]string{"--workspace", "1G", "--memPoolSize=workspace:2G"}, "give the workspace once"},
+		{[]string{"--hardware-compat", "turing"}, `invalid --hardware-compat "turing"`},
+		{[]string{"--timing-cache", "x.cache", "--no-timing-cache"}, "not both"},
+		{[]string{"--shapes", "images:1x3"}, "images"},
+		{[]string{"--sim-speed", "0"}, "invalid --sim-speed"},
+		{[]string{"--sim-scenario", "storm"}, `invalid --sim-scenario "storm"`},
+		{[]string{"--plugins", "a.so,,b.so"}, "--plugins has an empty item"},
+	}
+	for _, tt := range tests {
+		_, err := checkLine(t, append([]string{"--backend", "sim", model}, tt.args...))
+		if err == nil || !strings.Contains(err.Error(), tt.want) || exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("trtbuild %s: %v (exit %d), want a usage error containing %q", strings.Join(tt.args, " "), err, exitcode.Of(err), tt.want)
+		}
+	}
+	if _, err := checkLine(t, []string{"--backend", "tensorrt", model}); !probe.Compiled() && (err == nil || !strings.Contains(err.Error(), "built without TensorRT")) {
+		t.Errorf("--backend tensorrt without TensorRT: %v", err)
+	}
+}
+
+// checkLine is parseBuildLine then builder.Check.
+func checkLine(t *testing.T, args []string) (builder.Plan, error) {
+	t.Helper()
+	o, err := parseBuildLine(t, args)
+	if err != nil {
+		return builder.Plan{}, err
+	}
+	return builder.Check(o)
+}
+
+func mustIOFormats(t *testing.T, flag, s string) []trtexec.IOFormat {
+	t.Helper()
+	f, err := trtexec.ParseIOFormats(flag, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
