@@ -20,7 +20,10 @@
 #      compiles all of its C++ (the shim included) at -O2 with the same warnings as errors;
 #      nothing is linked, so no library is needed; then go test -tags tensorrt -run '^TestShim'
 #      ./internal/cgo/, which loads stand-in libraries of the compiled-for version and checks
-#      that the shim refuses bad options exactly as the simulated builder does;
+#      that the shim refuses bad options exactly as the simulated builder does; and go test
+#      -tags tensorrt -run '^TestTargetCheckLoadsTensorRT$' ./internal/matrix/, in which a
+#      matrix cell's target check runs the probe against stand-ins and the cell reaches the
+#      builder;
 #   3. go build -tags tensorrt ./cmd/trtbuild, with the headers alone: TensorRT and CUDA are
 #      loaded at run time, so the binary must link without their libraries and must not need
 #      them (no libnvinfer, libnvonnxparser, libnvinfer_plugin or libcudart among its NEEDED
@@ -154,6 +157,12 @@ echo "--- go test -tags tensorrt -run '^TestShim' ./internal/cgo/ (the shim's op
 (
 	cd "$repo"
 	CGO_ENABLED=1 CGO_CPPFLAGS="${flags[*]}" go test -tags tensorrt -count=1 -run '^TestShim' ./internal/cgo/
+)
+
+echo "--- go test -tags tensorrt -run '^TestTargetCheckLoadsTensorRT' ./internal/matrix/ (a matrix cell's target check through the probe, against stand-ins)"
+(
+	cd "$repo"
+	CGO_ENABLED=1 CGO_CPPFLAGS="${flags[*]}" go test -tags tensorrt -count=1 -v -run '^TestTargetCheckLoadsTensorRT$' ./internal/matrix/ | grep -E '^(---|ok|FAIL)|stand-in'
 )
 
 echo "--- go build -tags tensorrt ./cmd/trtbuild (headers only, nothing of TensorRT or CUDA linked)"

@@ -1,0 +1,108 @@
+// Package standin compiles stand-in shared libraries for tests: each exports the C entry
+// points of one TensorRT or CUDA library (or deliberately lacks one), built with the C++
+// compiler cgo uses. They need no TensorRT, CUDA or GPU; nothing in them builds anything. The
+// tests of the run-time loader, the probe and a matrix's target check load them where the real
+// libraries would be.
+package standin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Lib is one stand-in library.
+type Lib struct {
+	File string // file name, e.g. libnvinfer.so.10
+	Src  string // C++ source
+}
+
+// InferSrc is a libnvinfer exporting version (getInferLibVersion) and build
+// (getInferLibBuildVersion, left out when build < 0), whose builder factory returns null.
+func InferSrc(version, build int) string {
+	s := fmt.Sprintf(`#include <stdint.h>
+extern "C" int32_t getInferLibVersion() noexcept { return %d; }
+extern "C" void* createInferBuilder_INTERNAL(void*, int32_t) noexcept { return nullptr; }
+`, version)
+	if build >= 0 {
+		s += fmt.Sprintf("extern \"C\" int32_t getInferLibBuildVersion() noexcept { return %d; }\n", build)
+	}
+	return s
+}
+
+const (
+	// InferNoFactorySrc is a libnvinfer without createInferBuilder_INTERNAL.
+	InferNoFactorySrc = `#include <stdint.h>
+extern "C" int32_t getInferLibVersion() noexcept { return 101600; }
+`
+	ParserSrc = `extern "C" void* createNvOnnxParser_INTERNAL(void*, void*, int) noexcept { return nullptr; }
+`
+	PluginSrc = `extern "C" bool initLibNvInferPlugins(void*, const char*) { return true; }
+`
+	// CUDARTSrc reports one GPU named "Stand-in GPU" of compute capability 9.0.
+	CUDARTSrc = `#include <string.h>
+extern "C" {
+int cudaGetDeviceCount(int* n) { *n = 1; return 0; }
+int cudaSetDevice(int d) { return d == 0 ? 0 : 101; }
+int cudaGetLastError() { return 0; }
+const char* cudaGetErrorString(int) { return "stand-in error"; }
+int cudaDeviceGetAttribute(int* v, int attr, int) { *v = attr == 75 ? 9 : 0; return 0; }
+int cudaRuntimeGetVersion(int* v) { *v = %d; return 0; }
+int cudaGetDeviceProperties_v2(void* p, int) { strcpy((char*)p, "Stand-in GPU"); return 0; }
+}
+`
+	// UnresolvedSrc needs a symbol nothing defines: dlopen with RTLD_NOW refuses it.
+	UnresolvedSrc = `extern "C" int trtbuild_standin_nowhere();
+extern "C" int getInferLibVersion() { return trtbuild_standin_nowhere(); }
+extern "C" void* createInferBuilder_INTERNAL(void*, int) { return nullptr; }
+`
+)
+
+func CUDART(major int) Lib {
+	return Lib{File: fmt.Sprintf("libcudart.so.%d", major), Src: fmt.Sprintf(CUDARTSrc, major*1000)}
+}
+
+// Good is a whole TensorRT 10.16.0 (build 72) with CUDA runtime 12.
+func Good() []Lib {
+	return []Lib{
+		{File: "libnvinfer.so.10", Src: InferSrc(101600, 72)},
+		{File: "libnvonnxparser.so.10", Src: ParserSrc},
+		{File: "libnvinfer_plugin.so.10", Src: PluginSrc},
+		CUDART(12),
+	}
+}
+
+// Build compiles libs into dir (created if need be) and returns dir. It skips the test
+// when no C++ compiler is found (cgo needs one, so a machine that builds trtbuild has one).
+func Build(t *testing.T, dir string, libs ...Lib) string {
+	t.Helper()
+	cxx := os.Getenv("CXX")
+	if cxx == "" {
+		cxx = "g++"
+	}
+	if _, err := exec.LookPath(cxx); err != nil {
+		t.Skipf("no C++ compiler (%s) to build stand-in libraries: %v", cxx, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range libs {
+		src := filepath.Join(dir, l.File+".cpp")
+		if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(src, []byte(l.Src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, l.File)
+		cmd := exec.Command(cxx, "-shared", "-fPIC", "-o", out, "-Wl,-soname,"+filepath.Base(l.File), src)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("compiling stand-in %s: %v\n%s", l.File, err, strings.TrimSpace(string(b)))
+		}
+		os.Remove(src)
+	}
+	return dir
+}
