@@ -60,7 +60,7 @@ require_width() {
 # start_build ARGS...: run one build in a fresh shell and record its exit code and terminal
 # mode afterwards.
 start_build() {
-	t kill-server 2>/dev/null || true
+	fresh_server
 	rm -rf "$work/rc" "$work/stty" "$work/cache" # each build starts without a timing cache
 	t -f /dev/null new-session -d -s e2e -x "$width" -y "$height" \
 		"env -u NO_COLOR -u TRTBUILD_PROGRESS LANG=C.UTF-8 XDG_CACHE_HOME='$work/cache' bash --norc --noprofile"
@@ -145,7 +145,7 @@ echo "tmux-e2e: run 5: Ctrl-C on matrix build cancels its cell, writes the index
 mkdir -p "$work/mx/models"
 cp "$model" "$work/mx/models/convnet.onnx"
 printf 'version: 1\nmodels:\n  - path: models/convnet.onnx\nprecisions: [fp32, fp16]\ntargets:\n  - name: l4\n    gpu: NVIDIA-L4\n    compute_capability: "8.9"\n' >"$work/mx/matrix.yaml"
-t kill-server 2>/dev/null || true
+fresh_server
 rm -rf "$work/rc" "$work/stty" "$work/cache"
 t -f /dev/null new-session -d -s e2e -x "$width" -y "$height" \
 	"env -u NO_COLOR -u TRTBUILD_PROGRESS LANG=C.UTF-8 XDG_CACHE_HOME='$work/cache' bash --norc --noprofile"
