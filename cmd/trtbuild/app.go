@@ -15,6 +15,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 // streams are the process's standard files and environment, injected so tests can replace them.
@@ -114,3 +115,17 @@ func (o *stdoutErrors) failed() error {
 
 // q quotes a file name for a message (internal/pathtext).
 func q(name string) string { return pathtext.Q(name) }
+
+// progressMode is the view --progress (flag) selects for this process's stdout, with
+// TRTBUILD_PROGRESS and the terminal; a warning about the choice goes to stderr (once, when
+// warn). Every command that shows progress selects it here.
+func progressMode(s *streams, flag string, warn bool) (tui.Mode, error) {
+	mode, warning, err := tui.SelectMode(flag, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
+	if err != nil {
+		return mode, exitcode.Usagef("%v", err)
+	}
+	if warning != "" && warn {
+		fmt.Fprintln(s.Err, "trtbuild: "+escapeControls(warning))
+	}
+	return mode, nil
+}

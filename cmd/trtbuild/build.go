@@ -134,8 +134,7 @@ func buildRun(s *streams, o *buildFlags, args []string) error {
 // refuse ends a build refused before it started: with --progress json, a result line carrying
 // the refusal, so that a program reading stdout sees why.
 func refuse(s *streams, progressFlag string, err error) error {
-	mode, _, merr := tui.SelectMode(progressFlag, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
-	if merr == nil && mode == tui.ModeJSON {
+	if mode, merr := progressMode(s, progressFlag, false); merr == nil && mode == tui.ModeJSON {
 		_ = tui.NewJSON(s.Out, nil).End(builder.RefusalResult(err))
 	}
 	return err
@@ -144,12 +143,9 @@ func refuse(s *streams, progressFlag string, err error) error {
 // runBuild runs one build through the builder, shown in the view progressFlag selects.
 func runBuild(s *streams, progressFlag string, opts builder.Options) (err error) {
 	began := time.Now() // --timeout counts from here: the engine cache's work is in the budget
-	mode, warning, err := tui.SelectMode(progressFlag, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
+	mode, err := progressMode(s, progressFlag, true)
 	if err != nil {
-		return exitcode.Usagef("%v", err)
-	}
-	if warning != "" {
-		fmt.Fprintln(s.Err, "trtbuild: "+escapeControls(warning))
+		return err
 	}
 	// A program reading --progress json learns why a build was refused before it started
 	// from the stream itself: a result line, as every stream ends with.

@@ -256,12 +256,9 @@ func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
 	if err != nil {
 		return err
 	}
-	mode, warning, err := tui.SelectMode(o.progress, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
+	mode, err := progressMode(s, o.progress, true)
 	if err != nil {
-		return exitcode.Usagef("%v", err)
-	}
-	if warning != "" {
-		fmt.Fprintln(s.Err, "trtbuild: "+warning)
+		return err
 	}
 	if mode == tui.ModeJSON && len(devices) > 1 {
 		return exitcode.Usagef("--progress json with several --gpus would interleave the cells' logs; use one GPU, or run 'trtbuild matrix cell' per cell")
@@ -299,7 +296,7 @@ func (o *matrixOptions) run(s *streams, base builder.Options, mu *sync.Mutex) ma
 				cs.Out = &lockedWriter{mu: mu, w: s.Out, prefix: fmt.Sprintf("[gpu %d] ", dev)}
 				cs.Err = &lockedWriter{mu: mu, w: s.Err, prefix: fmt.Sprintf("[gpu %d] ", dev)}
 				cs.OutTTY, cs.OutFile = false, nil
-				if mode, _, err := tui.SelectMode(progress, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM")); err == nil && mode == tui.ModeTTY {
+				if mode, err := progressMode(s, progress, false); err == nil && mode == tui.ModeTTY {
 					progress = "plain"
 				}
 			}

@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/signal"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
@@ -13,7 +11,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/replay"
 	"github.com/trtbuild/trtbuild/internal/report"
-	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 type replayOptions struct {
@@ -56,12 +53,9 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 	if err != nil {
 		return exitcode.Usagef("%v", err)
 	}
-	mode, warning, err := tui.SelectMode(o.progress, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
+	mode, err := progressMode(s, o.progress, true)
 	if err != nil {
-		return exitcode.Usagef("%v", err)
-	}
-	if warning != "" {
-		fmt.Fprintln(s.Err, "trtbuild: "+warning)
+		return err
 	}
 	tr, closeTrace, err := report.OpenTrace(path)
 	if err != nil {
@@ -70,13 +64,8 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 	defer closeTrace()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	sigs := s.Signals
-	if sigs == nil {
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, handled...)
-		defer signal.Stop(ch)
-		sigs = ch
-	}
+	sigs, stopSignals := buildSignals(s)
+	defer stopSignals()
 	var stoppedBy atomic.Value // the signal that stopped the replay
 	go func() {
 		select {

@@ -56,31 +56,6 @@ func exitOnSignal(s *streams) error {
 	return nil
 }
 
-// fanOutSignals delivers each signal from sigs to all n returned channels (the cells a matrix
-// builds at once), until stop is closed.
-func fanOutSignals(sigs <-chan os.Signal, n int, stop <-chan struct{}) []chan os.Signal {
-	outs := make([]chan os.Signal, n)
-	for i := range outs {
-		outs[i] = make(chan os.Signal, 4)
-	}
-	go func() {
-		for {
-			select {
-			case sig := <-sigs:
-				for _, o := range outs {
-					select {
-					case o <- sig:
-					default: // that cell has signals enough queued
-					}
-				}
-			case <-stop:
-				return
-			}
-		}
-	}()
-	return outs
-}
-
 // buildSignals are the signals a build, a matrix build or a replay answers: those main caught
 // from its start (streams.Signals), or, in tests that call run directly, its own; stop ends
 // them.

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // Summary says what a conversion changed and what it kept, and why. It is
@@ -109,18 +111,6 @@ func (s Summary) JSON() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-func bytesText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
-
 // WriteText writes the summary for people: counts, then what stayed in
 // float32 grouped by reason, casts, inputs and outputs. Warnings are not
 // included; print them separately.
@@ -129,7 +119,7 @@ func (s Summary) WriteText(w io.Writer) error {
 	tn := s.Target.elemName()
 	fmt.Fprintf(&b, "nodes:        %d converted to %s, %d kept in float32\n", s.Nodes.Converted, tn, s.Nodes.Kept)
 	fmt.Fprintf(&b, "initializers: %d converted, %d kept (%s -> %s)\n", s.Initializers.Converted, s.Initializers.Kept,
-		bytesText(s.Initializers.BytesBefore), bytesText(s.Initializers.BytesAfter))
+		progress.FormatBytes(s.Initializers.BytesBefore), progress.FormatBytes(s.Initializers.BytesAfter))
 	if s.Constants.Converted+s.Constants.Kept > 0 {
 		fmt.Fprintf(&b, "constants:    %d converted, %d kept\n", s.Constants.Converted, s.Constants.Kept)
 	}
@@ -184,9 +174,9 @@ func (s Summary) WriteText(w io.Writer) error {
 	ioLine("inputs", s.Inputs)
 	ioLine("outputs", s.Outputs)
 	if s.Files != nil {
-		fmt.Fprintf(&b, "wrote:        %s (%s)", s.Files.Model, bytesText(s.Files.ModelSize))
+		fmt.Fprintf(&b, "wrote:        %s (%s)", s.Files.Model, progress.FormatBytes(s.Files.ModelSize))
 		if s.Files.Data != "" {
-			fmt.Fprintf(&b, " and %s (%s)", s.Files.Data, bytesText(s.Files.DataSize))
+			fmt.Fprintf(&b, " and %s (%s)", s.Files.Data, progress.FormatBytes(s.Files.DataSize))
 		}
 		b.WriteString("\n")
 	}

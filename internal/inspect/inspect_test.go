@@ -165,21 +165,6 @@ func TestUnknownRankInput(t *testing.T) {
 	}
 }
 
-func TestSize(t *testing.T) {
-	tests := []struct {
-		n    int64
-		want string
-	}{
-		{0, "0 B"}, {1023, "1023 B"}, {1024, "1.00 KiB"}, {85725, "83.7 KiB"},
-		{1 << 30, "1.00 GiB"}, {1<<63 - 1, "8.00 EiB"},
-	}
-	for _, tt := range tests {
-		if got := Size(tt.n); got != tt.want {
-			t.Errorf("Size(%d) = %q, want %q", tt.n, got, tt.want)
-		}
-	}
-}
-
 // failWriter fails after n bytes.
 type failWriter struct{ n int }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
@@ -95,7 +96,7 @@ func (p *printer) tableWidths(rows [][]string, widths []int) {
 // WriteText writes r for people.
 func (r *Report) WriteText(w io.Writer) error {
 	p := &printer{w: w}
-	p.field("Model", "%s (%s)", r.Path, Size(r.FileBytes))
+	p.field("Model", "%s (%s)", r.Path, progress.FormatBytes(r.FileBytes))
 	p.field("IR version", "%d", r.IRVersion)
 	opsets := make([]string, len(r.Opsets))
 	for i, o := range r.Opsets {
@@ -136,7 +137,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		}
 		p.table(rows)
 	}
-	p.field("Initializers", "%d (%s)", r.Initializers, Size(r.InitializerSize))
+	p.field("Initializers", "%d (%s)", r.Initializers, progress.FormatBytes(r.InitializerSize))
 
 	if len(r.ExternalData) == 0 {
 		p.field("External data", "none")
@@ -151,7 +152,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			state := "ok"
 			switch {
 			case e.Problem == "too small":
-				state = fmt.Sprintf("too small: %s of %s", Size(e.SizeBytes), Size(e.NeededBytes))
+				state = fmt.Sprintf("too small: %s of %s", progress.FormatBytes(e.SizeBytes), progress.FormatBytes(e.NeededBytes))
 			case e.Problem != "":
 				state = e.Problem
 			}
@@ -159,7 +160,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			if loc == "" {
 				loc = "(no location)"
 			}
-			rows = append(rows, []string{loc, Size(e.NeededBytes), state})
+			rows = append(rows, []string{loc, progress.FormatBytes(e.NeededBytes), state})
 		}
 		p.table(rows)
 	}
@@ -258,26 +259,6 @@ func plural(n int, word string) string {
 }
 
 func quote(s string) string { return strconv.Quote(s) }
-
-// Size formats a byte count with a binary unit: "812 B", "83.7 KiB",
-// "1.00 GiB".
-func Size(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
-	v := float64(n) / unit
-	i := 0
-	for v >= unit && i < len(units)-1 {
-		v /= unit
-		i++
-	}
-	if v < 10 {
-		return fmt.Sprintf("%.2f %s", v, units[i])
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
-}
 
 // Model describes the model file at path on w, as text or as one JSON document: what
 // `trtbuild inspect` shows. A path that is no readable regular file, or no ONNX model, is a

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
@@ -159,17 +160,10 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 		return k
 	},
 	"size": func(n int64) string {
-		switch {
-		case n >= 1<<30:
-			return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-		case n >= 1<<20:
-			return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-		case n >= 1<<10:
-			return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-		case n > 0:
-			return fmt.Sprintf("%d B", n)
+		if n <= 0 {
+			return ""
 		}
-		return ""
+		return progress.FormatBytes(n)
 	},
 	"secs": func(s float64) string { return fmt.Sprintf("%.2f s", s) },
 }).Parse(`<!DOCTYPE html>

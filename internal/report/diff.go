@@ -99,7 +99,7 @@ func sizeOrNone(n int64) string {
 	if n <= 0 {
 		return "–"
 	}
-	return formatBytes(n)
+	return progress.FormatBytes(n)
 }
 
 func cacheText(c Cache) string {

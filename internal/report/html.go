@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // WriteHTML writes the report as one self-contained HTML page: inline style, an inline SVG
@@ -41,7 +43,7 @@ type page struct {
 
 var funcs = template.FuncMap{
 	"seconds": seconds,
-	"bytes":   formatBytes,
+	"bytes":   progress.FormatBytes,
 	"percent": func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
 	"path":    func(p []string) string { return strings.Join(p, " › ") },
 	"short":   shortPath,
@@ -103,19 +105,6 @@ func shortPath(p []string) string {
 		return strings.Join(p, " › ")
 	}
 	return "… › " + strings.Join(p[len(p)-2:], " › ")
-}
-
-// formatBytes shows a size in binary units.
-func formatBytes(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	v, unit := float64(n), 0
-	for v >= 1024 && unit < 5 {
-		v /= 1024
-		unit++
-	}
-	return fmt.Sprintf("%.1f %ciB", v, "BKMGTP"[unit])
 }
 
 func statusTitle(r *Report) string {
