@@ -261,7 +261,7 @@ func buildRun(s *streams, o *buildOptions, args []string) (err error) {
 		return err
 	}
 	defer files.cleanup()
-	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.Layers), Version: version,
+	info := progress.BuildInfo{Model: model, Engine: engine, Backend: backend, Precision: precisionName(o), Layers: len(req.NodeNames), Version: version,
 		Command: append([]string{"trtbuild"}, os.Args[1:]...), Settings: buildSettings(req)}
 	ctl := watchCacheWork(sigs, began, o.timeout)
 	keyed, hit, err := engineCacheLookup(ctl.ctx, s, o, mode, req, info, files, outs)
@@ -677,7 +677,7 @@ func unwrapPathError(err error) error {
 // repeated: every setting, without the model's layer names (which only the simulated builder
 // uses, and which the model has).
 func buildSettings(req worker.Request) json.RawMessage {
-	req.Layers = nil
+	req.NodeNames = nil
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil
