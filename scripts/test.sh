@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The test command of README.md: go vet, the whole test suite with the race detector, a short
-# run of every fuzz target, and the real-terminal end-to-end test when tmux is installed.
+# The test command of README.md: go vet, the whole test suite with the race detector (and
+# internal/cgo once more with the trtbench tag, which compiles its measurement and test ABI,
+# trtb_bench.h), a short run of every fuzz target, and the real-terminal end-to-end test when
+# tmux is installed.
 # Tests that need tools this machine lacks (tmux, python3-onnx, chromium) skip with a message;
 # .ci/run installs them first.
 set -euo pipefail
@@ -8,12 +10,16 @@ cd "$(dirname "$0")/.."
 
 echo "== go vet"
 go vet ./...
+go vet -tags trtbench ./internal/cgo
 
 echo "== go test -race"
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
 go test -race -count=1 -v -parallel 4 ./... >"$log" 2>&1 || status=$?
+# The event queue's bound, the exception guard and the benchmarks of the C boundary drive builds
+# that only the trtbench tag compiles (internal/cgo/bench.go); a trtbuild binary holds none.
+go test -race -count=1 -v -tags trtbench ./internal/cgo >>"$log" 2>&1 || status=$?
 grep -E '^(ok|FAIL|panic:)|no test files' "$log" || true
 grep -E -B1 '^\s*--- SKIP' "$log" | grep -v '^--$' || true
 passed=$(grep -cE '^\s*--- PASS' "$log" || true)

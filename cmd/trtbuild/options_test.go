@@ -48,7 +48,7 @@ func TestCommandLineToRequest(t *testing.T) {
 		t.Fatalf("plain build: %v", err)
 	}
 	if basePlan.Engine != filepath.Join(dir, "convnet.engine") || basePlan.Request.Backend != "sim" || basePlan.Request.OptLevel != -1 ||
-		basePlan.Request.MaxAuxStreams != -1 || len(basePlan.Request.Layers) == 0 || basePlan.Request.Sim.Step != 40*time.Millisecond {
+		basePlan.Request.MaxAuxStreams != -1 || len(basePlan.Request.NodeNames) == 0 || basePlan.Request.Sim.Step != 40*time.Millisecond {
 		t.Fatalf("plain build plan %+v", basePlan)
 	}
 	dla0 := 0

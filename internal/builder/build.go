@@ -90,7 +90,7 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 		return progress.Result{}, err
 	}
 	defer files.cleanup()
-	info := progress.BuildInfo{Model: model, Engine: engine, Backend: req.Backend, Precision: precisionName(&o), Layers: len(req.Layers), Version: Version,
+	info := progress.BuildInfo{Model: model, Engine: engine, Backend: req.Backend, Precision: precisionName(&o), Layers: len(req.NodeNames), Version: Version,
 		Command: o.Command, Settings: buildSettings(req)}
 	ctl := watchCacheWork(ctx, sigs, began, o.Timeout)
 	keyed, hit, err := engineCacheLookup(ctl.ctx, &fe, &o, req, info, files, outs)

@@ -67,7 +67,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		if err := preflight.CheckExternal(m, model); err != nil {
 			return nil, nil, exitcode.Wrap(exitcode.Usage, err)
 		}
-		req.Layers = m.NodeNames()
+		req.NodeNames = m.NodeNames()
 		req.LayerOps, req.InputShapes = simGraph(m)
 		return m, nil, nil
 	}
@@ -114,7 +114,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 	if len(completed) > 1 || len(completed) == 1 && len(completed[0].Inputs) > 0 {
 		req.Profiles = completed
 	}
-	req.Layers = m.NodeNames()
+	req.NodeNames = m.NodeNames()
 	req.LayerOps, req.InputShapes = simGraph(m)
 	return m, warnings, nil
 }

@@ -275,7 +275,7 @@ func workerCommand() ([]string, error) {
 // repeated: every setting, without the model's layer names (which only the simulated builder
 // uses, and which the model has).
 func buildSettings(req worker.Request) json.RawMessage {
-	req.Layers = nil
+	req.NodeNames = nil
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil

@@ -40,7 +40,7 @@ func TestParseMemPoolSize(t *testing.T) {
 }
 
 func TestApplyScenario(t *testing.T) {
-	req := worker.Request{Layers: []string{"a", "b", "c"}}
+	req := worker.Request{NodeNames: []string{"a", "b", "c"}}
 	if err := applyScenario("crash", "tensorrt", 1, Sim{}, &req); err == nil || !strings.Contains(err.Error(), "add --backend sim") {
 		t.Errorf("a scenario with TensorRT: %v", err)
 	}
@@ -58,7 +58,7 @@ func TestApplyScenario(t *testing.T) {
 		{"slow-cancel", Sim{}, 2, worker.SimConfig{Step: time.Second, Threads: 2}},
 	}
 	for _, tt := range tests {
-		req := worker.Request{Layers: []string{"a", "b", "c"}}
+		req := worker.Request{NodeNames: []string{"a", "b", "c"}}
 		if err := applyScenario(tt.scenario, "sim", tt.speed, tt.given, &req); err != nil {
 			t.Fatal(err)
 		}

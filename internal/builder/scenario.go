@@ -48,9 +48,9 @@ func applyScenario(scenario, backend string, speed float64, given Sim, req *work
 	}
 	scale := func(d time.Duration) time.Duration { return max(time.Duration(float64(d)/speed), time.Millisecond) }
 	middle := "Finding fastest tactic*"
-	if n := len(req.Layers); n > 0 {
+	if n := len(req.NodeNames); n > 0 {
 		// The simulated builder times fused layers named after all of their nodes.
-		middle = "Finding fastest tactic for *" + req.Layers[n/2] + "*"
+		middle = "Finding fastest tactic for *" + req.NodeNames[n/2] + "*"
 	}
 	s := &req.Sim
 	switch scenario {

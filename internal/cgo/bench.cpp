@@ -1,4 +1,7 @@
-// bench.cpp: the measurement and test surface of trtb_bench.h. Test and benchmark use only.
+//go:build trtbench
+
+// bench.cpp: the measurement and test surface of trtb_bench.h. Test and benchmark use only:
+// the Go build tag "trtbench" compiles it, a trtbuild binary does not hold it.
 
 #include "trtb_bench.h"
 #include "trtb_internal.hpp"

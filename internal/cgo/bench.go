@@ -1,3 +1,9 @@
+//go:build trtbench
+
+// bench.go: the Go side of the measurement and test ABI of trtb_bench.h, for this package's
+// tests and benchmarks. The trtbench tag compiles it (and bench.cpp), so a trtbuild binary
+// holds none of it: go test -tags trtbench ./internal/cgo.
+
 package cgo
 
 /*
@@ -17,21 +23,15 @@ type benchResult struct {
 	droppedSteps   uint64
 }
 
-// BenchMonitor measures the builder-side cost of one progress report. threads threads each make
+// benchMonitor measures the builder-side cost of one progress report. threads threads each make
 // callsPerThread calls of exactly what a builder thread's stepComplete does (queue the step,
-// check for cancel), timing every call, while one more thread drains the queue as Drain does.
-// It returns the median, the 99th percentile and the largest latency. It is a measurement
-// tool for benchmarks; no build uses it.
-func BenchMonitor(threads, callsPerThread int) (p50, p99, max time.Duration, err error) {
-	r, err := benchMonitor(threads, callsPerThread, 0)
-	return r.p50, r.p99, r.max, err
-}
-
-// benchMonitor is BenchMonitor with gap of busy work between one call and the next on each
-// thread, as a builder does between steps, and all of trtb_bench_result.
+// check for cancel), with gap of busy work between one call and the next on each thread, as a
+// builder does between steps, timing every call, while one more thread drains the queue as
+// Drain does. It returns all of trtb_bench_result: the median, the 99th percentile and the
+// largest latency among them.
 func benchMonitor(threads, callsPerThread int, gap time.Duration) (benchResult, error) {
 	if threads < 1 || threads > 1024 || callsPerThread < 1 || callsPerThread > 1<<24 || gap < 0 || gap > time.Second {
-		return benchResult{}, invalid("BenchMonitor needs 1..1024 threads and 1..%d calls per thread, got %d and %d",
+		return benchResult{}, invalid("benchMonitor needs 1..1024 threads and 1..%d calls per thread, got %d and %d",
 			1<<24, threads, callsPerThread)
 	}
 	var r C.trtb_bench_result

@@ -1,3 +1,5 @@
+//go:build trtbench
+
 package cgo
 
 import (
@@ -18,8 +20,8 @@ func TestBenchMonitor(t *testing.T) {
 		t.Errorf("p50 %v, p99 %v, max %v", r.p50, r.p99, r.max)
 	}
 	for _, bad := range [][2]int{{0, 1}, {1, 0}, {1025, 1}, {1, 1 << 25}} {
-		if _, _, _, err := BenchMonitor(bad[0], bad[1]); err == nil {
-			t.Errorf("BenchMonitor(%d, %d) accepted", bad[0], bad[1])
+		if _, err := benchMonitor(bad[0], bad[1], 0); err == nil {
+			t.Errorf("benchMonitor(%d, %d, 0) accepted", bad[0], bad[1])
 		} else {
 			asError(t, err, CodeInvalidArgument)
 		}

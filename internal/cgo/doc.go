@@ -1,6 +1,8 @@
 // Package cgo is trtbuild's only door to C: it wraps the C ABI of trtb.h, behind which sit
 // the simulated builder (always compiled) and the TensorRT shim (compiled with the build tag
-// "tensorrt"). No other package imports "C".
+// "tensorrt"). No other package imports "C". The measurement and test ABI of trtb_bench.h
+// (bench.cpp, bench.go), which this package's benchmarks and queue tests drive, is compiled
+// only with the build tag "trtbench", so a trtbuild binary holds none of it.
 //
 // # Life of a build
 //

@@ -107,17 +107,6 @@ type TensorRTLibraries struct {
 	Plugin                         *Library // nil when the standard plugins are not wanted
 }
 
-// Infos lists what was found, in load order.
-func (t *TensorRTLibraries) Infos() []LibraryInfo {
-	var out []LibraryInfo
-	for _, l := range []*Library{t.Infer, t.ONNXParser, t.Plugin, t.CUDARuntime} {
-		if l != nil {
-			out = append(out, l.Info)
-		}
-	}
-	return out
-}
-
 // Close unloads every library of t that is not installed.
 func (t *TensorRTLibraries) Close() {
 	for _, l := range []*Library{t.Infer, t.ONNXParser, t.Plugin, t.CUDARuntime} {

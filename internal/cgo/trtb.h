@@ -4,7 +4,7 @@
  * Two implementations sit behind this header:
  *   - the simulated builder (sim.cpp, always compiled), whose threads report phases the way
  *     TensorRT's builder does, and
- *   - the TensorRT shim (tensorrt_shim.cpp, compiled only with the Go build tag "tensorrt").
+ *   - the TensorRT shim (the tensorrt_*.cpp files, compiled only with the Go build tag "tensorrt").
  *
  * Rules that hold for every function here:
  *   - No C++ type and no TensorRT type or enum value appears in this header. Every enum is

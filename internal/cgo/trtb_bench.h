@@ -1,10 +1,14 @@
+//go:build trtbench
+
 /*
  * trtb_bench.h: measurement and test surface of the native package.
  *
  * Nothing here is part of the build ABI in trtb.h, and no product code calls it: the package's
  * benchmarks use it to time the builder-side callback path, and its tests use it to drive the
- * event queue harder than a simulated build can. Same rules as trtb.h: no exception crosses it,
- * and no Go code is called from it.
+ * event queue harder than a simulated build can. Only the Go build tag "trtbench" compiles it
+ * (bench.cpp, bench.go and the tests that call them), so a trtbuild binary holds none of it:
+ * go test -tags trtbench ./internal/cgo. Same rules as trtb.h: no exception crosses it, and no
+ * Go code is called from it.
  */
 #ifndef TRTB_BENCH_H
 #define TRTB_BENCH_H

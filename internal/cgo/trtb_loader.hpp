@@ -29,9 +29,9 @@ struct PluginEntryPoints {
 };
 
 // CudaEntryPoints are the CUDA runtime functions the backend calls. cudaError_t is an enum,
-// passed as int; cudaDeviceAttr likewise. cudaGetDeviceProperties is not among them: struct
-// cudaDeviceProp changed between CUDA 12 and 13, so the device's name and compute capability
-// are read through cudaDeviceGetAttribute and get_device_name (see trtb_loader.cpp).
+// passed as int; cudaDeviceAttr likewise. struct cudaDeviceProp changed between CUDA 12 and 13,
+// so the compute capability is read through cudaDeviceGetAttribute, and cudaGetDeviceProperties
+// serves only cuda_device_name, which reads the struct's first member (see below).
 struct CudaEntryPoints {
     int (*get_device_count)(int* count);                        // cudaGetDeviceCount
     int (*set_device)(int device);                              // cudaSetDevice

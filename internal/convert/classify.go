@@ -234,8 +234,6 @@ func (c *classifier) controlFlow(n int32) {
 	}
 }
 
-// constraints decides a node by its schema: a type constraint bound to a
-// float32 type converts when it admits the target type.
 // classResult is what constraints decides for a node signature.
 type classResult struct {
 	wantIn, outLow uint8 // bit i: input (output) i
@@ -243,6 +241,8 @@ type classResult struct {
 	why            string
 }
 
+// constraints decides a node by its schema: a type constraint bound to a
+// float32 type converts when it admits the target type.
 func (c *classifier) constraints(n int32) {
 	a := c.a
 	// The decision depends on the schema and the types alone (the op type

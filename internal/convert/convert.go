@@ -293,17 +293,6 @@ func OutputName(model string, t Target) string {
 	return stem + "." + string(t) + ".onnx"
 }
 
-// Analyze reads the model at path and converts it in memory without
-// writing anything, for a summary of what ConvertFile would do.
-func Analyze(path string, opts Options) (Summary, error) {
-	defer tightGC()()
-	m, err := modelio.Load(path)
-	if err != nil {
-		return Summary{}, err
-	}
-	return Convert(m, opts)
-}
-
 // ErrWouldOverwrite is wrapped by errors that refuse to write over an input file.
 var ErrWouldOverwrite = errors.New("output would overwrite an input file")
 

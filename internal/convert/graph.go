@@ -368,7 +368,8 @@ func (a *analysis) notes(v int32) *valueNote {
 }
 
 // cur returns the name that holds the value in its decided type: its own,
-// unless the rewrite renamed it (see setCur).
+// unless the rewrite renamed it (a main graph output whose type changes, see
+// rewriter.graph).
 func (a *analysis) cur(v int32) string {
 	if n := a.vnotes[v]; n != nil && n.cur != "" {
 		return n.cur

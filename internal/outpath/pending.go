@@ -20,7 +20,7 @@ import (
 
 // tempInfix and tempSuffix make the names of trtbuild's named temporary files:
 // ".<target name>.trtbuild-<random>.tmp" in the target's folder. Stale ones (their writer was
-// killed) are removed by the next Create for the same target (CleanStale).
+// killed) are removed by the next Create for the same target (cleanStaleAt).
 const (
 	tempInfix  = ".trtbuild-"
 	tempSuffix = ".tmp"
@@ -131,7 +131,7 @@ func openFolder(name string, want fs.FileInfo) (*os.File, error) {
 
 // createTemp makes a file in the open folder dir that only this process can reach: without a
 // name (O_TMPFILE) where the file system allows it, else a 0600 file named after base, locked
-// with flock(2) so that CleanStale leaves it alone while its writer lives. named is the
+// with flock(2) so that cleanStaleAt leaves it alone while its writer lives. named is the
 // temporary name in dir, "" for an unnamed file.
 func createTemp(dir *os.File, base string) (f *os.File, named string, err error) {
 	dfd := int(dir.Fd())
@@ -396,23 +396,14 @@ func (p *Pending) Cleanup() error {
 // Target returns the target the file is written for.
 func (p *Pending) Target() Target { return p.target }
 
-// staleAge is how old an unlocked temporary file must be before CleanStale removes it: older
+// staleAge is how old an unlocked temporary file must be before cleanStaleAt removes it: older
 // than the moment between creating a named temporary file and locking it.
 const staleAge = 2 * time.Second
 
-// CleanStale removes temporary files of trtbuild's naming for target name base in dir that no
-// living process holds (their writer was killed before it could remove them): regular files
-// owned by this user, not locked, older than a few seconds. It returns the names removed.
-func CleanStale(dir, base string) []string {
-	d, err := openFolder(dir, nil)
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	return cleanStaleAt(d, base)
-}
-
-// cleanStaleAt is CleanStale in an open folder.
+// cleanStaleAt removes temporary files of trtbuild's naming for target name base in the open
+// folder dir that no living process holds (their writer was killed before it could remove
+// them): regular files owned by this user, not locked, older than a few seconds. It returns
+// the names removed.
 func cleanStaleAt(dir *os.File, base string) []string {
 	names, err := readNames(dir)
 	if err != nil {

@@ -153,10 +153,3 @@ wait:
 	defer w.mu.Unlock()
 	return int64(len(w.buf)) + w.dropped, w.err
 }
-
-// Err returns the output's first error, or nil.
-func (w *Writer) Err() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}

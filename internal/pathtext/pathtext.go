@@ -1,6 +1,7 @@
 // Package pathtext makes file names safe to print. A file name may hold any byte but '/' and
 // NUL: a newline in it can forge a line of output ("Built ok"), an ESC can start a terminal
-// control sequence (OSC, cursor moves). Every path trtbuild prints goes through Q.
+// control sequence (OSC, cursor moves). Q returns a name that prints as itself unchanged and
+// quotes any other; a path is safe to print once it went through Q.
 package pathtext
 
 import (

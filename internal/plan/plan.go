@@ -19,8 +19,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-
-	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // Kinds of engine file.
@@ -54,16 +52,6 @@ type Header struct {
 
 // ErrNotEngine marks a file that is neither a TensorRT plan nor a simulated one.
 var ErrNotEngine = errors.New("not a TensorRT engine")
-
-// ReadFile reads the header of the engine file at path.
-func ReadFile(path string) (Header, error) {
-	f, _, err := regfile.Open(path) // never blocks on a FIFO
-	if err != nil {
-		return Header{}, err
-	}
-	defer f.Close()
-	return Read(f)
-}
 
 // Read reads an engine's header from r, which is read no further than the header.
 func Read(r io.Reader) (Header, error) {

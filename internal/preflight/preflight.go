@@ -5,7 +5,7 @@
 //
 // The rules, in the order they are checked:
 //
-//  1. The file is an ONNX model (ReadMetadata; Run only).
+//  1. The file is an ONNX model: the caller reads it with onnx.ReadMetadata first.
 //  2. Every name in the shape flags is an input of the model.
 //  3. Every shape has its input's rank and agrees with its fixed dimensions.
 //  4. min <= opt <= max in every dimension, with trtexec's broadcasting of
@@ -27,7 +27,6 @@
 package preflight
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -48,12 +47,12 @@ type Params struct {
 }
 
 // Error is a preflight failure. Its message is one line naming the problem
-// and the fix. Every error Check and Run return wraps an *Error (find it
-// with errors.As) inside an *exitcode.Error with code exitcode.Usage:
-// nothing was started, and the command exits with status 2.
+// and the fix. Every error CheckProfile and CheckExternal return wraps an
+// *Error (find it with errors.As) inside an *exitcode.Error with code
+// exitcode.Usage: nothing was started, and the command exits with status 2.
 type Error struct {
 	// Rule is a short identifier of the failed check, for tests and
-	// programs: "model", "shape-name", "shape-rank", "shape-static",
+	// programs: "shape-name", "shape-rank", "shape-static",
 	// "shape-shared-dim", "shape-order", "missing-shapes", "external-data".
 	Rule string
 	Err  error
@@ -74,26 +73,6 @@ func usage(e *Error) error {
 	return exitcode.Wrap(exitcode.Usage, e)
 }
 
-// Run reads the model at modelPath with onnx.ReadMetadata and checks it with
-// Check. The model is returned whenever it could be read, also when a check
-// fails.
-func Run(modelPath string, p Params) (*onnx.Model, []string, error) {
-	m, err := onnx.ReadMetadata(modelPath)
-	if err != nil {
-		return nil, nil, usage(&Error{Rule: "model", Err: err})
-	}
-	warnings, err := Check(m, modelPath, p)
-	return m, warnings, err
-}
-
-// Check applies the rules of the package comment to a model read from
-// modelPath (whose folder holds its external data) and returns warnings, or
-// the first failure as an *Error. CheckProfile also returns the profile.
-func Check(m *onnx.Model, modelPath string, p Params) ([]string, error) {
-	r, err := CheckProfile(m, modelPath, p)
-	return r.Warnings, err
-}
-
 // Result is what CheckProfile found.
 type Result struct {
 	// Inputs is the optimization profile to build with: the inputs of the
@@ -105,7 +84,9 @@ type Result struct {
 	Warnings []string
 }
 
-// CheckProfile is Check, returning the completed profile too.
+// CheckProfile applies rules 2 to 6 of the package comment to a model read from
+// modelPath (whose folder holds its external data) and returns the completed
+// profile and the warnings, or the first failure as an *Error.
 func CheckProfile(m *onnx.Model, modelPath string, p Params) (Result, error) {
 	var warnings []string
 	if err := checkShapeFlags(m, p); err != nil {
@@ -378,10 +359,4 @@ func opsetWarnings(m *onnx.Model, p Params) []string {
 			v, p.MinOpset)}
 	}
 	return nil
-}
-
-// IsPreflight reports whether err is a preflight failure.
-func IsPreflight(err error) bool {
-	var e *Error
-	return errors.As(err, &e)
 }

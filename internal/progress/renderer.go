@@ -46,7 +46,8 @@ type Notice struct {
 }
 
 // Controls lets an interactive renderer act on the build (the tty view reads Ctrl-C as a key in
-// raw mode, so it must pass it on). Both methods are safe to call from any goroutine.
+// raw mode, so it must pass it on). Its one method, RequestCancel, is safe to call from any
+// goroutine.
 type Controls interface {
 	// RequestCancel asks the builder to stop at its next step boundary; a second call stops
 	// the worker at once.

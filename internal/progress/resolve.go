@@ -90,17 +90,6 @@ func (r *Resolver) FinishAll(t time.Duration) []Event {
 	return events
 }
 
-// Active returns the IDs of phases that have started and not finished, oldest first per name.
-func (r *Resolver) Active() []int {
-	var ids []int
-	for _, list := range r.active {
-		for _, p := range list {
-			ids = append(ids, p.id)
-		}
-	}
-	return ids
-}
-
 func (r *Resolver) find(name string, thread uint64) (resolved, bool) {
 	list := r.active[name]
 	i, ok := r.index(list, thread)

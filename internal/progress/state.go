@@ -357,9 +357,6 @@ func subject(name string) string {
 	return ""
 }
 
-// Where returns where the build failed or stopped, once End has derived it; nil otherwise.
-func (s *State) Where() *Where { return s.where }
-
 // Info implements View.
 func (s *State) Info() BuildInfo { return s.info }
 
@@ -420,15 +417,6 @@ func (s *State) Snapshot() *Snapshot {
 		Skew: s.skew, SkewKnown: s.skewKnown, Cancel: s.cancel,
 		Recent: append([]LogLine(nil), s.recent...), Where: s.where,
 	}
-}
-
-// BuildNow is State.BuildNow for the snapshot.
-func (s *Snapshot) BuildNow(now time.Time) time.Duration {
-	d := now.Sub(s.Begin)
-	if s.SkewKnown {
-		d -= s.Skew
-	}
-	return max(d, s.Tree.Last)
 }
 
 func quote(s string) string { return strconv.Quote(s) }

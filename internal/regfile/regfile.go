@@ -5,7 +5,6 @@
 package regfile
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -71,10 +70,4 @@ func Check(path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// IsNotRegular reports whether err is a *NotRegularError.
-func IsNotRegular(err error) bool {
-	var e *NotRegularError
-	return errors.As(err, &e)
 }

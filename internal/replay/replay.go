@@ -45,28 +45,15 @@ func ParseSpeed(s string) (float64, error) {
 	return v, nil
 }
 
-// Play plays the trace through r as a build would show it: the events go through the same
-// session loop a build uses (builder.Drive), which applies them to its one progress.State
-// before r sees them, in batches at their recorded times divided by the speed, with the
-// session's ticks while it waits, and End with the recorded result (a failure saying the
-// trace was cut short when it has none). When ctx is cancelled the replay stops, r is ended
-// with a cancelled result, and Play returns ctx.Err(). Notices that the build printed were
-// recorded as warning log lines and are replayed as such.
-func Play(ctx context.Context, t *trace.Trace, r progress.Renderer, o Options) error {
-	i := 0
-	next := func() (progress.Event, error) {
-		if i == len(t.Events) {
-			return progress.Event{}, io.EOF
-		}
-		i++
-		return t.Events[i-1], nil
-	}
-	return play(ctx, t.Info, next, func() *progress.Result { return t.Result }, r, o)
-}
-
-// PlayReader is Play for a trace read as a stream: it holds a batch of events at a time, so
-// a trace of any length replays in bounded memory. A damaged line ends the replay with its
-// error.
+// PlayReader plays the trace read from tr through r as a build would show it: the events go
+// through the same session loop a build uses (builder.Drive), which applies them to its one
+// progress.State before r sees them, in batches at their recorded times divided by the speed,
+// with the session's ticks while it waits, and End with the recorded result (a failure saying
+// the trace was cut short when it has none). It holds a batch of events at a time, so a trace
+// of any length replays in bounded memory; a damaged line ends the replay with its error (a
+// *TraceError). When ctx is cancelled the replay stops, r is ended with a cancelled result,
+// and PlayReader returns ctx.Err(). Notices that the build printed were recorded as warning
+// log lines and are replayed as such.
 func PlayReader(ctx context.Context, tr *trace.Reader, r progress.Renderer, o Options) error {
 	// The build line comes first: read ahead one event so that Begin shows the build.
 	first, err := tr.Next()

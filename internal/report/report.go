@@ -131,9 +131,6 @@ func (s Seconds) MarshalJSON() ([]byte, error) {
 	return fmt.Appendf(nil, "%.6f", float64(s)), nil
 }
 
-// Duration converts back.
-func (s Seconds) Duration() time.Duration { return time.Duration(math.Round(float64(s) * 1e9)) }
-
 // FromTree makes the report of a build whose events were applied to tree, which the session
 // has ended (progress.State.End): phases still open are reported as open at the newest
 // event's time, and tree is not changed. Every time is read as the JSON-lines encoding
@@ -306,19 +303,6 @@ func byName(all []*Phase, folded *progress.Folded) []NameTotal {
 }
 
 func round6(s Seconds) Seconds { return Seconds(math.Round(float64(s)*1e6) / 1e6) }
-
-// FromTrace makes the report of a recorded trace held in memory.
-func FromTrace(t *trace.Trace) *Report {
-	i := 0
-	r, _ := fromEvents(func() progress.BuildInfo { return t.Info }, func() (progress.Event, error) {
-		if i == len(t.Events) {
-			return progress.Event{}, io.EOF
-		}
-		i++
-		return t.Events[i-1], nil
-	}, func() *progress.Result { return t.Result })
-	return r
-}
 
 // FromReader makes the report of a trace read as a stream: memory stays bounded however long
 // the trace is (the session's state folds old phases, see progress.FoldKeep).

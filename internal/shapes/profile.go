@@ -108,7 +108,6 @@ func Profile(shapes, min, opt, max []Spec) ([]Input, []string, error) {
 	return inputs, warnings, nil
 }
 
-// checkOrder enforces equal ranks and min <= opt <= max per dimension.
 // selector is one of an input's min, opt and max shapes while the fallbacks are resolved.
 type selector struct {
 	has  bool
@@ -116,6 +115,7 @@ type selector struct {
 	flag string
 }
 
+// checkOrder enforces equal ranks and min <= opt <= max per dimension.
 func checkOrder(in Input) error {
 	if len(in.Min) != len(in.Opt) || len(in.Opt) != len(in.Max) {
 		return fmt.Errorf("input %q has shapes of different ranks (%s %s, %s %s, %s %s); give min, opt and max the same number of dimensions",

@@ -79,9 +79,6 @@ var (
 	// ErrPrecisionUnsupported: the requested precision does not exist as a build option in
 	// this TensorRT version.
 	ErrPrecisionUnsupported = errors.New("precision flag not supported")
-	// ErrConversionUnavailable: the model must be converted first and this trtbuild cannot
-	// do that yet.
-	ErrConversionUnavailable = errors.New("ONNX precision conversion not available")
 )
 
 // Plan says how one TensorRT major version honours a set of precision requests.
@@ -95,7 +92,7 @@ type Plan struct {
 	// Always zero on TensorRT 11, where these flags were removed.
 	BuilderFlags Precision
 	// ConvertONNX, when not empty, is the type the ONNX model must be converted to before
-	// TensorRT 11 builds it (ModelOpt AutoCast's job; see ConversionUnavailable).
+	// TensorRT 11 builds it (the worker converts it with internal/convert).
 	ConvertONNX DataType
 	// Notice is a one-line message for the user (a deprecation), or empty.
 	Notice string
@@ -172,12 +169,4 @@ func quantizeMode(q Precision) string {
 		return "int8"
 	}
 	return "fp8"
-}
-
-// ConversionUnavailable is the error to return while trtbuild cannot convert a model to t
-// itself: it names the reason and the command that does the conversion.
-func ConversionUnavailable(t DataType) error {
-	return fmt.Errorf("%w: --%s on TensorRT 11 needs the model converted to %s, which trtbuild cannot do yet; "+
-		"run python -m modelopt.onnx.autocast --onnx_path MODEL.onnx --low_precision_type %s and build its output without --%s",
-		ErrConversionUnavailable, t, t, t, t)
 }

@@ -151,17 +151,3 @@ func TestPrecisionString(t *testing.T) {
 		}
 	}
 }
-
-func TestConversionUnavailable(t *testing.T) {
-	for _, dt := range []DataType{TypeFP16, TypeBF16} {
-		err := ConversionUnavailable(dt)
-		if !errors.Is(err, ErrConversionUnavailable) {
-			t.Errorf("ConversionUnavailable(%s) does not wrap ErrConversionUnavailable", dt)
-		}
-		for _, frag := range []string{"--" + string(dt) + " on TensorRT 11", "--low_precision_type " + string(dt), "without --" + string(dt)} {
-			if !strings.Contains(err.Error(), frag) {
-				t.Errorf("ConversionUnavailable(%s) = %q, lacks %q", dt, err, frag)
-			}
-		}
-	}
-}

@@ -66,7 +66,7 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 	s := req.Sim
 	o.Sim = &cgo.SimOptions{
 		Threads: s.Threads, Tactics: s.Tactics, Iterations: s.Iterations, Step: s.Step,
-		Layers: req.Layers, FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase,
+		Layers: req.NodeNames, FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase,
 		Silent: s.Silent, LongStep: s.LongStep, IgnoreCancel: s.IgnoreCancel, Seed: s.Seed,
 		Flood: s.Flood, PreSilent: s.PreSilent, PostSilent: s.PostSilent, SkipFinishOnStop: s.SkipFinishOnStop,
 		FP16FailNode: s.FP16FailNode, KeepFP32: req.KeepFP32, LayerOps: req.LayerOps, ShapeKey: shapeKey(req),

@@ -245,9 +245,6 @@ func (p *Process) Wait() (*os.ProcessState, error) {
 	return p.cmd.ProcessState, p.readErr
 }
 
-// Pid returns the worker's process ID.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
-
 // Tail returns the last lines the worker printed on its stdout or stderr.
 func (p *Process) Tail() []string { return p.tail.lines() }
 

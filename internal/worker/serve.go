@@ -163,14 +163,10 @@ func (w *watchdog) parentGone() {
 	}
 }
 
-// Serve runs one build: it reads the request from ctrl, runs the builder, and writes events
-// and a final result line to events. It returns an error only when it could not even report
-// (the event pipe is gone or the request is unreadable); build failures are reported as result
-// events and return nil. The end of ctrl means the parent died: the build is cancelled.
-func Serve(ctrl io.Reader, events io.Writer, plan *os.File) error {
-	return serveWith(ctrl, events, plan, newWatchdog(nil))
-}
-
+// serveWith runs one build: it reads the request from ctrl, runs the builder, and writes
+// events and a final result line to events. It returns an error only when it could not even
+// report (the event pipe is gone or the request is unreadable); build failures are reported as
+// result events and return nil. The end of ctrl means the parent died: wd cancels the build.
 func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) error {
 	cr := bufio.NewReader(ctrl)
 	line, err := cr.ReadBytes('\n')

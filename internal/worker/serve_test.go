@@ -55,8 +55,8 @@ func simRequest(t *testing.T) Request {
 	return Request{
 		Model: filepath.Join("..", "..", "testdata", "models", "convnet.onnx"), Backend: "sim",
 		LogSeverity: progress.SeverityWarning, OptLevel: -1, MaxAuxStreams: -1, NoTimingCache: true,
-		Layers: []string{"a", "b", "c"},
-		Sim:    SimConfig{Threads: 2, Step: 100 * time.Microsecond},
+		NodeNames: []string{"a", "b", "c"},
+		Sim:       SimConfig{Threads: 2, Step: 100 * time.Microsecond},
 	}
 }
 
@@ -165,7 +165,7 @@ func TestServeRebuildsKeepingFP32(t *testing.T) {
 	for _, keep := range [][]string{nil, {"Conv"}} {
 		req := simRequest(t)
 		req.FP16 = true
-		req.Layers = []string{"a", "b", "c"}
+		req.NodeNames = []string{"a", "b", "c"}
 		req.LayerOps = []string{"Relu", "Conv", "Softmax"}
 		req.Sim.Threads = 1
 		req.Sim.FP16FailNode = "b"

@@ -8,7 +8,7 @@
 // Format.Scan and Format.ConvertSlice, which handle whole buffers, run on
 // AVX2 and F16C on amd64 processors that have them and in plain Go elsewhere
 // (and with the purego build tag); both give the same results bit for bit,
-// NaNs included. Kernels says which one a program uses.
+// NaNs included.
 package half
 
 import (
@@ -70,14 +70,6 @@ func (f Format) Convert(v float32) uint16 {
 	return FromFloat32(v)
 }
 
-// ToFloat32 returns the float32 value of the 16-bit pattern h, which is exact.
-func (f Format) ToFloat32(h uint16) float32 {
-	if f == BF16 {
-		return math.Float32frombits(uint32(h) << 16)
-	}
-	return ToFloat32(h)
-}
-
 // FromFloat32 returns the binary16 pattern nearest to v, ties to even. Values
 // beyond the largest binary16 become infinities, values too small become
 // signed zeros or subnormals, NaNs stay NaNs (quiet, sign and top payload
@@ -104,29 +96,6 @@ func FromFloat32(v float32) uint16 {
 		odd := (a >> 13) & 1
 		a += 0xc8000fff + odd // rebias the exponent (-112 << 23) and round half to even
 		return sign | uint16(a>>13)
-	}
-}
-
-// ToFloat32 returns the float32 value of the binary16 pattern h.
-func ToFloat32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h) & 0x3ff
-	switch exp {
-	case 0:
-		if mant == 0 {
-			return math.Float32frombits(sign)
-		}
-		// Subnormal: mant × 2^-24.
-		v := float32(mant) * (1.0 / (1 << 24))
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	default:
-		return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
 	}
 }
 

@@ -33,12 +33,6 @@ func chooseKernels() kernels {
 	return portable
 }
 
-// Kernels names the implementation Format.Scan and Format.ConvertSlice use
-// on this processor: "portable" (plain Go), or "avx2+f16c" on amd64
-// processors with AVX2 and F16C. GODEBUG=cpu.avx2=off selects the portable
-// one; so does building with the purego tag.
-func Kernels() string { return active.name }
-
 func scanPortable(f Format, src []byte) Stats {
 	over, under := f.overflowBits(), f.underflowBits()
 	var s Stats
