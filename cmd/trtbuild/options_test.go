@@ -13,6 +13,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/probe"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
@@ -108,14 +109,14 @@ func TestCommandLineToRequest(t *testing.T) {
 		{"trtexec noBuilderCache", []string{"--noBuilderCache"}, func(r *worker.Request) { r.NoTimingCache, r.TimingCache = true, "auto" }},
 		{"verbose", []string{"--verbose"}, func(r *worker.Request) { r.LogSeverity = progress.SeverityVerbose }},
 		{"shapes", []string{"--shapes", "images:1x3x224x224"}, func(r *worker.Request) {
-			r.Profiles = []worker.Profile{{Inputs: []worker.ShapeRange{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
+			r.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
 		}},
 		{"trtexec minShapes optShapes maxShapes", []string{"--minShapes=images:1x3x224x224", "--optShapes=images:1x3x224x224", "--maxShapes=images:1x3x224x224"}, func(r *worker.Request) {
-			r.Profiles = []worker.Profile{{Inputs: []worker.ShapeRange{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
+			r.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
 		}},
 		{"two profiles", []string{"--profile", "0", "--shapes", "images:1x3x224x224", "--profile", "1", "--shapes", "images:1x3x224x224"}, func(r *worker.Request) {
-			p := worker.Profile{Inputs: []worker.ShapeRange{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}
-			r.Profiles = []worker.Profile{p, p}
+			p := shapes.Profile{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}
+			r.Profiles = []shapes.Profile{p, p}
 		}},
 		{"keep-fp32 with fp16", []string{"--fp16", "--keep-fp32", "Conv,Softmax"}, func(r *worker.Request) { r.FP16, r.KeepFP32 = true, []string{"Conv", "Softmax"} }},
 		{"no builtin plugins", []string{"--no-builtin-plugins"}, func(r *worker.Request) { r.NoBuiltinPlugins = true }},

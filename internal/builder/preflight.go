@@ -75,7 +75,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		profiles = []shapeFlags{{}}
 	}
 	seen := map[string]bool{}
-	var completed []worker.Profile
+	var completed []shapes.Profile
 	for i, f := range profiles {
 		r, err := preflight.CheckProfile(m, model, preflight.Params{
 			Shapes: f.shapes, Min: f.min, Opt: f.opt, Max: f.max, MinOpset: minTensorRTOpset,
@@ -86,10 +86,8 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 			}
 			return nil, nil, err
 		}
-		var p worker.Profile
-		for _, in := range r.Inputs {
-			p.Inputs = append(p.Inputs, worker.ShapeRange{Name: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
-		}
+		var p shapes.Profile
+		p.Inputs = append(p.Inputs, r.Inputs...) // nil when there are none
 		completed = append(completed, p)
 		w := r.Warnings
 		if len(profiles) > 1 {

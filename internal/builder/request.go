@@ -205,15 +205,13 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 	return req, nil
 }
 
-func shapeProfile(f shapeFlags) (worker.Profile, error) {
-	inputs, _, err := shapes.Profile(f.shapes, f.min, f.opt, f.max)
+func shapeProfile(f shapeFlags) (shapes.Profile, error) {
+	inputs, _, err := shapes.Ranges(f.shapes, f.min, f.opt, f.max)
 	if err != nil {
-		return worker.Profile{}, exitcode.Usagef("invalid shapes: %v", err)
+		return shapes.Profile{}, exitcode.Usagef("invalid shapes: %v", err)
 	}
-	var p worker.Profile
-	for _, in := range inputs {
-		p.Inputs = append(p.Inputs, worker.ShapeRange{Name: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
-	}
+	var p shapes.Profile
+	p.Inputs = append(p.Inputs, inputs...) // nil when there are none
 	return p, nil
 }
 

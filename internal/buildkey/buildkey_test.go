@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
+	"github.com/trtbuild/trtbuild/internal/shapes"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
@@ -181,7 +182,7 @@ func baseParts() Parts {
 		Graph: "sha256:aa", Weights: "sha256:bb", Backend: "tensorrt", TensorRT: "10.16.0.32",
 		GPU: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", SMs: 132,
 		Settings: Settings{OptLevel: -1, MaxAuxStreams: -1},
-		Profiles: []Profile{{Inputs: []Input{{Name: "x", Min: []int64{1}, Opt: []int64{4}, Max: []int64{8}}}}},
+		Profiles: []shapes.Profile{{Inputs: []shapes.Input{{Name: "x", Min: []int64{1}, Opt: []int64{4}, Max: []int64{8}}}}},
 	}
 }
 
@@ -256,8 +257,8 @@ func TestKeyNormalizes(t *testing.T) {
 	a, b := baseParts(), baseParts()
 	a.Settings.Precision = []string{"fp16", "bf16"}
 	b.Settings.Precision = []string{"bf16", "fp16"}
-	a.Profiles[0].Inputs = append(a.Profiles[0].Inputs, Input{Name: "a", Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}})
-	b.Profiles[0].Inputs = append([]Input{{Name: "a", Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}}}, b.Profiles[0].Inputs...)
+	a.Profiles[0].Inputs = append(a.Profiles[0].Inputs, shapes.Input{Name: "a", Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}})
+	b.Profiles[0].Inputs = append([]shapes.Input{{Name: "a", Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}}}, b.Profiles[0].Inputs...)
 	b.HardwareCompat = "none"
 	if a.Key() != b.Key() {
 		t.Errorf("order of precisions or inputs, or an explicit none, changed the key")

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/trtbuild/trtbuild/internal/regfile"
+	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
@@ -63,9 +64,9 @@ type Parts struct {
 	VersionCompatible  bool   `json:"version_compatible,omitempty"`
 	ExcludeLeanRuntime bool   `json:"exclude_lean_runtime,omitempty"`
 
-	Settings Settings  `json:"settings"`
-	Profiles []Profile `json:"profiles,omitempty"`
-	Plugins  []Plugin  `json:"plugins,omitempty"`
+	Settings Settings         `json:"settings"`
+	Profiles []shapes.Profile `json:"profiles,omitempty"`
+	Plugins  []Plugin         `json:"plugins,omitempty"`
 	// Sim holds the simulated builder's settings that change its plan; nil for TensorRT.
 	Sim *Sim `json:"sim,omitempty"`
 }
@@ -99,19 +100,6 @@ type Settings struct {
 	// keeps in float32 (--keep-fp32); NoBuiltinPlugins leaves TensorRT's standard plugins out.
 	KeepFP32         []string `json:"keep_fp32,omitempty"`
 	NoBuiltinPlugins bool     `json:"no_builtin_plugins,omitempty"`
-}
-
-// Profile is one optimization profile; its inputs are sorted by name.
-type Profile struct {
-	Inputs []Input `json:"inputs"`
-}
-
-// Input is the shape range of one input.
-type Input struct {
-	Name string  `json:"name"`
-	Min  []int64 `json:"min"`
-	Opt  []int64 `json:"opt"`
-	Max  []int64 `json:"max"`
 }
 
 // Plugin is a plugin library by content: its file name (without folder) and hash.
@@ -152,11 +140,11 @@ func (p *Parts) normalize() {
 	if p.HardwareCompat == "" {
 		p.HardwareCompat = "none"
 	}
-	profiles := make([]Profile, len(p.Profiles))
+	profiles := make([]shapes.Profile, len(p.Profiles))
 	for i, pr := range p.Profiles {
-		in := append([]Input(nil), pr.Inputs...)
+		in := append([]shapes.Input(nil), pr.Inputs...)
 		sort.Slice(in, func(a, b int) bool { return in[a].Name < in[b].Name })
-		profiles[i] = Profile{Inputs: in}
+		profiles[i] = shapes.Profile{Inputs: in}
 	}
 	if len(profiles) == 0 {
 		profiles = nil

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/trtbuild/trtbuild/internal/convert"
+	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/trt"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
@@ -75,11 +76,8 @@ func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, M
 		}
 	}
 	for _, pr := range req.Profiles {
-		var out Profile
-		for _, in := range pr.Inputs {
-			out.Inputs = append(out.Inputs, Input{Name: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
-		}
-		p.Profiles = append(p.Profiles, out)
+		// A copy: Normalized sorts the inputs by name, and the request keeps its order.
+		p.Profiles = append(p.Profiles, shapes.Profile{Inputs: append([]shapes.Input(nil), pr.Inputs...)})
 	}
 	if target.Backend != "tensorrt" {
 		s := req.Sim

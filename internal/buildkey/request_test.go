@@ -3,6 +3,7 @@ package buildkey
 import (
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/shapes"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
@@ -10,7 +11,7 @@ import (
 func TestFromRequest(t *testing.T) {
 	model := tm.Bundled(t, "dynamic_batch.onnx")
 	base := worker.Request{Model: model, Backend: "tensorrt", OptLevel: -1, MaxAuxStreams: -1,
-		Profiles: []worker.Profile{{Inputs: []worker.ShapeRange{{Name: "images", Min: []int64{1, 3, 64, 64}, Opt: []int64{4, 3, 64, 64}, Max: []int64{8, 3, 64, 64}}}}}}
+		Profiles: []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 64, 64}, Opt: []int64{4, 3, 64, 64}, Max: []int64{8, 3, 64, 64}}}}}}
 	trt10 := Target{Backend: "tensorrt", TensorRT: "10.16.0.32", TRTMajor: 10, GPU: "NVIDIA L4", ComputeCapability: "8.9", SMs: 58}
 	trt11 := Target{Backend: "tensorrt", TensorRT: "11.1.0.5", TRTMajor: 11, GPU: "NVIDIA L4", ComputeCapability: "8.9", SMs: 58}
 	fp16 := base

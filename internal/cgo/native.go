@@ -18,6 +18,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
@@ -199,16 +200,6 @@ const (
 // maxDims is TRTB_MAX_DIMS, the largest rank of a profile shape.
 const maxDims = C.TRTB_MAX_DIMS
 
-// Shape is one input's dimensions in an optimization profile. Min, Opt and Max have the same
-// length, the input's rank (at most 8).
-type Shape struct {
-	Input         string
-	Min, Opt, Max []int64
-}
-
-// Profile is one optimization profile: the shapes of the model's dynamic inputs.
-type Profile []Shape
-
 // SimOptions are the simulated builder's knobs, for demos and tests; the TensorRT backend
 // ignores them. Zero fields take the builder's defaults (1 thread, 6 tactics, 4 iterations,
 // 5 ms steps, 16 layers). Phase names in FailPhase, EarlyPhase and AbortPhase match exactly,
@@ -272,8 +263,10 @@ type Options struct {
 	MaxAuxStreams  int    // -1: the builder's default
 	HardwareCompat int    // 0 none, 1 Ampere and later, 2 same compute capability
 	WorkspaceBytes uint64 // workspace pool limit; 0: the builder's default
-	Profiles       []Profile
-	PluginPaths    []string // plugin libraries to load; this runs their code
+	// Profiles are the optimization profiles: per input, Min, Opt and Max of one rank (at most
+	// maxDims).
+	Profiles    []shapes.Profile
+	PluginPaths []string // plugin libraries to load; this runs their code
 	// TimingCache is a serialized timing cache to start from; nil: none. It is read in place,
 	// never copied (a cache can be hundreds of MB): NewBuild takes it over, whether it succeeds
 	// or fails, and the Build frees it in Close.
@@ -660,31 +653,32 @@ func (o *Options) toC(mem *cmem) (*C.trtb_options, error) {
 			return nil, invalid("too many profiles")
 		}
 		profs := unsafe.Slice((*C.trtb_profile)(mem.alloc(len(o.Profiles)*C.sizeof_trtb_profile)), len(o.Profiles))
-		for i, p := range o.Profiles {
+		for i, pr := range o.Profiles {
+			p := pr.Inputs
 			if len(p) == 0 {
 				continue
 			}
-			shapes := unsafe.Slice((*C.trtb_shape)(mem.alloc(len(p)*C.sizeof_trtb_shape)), len(p))
+			dims := unsafe.Slice((*C.trtb_shape)(mem.alloc(len(p)*C.sizeof_trtb_shape)), len(p))
 			for j, s := range p {
 				rank := len(s.Min)
 				if len(s.Opt) != rank || len(s.Max) != rank {
 					return nil, invalid("profile %d, input %q: min, opt and max have ranks %d, %d and %d; give all three the same rank",
-						i, s.Input, len(s.Min), len(s.Opt), len(s.Max))
+						i, s.Name, len(s.Min), len(s.Opt), len(s.Max))
 				}
 				if rank > maxDims {
-					return nil, invalid("profile %d, input %q: rank %d is more than TensorRT's %d dimensions", i, s.Input, rank, maxDims)
+					return nil, invalid("profile %d, input %q: rank %d is more than TensorRT's %d dimensions", i, s.Name, rank, maxDims)
 				}
-				if shapes[j].input, err = mem.str("profile input", s.Input); err != nil {
+				if dims[j].input, err = mem.str("profile input", s.Name); err != nil {
 					return nil, err
 				}
-				shapes[j].nb_dims = C.int32_t(rank)
+				dims[j].nb_dims = C.int32_t(rank)
 				for d := 0; d < rank; d++ {
-					shapes[j].min[d] = C.int64_t(s.Min[d])
-					shapes[j].opt[d] = C.int64_t(s.Opt[d])
-					shapes[j].max[d] = C.int64_t(s.Max[d])
+					dims[j].min[d] = C.int64_t(s.Min[d])
+					dims[j].opt[d] = C.int64_t(s.Opt[d])
+					dims[j].max[d] = C.int64_t(s.Max[d])
 				}
 			}
-			profs[i].shapes = &shapes[0]
+			profs[i].shapes = &dims[0]
 			profs[i].nb_shapes = C.int32_t(len(p))
 		}
 		c.profiles = &profs[0]

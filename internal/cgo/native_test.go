@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/trtbuild/trtbuild/internal/goldenfile"
+	"github.com/trtbuild/trtbuild/internal/shapes"
 )
 
 const (
@@ -508,7 +509,7 @@ func TestGoldenBuild(t *testing.T) {
 	o.Precision = PrecisionFP16
 	o.Flags = FlagNoTF32 | FlagRefit
 	o.WorkspaceBytes = 1 << 30
-	o.Profiles = []Profile{{{Input: "data_0", Min: []int64{1, 3, 224, 224}, Opt: []int64{8, 3, 224, 224}, Max: []int64{32, 3, 224, 224}}}}
+	o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "data_0", Min: []int64{1, 3, 224, 224}, Opt: []int64{8, 3, 224, 224}, Max: []int64{32, 3, 224, 224}}}}}
 	out := build(t, o, nil)
 	if out.err != nil {
 		t.Fatalf("Run: %v", out.err)
@@ -832,7 +833,7 @@ func TestInvalidOptions(t *testing.T) {
 		}, "plan file descriptor 2147483647 is not open"},
 		{"log severity", func(t *testing.T, o *Options) { o.LogSeverity = 5 }, "log severity 5 is out of range"},
 		{"negative device", func(t *testing.T, o *Options) { o.Device = -1 }, "--device -1 is negative: CUDA devices are numbered from 0"},
-		{"too many profiles", func(t *testing.T, o *Options) { o.Profiles = make([]Profile, 1025) }, "at most 1024"},
+		{"too many profiles", func(t *testing.T, o *Options) { o.Profiles = make([]shapes.Profile, 1025) }, "at most 1024"},
 		{"opt level", func(t *testing.T, o *Options) { o.OptLevel = 6 }, "--opt-level 6 is out of range: use 0 to 5"},
 		{"aux streams", func(t *testing.T, o *Options) { o.MaxAuxStreams = -2 }, "--max-aux-streams -2 is negative: use 0 or more"},
 		{"hardware compat", func(t *testing.T, o *Options) { o.HardwareCompat = 3 }, "hardware compatibility level 3"},
@@ -841,17 +842,17 @@ func TestInvalidOptions(t *testing.T) {
 		{"lean runtime", func(t *testing.T, o *Options) { o.Flags = FlagExcludeLeanRuntime }, "only applies to version-compatible engines: add --version-compatible"},
 		{"miss without cache", func(t *testing.T, o *Options) { o.Flags = FlagDisableTimingCache | FlagErrorOnTimingCacheMiss }, "needs a timing cache"},
 		{"rank mismatch", func(t *testing.T, o *Options) {
-			o.Profiles = []Profile{{{Input: "x", Min: []int64{1}, Opt: []int64{1, 2}, Max: []int64{1}}}}
+			o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "x", Min: []int64{1}, Opt: []int64{1, 2}, Max: []int64{1}}}}}
 		}, "ranks 1, 2 and 1"},
 		{"rank too high", func(t *testing.T, o *Options) {
 			d := make([]int64, 9)
-			o.Profiles = []Profile{{{Input: "x", Min: d, Opt: d, Max: d}}}
+			o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "x", Min: d, Opt: d, Max: d}}}}
 		}, "rank 9"},
 		{"min above opt", func(t *testing.T, o *Options) {
-			o.Profiles = []Profile{{{Input: "x", Min: []int64{1, 8}, Opt: []int64{1, 4}, Max: []int64{1, 16}}}}
+			o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "x", Min: []int64{1, 8}, Opt: []int64{1, 4}, Max: []int64{1, 16}}}}}
 		}, "profile 0, input x: min [1,8], opt [1,4], max [1,16] must satisfy 0 <= min <= opt <= max"},
 		{"no input name", func(t *testing.T, o *Options) {
-			o.Profiles = []Profile{{{Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}}}}
+			o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}}}}}
 		}, "no input name"},
 		{"empty plugin", func(t *testing.T, o *Options) { o.PluginPaths = []string{""} }, "plugin path 0 is empty"},
 		{"threads", func(t *testing.T, o *Options) { o.Sim.Threads = 257 }, "sim threads 257 is out of range: use 1 to 256"},

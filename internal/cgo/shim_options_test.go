@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
@@ -89,7 +90,7 @@ func TestShimOptionsChild(t *testing.T) {
 		{"lean runtime", func(t *testing.T, o *Options) { o.Flags = FlagExcludeLeanRuntime }},
 		{"miss without cache", func(t *testing.T, o *Options) { o.Flags = FlagDisableTimingCache | FlagErrorOnTimingCacheMiss }},
 		{"min above opt", func(t *testing.T, o *Options) {
-			o.Profiles = []Profile{{{Input: "x", Min: []int64{1, 8}, Opt: []int64{1, 4}, Max: []int64{1, 16}}}}
+			o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "x", Min: []int64{1, 8}, Opt: []int64{1, 4}, Max: []int64{1, 16}}}}}
 		}},
 		{"empty plugin", func(t *testing.T, o *Options) { o.PluginPaths = []string{""} }},
 	}

@@ -10,18 +10,20 @@ import (
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/cgo/standin"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // TestTargetCheckLoadsTensorRT: in a TensorRT binary the target check asks the probe, a child
-// that loads TensorRT (here stand-in libraries of TensorRT 10.16 and a CUDA runtime with one
+// that loads TensorRT (here stand-in libraries of the TensorRT compiled for and a CUDA runtime with one
 // GPU, "Stand-in GPU"): a target of that GPU type passes, another is refused by name, and a
 // cell of it reaches the builder, whose stand-in makes no builder. Before the probe, the
 // parent asked a TensorRT it never loads, and every cell answered "not loaded".
 func TestTargetCheckLoadsTensorRT(t *testing.T) {
-	lib := standin.Build(t, t.TempDir(), standin.Good()...)
+	c := cgo.CompiledFor()
+	lib := standin.Build(t, t.TempDir(), standin.Set(c.TensorRT, c.Build, c.CUDA)...)
 	t.Setenv("TRTBUILD_TENSORRT_LIB", lib)
 	here := Target{Name: "standin", GPU: GPULabel("Stand-in GPU"), ComputeCapability: "9.0"}
 	if err := CheckTarget("tensorrt", here, 0, lib); err != nil {

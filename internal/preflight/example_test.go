@@ -57,7 +57,7 @@ func TestExampleShapes(t *testing.T) {
 			}
 			// The example is a valid profile.
 			min, opt, max := ExampleShapes(tt.inputs)
-			if _, _, err := shapes.Profile(nil, min, opt, max); err != nil {
+			if _, _, err := shapes.Ranges(nil, min, opt, max); err != nil {
 				t.Fatal(err)
 			}
 		})

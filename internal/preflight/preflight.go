@@ -95,7 +95,7 @@ func CheckProfile(m *onnx.Model, modelPath string, p Params) (Result, error) {
 	if err := checkFlagDims(m, p); err != nil {
 		return Result{}, err
 	}
-	inputs, profileWarnings, err := shapes.Profile(p.Shapes, p.Min, p.Opt, p.Max)
+	inputs, profileWarnings, err := shapes.Ranges(p.Shapes, p.Min, p.Opt, p.Max)
 	if err != nil {
 		return Result{}, usage(&Error{Rule: "shape-order", Err: err})
 	}

@@ -8,8 +8,16 @@ import (
 // typical and the largest shape TensorRT must support. The three slices have
 // the same length and Min[i] <= Opt[i] <= Max[i] for every i.
 type Input struct {
-	Name          string
-	Min, Opt, Max []int64
+	Name string  `json:"name"`
+	Min  []int64 `json:"min"`
+	Opt  []int64 `json:"opt"`
+	Max  []int64 `json:"max"`
+}
+
+// Profile is one optimization profile: a shape range per input. It is the one profile type
+// of trtbuild: the worker's request, the build key's parts and the builder's options carry it.
+type Profile struct {
+	Inputs []Input `json:"inputs"`
 }
 
 // Flag names as the user sees them, used in warnings and errors.
@@ -20,7 +28,7 @@ const (
 	flagMax    = "--max-shapes"
 )
 
-// Profile combines the parsed --shapes, --min-shapes, --opt-shapes and
+// Ranges combines the parsed --shapes, --min-shapes, --opt-shapes and
 // --max-shapes lists into one optimization profile, following trtexec:
 //
 //   - An input named in --shapes and in none of the other three gets its
@@ -33,9 +41,9 @@ const (
 //     min <= opt <= max must hold in every dimension.
 //
 // Inputs are returned in order of first appearance in shapes, min, opt, max.
-// Profile does not know the model; checking names, ranks and static
+// Ranges does not know the model; checking names, ranks and static
 // dimensions against it is the caller's job (see package preflight).
-func Profile(shapes, min, opt, max []Spec) ([]Input, []string, error) {
+func Ranges(shapes, min, opt, max []Spec) ([]Input, []string, error) {
 	type sel struct {
 		min, opt, max, shapes  []int64
 		hasMin, hasOpt, hasMax bool

@@ -109,7 +109,7 @@ func TestProfile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, warnings, err := Profile(mustParse(t, tt.shapes), mustParse(t, tt.min), mustParse(t, tt.opt), mustParse(t, tt.max))
+			got, warnings, err := Ranges(mustParse(t, tt.shapes), mustParse(t, tt.min), mustParse(t, tt.opt), mustParse(t, tt.max))
 			if err != nil {
 				t.Fatalf("Profile: %v", err)
 			}
@@ -141,7 +141,7 @@ func TestProfileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, _, err := Profile(mustParse(t, tt.shapes), mustParse(t, tt.min), mustParse(t, tt.opt), mustParse(t, tt.max))
+			got, _, err := Ranges(mustParse(t, tt.shapes), mustParse(t, tt.min), mustParse(t, tt.opt), mustParse(t, tt.max))
 			if err == nil {
 				t.Fatalf("Profile = %v, want error %q", got, tt.wantErr)
 			}
@@ -157,7 +157,7 @@ func TestProfileErrors(t *testing.T) {
 
 func TestProfileDoesNotAlias(t *testing.T) {
 	opt := mustParse(t, "x:4x4")
-	in, _, err := Profile(nil, nil, opt, nil)
+	in, _, err := Ranges(nil, nil, opt, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,13 +51,7 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 	default:
 		return o, fmt.Errorf("unknown hardware compatibility level %q", req.HardwareCompat)
 	}
-	for _, p := range req.Profiles {
-		var prof cgo.Profile
-		for _, in := range p.Inputs {
-			prof = append(prof, cgo.Shape{Input: in.Name, Min: in.Min, Opt: in.Opt, Max: in.Max})
-		}
-		o.Profiles = append(o.Profiles, prof)
-	}
+	o.Profiles = req.Profiles
 	settings, err := buildSettings(req)
 	if err != nil {
 		return o, err

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
@@ -40,8 +41,8 @@ type Request struct {
 	HardwareCompat     string `json:"hardware_compat,omitempty"`
 	WorkspaceBytes     uint64 `json:"workspace_bytes,omitempty"`
 
-	Profiles []Profile `json:"profiles,omitempty"`
-	Plugins  []string  `json:"plugins,omitempty"`
+	Profiles []shapes.Profile `json:"profiles,omitempty"`
+	Plugins  []string         `json:"plugins,omitempty"`
 
 	// TimingCache is the timing cache file the worker loads before the build and merges what
 	// the build learned into afterwards, also when cancelled; "" or "auto" is the default file
@@ -78,19 +79,6 @@ type Request struct {
 	MemPools map[string]uint64 `json:"mem_pools,omitempty"`
 
 	Sim SimConfig `json:"sim"`
-}
-
-// Profile is one optimization profile: a shape range per dynamic input.
-type Profile struct {
-	Inputs []ShapeRange `json:"inputs"`
-}
-
-// ShapeRange is the min/opt/max dimensions of one input.
-type ShapeRange struct {
-	Name string  `json:"name"`
-	Min  []int64 `json:"min"`
-	Opt  []int64 `json:"opt"`
-	Max  []int64 `json:"max"`
 }
 
 // SimConfig holds the simulated builder's knobs. Zero values take the builder's defaults.

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -105,4 +106,16 @@ func Build(t *testing.T, dir string, libs ...Lib) string {
 		os.Remove(src)
 	}
 	return dir
+}
+
+// Set is a whole TensorRT of version trt (NV_TENSORRT_VERSION style) and build, with a CUDA
+// runtime of version cuda (CUDART_VERSION style): what a binary compiled for them loads.
+func Set(trt, build, cuda int) []Lib {
+	major := strconv.Itoa(trt / 10000)
+	return []Lib{
+		{File: "libnvinfer.so." + major, Src: InferSrc(trt, build)},
+		{File: "libnvonnxparser.so." + major, Src: ParserSrc},
+		{File: "libnvinfer_plugin.so." + major, Src: PluginSrc},
+		CUDART(max(cuda/1000, 12)),
+	}
 }
