@@ -397,7 +397,7 @@ them from the matrix file's folder, which must be on storage every node shares.`
 			}
 			written, err := f.WriteSlurmScripts(out, o)
 			for _, p := range written {
-				fmt.Fprintf(s.Out, "Wrote %s\n", p)
+				fmt.Fprintf(s.Out, "Wrote %s\n", q(p))
 			}
 			if err != nil {
 				return err
@@ -461,7 +461,7 @@ auto-complete, which reads them from the engine.`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(s.Out, "Wrote %s with %d engines\n", config, len(engines))
+			fmt.Fprintf(s.Out, "Wrote %s with %d engines\n", q(config), len(engines))
 			return nil
 		},
 	}

@@ -16,6 +16,7 @@ const (
 	OK          Code = 0   // the engine was built
 	Failed      Code = 1   // the build failed, or the worker crashed
 	Usage       Code = 2   // bad flags or input; nothing was started
+	ParentGone  Code = 3   // a build worker whose parent died (nobody reads it; never trtbuild's own)
 	TimedOut    Code = 124 // --timeout or --stall-timeout ended the build
 	Hangup      Code = 129 // cancelled by SIGHUP (the terminal or SSH session closed)
 	Interrupted Code = 130 // cancelled by SIGINT (Ctrl-C)

@@ -76,7 +76,7 @@ func CellOptions(f *File, cell Cell, o RunOptions, device int, report string) (b
 		b.Profiles = []builder.Profile{{Shapes: p.Shapes, Min: p.Min, Opt: p.Opt, Max: p.Max}}
 	}
 	if _, err := os.Stat(b.Model); err != nil {
-		return b, exitcode.Usagef("matrix %s, model %s: %v; fix its path (relative to the matrix file)", f.Path, cell.Model.Path, exitcode.PathCause(err))
+		return b, exitcode.Usagef("matrix %s, model %s: %v; fix its path (relative to the matrix file)", pathtext.Q(f.Path), pathtext.Q(cell.Model.Path), exitcode.PathCause(err))
 	}
 	b.OwnOutputs = true
 	b.KeyTarget = &buildkey.Target{GPU: cell.Target.GPU, ComputeCapability: cell.Target.ComputeCapability, MIG: cell.Target.MIG}
@@ -285,7 +285,7 @@ func Build(f *File, o BuildOptions) error {
 			fmt.Fprintf(o.Say, format+"\n", args...)
 		}
 	}
-	say("Matrix %s: %d cells, %d to run here, %d worker(s).", f.Path, len(cells), len(todo), len(o.Devices))
+	say("Matrix %s: %d cells, %d to run here, %d worker(s).", pathtext.Q(f.Path), len(cells), len(todo), len(o.Devices))
 
 	// Each worker takes the next cell its GPU can build; a cancelled cell stops the matrix.
 	var stopErr error
@@ -369,12 +369,12 @@ func Build(f *File, o BuildOptions) error {
 	}
 	say("Matrix done in %s: %d built, %d from the engine cache, %d failed, %d skipped. Index: %s",
 		time.Since(start).Round(time.Millisecond), index.Built, index.Cached, index.Failed, index.Skipped,
-		filepath.Join(f.OutputDir(), PageName))
+		pathtext.Q(filepath.Join(f.OutputDir(), PageName)))
 	if stopErr != nil {
 		return stopErr
 	}
 	if index.Failed > 0 {
-		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("%d of %d cells failed; see %s", index.Failed, len(cells), filepath.Join(f.OutputDir(), IndexName)))
+		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("%d of %d cells failed; see %s", index.Failed, len(cells), pathtext.Q(filepath.Join(f.OutputDir(), IndexName))))
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -37,9 +38,6 @@ const ParentGoneGrace = 750 * time.Millisecond
 // builder, a lock or a disk does.
 const cleanupWait = 100 * time.Millisecond
 
-// exitParentGone is the worker's exit status when its parent died; nobody reads it.
-const exitParentGone = 3
-
 // ServeFiles runs the worker on the descriptors the parent set up (see the package comment).
 // When the parent dies, the worker is gone within ParentGoneGrace, whatever the builder does.
 func ServeFiles() error {
@@ -50,7 +48,7 @@ func ServeFiles() error {
 	}
 	defer events.Close()
 	defer plan.Close()
-	wd := newWatchdog(func() { os.Exit(exitParentGone) })
+	wd := newWatchdog(func() { os.Exit(int(exitcode.ParentGone)) })
 	// The parent-death signal: SIGTERM from the kernel when the parent exits. SIGTERM while the
 	// parent lives (sent by hand to the worker's own process group) is ignored: the parent
 	// decides.
