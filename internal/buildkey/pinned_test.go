@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	"github.com/trtbuild/trtbuild/internal/goldenfile"
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
 )
@@ -21,7 +22,7 @@ import (
 // unknown fields of every wire type (groups included) at every level the hasher walks, and
 // subgraphs nested as deep as the first hasher allowed. The hashes are the engine cache's
 // keys: a change of any of them orphans every cached engine, and must come with a new Schema.
-func pinnedModels(t *testing.T, dir string) []string {
+func pinnedModels(t testing.TB, dir string) []string {
 	t.Helper()
 	var names []string
 	add := func(name string, b []byte) {
@@ -78,7 +79,7 @@ func pinnedModels(t *testing.T, dir string) []string {
 			return w
 		},
 		"explicit_default": func() *onnxpb.TensorProto {
-			return withUnknown(inline(), varintField(tensorDataLocation, 0))
+			return withUnknown(inline(), varintField(onnx.FieldTensorDataLocation, 0))
 		},
 		"external_with_raw_data": func() *onnxpb.TensorProto {
 			w := tm.External("W", []int64{4}, "w.bin", 0, 16)
@@ -91,12 +92,12 @@ func pinnedModels(t *testing.T, dir string) []string {
 			return w
 		},
 		"location_1<<32|1": func() *onnxpb.TensorProto {
-			w := withUnknown(inline(), varintField(tensorDataLocation, 1<<32|1))
+			w := withUnknown(inline(), varintField(onnx.FieldTensorDataLocation, 1<<32|1))
 			w.ExternalData = entries("w.bin", 0, 16)
 			return w
 		},
 		"location_2": func() *onnxpb.TensorProto {
-			w := withUnknown(inline(), varintField(tensorDataLocation, 2))
+			w := withUnknown(inline(), varintField(onnx.FieldTensorDataLocation, 2))
 			w.ExternalData = entries("w.bin", 0, 16)
 			return w
 		},
@@ -106,9 +107,9 @@ func pinnedModels(t *testing.T, dir string) []string {
 		},
 		"unpacked_data": func() *onnxpb.TensorProto {
 			w := withUnknown(&onnxpb.TensorProto{Name: "W", DataType: 1, Dims: []int64{2}},
-				field(tensorFloatData, protowire.Fixed32Type, []byte{0, 0, 0x80, 0x3f}),
-				field(tensorDoubleData, protowire.Fixed64Type, make([]byte, 8)),
-				varintField(tensorInt64Data, 7), varintField(tensorInt32Data, 1<<31), varintField(tensorUint64Data, 1<<63))
+				field(onnx.FieldTensorFloatData, protowire.Fixed32Type, []byte{0, 0, 0x80, 0x3f}),
+				field(onnx.FieldTensorDoubleData, protowire.Fixed64Type, make([]byte, 8)),
+				varintField(onnx.FieldTensorInt64Data, 7), varintField(onnx.FieldTensorInt32Data, 1<<31), varintField(onnx.FieldTensorUint64Data, 1<<63))
 			return w
 		},
 	}
@@ -165,16 +166,16 @@ func pinnedModels(t *testing.T, dir string) []string {
 
 	// The framing cases, by hand.
 	bytes := protowire.BytesType
-	relu := field(nodeOpType, bytes, []byte("Relu"))
+	relu := field(onnx.FieldNodeOpType, bytes, []byte("Relu"))
 	hand := func(graph []byte, rest ...[]byte) []byte {
-		return cat(append([][]byte{field(modelGraph, bytes, graph)}, rest...)...)
+		return cat(append([][]byte{field(onnx.FieldModelGraph, bytes, graph)}, rest...)...)
 	}
-	add("hand_end_like.onnx", hand(field(graphNode, bytes, cat(relu, field(15, protowire.Fixed32Type, []byte{0x12, 0x02, 'a', 'b'}))),
-		field(modelDomain, bytes, []byte("Q}"))))
-	add("hand_subgraph.onnx", hand(field(graphNode, bytes, field(nodeAttribute, bytes, field(attrG, bytes, field(graphNode, bytes, relu))))))
+	add("hand_end_like.onnx", hand(field(onnx.FieldGraphNode, bytes, cat(relu, field(15, protowire.Fixed32Type, []byte{0x12, 0x02, 'a', 'b'}))),
+		field(onnx.FieldModelDomain, bytes, []byte("Q}"))))
+	add("hand_subgraph.onnx", hand(field(onnx.FieldGraphNode, bytes, field(onnx.FieldNodeAttribute, bytes, field(onnx.FieldAttrG, bytes, field(onnx.FieldGraphNode, bytes, relu))))))
 	add("hand_empty.onnx", nil)
-	add("hand_two_graphs.onnx", cat(hand(field(graphNode, bytes, relu)), hand(field(graphName, bytes, []byte("second")))))
-	add("hand_graph_as_varint.onnx", varintField(modelGraph, 3))
+	add("hand_two_graphs.onnx", cat(hand(field(onnx.FieldGraphNode, bytes, relu)), hand(field(onnx.FieldGraphName, bytes, []byte("second")))))
+	add("hand_graph_as_varint.onnx", varintField(onnx.FieldModelGraph, 3))
 
 	// Subgraphs nested 20 deep: a tensor at depth 62, within the first hasher's limit of 64.
 	g := &onnxpb.GraphProto{Name: "g20", Initializer: []*onnxpb.TensorProto{inline()},
