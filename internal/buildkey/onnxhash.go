@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/trtbuild/trtbuild/internal/onnx"
 )
 
 // ModelHashes are the two content hashes of an ONNX model: the graph with every tensor's data
@@ -27,77 +28,32 @@ type ModelHashes struct {
 	ExternalBytes int64 `json:"external_bytes,omitempty"`
 }
 
-// maxDepth bounds how deep subgraphs may nest (If inside Loop inside …), so a hostile file
-// cannot exhaust the stack.
-const maxDepth = 64
-
-// Field numbers of onnx.proto3 that the hasher needs.
-const (
-	modelGraph     = 7
-	modelFunctions = 25
-
-	graphNode              = 1
-	graphInitializer       = 5
-	graphSparseInitializer = 15
-
-	functionNode           = 7
-	functionAttributeProto = 11 // attribute defaults, which may hold tensors
-
-	nodeAttribute = 5
-
-	attrT             = 5
-	attrG             = 6
-	attrTensors       = 10
-	attrGraphs        = 11
-	attrSparseTensor  = 22
-	attrSparseTensors = 23
-
-	sparseValues  = 1
-	sparseIndices = 2
-
-	tensorFloatData    = 4
-	tensorInt32Data    = 5
-	tensorStringData   = 6
-	tensorInt64Data    = 7
-	tensorName         = 8
-	tensorRawData      = 9
-	tensorDoubleData   = 10
-	tensorUint64Data   = 11
-	tensorExternalData = 13
-	tensorDataLocation = 14
-
-	entryKey   = 1
-	entryValue = 2
-
-	// TensorProto.DataLocation
-	locationDefault  = 0
-	locationExternal = 1
-)
-
-// HashModel hashes the ONNX model at path (see ModelHashes). External data files are read
-// relative to the model's folder and may not lie outside it.
+// HashModel hashes the ONNX model at path (see ModelHashes). The file is read with package
+// onnx's Walker, so it is held to the limits of every other reader of a model (field numbers,
+// lengths, nesting at most onnx.MaxDepth deep). External data files are opened with
+// onnx.OpenExternal: relative to the model's folder and never outside it, regular files only.
 func HashModel(path string) (ModelHashes, error) {
 	data, release, err := mapFile(path)
 	if err != nil {
 		return ModelHashes{}, fmt.Errorf("reading model %s: %w", path, err)
 	}
 	defer release()
-	root, err := os.OpenRoot(filepath.Dir(path))
-	if err != nil {
-		return ModelHashes{}, fmt.Errorf("opening the folder of model %s: %w", path, err)
-	}
-	defer root.Close()
-	hashes, err := hashBytes(data, root)
+	hashes, err := hashBytes(data, filepath.Dir(path))
 	if err != nil {
 		return ModelHashes{}, fmt.Errorf("hashing model %s: %w", path, err)
 	}
 	return hashes, nil
 }
 
-// hashBytes hashes a model's bytes; external data is read from root.
-func hashBytes(data []byte, root *os.Root) (ModelHashes, error) {
-	h := &hasher{graph: sha256.New(), weights: sha256.New(), root: root}
-	if err := h.message(data, kindModel, 0); err != nil {
+// hashBytes hashes a model's bytes; external data is read from the folder dir.
+func hashBytes(data []byte, dir string) (ModelHashes, error) {
+	w := onnx.NewBytesWalker(data, "the model")
+	h := &hasher{w: w, graph: sha256.New(), weights: sha256.New(), dir: dir}
+	if err := h.message(w.Size(), kindModel, 0); err != nil {
+		var fe *onnx.FormatError
+		if errors.As(w.Error(err), &fe) {
+			return ModelHashes{}, fmt.Errorf("malformed protobuf: %s", fe.Reason)
+		}
 		return ModelHashes{}, err
 	}
 	return ModelHashes{
@@ -122,48 +78,54 @@ const (
 	kindTensor
 )
 
+// kindNames name the kinds in errors.
+var kindNames = [...]string{
+	kindModel: "the model", kindGraph: "a graph", kindFunction: "a function", kindNode: "a node",
+	kindAttribute: "a node attribute", kindSparse: "a sparse tensor", kindTensor: "a tensor",
+}
+
 // child says which message a length-delimited field of a parent kind holds, when the hasher
 // must walk into it.
 func child(parent kind, field protowire.Number) kind {
 	switch parent {
 	case kindModel:
 		switch field {
-		case modelGraph:
+		case onnx.FieldModelGraph:
 			return kindGraph
-		case modelFunctions:
+		case onnx.FieldModelFunctions:
 			return kindFunction
 		}
 	case kindGraph:
 		switch field {
-		case graphNode:
+		case onnx.FieldGraphNode:
 			return kindNode
-		case graphInitializer:
+		case onnx.FieldGraphInitializer:
 			return kindTensor
-		case graphSparseInitializer:
+		case onnx.FieldGraphSparseInitializer:
 			return kindSparse
 		}
 	case kindFunction:
 		switch field {
-		case functionNode:
+		case onnx.FieldFuncNode:
 			return kindNode
-		case functionAttributeProto:
+		case onnx.FieldFuncAttributeProto:
 			return kindAttribute
 		}
 	case kindNode:
-		if field == nodeAttribute {
+		if field == onnx.FieldNodeAttribute {
 			return kindAttribute
 		}
 	case kindAttribute:
 		switch field {
-		case attrT, attrTensors:
+		case onnx.FieldAttrT, onnx.FieldAttrTensors:
 			return kindTensor
-		case attrG, attrGraphs:
+		case onnx.FieldAttrG, onnx.FieldAttrGraphs:
 			return kindGraph
-		case attrSparseTensor, attrSparseTensors:
+		case onnx.FieldAttrSparseTensor, onnx.FieldAttrSparseTensors:
 			return kindSparse
 		}
 	case kindSparse:
-		if field == sparseValues || field == sparseIndices {
+		if field == onnx.FieldSparseValues || field == onnx.FieldSparseIndices {
 			return kindTensor
 		}
 	}
@@ -192,11 +154,20 @@ func child(parent kind, field protowire.Number) kind {
 // when it is EXTERNAL, recorded as raw_data would be, so the same bytes hash alike inline or
 // in a data file. Neither hash sees the other kind of data, nor the external_data entries.
 type hasher struct {
+	w              *onnx.Walker // over the model's bytes
 	graph, weights hash.Hash
-	root           *os.Root
+	dir            string // the model's folder, which holds its external data
 	tensors        uint64
 	external       int64
 	buf            []byte
+	fields         []tensorField // a tensor's fields, scratch
+}
+
+// tensorField is a field of a tensor other than an external_data entry, with its value.
+type tensorField struct {
+	num   protowire.Number
+	typ   protowire.Type
+	value []byte
 }
 
 // record writes a record of kind c for field num to w: c, num, typ and the length-prefixed
@@ -213,55 +184,27 @@ func (h *hasher) record(w io.Writer, c byte, num protowire.Number, typ byte, val
 	w.Write(value)
 }
 
-// value returns the value of a field whose tag and value are field, the tag n bytes long: a
-// length-delimited field's payload, else the bytes after the tag.
-func value(field []byte, n int, typ protowire.Type) []byte {
-	if typ == protowire.BytesType {
-		v, _ := protowire.ConsumeBytes(field[n:])
-		return v
-	}
-	return field[n:]
-}
-
-// fields calls fn for each field of message b, with the field's number, wire type, tag and
-// value bytes, and the tag's length; it stops at the first error.
-func fields(b []byte, what string, fn func(num protowire.Number, typ protowire.Type, field []byte, n int) error) error {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return fmt.Errorf("malformed %s: %w", what, protowire.ParseError(n))
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return fmt.Errorf("malformed %s field %d: %w", what, num, protowire.ParseError(m))
-		}
-		if err := fn(num, typ, b[:n+m], n); err != nil {
-			return err
-		}
-		b = b[n+m:]
-	}
-	return nil
-}
-
-func (h *hasher) message(b []byte, k kind, depth int) error {
-	if depth > maxDepth {
-		return fmt.Errorf("subgraphs nest more than %d deep", maxDepth)
-	}
+// message hashes the message of kind k that ends at end, at nesting level depth.
+func (h *hasher) message(end int64, k kind, depth int) error {
 	if k == kindTensor {
-		return h.tensor(b)
+		return h.tensor(end, depth)
 	}
-	return fields(b, "protobuf", func(num protowire.Number, typ protowire.Type, field []byte, n int) error {
-		v := value(field, n, typ)
-		if c := child(k, num); c != kindOther && typ == protowire.BytesType {
-			h.record(h.graph, '{', num, byte(c), nil, false)
-			if err := h.message(v, c, depth+1); err != nil {
-				return err
+	w := h.w
+	return w.Message(end, depth, kindNames[k], func(f onnx.Field) (bool, error) {
+		if c := child(k, f.Num); c != kindOther && f.Type == protowire.BytesType {
+			h.record(h.graph, '{', f.Num, byte(c), nil, false)
+			if err := h.message(f.End, c, depth+1); err != nil {
+				return true, err
 			}
 			h.graph.Write([]byte{'}'})
-			return nil
+			return true, nil
 		}
-		h.record(h.graph, 'f', num, byte(typ), v, true)
-		return nil
+		v, err := w.Value(f)
+		if err != nil {
+			return true, err
+		}
+		h.record(h.graph, 'f', f.Num, byte(f.Type), v, true)
+		return true, nil
 	})
 }
 
@@ -270,13 +213,13 @@ func (h *hasher) message(b []byte, k kind, depth int) error {
 // another wire type as an unknown field, not as data.
 func dataField(num protowire.Number, typ protowire.Type) bool {
 	switch num {
-	case tensorRawData, tensorStringData:
+	case onnx.FieldTensorRawData, onnx.FieldTensorStringData:
 		return typ == protowire.BytesType
-	case tensorFloatData:
+	case onnx.FieldTensorFloatData:
 		return typ == protowire.BytesType || typ == protowire.Fixed32Type
-	case tensorDoubleData:
+	case onnx.FieldTensorDoubleData:
 		return typ == protowire.BytesType || typ == protowire.Fixed64Type
-	case tensorInt32Data, tensorInt64Data, tensorUint64Data:
+	case onnx.FieldTensorInt32Data, onnx.FieldTensorInt64Data, onnx.FieldTensorUint64Data:
 		return typ == protowire.BytesType || typ == protowire.VarintType
 	}
 	return false
@@ -295,62 +238,66 @@ type placement struct {
 
 func placementOf(loc uint64, set bool) placement {
 	switch {
-	case !set || loc == locationDefault:
+	case !set || loc == onnx.DataLocationDefault:
 		return placement{inline: true}
-	case loc == locationExternal:
+	case loc == onnx.DataLocationExternal:
 		return placement{external: true}
 	default:
-		return placement{inline: true, external: int32(loc) == locationExternal, recorded: true}
+		return placement{inline: true, external: int32(loc) == onnx.DataLocationExternal, recorded: true}
 	}
 }
 
-// tensor splits one TensorProto between the two hashes (see hasher).
-func (h *hasher) tensor(b []byte) error {
+// tensor splits the TensorProto that ends at end between the two hashes (see hasher). Its
+// fields are read first, since where its data lives may be said by its last field.
+func (h *hasher) tensor(end int64, depth int) error {
+	w := h.w
+	fields := h.fields[:0]
+	var ext [][2]string // the external_data entries, in order
+	err := w.Message(end, depth, kindNames[kindTensor], func(f onnx.Field) (bool, error) {
+		if f.Num == onnx.FieldTensorExternalData && f.Type == protowire.BytesType {
+			kv, err := h.entry(f.End, depth+1)
+			ext = append(ext, kv)
+			return true, err
+		}
+		v, err := w.Value(f)
+		fields = append(fields, tensorField{f.Num, f.Type, v})
+		return true, err
+	})
+	h.fields = fields[:0]
+	if err != nil {
+		return err
+	}
 	var name string
 	var loc uint64
 	var set bool
-	if err := fields(b, "tensor", func(num protowire.Number, typ protowire.Type, field []byte, n int) error {
+	for _, f := range fields {
 		switch {
-		case num == tensorName && typ == protowire.BytesType:
-			name = string(value(field, n, typ))
-		case num == tensorDataLocation && typ == protowire.VarintType:
-			loc, _ = protowire.ConsumeVarint(field[n:])
+		case f.num == onnx.FieldTensorName && f.typ == protowire.BytesType:
+			name = string(f.value)
+		case f.num == onnx.FieldTensorDataLocation && f.typ == protowire.VarintType:
+			loc, _ = protowire.ConsumeVarint(f.value)
 			set = true
 		}
-		return nil
-	}); err != nil {
-		return err
 	}
 	p := placementOf(loc, set)
 
 	h.tensors++
 	h.weights.Write(protowire.AppendVarint([]byte{'t'}, h.tensors))
-	var ext [][]byte // the external_data entries, in order
-	err := fields(b, "tensor", func(num protowire.Number, typ protowire.Type, field []byte, n int) error {
-		v := value(field, n, typ)
+	for _, f := range fields {
 		switch {
-		case dataField(num, typ):
+		case dataField(f.num, f.typ):
 			if p.inline {
-				h.record(h.weights, 'd', num, byte(typ), v, true)
-			} else if !validPacked(num, typ, v) {
-				return fmt.Errorf("tensor %q: malformed packed field %d", name, num)
+				h.record(h.weights, 'd', f.num, byte(f.typ), f.value, true)
+			} else if !validPacked(f.num, f.typ, f.value) {
+				return fmt.Errorf("tensor %q: malformed packed field %d", name, f.num)
 			}
-		case num == tensorExternalData && typ == protowire.BytesType:
-			if _, _, err := entry(v); err != nil {
-				return fmt.Errorf("tensor %q: %w", name, err)
-			}
-			ext = append(ext, v)
-		case num == tensorDataLocation && typ == protowire.VarintType:
+		case f.num == onnx.FieldTensorDataLocation && f.typ == protowire.VarintType:
 			if p.recorded {
-				h.record(h.graph, 'f', num, byte(typ), v, true)
+				h.record(h.graph, 'f', f.num, byte(f.typ), f.value, true)
 			}
 		default:
-			h.record(h.graph, 'f', num, byte(typ), v, true)
+			h.record(h.graph, 'f', f.num, byte(f.typ), f.value, true)
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	if p.external {
 		return h.externalData(name, ext)
@@ -365,31 +312,42 @@ func validPacked(num protowire.Number, typ protowire.Type, v []byte) bool {
 		return true
 	}
 	switch num {
-	case tensorFloatData:
+	case onnx.FieldTensorFloatData:
 		return len(v)%4 == 0
-	case tensorDoubleData:
+	case onnx.FieldTensorDoubleData:
 		return len(v)%8 == 0
-	case tensorInt32Data, tensorInt64Data, tensorUint64Data:
-		for len(v) > 0 {
-			_, n := protowire.ConsumeVarint(v)
-			if n < 0 {
-				return false
-			}
-			v = v[n:]
-		}
+	case onnx.FieldTensorInt32Data, onnx.FieldTensorInt64Data, onnx.FieldTensorUint64Data:
+		return onnx.PackedVarints(v, nil)
 	}
 	return true
 }
 
+// entry reads the StringStringEntryProto that ends at end: its key and value. Other fields
+// are skipped, as protobuf readers do.
+func (h *hasher) entry(end int64, depth int) ([2]string, error) {
+	var kv [2]string
+	w := h.w
+	err := w.Message(end, depth, "an external_data entry", func(f onnx.Field) (bool, error) {
+		if f.Type != protowire.BytesType || (f.Num != onnx.FieldEntryKey && f.Num != onnx.FieldEntryValue) {
+			return false, nil
+		}
+		v, err := w.Value(f)
+		if f.Num == onnx.FieldEntryKey {
+			kv[0] = string(v)
+		} else {
+			kv[1] = string(v)
+		}
+		return true, err
+	})
+	return kv, err
+}
+
 // externalData hashes the bytes a tensor's external_data entries point at, as raw_data.
-func (h *hasher) externalData(tensor string, entries [][]byte) error {
+func (h *hasher) externalData(tensor string, entries [][2]string) error {
 	var location string
 	offset, length := int64(0), int64(-1)
 	for _, e := range entries {
-		key, value, err := entry(e)
-		if err != nil {
-			return fmt.Errorf("tensor %q: %w", tensor, err)
-		}
+		key, value := e[0], e[1]
 		switch key {
 		case "location":
 			location = value
@@ -408,15 +366,11 @@ func (h *hasher) externalData(tensor string, entries [][]byte) error {
 	if location == "" {
 		return fmt.Errorf("tensor %q: external data without a location", tensor)
 	}
-	f, err := h.root.Open(location)
+	f, st, err := onnx.OpenExternal(h.dir, location)
 	if err != nil {
-		return fmt.Errorf("tensor %q: external data file %q: %w (it must be a file in the model's folder)", tensor, location, unwrapPath(err))
+		return fmt.Errorf("tensor %q: %w", tensor, err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("tensor %q: external data file %q: %w", tensor, location, err)
-	}
 	if length < 0 {
 		length = st.Size() - offset
 	}
@@ -425,7 +379,7 @@ func (h *hasher) externalData(tensor string, entries [][]byte) error {
 	}
 	// the record of a raw_data field of length bytes, its value streamed from the file
 	b := append(h.buf[:0], 'd')
-	b = protowire.AppendVarint(b, tensorRawData)
+	b = protowire.AppendVarint(b, uint64(onnx.FieldTensorRawData))
 	b = append(b, byte(protowire.BytesType))
 	b = protowire.AppendVarint(b, uint64(length))
 	h.buf = b
@@ -439,36 +393,4 @@ func (h *hasher) externalData(tensor string, entries [][]byte) error {
 	}
 	h.external += n
 	return nil
-}
-
-// entry decodes one StringStringEntryProto; other fields are skipped, as protobuf readers do.
-func entry(b []byte) (key, value string, err error) {
-	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
-		if n < 0 {
-			return "", "", errors.New("malformed external_data entry")
-		}
-		m := protowire.ConsumeFieldValue(num, typ, b[n:])
-		if m < 0 {
-			return "", "", errors.New("malformed external_data entry")
-		}
-		if typ == protowire.BytesType && (num == entryKey || num == entryValue) {
-			v, _ := protowire.ConsumeBytes(b[n:])
-			if num == entryKey {
-				key = string(v)
-			} else {
-				value = string(v)
-			}
-		}
-		b = b[n+m:]
-	}
-	return key, value, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

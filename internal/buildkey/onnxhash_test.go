@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
 )
@@ -137,7 +138,7 @@ func TestDataLocation(t *testing.T) {
 		}, "external", 0},
 		{"DEFAULT with external_data", func() *onnxpb.TensorProto { return both(onnxpb.TensorProto_DEFAULT) }, "inline", 0},
 		{"explicit DEFAULT with external_data", func() *onnxpb.TensorProto {
-			return withUnknown(both(onnxpb.TensorProto_DEFAULT), varintField(tensorDataLocation, 0))
+			return withUnknown(both(onnxpb.TensorProto_DEFAULT), varintField(onnx.FieldTensorDataLocation, 0))
 		}, "inline", 0},
 		{"EXTERNAL with inline raw_data", func() *onnxpb.TensorProto { return both(onnxpb.TensorProto_EXTERNAL) }, "external", 16},
 		{"EXTERNAL with inline float_data", func() *onnxpb.TensorProto {
@@ -161,7 +162,7 @@ func TestDataLocation(t *testing.T) {
 			return w
 		}, "inline", 0},
 		{"last data_location wins: EXTERNAL then DEFAULT", func() *onnxpb.TensorProto {
-			return withUnknown(both(onnxpb.TensorProto_EXTERNAL), varintField(tensorDataLocation, 0))
+			return withUnknown(both(onnxpb.TensorProto_EXTERNAL), varintField(onnx.FieldTensorDataLocation, 0))
 		}, "inline", 0},
 	}
 	for _, where := range []string{"initializer", "constant", "subgraph", "function", "function default"} {
@@ -205,7 +206,7 @@ func TestDataLocationReproducer(t *testing.T) {
 		w := tm.Floats("W", []int64{4}, []float32{1, 2, 3, 4})
 		w.ExternalData = entries("w.bin", 0, 16)
 		// data_location written as a field in both, so the files differ in its value only
-		w = withUnknown(w, varintField(tensorDataLocation, uint64(loc)))
+		w = withUnknown(w, varintField(onnx.FieldTensorDataLocation, uint64(loc)))
 		b, err := tm.Marshal(placed("initializer", w))
 		if err != nil {
 			t.Fatal(err)
@@ -259,9 +260,9 @@ func TestDataLocationErrors(t *testing.T) {
 			return w
 		}(), "absent.bin"},
 		{"EXTERNAL with malformed packed inline data", withUnknown(tm.External("W", []int64{4}, "absent.bin", 0, 16),
-			protowire.AppendBytes(protowire.AppendTag(nil, tensorInt64Data, protowire.BytesType), []byte{0x80})), "malformed"},
+			protowire.AppendBytes(protowire.AppendTag(nil, onnx.FieldTensorInt64Data, protowire.BytesType), []byte{0x80})), "malformed"},
 		{"DEFAULT with a malformed external_data entry", withUnknown(tm.Floats("W", []int64{4}, []float32{1, 2, 3, 4}),
-			protowire.AppendBytes(protowire.AppendTag(nil, tensorExternalData, protowire.BytesType), []byte{0x0a, 0x05, 'a'})), "malformed"},
+			protowire.AppendBytes(protowire.AppendTag(nil, onnx.FieldTensorExternalData, protowire.BytesType), []byte{0x0a, 0x05, 'a'})), "malformed"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := HashModel(write(t, dir, strings.ReplaceAll(c.name, " ", "_")+".onnx", placed("initializer", c.w)))
@@ -284,7 +285,7 @@ func TestUnusualDataLocation(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "w.bin"), f32(extern...), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		w := withUnknown(tm.Floats("W", []int64{4}, inline), varintField(tensorDataLocation, loc))
+		w := withUnknown(tm.Floats("W", []int64{4}, inline), varintField(onnx.FieldTensorDataLocation, loc))
 		w.ExternalData = entries("w.bin", 0, 16)
 		return hashOf(t, write(t, dir, name, placed("initializer", w)))
 	}
@@ -311,13 +312,6 @@ func TestUnusualDataLocation(t *testing.T) {
 	}
 }
 
-// The fields of onnx.proto3 that the framing tests write by hand.
-const (
-	nodeOpType  = 4
-	graphName   = 2
-	modelDomain = 4
-)
-
 func field(num protowire.Number, typ protowire.Type, v []byte) []byte {
 	b := protowire.AppendTag(nil, num, typ)
 	if typ == protowire.BytesType {
@@ -338,12 +332,12 @@ func cat(parts ...[]byte) []byte {
 // if fields, messages or tensors were not framed; each must key apart.
 func TestFraming(t *testing.T) {
 	bytes := protowire.BytesType
-	relu := field(nodeOpType, bytes, []byte("Relu"))
+	relu := field(onnx.FieldNodeOpType, bytes, []byte("Relu"))
 	tensor := func(fields ...[]byte) []byte {
-		return field(graphInitializer, bytes, cat(append([][]byte{field(tensorName, bytes, []byte("w"))}, fields...)...))
+		return field(onnx.FieldGraphInitializer, bytes, cat(append([][]byte{field(onnx.FieldTensorName, bytes, []byte("w"))}, fields...)...))
 	}
 	model := func(graph []byte, rest ...[]byte) []byte {
-		return cat(append([][]byte{field(modelGraph, bytes, graph)}, rest...)...)
+		return cat(append([][]byte{field(onnx.FieldModelGraph, bytes, graph)}, rest...)...)
 	}
 	cases := []struct {
 		name string
@@ -353,52 +347,52 @@ func TestFraming(t *testing.T) {
 			// A node's unknown field 15 of wire type fixed32 has the tag 0x7d, '}': a stream
 			// that closes messages with '}' cannot tell it from the node's end.
 			"a field that looks like the end of a message",
-			model(field(graphNode, bytes, cat(relu, field(15, protowire.Fixed32Type, []byte{0x12, 0x02, 'a', 'b'}))),
-				field(modelDomain, bytes, []byte("Q}"))),
-			model(cat(field(graphNode, bytes, relu), field(graphName, bytes, []byte("ab")),
-				field(graphSparseInitializer, protowire.Fixed32Type, []byte{0x7d, 0x22, 0x02, 'Q'}))),
+			model(field(onnx.FieldGraphNode, bytes, cat(relu, field(15, protowire.Fixed32Type, []byte{0x12, 0x02, 'a', 'b'}))),
+				field(onnx.FieldModelDomain, bytes, []byte("Q}"))),
+			model(cat(field(onnx.FieldGraphNode, bytes, relu), field(onnx.FieldGraphName, bytes, []byte("ab")),
+				field(onnx.FieldGraphSparseInitializer, protowire.Fixed32Type, []byte{0x7d, 0x22, 0x02, 'Q'}))),
 		},
 		{
 			"string data split differently",
-			model(tensor(field(tensorStringData, bytes, []byte("ab")), field(tensorStringData, bytes, []byte("c")))),
-			model(tensor(field(tensorStringData, bytes, []byte("a")), field(tensorStringData, bytes, []byte("bc")))),
+			model(tensor(field(onnx.FieldTensorStringData, bytes, []byte("ab")), field(onnx.FieldTensorStringData, bytes, []byte("c")))),
+			model(tensor(field(onnx.FieldTensorStringData, bytes, []byte("a")), field(onnx.FieldTensorStringData, bytes, []byte("bc")))),
 		},
 		{
 			"raw data of one tensor or of the next",
-			model(cat(tensor(field(tensorRawData, bytes, []byte("abcd"))), tensor())),
-			model(cat(tensor(), tensor(field(tensorRawData, bytes, []byte("abcd"))))),
+			model(cat(tensor(field(onnx.FieldTensorRawData, bytes, []byte("abcd"))), tensor())),
+			model(cat(tensor(), tensor(field(onnx.FieldTensorRawData, bytes, []byte("abcd"))))),
 		},
 		{
 			"raw data split between two tensors",
-			model(cat(tensor(field(tensorRawData, bytes, []byte("ab"))), tensor(field(tensorRawData, bytes, []byte("cd"))))),
-			model(cat(tensor(field(tensorRawData, bytes, []byte("abc"))), tensor(field(tensorRawData, bytes, []byte("d"))))),
+			model(cat(tensor(field(onnx.FieldTensorRawData, bytes, []byte("ab"))), tensor(field(onnx.FieldTensorRawData, bytes, []byte("cd"))))),
+			model(cat(tensor(field(onnx.FieldTensorRawData, bytes, []byte("abc"))), tensor(field(onnx.FieldTensorRawData, bytes, []byte("d"))))),
 		},
 		{
 			// float_data unpacked (fixed32 0x03 'a' 'b' 'c') against packed ("abc", whose
 			// length byte is 0x03): the same bytes after the tag.
 			"one float against three packed bytes",
-			model(tensor(field(tensorFloatData, protowire.Fixed32Type, []byte{0x03, 'a', 'b', 'c'}))),
-			model(tensor(field(tensorFloatData, bytes, []byte("abc")))),
+			model(tensor(field(onnx.FieldTensorFloatData, protowire.Fixed32Type, []byte{0x03, 'a', 'b', 'c'}))),
+			model(tensor(field(onnx.FieldTensorFloatData, bytes, []byte("abc")))),
 		},
 		{
 			"a data field against another",
-			model(tensor(field(tensorInt32Data, bytes, []byte{1, 2}))),
-			model(tensor(field(tensorInt64Data, bytes, []byte{1, 2}))),
+			model(tensor(field(onnx.FieldTensorInt32Data, bytes, []byte{1, 2}))),
+			model(tensor(field(onnx.FieldTensorInt64Data, bytes, []byte{1, 2}))),
 		},
 		{
 			"an empty node against none",
-			model(cat(field(graphNode, bytes, relu), field(graphNode, bytes, nil))),
-			model(field(graphNode, bytes, relu)),
+			model(cat(field(onnx.FieldGraphNode, bytes, relu), field(onnx.FieldGraphNode, bytes, nil))),
+			model(field(onnx.FieldGraphNode, bytes, relu)),
 		},
 		{
 			"a node in the graph against one in a subgraph",
-			model(cat(field(graphNode, bytes, field(nodeAttribute, bytes, field(attrG, bytes, field(graphNode, bytes, relu)))), field(graphNode, bytes, relu))),
-			model(field(graphNode, bytes, field(nodeAttribute, bytes, field(attrG, bytes, cat(field(graphNode, bytes, relu), field(graphNode, bytes, relu)))))),
+			model(cat(field(onnx.FieldGraphNode, bytes, field(onnx.FieldNodeAttribute, bytes, field(onnx.FieldAttrG, bytes, field(onnx.FieldGraphNode, bytes, relu)))), field(onnx.FieldGraphNode, bytes, relu))),
+			model(field(onnx.FieldGraphNode, bytes, field(onnx.FieldNodeAttribute, bytes, field(onnx.FieldAttrG, bytes, cat(field(onnx.FieldGraphNode, bytes, relu), field(onnx.FieldGraphNode, bytes, relu)))))),
 		},
 		{
 			"the same bytes as a subgraph or as an unknown field",
-			model(field(graphNode, bytes, field(nodeAttribute, bytes, field(attrG, bytes, relu)))),
-			model(field(graphNode, bytes, field(nodeAttribute, bytes, field(7, bytes, relu)))),
+			model(field(onnx.FieldGraphNode, bytes, field(onnx.FieldNodeAttribute, bytes, field(onnx.FieldAttrG, bytes, relu)))),
+			model(field(onnx.FieldGraphNode, bytes, field(onnx.FieldNodeAttribute, bytes, field(7, bytes, relu)))),
 		},
 	}
 	dir := t.TempDir()

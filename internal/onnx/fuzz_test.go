@@ -3,8 +3,6 @@ package onnx
 import (
 	"bytes"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,7 +10,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
-	"github.com/trtbuild/trtbuild/internal/testmodels"
 )
 
 // FuzzReadMetadata feeds arbitrary bytes to the streaming reader. It must
@@ -20,15 +17,7 @@ import (
 // and proto.Unmarshal accept the input they must agree on the graph's nodes,
 // inputs and outputs. The seed corpus is every file in testdata/models.
 func FuzzReadMetadata(f *testing.F) {
-	paths, err := filepath.Glob(filepath.Join(testmodels.BundledDir(f), "*.onnx"))
-	if err != nil || len(paths) == 0 {
-		f.Fatalf("no seed models: %v", err)
-	}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, b := range bundledModels(f) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -11,86 +11,6 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Field numbers of the ONNX messages that ReadMetadata reads (see
-// onnxpb/onnx.proto). Everything else is skipped.
-const (
-	modelIRVersion       = 1
-	modelProducerName    = 2
-	modelProducerVersion = 3
-	modelDomain          = 4
-	modelModelVersion    = 5
-	modelGraph           = 7
-	modelOpsetImport     = 8
-	modelFunctions       = 25
-
-	opsetDomain  = 1
-	opsetVersion = 2
-
-	graphNode              = 1
-	graphName              = 2
-	graphInitializer       = 5
-	graphInput             = 11
-	graphOutput            = 12
-	graphSparseInitializer = 15
-
-	nodeName      = 3
-	nodeOpType    = 4
-	nodeAttribute = 5
-	nodeDomain    = 7
-
-	attrT             = 5
-	attrG             = 6
-	attrTensors       = 10
-	attrGraphs        = 11
-	attrSparseTensor  = 22
-	attrSparseTensors = 23
-
-	tensorDims         = 1
-	tensorDataType     = 2
-	tensorFloatData    = 4
-	tensorInt32Data    = 5
-	tensorStringData   = 6
-	tensorInt64Data    = 7
-	tensorName         = 8
-	tensorRawData      = 9
-	tensorDoubleData   = 10
-	tensorUint64Data   = 11
-	tensorExternalData = 13
-	tensorDataLocation = 14
-
-	sparseValues  = 1
-	sparseIndices = 2
-	sparseDims    = 3
-
-	entryKey   = 1
-	entryValue = 2
-
-	valueName = 1
-	valueType = 2
-
-	typeTensor       = 1
-	typeSequence     = 4
-	typeMap          = 5
-	typeOpaque       = 7
-	typeSparseTensor = 8
-	typeOptional     = 9
-
-	typeTensorElemType = 1
-	typeTensorShape    = 2
-
-	shapeDim = 1
-
-	dimValue = 1
-	dimParam = 2
-
-	funcName     = 1
-	funcNode     = 7
-	funcDomain   = 10
-	funcOverload = 13
-
-	dataLocationExternal = 1
-)
-
 // ReadMetadata reads the structure of the ONNX model at path without reading
 // its tensor data. Errors for files that are not ONNX models, or are damaged,
 // are *FormatError values (errors.Is ErrNotONNX, or ErrTruncated for a file
@@ -126,13 +46,16 @@ func decode(src io.ReadSeeker, size int64, path string) (*Model, error) {
 	return d.m, nil
 }
 
+// sniffSize is how much of a file's start sniff looks at.
+const sniffSize = 64
+
 // sniffFile reads the start of src and names its format if it is one often
 // mistaken for ONNX.
 func sniffFile(src io.ReadSeeker, onnxStart bool) string {
 	if _, err := src.Seek(0, io.SeekStart); err != nil {
 		return ""
 	}
-	head := make([]byte, 64)
+	head := make([]byte, sniffSize)
 	n, _ := io.ReadFull(src, head)
 	return sniff(head[:n], onnxStart)
 }
@@ -184,22 +107,22 @@ func (d *decoder) model() error {
 	return r.message(r.size, 0, "the model", func(f field) (bool, error) {
 		var err error
 		switch {
-		case f.num == modelIRVersion && f.typ == protowire.VarintType:
+		case f.num == FieldModelIRVersion && f.typ == protowire.VarintType:
 			d.m.IRVersion, err = d.int64(r.size, "ir_version")
-		case f.num == modelModelVersion && f.typ == protowire.VarintType:
+		case f.num == FieldModelModelVersion && f.typ == protowire.VarintType:
 			d.m.ModelVersion, err = d.int64(r.size, "model_version")
-		case f.num == modelProducerName && f.typ == protowire.BytesType:
+		case f.num == FieldModelProducerName && f.typ == protowire.BytesType:
 			d.m.ProducerName, err = r.str(f.end, "producer_name")
-		case f.num == modelProducerVersion && f.typ == protowire.BytesType:
+		case f.num == FieldModelProducerVersion && f.typ == protowire.BytesType:
 			d.m.ProducerVersion, err = r.str(f.end, "producer_version")
-		case f.num == modelDomain && f.typ == protowire.BytesType:
+		case f.num == FieldModelDomain && f.typ == protowire.BytesType:
 			d.m.Domain, err = r.str(f.end, "domain")
-		case f.num == modelOpsetImport && f.typ == protowire.BytesType:
+		case f.num == FieldModelOpsetImport && f.typ == protowire.BytesType:
 			err = d.opset(f.end)
-		case f.num == modelGraph && f.typ == protowire.BytesType:
+		case f.num == FieldModelGraph && f.typ == protowire.BytesType:
 			d.sawGraph = true
 			err = d.graph(f.end, 1, true, "the graph")
-		case f.num == modelFunctions && f.typ == protowire.BytesType:
+		case f.num == FieldModelFunctions && f.typ == protowire.BytesType:
 			err = d.function(f.end)
 		default:
 			return false, nil
@@ -211,9 +134,10 @@ func (d *decoder) model() error {
 // isModelField reports whether f could start a ModelProto.
 func isModelField(f field) bool {
 	switch f.num {
-	case modelIRVersion, modelModelVersion:
+	case FieldModelIRVersion, FieldModelModelVersion:
 		return f.typ == protowire.VarintType
-	case modelProducerName, modelProducerVersion, modelDomain, 6, modelGraph, modelOpsetImport, 14, 20, modelFunctions, 26:
+	case FieldModelProducerName, FieldModelProducerVersion, FieldModelDomain, FieldModelDocString, FieldModelGraph, FieldModelOpsetImport,
+		FieldModelMetadataProps, FieldModelTrainingInfo, FieldModelFunctions, FieldModelConfiguration:
 		return f.typ == protowire.BytesType
 	}
 	return false
@@ -321,9 +245,9 @@ func (d *decoder) opset(end int64) error {
 	err := d.r.message(end, 1, "an opset_import", func(f field) (bool, error) {
 		var err error
 		switch {
-		case f.num == opsetDomain && f.typ == protowire.BytesType:
+		case f.num == FieldOpsetDomain && f.typ == protowire.BytesType:
 			o.Domain, err = d.r.str(f.end, "an opset domain")
-		case f.num == opsetVersion && f.typ == protowire.VarintType:
+		case f.num == FieldOpsetVersion && f.typ == protowire.VarintType:
 			o.Version, err = d.int64(end, "an opset version")
 		default:
 			return false, nil
@@ -349,7 +273,7 @@ func (d *decoder) graph(end int64, depth int, main bool, what string) error {
 		}
 		var err error
 		switch f.num {
-		case graphNode:
+		case FieldGraphNode:
 			var n Node
 			n, err = d.node(f.end, depth+1)
 			if main {
@@ -357,33 +281,33 @@ func (d *decoder) graph(end int64, depth int, main bool, what string) error {
 			} else {
 				d.m.SubgraphNodes = append(d.m.SubgraphNodes, n)
 			}
-		case graphName:
+		case FieldGraphName:
 			var name string
 			name, err = r.str(f.end, "a graph name")
 			if main {
 				d.m.GraphName = name
 			}
-		case graphInitializer:
+		case FieldGraphInitializer:
 			var t Tensor
 			t, err = d.tensor(f.end, depth+1, "an initializer")
 			if main {
 				d.mainInits = append(d.mainInits, int32(len(d.m.Initializers)))
 			}
 			d.m.Initializers = append(d.m.Initializers, t)
-		case graphSparseInitializer:
+		case FieldGraphSparseInitializer:
 			var t Tensor
 			t, err = d.sparse(f.end, depth+1)
 			if main {
 				d.mainInits = append(d.mainInits, int32(len(d.m.Initializers)))
 			}
 			d.m.Initializers = append(d.m.Initializers, t)
-		case graphInput, graphOutput:
+		case FieldGraphInput, FieldGraphOutput:
 			if !main {
 				return false, nil
 			}
 			var v Value
 			v, err = d.value(f.end, depth+1)
-			if f.num == graphInput {
+			if f.num == FieldGraphInput {
 				d.rawInputs = append(d.rawInputs, v)
 			} else {
 				d.m.Outputs = append(d.m.Outputs, v)
@@ -406,9 +330,9 @@ func (d *decoder) presize(end int64, depth int, what string) error {
 	err := r.message(end, depth, what, func(f field) (bool, error) {
 		if f.typ == protowire.BytesType {
 			switch f.num {
-			case graphNode:
+			case FieldGraphNode:
 				nodes++
-			case graphInitializer, graphSparseInitializer:
+			case FieldGraphInitializer, FieldGraphSparseInitializer:
 				inits++
 			}
 		}
@@ -432,13 +356,13 @@ func (d *decoder) node(end int64, depth int) (Node, error) {
 		}
 		var err error
 		switch f.num {
-		case nodeName:
+		case FieldNodeName:
 			n.Name, err = d.name(f.end, "a node name")
-		case nodeOpType:
+		case FieldNodeOpType:
 			n.OpType, err = d.intern(f.end, "a node op_type")
-		case nodeDomain:
+		case FieldNodeDomain:
 			n.Domain, err = d.intern(f.end, "a node domain")
-		case nodeAttribute:
+		case FieldNodeAttribute:
 			err = d.attribute(f.end, depth+1)
 		default:
 			return false, nil
@@ -457,11 +381,11 @@ func (d *decoder) attribute(end int64, depth int) error {
 		}
 		var err error
 		switch f.num {
-		case attrT, attrTensors:
+		case FieldAttrT, FieldAttrTensors:
 			_, err = d.tensor(f.end, depth+1, "a tensor attribute")
-		case attrSparseTensor, attrSparseTensors:
+		case FieldAttrSparseTensor, FieldAttrSparseTensors:
 			_, err = d.sparse(f.end, depth+1)
-		case attrG, attrGraphs:
+		case FieldAttrG, FieldAttrGraphs:
 			err = d.graph(f.end, depth+1, false, "a subgraph")
 		default:
 			return false, nil
@@ -479,13 +403,13 @@ func (d *decoder) function(end int64) error {
 		}
 		var err error
 		switch f.num {
-		case funcName:
+		case FieldFuncName:
 			fn.Name, err = r.str(f.end, "a function name")
-		case funcDomain:
+		case FieldFuncDomain:
 			fn.Domain, err = r.str(f.end, "a function domain")
-		case funcOverload:
+		case FieldFuncOverload:
 			fn.Overload, err = r.str(f.end, "a function overload")
-		case funcNode:
+		case FieldFuncNode:
 			var n Node
 			n, err = d.node(f.end, 2)
 			fn.Nodes = append(fn.Nodes, n)
@@ -514,35 +438,35 @@ func (d *decoder) tensor(end int64, depth int, what string) (Tensor, error) {
 	err := r.message(end, depth, what, func(f field) (bool, error) {
 		var err error
 		switch {
-		case f.num == tensorDims && f.typ == protowire.VarintType:
+		case f.num == FieldTensorDims && f.typ == protowire.VarintType:
 			var v uint64
 			v, err = r.varint(end, text("tensor dims"))
 			dims = append(dims, int64(v))
-		case f.num == tensorDims && f.typ == protowire.BytesType:
+		case f.num == FieldTensorDims && f.typ == protowire.BytesType:
 			for r.pos() < f.end && err == nil {
 				var v uint64
 				v, err = r.varint(f.end, text("tensor dims"))
 				dims = append(dims, int64(v))
 			}
-		case f.num == tensorDataType && f.typ == protowire.VarintType:
+		case f.num == FieldTensorDataType && f.typ == protowire.VarintType:
 			var v uint64
 			v, err = r.varint(end, text("tensor data_type"))
 			t.DataType = DataType(int32(v))
-		case f.num == tensorName && f.typ == protowire.BytesType:
+		case f.num == FieldTensorName && f.typ == protowire.BytesType:
 			t.Name, err = d.name(f.end, "a tensor name")
-		case f.num == tensorStringData && f.typ == protowire.BytesType:
+		case f.num == FieldTensorStringData && f.typ == protowire.BytesType:
 			strBytes = satAdd(strBytes, f.end-r.pos())
 			return false, nil
-		case f.typ == protowire.BytesType && (f.num == tensorRawData || f.num == tensorFloatData ||
-			f.num == tensorInt32Data || f.num == tensorInt64Data || f.num == tensorDoubleData ||
-			f.num == tensorUint64Data):
+		case f.typ == protowire.BytesType && (f.num == FieldTensorRawData || f.num == FieldTensorFloatData ||
+			f.num == FieldTensorInt32Data || f.num == FieldTensorInt64Data || f.num == FieldTensorDoubleData ||
+			f.num == FieldTensorUint64Data):
 			stored = satAdd(stored, f.end-r.pos())
 			return false, nil
-		case f.num == tensorExternalData && f.typ == protowire.BytesType:
+		case f.num == FieldTensorExternalData && f.typ == protowire.BytesType:
 			var kv [2]string
 			kv, err = d.entry(f.end, depth+1)
 			entries = append(entries, kv)
-		case f.num == tensorDataLocation && f.typ == protowire.VarintType:
+		case f.num == FieldTensorDataLocation && f.typ == protowire.VarintType:
 			location, err = d.int64(end, "tensor data_location")
 		default:
 			return false, nil
@@ -561,7 +485,7 @@ func (d *decoder) tensor(end int64, depth int, what string) (Tensor, error) {
 	}
 	size, sized := t.size()
 	switch {
-	case location == dataLocationExternal:
+	case location == DataLocationExternal:
 		t.External = true
 		ref := externalRef(t.Name, entries)
 		if !ref.HasLength && sized && !badDims {
@@ -637,7 +561,7 @@ func externalRef(tensor string, entries [][2]string) ExternalRef {
 func (d *decoder) entry(end int64, depth int) ([2]string, error) {
 	var kv [2]string
 	err := d.r.message(end, depth, "an external_data entry", func(f field) (bool, error) {
-		if f.typ != protowire.BytesType || (f.num != entryKey && f.num != entryValue) {
+		if f.typ != protowire.BytesType || (f.num != FieldEntryKey && f.num != FieldEntryValue) {
 			return false, nil
 		}
 		s, err := d.r.str(f.end, "an external_data entry")
@@ -655,22 +579,22 @@ func (d *decoder) sparse(end int64, depth int) (Tensor, error) {
 	err := d.r.message(end, depth, "a sparse tensor", func(f field) (bool, error) {
 		var err error
 		switch {
-		case f.num == sparseValues && f.typ == protowire.BytesType:
+		case f.num == FieldSparseValues && f.typ == protowire.BytesType:
 			var v Tensor
 			v, err = d.tensor(f.end, depth+1, "sparse values")
 			t.Name, t.DataType = v.Name, v.DataType
 			t.Bytes = satAdd(t.Bytes, v.Bytes)
 			t.External = t.External || v.External
-		case f.num == sparseIndices && f.typ == protowire.BytesType:
+		case f.num == FieldSparseIndices && f.typ == protowire.BytesType:
 			var v Tensor
 			v, err = d.tensor(f.end, depth+1, "sparse indices")
 			t.Bytes = satAdd(t.Bytes, v.Bytes)
 			t.External = t.External || v.External
-		case f.num == sparseDims && f.typ == protowire.VarintType:
+		case f.num == FieldSparseDims && f.typ == protowire.VarintType:
 			var v uint64
 			v, err = d.r.varint(end, text("sparse dims"))
 			t.Dims = append(t.Dims, int64(v))
-		case f.num == sparseDims && f.typ == protowire.BytesType:
+		case f.num == FieldSparseDims && f.typ == protowire.BytesType:
 			for d.r.pos() < f.end && err == nil {
 				var v uint64
 				v, err = d.r.varint(f.end, text("sparse dims"))
@@ -694,9 +618,9 @@ func (d *decoder) value(end int64, depth int) (Value, error) {
 		}
 		var err error
 		switch f.num {
-		case valueName:
+		case FieldValueName:
 			v.Name, err = r.str(f.end, "a value name")
-		case valueType:
+		case FieldValueType:
 			err = d.typ(f.end, depth+1, &v)
 		default:
 			return false, nil
@@ -713,19 +637,19 @@ func (d *decoder) typ(end int64, depth int, v *Value) error {
 			return false, nil
 		}
 		switch f.num {
-		case typeTensor, typeSparseTensor:
+		case FieldTypeTensor, FieldTypeSparseTensor:
 			v.Kind = "tensor"
-			if f.num == typeSparseTensor {
+			if f.num == FieldTypeSparseTensor {
 				v.Kind = "sparse_tensor"
 			}
 			return true, d.tensorType(f.end, depth+1, v)
-		case typeSequence:
+		case FieldTypeSequence:
 			v.Kind = "sequence"
-		case typeMap:
+		case FieldTypeMap:
 			v.Kind = "map"
-		case typeOptional:
+		case FieldTypeOptional:
 			v.Kind = "optional"
-		case typeOpaque:
+		case FieldTypeOpaque:
 			v.Kind = "opaque"
 		}
 		return false, nil
@@ -736,16 +660,16 @@ func (d *decoder) tensorType(end int64, depth int, v *Value) error {
 	r := d.r
 	return r.message(end, depth, "a tensor type", func(f field) (bool, error) {
 		switch {
-		case f.num == typeTensorElemType && f.typ == protowire.VarintType:
+		case f.num == FieldTypeTensorElemType && f.typ == protowire.VarintType:
 			e, err := r.varint(end, text("elem_type"))
 			v.ElemType = DataType(int32(e))
 			return true, err
-		case f.num == typeTensorShape && f.typ == protowire.BytesType:
+		case f.num == FieldTypeTensorShape && f.typ == protowire.BytesType:
 			if v.Shape == nil {
 				v.Shape = []Dim{} // known rank, even if 0
 			}
 			return true, r.message(f.end, depth+1, "a shape", func(g field) (bool, error) {
-				if g.num != shapeDim || g.typ != protowire.BytesType {
+				if g.num != FieldShapeDim || g.typ != protowire.BytesType {
 					return false, nil
 				}
 				dim, err := d.dim(g.end, depth+2)
@@ -763,7 +687,7 @@ func (d *decoder) dim(end int64, depth int) (Dim, error) {
 	err := r.message(end, depth, "a dimension", func(f field) (bool, error) {
 		var err error
 		switch {
-		case f.num == dimValue && f.typ == protowire.VarintType:
+		case f.num == FieldDimValue && f.typ == protowire.VarintType:
 			var v uint64
 			v, err = r.varint(end, text("dim_value"))
 			// dim_value and dim_param are a oneof: the last one wins. Some
@@ -772,7 +696,7 @@ func (d *decoder) dim(end int64, depth int) (Dim, error) {
 			if !dim.Known {
 				dim.Value = 0
 			}
-		case f.num == dimParam && f.typ == protowire.BytesType:
+		case f.num == FieldDimParam && f.typ == protowire.BytesType:
 			var s string
 			s, err = d.intern(f.end, "dim_param")
 			dim = Dim{Param: s}

@@ -500,36 +500,36 @@ func summarize(p *onnxpb.ModelProto) summary {
 func TestDims(t *testing.T) {
 	// A shape with a fixed size, a named dimension, an unknown one, a -1
 	// written by some exporters, and a dim given twice (the last wins).
-	dimFixed := protowire.AppendTag(nil, dimValue, protowire.VarintType)
+	dimFixed := protowire.AppendTag(nil, FieldDimValue, protowire.VarintType)
 	dimFixed = protowire.AppendVarint(dimFixed, 3)
-	dimNamed := protowire.AppendTag(nil, dimParam, protowire.BytesType)
+	dimNamed := protowire.AppendTag(nil, FieldDimParam, protowire.BytesType)
 	dimNamed = protowire.AppendString(dimNamed, "batch")
-	dimMinus := protowire.AppendTag(nil, dimValue, protowire.VarintType)
+	dimMinus := protowire.AppendTag(nil, FieldDimValue, protowire.VarintType)
 	dimMinus = protowire.AppendVarint(dimMinus, ^uint64(0)) // -1 as int64
 	twice := append(append([]byte{}, dimNamed...), dimFixed...)
 	var shape []byte
 	for _, d := range [][]byte{dimFixed, dimNamed, nil, dimMinus, twice} {
-		shape = protowire.AppendTag(shape, shapeDim, protowire.BytesType)
+		shape = protowire.AppendTag(shape, FieldShapeDim, protowire.BytesType)
 		shape = protowire.AppendBytes(shape, d)
 	}
-	tensorType := protowire.AppendTag(nil, typeTensorElemType, protowire.VarintType)
+	tensorType := protowire.AppendTag(nil, FieldTypeTensorElemType, protowire.VarintType)
 	tensorType = protowire.AppendVarint(tensorType, uint64(Float))
-	tensorType = protowire.AppendTag(tensorType, typeTensorShape, protowire.BytesType)
+	tensorType = protowire.AppendTag(tensorType, FieldTypeTensorShape, protowire.BytesType)
 	tensorType = protowire.AppendBytes(tensorType, shape)
-	typ := protowire.AppendTag(nil, typeTensor, protowire.BytesType)
+	typ := protowire.AppendTag(nil, FieldTypeTensor, protowire.BytesType)
 	typ = protowire.AppendBytes(typ, tensorType)
-	value := protowire.AppendTag(nil, valueName, protowire.BytesType)
+	value := protowire.AppendTag(nil, FieldValueName, protowire.BytesType)
 	value = protowire.AppendString(value, "x")
-	value = protowire.AppendTag(value, valueType, protowire.BytesType)
+	value = protowire.AppendTag(value, FieldValueType, protowire.BytesType)
 	value = protowire.AppendBytes(value, typ)
 	// A second input with no shape at all (unknown rank).
-	noShape := protowire.AppendTag(nil, valueName, protowire.BytesType)
+	noShape := protowire.AppendTag(nil, FieldValueName, protowire.BytesType)
 	noShape = protowire.AppendString(noShape, "y")
-	graph := protowire.AppendTag(nil, graphInput, protowire.BytesType)
+	graph := protowire.AppendTag(nil, FieldGraphInput, protowire.BytesType)
 	graph = protowire.AppendBytes(graph, value)
-	graph = protowire.AppendTag(graph, graphInput, protowire.BytesType)
+	graph = protowire.AppendTag(graph, FieldGraphInput, protowire.BytesType)
 	graph = protowire.AppendBytes(graph, noShape)
-	model := protowire.AppendTag(nil, modelGraph, protowire.BytesType)
+	model := protowire.AppendTag(nil, FieldModelGraph, protowire.BytesType)
 	model = protowire.AppendBytes(model, graph)
 
 	m, err := decode(bytes.NewReader(model), int64(len(model)), "dims.onnx")

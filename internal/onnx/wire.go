@@ -11,11 +11,17 @@ import (
 // Limits that keep a damaged or hostile file from costing more than a small,
 // fixed amount of memory and time.
 const (
-	// maxDepth bounds the nesting of messages (a graph in an attribute of a
-	// node of a graph ... counts three levels per subgraph). It is the
-	// default recursion limit of the C++ protobuf parser that TensorRT and
-	// the onnx Python package use, so no model they can load is refused.
-	maxDepth = 100
+	// MaxDepth bounds the nesting of messages, and of protobuf groups
+	// within them, for the readers of a model's wire format that walk it
+	// with a Walker: ReadMetadata (inspect, preflight), the build key's
+	// hasher in package buildkey, and modelio's Load for the levels it
+	// reads from the file (it takes subgraphs apart in memory with Fields,
+	// one level at a time, under protobuf's own limit). The model is level
+	// 0, its graph level 1, a node 2, an attribute 3 and a subgraph in it
+	// 4: each subgraph adds three levels. It is the default recursion limit
+	// of the C++ protobuf parser that TensorRT and the onnx Python package
+	// use, so no model they can load is refused.
+	MaxDepth = 100
 	// maxString bounds one string field that ReadMetadata keeps (names, op
 	// types, domains, dimension names, external data keys and values).
 	// Strings it does not keep, such as doc_string, are skipped unread.
@@ -31,10 +37,12 @@ const (
 
 // wireReader reads protobuf wire data from a file through a buffer, keeps
 // track of the absolute offset and skips large fields by seeking. It checks
-// every length against the file's size before trusting it.
+// every length against the file's size before trusting it. A wireReader
+// over bytes in memory (newBytesReader) has no src: all of the data is in
+// buf, so it never reads nor seeks, and a value's bytes are buf's.
 type wireReader struct {
-	src  io.ReadSeeker
-	size int64 // file size
+	src  io.ReadSeeker // nil over bytes in memory
+	size int64         // file size
 	buf  []byte
 	r, w int   // unread window of buf
 	base int64 // file offset of buf[0]
@@ -70,9 +78,10 @@ type label struct {
 
 // Kinds of label.
 const (
-	plainLabel uint8 = iota // what is the whole text
-	tagLabel                // a field tag of the message what
-	fieldLabel              // field num of the message what
+	plainLabel    uint8 = iota // what is the whole text
+	tagLabel                   // a field tag of the message what
+	groupTagLabel              // a field tag in a group of the message what
+	fieldLabel                 // field num of the message what
 )
 
 // text returns a label whose text is s.
@@ -83,6 +92,8 @@ func (l label) String() string {
 	switch l.kind {
 	case tagLabel:
 		return "a field tag of " + l.what
+	case groupTagLabel:
+		return "a group tag in " + l.what
 	case fieldLabel:
 		return fieldName(l.what, l.num)
 	}
@@ -93,8 +104,21 @@ func newWireReader(src io.ReadSeeker, size int64) *wireReader {
 	return &wireReader{src: src, size: size, buf: make([]byte, bufSize), readSize: seekReadSize}
 }
 
+// newBytesReader returns a wireReader over b, which it does not copy.
+func newBytesReader(b []byte) wireReader {
+	return wireReader{size: int64(len(b)), buf: b, w: len(b)}
+}
+
 // pos returns the absolute offset of the next unread byte.
 func (r *wireReader) pos() int64 { return r.base + int64(r.r) }
+
+// window returns the unread bytes of the buffer that lie before end.
+func (r *wireReader) window(end int64) []byte {
+	if left := end - r.pos(); left < int64(r.w-r.r) {
+		return r.buf[r.r : r.r+int(max(left, 0))]
+	}
+	return r.buf[r.r:r.w]
+}
 
 // corrupt returns an error for malformed data at offset.
 func (r *wireReader) corrupt(offset int64, format string, args ...any) error {
@@ -120,6 +144,9 @@ func (r *wireReader) fill() error {
 	if r.r < r.w {
 		return nil
 	}
+	if r.src == nil {
+		return io.EOF // over bytes: buf holds all there is
+	}
 	r.base += int64(r.r)
 	r.r, r.w = 0, 0
 	n, err := r.src.Read(r.buf[:r.readSize])
@@ -137,12 +164,9 @@ func (r *wireReader) fill() error {
 // varint reads a base-128 varint that must end before end.
 func (r *wireReader) varint(end int64, what label) (uint64, error) {
 	start := r.pos()
-	// Fast path: the whole varint is in the buffer.
-	if r.w-r.r >= protowire.SizeVarint(1<<63) && start+10 <= end {
-		v, n := protowire.ConsumeVarint(r.buf[r.r:r.w])
-		if n < 0 {
-			return 0, r.corrupt(start, "invalid varint in %s", what)
-		}
+	// Fast path: the whole varint is in the buffer, before end. Anything
+	// else, errors included, is for the loop below.
+	if v, n := protowire.ConsumeVarint(r.window(end)); n > 0 {
 		r.r += n
 		return v, nil
 	}
@@ -202,6 +226,11 @@ func (r *wireReader) skipTo(to int64) error {
 		r.r += int(n)
 		return nil
 	}
+	return r.seek(to)
+}
+
+// seek moves the file to the absolute offset to and drops the buffer.
+func (r *wireReader) seek(to int64) error {
 	if _, err := r.src.Seek(to, io.SeekStart); err != nil {
 		return fmt.Errorf("seeking to byte %d: %w", to, err)
 	}
@@ -220,12 +249,7 @@ func (r *wireReader) seekBack(to int64) error {
 		r.r = int(to - r.base)
 		return nil
 	}
-	if _, err := r.src.Seek(to, io.SeekStart); err != nil {
-		return fmt.Errorf("seeking to byte %d: %w", to, err)
-	}
-	r.base, r.r, r.w = to, 0, 0
-	r.readSize = seekReadSize
-	return nil
+	return r.seek(to)
 }
 
 // bytes reads the payload [pos, end) into a new slice. The caller has
@@ -256,11 +280,71 @@ func (r *wireReader) str(end int64, what string) (string, error) {
 	return string(b), err
 }
 
-// field is one decoded tag. For BytesType, end is the payload's end.
+// field is one decoded tag, read at offset tag. For BytesType, end is the
+// payload's end.
 type field struct {
 	num protowire.Number
 	typ protowire.Type
+	tag int64
 	end int64
+}
+
+// tag reads a field tag of the message what, which ends at end, and checks
+// its field number: 1 to protowire.MaxValidNumber, as protobuf allows (a
+// tag with a larger number does not fit the 32 bits the C++ parser reads).
+// kind is tagLabel or groupTagLabel.
+func (r *wireReader) tag(end int64, what string, kind uint8) (field, error) {
+	at := r.pos()
+	tag, err := r.varint(end, label{what: what, kind: kind})
+	if err != nil {
+		return field{}, err
+	}
+	if !validNumber(tag >> 3) {
+		return field{}, r.corrupt(at, "invalid field number %d in %s", tag>>3, what)
+	}
+	return field{num: protowire.Number(tag >> 3), typ: protowire.Type(tag & 7), tag: at}, nil
+}
+
+// validNumber reports whether n is a field number protobuf allows.
+func validNumber(n uint64) bool { return n != 0 && n <= uint64(protowire.MaxValidNumber) }
+
+// next reads the tag of the next field of the message what, which ends at
+// end, and the length of a length-delimited field.
+func (r *wireReader) next(end int64, what string) (field, error) {
+	// Fast path: the tag and the length are in the buffer and valid, as in
+	// nearly every field. What it cannot take goes the long way, which
+	// names what is wrong.
+	if r.sawTag {
+		b := r.window(end)
+		tag, n := protowire.ConsumeVarint(b)
+		if n > 0 && validNumber(tag>>3) {
+			f := field{num: protowire.Number(tag >> 3), typ: protowire.Type(tag & 7), tag: r.pos()}
+			if f.typ != protowire.BytesType {
+				r.r += n
+				return f, nil
+			}
+			l, m := protowire.ConsumeVarint(b[n:])
+			// end is at most the file's size, so a length within end is
+			// within the file.
+			if m > 0 && l <= uint64(end-r.pos()-int64(n+m)) {
+				f.end = r.pos() + int64(n+m) + int64(l)
+				r.r += n + m
+				return f, nil
+			}
+		}
+	}
+	f, err := r.tag(end, what, tagLabel)
+	if err != nil {
+		return f, err
+	}
+	if !r.sawTag {
+		r.sawTag = true
+		r.ok = r.startsLike != nil && r.startsLike(f)
+	}
+	if f.typ == protowire.BytesType {
+		f.end, err = r.length(end, label{what: what, num: f.num, kind: fieldLabel})
+	}
+	return f, err
 }
 
 // message walks the fields of a message that ends at end. For each field it
@@ -268,27 +352,13 @@ type field struct {
 // BytesType) and returns true, or returns false to have it skipped. depth is
 // the message's nesting level.
 func (r *wireReader) message(end int64, depth int, what string, fn func(f field) (bool, error)) error {
-	if depth > maxDepth {
-		return r.corrupt(r.pos(), "%s is nested more than %d messages deep", what, maxDepth)
+	if depth > MaxDepth {
+		return r.corrupt(r.pos(), "%s is nested more than %d messages deep", what, MaxDepth)
 	}
 	for r.pos() < end {
-		tagAt := r.pos()
-		tag, err := r.varint(end, label{what: what, kind: tagLabel})
+		f, err := r.next(end, what)
 		if err != nil {
 			return err
-		}
-		if tag>>3 > uint64(protowire.MaxValidNumber) || tag>>3 == 0 {
-			return r.corrupt(tagAt, "invalid field number %d in %s", tag>>3, what)
-		}
-		f := field{num: protowire.Number(tag >> 3), typ: protowire.Type(tag & 7)}
-		if !r.sawTag {
-			r.sawTag = true
-			r.ok = r.startsLike != nil && r.startsLike(f)
-		}
-		if f.typ == protowire.BytesType {
-			if f.end, err = r.length(end, label{what: what, num: f.num, kind: fieldLabel}); err != nil {
-				return err
-			}
 		}
 		handled, err := fn(f)
 		if err != nil {
@@ -296,7 +366,7 @@ func (r *wireReader) message(end int64, depth int, what string, fn func(f field)
 		}
 		if handled {
 			if f.typ == protowire.BytesType && r.pos() != f.end {
-				return r.corrupt(tagAt, "field %d of %s was not read to its end", f.num, what)
+				return r.corrupt(f.tag, "field %d of %s was not read to its end", f.num, what)
 			}
 			continue
 		}
@@ -308,6 +378,12 @@ func (r *wireReader) message(end int64, depth int, what string, fn func(f field)
 		return r.corrupt(r.pos(), "%s overruns its length", what)
 	}
 	return nil
+}
+
+// unusedType returns the error for field f, whose wire type no ONNX message
+// uses (a group), from a reader that copies fields and cannot skip it.
+func (r *wireReader) unusedType(f field) error {
+	return r.corrupt(f.tag, "field %d has wire type %d, which no ONNX message uses", f.num, f.typ)
 }
 
 // skip moves past the value of field f, which has not been read.
@@ -340,25 +416,20 @@ func (r *wireReader) skip(f field, end int64, depth int, what string) error {
 
 // skipGroup skips a deprecated protobuf group up to its end tag.
 func (r *wireReader) skipGroup(num protowire.Number, end int64, depth int, what string) error {
-	if depth > maxDepth {
-		return r.corrupt(r.pos(), "groups in %s are nested more than %d deep", what, maxDepth)
+	if depth > MaxDepth {
+		return r.corrupt(r.pos(), "groups in %s are nested more than %d deep", what, MaxDepth)
 	}
 	for {
-		tagAt := r.pos()
-		if tagAt >= end {
-			return r.corrupt(tagAt, "group %d of %s has no end", num, what)
+		if r.pos() >= end {
+			return r.corrupt(r.pos(), "group %d of %s has no end", num, what)
 		}
-		tag, err := r.varint(end, text("a group tag in "+what))
+		f, err := r.tag(end, what, groupTagLabel)
 		if err != nil {
 			return err
 		}
-		f := field{num: protowire.Number(tag >> 3), typ: protowire.Type(tag & 7)}
-		if f.num == 0 {
-			return r.corrupt(tagAt, "invalid field number 0 in %s", what)
-		}
 		if f.typ == protowire.EndGroupType {
 			if f.num != num {
-				return r.corrupt(tagAt, "group %d of %s ends with the tag of group %d", num, what, f.num)
+				return r.corrupt(f.tag, "group %d of %s ends with the tag of group %d", num, what, f.num)
 			}
 			return nil
 		}
@@ -375,10 +446,13 @@ func (r *wireReader) skipGroup(num protowire.Number, end int64, depth int, what 
 
 // fieldNames names the fields of the top-level messages in errors.
 var fieldNames = map[string]map[protowire.Number]string{
-	"the model": {2: "producer_name", 3: "producer_version", 4: "domain", 6: "doc_string",
-		7: "the graph", 8: "an opset_import", 14: "metadata_props", 20: "training_info", 25: "a function"},
-	"the graph": {1: "a node", 2: "the graph name", 5: "an initializer", 10: "doc_string", 11: "a graph input",
-		12: "a graph output", 13: "value_info", 15: "a sparse initializer"},
+	"the model": {FieldModelProducerName: "producer_name", FieldModelProducerVersion: "producer_version",
+		FieldModelDomain: "domain", FieldModelDocString: "doc_string", FieldModelGraph: "the graph",
+		FieldModelOpsetImport: "an opset_import", FieldModelMetadataProps: "metadata_props",
+		FieldModelTrainingInfo: "training_info", FieldModelFunctions: "a function"},
+	"the graph": {FieldGraphNode: "a node", FieldGraphName: "the graph name", FieldGraphInitializer: "an initializer",
+		FieldGraphDocString: "doc_string", FieldGraphInput: "a graph input", FieldGraphOutput: "a graph output",
+		FieldGraphValueInfo: "value_info", FieldGraphSparseInitializer: "a sparse initializer"},
 }
 
 // fieldName describes field num of the message what for errors.

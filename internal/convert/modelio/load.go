@@ -15,40 +15,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 )
 
-// Field numbers of the messages the compact form takes apart (onnx.proto).
-const (
-	graphNode        = 1
-	graphInitializer = 5
-	graphInput       = 11
-	graphOutput      = 12
-	graphValueInfo   = 13
-	graphSparse      = 15
-
-	nodeInput    = 1
-	nodeOutput   = 2
-	nodeName     = 3
-	nodeOpType   = 4
-	nodeAttr     = 5
-	nodeDoc      = 6
-	nodeDomain   = 7
-	nodeOverload = 8
-	nodeMeta     = 9
-
-	attrTensor = 5
-	attrGraph  = 6
-
-	tensorDims         = 1
-	tensorDataType     = 2
-	tensorSegment      = 3
-	tensorFloatData    = 4
-	tensorName         = 8
-	tensorRawData      = 9
-	tensorDoc          = 12
-	tensorExternalData = 13
-	tensorDataLocation = 14
-	tensorMeta         = 16
-)
-
 // maxBuf is the most the model's buffers may hold: Str offsets have 31 bits.
 const maxBuf = arenaBit - 1
 
@@ -99,17 +65,17 @@ func Parse(b []byte) (*Model, error) {
 	gb := &graphBuilder{m: m}
 	var gerr error
 	found := false
-	err := forFields(b, func(f wfield) bool {
-		if f.num == onnx.FieldModelGraph && f.typ == protowire.BytesType {
+	err := onnx.Fields(b, func(f onnx.WireField) bool {
+		if f.Num == onnx.FieldModelGraph && f.Type == protowire.BytesType {
 			if found {
 				gerr = errors.New("the model has two graphs")
 				return false
 			}
 			found = true
-			gerr = gb.parse(Str{off: uint32(f.pstart), n: uint32(len(f.payload))})
+			gerr = gb.parse(Str{off: uint32(f.Start), n: uint32(len(f.Payload))})
 			return gerr == nil
 		}
-		rest = append(rest, b[f.start:f.end]...)
+		rest = append(rest, b[f.Tag:f.End]...)
 		return true
 	})
 	if err == nil {
@@ -192,7 +158,7 @@ func (l *loader) graph(gb *graphBuilder, end int64) error {
 				return true, err
 			}
 			l.reserve(int64(len(hdr))+16, f.End)
-			m.buf = protowire.AppendTag(m.buf, graphInitializer, protowire.BytesType)
+			m.buf = protowire.AppendTag(m.buf, onnx.FieldGraphInitializer, protowire.BytesType)
 			m.buf = protowire.AppendVarint(m.buf, uint64(len(hdr)))
 			if sp >= 0 {
 				gb.large = append(gb.large, largeRef{off: uint32(len(m.buf)), span: sp})
@@ -261,63 +227,6 @@ func (l *loader) tensor(end int64, hdr []byte) (int32, []byte, error) {
 	return sp, hdr, err
 }
 
-// wfield is one field of a message in memory.
-type wfield struct {
-	num           protowire.Number
-	typ           protowire.Type
-	v             uint64 // the value of a varint or fixed field
-	payload       []byte // the payload of a length-delimited field
-	start, pstart int    // offsets of the field and of its payload
-	end           int    // the offset after the field
-}
-
-// forFields calls fn for each field of the message b until fn returns
-// false. It returns an error for malformed data and for groups.
-func forFields(b []byte, fn func(wfield) bool) error {
-	pos := 0
-	for pos < len(b) {
-		num, typ, n := protowire.ConsumeTag(b[pos:])
-		if n < 0 {
-			return protowire.ParseError(n)
-		}
-		f := wfield{num: num, typ: typ, start: pos}
-		p := pos + n
-		switch typ {
-		case protowire.VarintType:
-			v, k := protowire.ConsumeVarint(b[p:])
-			if k < 0 {
-				return protowire.ParseError(k)
-			}
-			f.v, f.pstart, f.end = v, p, p+k
-		case protowire.Fixed32Type:
-			v, k := protowire.ConsumeFixed32(b[p:])
-			if k < 0 {
-				return protowire.ParseError(k)
-			}
-			f.v, f.pstart, f.end = uint64(v), p, p+k
-		case protowire.Fixed64Type:
-			v, k := protowire.ConsumeFixed64(b[p:])
-			if k < 0 {
-				return protowire.ParseError(k)
-			}
-			f.v, f.pstart, f.end = v, p, p+k
-		case protowire.BytesType:
-			v, k := protowire.ConsumeBytes(b[p:])
-			if k < 0 {
-				return protowire.ParseError(k)
-			}
-			f.payload, f.pstart, f.end = v, p+k-len(v), p+k
-		default:
-			return fmt.Errorf("field %d has wire type %d, which no ONNX message uses", num, typ)
-		}
-		if !fn(f) {
-			return nil
-		}
-		pos = f.end
-	}
-	return nil
-}
-
 // sub returns the Str of bytes [start, start+n) of s.
 func sub(s Str, start, n int) Str { return Str{off: s.off + uint32(start), n: uint32(n)} }
 
@@ -353,17 +262,17 @@ func (gb *graphBuilder) parse(s Str) error {
 	b := gb.m.Bytes(s)
 	var ferr error
 	nodes, inits, names := 0, 0, 0
-	if err := forFields(b, func(f wfield) bool {
+	if err := onnx.Fields(b, func(f onnx.WireField) bool {
 		switch {
-		case f.num == graphNode && f.typ == protowire.BytesType:
+		case f.Num == onnx.FieldGraphNode && f.Type == protowire.BytesType:
 			nodes++
-			forFields(f.payload, func(nf wfield) bool {
-				if nf.typ == protowire.BytesType && (nf.num == nodeInput || nf.num == nodeOutput) {
+			onnx.Fields(f.Payload, func(nf onnx.WireField) bool {
+				if nf.Type == protowire.BytesType && (nf.Num == onnx.FieldNodeInput || nf.Num == onnx.FieldNodeOutput) {
 					names++
 				}
 				return true
 			})
-		case f.num == graphInitializer && f.typ == protowire.BytesType:
+		case f.Num == onnx.FieldGraphInitializer && f.Type == protowire.BytesType:
 			inits++
 		}
 		return true
@@ -375,12 +284,12 @@ func (gb *graphBuilder) parse(s Str) error {
 	gb.g.Nodes = make([]Node, 0, nodes+nodes/256+8)
 	gb.g.Names = make([]Str, 0, names+names/256+16)
 	gb.g.Inits = make([]Tensor, 0, inits)
-	err := forFields(b, func(f wfield) bool {
+	err := onnx.Fields(b, func(f onnx.WireField) bool {
 		var payload Str
-		if f.typ == protowire.BytesType {
-			payload = sub(s, f.pstart, len(f.payload))
+		if f.Type == protowire.BytesType {
+			payload = sub(s, f.Start, len(f.Payload))
 		}
-		ferr = gb.field(f.num, f.typ, sub(s, f.start, f.end-f.start), payload)
+		ferr = gb.field(f.Num, f.Type, sub(s, f.Tag, f.End-f.Tag), payload)
 		return ferr == nil
 	})
 	if err == nil {
@@ -401,29 +310,29 @@ func (gb *graphBuilder) field(num protowire.Number, typ protowire.Type, whole, p
 		return nil
 	}
 	switch num {
-	case graphNode:
+	case onnx.FieldGraphNode:
 		return gb.node(payload)
-	case graphInitializer:
+	case onnx.FieldGraphInitializer:
 		sp := int32(-1)
 		if len(gb.large) > 0 && gb.large[0].off == payload.off {
 			sp = gb.large[0].span
 			gb.large = gb.large[1:]
 		}
 		return gb.tensor(payload, sp)
-	case graphInput, graphOutput, graphValueInfo:
+	case onnx.FieldGraphInput, onnx.FieldGraphOutput, onnx.FieldGraphValueInfo:
 		vi := &onnxpb.ValueInfoProto{}
 		if err := proto.Unmarshal(m.Bytes(payload), vi); err != nil {
 			return err
 		}
 		switch num {
-		case graphInput:
+		case onnx.FieldGraphInput:
 			g.Inputs = append(g.Inputs, vi)
-		case graphOutput:
+		case onnx.FieldGraphOutput:
 			g.Outputs = append(g.Outputs, vi)
 		default:
 			g.ValueInfo = append(g.ValueInfo, vi)
 		}
-	case graphSparse:
+	case onnx.FieldGraphSparseInitializer:
 		st := &onnxpb.SparseTensorProto{}
 		if err := proto.Unmarshal(m.Bytes(payload), st); err != nil {
 			return err
@@ -440,19 +349,6 @@ var (
 	errPacked = errors.New("a packed field is malformed")
 )
 
-// validVarints reports whether b is a whole number of varints (a packed
-// field of integers).
-func validVarints(b []byte) bool {
-	for len(b) > 0 {
-		_, n := protowire.ConsumeVarint(b)
-		if n < 0 {
-			return false
-		}
-		b = b[n:]
-	}
-	return true
-}
-
 // node parses a node's fields: its names, and whether its attributes hold
 // tensors or graphs (then it is decoded now, for external data and
 // subgraphs).
@@ -467,57 +363,58 @@ func (gb *graphBuilder) node(s Str) error {
 	var value Str
 	nattr, nvalue, other := 0, 0, false
 	var ferr error
-	str := func(f wfield) Str {
-		if !utf8.Valid(f.payload) {
+	str := func(f onnx.WireField) Str {
+		if !utf8.Valid(f.Payload) {
 			ferr = errUTF8
 		}
-		return sub(s, f.pstart, len(f.payload))
+		return sub(s, f.Start, len(f.Payload))
 	}
-	err := forFields(b, func(f wfield) bool {
-		if f.typ != protowire.BytesType {
+	err := onnx.Fields(b, func(f onnx.WireField) bool {
+		if f.Type != protowire.BytesType {
 			return true
 		}
-		switch f.num {
-		case nodeInput:
+		switch f.Num {
+		case onnx.FieldNodeInput:
 			ins = append(ins, str(f))
-		case nodeOutput:
+		case onnx.FieldNodeOutput:
 			outs = append(outs, str(f))
-		case nodeName:
+		case onnx.FieldNodeName:
 			n.Name = str(f)
-		case nodeOpType:
+		case onnx.FieldNodeOpType:
 			op = str(f)
-		case nodeDomain:
+		case onnx.FieldNodeDomain:
 			domain = str(f)
-		case nodeDoc, nodeOverload:
+		case onnx.FieldNodeDocString, onnx.FieldNodeOverload:
 			str(f)
-		case nodeAttr:
+		case onnx.FieldNodeAttribute:
 			nattr++
 			named := false
-			if err := forFields(f.payload, func(a wfield) bool {
-				switch a.num {
-				case 5: // t
+			if err := onnx.Fields(f.Payload, func(a onnx.WireField) bool {
+				switch a.Num {
+				case onnx.FieldAttrT:
 					n.heavy = true
-					if a.typ == protowire.BytesType {
+					if a.Type == protowire.BytesType {
 						nvalue++
-						value = sub(s, f.pstart+a.pstart, len(a.payload))
+						value = sub(s, f.Start+a.Start, len(a.Payload))
 					} else {
 						other = true
 					}
-				case 6, 10, 11, 14, 15, 22, 23: // graph, sparse tensors, tensors, graphs, type protos
+				case onnx.FieldAttrG, onnx.FieldAttrTensors, onnx.FieldAttrGraphs, onnx.FieldAttrTP, onnx.FieldAttrTypeProtos,
+					onnx.FieldAttrSparseTensor, onnx.FieldAttrSparseTensors:
 					n.heavy, other = true, true
-				case 1, 13, 21: // name, doc_string, ref_attr_name
-					if a.typ == protowire.BytesType && !utf8.Valid(a.payload) {
+				case onnx.FieldAttrName, onnx.FieldAttrDocString, onnx.FieldAttrRefAttrName:
+					if a.Type == protowire.BytesType && !utf8.Valid(a.Payload) {
 						ferr = errUTF8
 					}
-					if a.num == 1 {
-						named = a.typ == protowire.BytesType && string(a.payload) == "value"
+					if a.Num == onnx.FieldAttrName {
+						named = a.Type == protowire.BytesType && string(a.Payload) == "value"
 					}
-				case 7: // floats
-					if a.typ == protowire.BytesType && len(a.payload)%4 != 0 {
+				case onnx.FieldAttrFloats:
+					if a.Type == protowire.BytesType && len(a.Payload)%4 != 0 {
 						ferr = errPacked
 					}
-				case 8: // ints
-					if a.typ == protowire.BytesType && !validVarints(a.payload) {
+				case onnx.FieldAttrInts:
+					if a.Type == protowire.BytesType && !onnx.PackedVarints(a.Payload, nil) {
 						ferr = errPacked
 					}
 				}
@@ -528,7 +425,7 @@ func (gb *graphBuilder) node(s Str) error {
 			if !named {
 				other = true
 			}
-		case nodeMeta:
+		case onnx.FieldNodeMetadataProps:
 			n.heavy, other = true, true
 		}
 		return ferr == nil
@@ -648,27 +545,27 @@ func (gb *graphBuilder) heavyViews(i int) bool {
 	var hasGraph []bool
 	nattr := 0
 	ok := true
-	if err := forFields(b, func(f wfield) bool {
-		if f.num != nodeAttr || f.typ != protowire.BytesType {
-			stripped = append(stripped, b[f.start:f.end]...)
+	if err := onnx.Fields(b, func(f onnx.WireField) bool {
+		if f.Num != onnx.FieldNodeAttribute || f.Type != protowire.BytesType {
+			stripped = append(stripped, b[f.Tag:f.End]...)
 			return true
 		}
 		var at []byte
 		var sg Str
 		ng := 0
-		if err := forFields(f.payload, func(a wfield) bool {
-			if a.num == attrGraph && a.typ == protowire.BytesType {
-				sg = sub(s, f.pstart+a.pstart, len(a.payload))
+		if err := onnx.Fields(f.Payload, func(a onnx.WireField) bool {
+			if a.Num == onnx.FieldAttrG && a.Type == protowire.BytesType {
+				sg = sub(s, f.Start+a.Start, len(a.Payload))
 				ng++
 				return true
 			}
-			at = append(at, f.payload[a.start:a.end]...)
+			at = append(at, f.Payload[a.Tag:a.End]...)
 			return true
 		}); err != nil || ng > 1 {
 			ok = false
 			return false
 		}
-		stripped = protowire.AppendTag(stripped, nodeAttr, protowire.BytesType)
+		stripped = protowire.AppendTag(stripped, onnx.FieldNodeAttribute, protowire.BytesType)
 		stripped = protowire.AppendBytes(stripped, at)
 		graphs = append(graphs, sg)
 		hasGraph = append(hasGraph, ng == 1)
@@ -749,65 +646,65 @@ func (gb *graphBuilder) parseTensor(s Str, sp int32) (Tensor, error) {
 	nfloat := 0
 	external := false
 	var ferr error
-	err := forFields(m.Bytes(s), func(f wfield) bool {
-		switch f.num {
-		case tensorDataType:
-			if f.typ == protowire.VarintType {
-				t.DataType = int32(f.v)
+	err := onnx.Fields(m.Bytes(s), func(f onnx.WireField) bool {
+		switch f.Num {
+		case onnx.FieldTensorDataType:
+			if f.Type == protowire.VarintType {
+				t.DataType = int32(f.Value)
 			}
-		case tensorSegment:
-			if f.typ == protowire.BytesType {
+		case onnx.FieldTensorSegment:
+			if f.Type == protowire.BytesType {
 				t.segment = true
-				if err := proto.Unmarshal(f.payload, &onnxpb.TensorProto_Segment{}); err != nil {
+				if err := proto.Unmarshal(f.Payload, &onnxpb.TensorProto_Segment{}); err != nil {
 					ferr = err
 				}
 			}
-		case tensorDims, 5, 7, 11: // dims, int32_data, int64_data, uint64_data
-			if f.typ == protowire.BytesType && !validVarints(f.payload) {
+		case onnx.FieldTensorDims, onnx.FieldTensorInt32Data, onnx.FieldTensorInt64Data, onnx.FieldTensorUint64Data:
+			if f.Type == protowire.BytesType && !onnx.PackedVarints(f.Payload, nil) {
 				ferr = errPacked
 			}
-		case 10: // double_data
-			if f.typ == protowire.BytesType && len(f.payload)%8 != 0 {
+		case onnx.FieldTensorDoubleData:
+			if f.Type == protowire.BytesType && len(f.Payload)%8 != 0 {
 				ferr = errPacked
 			}
-		case tensorFloatData:
-			switch f.typ {
+		case onnx.FieldTensorFloatData:
+			switch f.Type {
 			case protowire.BytesType:
-				if len(f.payload)%4 != 0 {
+				if len(f.Payload)%4 != 0 {
 					ferr = errors.New("float_data is not a whole number of floats")
 					return false
 				}
 				if nfloat == 0 {
-					floatData = sub(s, f.pstart, len(f.payload))
+					floatData = sub(s, f.Start, len(f.Payload))
 				}
-				floats = append(floats, f.payload...)
+				floats = append(floats, f.Payload...)
 				nfloat++
 			case protowire.Fixed32Type:
-				floats = append(floats, byte(f.v), byte(f.v>>8), byte(f.v>>16), byte(f.v>>24))
+				floats = append(floats, byte(f.Value), byte(f.Value>>8), byte(f.Value>>16), byte(f.Value>>24))
 				nfloat += 2 // never a single packed field
 			}
-		case tensorName:
-			if f.typ == protowire.BytesType {
-				if !utf8.Valid(f.payload) {
+		case onnx.FieldTensorName:
+			if f.Type == protowire.BytesType {
+				if !utf8.Valid(f.Payload) {
 					ferr = errUTF8
 				}
-				t.Name = sub(s, f.pstart, len(f.payload))
+				t.Name = sub(s, f.Start, len(f.Payload))
 			}
-		case tensorRawData:
-			if f.typ == protowire.BytesType {
-				rawData = sub(s, f.pstart, len(f.payload))
+		case onnx.FieldTensorRawData:
+			if f.Type == protowire.BytesType {
+				rawData = sub(s, f.Start, len(f.Payload))
 			}
-		case tensorDoc:
-			if f.typ == protowire.BytesType && !utf8.Valid(f.payload) {
+		case onnx.FieldTensorDocString:
+			if f.Type == protowire.BytesType && !utf8.Valid(f.Payload) {
 				ferr = errUTF8
 			}
-		case tensorDataLocation:
-			if f.typ == protowire.VarintType {
-				external = f.v == uint64(onnxpb.TensorProto_EXTERNAL)
+		case onnx.FieldTensorDataLocation:
+			if f.Type == protowire.VarintType {
+				external = f.Value == uint64(onnxpb.TensorProto_EXTERNAL)
 			}
-		case tensorExternalData, tensorMeta:
-			if f.typ == protowire.BytesType {
-				if err := proto.Unmarshal(f.payload, &onnxpb.StringStringEntryProto{}); err != nil {
+		case onnx.FieldTensorExternalData, onnx.FieldTensorMetadataProps:
+			if f.Type == protowire.BytesType {
+				if err := proto.Unmarshal(f.Payload, &onnxpb.StringStringEntryProto{}); err != nil {
 					ferr = err
 				}
 			}
@@ -862,10 +759,10 @@ func (m *Model) resolveExternal() error {
 			continue
 		}
 		var ext []*onnxpb.StringStringEntryProto
-		if err := forFields(m.Bytes(t.raw), func(f wfield) bool {
-			if f.num == tensorExternalData && f.typ == protowire.BytesType {
+		if err := onnx.Fields(m.Bytes(t.raw), func(f onnx.WireField) bool {
+			if f.Num == onnx.FieldTensorExternalData && f.Type == protowire.BytesType {
 				kv := &onnxpb.StringStringEntryProto{}
-				if proto.Unmarshal(f.payload, kv) == nil {
+				if proto.Unmarshal(f.Payload, kv) == nil {
 					ext = append(ext, kv)
 				}
 			}

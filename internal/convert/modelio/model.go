@@ -360,50 +360,28 @@ func (m *Model) Elements(t *Tensor) (int64, error) {
 			n *= d
 		}
 	}
-	forFields(m.Bytes(t.raw), func(f wfield) bool {
-		if f.num != tensorDims {
-			return true
-		}
-		switch f.typ {
-		case protowire.VarintType:
-			dim(int64(f.v))
-		case protowire.BytesType:
-			for b := f.payload; len(b) > 0; {
-				v, k := protowire.ConsumeVarint(b)
-				if k < 0 {
-					break
-				}
-				dim(int64(v))
-				b = b[k:]
-			}
-		}
-		return true
-	})
+	m.forDims(t, dim)
 	return n, err
 }
 
 // AppendDims appends the tensor's shape to dims.
 func (m *Model) AppendDims(dims []int64, t *Tensor) []int64 {
-	forFields(m.Bytes(t.raw), func(f wfield) bool {
-		if f.num != tensorDims {
-			return true
-		}
-		switch f.typ {
-		case protowire.VarintType:
-			dims = append(dims, int64(f.v))
-		case protowire.BytesType:
-			for b := f.payload; len(b) > 0; {
-				v, n := protowire.ConsumeVarint(b)
-				if n < 0 {
-					break
-				}
-				dims = append(dims, int64(v))
-				b = b[n:]
-			}
+	m.forDims(t, func(d int64) { dims = append(dims, d) })
+	return dims
+}
+
+// forDims calls fn for each dimension of t's shape, packed or not.
+func (m *Model) forDims(t *Tensor, fn func(d int64)) {
+	onnx.Fields(m.Bytes(t.raw), func(f onnx.WireField) bool {
+		switch {
+		case f.Num != onnx.FieldTensorDims:
+		case f.Type == protowire.VarintType:
+			fn(int64(f.Value))
+		case f.Type == protowire.BytesType:
+			onnx.PackedVarints(f.Payload, func(v uint64) { fn(int64(v)) })
 		}
 		return true
 	})
-	return dims
 }
 
 // FromProto wraps an in-memory model, all of whose data is inline: it

@@ -205,10 +205,10 @@ func marshalWithGraphs(np *onnxpb.NodeProto, subs map[*onnxpb.AttributeProto][]b
 			return nil, err
 		}
 		if ok {
-			ab = protowire.AppendTag(ab, attrGraph, protowire.BytesType)
+			ab = protowire.AppendTag(ab, onnx.FieldAttrG, protowire.BytesType)
 			ab = protowire.AppendBytes(ab, sub)
 		}
-		b = protowire.AppendTag(b, nodeAttr, protowire.BytesType)
+		b = protowire.AppendTag(b, onnx.FieldNodeAttribute, protowire.BytesType)
 		b = protowire.AppendBytes(b, ab)
 	}
 	return b, nil
@@ -221,14 +221,14 @@ func (w *writer) reencode(g *Graph, i int) ([]byte, error) {
 	n := &g.Nodes[i]
 	var b []byte
 	for _, s := range g.NodeInputs(i) {
-		b = protowire.AppendTag(b, nodeInput, protowire.BytesType)
+		b = protowire.AppendTag(b, onnx.FieldNodeInput, protowire.BytesType)
 		b = protowire.AppendBytes(b, m.Bytes(s))
 	}
 	for _, s := range g.NodeOutputs(i) {
-		b = protowire.AppendTag(b, nodeOutput, protowire.BytesType)
+		b = protowire.AppendTag(b, onnx.FieldNodeOutput, protowire.BytesType)
 		b = protowire.AppendBytes(b, m.Bytes(s))
 	}
-	b = protowire.AppendTag(b, nodeOpType, protowire.BytesType)
+	b = protowire.AppendTag(b, onnx.FieldNodeOpType, protowire.BytesType)
 	b = protowire.AppendString(b, m.Sym(n.Op))
 	raw := m.Bytes(n.raw)
 	var value *Tensor
@@ -236,15 +236,15 @@ func (w *writer) reencode(g *Graph, i int) ([]byte, error) {
 		value = t
 	}
 	var ferr error
-	err := forFields(raw, func(f wfield) bool {
-		if f.typ == protowire.BytesType && (f.num == nodeInput || f.num == nodeOutput || f.num == nodeOpType) {
+	err := onnx.Fields(raw, func(f onnx.WireField) bool {
+		if f.Type == protowire.BytesType && (f.Num == onnx.FieldNodeInput || f.Num == onnx.FieldNodeOutput || f.Num == onnx.FieldNodeOpType) {
 			return true
 		}
-		if value != nil && f.typ == protowire.BytesType && f.num == nodeAttr {
+		if value != nil && f.Type == protowire.BytesType && f.Num == onnx.FieldNodeAttribute {
 			// The value attribute: its tensor lowered, its other fields as
 			// they are.
-			b = protowire.AppendTag(b, nodeAttr, protowire.BytesType)
-			at, err := w.lowerValue(f.payload, n.raw.off+uint32(f.pstart), value)
+			b = protowire.AppendTag(b, onnx.FieldNodeAttribute, protowire.BytesType)
+			at, err := w.lowerValue(f.Payload, n.raw.off+uint32(f.Start), value)
 			if err != nil {
 				ferr = err
 				return false
@@ -252,7 +252,7 @@ func (w *writer) reencode(g *Graph, i int) ([]byte, error) {
 			b = protowire.AppendBytes(b, at)
 			return true
 		}
-		b = append(b, raw[f.start:f.end]...)
+		b = append(b, raw[f.Tag:f.End]...)
 		return true
 	})
 	if err == nil {
@@ -273,9 +273,9 @@ func (w *writer) lowerValue(attr []byte, off uint32, t *Tensor) ([]byte, error) 
 	p := plan{size: n / 2}
 	var out []byte
 	var ferr error
-	err = forFields(attr, func(f wfield) bool {
-		if f.num != attrTensor || f.typ != protowire.BytesType || off+uint32(f.pstart) != t.raw.off {
-			out = append(out, attr[f.start:f.end]...)
+	err = onnx.Fields(attr, func(f onnx.WireField) bool {
+		if f.Num != onnx.FieldAttrT || f.Type != protowire.BytesType || off+uint32(f.Start) != t.raw.off {
+			out = append(out, attr[f.Tag:f.End]...)
 			return true
 		}
 		hdr, err := w.header(t, p)
@@ -285,7 +285,7 @@ func (w *writer) lowerValue(attr []byte, off uint32, t *Tensor) ([]byte, error) 
 		}
 		tb := append([]byte(nil), hdr...)
 		if p.size > 0 {
-			tb = protowire.AppendTag(tb, tensorRawData, protowire.BytesType)
+			tb = protowire.AppendTag(tb, onnx.FieldTensorRawData, protowire.BytesType)
 			tb = protowire.AppendVarint(tb, uint64(p.size))
 			var buf bytes.Buffer
 			if err := w.data(&buf, t, p); err != nil {
@@ -294,7 +294,7 @@ func (w *writer) lowerValue(attr []byte, off uint32, t *Tensor) ([]byte, error) 
 			}
 			tb = append(tb, buf.Bytes()...)
 		}
-		out = protowire.AppendTag(out, attrTensor, protowire.BytesType)
+		out = protowire.AppendTag(out, onnx.FieldAttrT, protowire.BytesType)
 		out = protowire.AppendBytes(out, tb)
 		return true
 	})
@@ -321,9 +321,9 @@ func (w *writer) graph(cw *countWriter, g *Graph, sizeOnly bool) (int64, error) 
 	enc := w.nodes[g]
 	node := func(i int32) error {
 		if b, ok := enc[i]; ok {
-			return field(graphNode, b)
+			return field(onnx.FieldGraphNode, b)
 		}
-		return field(graphNode, m.Bytes(g.Nodes[i].raw))
+		return field(onnx.FieldGraphNode, m.Bytes(g.Nodes[i].raw))
 	}
 	if g.Order != nil {
 		for _, i := range g.Order {
@@ -344,7 +344,7 @@ func (w *writer) graph(cw *countWriter, g *Graph, sizeOnly bool) (int64, error) 
 	for _, vis := range []struct {
 		num protowire.Number
 		vs  []*onnxpb.ValueInfoProto
-	}{{graphInput, g.Inputs}, {graphOutput, g.Outputs}, {graphValueInfo, g.ValueInfo}} {
+	}{{onnx.FieldGraphInput, g.Inputs}, {onnx.FieldGraphOutput, g.Outputs}, {onnx.FieldGraphValueInfo, g.ValueInfo}} {
 		for _, vi := range vis.vs {
 			b, err := marshal.Marshal(vi)
 			if err != nil {
@@ -360,7 +360,7 @@ func (w *writer) graph(cw *countWriter, g *Graph, sizeOnly bool) (int64, error) 
 		if err != nil {
 			return 0, fmt.Errorf("encoding sparse initializer: %w", err)
 		}
-		if err := field(graphSparse, b); err != nil {
+		if err := field(onnx.FieldGraphSparseInitializer, b); err != nil {
 			return 0, err
 		}
 	}
@@ -380,7 +380,7 @@ func (w *writer) graph(cw *countWriter, g *Graph, sizeOnly bool) (int64, error) 
 			}
 		}
 		if p.copy {
-			if err := field(graphInitializer, m.Bytes(t.raw)); err != nil {
+			if err := field(onnx.FieldGraphInitializer, m.Bytes(t.raw)); err != nil {
 				return 0, err
 			}
 			continue
@@ -391,13 +391,13 @@ func (w *writer) graph(cw *countWriter, g *Graph, sizeOnly bool) (int64, error) 
 		}
 		n := int64(len(hdr))
 		if !p.external && p.size > 0 {
-			n += int64(protowire.SizeTag(tensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
+			n += int64(protowire.SizeTag(onnx.FieldTensorRawData)+protowire.SizeVarint(uint64(p.size))) + p.size
 		}
-		b := protowire.AppendTag(w.buf2[:0], graphInitializer, protowire.BytesType)
+		b := protowire.AppendTag(w.buf2[:0], onnx.FieldGraphInitializer, protowire.BytesType)
 		b = protowire.AppendVarint(b, uint64(n))
 		b = append(b, hdr...)
 		if !p.external && p.size > 0 {
-			b = protowire.AppendTag(b, tensorRawData, protowire.BytesType)
+			b = protowire.AppendTag(b, onnx.FieldTensorRawData, protowire.BytesType)
 			b = protowire.AppendVarint(b, uint64(p.size))
 		}
 		w.buf2 = b
@@ -424,19 +424,19 @@ func (w *writer) header(t *Tensor, p plan) ([]byte, error) {
 	b := w.hdr[:0]
 	defer func() { w.hdr = b }()
 	if t.Lower {
-		b = protowire.AppendTag(b, tensorDataType, protowire.VarintType)
+		b = protowire.AppendTag(b, onnx.FieldTensorDataType, protowire.VarintType)
 		b = protowire.AppendVarint(b, uint64(m.lowering.DataType))
 	}
-	err := forFields(raw, func(f wfield) bool {
-		switch f.num {
-		case tensorFloatData, tensorRawData, tensorExternalData, tensorDataLocation:
+	err := onnx.Fields(raw, func(f onnx.WireField) bool {
+		switch f.Num {
+		case onnx.FieldTensorFloatData, onnx.FieldTensorRawData, onnx.FieldTensorExternalData, onnx.FieldTensorDataLocation:
 			return true
-		case tensorDataType:
+		case onnx.FieldTensorDataType:
 			if t.Lower {
 				return true
 			}
 		}
-		b = append(b, raw[f.start:f.end]...)
+		b = append(b, raw[f.Tag:f.End]...)
 		return true
 	})
 	if err != nil {
@@ -444,14 +444,14 @@ func (w *writer) header(t *Tensor, p plan) ([]byte, error) {
 	}
 	if p.external {
 		for _, kv := range [][2]string{{"location", filepath.ToSlash(w.dataName)}, {"offset", strconv.FormatInt(p.offset, 10)}, {"length", strconv.FormatInt(p.size, 10)}} {
-			e := protowire.AppendTag(nil, 1, protowire.BytesType)
+			e := protowire.AppendTag(nil, onnx.FieldEntryKey, protowire.BytesType)
 			e = protowire.AppendString(e, kv[0])
-			e = protowire.AppendTag(e, 2, protowire.BytesType)
+			e = protowire.AppendTag(e, onnx.FieldEntryValue, protowire.BytesType)
 			e = protowire.AppendString(e, kv[1])
-			b = protowire.AppendTag(b, tensorExternalData, protowire.BytesType)
+			b = protowire.AppendTag(b, onnx.FieldTensorExternalData, protowire.BytesType)
 			b = protowire.AppendBytes(b, e)
 		}
-		b = protowire.AppendTag(b, tensorDataLocation, protowire.VarintType)
+		b = protowire.AppendTag(b, onnx.FieldTensorDataLocation, protowire.VarintType)
 		b = protowire.AppendVarint(b, uint64(onnxpb.TensorProto_EXTERNAL))
 	}
 	return b, nil
