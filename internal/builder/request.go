@@ -141,6 +141,20 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 	if o.Device < 0 {
 		return req, exitcode.Usagef("invalid --device %d: use a CUDA device number, 0 or more", o.Device)
 	}
+	// The flags' own parsers keep these in range; Options from elsewhere are checked here, so
+	// the user's message never comes from the C ABI's guard (check_options).
+	for _, r := range []struct {
+		flag     string
+		v, lo, hi int
+	}{
+		{"--opt-level", o.OptLevel, 0, 5},
+		{"--max-aux-streams", o.MaxAuxStreams, 0, 64},
+		{"--use-dla-core", o.Trtexec.DLACore, 0, 63},
+	} {
+		if r.v != -1 && (r.v < r.lo || r.v > r.hi) {
+			return req, exitcode.Usagef("invalid %s %d: use %d to %d, or leave it out for TensorRT's default", r.flag, r.v, r.lo, r.hi)
+		}
+	}
 	switch o.HardwareCompat {
 	case "none", "ampere+", "same-compute-capability":
 	case "ampere_plus", "ampereplus":

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -95,5 +96,32 @@ func TestSharedDimsFillTheRequest(t *testing.T) {
 	}
 	if strings.Join(got, ",") != "input_ids,attention_mask,token_type_ids" {
 		t.Errorf("profile inputs %v", got)
+	}
+}
+
+// TestOptionRanges: Options that no flag parser checked (a library caller's) are refused by
+// the builder's own rules, with the flag's name, before the C ABI's guard would see them.
+func TestOptionRanges(t *testing.T) {
+	for _, tt := range []struct {
+		set  func(o *Options)
+		want string
+	}{
+		{func(o *Options) { o.OptLevel = 7 }, "invalid --opt-level 7: use 0 to 5"},
+		{func(o *Options) { o.OptLevel = -2 }, "invalid --opt-level -2"},
+		{func(o *Options) { o.MaxAuxStreams = 65 }, "invalid --max-aux-streams 65: use 0 to 64"},
+		{func(o *Options) { o.Trtexec.DLACore = 64 }, "invalid --use-dla-core 64: use 0 to 63"},
+	} {
+		o := DefaultOptions()
+		o.Backend = "sim"
+		tt.set(&o)
+		_, err := buildRequest(&o, "model.onnx", "sim", nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || exitcode.Of(err) != exitcode.Usage {
+			t.Errorf("%v, want a usage error containing %q", err, tt.want)
+		}
+	}
+	o := DefaultOptions()
+	o.OptLevel, o.MaxAuxStreams, o.Trtexec.DLACore = 0, 64, 0
+	if _, err := buildRequest(&o, "model.onnx", "sim", nil); err != nil {
+		t.Errorf("in range: %v", err)
 	}
 }
