@@ -34,7 +34,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildFlags) {
 	f := cmd.Flags()
 	f.StringVarP(&o.opts.Engine, "save-engine", "o", "", "write the engine here (default: the model's path with .engine)")
 	f.StringVar(&o.onnx, "onnx", "", "the ONNX model (instead of the positional argument, as in trtexec)")
-	f.StringVar(&o.opts.Backend, "backend", "auto", "builder: auto, tensorrt or sim (sim simulates a build without a GPU)")
+	f.StringVar(&o.opts.Backend, "backend", o.opts.Backend, "builder: auto, tensorrt or sim (sim simulates a build without a GPU)")
 	f.StringVar(&o.progress, "progress", "auto", "progress output: auto, tty, plain, json or quiet (env TRTBUILD_PROGRESS applies when auto)")
 	f.BoolVarP(&o.opts.Verbose, "verbose", "v", false, "show the builder's info and verbose log lines (slows TensorRT builds)")
 
@@ -58,7 +58,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildFlags) {
 	f.BoolVar(&o.opts.SparseWeights, "sparse-weights", false, "allow structured-sparsity tactics")
 	f.Var(newOptionalInt(&o.opts.OptLevel, 0, 5), "opt-level", "builder optimization level 0-5 (default: TensorRT's, 3)")
 	f.Var(newOptionalInt(&o.opts.MaxAuxStreams, 0, 64), "max-aux-streams", "auxiliary streams per inference (default: TensorRT's)")
-	f.StringVar(&o.opts.HardwareCompat, "hardware-compat", "none", "hardware compatibility: none, ampere+ or same-compute-capability")
+	f.StringVar(&o.opts.HardwareCompat, "hardware-compat", o.opts.HardwareCompat, "hardware compatibility: none, ampere+ or same-compute-capability")
 	f.IntVar(&o.opts.Device, "device", 0, "CUDA device to build on")
 	f.StringSliceVar(&o.opts.Plugins, "plugins", nil, "plugin libraries to load (this runs their code)")
 	addTensorRTLibFlag(f, &o.opts.TensorRTLib)
@@ -69,7 +69,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildFlags) {
 	_ = f.MarkHidden("skip-inference")
 
 	f.BoolVar(&o.opts.NoPreflight, "no-preflight", false, "skip the checks of the model and the shapes before the build")
-	f.StringVar(&o.opts.TimingCache, "timing-cache", "auto", "timing cache `FILE` to load, and to merge what the build learned into (also when cancelled); auto: one per TensorRT version and GPU in the user cache folder")
+	f.StringVar(&o.opts.TimingCache, "timing-cache", o.opts.TimingCache, "timing cache `FILE` to load, and to merge what the build learned into (also when cancelled); auto: one per TensorRT version and GPU in the user cache folder")
 	f.BoolVar(&o.opts.NoTimingCache, "no-timing-cache", false, "use no timing cache")
 	f.BoolVar(&o.opts.StrictCache, "strict-cache", false, "fail when the timing cache cannot be read, used or saved, instead of warning")
 	f.Var(newDuration(&o.opts.Timeout, 0), "timeout", "end the build after this long: cancel, then stop the worker after --kill-after (exit 124)")
@@ -78,9 +78,9 @@ func addBuildFlags(cmd *cobra.Command, o *buildFlags) {
 	f.StringVar(&o.opts.Trace, "trace", "", "record the progress events to `FILE` as JSON lines, for trtbuild replay and trtbuild report")
 	f.BoolVar(&o.opts.NoManifest, "no-manifest", false, "write no manifest (ENGINE.json: the build key, versions and SHA-256) beside the engine")
 	addEngineCacheFlags(f, &o.opts.EngineCache)
-	f.Var(newDuration(&o.opts.KillAfter, 30*time.Second), "kill-after", "after a timeout, how long the builder may take to stop before it is killed")
+	f.Var(newDuration(&o.opts.KillAfter, o.opts.KillAfter), "kill-after", "after a timeout, how long the builder may take to stop before it is killed")
 
-	f.Float64Var(&o.opts.Sim.Speed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
+	f.Float64Var(&o.opts.Sim.Speed, "sim-speed", o.opts.Sim.Speed, "with --backend sim: run the simulation this many times faster")
 	f.StringVar(&o.opts.Sim.Scenario, "sim-scenario", "", "with --backend sim: play "+strings.Join(builder.SimScenarioNames(), ", ")+" (see README, \"See every view\")")
 	f.IntVar(&o.opts.Sim.Threads, "sim-threads", 0, "simulated builder threads")
 	f.IntVar(&o.opts.Sim.Tactics, "sim-tactics", 0, "simulated tactics per layer")
@@ -124,24 +124,12 @@ func (o *buildFlags) options(args []string) (builder.Options, error) {
 
 // buildRun runs the build of the command line, shown as --progress says.
 func buildRun(s *streams, o *buildFlags, args []string) error {
-	opts, err := o.options(args)
-	if err != nil {
-		return refuse(s, o.progress, err)
-	}
-	return runBuild(s, o.progress, opts)
+	return runBuild(s, o.progress, func() (builder.Options, error) { return o.options(args) })
 }
 
-// refuse ends a build refused before it started: with --progress json, a result line carrying
-// the refusal, so that a program reading stdout sees why.
-func refuse(s *streams, progressFlag string, err error) error {
-	if mode, merr := progressMode(s, progressFlag, false); merr == nil && mode == tui.ModeJSON {
-		_ = tui.NewJSON(s.Out, nil).End(builder.RefusalResult(err))
-	}
-	return err
-}
-
-// runBuild runs one build through the builder, shown in the view progressFlag selects.
-func runBuild(s *streams, progressFlag string, opts builder.Options) (err error) {
+// runBuild runs one build through the builder, shown in the view progressFlag selects; opts
+// gives the build's options (an error is the build's refusal).
+func runBuild(s *streams, progressFlag string, opts func() (builder.Options, error)) (err error) {
 	began := time.Now() // --timeout counts from here: the engine cache's work is in the budget
 	mode, err := progressMode(s, progressFlag, true)
 	if err != nil {
@@ -156,6 +144,10 @@ func runBuild(s *streams, progressFlag string, opts builder.Options) (err error)
 				_ = tui.NewJSON(s.Out, nil).End(builder.RefusalResult(err))
 			}
 		}()
+	}
+	o, err := opts()
+	if err != nil {
+		return err
 	}
 	sigs, stop := buildSignals(s)
 	defer stop()
@@ -172,10 +164,10 @@ func runBuild(s *streams, progressFlag string, opts builder.Options) (err error)
 		stdout = builder.NewProgressOutput(s.Out, s.Err)
 		out = stdout
 	}
-	res, err := builder.Run(context.Background(), opts, builder.Frontend{
+	res, err := builder.Run(context.Background(), o, builder.Frontend{
 		NewRenderer: func(c progress.Controls) progress.Renderer {
 			streamed = true
-			return newRenderer(mode, s, out, opts.Verbose, c)
+			return newRenderer(mode, s, out, o.Verbose, c)
 		},
 		Cached: func(info progress.BuildInfo, start time.Time, hit []progress.Event, res progress.Result) error {
 			streamed = true

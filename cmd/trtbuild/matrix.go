@@ -21,7 +21,8 @@ import (
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
-// matrixOptions are the flags that matrix build and matrix cell add to every cell's build.
+// matrixOptions are the flags of matrix build and matrix cell: how every cell is built (its
+// builder options get them, matrix.RunOptions), and how the run is shown.
 type matrixOptions struct {
 	backend, progress string
 	simSpeed          float64
@@ -95,7 +96,7 @@ func cellFlagSet(o *buildFlags) *pflag.FlagSet {
 // the build's own flag set, so a flag is known by the name it resolves to, however it is
 // spelt (--FP16, --Fp16, --fp16=false, --saveEngine, -o, -vo): none may be one that trtbuild
 // sets per cell (matrix.ReservedFlags), and none may be an argument, which would be taken
-// for a model, or "--", which would turn the cell's own flags into arguments. It returns the
+// for a model, or "--", after which pflag reads no flag. It returns the
 // options they set, which every cell's build starts from.
 func checkBuildFlags(f *matrix.File) (builder.Options, error) {
 	bf := &buildFlags{}
@@ -300,7 +301,7 @@ func (o *matrixOptions) run(s *streams, base builder.Options, mu *sync.Mutex) ma
 					progress = "plain"
 				}
 			}
-			return runBuild(&cs, progress, b)
+			return runBuild(&cs, progress, func() (builder.Options, error) { return b, nil })
 		},
 	}
 }

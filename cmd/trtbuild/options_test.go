@@ -195,6 +195,10 @@ func TestCommandLineRefusals(t *testing.T) {
 		{[]string{"--sim-speed", "0"}, "invalid --sim-speed"},
 		{[]string{"--sim-scenario", "storm"}, `invalid --sim-scenario "storm"`},
 		{[]string{"--plugins", "a.so,,b.so"}, "--plugins has an empty item"},
+		// An empty value is refused as the flag's parser would, never taken for the default.
+		{[]string{"--engine-cache", "ec", "--engine-cache-size", ""}, "invalid --engine-cache-size"},
+		{[]string{"--backend", ""}, `invalid --backend ""`},
+		{[]string{"--timing-cache", "", "--no-timing-cache"}, "not both"},
 	}
 	for _, tt := range tests {
 		_, err := checkLine(t, append([]string{"--backend", "sim", model}, tt.args...))

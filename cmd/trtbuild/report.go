@@ -5,21 +5,10 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/report"
 )
-
-// outputFlags are the build's --report and --trace files.
-type outputFlags struct {
-	report, trace string
-}
-
-func addOutputFlags(f *pflag.FlagSet, o *outputFlags) {
-	f.StringVar(&o.report, "report", "", "write a build report to `FILE` when the build ends: .json (phase tree, slowest phases, cache hits, peak memory) or .html (the same, with a timeline chart)")
-	f.StringVar(&o.trace, "trace", "", "record the progress events to `FILE` as JSON lines, for trtbuild replay and trtbuild report")
-}
 
 func newReportCmd(s *streams) *cobra.Command {
 	var out string

@@ -25,7 +25,7 @@ var Version = "dev"
 // how to show an engine cache hit, where warnings go, and the signals that cancel it.
 type Frontend struct {
 	// NewRenderer makes the renderer of a build that starts; it receives the session's
-	// controls for key handling.
+	// controls for key handling. nil shows nothing.
 	NewRenderer func(progress.Controls) progress.Renderer
 	// Cached shows an engine cache hit, which starts no build: the build's description, when
 	// the lookup began, the hit's log line and the result. nil shows nothing.
@@ -59,6 +59,9 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 	}
 	if fe.Diagnostics == nil {
 		fe.Diagnostics = io.Discard
+	}
+	if fe.NewRenderer == nil {
+		fe.NewRenderer = func(progress.Controls) progress.Renderer { return quiet{} }
 	}
 	p, err := planBuild(&o)
 	if err != nil {
@@ -189,6 +192,9 @@ func planBuild(o *Options) (*planned, error) {
 	}
 	paths, cacheWarnings, err := checkBuildPaths(o, model, engine, req.Backend, m)
 	if err != nil {
+		return nil, err
+	}
+	if _, _, err := checkEngineCache(o.EngineCache); err != nil {
 		return nil, err
 	}
 	return &planned{model: model, engine: engine, req: req, paths: paths, warnings: append(warnings, cacheWarnings...)}, nil

@@ -20,24 +20,29 @@ import (
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
+// checkEngineCache applies the rules of the engine cache's options, its size and trust, and
+// returns them read.
+func checkEngineCache(c EngineCache) (limit uint64, trust enginecache.Trust, err error) {
+	if c.Dir == "" {
+		return 0, trust, nil
+	}
+	if limit, err = parseSize(c.Size, false); err != nil {
+		return 0, trust, exitcode.Usagef("invalid --engine-cache-size: %v", err)
+	}
+	if trust, err = enginecache.ParseTrust(c.Trust); err != nil {
+		return 0, trust, exitcode.Usagef("invalid --engine-cache-trust: %v", err)
+	}
+	return limit, trust, nil
+}
+
 // openEngineCache opens the --engine-cache folder; nil when the flag is not given.
 func openEngineCache(c EngineCache) (*enginecache.Cache, error) {
 	if c.Dir == "" {
 		return nil, nil
 	}
-	if c.Size == "" {
-		c.Size = DefaultOptions().EngineCache.Size
-	}
-	if c.Trust == "" {
-		c.Trust = DefaultOptions().EngineCache.Trust
-	}
-	limit, err := ParseSize(c.Size, false)
+	limit, trust, err := checkEngineCache(c)
 	if err != nil {
-		return nil, exitcode.Usagef("invalid --engine-cache-size: %v", err)
-	}
-	trust, err := enginecache.ParseTrust(c.Trust)
-	if err != nil {
-		return nil, exitcode.Usagef("invalid --engine-cache-trust: %v", err)
+		return nil, err
 	}
 	dir := c.Dir
 	if dir == "auto" {

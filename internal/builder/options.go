@@ -9,9 +9,12 @@ import (
 // Options describe one build, as every front end gives it: the command line binds its flags
 // onto them, a matrix sets a cell's fields on a copy of its base, a service fills them from a
 // request. Values keep trtexec's text syntax where trtexec has one (shapes, sizes, formats), so
-// that a build can be described the same way everywhere; Check (run by Run and Key) reads and
+// that a build can be described the same way everywhere; Check (and Run, and Key) reads and
 // validates them, and every user-facing message of a bad option comes from there. Start from
-// DefaultOptions: its zero-valued fields mean "not given".
+// DefaultOptions, the options of a plain `trtbuild MODEL`: there OptLevel, MaxAuxStreams and
+// Trtexec.DLACore are -1 (the builder's default), KillAfter is 30 s and the engine cache's
+// size and trust are set. In a bare Options literal those are 0 or "": optimization level 0,
+// no auxiliary streams, DLA core 0, and refusals for the rest.
 type Options struct {
 	// Model is the ONNX model; Engine the engine's path ("": the model's path with .engine).
 	Model, Engine string

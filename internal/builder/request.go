@@ -16,7 +16,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/probe"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/shapes"
-	"github.com/trtbuild/trtbuild/internal/timingcache"
 	"github.com/trtbuild/trtbuild/internal/trt"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 	"github.com/trtbuild/trtbuild/internal/worker"
@@ -34,12 +33,6 @@ const defaultSimStep = 40 * time.Millisecond
 // profiles). It returns the model as read and the warnings to show. A build and `trtbuild key`
 // share it, so a key is computed from the request the build would send.
 func prepareRequest(o *Options, model string) (worker.Request, *onnx.Model, []string, error) {
-	if o.Backend == "" {
-		o.Backend = "auto"
-	}
-	if o.TimingCache == "" {
-		o.TimingCache = timingcache.Auto
-	}
 	backend, err := resolveBackend(o.Backend)
 	if err != nil {
 		return worker.Request{}, nil, nil, err
@@ -144,7 +137,7 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 	// The flags' own parsers keep these in range; Options from elsewhere are checked here, so
 	// the user's message never comes from the C ABI's guard (check_options).
 	for _, r := range []struct {
-		flag     string
+		flag      string
 		v, lo, hi int
 	}{
 		{"--opt-level", o.OptLevel, 0, 5},
@@ -180,7 +173,7 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 		req.Refit = true
 	}
 	if o.Workspace != "" {
-		ws, err := ParseSize(o.Workspace, false)
+		ws, err := parseSize(o.Workspace, false)
 		if err != nil {
 			return req, exitcode.Usagef("invalid --workspace: %v", err)
 		}
@@ -298,7 +291,7 @@ func buildSettings(req worker.Request) json.RawMessage {
 // parseSize reads a memory size: a number with an optional unit B, K/KiB, M/MiB, G/GiB, T/TiB
 // (base 2, case-insensitive). A bare number is MiB, as in trtexec's --memPoolSize. Zero is
 // refused unless allowZero.
-func ParseSize(s string, allowZero bool) (uint64, error) {
+func parseSize(s string, allowZero bool) (uint64, error) {
 	t := strings.TrimSpace(s)
 	if t == "" {
 		return 0, fmt.Errorf("the size is empty: write a number with a unit, like 512M or 4G")
@@ -360,7 +353,7 @@ func parseMemPoolSize(s string) (workspace uint64, pools map[string]uint64, err 
 			return 0, nil, fmt.Errorf("--memPoolSize gives pool %s twice: give each pool once", canon)
 		}
 		seen[canon] = true
-		v, err := ParseSize(size, canon != "workspace")
+		v, err := parseSize(size, canon != "workspace")
 		if err != nil {
 			return 0, nil, fmt.Errorf("--memPoolSize %s: %w", canon, err)
 		}

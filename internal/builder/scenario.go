@@ -25,6 +25,7 @@ const (
 	scenarioSlowStep = 2 * time.Second
 )
 
+// SimScenarioNames are the situations Sim.Scenario (--sim-scenario) plays, sorted.
 func SimScenarioNames() []string {
 	names := make([]string, 0, len(simScenarios))
 	for n := range simScenarios {

@@ -114,7 +114,7 @@ func (s *session) RequestCancel() {
 	}
 }
 
-// Run performs the build and returns its result. The error is nil only for a built engine; it
+// runSession performs the build and returns its result. The error is nil only for a built engine; it
 // carries the exit code (see internal/exitcode) and is marked reported when the renderer has
 // already shown it.
 func runSession(cfg Config) (progress.Result, error) {

@@ -26,7 +26,7 @@ type RunOptions struct {
 	// the build's own flag set. A cell sets its own fields (model, engine, precision, profile,
 	// device, backend, engine cache, report) on a copy.
 	Base builder.Options
-	// Backend is auto, tensorrt or sim; SimSpeed the simulated builder's speed.
+	// Backend is auto, tensorrt or sim; SimSpeed, when not 0, the simulated builder's speed.
 	Backend  string
 	SimSpeed float64
 	// EngineCache is the engine cache folder ("": the matrix file's engine_cache), and
@@ -48,7 +48,9 @@ func CellOptions(f *File, cell Cell, o RunOptions, device int, report string) (b
 	b.Engine = filepath.Join(out, cell.Engine())
 	b.Backend = o.Backend
 	b.Device = device
-	b.Sim.Speed = o.SimSpeed
+	if o.SimSpeed != 0 {
+		b.Sim.Speed = o.SimSpeed
+	}
 	b.EngineCache.Dir = o.EngineCache
 	if b.EngineCache.Dir == "" {
 		b.EngineCache.Dir = f.CacheDir()
@@ -90,22 +92,31 @@ func CheckTarget(backend string, t Target, device int, libDir string) error {
 	if backend == "sim" {
 		return nil
 	}
+	got, err := deviceGPU(device, libDir)
+	if err != nil {
+		return err
+	}
+	if got != t.GPU {
+		return exitcode.Usagef("GPU %d is %s, but target %s is %s; run the cell on its GPU type (the Jobs and scripts of 'matrix emit' select it)", device, got, t.Name, t.GPU)
+	}
+	return nil
+}
+
+// deviceGPU is the GPU type (GPULabel) of CUDA device d, as the probe finds it.
+func deviceGPU(device int, libDir string) (string, error) {
 	if !probe.Compiled() {
-		return exitcode.Wrap(exitcode.Usage, probe.ErrNotCompiled)
+		return "", exitcode.Wrap(exitcode.Usage, probe.ErrNotCompiled)
 	}
 	r, err := probe.Run(device, libDir)
 	switch {
 	case err != nil:
-		return exitcode.Wrap(exitcode.Failed, err)
+		return "", exitcode.Wrap(exitcode.Failed, err)
 	case r.LoadError != "":
-		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("cannot use TensorRT: %s", r.LoadError))
+		return "", exitcode.Wrap(exitcode.Failed, fmt.Errorf("cannot use TensorRT: %s", r.LoadError))
 	case r.GPUError != "":
-		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("asking the driver about GPU %d: %s", device, r.GPUError))
+		return "", exitcode.Wrap(exitcode.Failed, fmt.Errorf("asking the driver about GPU %d: %s", device, r.GPUError))
 	}
-	if got := GPULabel(r.DeviceName); got != t.GPU {
-		return exitcode.Usagef("GPU %d is %s, but target %s is %s; run the cell on its GPU type (the Jobs and scripts of 'matrix emit' select it)", device, got, t.Name, t.GPU)
-	}
-	return nil
+	return GPULabel(r.DeviceName), nil
 }
 
 // modelHashes hashes each model of a matrix run once, for all its cells; safe for the
@@ -241,13 +252,39 @@ type BuildOptions struct {
 // the run; its error is returned. Cells that failed make the error of exit status 1.
 func Build(f *File, o BuildOptions) error {
 	cells := f.Cells()
+	// Which GPU type each device is: the probe runs once per device (a child that loads
+	// TensorRT), not once per cell. A signal meanwhile ends the run before anything is built.
+	gpu := map[int]string{}
+	var probeErrs []string
+	if o.Backend != "sim" {
+		for _, d := range o.Devices {
+			label, err := deviceGPU(d, o.TensorRTLib)
+			select {
+			case sig := <-o.Signals:
+				return exitcode.SignalError(sig, "while the GPUs were probed; nothing was built")
+			default:
+			}
+			if err != nil {
+				probeErrs = append(probeErrs, fmt.Sprintf("GPU %d: %s", d, exitcode.OneLine(err)))
+				continue
+			}
+			gpu[d] = label
+		}
+	}
 	deviceFor := make(map[int][]int) // cell index → devices that can build it
 	for _, c := range cells {
 		for _, d := range o.Devices {
-			if o.Backend == "sim" || CheckTarget(o.Backend, c.Target, d, o.TensorRTLib) == nil {
+			if label, ok := gpu[d]; o.Backend == "sim" || ok && label == c.Target.GPU {
 				deviceFor[c.Index] = append(deviceFor[c.Index], d)
 			}
 		}
+	}
+	noGPU := func(c Cell) string {
+		msg := "no GPU of type " + c.Target.GPU + " here"
+		if len(probeErrs) > 0 {
+			msg += " (" + strings.Join(probeErrs, "; ") + ")"
+		}
+		return msg
 	}
 	start := time.Now()
 	index := &Index{Matrix: filepath.Base(f.Path), Cells: make([]IndexCell, len(cells)),
@@ -260,7 +297,7 @@ func Build(f *File, o BuildOptions) error {
 		index.Cells[c.Index] = NewIndexCell(c)
 		if len(deviceFor[c.Index]) == 0 {
 			index.Cells[c.Index].Status = StatusSkipped
-			index.Cells[c.Index].Error = "no GPU of type " + c.Target.GPU + " here"
+			index.Cells[c.Index].Error = noGPU(c)
 			continue
 		}
 		todo = append(todo, c)

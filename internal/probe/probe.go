@@ -142,10 +142,7 @@ func Run(device int, libDir string) (Report, error) {
 		if json.Unmarshal(out.Bytes(), &r) == nil && r.LoadError != "" {
 			return r, nil // the probe ran: TensorRT is not here
 		}
-		msg := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(errOut.String()), "trtbuild: "))
-		if msg == "" {
-			msg = err.Error()
-		}
+		msg := childMessage(errOut.String(), err)
 		return failed, fmt.Errorf("asking TensorRT for its version and the GPU: %s", msg)
 	}
 	var r Report
@@ -210,4 +207,19 @@ func target(device int) (buildkey.Target, error) {
 		ComputeCapability: fmt.Sprintf("%d.%d", v.ComputeMajor, v.ComputeMinor),
 		SMs:               v.SMs,
 	}, nil
+}
+
+// childMessage is what a failed probe child said, on one line: its "trtbuild: " line (the last
+// one), or its first line and how it ended (a crash's traceback is left out).
+func childMessage(stderr string, exit error) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if msg, ok := strings.CutPrefix(strings.TrimSpace(lines[i]), "trtbuild: "); ok && msg != "" {
+			return msg
+		}
+	}
+	if first := strings.TrimSpace(lines[0]); first != "" {
+		return first + " (" + exit.Error() + ")"
+	}
+	return exit.Error()
 }
