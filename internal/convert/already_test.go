@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/convert/opschema"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
@@ -54,7 +53,7 @@ func halfIslandModel() *onnxpb.ModelProto {
 // reads another Cast's output, in every graph of the converted model m.
 func checkCasts(t *testing.T, m *onnxpb.ModelProto, target Target) {
 	t.Helper()
-	mm, err := modelio.FromProto(m)
+	mm, err := fromProto(m)
 	if err != nil {
 		t.Fatal(err)
 	}

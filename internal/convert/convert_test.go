@@ -23,7 +23,7 @@ import (
 
 func convertProto(t *testing.T, m *onnxpb.ModelProto, opts Options) (*onnxpb.ModelProto, Summary, error) {
 	t.Helper()
-	mm, err := modelio.FromProto(m)
+	mm, err := fromProto(m)
 	if err != nil {
 		return nil, Summary{}, err
 	}
@@ -488,7 +488,7 @@ func FuzzConvert(f *testing.F) {
 		if bf16 {
 			target = BF16
 		}
-		mm, err := modelio.FromProto(m)
+		mm, err := fromProto(m)
 		if err != nil {
 			return
 		}
@@ -554,7 +554,7 @@ func TestVerifyCatchesInconsistentRewrites(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := modelio.FromProto(mlpModel())
+			m, err := fromProto(mlpModel())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -9,7 +9,6 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 
 	"github.com/trtbuild/trtbuild/internal/goldenfile"
@@ -174,7 +173,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := modelio.FromProto(proto.Clone(orig).(*onnxpb.ModelProto))
+			m, err := fromProto(proto.Clone(orig).(*onnxpb.ModelProto))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// ErrNotONNX is matched (with errors.Is) by the errors ReadMetadata and
-// ReadModel return for files that are not ONNX models or are damaged.
+// ErrNotONNX is matched (with errors.Is) by the errors ReadMetadata returns
+// for files that are not ONNX models or are damaged.
 var ErrNotONNX = errors.New("not an ONNX model")
 
 // ErrTruncated is matched (with errors.Is) by the errors returned for ONNX

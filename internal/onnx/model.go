@@ -6,10 +6,8 @@
 // so that a model of several gigabytes is described in milliseconds with a
 // small, fixed buffer. Every length and nesting depth is checked against the
 // file, so a damaged or hostile file yields an error, never a panic or a
-// large allocation.
-//
-// ReadModel decodes a whole model into the generated types of package
-// onnxpb, for code that must change a model and write it back.
+// large allocation. Code that changes a model and writes it back reads it
+// with internal/convert/modelio, which walks the same wire format.
 package onnx
 
 import (

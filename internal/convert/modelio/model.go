@@ -91,7 +91,7 @@ type Model struct {
 	Meta *onnxpb.ModelProto
 	// Graph is the main graph.
 	Graph *Graph
-	// Path is the file the model was read from ("" for FromProto).
+	// Path is the file the model was read from ("" for a model parsed from memory).
 	Path string
 	// Dir is the folder external data locations are relative to.
 	Dir string
@@ -382,16 +382,6 @@ func (m *Model) forDims(t *Tensor, fn func(d int64)) {
 		}
 		return true
 	})
-}
-
-// FromProto wraps an in-memory model, all of whose data is inline: it
-// encodes it and reads it back.
-func FromProto(p *onnxpb.ModelProto) (*Model, error) {
-	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(p)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the model: %w", err)
-	}
-	return Parse(b)
 }
 
 // SourceFiles returns the files the model's data is read from: the model
