@@ -61,7 +61,7 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 		fe.Diagnostics = io.Discard
 	}
 	if fe.NewRenderer == nil {
-		fe.NewRenderer = func(progress.Controls) progress.Renderer { return quiet{} }
+		fe.NewRenderer = func(progress.Controls) progress.Renderer { return progress.Discard{} }
 	}
 	p, err := planBuild(&o)
 	if err != nil {

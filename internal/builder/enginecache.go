@@ -153,7 +153,7 @@ func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, req worker
 	hit := []progress.Event{{Type: progress.EventLog, Severity: progress.SeverityInfo, Message: msg}}
 	// --report and --trace record the hit as they record a build: the build line, the hit,
 	// the result.
-	if rec := outs.wrap(quiet{}); outs.began {
+	if rec := outs.wrap(progress.Discard{}); outs.began {
 		rec.Begin(progress.NewState(info, start))
 		rec.Handle(hit)
 		_ = rec.End(res)

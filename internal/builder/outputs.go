@@ -180,16 +180,6 @@ func stopOnSignal(sigs <-chan os.Signal) (stop <-chan struct{}, end func() os.Si
 	}
 }
 
-// quiet is the renderer that shows nothing: the engine cache hit's, which only --report and
-// --trace record.
-type quiet struct{}
-
-func (quiet) Begin(progress.View)       {}
-func (quiet) Handle([]progress.Event)   {}
-func (quiet) Tick(time.Time)            {}
-func (quiet) Notice(progress.Notice)    {}
-func (quiet) End(progress.Result) error { return nil }
-
 // outputFiles are the build's --report and --trace files ("": none).
 type outputFiles struct {
 	report, trace string

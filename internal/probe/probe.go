@@ -55,11 +55,12 @@ type Report struct {
 	CUDARuntime  *Library `json:"cuda_runtime,omitempty"`
 	// Device is the CUDA device asked about, of DeviceCount; DeviceName and the compute
 	// capability describe it. GPUError says why the driver could not be asked.
-	Device                     int    `json:"device"`
-	DeviceCount                int    `json:"device_count"`
-	DeviceName                 string `json:"device_name,omitempty"`
-	ComputeMajor, ComputeMinor int
-	GPUError                   string `json:"gpu_error,omitempty"`
+	Device       int    `json:"device"`
+	DeviceCount  int    `json:"device_count"`
+	DeviceName   string `json:"device_name,omitempty"`
+	ComputeMajor int    `json:"compute_major"`
+	ComputeMinor int    `json:"compute_minor"`
+	GPUError     string `json:"gpu_error,omitempty"`
 	// Target is the build target for a build key; TargetError says why there is none.
 	Target      *buildkey.Target `json:"target,omitempty"`
 	TargetError string           `json:"target_error,omitempty"`

@@ -53,3 +53,22 @@ type Controls interface {
 	// the worker at once.
 	RequestCancel()
 }
+
+// Discard is the renderer that shows nothing: --progress quiet's, and an engine cache hit's,
+// which only --report and --trace record.
+type Discard struct{}
+
+// Begin implements Renderer.
+func (Discard) Begin(View) {}
+
+// Handle implements Renderer.
+func (Discard) Handle([]Event) {}
+
+// Notice implements Renderer.
+func (Discard) Notice(Notice) {}
+
+// Tick implements Renderer.
+func (Discard) Tick(time.Time) {}
+
+// End implements Renderer.
+func (Discard) End(Result) error { return nil }

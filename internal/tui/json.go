@@ -80,20 +80,5 @@ func (j *JSON) flush() {
 	}
 }
 
-// Quiet draws nothing; errors still reach stderr through the command.
-type Quiet struct{}
-
-// Begin implements progress.Renderer.
-func (Quiet) Begin(progress.View) {}
-
-// Handle implements progress.Renderer.
-func (Quiet) Handle([]progress.Event) {}
-
-// Notice implements progress.Renderer.
-func (Quiet) Notice(progress.Notice) {}
-
-// Tick implements progress.Renderer.
-func (Quiet) Tick(time.Time) {}
-
-// End implements progress.Renderer.
-func (Quiet) End(progress.Result) error { return nil }
+// Quiet draws nothing (--progress quiet); errors still reach stderr through the command.
+type Quiet = progress.Discard

@@ -302,27 +302,4 @@ func plural(n int, word string) string {
 
 // clean makes text safe for a log line: control characters (including ESC) become spaces or
 // visible escapes, so builder-provided names can never move a cursor or change colours.
-func clean(s string) string {
-	ok := true
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			ok = false
-			break
-		}
-	}
-	if ok {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		switch {
-		case r == '\n' || r == '\t' || r == '\r':
-			b.WriteByte(' ')
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			fmt.Fprintf(&b, "\\x%02x", r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+func clean(s string) string { return pathtext.Line(s) }
