@@ -58,6 +58,7 @@ func addBuildFlags(cmd *cobra.Command, o *buildFlags) {
 	f.BoolVar(&o.opts.SparseWeights, "sparse-weights", false, "allow structured-sparsity tactics")
 	f.Var(newOptionalInt(&o.opts.OptLevel, 0, 5), "opt-level", "builder optimization level 0-5 (default: TensorRT's, 3)")
 	f.Var(newOptionalInt(&o.opts.MaxAuxStreams, 0, 64), "max-aux-streams", "auxiliary streams per inference (default: TensorRT's)")
+	f.IntVar(&o.opts.AvgTiming, "avg-timing", o.opts.AvgTiming, "iterations each tactic's timing averages, 1-1000 (trtexec's --avgTiming; TensorRT's own default is 1)")
 	f.StringVar(&o.opts.HardwareCompat, "hardware-compat", o.opts.HardwareCompat, "hardware compatibility: none, ampere+ or same-compute-capability")
 	f.IntVar(&o.opts.Device, "device", 0, "CUDA device to build on")
 	f.StringSliceVar(&o.opts.Plugins, "plugins", nil, "plugin libraries to load (this runs their code)")

@@ -99,6 +99,7 @@ func addTrtexecFlags(f *pflag.FlagSet, t *builder.Trtexec) {
 	f.BoolVar(&t.GPUFallback, "allow-gpu-fallback", false, "with --use-dla-core: run layers DLA cannot run on the GPU")
 	f.BoolVar(&t.StronglyTyped, "strongly-typed", false, "strongly typed network: types come from the model (TensorRT 11 always; TensorRT 10: the network flag)")
 	f.BoolVar(&t.Best, "best", false, "TensorRT 10: enable every precision (fp16, bf16, int8); TensorRT 11 has no weak typing and refuses it")
+	f.StringVar(&t.BuildRoute, "set-build-route", "", "TensorRT 11.1+: build with this build route, knobs -NAME=VALUE separated by spaces (trtexec --helpBuildRoute lists them)")
 }
 
 // durationValue is a duration flag whose errors say how to write a duration: a bare number,

@@ -12,9 +12,9 @@ import (
 // that a build can be described the same way everywhere; Check (and Run, and Key) reads and
 // validates them, and every user-facing message of a bad option comes from there. Start from
 // DefaultOptions, the options of a plain `trtbuild MODEL`: there OptLevel, MaxAuxStreams and
-// Trtexec.DLACore are -1 (the builder's default), KillAfter is 30 s and the engine cache's
-// size and trust are set. In a bare Options literal those are 0 or "": optimization level 0,
-// no auxiliary streams, DLA core 0, and refusals for the rest.
+// Trtexec.DLACore are -1 (the builder's default), AvgTiming is trtexec's 8, KillAfter is 30 s
+// and the engine cache's size and trust are set. In a bare Options literal those are 0 or "":
+// optimization level 0, no auxiliary streams, DLA core 0, and refusals for the rest.
 type Options struct {
 	// Model is the ONNX model; Engine the engine's path ("": the model's path with .engine).
 	Model, Engine string
@@ -34,7 +34,10 @@ type Options struct {
 	NoTF32, Refit, StripWeights, VersionCompatible, ExcludeLeanRuntime, SparseWeights bool
 	// OptLevel (0-5) and MaxAuxStreams (0-64) are -1 for the builder's default.
 	OptLevel, MaxAuxStreams int
-	Device                  int
+	// AvgTiming is how many iterations every tactic's timing averages (1 to 1000): trtexec's
+	// --avgTiming, whose default of 8 DefaultOptions takes (TensorRT's own is 1).
+	AvgTiming int
+	Device    int
 	// HardwareCompat is none, ampere+ or same-compute-capability (trtexec's spellings too).
 	HardwareCompat string
 	// Plugins are plugin libraries to load: this runs their code.
@@ -109,6 +112,9 @@ type Trtexec struct {
 	ProfilingVerbosity, TacticSources string
 	DLACore                           int // -1: none
 	GPUFallback, StronglyTyped, Best  bool
+	// BuildRoute is TensorRT 11.1's build route (--setBuildRoute): knobs -NAME=VALUE separated
+	// by spaces; "" for none. TensorRT 10 refuses it.
+	BuildRoute string
 }
 
 // Sim are the simulated builder's knobs. Only Speed and Scenario are for users; the others
@@ -129,10 +135,18 @@ type Sim struct {
 	FP16FailNode                      string
 }
 
+// TrtexecAvgTiming is trtexec's default --avgTiming (samples/common/sampleOptions.h,
+// defaultAvgTiming), which a build takes unless told otherwise: TensorRT's own default of 1
+// times each tactic once, so its choice among close tactics is noisier than trtexec's.
+const TrtexecAvgTiming = 8
+
+// maxAvgTiming bounds --avg-timing.
+const maxAvgTiming = 1000
+
 // DefaultOptions are the options of a plain `trtbuild MODEL`: what every front end starts from.
 func DefaultOptions() Options {
 	return Options{
-		Backend: "auto", OptLevel: -1, MaxAuxStreams: -1, HardwareCompat: "none",
+		Backend: "auto", OptLevel: -1, MaxAuxStreams: -1, AvgTiming: TrtexecAvgTiming, HardwareCompat: "none",
 		TimingCache: "auto", KillAfter: 30 * time.Second,
 		EngineCache: EngineCache{Size: "20G", Trust: "self"},
 		Trtexec:     Trtexec{DLACore: -1},

@@ -63,6 +63,14 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 	if err != nil {
 		return nil, nil, exitcode.Wrap(exitcode.Usage, err)
 	}
+	// Names with a '*' (trtexec 11's wildcards) become the inputs they match, with or without
+	// the preflight: only here is the model's list of inputs known.
+	if profiles, err = expandShapeNames(m, profiles); err != nil {
+		return nil, nil, err
+	}
+	if req.Profiles, err = flagProfiles(profiles); err != nil {
+		return nil, nil, err
+	}
 	if skip {
 		if err := preflight.CheckExternal(m, model); err != nil {
 			return nil, nil, exitcode.Wrap(exitcode.Usage, err)
@@ -160,6 +168,29 @@ func layerPrecisionWarnings(m *onnx.Model, req *worker.Request) []string {
 	}
 	return []string{fmt.Sprintf("--layerPrecisions names %s, which %s has no node of; TensorRT names layers after the ONNX nodes, so check the names with trtbuild inspect",
 		strings.Join(unknown, ", "), filepath.Base(m.Path))}
+}
+
+// expandShapeNames gives each shape flag's wildcard names (input_*:1x128) to the model's
+// inputs they match (shapes.ExpandWildcards). Errors name the flag, and the profile when there
+// are several.
+func expandShapeNames(m *onnx.Model, profiles []shapeFlags) ([]shapeFlags, error) {
+	inputs := make([]string, len(m.Inputs))
+	for i, in := range m.Inputs {
+		inputs[i] = in.Name
+	}
+	out := make([]shapeFlags, len(profiles))
+	for i, f := range profiles {
+		src := [4][]shapes.Spec{f.shapes, f.min, f.opt, f.max}
+		dst := [4]*[]shapes.Spec{&out[i].shapes, &out[i].min, &out[i].opt, &out[i].max}
+		for k := range src {
+			specs, err := shapes.ExpandWildcards(shapeFlagNames[k]+profileSuffix(i, len(profiles)), src[k], inputs)
+			if err != nil {
+				return nil, exitcode.Usagef("invalid %v", err)
+			}
+			*dst[k] = specs
+		}
+	}
+	return out, nil
 }
 
 // shapeFlags are one optimization profile's parsed --shapes, --min-shapes, --opt-shapes and

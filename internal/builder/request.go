@@ -107,7 +107,7 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 		FP16: o.FP16, BF16: o.BF16, INT8: o.INT8, FP8: o.FP8,
 		NoTF32: o.NoTF32, Refit: o.Refit, StripWeights: o.StripWeights, VersionCompatible: o.VersionCompatible,
 		ExcludeLeanRuntime: o.ExcludeLeanRuntime, SparseWeights: o.SparseWeights,
-		OptLevel: o.OptLevel, MaxAuxStreams: o.MaxAuxStreams, HardwareCompat: o.HardwareCompat,
+		OptLevel: o.OptLevel, MaxAuxStreams: o.MaxAuxStreams, AvgTiming: o.AvgTiming, HardwareCompat: o.HardwareCompat,
 		Plugins: o.Plugins, NoTimingCache: o.NoTimingCache, TimingCache: o.TimingCache, StrictCache: o.StrictCache,
 		NoBuiltinPlugins: o.NoBuiltinPlugins, KeepFP32: o.KeepFP32,
 	}
@@ -147,6 +147,9 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 		if r.v != -1 && (r.v < r.lo || r.v > r.hi) {
 			return req, exitcode.Usagef("invalid %s %d: use %d to %d, or leave it out for TensorRT's default", r.flag, r.v, r.lo, r.hi)
 		}
+	}
+	if o.AvgTiming < 1 || o.AvgTiming > maxAvgTiming {
+		return req, exitcode.Usagef("invalid --avg-timing %d: give how many iterations each tactic's timing averages, 1 to %d (trtexec's default, and trtbuild's, is %d)", o.AvgTiming, maxAvgTiming, TrtexecAvgTiming)
 	}
 	switch o.HardwareCompat {
 	case "none", "ampere+", "same-compute-capability":
@@ -192,17 +195,8 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 		}
 		req.MemPools = pools
 	}
-	for i, f := range flags {
-		profile, err := shapeProfile(f)
-		if err != nil {
-			if len(flags) > 1 {
-				return req, exitcode.Usagef("profile %d: %v", i, err)
-			}
-			return req, err
-		}
-		if len(profile.Inputs) > 0 || len(flags) > 1 {
-			req.Profiles = append(req.Profiles, profile)
-		}
+	if req.Profiles, err = flagProfiles(flags); err != nil {
+		return req, err
 	}
 	sim, err := simConfig(o.Sim)
 	if err != nil {
@@ -210,6 +204,25 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 	}
 	req.Sim = sim
 	return req, nil
+}
+
+// flagProfiles are the optimization profiles the shape flags give, before the preflight
+// completes them; none when one profile names no input.
+func flagProfiles(flags []shapeFlags) ([]shapes.Profile, error) {
+	var out []shapes.Profile
+	for i, f := range flags {
+		profile, err := shapeProfile(f)
+		if err != nil {
+			if len(flags) > 1 {
+				return nil, exitcode.Usagef("profile %d: %v", i, err)
+			}
+			return nil, err
+		}
+		if len(profile.Inputs) > 0 || len(flags) > 1 {
+			out = append(out, profile)
+		}
+	}
+	return out, nil
 }
 
 func shapeProfile(f shapeFlags) (shapes.Profile, error) {
@@ -420,6 +433,11 @@ func applyTrtexecFlags(t Trtexec, req *worker.Request) (warnings []string, err e
 		return nil, exitcode.Usagef("--best and --stronglyTyped contradict each other: a strongly typed network takes its precisions from the model, --best lets TensorRT 10 choose any; give one of them")
 	}
 	req.StronglyTyped, req.Best = t.StronglyTyped, t.Best
+	if t.BuildRoute != "" {
+		if req.BuildRoute, err = trtexec.ParseBuildRoute(t.BuildRoute); err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+	}
 	if t.Best {
 		warnings = append(warnings, "--best enables fp16, bf16 and int8 on TensorRT 10 (weak typing, deprecated there); TensorRT 11 has no weak typing and refuses it: use --fp16 or --bf16, which convert the model, or a Q/DQ-quantized model")
 	}

@@ -181,7 +181,7 @@ func baseParts() Parts {
 	return Parts{
 		Graph: "sha256:aa", Weights: "sha256:bb", Backend: "tensorrt", TensorRT: "10.16.0.32",
 		GPU: "NVIDIA H100 80GB HBM3", ComputeCapability: "9.0", SMs: 132,
-		Settings: Settings{OptLevel: -1, MaxAuxStreams: -1},
+		Settings: Settings{OptLevel: -1, MaxAuxStreams: -1, AvgTiming: 8},
 		Profiles: []shapes.Profile{{Inputs: []shapes.Input{{Name: "x", Min: []int64{1}, Opt: []int64{4}, Max: []int64{8}}}}},
 	}
 }
@@ -198,6 +198,7 @@ func TestKeyCoversEveryPart(t *testing.T) {
 		"converter":            func(p *Parts) { p.Converter = "1" },
 		"backend":              func(p *Parts) { p.Backend = "sim" },
 		"tensorrt build":       func(p *Parts) { p.TensorRT = "10.16.0.33" },
+		"onnx parser":          func(p *Parts) { p.ONNXParser = "version 100, sha256:dd" },
 		"gpu":                  func(p *Parts) { p.GPU = "NVIDIA H200" },
 		"compute capability":   func(p *Parts) { p.ComputeCapability = "9.1" },
 		"sms":                  func(p *Parts) { p.SMs = 16 },
@@ -213,6 +214,8 @@ func TestKeyCoversEveryPart(t *testing.T) {
 		"opt level":            func(p *Parts) { p.Settings.OptLevel = 3 },
 		"aux streams":          func(p *Parts) { p.Settings.MaxAuxStreams = 0 },
 		"workspace":            func(p *Parts) { p.Settings.WorkspaceBytes = 1 << 30 },
+		"avg timing":           func(p *Parts) { p.Settings.AvgTiming = 1 },
+		"build route":          func(p *Parts) { p.Settings.BuildRoute = "-conv_use_long_w=off" },
 		"profile max":          func(p *Parts) { p.Profiles[0].Inputs[0].Max = []int64{16} },
 		"second profile":       func(p *Parts) { p.Profiles = append(p.Profiles, p.Profiles[0]) },
 		"plugin":               func(p *Parts) { p.Plugins = []Plugin{{Name: "a.so", SHA256: "sha256:cc"}} },

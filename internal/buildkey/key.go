@@ -1,9 +1,9 @@
 // Package buildkey computes the content key of an engine build: the hashes of the ONNX graph
 // and of its weights, kept apart, plus everything else that changes the engine TensorRT
 // writes — the converter that rewrites the graph for --fp16/--bf16 on TensorRT 11, TensorRT's
-// full version with its build number, the GPU and its compute capability (and the size of a
-// MIG slice), the hardware- and version-compatibility modes, every builder setting, the
-// optimization profiles and the plugin libraries by content.
+// full version with its build number and the ONNX parser beside it, the GPU and its compute
+// capability (and the MIG profile of a slice), the hardware- and version-compatibility modes,
+// every builder setting, the optimization profiles and the plugin libraries by content.
 //
 // The key is versioned: Schema is part of what is hashed, and a change to what the key covers
 // or how a part is computed must raise it, so engines cached under the old rules are never
@@ -32,8 +32,11 @@ import (
 // only when its data_location is EXTERNAL, its inline data only otherwise (2 hashed both
 // whatever the location said, and read the file of a DEFAULT tensor); frames every field the
 // graph and weights hashes see with its number, wire type and length; and walks local
-// functions' nodes and attribute defaults, so their tensors are weights.
-const Schema = 3
+// functions' nodes and attribute defaults, so their tensors are weights. 4 added the tactic
+// timing's averaging iterations (Settings.AvgTiming, which trtbuild now sets to trtexec's 8),
+// TensorRT 11's build route, the ONNX parser (ONNXParser) and the MIG profile of the device
+// the build runs on (MIG, which 3 held only for a matrix target that named one).
+const Schema = 4
 
 // Prefix starts every key, naming the schema: "trtb3-" and 64 hex digits.
 var Prefix = fmt.Sprintf("trtb%d-", Schema)
@@ -50,11 +53,14 @@ type Parts struct {
 	Converter string `json:"converter,omitempty"`
 
 	Backend string `json:"backend"` // "tensorrt" or "sim"
-	// TensorRT is the loaded library's full version, major.minor.patch.build.
-	TensorRT string `json:"tensorrt,omitempty"`
-	// GPU is the device's name, ComputeCapability e.g. "9.0". SMs is its multiprocessor
-	// count, which tells a MIG slice (or a cut-down part) from the whole GPU; MIG is the MIG
-	// profile when one was named (matrix targets), e.g. "1g.10gb".
+	// TensorRT is the loaded library's full version, major.minor.patch.build. ONNXParser is
+	// the ONNX parser loaded beside it (Target.ONNXParser): its version and its file's SHA-256.
+	TensorRT   string `json:"tensorrt,omitempty"`
+	ONNXParser string `json:"onnx_parser,omitempty"`
+	// GPU is the device's name without its MIG part (SplitMIG), ComputeCapability e.g. "9.0".
+	// SMs is its multiprocessor count, which tells a MIG slice (or a cut-down part) from the
+	// whole GPU; MIG is the MIG profile of a slice, e.g. "1g.10gb" (from the device name, or
+	// a matrix target's mig).
 	GPU               string `json:"gpu,omitempty"`
 	ComputeCapability string `json:"compute_capability,omitempty"`
 	SMs               int    `json:"sms,omitempty"`
@@ -81,6 +87,11 @@ type Settings struct {
 	OptLevel       int      `json:"opt_level"`       // -1: the builder's default
 	MaxAuxStreams  int      `json:"max_aux_streams"` // -1: the builder's default
 	WorkspaceBytes uint64   `json:"workspace_bytes,omitempty"`
+	// AvgTiming is the number of averaging iterations of every tactic's timing (trtexec's
+	// --avgTiming; 0: TensorRT's default, 1). BuildRoute is TensorRT 11's build route
+	// (--setBuildRoute), "" for none.
+	AvgTiming  int    `json:"avg_timing"`
+	BuildRoute string `json:"build_route,omitempty"`
 
 	// trtexec's other build settings, as the request holds them (internal/trtexec); each is
 	// left out when not set. Orders are kept: they are the user's.

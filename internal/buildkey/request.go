@@ -17,8 +17,13 @@ type Target struct {
 	// TensorRT is the full version, major.minor.patch.build; TRTMajor its major (TensorRT only).
 	TensorRT string
 	TRTMajor int
-	// GPU is the device name, ComputeCapability "major.minor", SMs the multiprocessor count, MIG
-	// a MIG profile name; each empty or zero when not known.
+	// ONNXParser names the ONNX parser library TensorRT parses with: "version V, sha256:…",
+	// V being its getNvOnnxParserVersion, with the SHA-256 of its file, since that version
+	// (0.1.0) is the same in every TensorRT release; "" when not known.
+	ONNXParser string
+	// GPU is the device name without its MIG part, ComputeCapability "major.minor", SMs the
+	// multiprocessor count, MIG the MIG profile of a slice (SplitMIG); each empty or zero when
+	// not known.
 	GPU               string
 	ComputeCapability string
 	SMs               int
@@ -44,12 +49,13 @@ func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, M
 	}
 	p := Parts{
 		Graph: hashes.Graph, Weights: hashes.Weights,
-		Backend: target.Backend, TensorRT: target.TensorRT,
+		Backend: target.Backend, TensorRT: target.TensorRT, ONNXParser: target.ONNXParser,
 		GPU: target.GPU, ComputeCapability: target.ComputeCapability, SMs: target.SMs, MIG: target.MIG,
 		HardwareCompat: req.HardwareCompat, VersionCompatible: req.VersionCompatible, ExcludeLeanRuntime: req.ExcludeLeanRuntime,
 		Settings: Settings{
 			NoTF32: req.NoTF32, Refit: req.Refit, StripWeights: req.StripWeights, SparseWeights: req.SparseWeights,
 			OptLevel: req.OptLevel, MaxAuxStreams: req.MaxAuxStreams, WorkspaceBytes: req.WorkspaceBytes,
+			AvgTiming: req.AvgTiming, BuildRoute: req.BuildRoute,
 			InputFormats: req.InputFormats, OutputFormats: req.OutputFormats,
 			PrecisionConstraints: req.PrecisionConstraints, LayerPrecisions: req.LayerPrecisions,
 			ProfilingVerbosity: req.ProfilingVerbosity, TacticSources: req.TacticSources, DLACore: req.DLACore,

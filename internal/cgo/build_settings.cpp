@@ -1,4 +1,4 @@
-// build_settings.cpp: checks of trtexec's build settings in trtb_options (ABI 3), shared by the
+// build_settings.cpp: checks of trtexec's build settings in trtb_options (ABI 3 and 5), shared by the
 // simulated builder and the TensorRT shim, so both refuse the same malformed options.
 
 #include "trtb_internal.hpp"
@@ -192,6 +192,25 @@ bool check_build_settings(const trtb_options& o, ExtraSettings* kept, std::strin
     }
     if (!text.empty()) {
         out += "mem_pools " + text + "\n";
+    }
+    if (o.avg_timing < 0) {
+        return fail(status, "--avg-timing " + std::to_string(o.avg_timing) +
+                                " is negative: give how many iterations each tactic's timing averages, 1 or more "
+                                "(trtexec uses 8)");
+    }
+    x.avg_timing = o.avg_timing;
+    if (o.avg_timing > 0) {
+        out += "avg_timing " + std::to_string(o.avg_timing) + "\n";
+    }
+    if (o.build_route != nullptr && o.build_route[0] != '\0') {
+        for (const char* c = o.build_route; *c != '\0'; ++c) {
+            if (static_cast<unsigned char>(*c) < 0x20 || *c == 0x7f) {
+                return fail(status, "the build route holds a control character: give knobs such as "
+                                    "-conv_use_long_w=off, separated by spaces");
+            }
+        }
+        x.build_route = o.build_route;
+        out += "build_route " + x.build_route + "\n";
     }
     x.summary = out;
     *kept = std::move(x);

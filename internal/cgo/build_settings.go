@@ -99,9 +99,14 @@ type BuildSettings struct {
 	StronglyTyped               bool // TensorRT 10's strongly typed network flag
 	Best                        bool // TensorRT 10: enable every precision
 	Pools                       map[uint32]uint64
+	// AvgTiming is how many iterations every tactic's timing averages
+	// (IBuilderConfig::setAvgTimingIterations; 0: TensorRT's default, 1). BuildRoute is
+	// TensorRT 11.1's IBuilderConfig::setBuildRoute ("": none; refused before 11.1).
+	AvgTiming  int
+	BuildRoute string
 }
 
-// toC fills the ABI 3 fields of c.
+// toC fills the ABI 3 and ABI 5 fields of c.
 func (s *BuildSettings) toC(c *C.trtb_options, mem *cmem) error {
 	var err error
 	if c.input_formats, c.nb_input_formats, err = formatsToC(mem, "input format", s.InputFormats); err != nil {
@@ -136,6 +141,14 @@ func (s *BuildSettings) toC(c *C.trtb_options, mem *cmem) error {
 	c.gpu_fallback = boolToC(s.GPUFallback)
 	c.strongly_typed = boolToC(s.StronglyTyped)
 	c.best = boolToC(s.Best)
+	if c.avg_timing, err = toInt32("averaging iterations", s.AvgTiming); err != nil {
+		return err
+	}
+	if s.BuildRoute != "" {
+		if c.build_route, err = mem.str("build route", s.BuildRoute); err != nil {
+			return err
+		}
+	}
 	for pool, size := range s.Pools {
 		c.pools_set |= C.uint32_t(pool)
 		switch pool {

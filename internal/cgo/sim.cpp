@@ -80,6 +80,9 @@ constexpr int32_t kDefaultThreads = 1;  // IBuilder::setMaxThreads defaults to 1
 constexpr int32_t kDefaultTactics = 6;
 constexpr int32_t kDefaultIterations = 4;
 constexpr int64_t kDefaultStepNs = 5'000'000;
+// kTrtexecAvgTiming is trtexec's --avgTiming default: a measuring step of step_ns is timed with
+// this many averaging iterations, and a build asking for another count scales it.
+constexpr int64_t kTrtexecAvgTiming = 8;
 constexpr int32_t kDefaultLayers = 16;
 constexpr int32_t kMaxThreads = 256;
 constexpr int32_t kMaxTactics = 1000;
@@ -1277,8 +1280,14 @@ bool SimBuild::measure(RunState& rs, const Phase& find, const std::string& layer
     }
     const int32_t limit = phase.limit();
     const uint64_t h = mix(hash_string(sig) ^ mix(cfg_.seed ^ (static_cast<uint64_t>(tactic) << 20)));
+    // A measuring step averages avg_timing kernel runs, as TensorRT's timing does: step_ns is
+    // the step's wall time at trtexec's 8 iterations, and another count scales it (0 leaves
+    // step_ns as it is, so the knobs of trtb_sim_options keep their meaning alone).
+    const int64_t avg = cfg_.settings.extra.avg_timing > 0 ? cfg_.settings.extra.avg_timing : kTrtexecAvgTiming;
+    const int64_t step_ns = std::max<int64_t>(1, cfg_.step_ns / kTrtexecAvgTiming * avg +
+                                                     cfg_.step_ns % kTrtexecAvgTiming * avg / kTrtexecAvgTiming);
     for (int32_t it = 0; it < limit; ++it) {
-        int64_t ns = jitter(cfg_.step_ns, mix(h + static_cast<uint64_t>(it)));
+        int64_t ns = jitter(step_ns, mix(h + static_cast<uint64_t>(it)));
         if (cfg_.long_step_ns > 0 && !rs.long_step_taken.exchange(true)) {
             ns = cfg_.long_step_ns;
         }

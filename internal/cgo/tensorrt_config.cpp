@@ -10,6 +10,11 @@
 #include <utility>
 #include <vector>
 
+// IBuilderConfig::setBuildRoute came with TensorRT 11.1 (absent from the 11.0 and 10.x
+// headers); a library older than the headers is refused at load (check_versions), so the
+// headers decide.
+#define TRTB_HAS_BUILD_ROUTE TRTB_TRT_AT_LEAST(11, 1)
+
 namespace trtb {
 namespace trt {
 namespace {
@@ -84,6 +89,14 @@ int32_t copy_settings(const trtb_options& o, Settings* out, std::string* message
                    "flag (which only enables FP8 plugin inputs and outputs) in ampere+ engines; drop one of them");
     }
 #endif
+#if !TRTB_HAS_BUILD_ROUTE
+    if (!s.extra.build_route.empty()) {
+        return bad(TRTB_ERR_UNSUPPORTED,
+                   "--set-build-route needs TensorRT 11.1 or newer (IBuilderConfig::setBuildRoute); this trtbuild "
+                   "was compiled against TensorRT " + version_text(kCompiledVersion) +
+                       ": leave it out, or build with TensorRT 11.1 or newer");
+    }
+#endif
     if (int32_t code = check_extra_settings(s, message); code != TRTB_OK) {
         return code;
     }
@@ -150,6 +163,19 @@ Outcome TensorRTBuild::configure(Objects& o) {
     if (s_.opt_level >= 0) {
         config.setBuilderOptimizationLevel(s_.opt_level);
     }
+    if (s_.extra.avg_timing > 0) {
+        config.setAvgTimingIterations(s_.extra.avg_timing);  // trtexec always sets it (8 by default)
+    }
+#if TRTB_HAS_BUILD_ROUTE
+    if (!s_.extra.build_route.empty()) {
+        logger_.note(TRTB_SEVERITY_INFO, "using build route " + s_.extra.build_route);
+        if (!config.setBuildRoute(s_.extra.build_route.c_str())) {
+            return fail(TRTB_ERR_INVALID_ARGUMENT, "TensorRT refused --set-build-route \"" + s_.extra.build_route +
+                                                       "\": " + errors_since(mark) +
+                                                       "; trtexec --helpBuildRoute lists the knobs and their values");
+        }
+    }
+#endif
     if (s_.max_aux_streams >= 0) {
 #if NV_TENSORRT_MAJOR >= 11
         if (!config.setMaxAuxStreams(s_.max_aux_streams)) {

@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 /* TRTB_ABI_VERSION changes whenever a struct or a function in this header changes. */
-#define TRTB_ABI_VERSION 4
+#define TRTB_ABI_VERSION 5
 
 /* Status codes. TRTB_OK is zero; every other value is a failure of the named kind. */
 typedef enum trtb_code {
@@ -145,7 +145,8 @@ typedef struct trtb_sim_options {
                                    parallel */
     int32_t tactics;            /* tactics timed per layer (>= 1) */
     int32_t iterations;         /* "Measuring tactic time" steps per tactic (>= 1) */
-    int64_t step_ns;            /* wall time of one measuring step */
+    int64_t step_ns;            /* wall time of one measuring step at trtexec's 8 averaging
+                                   iterations; trtb_options.avg_timing N > 0 makes it N/8 of this */
     const char *const *layers;  /* layer names, taken from the model's nodes; may be NULL */
     int32_t nb_layers;          /* the number of names in layers; when layers is NULL, the
                                    number of layers (named layer_0, layer_1, ...) to time */
@@ -318,6 +319,14 @@ typedef struct trtb_options {
     uint64_t dla_managed_sram_bytes;
     uint64_t dla_local_dram_bytes;
     uint64_t dla_global_dram_bytes;
+
+    /* Tactic timing and TensorRT 11's build route (ABI 5). */
+    int32_t avg_timing;                   /* averaging iterations of every tactic's timing
+                                             (IBuilderConfig::setAvgTimingIterations; trtexec
+                                             uses 8); 0: TensorRT's default (1) */
+    const char *build_route;              /* IBuilderConfig::setBuildRoute (TensorRT 11.1 and
+                                             newer; refused with TRTB_ERR_UNSUPPORTED before),
+                                             such as "-conv_use_long_w=off"; NULL or "": none */
 } trtb_options;
 
 /* Kinds of trtb_event. */

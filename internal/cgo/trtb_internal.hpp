@@ -77,7 +77,7 @@ struct ProfileShape {
     int64_t max[TRTB_MAX_DIMS] = {};
 };
 
-// ExtraSettings are trtexec's build settings of trtb_options (the fields after sim, ABI 3),
+// ExtraSettings are trtexec's build settings of trtb_options (the fields after sim, ABI 3 and 5),
 // owned and checked by check_build_settings (build_settings.cpp).
 struct ExtraSettings {
     std::vector<trtb_io_format> input_formats;   // one for all inputs, or one per input
@@ -94,10 +94,12 @@ struct ExtraSettings {
     bool best = false;
     uint32_t pools_set = 0;      // trtb_pool bits
     uint64_t pool_bytes[4] = {}; // by trtb_pool bit number
+    int32_t avg_timing = 0;      // averaging iterations of a tactic's timing (ABI 5); 0: default
+    std::string build_route;     // TensorRT 11.1's build route (ABI 5); "": none
     std::string summary;         // one "key value" line per setting given, for the simulated plan
 };
 
-// check_build_settings checks the ABI 3 fields of o for what any builder would refuse: unknown
+// check_build_settings checks the ABI 3 and 5 fields of o for what any builder would refuse: unknown
 // enum values, a list without its pointer, layer precisions without constraints, GPU fallback
 // without a DLA core, "best" with a strongly typed network. On success it copies them into
 // *out and returns true; otherwise it sets *message to one line and leaves *out untouched.

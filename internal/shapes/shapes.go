@@ -11,7 +11,9 @@
 // A name may also be wrapped in single quotes, 'input:0':1x3, which is the
 // only way to write a name that contains ','. DIMS are non-negative decimal
 // integers joined by 'x'; "scalar" or nothing at all after the ':' means a
-// rank-0 (scalar) input.
+// rank-0 (scalar) input. As in trtexec 11, a name may hold one '*' standing for
+// any run of characters (input_*:1x128); ExpandWildcards gives such an entry to
+// the model's inputs it matches.
 package shapes
 
 import (

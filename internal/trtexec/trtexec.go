@@ -1,7 +1,7 @@
 // Package trtexec reads the values of trtexec's build flags that trtbuild takes
 // (--inputIOFormats, --outputIOFormats, --layerPrecisions, --precisionConstraints,
-// --profilingVerbosity, --tacticSources), in trtexec's syntax, and names the trtexec flags
-// trtbuild does not take, with the reason and what to use instead.
+// --profilingVerbosity, --tacticSources, --setBuildRoute), in trtexec's syntax, and names the
+// trtexec flags trtbuild does not take, with the reason and what to use instead.
 //
 // Every error is one line that names the problem and the fix.
 package trtexec
@@ -170,6 +170,29 @@ func ParseTacticSources(s string) ([]string, error) {
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// ParseBuildRoute reads --setBuildRoute, TensorRT 11's build route: knobs -NAME=VALUE
+// separated by blanks, such as "-conv_use_long_w=off -kgen:codegen:cuda_tile=2" (the form of
+// IBuilderConfig::setBuildRoute and of the routes trtexec --tuneBuildRoutes reports). It
+// returns the knobs joined by single spaces; which knobs exist only TensorRT knows.
+func ParseBuildRoute(s string) (string, error) {
+	knobs := strings.Fields(s)
+	if len(knobs) == 0 {
+		return "", fmt.Errorf("--setBuildRoute is empty; give knobs -NAME=VALUE separated by spaces, such as -conv_use_long_w=off (trtexec --helpBuildRoute lists them)")
+	}
+	for _, k := range knobs {
+		name, value, ok := strings.Cut(k, "=")
+		if !ok || len(name) < 2 || name[0] != '-' || value == "" || strings.ContainsAny(k, "'\"") {
+			return "", fmt.Errorf("--setBuildRoute knob %q is not -NAME=VALUE; give knobs such as -conv_use_long_w=off, separated by spaces (trtexec --helpBuildRoute lists them)", k)
+		}
+		for _, r := range k {
+			if r < 0x20 || r == 0x7f {
+				return "", fmt.Errorf("--setBuildRoute knob %q holds a control character; give knobs such as -conv_use_long_w=off", k)
+			}
+		}
+	}
+	return strings.Join(knobs, " "), nil
 }
 
 func contains(list []string, s string) bool {

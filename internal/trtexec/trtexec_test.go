@@ -167,7 +167,16 @@ func TestUnsupported(t *testing.T) {
 		{"explicitBatch", "has no effect since TensorRT 10"},
 		{"buildOnly", "--buildOnly is a trtexec flag of TensorRT 8 (now --skipInference); trtbuild never runs inference: leave it out"},
 		{"sparsity", "use --sparse-weights"},
-		{"avgTiming", "--avgTiming is a trtexec builder flag that trtbuild does not set"},
+		{"avgTiming", ""},     // trtbuild takes it: --avg-timing
+		{"setBuildRoute", ""}, // trtbuild takes it: --set-build-route
+		{"maxTactics", "--maxTactics is a trtexec builder flag that trtbuild does not set"},
+		{"helpBuildRoute", "--helpBuildRoute is a trtexec 11 flag that prints TensorRT's build-route knobs as JSON; trtbuild does not print them: run trtexec --helpBuildRoute, then build with trtbuild --set-build-route"},
+		{"tuneBuildRoutes", "--tuneBuildRoutes is a trtexec 11 flag of its build-route tuning loop"},
+		{"tuningCacheFile", "then build the best route with trtbuild --set-build-route"},
+		{"tuning-cache-file", "--tuningCacheFile is a trtexec 11 flag"},
+		{"saveAllEngines", "tune with trtexec --tuneBuildRoutes"},
+		{"greenContext", "--greenContext is a trtexec builder flag that trtbuild does not set: it profiles on a CUDA green context of N SMs"},
+		{"remoteConfig", "safety-certified (--safe) builds"},
 		{"frobnicate", ""},
 		{"fp16", ""},
 		{"best", ""},
@@ -191,6 +200,35 @@ func TestUnsupported(t *testing.T) {
 		msg, ok := Unsupported(name)
 		if !ok || !strings.HasPrefix(msg, "--"+name+" is a trtexec ") || strings.Contains(msg, "\n") {
 			t.Errorf("%s: %q", name, msg)
+		}
+	}
+}
+
+func TestParseBuildRoute(t *testing.T) {
+	tests := []struct {
+		in, want, wantErr string
+	}{
+		{"-conv_use_long_w=off", "-conv_use_long_w=off", ""},
+		{"  -conv_use_long_w=off   -kgen:codegen:cuda_tile=2 ", "-conv_use_long_w=off -kgen:codegen:cuda_tile=2", ""},
+		{"", "", "--setBuildRoute is empty; give knobs -NAME=VALUE"},
+		{"   ", "", "--setBuildRoute is empty"},
+		{"conv_use_long_w=off", "", `--setBuildRoute knob "conv_use_long_w=off" is not -NAME=VALUE`},
+		{"-conv_use_long_w", "", `--setBuildRoute knob "-conv_use_long_w" is not -NAME=VALUE`},
+		{"-=on", "", `--setBuildRoute knob "-=on" is not -NAME=VALUE`},
+		{"-a=", "", `--setBuildRoute knob "-a=" is not -NAME=VALUE`},
+		{"-a='on'", "", `is not -NAME=VALUE`},
+		{"-a=o\x01n", "", "holds a control character"},
+	}
+	for _, tt := range tests {
+		got, err := ParseBuildRoute(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("ParseBuildRoute(%q) = %q, %v; want error %q", tt.in, got, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("ParseBuildRoute(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ const (
 	kindOldFormat          // Caffe and UFF models, removed in TensorRT 10
 	kindObsolete           // has no effect since TensorRT 10
 	kindBuilder            // a builder setting trtbuild does not expose
+	kindTuning             // TensorRT 11's build-route tuning loop
 )
 
 // unsupported lists trtexec's flags (TensorRT 10 and 11) that trtbuild does not take.
@@ -41,7 +42,7 @@ var unsupported = map[string]int{
 	"explicitBatch": kindObsolete, "workspace_MB": kindObsolete, "maxBatch": kindObsolete, "directIO": kindObsolete,
 	"minTiming": kindObsolete, "buildOnly": kindObsolete,
 
-	"avgTiming": kindBuilder, "maxTactics": kindBuilder, "tilingOptimizationLevel": kindBuilder,
+	"maxTactics": kindBuilder, "tilingOptimizationLevel": kindBuilder,
 	"l2LimitForTiling": kindBuilder, "layerOutputTypes": kindBuilder, "layerDeviceTypes": kindBuilder,
 	"sparsity": kindBuilder, "safe": kindBuilder, "consistency": kindBuilder, "restricted": kindBuilder,
 	"buildDLAStandalone": kindBuilder, "preview": kindBuilder, "tempdir": kindBuilder,
@@ -51,9 +52,14 @@ var unsupported = map[string]int{
 	"enablePluginOverride": kindBuilder, "pluginInstanceNorm": kindBuilder, "pi": kindBuilder,
 	"uint8AsymmetricQuantizationDLA": kindBuilder, "reportCapabilityDLA": kindBuilder,
 	"adjustForDLA": kindBuilder, "distributiveIndependence": kindBuilder, "decomposableAttentions": kindBuilder,
-	"saveAllEngines": kindBuilder, "allowWeightStreaming": kindBuilder, "errorOnTimingCacheMiss": kindBuilder,
+	"saveAllEngines": kindTuning, "allowWeightStreaming": kindBuilder, "errorOnTimingCacheMiss": kindBuilder,
 	"int4": kindBuilder, "cpuOnly": kindBuilder, "runtimePlatform": kindBuilder, "dumpKernelText": kindBuilder,
-	"remoteAutoTuningConfig": kindBuilder, "refitIdentical": kindBuilder,
+	"remoteAutoTuningConfig": kindBuilder, "refitIdentical": kindBuilder, "greenContext": kindBuilder,
+	"remoteConfig": kindBuilder,
+
+	"helpBuildRoute": kindTuning, "tuneBuildRoutes": kindTuning, "tuneBuildRouteFile": kindTuning,
+	"tuningCacheFile": kindTuning, "tuningSearch": kindTuning, "tuningTimeOut": kindTuning,
+	"continue": kindTuning, "dryRun": kindTuning, "tuningResultFile": kindTuning,
 }
 
 // byKey finds a flag of unsupported whatever its case and dashes (--useCudaGraph,
@@ -106,6 +112,13 @@ func Unsupported(name string) (message string, ok bool) {
 		}
 		return fmt.Sprintf("%s is a trtexec flag that has no effect since TensorRT 10 (networks are explicit-batch, the workspace is --workspace): "+
 			"leave it out", flag), true
+	case kindTuning:
+		if canon == "helpBuildRoute" {
+			return fmt.Sprintf("%s is a trtexec 11 flag that prints TensorRT's build-route knobs as JSON; trtbuild does not print them: "+
+				"run trtexec --helpBuildRoute, then build with trtbuild --set-build-route \"-KNOB=VALUE …\"", flag), true
+		}
+		return fmt.Sprintf("%s is a trtexec 11 flag of its build-route tuning loop, which builds the model once per route in child processes and keeps the fastest; "+
+			"trtbuild builds one route: tune with trtexec --tuneBuildRoutes, then build the best route with trtbuild --set-build-route \"-KNOB=VALUE …\"", flag), true
 	}
 	hint := "leave it out to keep TensorRT's default, or build with trtexec"
 	switch canon {
@@ -117,6 +130,11 @@ func Unsupported(name string) (message string, ok bool) {
 		hint = "use a model quantized to INT4 with Q/DQ nodes"
 	case "errorOnTimingCacheMiss":
 		hint = "leave it out; --strict-cache makes timing cache problems fail the build"
+	case "greenContext":
+		hint = "it profiles on a CUDA green context of N SMs and records that SM count in the engine; trtbuild profiles on the whole device it builds on, " +
+			"so to build for part of a GPU build on a MIG slice of that size, or build with trtexec 11.4 or newer"
+	case "remoteConfig", "remoteAutoTuningConfig", "cpuOnly":
+		hint = "it is for safety-certified (--safe) builds tuned on a remote GPU, which trtbuild does not make; build those with trtexec"
 	}
 	return fmt.Sprintf("%s is a trtexec builder flag that trtbuild does not set: %s", flag, hint), true
 }

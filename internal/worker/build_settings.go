@@ -69,6 +69,7 @@ func buildSettings(req Request) (cgo.BuildSettings, error) {
 		s.UseDLA, s.DLACore = true, *req.DLACore
 	}
 	s.GPUFallback, s.StronglyTyped, s.Best = req.GPUFallback, req.StronglyTyped, req.Best
+	s.AvgTiming, s.BuildRoute = req.AvgTiming, req.BuildRoute
 	for name, size := range req.MemPools {
 		bit, ok := poolBits[name]
 		if !ok {

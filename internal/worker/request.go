@@ -40,6 +40,11 @@ type Request struct {
 	MaxAuxStreams      int    `json:"max_aux_streams"` // -1: builder default
 	HardwareCompat     string `json:"hardware_compat,omitempty"`
 	WorkspaceBytes     uint64 `json:"workspace_bytes,omitempty"`
+	// AvgTiming is how many iterations every tactic's timing averages (trtexec's --avgTiming;
+	// 0: TensorRT's default, 1). The parent sends trtexec's 8 unless told otherwise.
+	AvgTiming int `json:"avg_timing,omitempty"`
+	// BuildRoute is TensorRT 11's build route (trtexec's --setBuildRoute), "" for none.
+	BuildRoute string `json:"build_route,omitempty"`
 
 	Profiles []shapes.Profile `json:"profiles,omitempty"`
 	Plugins  []string         `json:"plugins,omitempty"`
