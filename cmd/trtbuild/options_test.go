@@ -49,7 +49,7 @@ func TestCommandLineToRequest(t *testing.T) {
 		t.Fatalf("plain build: %v", err)
 	}
 	if basePlan.Engine != filepath.Join(dir, "convnet.engine") || basePlan.Request.Backend != "sim" || basePlan.Request.OptLevel != -1 ||
-		basePlan.Request.MaxAuxStreams != -1 || len(basePlan.Request.NodeNames) == 0 || basePlan.Request.Sim.Step != 40*time.Millisecond {
+		basePlan.Request.MaxAuxStreams != -1 || basePlan.Request.AvgTiming != 8 || len(basePlan.Request.NodeNames) == 0 || basePlan.Request.Sim.Step != 40*time.Millisecond {
 		t.Fatalf("plain build plan %+v", basePlan)
 	}
 	dla0 := 0
@@ -73,6 +73,17 @@ func TestCommandLineToRequest(t *testing.T) {
 		{"trtexec builderOptimizationLevel", []string{"--builderOptimizationLevel=5"}, func(r *worker.Request) { r.OptLevel = 5 }},
 		{"opt-level 0", []string{"--opt-level", "0"}, func(r *worker.Request) { r.OptLevel = 0 }},
 		{"trtexec maxAuxStreams", []string{"--maxAuxStreams=2"}, func(r *worker.Request) { r.MaxAuxStreams = 2 }},
+		{"trtexec avgTiming", []string{"--avgTiming=2"}, func(r *worker.Request) { r.AvgTiming = 2 }},
+		{"avg-timing 1, TensorRT's default", []string{"--avg-timing", "1"}, func(r *worker.Request) { r.AvgTiming = 1 }},
+		{"trtexec setBuildRoute", []string{"--setBuildRoute=-conv_use_long_w=off  -kgen:codegen:cuda_tile=2"}, func(r *worker.Request) {
+			r.BuildRoute = "-conv_use_long_w=off -kgen:codegen:cuda_tile=2"
+		}},
+		{"wildcard shapes", []string{"--shapes", "im*:1x3x224x224"}, func(r *worker.Request) {
+			r.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
+		}},
+		{"wildcard shapes without preflight", []string{"--no-preflight", "--optShapes=*:1x3x224x224"}, func(r *worker.Request) {
+			r.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
+		}},
 		{"trtexec hardwareCompatibilityLevel", []string{"--hardwareCompatibilityLevel=ampere_plus"}, func(r *worker.Request) { r.HardwareCompat = "ampere+" }},
 		{"hardware-compat camelCase", []string{"--hardware-compat", "sameComputeCapability"}, func(r *worker.Request) { r.HardwareCompat = "same-compute-capability" }},
 		{"device", []string{"--device", "1"}, func(r *worker.Request) { r.Device = 1 }},
@@ -193,6 +204,11 @@ func TestCommandLineRefusals(t *testing.T) {
 		{[]string{"--timing-cache", "x.cache", "--no-timing-cache"}, "not both"},
 		{[]string{"--shapes", "images:1x3"}, "images"},
 		{[]string{"--sim-speed", "0"}, "invalid --sim-speed"},
+		{[]string{"--avgTiming=0"}, "invalid --avg-timing 0: give how many iterations each tactic's timing averages, 1 to 1000 (trtexec's default, and trtbuild's, is 8)"},
+		{[]string{"--avg-timing", "1001"}, "invalid --avg-timing 1001"},
+		{[]string{"--setBuildRoute=conv_use_long_w=off"}, `--setBuildRoute knob "conv_use_long_w=off" is not -NAME=VALUE`},
+		{[]string{"--shapes", "pixels*:1x3x224x224"}, `invalid --shapes: "pixels*" matches no input of the model; its inputs are "images"`},
+		{[]string{"--profile", "0", "--shapes", "images:1x3x224x224", "--profile", "1", "--max-shapes", "i*g*:1x3x224x224"}, `invalid --max-shapes (profile 1): name "i*g*" holds more than one '*'`},
 		{[]string{"--sim-scenario", "storm"}, `invalid --sim-scenario "storm"`},
 		{[]string{"--plugins", "a.so,,b.so"}, "--plugins has an empty item"},
 		// An empty value is refused as the flag's parser would, never taken for the default.

@@ -20,7 +20,8 @@ func TestTrtexecBuildFlags(t *testing.T) {
 	r := trtbuild(t, nil, "--backend=sim", "--sim-speed=100", "--progress=quiet", "--onnx="+model, "--saveEngine="+engine,
 		"--inputIOFormats=fp16:chw", "--outputIOFormats=fp32:chw", "--precisionConstraints=obey",
 		"--layerPrecisions=stem/conv1:fp16,*:fp32", "--profilingVerbosity=detailed", "--tacticSources=-CUDNN,+CUBLAS",
-		"--useDLACore=1", "--allowGPUFallback", "--stronglyTyped", "--memPoolSize=workspace:1G,tacticSharedMem:1K,dlaSRAM:1M")
+		"--useDLACore=1", "--allowGPUFallback", "--stronglyTyped", "--memPoolSize=workspace:1G,tacticSharedMem:1K,dlaSRAM:1M",
+		"--avgTiming=4", "--setBuildRoute=-conv_use_long_w=off")
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
 	}
@@ -35,7 +36,7 @@ func TestTrtexecBuildFlags(t *testing.T) {
 		"workspace_bytes 1073741824\n", "input_formats fp16:chw\n", "output_formats fp32:chw\n",
 		"precision_constraints obey\n", "layer_precisions stem/conv1:fp16,*:fp32\n", "profiling_verbosity detailed\n",
 		"tactic_sources +cublas,-cudnn\n", "dla_core 1 gpu_fallback\n", "strongly_typed\n",
-		"mem_pools tacticSharedMem:1024,dlaSRAM:1048576\n",
+		"mem_pools tacticSharedMem:1024,dlaSRAM:1048576\n", "avg_timing 4\n", "build_route -conv_use_long_w=off\n",
 	} {
 		if !strings.Contains(string(plan), want) {
 			t.Errorf("plan lacks %q:\n%s", want, plan)
@@ -85,7 +86,16 @@ func TestTrtexecFlagErrors(t *testing.T) {
 		{"export layer info", []string{"--exportLayerInfo=layers.json"}, "--exportLayerInfo is a trtexec flag that reads a built engine"},
 		{"export times", []string{"--exportTimes", "t.json"}, "--exportTimes is a trtexec flag for running inference"},
 		{"calibration", []string{"--calib=cache.bin"}, "INT8 calibration"},
-		{"builder flag not set", []string{"--avgTiming=4"}, "--avgTiming is a trtexec builder flag that trtbuild does not set"},
+		{"builder flag not set", []string{"--maxTactics=4"}, "--maxTactics is a trtexec builder flag that trtbuild does not set"},
+		{"avg timing 0", []string{"--avgTiming=0"}, "invalid --avg-timing 0: give how many iterations each tactic's timing averages, 1 to 1000"},
+		{"avg timing not a number", []string{"--avgTiming=eight"}, `invalid argument "eight" for "--avg-timing"`},
+		{"build route", []string{"--setBuildRoute=conv_use_long_w"}, `--setBuildRoute knob "conv_use_long_w" is not -NAME=VALUE`},
+		{"tuning loop", []string{"--tuneBuildRoutes=-conv_use_long_w=[on|off]"}, "--tuneBuildRoutes is a trtexec 11 flag of its build-route tuning loop"},
+		{"tuning cache", []string{"--tuningCacheFile=t.json"}, "then build the best route with trtbuild --set-build-route"},
+		{"help build route", []string{"--helpBuildRoute"}, "run trtexec --helpBuildRoute, then build with trtbuild --set-build-route"},
+		{"green context", []string{"--greenContext=sm:16"}, "--greenContext is a trtexec builder flag that trtbuild does not set: it profiles on a CUDA green context"},
+		{"wildcard matching nothing", []string{"--optShapes=pixel*:1x16"}, `invalid --opt-shapes: "pixel*" matches no input of the model; its inputs are "input_ids", "attention_mask", "token_type_ids"`},
+		{"wildcards overlapping", []string{"--minShapes=*_ids:1x16,input*:1x16"}, `invalid --min-shapes: input "input_ids" matches both "*_ids" and "input*"; give it once`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +124,7 @@ func TestTrtexecNamesNormalize(t *testing.T) {
 		"precisionConstraints": "precision-constraints", "layerPrecisions": "layer-precisions",
 		"profilingVerbosity": "profiling-verbosity", "tacticSources": "tactic-sources", "useDLACore": "use-dla-core",
 		"allowGPUFallback": "allow-gpu-fallback", "stronglyTyped": "strongly-typed", "best": "best", "memPoolSize": "mem-pool-size",
+		"avgTiming": "avg-timing", "setBuildRoute": "set-build-route",
 	} {
 		if got := string(normalizeFlagName(f, trtexecName)); got != want {
 			t.Errorf("%s normalizes to %s, want %s", trtexecName, got, want)

@@ -191,6 +191,14 @@ func (f *File) SlurmScript(target string, o SlurmOptions) (string, error) {
 			t = x
 		}
 	}
+	if t.MIG != "" && t.GresDefaulted {
+		// Slurm has no one name for a slice: AutoDetect=nvml types it after the GPU's name up to
+		// its first '-', in lower case with spaces as '_', and the slice's size (gpu_nvml.c:
+		// "nvidia_a100_1g.5gb" for an NVIDIA A100-SXM4-40GB's 1g.5gb), and sites name their
+		// types in slurm.conf as they like ("a100_1g.5gb"); --gres must give that type.
+		return "", fmt.Errorf("target %s is a MIG %s slice: give it gres: the Slurm GPU type slurm.conf names the slice by "+
+			"(sinfo -o '%%G' lists them; AutoDetect=nvml detects it as e.g. nvidia_a100_%s), so that each task asks for one slice, not a whole GPU", t.Name, t.MIG, t.MIG)
+	}
 	if o.Trtbuild == "" {
 		o.Trtbuild = "trtbuild"
 	}
@@ -220,7 +228,11 @@ func (f *File) SlurmScript(target string, o SlurmOptions) (string, error) {
 	}
 	fmt.Fprintf(&b, "#SBATCH --output=%s/%%x-%%a.jsonl\n", o.LogDir)
 	fmt.Fprintf(&b, "#SBATCH --error=%s/%%x-%%a.err\n", o.LogDir)
-	fmt.Fprintf(&b, "# Written by trtbuild matrix emit slurm. Target %s (%s): %d cells, one per array task;\n", t.Name, t.GPU, len(cells))
+	what := t.GPU
+	if t.MIG != "" {
+		what = "a MIG " + t.MIG + " slice of " + t.GPU + ", one slice per task"
+	}
+	fmt.Fprintf(&b, "# Written by trtbuild matrix emit slurm. Target %s (%s): %d cells, one per array task;\n", t.Name, what, len(cells))
 	b.WriteString("# submit it from the matrix file's folder on shared storage: mkdir -p " + o.LogDir + " && sbatch THIS_FILE\n")
 	for _, c := range cells {
 		fmt.Fprintf(&b, "#   task %d: %s\n", c.TargetIndex, c.ID())

@@ -81,14 +81,20 @@ type Target struct {
 	// Name is short, used in file names, Job names and --target; e.g. "h100".
 	Name string `json:"name"`
 	// GPU is the value of the node label nvidia.com/gpu.product (GPU Feature Discovery), which
-	// is the CUDA device name with spaces as dashes, e.g. "NVIDIA-H100-80GB-HBM3".
+	// is the CUDA device name with spaces as dashes, e.g. "NVIDIA-H100-80GB-HBM3"; for a MIG
+	// target, the whole GPU's (the label under the device plugin's "mixed" strategy).
 	GPU string `json:"gpu"`
 	// ComputeCapability is "major.minor", e.g. "9.0": for Triton's cc_model_filenames.
 	ComputeCapability string `json:"compute_capability,omitempty"`
-	// MIG is a MIG profile, e.g. "1g.10gb"; the Kubernetes resource becomes nvidia.com/mig-<MIG>.
+	// MIG is a MIG profile, e.g. "1g.10gb": the target is a slice of that profile of GPU, and
+	// only such a slice builds its cells (Mismatch); the Kubernetes resource becomes
+	// nvidia.com/mig-<MIG>. Without it the target is the whole GPU, and a slice does not do.
 	MIG string `json:"mig,omitempty"`
-	// Gres is Slurm's GPU type for --gres=gpu:TYPE:1; default Name.
+	// Gres is Slurm's GPU type for --gres=gpu:TYPE:1; default Name. A MIG target's Slurm
+	// script needs it given: the type slurm.conf names the slice by.
 	Gres string `json:"gres,omitempty"`
+	// GresDefaulted says that the file gave no gres.
+	GresDefaulted bool `json:"-"`
 }
 
 // Cell is one build of the matrix.
@@ -320,7 +326,7 @@ func (f *File) check() error {
 			return fmt.Errorf("targets[%d] (%s): compute_capability %q: write major.minor, e.g. 9.0", i, t.Name, t.ComputeCapability)
 		}
 		if t.Gres == "" {
-			t.Gres = t.Name
+			t.Gres, t.GresDefaulted = t.Name, true
 		}
 		if !gresRE.MatchString(t.Gres) {
 			return fmt.Errorf("targets[%d] (%s): gres %q: give Slurm's GPU type", i, t.Name, t.Gres)

@@ -199,7 +199,7 @@ func TestSlurm(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"job-name": "trtbuild-a100-mig", "array": "0-7%2", "gres": "gpu:a100:1", "ntasks": "1",
+		"job-name": "trtbuild-a100-mig", "array": "0-7%2", "gres": "gpu:a100_1g.5gb:1", "ntasks": "1",
 		"partition": "gpu", "time": "01:00:00", "output": "logs/%x-%a.jsonl", "error": "logs/%x-%a.err",
 	}
 	if !reflect.DeepEqual(directives, want) {
@@ -211,8 +211,17 @@ func TestSlurm(t *testing.T) {
 	if !strings.HasPrefix(s, "#!/bin/bash\n") || !strings.Contains(s, "#   task 7: a100-mig/external-data/plain/fp16\n") {
 		t.Errorf("script:\n%s", s)
 	}
+	if !strings.Contains(s, "Target a100-mig (a MIG 1g.5gb slice of NVIDIA-A100-SXM4-40GB, one slice per task): 8 cells") {
+		t.Errorf("the script does not say it asks for a slice:\n%s", s)
+	}
 	if _, err := f.SlurmScript("v100", SlurmOptions{}); err == nil {
 		t.Error("a script for an unknown target")
+	}
+	// A MIG target without gres: no guessed type, which might name a whole GPU.
+	f.Targets[1].Gres, f.Targets[1].GresDefaulted = "a100-mig", true
+	if _, err := f.SlurmScript("a100-mig", SlurmOptions{}); err == nil || strings.Contains(err.Error(), "\n") ||
+		!strings.Contains(err.Error(), "target a100-mig is a MIG 1g.5gb slice: give it gres: the Slurm GPU type slurm.conf names the slice by") {
+		t.Errorf("a MIG target without gres: %v", err)
 	}
 	if _, err := f.SlurmScript("h100", SlurmOptions{Partition: "gpu; rm -rf /"}); err == nil {
 		t.Error("a partition with shell characters was written into the script")
@@ -221,6 +230,37 @@ func TestSlurm(t *testing.T) {
 
 // TestFileArg: a matrix file whose name starts with a dash is passed to the emitted commands
 // so that it cannot be read as an option, in the Slurm script and in the Jobs.
+// TestTargetMismatch: which CUDA devices build a target's cells. A MIG target takes only a
+// slice of its profile of its GPU; a target without mig takes only the whole GPU.
+func TestTargetMismatch(t *testing.T) {
+	whole := Target{Name: "a100", GPU: "NVIDIA-A100-SXM4-40GB"}
+	slice := Target{Name: "a100-1g", GPU: "NVIDIA-A100-SXM4-40GB", MIG: "1g.5gb"}
+	h100 := Target{Name: "h100", GPU: "NVIDIA-H100-80GB-HBM3"}
+	cases := []struct {
+		target Target
+		device string
+		want   string // "" matches; else a part of the reason
+	}{
+		{whole, "NVIDIA A100-SXM4-40GB", ""},
+		{slice, "NVIDIA A100-SXM4-40GB MIG 1g.5gb", ""},
+		{slice, "NVIDIA A100-SXM4-40GB MIG 1G.5GB", ""},
+		{h100, "NVIDIA H100 80GB HBM3", ""},
+		{whole, "NVIDIA A100-SXM4-40GB MIG 1g.5gb", "a MIG 1g.5gb slice of NVIDIA-A100-SXM4-40GB, but target a100 is the whole GPU, and an engine is tuned for the SMs and memory it is built on; run the cell on a GPU without MIG, or give a target mig: 1g.5gb for this slice"},
+		{slice, "NVIDIA A100-SXM4-40GB", "the whole NVIDIA-A100-SXM4-40GB, but target a100-1g is a MIG 1g.5gb slice of NVIDIA-A100-SXM4-40GB"},
+		{slice, "NVIDIA A100-SXM4-40GB MIG 3g.20gb", "a MIG 3g.20gb slice of NVIDIA-A100-SXM4-40GB, but target a100-1g is a MIG 1g.5gb slice of NVIDIA-A100-SXM4-40GB; run the cell on a 1g.5gb slice"},
+		{slice, "NVIDIA A100-SXM4-40GB MIG 1g.5gb+me", "a MIG 1g.5gb+me slice"},
+		{slice, "NVIDIA A100-SXM4-80GB MIG 1g.5gb", "a MIG 1g.5gb slice of NVIDIA-A100-SXM4-80GB, but target a100-1g is a MIG 1g.5gb slice of NVIDIA-A100-SXM4-40GB; run the cell on its GPU type"},
+		{h100, "NVIDIA H100 80GB HBM3 MIG 1g.10gb", "target h100 is the whole GPU"},
+		{h100, "NVIDIA A100-SXM4-40GB", "NVIDIA-A100-SXM4-40GB, but target h100 is NVIDIA-H100-80GB-HBM3; run the cell on its GPU type"},
+	}
+	for _, c := range cases {
+		got := c.target.Mismatch(DeviceOf(c.device))
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("target %s on %q: %q, want %q", c.target.Name, c.device, got, c.want)
+		}
+	}
+}
+
 func TestFileArg(t *testing.T) {
 	for _, tc := range []struct{ path, inVolume, slurm, pod string }{ // slurm: as the script quotes it
 		{"matrix.yaml", "", "matrix.yaml", "/matrix/matrix.yaml"},

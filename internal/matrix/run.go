@@ -86,37 +86,80 @@ func CellOptions(f *File, cell Cell, o RunOptions, device int, report string) (b
 }
 
 // CheckTarget fails when TensorRT would build a cell on a GPU of another type than its
-// target's: the engine would be wrong for the target. It asks the probe (internal/probe),
-// which loads TensorRT in a short-lived child, as a build's worker does.
+// target's, or on a MIG slice of another profile (Target.Mismatch): the engine would be wrong
+// for the target. It asks the probe (internal/probe), which loads TensorRT in a short-lived
+// child, as a build's worker does.
 func CheckTarget(backend string, t Target, device int, libDir string) error {
 	if backend == "sim" {
 		return nil
 	}
-	got, err := deviceGPU(device, libDir)
+	got, err := probeDevice(device, libDir)
 	if err != nil {
 		return err
 	}
-	if got != t.GPU {
-		return exitcode.Usagef("GPU %d is %s, but target %s is %s; run the cell on its GPU type (the Jobs and scripts of 'matrix emit' select it)", device, got, t.Name, t.GPU)
+	if why := t.Mismatch(got); why != "" {
+		return exitcode.Usagef("GPU %d is %s", device, why)
 	}
 	return nil
 }
 
-// deviceGPU is the GPU type (GPULabel) of CUDA device d, as the probe finds it.
-func deviceGPU(device int, libDir string) (string, error) {
+// Device is a CUDA device as a matrix target names it: its GPU type (the GPULabel of the
+// device name without its MIG part) and, for a MIG slice, the slice's profile.
+type Device struct {
+	GPU, MIG string
+}
+
+// DeviceOf reads a CUDA device name ("NVIDIA A100-SXM4-40GB MIG 1g.5gb").
+func DeviceOf(name string) Device {
+	gpu, mig := buildkey.SplitMIG(name)
+	return Device{GPU: GPULabel(gpu), MIG: mig}
+}
+
+// String names d as messages do: the GPU type, or "a MIG 1g.5gb slice of" it.
+func (d Device) String() string {
+	if d.MIG == "" {
+		return d.GPU
+	}
+	return "a MIG " + d.MIG + " slice of " + d.GPU
+}
+
+// Mismatch says why a cell of t cannot be built on d, after "GPU N is ", or "" when it can.
+// A target with a mig is built only on a slice of that profile of its GPU. A target without
+// one means the whole GPU, and a slice does not do: TensorRT times tactics on the device it
+// builds on, so an engine built on a slice is tuned for the slice's SMs, L2 and memory
+// bandwidth (and keys apart from the whole GPU's), not for the whole GPU that the target names.
+func (t Target) Mismatch(d Device) string {
+	want := Device{GPU: t.GPU, MIG: t.MIG}
+	switch {
+	case d == want:
+		return ""
+	case d.GPU != t.GPU:
+		return fmt.Sprintf("%s, but target %s is %s; run the cell on its GPU type (the Jobs and scripts of 'matrix emit' select it)", d, t.Name, want)
+	case t.MIG == "":
+		return fmt.Sprintf("%s, but target %s is the whole GPU, and an engine is tuned for the SMs and memory it is built on; "+
+			"run the cell on a GPU without MIG, or give a target mig: %s for this slice", d, t.Name, d.MIG)
+	case d.MIG == "":
+		return fmt.Sprintf("the whole %s, but target %s is %s, and an engine is tuned for the SMs and memory it is built on; "+
+			"run the cell on such a slice (the Jobs and scripts of 'matrix emit' request one)", d.GPU, t.Name, want)
+	}
+	return fmt.Sprintf("%s, but target %s is %s; run the cell on a %s slice (the Jobs and scripts of 'matrix emit' request one)", d, t.Name, want, t.MIG)
+}
+
+// probeDevice is CUDA device d as the probe finds it.
+func probeDevice(device int, libDir string) (Device, error) {
 	if !probe.Compiled() {
-		return "", exitcode.Wrap(exitcode.Usage, probe.ErrNotCompiled)
+		return Device{}, exitcode.Wrap(exitcode.Usage, probe.ErrNotCompiled)
 	}
 	r, err := probe.Run(device, libDir)
 	switch {
 	case err != nil:
-		return "", exitcode.Wrap(exitcode.Failed, err)
+		return Device{}, exitcode.Wrap(exitcode.Failed, err)
 	case r.LoadError != "":
-		return "", exitcode.Wrap(exitcode.Failed, fmt.Errorf("cannot use TensorRT: %s", r.LoadError))
+		return Device{}, exitcode.Wrap(exitcode.Failed, fmt.Errorf("cannot use TensorRT: %s", r.LoadError))
 	case r.GPUError != "":
-		return "", exitcode.Wrap(exitcode.Failed, fmt.Errorf("asking the driver about GPU %d: %s", device, r.GPUError))
+		return Device{}, exitcode.Wrap(exitcode.Failed, fmt.Errorf("asking the driver about GPU %d: %s", device, r.GPUError))
 	}
-	return GPULabel(r.DeviceName), nil
+	return DeviceOf(r.DeviceName), nil
 }
 
 // modelHashes hashes each model of a matrix run once, for all its cells; safe for the
@@ -254,11 +297,11 @@ func Build(f *File, o BuildOptions) error {
 	cells := f.Cells()
 	// Which GPU type each device is: the probe runs once per device (a child that loads
 	// TensorRT), not once per cell. A signal meanwhile ends the run before anything is built.
-	gpu := map[int]string{}
+	gpu := map[int]Device{}
 	var probeErrs []string
 	if o.Backend != "sim" {
 		for _, d := range o.Devices {
-			label, err := deviceGPU(d, o.TensorRTLib)
+			dev, err := probeDevice(d, o.TensorRTLib)
 			select {
 			case sig := <-o.Signals:
 				return exitcode.SignalError(sig, "while the GPUs were probed; nothing was built")
@@ -268,19 +311,22 @@ func Build(f *File, o BuildOptions) error {
 				probeErrs = append(probeErrs, fmt.Sprintf("GPU %d: %s", d, exitcode.OneLine(err)))
 				continue
 			}
-			gpu[d] = label
+			gpu[d] = dev
 		}
 	}
 	deviceFor := make(map[int][]int) // cell index → devices that can build it
 	for _, c := range cells {
 		for _, d := range o.Devices {
-			if label, ok := gpu[d]; o.Backend == "sim" || ok && label == c.Target.GPU {
+			if dev, ok := gpu[d]; o.Backend == "sim" || ok && c.Target.Mismatch(dev) == "" {
 				deviceFor[c.Index] = append(deviceFor[c.Index], d)
 			}
 		}
 	}
 	noGPU := func(c Cell) string {
 		msg := "no GPU of type " + c.Target.GPU + " here"
+		if c.Target.MIG != "" {
+			msg = "no MIG " + c.Target.MIG + " slice of " + c.Target.GPU + " here"
+		}
 		if len(probeErrs) > 0 {
 			msg += " (" + strings.Join(probeErrs, "; ") + ")"
 		}

@@ -112,7 +112,7 @@ func Serve(w io.Writer, device int, libDir string, getenv func(string) string) e
 	} else {
 		r.DeviceCount, r.DeviceName, r.ComputeMajor, r.ComputeMinor = v.DeviceCount, v.DeviceName, v.ComputeMajor, v.ComputeMinor
 	}
-	if t, err := target(device); err != nil {
+	if t, err := target(device, r.Parser); err != nil {
 		r.TargetError = err.Error()
 	} else {
 		r.Target = &t
@@ -172,9 +172,11 @@ func Target(backend string, device int, libDir string) (buildkey.Target, error) 
 	return *r.Target, nil
 }
 
-// target describes TensorRT and the CUDA device of this machine. It asks the loaded library and
-// the driver (cgo.Version), so it must run in a process that has loaded TensorRT: the probe.
-func target(device int) (buildkey.Target, error) {
+// target describes TensorRT, its ONNX parser (the loaded parser library, found by the caller)
+// and the CUDA device of this machine, a MIG slice's profile apart from its GPU's name. It
+// asks the loaded library and the driver (cgo.Version), so it must run in a process that has
+// loaded TensorRT: the probe.
+func target(device int, parser *Library) (buildkey.Target, error) {
 	v, err := cgo.Version(cgo.BackendTensorRT, device)
 	if err != nil {
 		return buildkey.Target{}, fmt.Errorf("asking TensorRT for its version and the GPU: %w", err)
@@ -200,13 +202,25 @@ func target(device int) (buildkey.Target, error) {
 	if v.DeviceCount == 0 || v.DeviceName == "" {
 		return buildkey.Target{}, fmt.Errorf("no CUDA device %d: an engine is built for one GPU; check nvidia-smi and --device", device)
 	}
+	if parser == nil {
+		return buildkey.Target{}, fmt.Errorf("the build key must name the ONNX parser, but the %s that TensorRT loaded was not found; reinstall TensorRT with its ONNX parser", trt.LibONNXParser)
+	}
+	// getNvOnnxParserVersion is 0.1.0 in every release (NvOnnxParser.h), so the library's
+	// content tells one parser from another beside the same libnvinfer.
+	sum, err := buildkey.HashFile(parser.Where())
+	if err != nil {
+		return buildkey.Target{}, fmt.Errorf("reading the ONNX parser library for the build key: %w", err)
+	}
+	gpu, mig := buildkey.SplitMIG(v.DeviceName)
 	return buildkey.Target{
 		Backend:           "tensorrt",
 		TensorRT:          fmt.Sprintf("%d.%d.%d.%s", ver.Major, ver.Minor, ver.Patch, build),
 		TRTMajor:          ver.Major,
-		GPU:               v.DeviceName,
+		ONNXParser:        fmt.Sprintf("version %d, %s", parser.Version, sum),
+		GPU:               gpu,
 		ComputeCapability: fmt.Sprintf("%d.%d", v.ComputeMajor, v.ComputeMinor),
 		SMs:               v.SMs,
+		MIG:               mig,
 	}, nil
 }
 
