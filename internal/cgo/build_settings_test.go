@@ -21,6 +21,8 @@ func TestBuildSettingsReachTheBuilder(t *testing.T) {
 		UseDLA:               true, DLACore: 1, GPUFallback: true,
 		StronglyTyped: true,
 		Pools:         map[uint32]uint64{PoolTacticSharedMemory: 1024, PoolDLAManagedSRAM: 1 << 20},
+		AvgTiming:     8,
+		BuildRoute:    "-conv_use_long_w=off -kgen:codegen:cuda_tile=2",
 	}
 	out := build(t, o, nil)
 	if out.err != nil {
@@ -36,6 +38,8 @@ func TestBuildSettingsReachTheBuilder(t *testing.T) {
 		"dla_core 1 gpu_fallback\n",
 		"strongly_typed\n",
 		"mem_pools tacticSharedMem:1024,dlaSRAM:1048576\n",
+		"avg_timing 8\n",
+		"build_route -conv_use_long_w=off -kgen:codegen:cuda_tile=2\n",
 	} {
 		if !strings.Contains(string(out.plan), want) {
 			t.Errorf("plan lacks %q:\n%s", want, out.plan)
@@ -49,10 +53,31 @@ func TestBuildSettingsDefaultPlan(t *testing.T) {
 	if out.err != nil {
 		t.Fatal(out.err)
 	}
-	for _, key := range []string{"input_formats", "layer_precisions", "profiling_verbosity", "tactic_sources", "dla_core", "strongly_typed", "best", "mem_pools"} {
+	for _, key := range []string{"input_formats", "layer_precisions", "profiling_verbosity", "tactic_sources", "dla_core", "strongly_typed", "best", "mem_pools", "avg_timing", "build_route"} {
 		if strings.Contains(string(out.plan), "\n"+key) {
 			t.Errorf("plan has a %s line:\n%s", key, out.plan)
 		}
+	}
+}
+
+// TestAvgTimingScalesSimulatedMeasuring: a measuring step of the simulation averages
+// avg_timing runs, so 64 iterations make each step 8 times the step given for trtexec's 8.
+// Only a lower bound is asserted: a busy machine may take longer, never shorter.
+func TestAvgTimingScalesSimulatedMeasuring(t *testing.T) {
+	const step = 2 * time.Millisecond
+	o := options(t, &SimOptions{NbLayers: 2, Tactics: 2, Iterations: 2, Step: step})
+	o.AvgTiming = 64
+	began := time.Now()
+	out := build(t, o, nil)
+	if out.err != nil {
+		t.Fatal(out.err)
+	}
+	// 2 layers × 2 tactics × 2 steps of 8×step each, less the simulation's ±20% jitter.
+	if took, least := time.Since(began), time.Duration(float64(2*2*2*8*step)*0.75); took < least {
+		t.Errorf("a build of 8 measuring steps at --avg-timing 64 took %v, less than %v", took, least)
+	}
+	if !strings.Contains(string(out.plan), "\navg_timing 64\n") {
+		t.Errorf("plan lacks avg_timing 64:\n%s", out.plan)
 	}
 }
 
@@ -83,6 +108,10 @@ func TestBuildSettingsInvalid(t *testing.T) {
 		{"NUL in layer", func(s *BuildSettings) {
 			s.PrecisionConstraints, s.LayerPrecisions = PrecisionConstraintsPrefer, []LayerPrecision{{"a\x00", TypeFP16}}
 		}, "contains a NUL byte"},
+		{"negative avg timing", func(s *BuildSettings) { s.AvgTiming = -1 }, "--avg-timing -1 is negative: give how many iterations each tactic's timing averages, 1 or more"},
+		{"avg timing overflow", func(s *BuildSettings) { s.AvgTiming = 1 << 40 }, "averaging iterations 1099511627776 is out of range"},
+		{"control character in route", func(s *BuildSettings) { s.BuildRoute = "-a=b\n-c=d" }, "the build route holds a control character"},
+		{"NUL in route", func(s *BuildSettings) { s.BuildRoute = "-a=\x00" }, "contains a NUL byte"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -93,6 +93,8 @@ func TestShimOptionsChild(t *testing.T) {
 			o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "x", Min: []int64{1, 8}, Opt: []int64{1, 4}, Max: []int64{1, 16}}}}}
 		}},
 		{"empty plugin", func(t *testing.T, o *Options) { o.PluginPaths = []string{""} }},
+		{"negative avg timing", func(t *testing.T, o *Options) { o.AvgTiming = -1 }},
+		{"control character in build route", func(t *testing.T, o *Options) { o.BuildRoute = "-a=b\t-c=d" }},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
@@ -117,6 +119,23 @@ func TestShimOptionsChild(t *testing.T) {
 		b, err := NewBuild(BackendTensorRT, options(t, nil))
 		if err != nil {
 			t.Fatalf("NewBuild: %v", err)
+		}
+		b.Close()
+	})
+	t.Run("build route", func(t *testing.T) {
+		// IBuilderConfig::setBuildRoute came with TensorRT 11.1: older headers refuse the route
+		// before anything is built.
+		o := options(t, nil)
+		o.AvgTiming, o.BuildRoute = 8, "-conv_use_long_w=off"
+		b, err := NewBuild(BackendTensorRT, o)
+		if major < 11 {
+			if e := asError(t, err, CodeUnsupported); !strings.Contains(e.Message, "--set-build-route needs TensorRT 11.1 or newer") {
+				t.Errorf("message %q", e.Message)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("TensorRT %d refused a build route: %v", major, err)
 		}
 		b.Close()
 	})
