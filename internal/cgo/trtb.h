@@ -106,7 +106,12 @@ typedef enum trtb_flag {
     TRTB_FLAG_EXCLUDE_LEAN_RUNTIME = 1 << 4,      /* with VERSION_COMPATIBLE: leave out the lean runtime */
     TRTB_FLAG_SPARSE_WEIGHTS = 1 << 5,            /* allow structured-sparsity tactics */
     TRTB_FLAG_DISABLE_TIMING_CACHE = 1 << 6,      /* use no timing cache at all */
-    TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS = 1 << 7 /* fail when a tactic is not in the cache */
+    TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS = 1 << 7, /* fail when a tactic is not in the cache */
+    TRTB_FLAG_STRICT_TIMING_CACHE = 1 << 8        /* --strict-cache: a given timing cache the builder
+                                                     cannot use exactly (corrupt, of another version,
+                                                     or made on another device) fails the build
+                                                     before it starts, with TRTB_ERR_CACHE_REJECTED,
+                                                     instead of a warning */
 } trtb_flag;
 
 /* Hardware compatibility levels (trtb_options.hardware_compat). */
