@@ -464,9 +464,11 @@ int32_t trtb_build_drain(trtb_build *build, trtb_batch *batch, int32_t timeout_m
  *
  * Threading and ownership: call it after trtb_build_run has returned, from one thread at a
  * time. disk is only read during the call; fd stays the caller's. Memory: the simulated builder
- * merges the sorted caches as streams, without a copy of either; the TensorRT shim creates a
- * builder on the calling thread, deserializes the file's cache, calls
- * ITimingCache::combine(ignoreMismatch=false) and writes the serialized result.
+ * merges the sorted caches as streams, without a copy of either; the TensorRT shim keeps the
+ * build's builder from run until destroy (only when there is a cache to save) and, on the
+ * calling thread, deserializes the file's cache with a new config of it, combines the build's
+ * cache into it (ITimingCache::combine, ignoreMismatch=false) and writes the serialized result.
+ * A build whose cache holds no entry writes nothing (*changed stays 0), whatever the file holds.
  */
 int32_t trtb_build_write_timing_cache(trtb_build *build, int32_t disk_is_given, const void *disk,
                                       uint64_t disk_size, int32_t fd, int32_t *changed,
