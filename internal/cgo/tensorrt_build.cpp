@@ -108,6 +108,15 @@ int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
     return code;
 }
 
+TensorRTBuild::~TensorRTBuild() {
+    guarded_void([&] {
+        if (objects_.builder != nullptr) {
+            (void)select_device();  // a failure leaves the thread's device as it is: nothing else to do
+        }
+        objects_.clear();
+    });
+}
+
 std::string TensorRTBuild::errors_since(uint64_t mark) const {
     uint64_t older = 0;
     std::vector<std::string> texts = logger_.errors_since(mark, &older);

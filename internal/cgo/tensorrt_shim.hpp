@@ -396,6 +396,10 @@ class TensorRTBuild final : public Build {
 public:
     explicit TensorRTBuild(Settings settings)
         : s_(std::move(settings)), logger_(queue, s_.log_severity), recorder_(logger_), monitor_(*this) {}
+    // The destructor deletes what run kept (objects_) after pointing the calling thread at the
+    // build's device, as run and write_timing_cache do: trtb_build_destroy may come from
+    // another thread than theirs.
+    ~TensorRTBuild() override;
 
     int32_t run(trtb_result* result, trtb_status* status) override;
     int32_t write_timing_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed,

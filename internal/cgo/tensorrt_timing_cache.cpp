@@ -10,6 +10,7 @@
 #include <exception>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -79,22 +80,25 @@ Outcome TensorRTBuild::attach_timing_cache(Objects& o, trtb_result* result) {
         tcache::ThreadCapture read(&logger_);
         tcache::LoadFacts facts = read_cache(config, s_.timing_cache, &o.cache, &read);
         tcache::LoadVerdict verdict = tcache::judge_load(facts);
+        std::optional<tcache::ThreadCapture> exact;
         if (verdict.kind == tcache::LoadKind::kUsable || verdict.kind == tcache::LoadKind::kEmpty) {
             // As trtexec, but first exactly: a cache TensorRT refuses for this device is used
             // only with a warning (or, strictly, not at all).
-            tcache::ThreadCapture exact(&logger_);
+            exact.emplace(&logger_);
             facts.exact = config.setTimingCache(*o.cache, false);
-            exact.end();
+            exact->end();
             if (!facts.exact) {
-                facts.exact_refusal = texts_of(exact);
+                facts.exact_refusal = texts_of(*exact);
                 verdict = tcache::judge_load(facts);
-            } else {
-                logger_.release(exact);
             }
         }
         switch (tcache::load_action(verdict.kind, strict)) {
             case tcache::LoadAction::kAttach:
-                logger_.release(read);  // a warning beside the keys read is just a warning
+                // A warning beside the keys read is just a warning: shown as it would have been.
+                logger_.release(read);
+                if (exact) {
+                    logger_.release(*exact);
+                }
                 result->timing_cache_used = 1;
                 return ok();
             case tcache::LoadAction::kAttachIgnoringMismatch: {
