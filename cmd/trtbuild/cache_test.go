@@ -271,7 +271,9 @@ func TestTimingCacheCorrupt(t *testing.T) {
 			// --strict-cache makes it an error, and the engine is not kept.
 			os.Remove(strings.TrimSuffix(model, ".onnx") + ".engine")
 			r2 := trtbuild(t, nil, "--backend", "sim", "--sim-speed", "20", "--strict-cache", "--timing-cache", cache, model)
-			if r2.code != 1 || !strings.Contains(r2.stderr, "--strict-cache") || !strings.Contains(r2.stderr, cache) {
+			// Decided before the build, by the builder that reads the cache.
+			if r2.code != 1 || !strings.Contains(r2.stderr, "--strict-cache refuses it") || !strings.Contains(r2.stderr, cache) ||
+				strings.Contains(r2.stdout, "Measuring tactic time") {
 				t.Errorf("--strict-cache with a corrupt cache: exit %d\nstderr: %s", r2.code, r2.stderr)
 			}
 			if _, err := os.Stat(strings.TrimSuffix(model, ".onnx") + ".engine"); err == nil {
@@ -312,6 +314,80 @@ func TestTimingCacheSavedOnCancel(t *testing.T) {
 	next := buildJSON(t, nil, "--sim-speed", "20", "--sim-tactics", "4", "--timing-cache", cache, model)
 	if next.code != 0 || next.num("cache_hits") != saved || next.num("cache_misses") != layers*tactics-saved {
 		t.Errorf("the next build: exit %d, %d hits, %d misses; want %d hits", next.code, next.num("cache_hits"), next.num("cache_misses"), saved)
+	}
+}
+
+// TestTimingCacheCancelledBeforeTiming cancels a build before it has timed one tactic (in the
+// silence at the start of "Timing graph nodes"): nothing was timed, so nothing is saved. No
+// cache file is created, and an existing one (a zero-key cache too) is left byte for byte.
+func TestTimingCacheCancelledBeforeTiming(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
+	tests := []struct {
+		name  string
+		setup []byte // the cache file before the build; nil: none
+	}{
+		{"no file", nil},
+		{"a zero-key cache", []byte(simCacheMagic + "\n")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			model := repoModel(t, "convnet.onnx")
+			cache := filepath.Join(t.TempDir(), "c.cache")
+			if tt.setup != nil {
+				if err := os.WriteFile(cache, tt.setup, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The silence is long enough for the cancel to arrive before the first tactic's
+			// first step; the builder sees it at that step, before any tactic is complete.
+			cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-silent", "5s", "--timing-cache", cache, model)
+			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+				t.Fatal(err)
+			}
+			if code := waitExit(t, cmd, time.Minute); code != 130 {
+				t.Fatalf("exit %d, want 130\nstderr: %s\nstdout: %s", code, errOut, out)
+			}
+			got, err := os.ReadFile(cache)
+			switch {
+			case tt.setup == nil && err == nil:
+				t.Errorf("the cancelled build wrote a cache of %d bytes although it timed nothing: %q", len(got), got)
+			case tt.setup == nil && !os.IsNotExist(err):
+				t.Errorf("the cache file: %v", err)
+			case tt.setup != nil && !bytes.Equal(got, tt.setup):
+				t.Errorf("the cache file changed from %q to %q (err %v)", tt.setup, got, err)
+			}
+			if strings.Contains(errOut.String(), "corrupt") {
+				t.Errorf("a warning about the cache:\n%s", errOut)
+			}
+		})
+	}
+}
+
+// TestTimingCacheZeroKeys: a valid cache with no entry is a cache, just empty: it is used (no
+// warning), and what the build times is merged into it; the next build finds it all there.
+func TestTimingCacheZeroKeys(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
+	model := repoModel(t, "convnet.onnx")
+	cache := filepath.Join(t.TempDir(), "zero.cache")
+	if err := os.WriteFile(cache, []byte(simCacheMagic+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const layers, tactics = 12, 3 // convnet's optimized graph, as above
+	args := []string{"--sim-speed", "20", "--sim-tactics", "3", "--strict-cache", "--timing-cache", cache, model}
+	first := buildJSON(t, nil, args...)
+	if first.code != 0 || first.final["status"] != "built" || first.final["cache_used"] != true {
+		t.Fatalf("a zero-key cache should be used, even with --strict-cache: exit %d %v\n%s", first.code, first.final, first.stderr)
+	}
+	if w := first.warnings(); strings.Contains(w, "cache") {
+		t.Errorf("warnings about a valid empty cache:\n%s", w)
+	}
+	if n := len(cacheEntries(t, cache)); n != layers*tactics {
+		t.Errorf("the zero-key cache holds %d entries after the build, want %d merged into it", n, layers*tactics)
+	}
+	second := buildJSON(t, nil, args...)
+	if second.code != 0 || second.num("cache_hits") != layers*tactics || second.num("cache_misses") != 0 {
+		t.Errorf("second build: exit %d, %d hits, %d misses; want every tactic from the cache", second.code, second.num("cache_hits"), second.num("cache_misses"))
 	}
 }
 

@@ -13,6 +13,7 @@ import "C"
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -85,4 +86,117 @@ func testGuarded(what int) error {
 		return statusError(&st)
 	}
 	return nil
+}
+
+// cacheLoad is trtb_test_cache_load: what TensorRT did with a serialized timing cache it was
+// given (see trtb_bench.h).
+type cacheLoad struct {
+	size             uint64
+	created          bool
+	errors, warnings []string // logged by the calling thread during createTimingCache
+	keys             int64    // -1: cannot count
+	exact            bool     // setTimingCache(cache, false) succeeded
+	exactRefusal     []string
+	strict           bool
+}
+
+// cacheVerdict is trtb_test_cache_verdict.
+type cacheVerdict struct {
+	kind, action int
+	message      string
+}
+
+// The kinds and actions of cacheVerdict, in timing_cache_rules.hpp's order.
+const (
+	cacheKindNone = iota
+	cacheKindUsable
+	cacheKindEmpty
+	cacheKindMismatch
+	cacheKindForeign
+)
+
+const (
+	cacheActionNew = iota
+	cacheActionAttach
+	cacheActionAttachIgnoringMismatch
+	cacheActionStartEmpty
+	cacheActionFail
+)
+
+// The answers of judgeCacheSave.
+const (
+	cacheSaveNothing = iota
+	cacheSaveWriteOwn
+	cacheSaveMerge
+)
+
+// judgeCacheLoad runs the timing cache's load decision (trtb_test_timing_cache_load).
+func judgeCacheLoad(in cacheLoad) (cacheVerdict, error) {
+	var mem cmem
+	defer mem.free()
+	var c C.trtb_test_cache_load
+	c.size = C.uint64_t(in.size)
+	c.keys = C.int64_t(in.keys)
+	c.created, c.exact, c.strict = cBool(in.created), cBool(in.exact), cBool(in.strict)
+	var err error
+	if c.errors, err = mem.strs("error", in.errors); err != nil {
+		return cacheVerdict{}, err
+	}
+	if c.warnings, err = mem.strs("warning", in.warnings); err != nil {
+		return cacheVerdict{}, err
+	}
+	if c.exact_refusal, err = mem.strs("refusal", in.exactRefusal); err != nil {
+		return cacheVerdict{}, err
+	}
+	c.nb_errors, c.nb_warnings, c.nb_exact_refusal = C.int32_t(len(in.errors)), C.int32_t(len(in.warnings)), C.int32_t(len(in.exactRefusal))
+	var out C.trtb_test_cache_verdict
+	if code := Code(C.trtb_test_timing_cache_load(&c, &out)); code != CodeOK {
+		return cacheVerdict{}, &Error{Code: code, Message: "trtb_test_timing_cache_load failed"}
+	}
+	return cacheVerdict{kind: int(out.kind), action: int(out.action), message: C.GoString(&out.message[0])}, nil
+}
+
+// judgeCacheSave runs the timing cache's save decision (trtb_test_timing_cache_save).
+func judgeCacheSave(fileSize uint64, buildKeys int64) (int, error) {
+	var action C.int32_t
+	if code := Code(C.trtb_test_timing_cache_save(C.uint64_t(fileSize), C.int64_t(buildKeys), &action)); code != CodeOK {
+		return 0, &Error{Code: code, Message: "trtb_test_timing_cache_save failed"}
+	}
+	return int(action), nil
+}
+
+// threadCapture runs trtb_test_thread_capture: lines are a severity digit and a text. It returns
+// the lines the capture took, in order, and how many it left to be shown live.
+func threadCapture(own, other, after []string) (taken []string, live int, err error) {
+	var mem cmem
+	defer mem.free()
+	o, err := mem.strs("line", own)
+	if err != nil {
+		return nil, 0, err
+	}
+	t, err := mem.strs("line", other)
+	if err != nil {
+		return nil, 0, err
+	}
+	a, err := mem.strs("line", after)
+	if err != nil {
+		return nil, 0, err
+	}
+	const size = 1 << 16
+	buf := (*C.char)(mem.alloc(size))
+	var n C.int32_t
+	if code := Code(C.trtb_test_thread_capture(o, C.int32_t(len(own)), t, C.int32_t(len(other)), a, C.int32_t(len(after)), buf, size, &n)); code != CodeOK {
+		return nil, 0, &Error{Code: code, Message: "trtb_test_thread_capture failed"}
+	}
+	if s := C.GoString(buf); s != "" {
+		taken = strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+	}
+	return taken, int(n), nil
+}
+
+func cBool(b bool) C.int32_t {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -185,6 +185,7 @@ const (
 	FlagSparseWeights                             // allow structured-sparsity tactics
 	FlagDisableTimingCache                        // use no timing cache at all
 	FlagErrorOnTimingCacheMiss                    // fail when a tactic is not in the cache
+	FlagStrictTimingCache                         // a given cache the builder cannot use exactly fails Run (CodeCacheRejected)
 )
 
 // Log severities, most severe first (trtb_severity). Options.LogSeverity forwards messages up
@@ -816,6 +817,7 @@ func _() {
 	_ = x[FlagSparseWeights-C.TRTB_FLAG_SPARSE_WEIGHTS]
 	_ = x[FlagDisableTimingCache-C.TRTB_FLAG_DISABLE_TIMING_CACHE]
 	_ = x[FlagErrorOnTimingCacheMiss-C.TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS]
+	_ = x[FlagStrictTimingCache-C.TRTB_FLAG_STRICT_TIMING_CACHE]
 	_ = x[SeverityInternalError-C.TRTB_SEVERITY_INTERNAL_ERROR]
 	_ = x[SeverityError-C.TRTB_SEVERITY_ERROR]
 	_ = x[SeverityWarning-C.TRTB_SEVERITY_WARNING]

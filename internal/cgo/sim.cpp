@@ -42,6 +42,7 @@
 // cache that does not follow this format is ignored as a whole, with a warning, as TensorRT
 // ignores a cache of another version.
 
+#include "timing_cache_rules.hpp"
 #include "trtb_internal.hpp"
 
 #include <fcntl.h>
@@ -925,6 +926,12 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
             if (given_ok_) {
                 result->timing_cache_used = 1;
                 rs.log(TRTB_SEVERITY_INFO, format("Loaded %zu timing cache entries.", given_.size()));
+            } else if (tcache::load_action(tcache::LoadKind::kForeign,
+                                           (cfg_.settings.flags & TRTB_FLAG_STRICT_TIMING_CACHE) != 0) ==
+                       tcache::LoadAction::kFail) {
+                return set_status(status, TRTB_ERR_CACHE_REJECTED,
+                                  "is not a simulated-builder cache (corrupt, or made by TensorRT); "
+                                  "--strict-cache refuses it: delete it, or pass another --timing-cache");
             } else {
                 rs.log(TRTB_SEVERITY_WARNING,
                        "timing cache is not a simulated-builder cache; starting from an empty cache");
@@ -980,6 +987,15 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
 int32_t SimBuild::write_timing_cache(bool disk_is_given, std::string_view disk, int fd,
                                      bool* changed, trtb_status* status) {
     *changed = false;
+    // The rule of both backends (timing_cache_rules.hpp): a build whose cache holds nothing (the
+    // cache was off, or nothing was given nor timed, as in a build cancelled before its first
+    // tactic) saves nothing, and does not look at the file: it stays as it is, or absent.
+    const int64_t build_keys =
+        cache_enabled_ ? static_cast<int64_t>(given_.size() + learned_entries_.size()) : 0;
+    const uint64_t file_size = disk_is_given ? cfg_.settings.timing_cache.size() : disk.size();
+    if (tcache::judge_save(tcache::SaveFacts{file_size, build_keys}) == tcache::SaveAction::kNothing) {
+        return set_status(status, TRTB_OK, "");
+    }
     CacheIndex on_disk;
     std::vector<const std::vector<CacheEntry>*> lists;
     if (disk_is_given) {
@@ -997,9 +1013,6 @@ int32_t SimBuild::write_timing_cache(bool disk_is_given, std::string_view disk, 
         lists.push_back(&on_disk.entries());
         lists.push_back(&given_.entries());
         lists.push_back(&learned_entries_);
-    }
-    if (!cache_enabled_) {
-        return set_status(status, TRTB_OK, "");  // nothing to add: the file stays as it is
     }
     // First pass: does the build add anything the file lacks? It stops at the first such entry.
     merge_entries(lists, [&](const CacheEntry&, bool in_first) {

@@ -95,9 +95,26 @@ int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
         const Outcome out = build(result);
         return set_status(status, out.code, out.code == TRTB_OK ? std::string() : out.message);
     });
+    // The model's network and parser go now; the builder, its config and the timing cache stay
+    // for write_timing_cache only when there is a cache to save (see objects_).
+    guarded_void([&] {
+        objects_.release_inputs();
+        if (own_cache_ == nullptr) {
+            objects_.clear();
+        }
+    });
     result->code = code;
     result->cancel_seen_ns = cancel_seen_ns();
     return code;
+}
+
+TensorRTBuild::~TensorRTBuild() {
+    guarded_void([&] {
+        if (objects_.builder != nullptr) {
+            (void)select_device();  // a failure leaves the thread's device as it is: nothing else to do
+        }
+        objects_.clear();
+    });
 }
 
 std::string TensorRTBuild::errors_since(uint64_t mark) const {
@@ -254,7 +271,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
                                               errors_since(mark) + "; pass --no-builtin-plugins to build without them");
     }
 
-    Objects o;
+    Objects& o = objects_;
     mark = logger_.mark();
     o.builder.reset(create_builder(ProcessLogger::get()));
     if (o.builder == nullptr) {

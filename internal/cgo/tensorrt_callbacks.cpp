@@ -28,9 +28,11 @@ void Logger::note(int32_t severity, const char* msg) noexcept {
             if (errors_.size() > kErrorRing) {
                 errors_.pop_front();
             }
-        } else if (severity == TRTB_SEVERITY_WARNING) {
-            std::lock_guard<std::mutex> lock(mu_);
-            ++nb_warnings_;
+        }
+        // A line the calling thread's capture takes is judged (and quoted or released) by
+        // the code that made the capture, not shown now.
+        if (tcache::ThreadCapture::record(this, severity, text)) {
+            return;
         }
         if (severity <= max_severity_) {
             queue_.push_log(severity, text);
@@ -45,9 +47,12 @@ uint64_t Logger::mark() const {
     return nb_errors_;
 }
 
-uint64_t Logger::warnings() const {
-    std::lock_guard<std::mutex> lock(mu_);
-    return nb_warnings_;
+void Logger::release(const tcache::ThreadCapture& capture) noexcept {
+    for (const tcache::ThreadCapture::Line& line : capture.lines()) {
+        if (line.severity <= max_severity_) {
+            queue_.push_log(line.severity, line.text.c_str());
+        }
+    }
 }
 
 std::vector<std::string> Logger::errors_since(uint64_t mark, uint64_t* older) const {

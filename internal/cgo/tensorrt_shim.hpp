@@ -21,9 +21,14 @@
 // Ownership and threading rules:
 //   - A TensorRTBuild owns its Logger, ErrorRecorder and ProgressMonitor as members. Every
 //     TensorRT object (builder, network, parser, config, timing cache, plan memory) is created
-//     inside run() and deleted there, in reverse order of creation, before run() returns. So the
-//     callbacks outlive every object that can call them, as TensorRT requires, and no builder
-//     thread is left running when run() closes the queue.
+//     inside run(). The network, the parser and the plan memory are deleted there, before run()
+//     returns; when the build has a timing cache to save, its builder, config and cache are kept
+//     (Objects, TensorRTBuild::objects_) for write_timing_cache, which merges through a new
+//     config of that same builder as trtexec does, and are deleted by the TensorRTBuild's
+//     destructor (trtb_build_destroy); otherwise run() deletes them too. The callbacks are
+//     declared before objects_, so they outlive every object that can call them, as TensorRT
+//     requires; no builder thread is left running when run() closes the queue (an idle builder
+//     runs none).
 //   - run() is called on one OS thread, which the Go side locks for the call: cudaSetDevice
 //     selects the device for that thread, and TensorRT builds on it.
 //   - TensorRT calls the monitor, the logger and the error recorder from its own threads, several
@@ -46,6 +51,7 @@
 #ifndef TRTB_TENSORRT_SHIM_HPP
 #define TRTB_TENSORRT_SHIM_HPP
 
+#include "timing_cache_rules.hpp"
 #include "trtb_internal.hpp"
 #include "trtb_loader.hpp"
 
@@ -165,11 +171,15 @@ bool init_builtin_plugins();
 // Every line up to the severity asked for is queued as it arrives. Errors, whatever the filter,
 // are also numbered and kept in a ring of the last kErrorRing, for failure messages: the last
 // ones are the decisive ones (the first few are often consequences of a setting, the last say
-// why the build stopped). Warnings are counted, so that a call that warns (createTimingCache
-// of a foreign blob, for one) can be judged by it.
+// why the build stopped). A call whose errors and warnings decide something (createTimingCache
+// of a foreign blob, for one) is judged by what its own thread logged during it: the caller
+// makes a tcache::ThreadCapture of this log around the call, which takes that thread's errors
+// and warnings (errors still enter the ring) and keeps them from the live stream until the
+// caller quotes them or hands them on (release); lines of other threads go live meanwhile.
 //
 // Threading: note may be called from any number of TensorRT threads at once; it copies the
-// text and takes two short locks (its own and the queue's); the rest by the run thread.
+// text and takes two short locks (its own and the queue's); the rest by the run thread, or by
+// the thread of write_timing_cache after run.
 class Logger {
 public:
     Logger(EventQueue& queue, int32_t max_severity) : queue_(queue), max_severity_(max_severity) {}
@@ -180,8 +190,8 @@ public:
 
     // mark numbers the errors noted so far: errors_since(mark) returns those noted after it.
     uint64_t mark() const;
-    // warnings counts the warnings noted so far.
-    uint64_t warnings() const;
+    // release queues the lines capture took (after it ended), as note would have.
+    void release(const tcache::ThreadCapture& capture) noexcept;
     // errors_since returns the texts of the errors noted after mark that the ring still holds,
     // oldest first, and in *older how many more were noted after mark but have left the ring.
     std::vector<std::string> errors_since(uint64_t mark, uint64_t* older) const;
@@ -198,7 +208,6 @@ private:
     mutable std::mutex mu_;
     std::deque<std::pair<uint64_t, std::string>> errors_;  // guarded by mu_; the last kErrorRing, numbered
     uint64_t nb_errors_ = 0;                               // guarded by mu_
-    uint64_t nb_warnings_ = 0;                             // guarded by mu_
 };
 
 // ProcessLogger is the one nvinfer1::ILogger this process hands to TensorRT: to every builder,
@@ -333,17 +342,32 @@ bool weakly_typed(const Settings& s);
 // ---------------------------------------------------------------------------------------------
 // The build (tensorrt_build.cpp, tensorrt_config.cpp, tensorrt_timing_cache.cpp).
 
-// Objects holds the TensorRT objects of one run. Members are destroyed in reverse order of
+// Objects holds the TensorRT objects of one build. Members are destroyed in reverse order of
 // declaration: the config goes before the parser, the parser before the network it fills, and
 // those before the builder (as trtexec's BuildEnvironment, sampleEngines.h). The timing cache
 // is declared first, so that it goes last: "the lifetime of the ITimingCache must exceed the
 // lifetime of all builders that use it" (IBuilderConfig::createTimingCache, NvInfer.h).
+//
+// After run, release_inputs drops the network and the parser (the model's weights), keeping
+// the builder, its config and the cache attached to it for write_timing_cache; clear drops
+// everything, in the same order as the destructor.
 struct Objects {
     std::unique_ptr<nvinfer1::ITimingCache> cache;
     std::unique_ptr<nvinfer1::IBuilder> builder;
     std::unique_ptr<nvinfer1::INetworkDefinition> network;
     std::unique_ptr<nvonnxparser::IParser> parser;
     std::unique_ptr<nvinfer1::IBuilderConfig> config;
+
+    void release_inputs() {
+        parser.reset();
+        network.reset();
+    }
+    void clear() {
+        config.reset();
+        release_inputs();
+        builder.reset();
+        cache.reset();
+    }
 };
 
 // Input describes one network input after parsing.
@@ -372,6 +396,10 @@ class TensorRTBuild final : public Build {
 public:
     explicit TensorRTBuild(Settings settings)
         : s_(std::move(settings)), logger_(queue, s_.log_severity), recorder_(logger_), monitor_(*this) {}
+    // The destructor deletes what run kept (objects_) after pointing the calling thread at the
+    // build's device, as run and write_timing_cache do: trtb_build_destroy may come from
+    // another thread than theirs.
+    ~TensorRTBuild() override;
 
     int32_t run(trtb_result* result, trtb_status* status) override;
     int32_t write_timing_cache(bool disk_is_given, std::string_view disk, int fd, bool* changed,
@@ -389,18 +417,32 @@ private:
     Outcome attach_timing_cache(Objects& o, trtb_result* result);
     void save_timing_cache(Objects& o, bool succeeded, trtb_result* result, int64_t keys_before);
     int64_t count_cache_keys(const nvinfer1::ITimingCache* cache);
+    // read_cache deserializes blob with config into *cache and returns the facts the timing
+    // cache rules judge it by (timing_cache_rules.hpp): what the calling thread logged during
+    // createTimingCache is held in *capture, which the caller ends, quotes or releases.
+    tcache::LoadFacts read_cache(nvinfer1::IBuilderConfig& config, std::string_view blob,
+                                 std::unique_ptr<nvinfer1::ITimingCache>* cache, tcache::ThreadCapture* capture);
 
     // errors_since quotes the last errors noted after mark (Logger::mark), for a failure message.
     std::string errors_since(uint64_t mark) const;
 
     Settings s_;
-    // The callbacks, which outlive every TensorRT object (those live inside run).
+    // The callbacks, declared before objects_ so that they outlive every TensorRT object.
     Logger logger_;
     ErrorRecorder recorder_;
     ProgressMonitor monitor_;
     // own_cache_ is the build's serialized timing cache after run (save_timing_cache), as
-    // TensorRT returned it, for write_timing_cache.
+    // TensorRT returned it, and own_keys_ the keys it holds (-1: cannot count), for
+    // write_timing_cache; null when there is nothing to save.
     std::unique_ptr<nvinfer1::IHostMemory> own_cache_;
+    int64_t own_keys_ = -1;
+    // objects_ are the build's TensorRT objects. run() fills them; after it, only the builder,
+    // its config and the timing cache remain, and only while own_cache_ is set: the merge of
+    // write_timing_cache creates a config of that builder rather than a second IBuilder (each
+    // initialises the builder resource again: seconds and GBs of host memory). They are used by
+    // run() and then by write_timing_cache, on the caller's thread, never both at once (trtb.h:
+    // write after run has returned), and deleted with the build.
+    Objects objects_;
 };
 
 }  // namespace trt

@@ -93,15 +93,16 @@ type DiskCache struct {
 // WriteTimingCache merges what this build's cache holds (Options.TimingCache plus what the
 // build learned) into the cache file's and, when the result differs from what the file holds,
 // writes it to out from out's current offset and returns true. Entries already in the file are
-// kept; the build adds those the file lacks. With out nil it writes nothing and only tells
-// whether there is something to save. When the file is not a cache this backend can read
+// kept; the build adds those the file lacks. A build whose cache holds no entry (nothing given
+// nor timed) writes nothing, whatever the file holds. With out nil it writes nothing and only
+// tells whether there is something to save. When the file is not a cache this backend can read
 // (corrupt, or made by another builder, TensorRT version or GPU) the error is an *Error with
 // CodeCacheRejected, and the file must be left alone.
 //
 // Call it after Run has returned, from one goroutine at a time (internal/timingcache calls it
 // with the cache file locked), and, as Run, from a goroutine that holds runtime.LockOSThread:
-// the TensorRT backend selects the build's device on the calling thread and creates a builder
-// there for the merge. Nothing is copied: disk.Data is read in place, and the merged cache is
+// the TensorRT backend selects the build's device on the calling thread and merges there
+// through a new config of the build's own builder, which it keeps from Run until Close. Nothing is copied: disk.Data is read in place, and the merged cache is
 // written straight to out by C.
 func (b *Build) WriteTimingCache(disk DiskCache, out *os.File) (bool, error) {
 	b.mu.RLock()

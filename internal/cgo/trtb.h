@@ -106,7 +106,12 @@ typedef enum trtb_flag {
     TRTB_FLAG_EXCLUDE_LEAN_RUNTIME = 1 << 4,      /* with VERSION_COMPATIBLE: leave out the lean runtime */
     TRTB_FLAG_SPARSE_WEIGHTS = 1 << 5,            /* allow structured-sparsity tactics */
     TRTB_FLAG_DISABLE_TIMING_CACHE = 1 << 6,      /* use no timing cache at all */
-    TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS = 1 << 7 /* fail when a tactic is not in the cache */
+    TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS = 1 << 7, /* fail when a tactic is not in the cache */
+    TRTB_FLAG_STRICT_TIMING_CACHE = 1 << 8        /* --strict-cache: a given timing cache the builder
+                                                     cannot use exactly (corrupt, of another version,
+                                                     or made on another device) fails the build
+                                                     before it starts, with TRTB_ERR_CACHE_REJECTED,
+                                                     instead of a warning */
 } trtb_flag;
 
 /* Hardware compatibility levels (trtb_options.hardware_compat). */
@@ -468,9 +473,11 @@ int32_t trtb_build_drain(trtb_build *build, trtb_batch *batch, int32_t timeout_m
  *
  * Threading and ownership: call it after trtb_build_run has returned, from one thread at a
  * time. disk is only read during the call; fd stays the caller's. Memory: the simulated builder
- * merges the sorted caches as streams, without a copy of either; the TensorRT shim creates a
- * builder on the calling thread, deserializes the file's cache, calls
- * ITimingCache::combine(ignoreMismatch=false) and writes the serialized result.
+ * merges the sorted caches as streams, without a copy of either; the TensorRT shim keeps the
+ * build's builder from run until destroy (only when there is a cache to save) and, on the
+ * calling thread, deserializes the file's cache with a new config of it, combines the build's
+ * cache into it (ITimingCache::combine, ignoreMismatch=false) and writes the serialized result.
+ * A build whose cache holds no entry writes nothing (*changed stays 0), whatever the file holds.
  */
 int32_t trtb_build_write_timing_cache(trtb_build *build, int32_t disk_is_given, const void *disk,
                                       uint64_t disk_size, int32_t fd, int32_t *changed,

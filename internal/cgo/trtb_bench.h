@@ -78,6 +78,58 @@ uint64_t trtb_test_publish_chunk(void);
  */
 int32_t trtb_test_guarded(int32_t what, trtb_status *status);
 
+/*
+ * The timing cache's decisions (timing_cache_rules.hpp), for table tests without TensorRT.
+ *
+ * trtb_test_cache_load is what TensorRT did with a serialized cache it was given: its size,
+ * whether createTimingCache returned an object, the errors and warnings the calling thread
+ * logged during that call, the key count (-1: cannot count), whether setTimingCache(cache,
+ * false) succeeded (exact), with what the thread logged when it refused; and whether
+ * --strict-cache is on.
+ */
+typedef struct trtb_test_cache_load {
+    uint64_t size;
+    int32_t created;
+    const char *const *errors;
+    int32_t nb_errors;
+    const char *const *warnings;
+    int32_t nb_warnings;
+    int64_t keys;
+    int32_t exact;
+    const char *const *exact_refusal;
+    int32_t nb_exact_refusal;
+    int32_t strict;
+} trtb_test_cache_load;
+
+/* trtb_test_cache_verdict is the decision: kind (0 none, 1 usable, 2 empty, 3 mismatch,
+ * 4 foreign), action (0 new cache, 1 attach, 2 attach ignoring the mismatch, 3 warn and start
+ * from an empty cache, 4 fail before building) and the message (empty when none is due). */
+typedef struct trtb_test_cache_verdict {
+    int32_t kind;
+    int32_t action;
+    char message[TRTB_MESSAGE_MAX];
+} trtb_test_cache_verdict;
+
+/* trtb_test_timing_cache_load judges in (judge_load, load_action, load_message) into out.
+ * TRTB_ERR_INVALID_ARGUMENT for a NULL pointer or a negative count. */
+int32_t trtb_test_timing_cache_load(const trtb_test_cache_load *in, trtb_test_cache_verdict *out);
+
+/* trtb_test_timing_cache_save is judge_save: *action is 0 (nothing to save), 1 (write the
+ * build's cache as the file) or 2 (merge into the file's). */
+int32_t trtb_test_timing_cache_save(uint64_t file_size, int64_t build_keys, int32_t *action);
+
+/*
+ * trtb_test_thread_capture makes a ThreadCapture on the calling thread and, while it lives,
+ * records the lines of other from a second thread (joined before the capture ends) and then
+ * those of own from the calling thread; after the capture ends it records the lines of after
+ * from the calling thread. Each line is a severity digit (trtb_severity) followed by its text.
+ * The lines the capture took are written to out, one "<digit><text>\n" each, cut to fit
+ * out_size (NUL-terminated); *live counts the lines it did not take (which a log shows live).
+ */
+int32_t trtb_test_thread_capture(const char *const *own, int32_t nb_own, const char *const *other,
+                                 int32_t nb_other, const char *const *after, int32_t nb_after, char *out,
+                                 uint32_t out_size, int32_t *live);
+
 #ifdef __cplusplus
 }
 #endif

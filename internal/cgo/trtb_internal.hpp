@@ -65,7 +65,7 @@ constexpr uint32_t kValidPrecision =
 constexpr uint32_t kValidFlags = TRTB_FLAG_NO_TF32 | TRTB_FLAG_REFIT | TRTB_FLAG_STRIP_WEIGHTS |
                                  TRTB_FLAG_VERSION_COMPATIBLE | TRTB_FLAG_EXCLUDE_LEAN_RUNTIME |
                                  TRTB_FLAG_SPARSE_WEIGHTS | TRTB_FLAG_DISABLE_TIMING_CACHE |
-                                 TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS;
+                                 TRTB_FLAG_ERROR_ON_TIMING_CACHE_MISS | TRTB_FLAG_STRICT_TIMING_CACHE;
 constexpr int32_t kMaxProfiles = 1024;
 
 // ProfileShape is one trtb_shape, owned.

@@ -105,6 +105,12 @@ func (c *cacheFile) forBuild(ctx context.Context) (*cgo.CBuffer, []string) {
 	return buf, nil
 }
 
+// refused names the file in the builder's message for a cache it refused to build with
+// (--strict-cache; the message says why and what to do).
+func (c *cacheFile) refused(msg string) string {
+	return fmt.Sprintf("timing cache %s %s", pathtext.Q(c.from), msg)
+}
+
 func (c *cacheFile) problem(msg string) (*cacheFile, []string, error) {
 	if c.strict {
 		return c, nil, errors.New(msg + " (--strict-cache)")

@@ -36,6 +36,7 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 		{req.NoTF32, cgo.FlagNoTF32}, {req.Refit, cgo.FlagRefit}, {req.StripWeights, cgo.FlagStripWeights},
 		{req.VersionCompatible, cgo.FlagVersionCompatible}, {req.ExcludeLeanRuntime, cgo.FlagExcludeLeanRuntime},
 		{req.SparseWeights, cgo.FlagSparseWeights}, {req.NoTimingCache, cgo.FlagDisableTimingCache},
+		{req.StrictCache && !req.NoTimingCache, cgo.FlagStrictTimingCache},
 	} {
 		if f.on {
 			o.Flags |= f.bit

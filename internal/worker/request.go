@@ -57,7 +57,8 @@ type Request struct {
 	TimingCacheOut string `json:"timing_cache_out,omitempty"`
 	NoTimingCache  bool   `json:"no_timing_cache,omitempty"`
 	// StrictCache makes every timing cache problem (unreadable, rejected by the builder, not
-	// saved) fail the build instead of being a warning.
+	// saved) fail the build instead of being a warning; the builder refuses a given cache it
+	// cannot use exactly before it builds (cgo.FlagStrictTimingCache).
 	StrictCache bool `json:"strict_cache,omitempty"`
 
 	// TensorRTLib is the folder the TensorRT libraries are loaded from (--tensorrt-lib, or

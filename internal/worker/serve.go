@@ -371,6 +371,9 @@ func (s *server) build() progress.Result {
 	case out.err == nil:
 	case errors.As(out.err, &nerr) && nerr.Code == cgo.CodeCancelled:
 		res.Status = progress.StatusCancelled
+	case errors.As(out.err, &nerr) && nerr.Code == cgo.CodeCacheRejected:
+		// --strict-cache: the builder refused the given cache before building.
+		res.Status, res.Error = progress.StatusFailed, s.cache.refused(nerr.Message)
 	default:
 		res.Status = progress.StatusFailed
 		res.Error = out.err.Error()
