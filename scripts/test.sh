@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command of README.md: go vet, the whole test suite with the race detector (and
 # internal/cgo once more with the trtbench tag, which compiles its measurement and test ABI,
-# trtb_bench.h), a short run of every fuzz target, and the real-terminal end-to-end test when
-# tmux is installed.
+# trtb_bench.h), the quick fault campaign, the GPU smoke test's checks against the simulated
+# builder, a short run of every fuzz target, and the real-terminal end-to-end test when tmux is
+# installed.
 # Tests that need tools this machine lacks (tmux, python3-onnx, chromium) skip with a message;
 # .ci/run installs them first.
 set -euo pipefail
@@ -36,6 +37,18 @@ echo "== fault campaign (quick)"
 # Every unsafe path, hang and pipe fault of the output rules, and a storm of random cancels,
 # against real processes; scripts/fault-campaign.sh without FAULT_CAMPAIGN_QUICK runs more.
 if ! FAULT_CAMPAIGN_QUICK=1 scripts/fault-campaign.sh; then
+	echo "tests: $passed passed, 1 failed, $skipped skipped"
+	exit 1
+fi
+
+echo "== GPU smoke test (simulated builder)"
+# scripts/gpu-smoke.sh's checks against --backend sim, so that a broken check fails here and not
+# first on a user's GPU. It exits 4 when it cannot run (no Python with onnx for its model).
+smoke=0
+scripts/gpu-smoke.sh --sim || smoke=$?
+if [ "$smoke" = 4 ]; then
+	echo "skipping the GPU smoke test's simulated run"
+elif [ "$smoke" != 0 ]; then
 	echo "tests: $passed passed, 1 failed, $skipped skipped"
 	exit 1
 fi
