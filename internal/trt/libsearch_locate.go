@@ -115,7 +115,11 @@ func (s Search) folders(glob func(string) []string) []folder {
 		}
 		for _, p := range patterns {
 			for _, site := range newestFirst(glob(filepath.Join(prefix, p))) {
-				out = append(out, folder{dir: filepath.Join(site, "tensorrt_libs"), where: where, pip: true})
+				dir := filepath.Join(site, "tensorrt_libs")
+				// python3*/dist-packages matches python3/dist-packages as well: each folder once.
+				if !slices.ContainsFunc(out, func(f folder) bool { return f.dir == dir }) {
+					out = append(out, folder{dir: dir, where: where, pip: true})
+				}
 			}
 		}
 	}
