@@ -153,7 +153,9 @@ func ServeCheck(w io.Writer, device int, libDir string, getenv func(string) stri
 	}
 	if checkBuilder {
 		r.BuilderChecked = true
-		if err := cgo.CheckBuilder(device); err != nil {
+		if r.Driver == nil {
+			r.BuilderError = "no GPU to create a builder on: " + r.GPUError
+		} else if err := cgo.CheckBuilder(device); err != nil {
 			r.BuilderError = err.Error()
 			r.BuilderHint = trt.LoadHint(r.BuilderError, loc)
 		}
