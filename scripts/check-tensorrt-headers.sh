@@ -7,10 +7,12 @@
 #   TENSORRT_INCLUDE_DIR  holds NvInfer.h, NvOnnxParser.h, ... (a TensorRT install's include/,
 #                         or include/ of the NVIDIA/TensorRT repository at a release tag, for
 #                         example: git archive v11.1 include | tar -x -C /tmp/trt-11.1)
-#   CUDA_INCLUDE_DIR      holds cuda_runtime_api.h (optional; also taken from $CUDA_HOME/include
-#                         or /usr/local/cuda/include). Without one, the script writes a stand-in
-#                         that declares only the CUDA runtime names TensorRT's headers and the
-#                         shim use. The stand-in is good for compiling, never for linking.
+#   CUDA_INCLUDE_DIR      holds cuda_runtime_api.h and cuda.h (optional; also taken from
+#                         $CUDA_HOME/include or /usr/local/cuda/include). Without one, the script
+#                         writes stand-ins that declare only the CUDA runtime names TensorRT's
+#                         headers use and the driver API names the backend calls, with cuda.h's
+#                         types, values and versioned symbol names. They are good for compiling,
+#                         never for linking.
 #
 # It runs, with warnings as errors:
 #   1. $CXX -std=c++17 -fsyntax-only -Wall -Wextra -Werror on each internal/cgo/tensorrt_*.cpp
@@ -20,21 +22,26 @@
 #      compiles all of its C++ (the shim included) at -O2 with the same warnings as errors;
 #      nothing is linked, so no library is needed; then go test -tags tensorrt -run '^TestShim'
 #      ./internal/cgo/, which loads stand-in libraries of the compiled-for version and checks
-#      that the shim refuses bad options exactly as the simulated builder does; and go test
+#      that the shim refuses bad options exactly as the simulated builder does; go test
 #      -tags tensorrt -run '^TestTargetCheckLoadsTensorRT$' ./internal/matrix/, in which a
 #      matrix cell's target check runs the probe against stand-ins and the cell reaches the
-#      builder;
+#      builder; and go test -tags tensorrt -run '^(TestLoaderLayoutsReachTheBuilder|
+#      TestCheckBuilderNamesTheMissingResource)$' ./cmd/trtbuild/, in which `version
+#      --check-builder` and a build, with no LD_LIBRARY_PATH set, reach createInferBuilder with
+#      the builder resource loaded by bare file name for --tensorrt-lib, TENSORRT_ROOT and a pip
+#      virtual environment, and a folder without the resource fails the check with its hint;
 #   3. go build -tags tensorrt ./cmd/trtbuild, with the headers alone: TensorRT and CUDA are
 #      loaded at run time, so the binary must link without their libraries and must not need
-#      them (no libnvinfer, libnvonnxparser, libnvinfer_plugin or libcudart among its NEEDED
-#      entries); then that binary must run --help, version (exit 0, saying what it found or
+#      them (no libnvinfer, libnvonnxparser, libnvinfer_plugin, libcudart or libcuda among its
+#      NEEDED entries); then that binary must run --help, version (exit 0, saying what it found or
 #      where it searched), inspect, convert and a --backend sim build without TensorRT, and a
 #      --backend tensorrt build pointed at an empty folder must fail with exit 2, the places
 #      searched, and no engine file;
 #   4. the same binary against stand-in libraries (small shared libraries compiled here that
-#      export TensorRT's and CUDA's entry points, with a builder factory that returns null):
-#      version must report them, and a build must load them and fail with "could not create
-#      a builder" -- the whole path from the flag to createInferBuilder_INTERNAL, without a GPU.
+#      export TensorRT's and the CUDA driver's entry points, with a builder factory that returns
+#      null; no CUDA runtime): version must report them, and a build must load them and fail
+#      with "could not create a builder" -- the whole path from the flag to
+#      createInferBuilder_INTERNAL, without a GPU.
 # Nothing is written to the repository. Exit status 0 means all passed.
 set -euo pipefail
 
@@ -65,7 +72,7 @@ trap 'rm -rf "$work"' EXIT
 cuda_inc=${2:-}
 if [[ -z $cuda_inc ]]; then
 	for dir in ${CUDA_HOME:+"$CUDA_HOME/include"} /usr/local/cuda/include /usr/include; do
-		if [[ -f $dir/cuda_runtime_api.h ]]; then
+		if [[ -f $dir/cuda_runtime_api.h && -f $dir/cuda.h ]]; then
 			cuda_inc=$dir
 			break
 		fi
@@ -119,9 +126,54 @@ cudaError_t cudaRuntimeGetVersion(int* runtimeVersion);
 #endif
 #endif
 STANDIN
-	cuda_note="stand-in cuda_runtime_api.h"
+	cat >"$cuda_inc/cuda.h" <<'STANDIN'
+/*
+ * Compile-check stand-in for the CUDA driver API header, written by
+ * scripts/check-tensorrt-headers.sh because no CUDA toolkit was found. It declares only the
+ * driver API the TensorRT backend calls, with the types, values and versioned names of the
+ * real cuda.h (CUDA 12 and 13 alike). It is never used to build a binary.
+ */
+#ifndef TRTBUILD_CUDA_H_STANDIN_H
+#define TRTBUILD_CUDA_H_STANDIN_H
+#define CUDA_VERSION 13000
+#define CUDAAPI
+#define cuDevicePrimaryCtxRelease cuDevicePrimaryCtxRelease_v2
+#define cuStreamDestroy cuStreamDestroy_v2
+#ifdef __cplusplus
+extern "C" {
+#endif
+typedef int CUdevice_v1;
+typedef CUdevice_v1 CUdevice;
+typedef struct CUctx_st* CUcontext;
+typedef struct CUstream_st* CUstream;
+typedef enum cudaError_enum { CUDA_SUCCESS = 0, CUDA_ERROR_NOT_INITIALIZED = 3, CUDA_ERROR_NO_DEVICE = 100,
+                              CUDA_ERROR_INVALID_DEVICE = 101 } CUresult;
+typedef enum CUdevice_attribute_enum {
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76
+} CUdevice_attribute;
+typedef enum CUstream_flags_enum { CU_STREAM_DEFAULT = 0x0, CU_STREAM_NON_BLOCKING = 0x1 } CUstream_flags;
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char** pStr);
+CUresult CUDAAPI cuInit(unsigned int Flags);
+CUresult CUDAAPI cuDriverGetVersion(int* driverVersion);
+CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal);
+CUresult CUDAAPI cuDeviceGetCount(int* count);
+CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev);
+CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev);
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev);
+CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev);
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx);
+CUresult CUDAAPI cuStreamCreate(CUstream* phStream, unsigned int Flags);
+CUresult CUDAAPI cuStreamDestroy(CUstream hStream);
+#ifdef __cplusplus
+}
+#endif
+#endif
+STANDIN
+	cuda_note="stand-in cuda_runtime_api.h and cuda.h"
 else
-	cuda_note="$cuda_inc/cuda_runtime_api.h"
+	cuda_note="$cuda_inc/cuda_runtime_api.h and cuda.h"
 fi
 
 version=$(awk '/#define (TRT|NV_TENSORRT)_(MAJOR|MINOR|PATCH)(_ENTERPRISE)? +[0-9]/ {v[$2]=$3}
@@ -130,7 +182,7 @@ version=$(awk '/#define (TRT|NV_TENSORRT)_(MAJOR|MINOR|PATCH)(_ENTERPRISE)? +[0-
 		else print v["NV_TENSORRT_MAJOR"] "." v["NV_TENSORRT_MINOR"] "." v["NV_TENSORRT_PATCH"]
 	}' "$trt_inc/NvInferVersion.h")
 echo "TensorRT headers: $trt_inc (TensorRT $version)"
-echo "CUDA runtime:     $cuda_note"
+echo "CUDA headers:     $cuda_note"
 echo "C++ compiler:     $("$cxx" --version | head -n1)"
 echo "Go:               $(go version)"
 
@@ -165,6 +217,13 @@ echo "--- go test -tags tensorrt -run '^TestTargetCheckLoadsTensorRT' ./internal
 	CGO_ENABLED=1 CGO_CPPFLAGS="${flags[*]}" go test -tags tensorrt -count=1 -v -run '^TestTargetCheckLoadsTensorRT$' ./internal/matrix/ | grep -E '^(---|ok|FAIL)|stand-in'
 )
 
+echo "--- go test -tags tensorrt -run '^(TestLoaderLayoutsReachTheBuilder|TestCheckBuilderNamesTheMissingResource)$' ./cmd/trtbuild/ (the builder resource by bare name, for each install layout, against stand-ins)"
+(
+	cd "$repo"
+	CGO_ENABLED=1 CGO_CPPFLAGS="${flags[*]}" go test -tags tensorrt -count=1 -v \
+		-run '^(TestLoaderLayoutsReachTheBuilder|TestCheckBuilderNamesTheMissingResource)$' ./cmd/trtbuild/ | grep -E '^\s*(---|ok|FAIL)|_test\.go'
+)
+
 echo "--- go build -tags tensorrt ./cmd/trtbuild (headers only, nothing of TensorRT or CUDA linked)"
 bin=$work/trtbuild
 (
@@ -173,7 +232,7 @@ bin=$work/trtbuild
 )
 needed=$(readelf -d "$bin" | awk '/NEEDED/ {print $NF}' | tr -d '[]' | tr '\n' ' ')
 echo "NEEDED: $needed"
-if grep -Eq 'libnvinfer|libnvonnxparser|libcudart|libcuda\.' <<<"$needed"; then
+if grep -Eq 'libnvinfer|libnvonnxparser|libcudart|libcuda' <<<"$needed"; then
 	die "the -tags tensorrt binary links TensorRT or CUDA ($needed); they must be loaded at run time"
 fi
 
@@ -231,23 +290,31 @@ extern "C" bool initLibNvInferPlugins(void* logger, const char*) {
     return true;
 }
 STANDIN
-cat >"$standin/cudart.cpp" <<'STANDIN'
-#include <string.h>
+cat >"$standin/driver.cpp" <<'STANDIN'
+#include <stdio.h>
 extern "C" {
-int cudaGetDeviceCount(int* n) { *n = 1; return 0; }
-int cudaSetDevice(int d) { return d == 0 ? 0 : 101; }
-int cudaGetLastError() { return 0; }
-const char* cudaGetErrorString(int) { return "stand-in error"; }
-int cudaDeviceGetAttribute(int* v, int attr, int) { *v = attr == 75 ? 9 : 0; return 0; }
-int cudaRuntimeGetVersion(int* v) { *v = 13000; return 0; }
-int cudaGetDeviceProperties_v2(void* p, int) { strcpy((char*)p, "Stand-in GPU"); return 0; }
+static bool inited = false;
+int cuInit(unsigned int) { inited = true; return 0; }
+int cuDriverGetVersion(int* v) { *v = 13000; return 0; }
+int cuDeviceGetCount(int* n) { if (!inited) return 3; *n = 1; return 0; }
+int cuDeviceGet(int* d, int ordinal) { if (!inited) return 3; if (ordinal != 0) return 101; *d = 0; return 0; }
+int cuDeviceGetName(char* out, int len, int) { if (!inited) return 3; snprintf(out, (size_t)len, "Stand-in GPU"); return 0; }
+int cuDeviceGetAttribute(int* v, int attr, int) { if (!inited) return 3; *v = attr == 75 ? 9 : attr == 16 ? 132 : 0; return 0; }
+static char primary;
+int cuDevicePrimaryCtxRetain(void** ctx, int) { *ctx = &primary; return 0; }
+int cuDevicePrimaryCtxRelease_v2(int) { return 0; }
+int cuCtxSetCurrent(void*) { return 0; }
+int cuGetErrorString(int, const char** text) { *text = "stand-in error"; return 0; }
+int cuStreamCreate(void** s, unsigned int) { static char stream; *s = &stream; return 0; }
+int cuStreamDestroy_v2(void*) { return 0; }
 }
 STANDIN
-for pair in infer:libnvinfer.so.$major parser:libnvonnxparser.so.$major plugin:libnvinfer_plugin.so.$major cudart:libcudart.so.13; do
+for pair in infer:libnvinfer.so.$major parser:libnvonnxparser.so.$major plugin:libnvinfer_plugin.so.$major driver:libcuda.so.1; do
 	"$cxx" -std=c++17 -shared -fPIC "${flags[@]}" -o "$standin/${pair#*:}" "$standin/${pair%%:*}.cpp"
 done
 expect 0 "found $major\.99\.0\.7 at $standin/libnvinfer\.so\.$major" -- "$bin" version --tensorrt-lib "$standin"
-expect 0 'gpu +0: Stand-in GPU, compute capability 9\.0' -- "$bin" version --tensorrt-lib "$standin"
+expect 0 'gpu +0: Stand-in GPU, compute capability 9\.0, 132 SMs' -- "$bin" version --tensorrt-lib "$standin"
+expect 0 "cuda +driver 13\.0 at $standin/libcuda\.so\.1" -- "$bin" version --tensorrt-lib "$standin"
 expect 1 'TensorRT could not create a builder: stand-in libnvinfer: no builder here' -- \
 	"$bin" --backend tensorrt --tensorrt-lib "$standin" --no-timing-cache --progress plain -o "$work/trt.engine" "$model"
 expect 1 'WARNING: stand-in libnvinfer_plugin: registered nothing' -- \

@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
+	if tensorrtTag {
+		args = append(args, "-tags", "tensorrt")
+	}
 	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building trtbuild: %v\n%s", err, out)

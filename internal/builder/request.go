@@ -116,6 +116,12 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 		return req, err
 	}
 	req.TensorRTLib = lib
+	if backend == "tensorrt" {
+		// The one choice of TensorRT: the worker loads from it and starts with its folders on
+		// LD_LIBRARY_PATH (worker.Start), where TensorRT finds its builder resources.
+		loc := probe.Locate(lib)
+		req.TensorRT = &loc
+	}
 	if o.Verbose {
 		req.LogSeverity = progress.SeverityVerbose
 	}

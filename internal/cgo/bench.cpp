@@ -5,6 +5,7 @@
 
 #include "trtb_bench.h"
 #include "trtb_internal.hpp"
+#include "trtb_loader.hpp"
 
 #include <algorithm>
 #include <exception>
@@ -277,5 +278,57 @@ extern "C" int32_t trtb_test_guarded(int32_t what, trtb_status* status) {
             default:
                 return trtb::set_status(status, TRTB_OK, "");
         }
+    });
+}
+
+namespace {
+
+// TestLogger has TensorRT 10's nvinfer1::ILogger layout: log is its first virtual, then the
+// destructor. TensorRT calls it from the thread that creates the builder only, here.
+class TestLogger {
+public:
+    virtual void log(int32_t severity, const char* msg) noexcept {
+        if (severity <= 1 && msg != nullptr) {  // kINTERNAL_ERROR, kERROR
+            last_error_ = msg;
+        }
+    }
+    virtual ~TestLogger() = default;
+    const std::string& last_error() const { return last_error_; }
+
+private:
+    std::string last_error_;
+};
+
+}  // namespace
+
+namespace trtb_test {
+
+// AnyBuilder stands for nvinfer1::IBuilder, whose only virtual is its destructor: deleting
+// through it is all a builder of unknown layout allows. It has external linkage on purpose:
+// in an anonymous namespace the compiler may assume no class derives from it and call its own
+// destructor instead of the object's.
+class AnyBuilder {
+public:
+    virtual ~AnyBuilder();
+};
+AnyBuilder::~AnyBuilder() = default;
+
+}  // namespace trtb_test
+
+extern "C" int32_t trtb_test_create_builder(trtb_status* status) {
+    return trtb::guarded(status, [&]() -> int32_t {
+        const trtb::InferEntryPoints* infer = trtb::installed_infer();
+        if (infer == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_UNAVAILABLE, "libnvinfer is not installed in this process");
+        }
+        TestLogger logger;
+        void* builder = infer->create_builder(&logger, infer->get_version());
+        if (builder == nullptr) {
+            return trtb::set_status(status, TRTB_ERR_UNAVAILABLE,
+                                    "TensorRT could not create a builder: " +
+                                        (logger.last_error().empty() ? std::string("no error logged") : logger.last_error()));
+        }
+        delete static_cast<trtb_test::AnyBuilder*>(builder);
+        return trtb::set_status(status, TRTB_OK, "");
     });
 }

@@ -200,3 +200,13 @@ func cBool(b bool) C.int32_t {
 	}
 	return 0
 }
+
+// testCreateBuilder creates and deletes a builder through the installed libnvinfer
+// (trtb_test_create_builder), for the tests of the loading rules.
+func testCreateBuilder() error {
+	var st C.trtb_status
+	if C.trtb_test_create_builder(&st) != C.TRTB_OK {
+		return statusError(&st)
+	}
+	return nil
+}

@@ -6,7 +6,7 @@ package cgo
 // Infos lists what was found, in load order.
 func (t *TensorRTLibraries) Infos() []LibraryInfo {
 	var out []LibraryInfo
-	for _, l := range []*Library{t.Infer, t.ONNXParser, t.Plugin, t.CUDARuntime} {
+	for _, l := range t.all() {
 		if l != nil {
 			out = append(out, l.Info)
 		}

@@ -10,6 +10,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -19,8 +20,10 @@ import (
 // LibraryInfo describes one shared library the TensorRT backend loaded (trtb_library_info).
 type LibraryInfo struct {
 	Lib trt.Library
-	// Version is getInferLibVersion() for libnvinfer (major*10000+minor*100+patch) and
-	// cudaRuntimeGetVersion() for libcudart (major*1000+minor*10); 0 for the others.
+	// Version is getInferLibVersion() for libnvinfer and getNvOnnxParserVersion() for
+	// libnvonnxparser (major*10000+minor*100+patch; 0 where the parser lacks it), and
+	// cuDriverGetVersion() for libcuda (major*1000+minor*10: the newest CUDA the driver runs);
+	// 0 for the others.
 	Version int
 	// Build is libnvinfer's getInferLibBuildVersion(), or -1 where the library lacks it.
 	Build int
@@ -103,42 +106,59 @@ func CompiledFor() Compiled {
 // TensorRTLibraries are the libraries of one TensorRT, found and opened, in use once
 // installed.
 type TensorRTLibraries struct {
-	Infer, ONNXParser, CUDARuntime *Library
-	Plugin                         *Library // nil when the standard plugins are not wanted
+	Infer, ONNXParser *Library
+	Plugin            *Library // nil when the standard plugins are not wanted
 }
+
+func (t *TensorRTLibraries) all() []*Library { return []*Library{t.Infer, t.ONNXParser, t.Plugin} }
 
 // Close unloads every library of t that is not installed.
 func (t *TensorRTLibraries) Close() {
-	for _, l := range []*Library{t.Infer, t.ONNXParser, t.Plugin, t.CUDARuntime} {
+	for _, l := range t.all() {
 		l.Close()
 	}
 }
 
-// FindTensorRT looks for the libraries of the TensorRT version compiled (an
-// NV_TENSORRT_VERSION integer) where s says, and opens them: libnvinfer first, accepted only
-// when trt.CheckVersions(compiled, its version) passes, then libnvonnxparser, the standard
-// plugins (when plugins is true) and the CUDA runtime. Nothing is installed: the caller
-// installs them (Install) or closes them. The error names every place searched (a
-// *trt.SearchError).
-func FindTensorRT(s trt.Search, compiled int, plugins bool) (*TensorRTLibraries, error) {
-	found := &TensorRTLibraries{}
-	open := func(lib trt.Library, dst **Library, check func(LibraryInfo) error) error {
-		_, err := s.Find(lib, func(c trt.Candidate) error {
-			l, err := OpenLibrary(lib, c.Path)
-			if err != nil {
+// openFound finds lib at loc and opens it, accepting it only when check (if any) passes.
+func openFound(loc trt.Location, lib trt.Library, check func(LibraryInfo) error) (*Library, error) {
+	var found *Library
+	_, err := loc.Find(lib, func(c trt.Candidate) error {
+		l, err := OpenLibrary(lib, c.Path)
+		if err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(l.Info); err != nil {
+				l.Close()
 				return err
 			}
-			if check != nil {
-				if err := check(l.Info); err != nil {
-					l.Close()
-					return err
-				}
-			}
-			*dst = l
-			return nil
-		})
-		return err
+		}
+		found = l
+		return nil
+	})
+	return found, err
+}
+
+// LocateTensorRT chooses where the TensorRT this binary was compiled for is (trt.Search.Locate,
+// the one place that decides) from the --tensorrt-lib value (flagDir, "" for none) and the
+// environment; it only looks at files and loads nothing, so the parent may call it. In a
+// binary built without the "tensorrt" tag the major is 0 and the answer is of no use.
+func LocateTensorRT(flagDir string, getenv func(string) string) trt.Location {
+	c := CompiledFor()
+	major := 0
+	if v, err := trt.FromInt(c.TensorRT); err == nil {
+		major = v.Major
 	}
+	return trt.SearchFromEnv(major, c.CUDA/1000, flagDir, getenv).Locate()
+}
+
+// FindTensorRT opens the libraries of the TensorRT version compiled (an NV_TENSORRT_VERSION
+// integer) where loc says, the folder the parent chose (trt.Search.Locate): libnvinfer first,
+// accepted only when trt.CheckVersions(compiled, its version) passes, then libnvonnxparser and
+// the standard plugins (when plugins is true). Nothing is installed: the caller installs them
+// (Install) or closes them. The error names every place searched (a *trt.SearchError).
+func FindTensorRT(loc trt.Location, compiled int, plugins bool) (*TensorRTLibraries, error) {
+	found := &TensorRTLibraries{}
 	steps := []struct {
 		lib   trt.Library
 		dst   **Library
@@ -147,19 +167,20 @@ func FindTensorRT(s trt.Search, compiled int, plugins bool) (*TensorRTLibraries,
 		{trt.LibInfer, &found.Infer, func(info LibraryInfo) error { return trt.CheckVersions(compiled, info.Version) }},
 		{trt.LibONNXParser, &found.ONNXParser, nil},
 		{trt.LibPlugin, &found.Plugin, nil},
-		{trt.LibCUDARuntime, &found.CUDARuntime, nil},
 	}
 	for _, st := range steps {
 		if st.lib == trt.LibPlugin && !plugins {
 			continue
 		}
-		if err := open(st.lib, st.dst, st.check); err != nil {
+		l, err := openFound(loc, st.lib, st.check)
+		if err != nil {
 			found.Close()
 			if st.lib == trt.LibPlugin {
 				return nil, fmt.Errorf("%w (or pass --no-builtin-plugins to build without TensorRT's standard plugins)", err)
 			}
 			return nil, err
 		}
+		*st.dst = l
 	}
 	return found, nil
 }
@@ -168,7 +189,7 @@ func FindTensorRT(s trt.Search, compiled int, plugins bool) (*TensorRTLibraries,
 // on. It may be done once per process (the worker does it before its one build); what is
 // installed is never unloaded.
 func (t *TensorRTLibraries) Install() error {
-	for _, l := range []*Library{t.Infer, t.ONNXParser, t.Plugin, t.CUDARuntime} {
+	for _, l := range t.all() {
 		if l == nil {
 			continue
 		}
@@ -179,47 +200,92 @@ func (t *TensorRTLibraries) Install() error {
 	return nil
 }
 
-var loadOnce struct {
+// FindCUDADriver opens the CUDA driver, libcuda.so.1, where the dynamic loader finds it (the
+// driver's installer registers it), then in WSL's driver folder. The error is a
+// *trt.SearchError that says how to install the driver.
+func FindCUDADriver(loc trt.Location) (*Library, error) {
+	return openFound(loc, trt.LibCUDADriver, nil)
+}
+
+// loadOnce is the outcome of a load done once per process.
+type loadOnce struct {
 	sync.Mutex
 	done bool
 	err  error
 }
 
+func (o *loadOnce) do(load func() error) error {
+	o.Lock()
+	defer o.Unlock()
+	if !o.done {
+		o.done, o.err = true, load()
+	}
+	return o.err
+}
+
+var loadedTensorRT, loadedDriver loadOnce
+
 // ErrNotCompiled is returned by LoadTensorRT in a binary built without the "tensorrt" tag.
 // It is the one explanation of a binary without TensorRT that trtbuild gives in Go.
 var ErrNotCompiled = errors.New("this trtbuild was built without TensorRT; build it with `go build -tags tensorrt ./cmd/trtbuild` (see README, \"Building with TensorRT\", or Dockerfile.cuda), or preview the build without a GPU with --backend sim")
 
-// LoadTensorRT finds and installs the TensorRT libraries this binary was compiled for, once
-// per process; later calls return the first call's outcome. Only the worker calls it, before
-// its TensorRT build: the parent process never loads TensorRT.
-func LoadTensorRT(s trt.Search, plugins bool) error {
-	loadOnce.Lock()
-	defer loadOnce.Unlock()
-	if loadOnce.done {
-		return loadOnce.err
-	}
-	loadOnce.done = true
-	loadOnce.err = loadTensorRT(s, plugins)
-	return loadOnce.err
+// LoadTensorRT finds and installs the TensorRT libraries this binary was compiled for at loc,
+// once per process; later calls return the first call's outcome. Only the worker and the
+// probe call it: the parent process never loads TensorRT.
+func LoadTensorRT(loc trt.Location, plugins bool) error {
+	return loadedTensorRT.do(func() error {
+		c := CompiledFor()
+		if c.TensorRT == 0 {
+			return ErrNotCompiled
+		}
+		v, err := trt.FromInt(c.TensorRT)
+		if err != nil {
+			return err
+		}
+		loc.Major = v.Major
+		found, err := FindTensorRT(loc, c.TensorRT, plugins)
+		if err != nil {
+			return err
+		}
+		if err := found.Install(); err != nil {
+			found.Close()
+			return err
+		}
+		return nil
+	})
 }
 
-func loadTensorRT(s trt.Search, plugins bool) error {
-	c := CompiledFor()
-	if c.TensorRT == 0 {
-		return ErrNotCompiled
-	}
-	v, err := trt.FromInt(c.TensorRT)
+// LoadCUDADriver finds and installs the CUDA driver, once per process (later calls return the
+// first call's outcome). The TensorRT backend lists, names and selects GPUs through it.
+func LoadCUDADriver(loc trt.Location) error {
+	return loadedDriver.do(func() error {
+		l, err := FindCUDADriver(loc)
+		if err != nil {
+			return err
+		}
+		if err := l.install(); err != nil {
+			l.Close()
+			return err
+		}
+		return nil
+	})
+}
+
+// CheckBuilder creates a TensorRT builder on CUDA device device and deletes it again, as a
+// build would (trtb_check_builder): TensorRT loads its builder resource library then, by file
+// name, so a library path that lacks it fails here, with TensorRT's error. The libraries and
+// the driver must be loaded (LoadTensorRT, LoadCUDADriver). It locks the calling goroutine to
+// its OS thread for the call: the device's context is made current on that thread.
+func CheckBuilder(device int) error {
+	dev, err := toInt32("device", device)
 	if err != nil {
 		return err
 	}
-	s.Major = v.Major
-	found, err := FindTensorRT(s, c.TensorRT, plugins)
-	if err != nil {
-		return err
-	}
-	if err := found.Install(); err != nil {
-		found.Close()
-		return err
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var st C.trtb_status
+	if C.trtb_check_builder(dev, &st) != C.TRTB_OK {
+		return statusError(&st)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/cgo/standin"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
@@ -20,7 +21,10 @@ func TestOpenLibrary(t *testing.T) {
 		standIn{File: "nobuild/libnvinfer.so.10", Src: inferSrc(101300, -1)},
 		standIn{File: "nofactory/libnvinfer.so.10", Src: inferNoFactorySrc},
 		standIn{File: "unresolved/libnvinfer.so.10", Src: unresolvedSrc},
-		cudartStandIn(13),
+		standIn{File: "libnvonnxparser.so.10", Src: parserSrc},
+		standIn{File: "versioned/libnvonnxparser.so.10", Src: standin.ParserVersionSrc(100)},
+		driverStandIn("NVIDIA A100-SXM4-40GB MIG 1g.5gb", 8, 0, 14),
+		standIn{File: "nostream/libcuda.so.1", Src: "extern \"C\" int cuInit(unsigned) { return 0; }\n"},
 	)
 	notELF := filepath.Join(dir, "text/libnvinfer.so.10")
 	os.MkdirAll(filepath.Dir(notELF), 0o755)
@@ -37,7 +41,11 @@ func TestOpenLibrary(t *testing.T) {
 	}{
 		{name: "version and build", lib: trt.LibInfer, path: "libnvinfer.so.10", version: 101600, build: 72},
 		{name: "no build number", lib: trt.LibInfer, path: "nobuild/libnvinfer.so.10", version: 101300, build: -1},
-		{name: "cuda runtime version", lib: trt.LibCUDARuntime, path: "libcudart.so.13", version: 13000, build: -1},
+		{name: "driver version", lib: trt.LibCUDADriver, path: "libcuda.so.1", version: 13000, build: -1},
+		{name: "a parser without getNvOnnxParserVersion", lib: trt.LibONNXParser, path: "libnvonnxparser.so.10", version: 0, build: -1},
+		{name: "the parser's version", lib: trt.LibONNXParser, path: "versioned/libnvonnxparser.so.10", version: 100, build: -1},
+		{name: "a driver without the API the backend calls", lib: trt.LibCUDADriver, path: "nostream/libcuda.so.1",
+			errHas: []string{"cuDriverGetVersion", "is missing from"}},
 		{name: "missing entry point", lib: trt.LibInfer, path: "nofactory/libnvinfer.so.10",
 			errHas: []string{"createInferBuilder_INTERNAL", "is missing from", "nofactory/libnvinfer.so.10"}},
 		{name: "wrong library for the role", lib: trt.LibONNXParser, path: "libnvinfer.so.10",
@@ -87,8 +95,8 @@ func TestOpenLibrary(t *testing.T) {
 // looks by itself: the cases below expect the system search to come up empty.
 func noSystemTensorRT(t *testing.T) {
 	t.Helper()
-	for _, name := range []string{"libnvinfer.so.10", "libnvinfer.so.11", "libcudart.so.12", "libcudart.so.13"} {
-		if l, err := OpenLibrary(trt.LibCUDARuntime, name); err == nil {
+	for _, name := range []string{"libnvinfer.so.10", "libnvinfer.so.11", "libcuda.so.1"} {
+		if l, err := OpenLibrary(trt.LibPlugin, name); err == nil {
 			l.Close()
 			t.Skipf("%s is installed here; the search cases assume it is not", name)
 		} else if !strings.Contains(err.Error(), "cannot open shared object file") {
@@ -108,34 +116,39 @@ func TestFindTensorRT(t *testing.T) {
 		standIn{File: "libnvinfer.so.10", Src: inferSrc(101300, 5)})
 	buildStandIns(t, filepath.Join(root, "noplugin"),
 		standIn{File: "libnvinfer.so.10", Src: inferSrc(101600, 72)},
-		standIn{File: "libnvonnxparser.so.10", Src: parserSrc},
-		cudartStandIn(13))
-	buildStandIns(t, filepath.Join(root, "both-cuda"),
-		standIn{File: "libnvinfer.so.10", Src: inferSrc(101700, 9)},
-		standIn{File: "libnvonnxparser.so.10", Src: parserSrc},
-		standIn{File: "libnvinfer_plugin.so.10", Src: pluginSrc},
-		cudartStandIn(12), cudartStandIn(13))
+		standIn{File: "libnvonnxparser.so.10", Src: parserSrc})
+	venv := filepath.Join(root, "venv")
+	pip := standin.VirtualEnv(t, venv, goodSet()...)
 
 	tests := []struct {
 		name    string
 		search  trt.Search
 		plugins bool
-		want    map[trt.Library]string // library -> path it must come from
+		want    map[trt.Library]string // library -> folder it must come from
 		errHas  []string
 	}{
 		{name: "--tensorrt-lib folder", search: trt.Search{Dir: good, DirFrom: "--tensorrt-lib"}, plugins: true,
-			want: map[trt.Library]string{trt.LibInfer: good, trt.LibONNXParser: good, trt.LibPlugin: good, trt.LibCUDARuntime: good}},
+			want: map[trt.Library]string{trt.LibInfer: good, trt.LibONNXParser: good, trt.LibPlugin: good}},
 		{name: "TENSORRT_ROOT/lib", search: trt.Search{Root: filepath.Join(root, "trtroot")}, plugins: true,
 			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "trtroot", "lib")}},
 		{name: "the folder wins over TENSORRT_ROOT", search: trt.Search{Dir: good, DirFrom: "--tensorrt-lib", Root: filepath.Join(root, "trtroot")}, plugins: true,
 			want: map[trt.Library]string{trt.LibInfer: good}},
+		{name: "pip's tensorrt_libs in VIRTUAL_ENV", search: trt.Search{VirtualEnv: venv}, plugins: true,
+			want: map[trt.Library]string{trt.LibInfer: pip, trt.LibONNXParser: pip, trt.LibPlugin: pip}},
+		{name: "TENSORRT_ROOT before pip", search: trt.Search{Root: filepath.Join(root, "trtroot"), VirtualEnv: venv}, plugins: true,
+			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "trtroot", "lib")}},
 		{name: "an explicit folder is the only place for TensorRT",
 			search: trt.Search{Dir: filepath.Join(root, "empty"), DirFrom: "TRTBUILD_TENSORRT_LIB", Root: filepath.Join(root, "trtroot")},
 			errHas: []string{"cannot load libnvinfer.so.10", "TRTBUILD_TENSORRT_LIB " + filepath.Join(root, "empty", "libnvinfer.so.10"), "No such file"}},
-		{name: "another major is refused",
-			search: trt.Search{Root: filepath.Join(root, "major11")},
+		{name: "another major in the folder chosen is refused, and no other is tried",
+			search: trt.Search{Root: filepath.Join(root, "major11"), VirtualEnv: venv},
 			errHas: []string{"TENSORRT_ROOT " + filepath.Join(root, "major11", "lib", "libnvinfer.so.10"), "TensorRT version mismatch", "compiled against TensorRT 10.16.0 but loaded libnvinfer 11.1.0",
-				"system (LD_LIBRARY_PATH=", "libnvinfer.so.10: cannot open shared object file", "install TensorRT 10, or point --tensorrt-lib (or TRTBUILD_TENSORRT_LIB)"}},
+				"install TensorRT 10, or point --tensorrt-lib (or TRTBUILD_TENSORRT_LIB)"}},
+		{name: "the places without libnvinfer are named",
+			search: trt.Search{Root: filepath.Join(root, "nothing-here")},
+			errHas: []string{"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib", "libnvinfer.so.10") + ": no such file",
+				"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib64", "libnvinfer.so.10") + ": no such file",
+				"system (LD_LIBRARY_PATH=", "libnvinfer.so.10: cannot open shared object file"}},
 		{name: "an older minor is refused",
 			search: trt.Search{Dir: filepath.Join(root, "older", "lib"), DirFrom: "--tensorrt-lib"},
 			errHas: []string{"loaded libnvinfer 10.13.0 is older than the TensorRT 10.16.0 headers"}},
@@ -144,15 +157,12 @@ func TestFindTensorRT(t *testing.T) {
 			errHas: []string{"cannot load libnvinfer_plugin.so.10", "--no-builtin-plugins"}},
 		{name: "without the standard plugins",
 			search: trt.Search{Dir: filepath.Join(root, "noplugin"), DirFrom: "--tensorrt-lib"}, plugins: false,
-			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "noplugin"), trt.LibCUDARuntime: filepath.Join(root, "noplugin")}},
-		{name: "CUDA 13 before 12",
-			search: trt.Search{Dir: filepath.Join(root, "both-cuda"), DirFrom: "--tensorrt-lib"}, plugins: true,
-			want: map[trt.Library]string{trt.LibCUDARuntime: filepath.Join(root, "both-cuda")}},
+			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "noplugin"), trt.LibONNXParser: filepath.Join(root, "noplugin")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.search.Major = 10
-			found, err := FindTensorRT(tt.search, compiled10_16, tt.plugins)
+			found, err := FindTensorRT(tt.search.Locate(), compiled10_16, tt.plugins)
 			if len(tt.errHas) > 0 {
 				if err == nil {
 					found.Close()
@@ -187,9 +197,6 @@ func TestFindTensorRT(t *testing.T) {
 					t.Errorf("%s from %s, want %s", lib, got[lib].Path, dir)
 				}
 			}
-			if tt.name == "CUDA 13 before 12" && got[trt.LibCUDARuntime].Version != 13000 {
-				t.Errorf("CUDA runtime version %d, want 13000", got[trt.LibCUDARuntime].Version)
-			}
 		})
 	}
 }
@@ -209,7 +216,8 @@ const loaderHelperEnv = "TRTBUILD_LOADER_TEST_HELPER"
 // LD_LIBRARY_PATH, which the dynamic loader reads at start-up), installs it and prints what
 // is installed as JSON.
 func loaderHelper() int {
-	found, err := FindTensorRT(trt.SearchFromEnv(10, "", os.Getenv), compiled10_16, true)
+	loc := trt.SearchFromEnv(10, 0, "", os.Getenv).Locate()
+	found, err := FindTensorRT(loc, compiled10_16, true)
 	if err != nil {
 		json.NewEncoder(os.Stdout).Encode(map[string]string{"error": err.Error()})
 		return 0
@@ -218,14 +226,18 @@ func loaderHelper() int {
 		json.NewEncoder(os.Stdout).Encode(map[string]string{"error": err.Error()})
 		return 0
 	}
+	if err := LoadCUDADriver(loc); err != nil {
+		json.NewEncoder(os.Stdout).Encode(map[string]string{"error": err.Error()})
+		return 0
+	}
 	out := map[string]LibraryInfo{}
-	for _, lib := range []trt.Library{trt.LibInfer, trt.LibONNXParser, trt.LibPlugin, trt.LibCUDARuntime} {
+	for _, lib := range []trt.Library{trt.LibInfer, trt.LibONNXParser, trt.LibPlugin, trt.LibCUDADriver} {
 		if info, ok := InstalledLibrary(lib); ok {
 			out[lib.String()] = info
 		}
 	}
 	// A second install of the same role is refused.
-	again, err := FindTensorRT(trt.SearchFromEnv(10, "", os.Getenv), compiled10_16, false)
+	again, err := FindTensorRT(loc, compiled10_16, false)
 	if err == nil {
 		if err := again.Install(); err != nil {
 			out["second install: "+err.Error()] = LibraryInfo{}
@@ -244,7 +256,7 @@ func TestInstallThroughLDLibraryPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), loaderHelperEnv+"=1", "LD_LIBRARY_PATH="+dir, "TENSORRT_ROOT=", "TRTBUILD_TENSORRT_LIB=")
+	cmd.Env = append(os.Environ(), loaderHelperEnv+"=1", "LD_LIBRARY_PATH="+dir, "TENSORRT_ROOT=", "TRTBUILD_TENSORRT_LIB=", "VIRTUAL_ENV=", "CONDA_PREFIX=", "PYTHONUSERBASE="+t.TempDir())
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("helper: %v\n%s", err, out)
@@ -253,7 +265,7 @@ func TestInstallThroughLDLibraryPath(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("helper output %q: %v", out, err)
 	}
-	for _, name := range []string{"libnvinfer", "libnvonnxparser", "libnvinfer_plugin", "libcudart"} {
+	for _, name := range []string{"libnvinfer", "libnvonnxparser", "libnvinfer_plugin", "libcuda"} {
 		info, ok := got[name]
 		if !ok {
 			t.Errorf("%s not installed; helper said %s", name, out)

@@ -33,13 +33,13 @@ func TestShimChecksOptionsAsTheSimDoes(t *testing.T) {
 	dir := buildStandIns(t, t.TempDir(),
 		standIn{File: "libnvinfer.so." + strconv.Itoa(major), Src: inferSrc(c.TensorRT, c.Build)},
 		standIn{File: "libnvonnxparser.so." + strconv.Itoa(major), Src: parserSrc},
-		cudartStandIn(c.CUDA/1000))
+		driverStandIn("Stand-in GPU", 9, 0, 132))
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^TestShimOptionsChild$", "-test.v")
-	cmd.Env = append(os.Environ(), shimOptionsChildEnv+"=1", "LD_LIBRARY_PATH="+dir, "TENSORRT_ROOT=", "TRTBUILD_TENSORRT_LIB=")
+	cmd.Env = append(os.Environ(), shimOptionsChildEnv+"=1", "LD_LIBRARY_PATH="+dir, "TENSORRT_ROOT=", "TRTBUILD_TENSORRT_LIB=", "VIRTUAL_ENV=", "CONDA_PREFIX=", "PYTHONUSERBASE="+t.TempDir())
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: TestShimOptionsChild") {
 		t.Fatalf("child: %v\n%s", err, out)
@@ -55,7 +55,8 @@ func TestShimOptionsChild(t *testing.T) {
 	}
 	c := CompiledFor()
 	major := c.TensorRT / 10000
-	found, err := FindTensorRT(trt.SearchFromEnv(major, "", os.Getenv), c.TensorRT, false)
+	loc := trt.SearchFromEnv(major, c.CUDA/1000, "", os.Getenv).Locate()
+	found, err := FindTensorRT(loc, c.TensorRT, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,13 +9,12 @@ const (
 	inferNoFactorySrc = standin.InferNoFactorySrc
 	parserSrc         = standin.ParserSrc
 	pluginSrc         = standin.PluginSrc
-	cudartSrc         = standin.CUDARTSrc
 	unresolvedSrc     = standin.UnresolvedSrc
 )
 
 var (
 	inferSrc      = standin.InferSrc
-	cudartStandIn = standin.CUDART
+	driverStandIn = standin.Driver
 	goodSet       = standin.Good
 	buildStandIns = standin.Build
 )

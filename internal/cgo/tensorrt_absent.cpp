@@ -29,6 +29,10 @@ int32_t tensorrt_version(int32_t /*device*/, trtb_version_info* /*info*/, trtb_s
     return set_status(status, TRTB_ERR_UNAVAILABLE, kUnavailable);
 }
 
+int32_t tensorrt_check_builder(int32_t /*device*/, trtb_status* status) {
+    return set_status(status, TRTB_ERR_UNAVAILABLE, kUnavailable);
+}
+
 }  // namespace trtb
 
 extern "C" void trtb_tensorrt_compiled(trtb_compiled_info* info) {

@@ -137,29 +137,51 @@ std::string TensorRTBuild::errors_since(uint64_t mark) const {
 }
 
 Outcome TensorRTBuild::select_device() {
-    const CudaEntryPoints* c = cuda();
-    if (c == nullptr) {
-        return fail(TRTB_ERR_UNAVAILABLE, "the CUDA runtime is not loaded in this process");
-    }
-    int count = 0;
-    int err = c->get_device_count(&count);
-    if (err != 0) {
-        (void)c->get_last_error();  // clear this thread's last error
-        return fail(TRTB_ERR_UNAVAILABLE, "CUDA cannot list GPUs: " + cuda_error_text(err));
-    }
-    if (s_.device >= count) {
-        return fail(TRTB_ERR_INVALID_ARGUMENT, "--device " + std::to_string(s_.device) +
-                                                   ": invalid device ordinal, CUDA sees " +
-                                                   std::to_string(count) + " GPU(s) numbered from 0");
-    }
-    err = c->set_device(s_.device);
-    if (err != 0) {
-        (void)c->get_last_error();
-        return fail(TRTB_ERR_UNAVAILABLE, "cudaSetDevice(" + std::to_string(s_.device) +
-                                              "): " + cuda_error_text(err));
+    // The device's primary context, current on this (the run) thread for the rest of the
+    // process: TensorRT's objects may outlive run() (the timing cache's merge), and the worker
+    // exits after its one build, which releases it.
+    std::string why;
+    if (!make_device_current(s_.device, &why)) {
+        const bool ordinal = why.rfind("--device", 0) == 0;
+        return fail(ordinal ? TRTB_ERR_INVALID_ARGUMENT : TRTB_ERR_UNAVAILABLE, why);
     }
     return ok();
 }
+
+// ProfileStream is the builder's own stream for timing tactics, as trtexec's
+// (setProfileStream of a cudaStreamNonBlocking stream, sampleEngines.cpp): on the legacy
+// default stream, TensorRT's timing would wait for, and be slowed by, other work of the
+// process's context. Ownership: the build owns it; it is created after the device is current
+// (on the run thread) and destroyed when build() returns, after buildSerializedNetwork, which
+// synchronizes the profile stream before it returns (NvInfer.h). The config that names it may
+// outlive it (TensorRTBuild::objects_ keeps the config for the timing cache's merge), so the
+// stream is handed to the config through attach, and the destructor gives the config back the
+// default stream before destroying this one: no kept config names a destroyed stream.
+class ProfileStream {
+public:
+    ProfileStream() = default;
+    ~ProfileStream() {
+        if (config_ != nullptr) {
+            config_->setProfileStream(nullptr);
+        }
+        destroy_stream(stream_);
+    }
+    ProfileStream(const ProfileStream&) = delete;
+    ProfileStream& operator=(const ProfileStream&) = delete;
+
+    bool create(std::string* why) { return create_stream(&stream_, why); }
+
+    // attach makes the stream config's profile stream until this ProfileStream is destroyed;
+    // config must outlive it.
+    void attach(nvinfer1::IBuilderConfig& config) {
+        config.setProfileStream(stream_);
+        config_ = &config;
+    }
+
+private:
+    CUstream_st* stream_ = nullptr;
+    nvinfer1::IBuilderConfig* config_ = nullptr;
+};
 
 Outcome TensorRTBuild::load_plugins(nvinfer1::IBuilder& builder) {
     for (const std::string& path : s_.plugin_paths) {
@@ -272,6 +294,9 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     }
 
     Objects& o = objects_;
+    // The builder's own profile stream lives only as long as this call; the config, which
+    // outlives it when it is kept for the timing cache's merge, is detached from it first.
+    ProfileStream profile_stream;
     mark = logger_.mark();
     o.builder.reset(create_builder(ProcessLogger::get()));
     if (o.builder == nullptr) {
@@ -315,6 +340,10 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     if (Outcome out = configure(o); out.code != TRTB_OK) {
         return out;
     }
+    if (std::string why; !profile_stream.create(&why)) {
+        return fail(TRTB_ERR_UNAVAILABLE, "cannot create the builder's profile stream: " + why);
+    }
+    profile_stream.attach(*o.config);
     if (Outcome out = apply_extra_settings(o); out.code != TRTB_OK) {
         return out;
     }
@@ -423,37 +452,26 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
             return set_status(status, TRTB_ERR_UNAVAILABLE, why);
         }
         info->loaded_version = trt::loaded_version();
-        // getNvOnnxParserVersion() is NV_ONNX_PARSER_VERSION, 0.1.0 in every release
-        // (onnx-tensorrt NvOnnxParser.cpp, NvOnnxParser.h): it tells nothing and is not
-        // reported. The parser library is the one of libnvinfer's major (its SONAME).
-        info->onnx_parser_version = 0;
+        // getNvOnnxParserVersion() (0.1.0, that is 100, in the releases seen so far;
+        // NV_ONNX_PARSER_VERSION in NvOnnxParser.h), for the build key: a different
+        // libnvonnxparser beside the same libnvinfer may parse differently.
+        info->onnx_parser_version = trt::loaded_parser_version();
 
-        const CudaEntryPoints* c = trt::cuda();
+        // The GPU through the CUDA driver API. Versions are worth reporting without one, so
+        // the status says why there is none only after they are filled in.
+        std::string gpu_error;
         int count = 0;
-        if (c->get_device_count(&count) != 0) {
-            (void)c->get_last_error();
-            count = 0;  // no driver or no GPU: versions are still worth reporting
+        if (!device_count(&count, &gpu_error)) {
+            count = 0;
         }
         info->device_count = count;
-        if (device >= 0 && device < count) {
-            // Through attributes, not cudaGetDeviceProperties, whose struct differs between
-            // CUDA 12 and 13 (see trtb_loader.hpp).
-            int major = 0, minor = 0;
-            if (c->device_get_attribute(&major, cudaDevAttrComputeCapabilityMajor, device) == 0 &&
-                c->device_get_attribute(&minor, cudaDevAttrComputeCapabilityMinor, device) == 0) {
-                info->compute_major = major;
-                info->compute_minor = minor;
-            } else {
-                (void)c->get_last_error();
-            }
-            int sms = 0;
-            if (c->device_get_attribute(&sms, cudaDevAttrMultiProcessorCount, device) == 0) {
-                info->multiprocessor_count = sms;
-            } else {
-                (void)c->get_last_error();
-            }
-            if (!cuda_device_name(device, info->device_name, sizeof(info->device_name))) {
-                info->device_name[0] = '\0';
+        if (gpu_error.empty() && device >= 0 && device < count) {
+            DeviceInfo d;
+            if (describe_device(device, &d, &gpu_error)) {
+                copy_text(info->device_name, sizeof(info->device_name), d.name, sizeof(d.name));
+                info->compute_major = d.compute_major;
+                info->compute_minor = d.compute_minor;
+                info->multiprocessor_count = d.multiprocessors;
             }
         }
 
@@ -461,7 +479,41 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
         if (!check_versions(info->loaded_version, &message)) {
             return set_status(status, TRTB_ERR_VERSION_MISMATCH, message);
         }
+        if (!gpu_error.empty()) {
+            return set_status(status, TRTB_ERR_UNAVAILABLE, gpu_error);
+        }
         return set_status(status, TRTB_OK, "");
+    });
+}
+
+int32_t tensorrt_check_builder(int32_t device, trtb_status* status) {
+    return guarded(status, [&]() -> int32_t {
+        std::string why;
+        if (!trt::loaded(&why)) {
+            return set_status(status, TRTB_ERR_UNAVAILABLE, why);
+        }
+        if (!make_device_current(device, &why)) {
+            return set_status(status, TRTB_ERR_UNAVAILABLE, why);
+        }
+        // What TensorRT logs while it makes the builder (it loads its builder resource then)
+        // goes to a log of this check only; its errors are the answer.
+        EventQueue queue;
+        trt::Logger log(queue, TRTB_SEVERITY_WARNING);
+        int32_t code = TRTB_OK;
+        {
+            trt::ProcessLogger::SinkScope sink(log);
+            const uint64_t mark = log.mark();
+            std::unique_ptr<nvinfer1::IBuilder> builder(trt::create_builder(trt::ProcessLogger::get()));
+            if (builder == nullptr) {
+                uint64_t older = 0;
+                const std::vector<std::string> errors = log.errors_since(mark, &older);
+                code = set_status(status, TRTB_ERR_UNAVAILABLE,
+                                  "TensorRT could not create a builder: " +
+                                      (errors.empty() ? std::string("TensorRT reported no error") : trt::join_listed(errors)));
+            }
+        }  // the builder is deleted before the device's context is let go
+        release_device(device);
+        return code == TRTB_OK ? set_status(status, TRTB_OK, "") : code;
     });
 }
 

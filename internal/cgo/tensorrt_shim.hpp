@@ -12,8 +12,9 @@
 //   tensorrt_trtexec.cpp       trtexec's other build settings: I/O formats, layer precisions,
 //                              profiling verbosity, tactic sources, DLA, memory pools, --best
 //
-// It is compiled against NVIDIA's public headers (NvInfer.h, NvOnnxParser.h) and the CUDA
-// runtime header, whose folders come from the environment (CGO_CPPFLAGS or CGO_CXXFLAGS, see
+// It is compiled against NVIDIA's public headers (NvInfer.h, NvOnnxParser.h) and CUDA's
+// (cuda_runtime_api.h, which TensorRT's headers include, and cuda.h), whose folders come from
+// the environment (CGO_CPPFLAGS or CGO_CXXFLAGS, see
 // docs/tensorrt.md). It behaves like the simulated builder: builder callbacks only copy events
 // into the build's EventQueue, stepComplete returns false once cancel is requested, and every
 // failure is a trtb_status with one line of text.
@@ -29,8 +30,9 @@
 //     declared before objects_, so they outlive every object that can call them, as TensorRT
 //     requires; no builder thread is left running when run() closes the queue (an idle builder
 //     runs none).
-//   - run() is called on one OS thread, which the Go side locks for the call: cudaSetDevice
-//     selects the device for that thread, and TensorRT builds on it.
+//   - run() is called on one OS thread, which the Go side locks for the call: select_device
+//     makes the device's primary context current on that thread (the driver API's
+//     cudaSetDevice; trtb_loader.hpp, make_device_current), and TensorRT builds on it.
 //   - TensorRT calls the monitor, the logger and the error recorder from its own threads, several
 //     at once. They copy the text they are given (it is valid only during the call), take one
 //     short lock, and return; they never block on the drainer, never call Go and never throw.
@@ -143,21 +145,20 @@ std::string parser_code_name(nvonnxparser::ErrorCode code);
 // Entry points of the libraries loaded at run time (tensorrt_entry.cpp). No TensorRT or CUDA
 // function is called any other way: the binary does not link them.
 
-// loaded tells whether libnvinfer, libnvonnxparser and the CUDA runtime are installed; if not,
-// *why says so.
+// loaded tells whether libnvinfer and libnvonnxparser are installed; if not, *why says so.
+// The CUDA driver is asked for separately (trtb_loader.hpp: make_device_current, ...), which
+// says so when it is not installed.
 bool loaded(std::string* why);
 // create_builder and create_parser are NvInfer.h's createInferBuilder and NvOnnxParser.h's
 // createParser through the loaded libraries; null when TensorRT refuses or is not loaded.
 nvinfer1::IBuilder* create_builder(nvinfer1::ILogger& logger);
 nvonnxparser::IParser* create_parser(nvinfer1::INetworkDefinition& network, nvinfer1::ILogger& logger);
 // loaded_version is getInferLibVersion() (0 when not loaded); loaded_build is
-// getInferLibBuildVersion() (-1 when not loaded or not exported).
+// getInferLibBuildVersion() (-1 when not loaded or not exported); loaded_parser_version is
+// getNvOnnxParserVersion() (0 when not loaded or not exported).
 int32_t loaded_version();
 int32_t loaded_build();
-// cuda returns the CUDA runtime's entry points, or null when it is not loaded.
-const CudaEntryPoints* cuda();
-// cuda_error_text is cudaGetErrorString(err).
-std::string cuda_error_text(int err);
+int32_t loaded_parser_version();
 // init_builtin_plugins calls libnvinfer_plugin's initLibNvInferPlugins once per process, with
 // the process logger, as trtexec does before building (trtexec.cpp); it returns its answer,
 // or true when the library was not loaded (--no-builtin-plugins).

@@ -259,15 +259,10 @@ Outcome TensorRTBuild::apply_extra_settings(Objects& o) {
         // trtexec's --best: every precision; bf16 only where the GPU has it (Ampere and newer).
         config.setFlag(BuilderFlag::kFP16);
         config.setFlag(BuilderFlag::kINT8);
-        // The CUDA runtime is loaded at run time (trtb_loader.hpp): ask it for the compute
-        // capability through cudaDeviceGetAttribute, as tensorrt_version does.
-        const CudaEntryPoints* c = cuda();
-        int major = 0;
-        if (c != nullptr && c->device_get_attribute(&major, cudaDevAttrComputeCapabilityMajor, s_.device) == 0 &&
-            major >= 8) {
+        // The compute capability from the CUDA driver (trtb_loader.hpp), as tensorrt_version.
+        DeviceInfo d;
+        if (std::string why; describe_device(s_.device, &d, &why) && d.compute_major >= 8) {
             config.setFlag(BuilderFlag::kBF16);
-        } else if (c != nullptr) {
-            (void)c->get_last_error();
         }
     }
 #pragma GCC diagnostic pop

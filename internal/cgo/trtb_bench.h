@@ -130,6 +130,18 @@ int32_t trtb_test_thread_capture(const char *const *own, int32_t nb_own, const c
                                  int32_t nb_other, const char *const *after, int32_t nb_after, char *out,
                                  uint32_t out_size, int32_t *live);
 
+/*
+ * trtb_test_create_builder creates a builder through the installed libnvinfer's
+ * createInferBuilder_INTERNAL, as trtb_check_builder does but without TensorRT's headers: the
+ * logger it hands over has TensorRT 10's ILogger layout (log(Severity, const char*) is its
+ * first virtual) and keeps the last ERROR line; a builder it gets back is deleted through its
+ * virtual destructor, IBuilder's only virtual, and nothing else is called on it. TRTB_OK, or
+ * TRTB_ERR_UNAVAILABLE with the last error logged ("Unable to load library: ...") when no
+ * builder came back or no libnvinfer is installed. For the tests of the loading rules in a
+ * binary without the "tensorrt" tag.
+ */
+int32_t trtb_test_create_builder(trtb_status *status);
+
 #ifdef __cplusplus
 }
 #endif

@@ -342,6 +342,8 @@ std::unique_ptr<Build> make_sim_build(const trtb_options& options, trtb_status* 
 std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_status* status);
 int32_t tensorrt_available();
 int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* status);
+// tensorrt_check_builder is trtb_check_builder (trtb_loader.h).
+int32_t tensorrt_check_builder(int32_t device, trtb_status* status);
 
 }  // namespace trtb
 

@@ -1,5 +1,5 @@
-// trtb_loader.cpp: the run-time loader of trtb_loader.h. Compiled into every binary; it needs
-// no TensorRT or CUDA header.
+// trtb_loader.cpp: the run-time loader of trtb_loader.h, and the GPU through the CUDA driver
+// it loaded (trtb_loader.hpp). Compiled into every binary; it needs no TensorRT or CUDA header.
 //
 // Ownership: a trtb_library owns one dlopen handle until it is closed or installed. Installed
 // libraries are never unloaded (TensorRT, its plugin registry and libnvinfer_plugin keep
@@ -27,7 +27,7 @@ struct trtb_library {
     trtb::InferEntryPoints infer{};
     trtb::ParserEntryPoints parser{};
     trtb::PluginEntryPoints plugin{};
-    trtb::CudaEntryPoints cuda{};
+    trtb::DriverEntryPoints driver{};
 };
 
 namespace trtb {
@@ -55,8 +55,8 @@ const char* role_name(int32_t role) {
             return "libnvonnxparser";
         case TRTB_LIB_PLUGIN:
             return "libnvinfer_plugin";
-        case TRTB_LIB_CUDART:
-            return "libcudart";
+        case TRTB_LIB_CUDA_DRIVER:
+            return "libcuda";
     }
     return "library";
 }
@@ -93,25 +93,28 @@ int32_t resolve(trtb_library* lib, std::string* missing) {
             break;
         case TRTB_LIB_ONNX_PARSER:
             r.need(lib->parser.create_parser, "createNvOnnxParser_INTERNAL");
+            lib->parser.get_version = r.find<int()>("getNvOnnxParserVersion");
             break;
         case TRTB_LIB_PLUGIN:
             r.need(lib->plugin.init_plugins, "initLibNvInferPlugins");
             break;
-        case TRTB_LIB_CUDART:
-            r.need(lib->cuda.get_device_count, "cudaGetDeviceCount");
-            r.need(lib->cuda.set_device, "cudaSetDevice");
-            r.need(lib->cuda.get_last_error, "cudaGetLastError");
-            r.need(lib->cuda.get_error_string, "cudaGetErrorString");
-            r.need(lib->cuda.device_get_attribute, "cudaDeviceGetAttribute");
-            r.need(lib->cuda.runtime_get_version, "cudaRuntimeGetVersion");
-            // CUDA 12 exports the 12.x layout as cudaGetDeviceProperties_v2 (its header maps the
-            // name to it); CUDA 13 exports cudaGetDeviceProperties again. Either is only used
-            // for `name` (see cuda_device_name).
-            lib->cuda.get_device_properties = r.find<int(void*, int)>("cudaGetDeviceProperties_v2");
-            if (lib->cuda.get_device_properties == nullptr) {
-                lib->cuda.get_device_properties = r.find<int(void*, int)>("cudaGetDeviceProperties");
-            }
+        case TRTB_LIB_CUDA_DRIVER: {
+            namespace sym = driver_symbol;
+            DriverEntryPoints& d = lib->driver;
+            r.need(d.init, sym::kInit);
+            r.need(d.driver_get_version, sym::kDriverGetVersion);
+            r.need(d.device_get_count, sym::kDeviceGetCount);
+            r.need(d.device_get, sym::kDeviceGet);
+            r.need(d.device_get_name, sym::kDeviceGetName);
+            r.need(d.device_get_attribute, sym::kDeviceGetAttribute);
+            r.need(d.primary_ctx_retain, sym::kPrimaryCtxRetain);
+            r.need(d.primary_ctx_release, sym::kPrimaryCtxRelease);
+            r.need(d.ctx_set_current, sym::kCtxSetCurrent);
+            r.need(d.get_error_string, sym::kGetErrorString);
+            r.need(d.stream_create, sym::kStreamCreate);
+            r.need(d.stream_destroy, sym::kStreamDestroy);
             break;
+        }
     }
     *missing = r.missing;
     return missing->empty() ? TRTB_OK : TRTB_ERR_UNAVAILABLE;
@@ -128,28 +131,149 @@ const T* entry_points(int32_t role, T trtb_library::*member) {
 const InferEntryPoints* installed_infer() { return entry_points(TRTB_LIB_INFER, &trtb_library::infer); }
 const ParserEntryPoints* installed_parser() { return entry_points(TRTB_LIB_ONNX_PARSER, &trtb_library::parser); }
 const PluginEntryPoints* installed_plugin() { return entry_points(TRTB_LIB_PLUGIN, &trtb_library::plugin); }
-const CudaEntryPoints* installed_cuda() { return entry_points(TRTB_LIB_CUDART, &trtb_library::cuda); }
+const DriverEntryPoints* installed_driver() { return entry_points(TRTB_LIB_CUDA_DRIVER, &trtb_library::driver); }
 
-bool cuda_device_name(int device, char* name, size_t size) {
-    const CudaEntryPoints* cuda = installed_cuda();
-    if (cuda == nullptr || cuda->get_device_properties == nullptr || name == nullptr || size == 0) {
+namespace {
+
+// driver_text says why call failed: "cuInit: no CUDA-capable device is detected (CUDA error
+// 100)", in the words of cuGetErrorString where the driver has them.
+std::string driver_text(const DriverEntryPoints& d, const char* call, int err) {
+    const char* text = nullptr;
+    if (d.get_error_string(err, &text) != kCudaSuccess || text == nullptr) {
+        text = "unknown CUDA error";
+    }
+    return std::string(call) + ": " + text + " (CUDA error " + std::to_string(err) + ")";
+}
+
+// driver_ready returns the installed driver, initialised (cuInit(0) once per process: the
+// driver API needs it before any other call, and it may be called again but answers the same).
+const DriverEntryPoints* driver_ready(std::string* why) {
+    const DriverEntryPoints* d = installed_driver();
+    if (d == nullptr) {
+        *why = "the CUDA driver (libcuda.so.1) is not loaded in this process";
+        return nullptr;
+    }
+    static std::once_flag once;
+    static int init_error = 0;
+    std::call_once(once, [d] { init_error = d->init(0); });
+    if (init_error != kCudaSuccess) {
+        *why = driver_text(*d, "cuInit", init_error);
+        return nullptr;
+    }
+    return d;
+}
+
+// device_handle turns an ordinal into the driver's device, refusing one out of range.
+const DriverEntryPoints* device_handle(int ordinal, int* device, std::string* why) {
+    int count = 0;
+    if (!device_count(&count, why)) {
+        return nullptr;
+    }
+    if (ordinal < 0 || ordinal >= count) {
+        *why = "--device " + std::to_string(ordinal) + ": invalid device ordinal, CUDA sees " + std::to_string(count) +
+               " GPU(s) numbered from 0";
+        return nullptr;
+    }
+    const DriverEntryPoints* d = installed_driver();
+    if (const int err = d->device_get(device, ordinal); err != kCudaSuccess) {
+        *why = driver_text(*d, "cuDeviceGet", err);
+        return nullptr;
+    }
+    return d;
+}
+
+}  // namespace
+
+bool device_count(int* count, std::string* why) {
+    *count = 0;
+    const DriverEntryPoints* d = driver_ready(why);
+    if (d == nullptr) {
         return false;
     }
-    // struct cudaDeviceProp is about 1 KiB in CUDA 12 and 13; 16 KiB leaves room for any growth.
-    // `name` (char[256]) is its first member in every release.
-    alignas(std::max_align_t) static thread_local unsigned char prop[16384];
-    std::memset(prop, 0, sizeof(prop));
-    if (cuda->get_device_properties(prop, device) != 0) {
-        (void)cuda->get_last_error();
+    if (const int err = d->device_get_count(count); err != kCudaSuccess) {
+        *count = 0;
+        *why = driver_text(*d, "cuDeviceGetCount", err);
         return false;
     }
-    size_t n = 0;
-    while (n < 255 && n + 1 < size && prop[n] != '\0') {
-        name[n] = static_cast<char>(prop[n]);
-        ++n;
-    }
-    name[n] = '\0';
     return true;
+}
+
+bool describe_device(int ordinal, DeviceInfo* out, std::string* why) {
+    int device = 0;
+    const DriverEntryPoints* d = device_handle(ordinal, &device, why);
+    if (d == nullptr) {
+        return false;
+    }
+    *out = DeviceInfo{};
+    if (const int err = d->device_get_name(out->name, static_cast<int>(sizeof(out->name)), device); err != kCudaSuccess) {
+        *why = driver_text(*d, "cuDeviceGetName", err);
+        return false;
+    }
+    out->name[sizeof(out->name) - 1] = '\0';
+    const struct {
+        int attribute;
+        int* value;
+    } attrs[] = {{kAttrComputeCapabilityMajor, &out->compute_major},
+                 {kAttrComputeCapabilityMinor, &out->compute_minor},
+                 {kAttrMultiprocessorCount, &out->multiprocessors}};
+    for (const auto& a : attrs) {
+        if (const int err = d->device_get_attribute(a.value, a.attribute, device); err != kCudaSuccess) {
+            *why = driver_text(*d, "cuDeviceGetAttribute", err);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool make_device_current(int ordinal, std::string* why) {
+    int device = 0;
+    const DriverEntryPoints* d = device_handle(ordinal, &device, why);
+    if (d == nullptr) {
+        return false;
+    }
+    CUctx_st* context = nullptr;
+    if (const int err = d->primary_ctx_retain(&context, device); err != kCudaSuccess) {
+        *why = driver_text(*d, "cuDevicePrimaryCtxRetain", err);
+        return false;
+    }
+    if (const int err = d->ctx_set_current(context); err != kCudaSuccess) {
+        *why = driver_text(*d, "cuCtxSetCurrent", err);
+        (void)d->primary_ctx_release(device);
+        return false;
+    }
+    return true;
+}
+
+void release_device(int ordinal) {
+    std::string why;
+    int device = 0;
+    const DriverEntryPoints* d = device_handle(ordinal, &device, &why);
+    if (d == nullptr) {
+        return;
+    }
+    (void)d->ctx_set_current(nullptr);
+    (void)d->primary_ctx_release(device);
+}
+
+bool create_stream(CUstream_st** stream, std::string* why) {
+    *stream = nullptr;
+    const DriverEntryPoints* d = driver_ready(why);
+    if (d == nullptr) {
+        return false;
+    }
+    if (const int err = d->stream_create(stream, kStreamNonBlocking); err != kCudaSuccess) {
+        *stream = nullptr;
+        *why = driver_text(*d, "cuStreamCreate", err);
+        return false;
+    }
+    return true;
+}
+
+void destroy_stream(CUstream_st* stream) {
+    const DriverEntryPoints* d = installed_driver();
+    if (d != nullptr && stream != nullptr) {
+        (void)d->stream_destroy(stream);
+    }
 }
 
 }  // namespace trtb
@@ -205,9 +329,14 @@ int32_t trtb_library_open(int32_t role, const char* path, trtb_library** out, tr
             if (lib->infer.get_build != nullptr) {
                 lib->info.build = lib->infer.get_build();
             }
-        } else if (role == TRTB_LIB_CUDART) {
+        } else if (role == TRTB_LIB_ONNX_PARSER) {
+            if (lib->parser.get_version != nullptr) {
+                lib->info.version = lib->parser.get_version();
+            }
+        } else if (role == TRTB_LIB_CUDA_DRIVER) {
+            // cuDriverGetVersion needs no cuInit: it is answered even without a GPU.
             int v = 0;
-            if (lib->cuda.runtime_get_version(&v) == 0) {
+            if (lib->driver.driver_get_version(&v) == trtb::kCudaSuccess) {
                 lib->info.version = v;
             }
         }
@@ -248,6 +377,10 @@ int32_t trtb_library_install(trtb_library* lib, trtb_status* status) {
     } catch (...) {
         return trtb::set_status(status, TRTB_ERR_INTERNAL, "internal error while installing a library");
     }
+}
+
+int32_t trtb_check_builder(int32_t device, trtb_status* status) {
+    return trtb::tensorrt_check_builder(device, status);
 }
 
 int32_t trtb_library_installed(int32_t role, trtb_library_info* info) {

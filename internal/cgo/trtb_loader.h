@@ -2,9 +2,11 @@
  * trtb_loader.h: the run-time loader of the TensorRT backend's shared libraries.
  *
  * trtbuild is one binary with or without TensorRT installed: the backend never links
- * libnvinfer, libnvonnxparser, libnvinfer_plugin or libcudart. The worker loads them with
- * dlopen before a TensorRT build and resolves their C entry points with dlsym; the backend
- * (tensorrt_*.cpp) calls TensorRT only through those entry points and the objects they make.
+ * libnvinfer, libnvonnxparser, libnvinfer_plugin or the CUDA driver (libcuda). The worker loads
+ * them with dlopen before a TensorRT build and resolves their C entry points with dlsym; the
+ * backend (tensorrt_*.cpp) calls TensorRT and CUDA only through those entry points and the
+ * objects they make. No CUDA runtime (libcudart) is loaded: TensorRT links it statically, and
+ * the GPU is listed, named and selected through the driver API.
  *
  * This loader needs neither TensorRT's nor CUDA's headers and is compiled into every binary,
  * so its search order and version guard are tested everywhere, against stand-in libraries.
@@ -32,15 +34,17 @@ enum trtb_library_role {
     TRTB_LIB_INFER = 0,       /* libnvinfer.so.<major> */
     TRTB_LIB_ONNX_PARSER = 1, /* libnvonnxparser.so.<major> */
     TRTB_LIB_PLUGIN = 2,      /* libnvinfer_plugin.so.<major> */
-    TRTB_LIB_CUDART = 3,      /* libcudart.so.<13|12> */
+    TRTB_LIB_CUDA_DRIVER = 3, /* libcuda.so.1 */
     TRTB_LIB_COUNT = 4
 };
 
 /* trtb_library_info describes one opened library. */
 typedef struct trtb_library_info {
     int32_t role;
-    /* libnvinfer: getInferLibVersion() (major*10000+minor*100+patch); libcudart:
-     * cudaRuntimeGetVersion() (major*1000+minor*10); 0 for the others. */
+    /* libnvinfer: getInferLibVersion() (major*10000+minor*100+patch); libnvonnxparser:
+     * getNvOnnxParserVersion() where the library exports it (major*10000+minor*100+patch), else
+     * 0; libcuda: cuDriverGetVersion() (major*1000+minor*10, the newest CUDA the driver
+     * supports); 0 for the others. */
     int32_t version;
     /* libnvinfer: getInferLibBuildVersion() where the library exports it (TensorRT 10.x has it
      * since 10.?; see tensorrt.md), else -1. */
@@ -76,6 +80,15 @@ int32_t trtb_library_install(trtb_library *lib, trtb_status *status);
 /* trtb_library_installed fills info about the library installed for role and returns 1, or
  * returns 0 when none is. Any thread. */
 int32_t trtb_library_installed(int32_t role, trtb_library_info *info);
+
+/* trtb_check_builder creates a TensorRT builder on CUDA device `device` and deletes it again,
+ * as a build would create it (the device's primary context current on the calling thread, the
+ * process logger): TensorRT loads its builder resource library then, by file name. The
+ * libraries must be installed. TRTB_ERR_UNAVAILABLE when there is no device or TensorRT
+ * returns no builder, with the errors TensorRT logged (Error Code 6: ... Unable to load
+ * library: ...); TRTB_ERR_UNAVAILABLE also in a binary built without the "tensorrt" tag. Not
+ * while a TensorRT build runs in the process. */
+int32_t trtb_check_builder(int32_t device, trtb_status *status);
 
 /* trtb_tensorrt_compiled describes the headers the TensorRT backend was compiled against:
  * NV_TENSORRT_VERSION, NV_TENSORRT_BUILD and CUDART_VERSION, or all 0 in a binary built

@@ -23,7 +23,7 @@ import (
 // parent asked a TensorRT it never loads, and every cell answered "not loaded".
 func TestTargetCheckLoadsTensorRT(t *testing.T) {
 	c := cgo.CompiledFor()
-	lib := standin.Build(t, t.TempDir(), standin.Set(c.TensorRT, c.Build, c.CUDA)...)
+	lib := standin.Build(t, t.TempDir(), standin.Set(c.TensorRT, c.Build)...)
 	t.Setenv("TRTBUILD_TENSORRT_LIB", lib)
 	here := Target{Name: "standin", GPU: GPULabel("Stand-in GPU"), ComputeCapability: "9.0"}
 	if err := CheckTarget("tensorrt", here, 0, lib); err != nil {

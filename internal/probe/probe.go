@@ -23,12 +23,18 @@ import (
 // Subcommand is the hidden trtbuild command that runs Serve.
 const Subcommand = "__target"
 
+// EnvLocation carries the parent's choice of TensorRT (a trt.Location as JSON) to the probe
+// child, which loads from it: the parent decides, the child does not search again.
+const EnvLocation = "TRTBUILD_TENSORRT_LOCATION"
+
 // Library is one TensorRT or CUDA library the probe loaded or found.
 type Library struct {
 	Path     string `json:"path"`
 	Resolved string `json:"resolved,omitempty"` // the file Path links to
-	Version  int    `json:"version,omitempty"`  // libnvinfer: major*10000+minor*100+patch; libcudart: major*1000+minor*10
-	Build    int    `json:"build,omitempty"`    // libnvinfer's build number; -1 unknown
+	// Version: libnvinfer's and libnvonnxparser's are major*10000+minor*100+patch; libcuda's
+	// is the driver's CUDA version, major*1000+minor*10.
+	Version int `json:"version,omitempty"`
+	Build   int `json:"build,omitempty"` // libnvinfer's build number; -1 unknown
 }
 
 // Where names the file a library was loaded from.
@@ -44,23 +50,34 @@ func (l Library) Where() string {
 type Report struct {
 	// Compiled is the TensorRT (and CUDA) whose headers the backend was compiled against.
 	Compiled cgo.Compiled `json:"compiled"`
+	// Location is where the parent chose TensorRT (the folder, and what else it saw).
+	Location *trt.Location `json:"location,omitempty"`
 	// LoadError says why TensorRT could not be loaded ("" when it was).
 	LoadError string   `json:"load_error,omitempty"`
 	Infer     *Library `json:"infer,omitempty"`
-	Parser    *Library `json:"parser,omitempty"`
+	// Parser is libnvonnxparser; its Version is getNvOnnxParserVersion() (0 where it lacks it).
+	Parser *Library `json:"parser,omitempty"`
 	// Plugins is the standard plugin library, looked for and not loaded (loading runs its
 	// registration); PluginsError says why it was not found.
-	Plugins      string   `json:"plugins,omitempty"`
-	PluginsError string   `json:"plugins_error,omitempty"`
-	CUDARuntime  *Library `json:"cuda_runtime,omitempty"`
-	// Device is the CUDA device asked about, of DeviceCount; DeviceName and the compute
-	// capability describe it. GPUError says why the driver could not be asked.
+	Plugins      string `json:"plugins,omitempty"`
+	PluginsError string `json:"plugins_error,omitempty"`
+	// Driver is the CUDA driver (libcuda.so.1), through which the GPU is asked about.
+	Driver *Library `json:"driver,omitempty"`
+	// Device is the CUDA device asked about, of DeviceCount; DeviceName, the compute
+	// capability and SMs describe it. GPUError says why the driver could not be asked.
 	Device       int    `json:"device"`
 	DeviceCount  int    `json:"device_count"`
 	DeviceName   string `json:"device_name,omitempty"`
 	ComputeMajor int    `json:"compute_major"`
 	ComputeMinor int    `json:"compute_minor"`
+	SMs          int    `json:"sms,omitempty"`
 	GPUError     string `json:"gpu_error,omitempty"`
+	// BuilderChecked says that a builder was asked for (--check-builder); BuilderError says why
+	// TensorRT made none ("" when it made one, which was deleted again), and BuilderHint what
+	// to do about it.
+	BuilderChecked bool   `json:"builder_checked,omitempty"`
+	BuilderError   string `json:"builder_error,omitempty"`
+	BuilderHint    string `json:"builder_hint,omitempty"`
 	// Target is the build target for a build key; TargetError says why there is none.
 	Target      *buildkey.Target `json:"target,omitempty"`
 	TargetError string           `json:"target_error,omitempty"`
@@ -72,13 +89,33 @@ var ErrNotCompiled = cgo.ErrNotCompiled
 // Compiled reports whether this binary has the TensorRT backend (built with -tags tensorrt).
 func Compiled() bool { return cgo.Available(cgo.BackendTensorRT) }
 
-// Serve is the child's side: it loads TensorRT from libDir (or where a build would look,
-// getenv naming the environment), describes device, and writes the Report to w. When
-// TensorRT cannot be loaded it writes the report and returns why (the child exits 1).
+// Locate is where the TensorRT of this binary is, for the --tensorrt-lib value libDir
+// (absolute, or "" for TRTBUILD_TENSORRT_LIB and the search): cgo.LocateTensorRT, the one
+// rule that the probe, the worker and `trtbuild version` share.
+func Locate(libDir string) trt.Location {
+	return cgo.LocateTensorRT(libDir, os.Getenv)
+}
+
+// Serve is the child's side: it loads TensorRT from where the parent chose (EnvLocation; if
+// unset, located from libDir and getenv by the same rule), describes device, and writes the
+// Report to w. When TensorRT cannot be loaded it writes the report and returns why (the child
+// exits 1).
 func Serve(w io.Writer, device int, libDir string, getenv func(string) string) error {
+	return ServeCheck(w, device, libDir, getenv, false)
+}
+
+// ServeCheck is Serve that, when checkBuilder is true, also creates and deletes a TensorRT
+// builder on device (cgo.CheckBuilder), as a build would: a builder resource library that the
+// dynamic loader cannot find fails here. A failed check is a field of the report, not an
+// error.
+func ServeCheck(w io.Writer, device int, libDir string, getenv func(string) string, checkBuilder bool) error {
 	r := Report{Compiled: cgo.CompiledFor(), Device: device}
-	search := trt.SearchFromEnv(0, libDir, getenv)
-	if err := cgo.LoadTensorRT(search, false); err != nil {
+	loc, err := childLocation(libDir, getenv)
+	if err != nil {
+		return err
+	}
+	r.Location = &loc
+	if err := cgo.LoadTensorRT(loc, false); err != nil {
 		// The report says what is known, and the exit status that TensorRT is not here.
 		r.LoadError = err.Error()
 		if jerr := json.NewEncoder(w).Encode(r); jerr != nil {
@@ -91,8 +128,8 @@ func Serve(w io.Writer, device int, libDir string, getenv func(string) string) e
 	if parser, ok := cgo.InstalledLibrary(trt.LibONNXParser); ok {
 		r.Parser = library(parser)
 	}
-	search.Major = infer.Version / 10000
-	if c, err := search.Find(trt.LibPlugin, func(c trt.Candidate) error {
+	loc.Major = infer.Version / 10000
+	if c, err := loc.Find(trt.LibPlugin, func(c trt.Candidate) error {
 		l, err := cgo.OpenLibrary(trt.LibPlugin, c.Path)
 		if err == nil {
 			l.Close()
@@ -103,14 +140,25 @@ func Serve(w io.Writer, device int, libDir string, getenv func(string) string) e
 	} else {
 		r.Plugins = c.Path
 	}
-	if rt, ok := cgo.InstalledLibrary(trt.LibCUDARuntime); ok {
-		r.CUDARuntime = library(rt)
-	}
-	v, err := cgo.Version(cgo.BackendTensorRT, device)
-	if err != nil {
+	if err := cgo.LoadCUDADriver(loc); err != nil {
 		r.GPUError = err.Error()
 	} else {
-		r.DeviceCount, r.DeviceName, r.ComputeMajor, r.ComputeMinor = v.DeviceCount, v.DeviceName, v.ComputeMajor, v.ComputeMinor
+		driver, _ := cgo.InstalledLibrary(trt.LibCUDADriver)
+		r.Driver = library(driver)
+		if v, err := cgo.Version(cgo.BackendTensorRT, device); err != nil {
+			r.GPUError = err.Error()
+		} else {
+			r.DeviceCount, r.DeviceName, r.ComputeMajor, r.ComputeMinor, r.SMs = v.DeviceCount, v.DeviceName, v.ComputeMajor, v.ComputeMinor, v.SMs
+		}
+	}
+	if checkBuilder {
+		r.BuilderChecked = true
+		if r.Driver == nil {
+			r.BuilderError = "no GPU to create a builder on: " + r.GPUError
+		} else if err := cgo.CheckBuilder(device); err != nil {
+			r.BuilderError = err.Error()
+			r.BuilderHint = trt.LoadHint(r.BuilderError, loc)
+		}
 	}
 	if t, err := target(device, r.Parser); err != nil {
 		r.TargetError = err.Error()
@@ -120,23 +168,54 @@ func Serve(w io.Writer, device int, libDir string, getenv func(string) string) e
 	return json.NewEncoder(w).Encode(r)
 }
 
+// childLocation reads the parent's choice from EnvLocation, or locates TensorRT by the same
+// rule when the variable is unset (the probe started by hand).
+func childLocation(libDir string, getenv func(string) string) (trt.Location, error) {
+	v := getenv(EnvLocation)
+	if v == "" {
+		return cgo.LocateTensorRT(libDir, getenv), nil
+	}
+	var loc trt.Location
+	if err := json.Unmarshal([]byte(v), &loc); err != nil {
+		return trt.Location{}, fmt.Errorf("reading %s from the parent: %w", EnvLocation, err)
+	}
+	return loc, nil
+}
+
 func library(info cgo.LibraryInfo) *Library {
 	return &Library{Path: info.Path, Resolved: info.Resolved, Version: info.Version, Build: info.Build}
 }
 
 // Run starts the probe in a child process of this binary and returns its report.
 func Run(device int, libDir string) (Report, error) {
+	return RunCheck(device, libDir, false)
+}
+
+// RunCheck is Run that, with checkBuilder, has the child create and delete a builder too
+// (ServeCheck). The child starts with the folders of the TensorRT chosen (Locate) first on its
+// LD_LIBRARY_PATH, as a build's worker does, and loads from that choice.
+func RunCheck(device int, libDir string, checkBuilder bool) (Report, error) {
 	failed := Report{Compiled: cgo.CompiledFor(), Device: device} // what the parent knows itself
 	exe, err := os.Executable()
 	if err != nil {
 		return failed, fmt.Errorf("finding trtbuild's own executable to ask TensorRT for its version: %w", err)
 	}
+	loc := Locate(libDir)
+	failed.Location = &loc
+	choice, err := json.Marshal(loc)
+	if err != nil {
+		return failed, err
+	}
 	args := []string{Subcommand, "--device", strconv.Itoa(device)}
 	if libDir != "" {
 		args = append(args, "--tensorrt-lib", libDir)
 	}
+	if checkBuilder {
+		args = append(args, "--check-builder")
+	}
 	var out, errOut bytes.Buffer
 	c := exec.Command(exe, args...)
+	c.Env = append(loc.Environ(os.Environ()), EnvLocation+"="+string(choice))
 	c.Stdout, c.Stderr = &out, &errOut
 	if err := c.Run(); err != nil {
 		var r Report

@@ -8,8 +8,9 @@ import (
 )
 
 // WriteText writes what `trtbuild version` says of TensorRT and the GPU: the headers the
-// backend was compiled for, the libraries found (or why not), and the device. runErr is Run's
-// error, when the probe could not run at all.
+// backend was compiled for, the libraries found (or why not) and where, what else was seen,
+// the device, and the builder check when one was asked for. runErr is Run's error, when the
+// probe could not run at all.
 func (r Report) WriteText(w io.Writer, runErr error) {
 	compiled := fmt.Sprintf("compiled for %s (CUDA %s)", FormatTensorRT(r.Compiled.TensorRT, r.Compiled.Build), FormatCUDA(r.Compiled.CUDA))
 	switch {
@@ -18,27 +19,65 @@ func (r Report) WriteText(w io.Writer, runErr error) {
 		return
 	case r.LoadError != "" || r.Infer == nil:
 		fmt.Fprintf(w, "tensorrt  %s; not found: %s\n", compiled, r.LoadError)
+		r.writeSeen(w)
 		return
 	}
-	fmt.Fprintf(w, "tensorrt  %s; found %s at %s\n", compiled, FormatTensorRT(r.Infer.Version, r.Infer.Build), r.Infer.Where())
+	from := ""
+	if r.Location != nil {
+		from = " (" + r.Location.From + ")"
+	}
+	fmt.Fprintf(w, "tensorrt  %s; found %s at %s%s\n", compiled, FormatTensorRT(r.Infer.Version, r.Infer.Build), r.Infer.Where(), from)
 	if r.Parser != nil {
-		fmt.Fprintf(w, "parser    %s\n", r.Parser.Where())
+		if r.Parser.Version > 0 {
+			fmt.Fprintf(w, "parser    %s (ONNX parser %d.%d.%d)\n", r.Parser.Where(), r.Parser.Version/10000, r.Parser.Version/100%100, r.Parser.Version%100)
+		} else {
+			fmt.Fprintf(w, "parser    %s\n", r.Parser.Where())
+		}
 	}
 	if r.PluginsError != "" {
 		fmt.Fprintf(w, "plugins   not found (builds need --no-builtin-plugins): %s\n", r.PluginsError)
 	} else {
 		fmt.Fprintf(w, "plugins   %s\n", r.Plugins)
 	}
-	if r.CUDARuntime != nil {
-		fmt.Fprintf(w, "cuda      runtime %s at %s\n", FormatCUDA(r.CUDARuntime.Version), r.CUDARuntime.Where())
+	if r.Driver != nil {
+		fmt.Fprintf(w, "cuda      driver %s at %s (TensorRT links the CUDA runtime in)\n", FormatCUDA(r.Driver.Version), r.Driver.Where())
 	}
+	r.writeSeen(w)
 	switch {
 	case r.GPUError != "":
 		fmt.Fprintf(w, "gpu       unknown: %s\n", r.GPUError)
 	case r.DeviceCount == 0:
 		fmt.Fprintln(w, "gpu       none found")
 	default:
-		fmt.Fprintf(w, "gpu       %d: %s, compute capability %d.%d (%d device(s))\n", r.Device, r.DeviceName, r.ComputeMajor, r.ComputeMinor, r.DeviceCount)
+		fmt.Fprintf(w, "gpu       %d: %s, compute capability %d.%d, %d SMs (%d device(s))\n", r.Device, r.DeviceName, r.ComputeMajor, r.ComputeMinor, r.SMs, r.DeviceCount)
+	}
+	if r.BuilderChecked {
+		if r.BuilderError == "" {
+			fmt.Fprintf(w, "builder   created and deleted on GPU %d\n", r.Device)
+		} else {
+			fmt.Fprintf(w, "builder   failed: %s\n", r.BuilderError)
+			if r.BuilderHint != "" {
+				fmt.Fprintf(w, "hint      %s\n", r.BuilderHint)
+			}
+		}
+	}
+}
+
+// writeSeen says what else the search saw: pip's CUDA runtime and lean runtime beside the
+// TensorRT chosen (put on the worker's LD_LIBRARY_PATH, never loaded by trtbuild) and other
+// TensorRT installs further down the search order.
+func (r Report) writeSeen(w io.Writer) {
+	if r.Location == nil {
+		return
+	}
+	if r.Location.CUDARuntime != "" {
+		fmt.Fprintf(w, "seen      CUDA runtime %s (on the worker's LD_LIBRARY_PATH, not loaded by trtbuild)\n", r.Location.CUDARuntime)
+	}
+	if r.Location.LeanDir != "" {
+		fmt.Fprintf(w, "seen      lean runtime in %s (on the worker's LD_LIBRARY_PATH)\n", r.Location.LeanDir)
+	}
+	for _, o := range r.Location.Others {
+		fmt.Fprintf(w, "seen      %s %s (not used: an earlier place in the search order won)\n", o.Where, o.Path)
 	}
 }
 

@@ -61,6 +61,21 @@ var rules = []rule{
 		hint: "this GPU's compute capability is not supported by this TensorRT release: use a TensorRT version that lists it in its support matrix",
 	},
 	{
+		// Before the library rules: the dynamic loader names the file in both.
+		name: "executable-stack",
+		patterns: [][]string{
+			{execStackFragment},
+		},
+		hint: "a TensorRT library asks for an executable stack, which glibc 2.41 and newer refuse to load: clear the flag on the file the error names (patchelf --clear-execstack FILE, or execstack -c FILE), or start trtbuild with GLIBC_TUNABLES=glibc.rtld.execstack=2, or use a TensorRT release whose libraries do not ask for it",
+	},
+	{
+		name: "builder-resource",
+		patterns: [][]string{
+			{"unable to load library", "libnvinfer_builder_resource"},
+		},
+		hint: "TensorRT loads its builder resource library by file name from the worker's LD_LIBRARY_PATH, which starts with the TensorRT folder trtbuild chose: that folder lacks it; trtbuild version --check-builder names the file and the folder to add",
+	},
+	{
 		name: "tensorrt-library",
 		patterns: [][]string{
 			{"libnvinfer", "cannot open shared object file"},

@@ -28,6 +28,18 @@ var classifyTests = []struct {
 	{name: "no gpu code", messages: []string{"CUDA initialization failure with error: 100"}, rule: "no-gpu"},
 	{name: "other init failure", messages: []string{"CUDA initialization failure with error: 999"}, rule: "cuda-init"},
 	{name: "device ordinal", messages: []string{"cudaSetDevice(3): invalid device ordinal"}, rule: "device-ordinal"},
+	{name: "no gpu from the driver API", messages: []string{"cuInit: no CUDA-capable device is detected (CUDA error 100)"}, rule: "no-gpu"},
+	{name: "the driver's old-driver text", messages: []string{"cuInit: CUDA driver version is insufficient for CUDA runtime version (CUDA error 35)"}, rule: "driver"},
+	{
+		name:     "builder resource by file name (trtexec on 10.16.2)",
+		messages: []string{"TensorRT could not create a builder: createInferBuilder: Error Code 6: API Usage Error (Unable to load library: libnvinfer_builder_resource_sm86.so.10.16.2: libnvinfer_builder_resource_sm86.so.10.16.2: cannot open shared object file: No such file or directory)"},
+		rule:     "builder-resource",
+	},
+	{
+		name:     "executable stack refused by glibc 2.41",
+		messages: []string{"createInferBuilder: Error Code 6: API Usage Error (Unable to load library: libnvinfer_builder_resource.so.10.7.0: libnvinfer_builder_resource.so.10.7.0: cannot enable executable stack as shared object requires: Invalid argument)"},
+		rule:     "executable-stack",
+	},
 	{
 		name:     "old gpu",
 		messages: []string{"Target GPU SM 61 is not supported by this TensorRT release."},

@@ -19,8 +19,10 @@ const (
 	LibONNXParser Library = 1
 	// LibPlugin is libnvinfer_plugin.so.<major>, TensorRT's standard plugins.
 	LibPlugin Library = 2
-	// LibCUDARuntime is the CUDA runtime, libcudart.so.<13|12>, for choosing the GPU.
-	LibCUDARuntime Library = 3
+	// LibCUDADriver is the CUDA driver, libcuda.so.1, installed with the NVIDIA driver: it
+	// lists, names and selects the GPU. TensorRT links the CUDA runtime statically, so no
+	// libcudart is loaded.
+	LibCUDADriver Library = 3
 )
 
 // String names the library as its file names begin.
@@ -32,8 +34,8 @@ func (l Library) String() string {
 		return "libnvonnxparser"
 	case LibPlugin:
 		return "libnvinfer_plugin"
-	case LibCUDARuntime:
-		return "libcudart"
+	case LibCUDADriver:
+		return "libcuda"
 	}
 	return fmt.Sprintf("library(%d)", int(l))
 }
@@ -47,101 +49,44 @@ const (
 	EnvRoot = "TENSORRT_ROOT"
 )
 
-// CUDARuntimeMajors are the CUDA runtime majors the backend can load, newest first. The
-// backend calls only CUDA runtime functions whose signatures are the same in both
-// (cudaGetDeviceCount, cudaSetDevice, cudaDeviceGetAttribute, ...), so either will do; the one
-// TensorRT was built for is the one its package installs next to it.
-var CUDARuntimeMajors = []int{13, 12}
+// CUDADriverFile is the CUDA driver's SONAME; it has been 1 since CUDA's first release.
+const CUDADriverFile = "libcuda.so.1"
 
-// Search says where the TensorRT libraries are looked for. The zero value searches only where
-// the system's dynamic loader looks.
-type Search struct {
-	// Major is the TensorRT major version trtbuild was compiled against: it names the files
-	// (libnvinfer.so.10) and only that major is accepted.
-	Major int
-	// Dir is the folder named by --tensorrt-lib or TRTBUILD_TENSORRT_LIB. When set, the
-	// TensorRT libraries are taken from there and nowhere else: an explicit choice must not
-	// silently become another TensorRT. The CUDA runtime is looked for there first.
-	Dir string
-	// DirFrom says where Dir came from, for messages: "--tensorrt-lib" or EnvLibDir.
-	DirFrom string
-	// Root is TENSORRT_ROOT: Root/lib is searched before the system's places.
-	Root string
-	// LDLibraryPath is LD_LIBRARY_PATH, only to be named in messages: the dynamic loader
-	// itself searches it when a bare file name is opened.
-	LDLibraryPath string
-}
-
-// SearchFromEnv builds a Search for major from the --tensorrt-lib value (flagDir, may be
-// empty) and the environment.
-func SearchFromEnv(major int, flagDir string, getenv func(string) string) Search {
-	s := Search{Major: major, Root: getenv(EnvRoot), LDLibraryPath: getenv("LD_LIBRARY_PATH")}
-	switch {
-	case flagDir != "":
-		s.Dir, s.DirFrom = flagDir, "--tensorrt-lib"
-	case getenv(EnvLibDir) != "":
-		s.Dir, s.DirFrom = getenv(EnvLibDir), EnvLibDir
-	}
-	return s
-}
+// WSLDriverDir is where WSL 2 mounts the Windows driver's libcuda.so.1.
+const WSLDriverDir = "/usr/lib/wsl/lib"
 
 // Candidate is one file name to hand to dlopen: a path, or a bare file name that the dynamic
 // loader looks up itself (LD_LIBRARY_PATH, the binary's RUNPATH, /etc/ld.so.cache, /lib,
 // /usr/lib).
 type Candidate struct {
 	Path  string
-	Where string // where it comes from, for messages: "--tensorrt-lib", "TENSORRT_ROOT", "system"
+	Where string // where it comes from, for messages: "--tensorrt-lib", "TENSORRT_ROOT", "pip (VIRTUAL_ENV)", "system"
 }
 
-// FileNames returns the file names of lib, in the order they are tried: the SONAMEs, which
-// carry the major version (TensorRT's CMakeLists sets SOVERSION to the major).
-func (s Search) FileNames(lib Library) []string {
-	switch lib {
-	case LibCUDARuntime:
-		var names []string
-		for _, m := range CUDARuntimeMajors {
-			names = append(names, fmt.Sprintf("libcudart.so.%d", m))
-		}
-		return names
-	default:
-		return []string{fmt.Sprintf("%s.so.%d", lib, s.Major)}
+// FileName returns the file name of lib for TensorRT major: the SONAME, which carries the
+// major version (TensorRT's CMakeLists sets SOVERSION to the major).
+func FileName(lib Library, major int) string {
+	if lib == LibCUDADriver {
+		return CUDADriverFile
 	}
+	return fmt.Sprintf("%s.so.%d", lib, major)
 }
 
-// Candidates returns where lib is looked for, in order:
-//  1. Dir (--tensorrt-lib or TRTBUILD_TENSORRT_LIB); for a TensorRT library nothing else;
-//  2. Root/lib and Root/lib64 (TENSORRT_ROOT);
-//  3. the bare file name, which the dynamic loader looks up in LD_LIBRARY_PATH, the RUNPATH,
-//     /etc/ld.so.cache (a deb or rpm install) and the default folders.
-//
-// For the CUDA runtime, the CUDA toolkit's usual folder, /usr/local/cuda/lib64, comes last.
-func (s Search) Candidates(lib Library) []Candidate {
-	var out []Candidate
-	names := s.FileNames(lib)
-	if s.Dir != "" {
-		for _, n := range names {
-			out = append(out, Candidate{Path: filepath.Join(s.Dir, n), Where: s.DirFrom})
-		}
-		if lib != LibCUDARuntime {
-			return out
-		}
+// Candidates returns where lib is looked for once the parent has chosen l (Locate):
+//   - a TensorRT library: in l.Dir and nowhere else, or, when no folder was chosen, by bare
+//     file name, which the dynamic loader looks up in LD_LIBRARY_PATH, the RUNPATH,
+//     /etc/ld.so.cache (a deb or rpm install) and the default folders;
+//   - the CUDA driver: by bare file name (the driver's installer registers it in the loader's
+//     cache), then in WSL's driver folder.
+func (l Location) Candidates(lib Library) []Candidate {
+	name := FileName(lib, l.Major)
+	if lib == LibCUDADriver {
+		return []Candidate{{Path: name, Where: "system"}, {Path: filepath.Join(WSLDriverDir, name), Where: "WSL"}}
 	}
-	if s.Root != "" {
-		for _, sub := range []string{"lib", "lib64"} {
-			for _, n := range names {
-				out = append(out, Candidate{Path: filepath.Join(s.Root, sub, n), Where: EnvRoot})
-			}
-		}
+	if l.Dir != "" {
+		return []Candidate{{Path: filepath.Join(l.Dir, name), Where: l.From}}
 	}
-	for _, n := range names {
-		out = append(out, Candidate{Path: n, Where: "system"})
-	}
-	if lib == LibCUDARuntime {
-		for _, n := range names {
-			out = append(out, Candidate{Path: filepath.Join("/usr/local/cuda/lib64", n), Where: "system"})
-		}
-	}
-	return out
+	return []Candidate{{Path: name, Where: "system"}}
 }
 
 // Attempt is one candidate tried and why it was not taken.
@@ -153,10 +98,11 @@ type Attempt struct {
 // ErrNotFound is wrapped by a SearchError.
 var ErrNotFound = errors.New("TensorRT library not found")
 
-// SearchError says that no candidate of a library could be used, and lists what was tried.
+// SearchError says that no candidate of a library could be used, and lists what was tried:
+// the folders the parent looked in without finding libnvinfer (Looked), then the candidates.
 type SearchError struct {
 	Lib      Library
-	Search   Search
+	Location Location
 	Attempts []Attempt
 }
 
@@ -165,15 +111,26 @@ func (e *SearchError) Unwrap() error { return ErrNotFound }
 // Error is one line: what is missing, every place searched with why it failed, and the fix.
 func (e *SearchError) Error() string {
 	var b strings.Builder
-	names := strings.Join(e.Search.FileNames(e.Lib), " or ")
-	fmt.Fprintf(&b, "%s: cannot load %s; searched: ", ErrNotFound, names)
-	for i, a := range e.Attempts {
+	name := FileName(e.Lib, e.Location.Major)
+	what := ErrNotFound.Error()
+	if e.Lib == LibCUDADriver {
+		what = "CUDA driver not found"
+	}
+	fmt.Fprintf(&b, "%s: cannot load %s; searched: ", what, name)
+	var all []Attempt
+	if e.Lib != LibCUDADriver {
+		for _, p := range e.Location.Looked {
+			all = append(all, Attempt{Candidate: Candidate{Path: p.Path, Where: p.Where}, Err: errors.New(p.Why)})
+		}
+	}
+	all = append(all, e.Attempts...)
+	for i, a := range all {
 		if i > 0 {
 			b.WriteString("; ")
 		}
 		where := a.Where
 		if where == "system" {
-			ld := e.Search.LDLibraryPath
+			ld := e.Location.UserLibraryPath
 			if ld == "" {
 				ld = "unset"
 			}
@@ -182,10 +139,10 @@ func (e *SearchError) Error() string {
 		// The dynamic loader starts its messages with the file name; it is said once.
 		fmt.Fprintf(&b, "%s %s: %s", where, a.Path, strings.TrimPrefix(oneLine(a.Err), a.Path+": "))
 	}
-	if e.Lib == LibCUDARuntime {
-		b.WriteString("; install the CUDA runtime TensorRT was built for, or put its lib folder on LD_LIBRARY_PATH")
+	if e.Lib == LibCUDADriver {
+		b.WriteString("; install the NVIDIA driver (nvidia-smi must work), or run the container with --gpus all")
 	} else {
-		fmt.Fprintf(&b, "; install TensorRT %d, or point --tensorrt-lib (or %s) at the folder holding %s", e.Search.Major, EnvLibDir, names)
+		fmt.Fprintf(&b, "; install TensorRT %d, or point --tensorrt-lib (or %s) at the folder holding %s", e.Location.Major, EnvLibDir, name)
 	}
 	return b.String()
 }
@@ -200,14 +157,14 @@ func oneLine(err error) string {
 // Find tries the candidates of lib in order with open, which loads one and returns an error
 // when it cannot be used (it does not load, lacks an entry point, or is of another version).
 // It returns the first candidate open accepted, or a *SearchError listing every attempt.
-func (s Search) Find(lib Library, open func(c Candidate) error) (Candidate, error) {
+func (l Location) Find(lib Library, open func(c Candidate) error) (Candidate, error) {
 	var tried []Attempt
-	for _, c := range s.Candidates(lib) {
+	for _, c := range l.Candidates(lib) {
 		err := open(c)
 		if err == nil {
 			return c, nil
 		}
 		tried = append(tried, Attempt{Candidate: c, Err: err})
 	}
-	return Candidate{}, &SearchError{Lib: lib, Search: s, Attempts: tried}
+	return Candidate{}, &SearchError{Lib: lib, Location: l, Attempts: tried}
 }

@@ -17,7 +17,8 @@ import (
 // StartOptions describe how to start a worker.
 type StartOptions struct {
 	// Command is the worker's argv: the trtbuild executable and the worker subcommand (tests
-	// may put a test binary here). Env, when non-nil, replaces the environment.
+	// may put a test binary here). Env, when non-nil, replaces the environment; either way
+	// LD_LIBRARY_PATH is that of Request.TensorRT when the request has one.
 	Command []string
 	Env     []string
 	Plan    *os.File // the temporary plan file (see the package comment)
@@ -67,6 +68,11 @@ func Start(opts StartOptions) (*Process, error) {
 	env := opts.Env
 	if env == nil {
 		env = os.Environ()
+	}
+	if loc := opts.Request.TensorRT; loc != nil {
+		// TensorRT opens its builder resources and lean runtime by bare file name, and glibc
+		// reads LD_LIBRARY_PATH only at exec: the chosen folders go first on the worker's.
+		env = loc.Environ(env)
 	}
 	// The worker compares its parent with this pid to tell its parent's death (it is
 	// reparented) from a parent that happens to be PID 1, as trtbuild is in a container.

@@ -3,6 +3,8 @@ package worker
 import (
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/trt"
+
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
@@ -62,8 +64,13 @@ type Request struct {
 	StrictCache bool `json:"strict_cache,omitempty"`
 
 	// TensorRTLib is the folder the TensorRT libraries are loaded from (--tensorrt-lib, or
-	// TRTBUILD_TENSORRT_LIB), absolute; "" searches TENSORRT_ROOT and the system (internal/trt.Search).
+	// TRTBUILD_TENSORRT_LIB), absolute; "" searches TENSORRT_ROOT, pip's and the system's
+	// (internal/trt.Search).
 	TensorRTLib string `json:"tensorrt_lib,omitempty"`
+	// TensorRT is where the parent chose TensorRT (internal/trt.Search.Locate): the worker
+	// loads from there and nowhere else, and Start puts its folders on the worker's
+	// LD_LIBRARY_PATH. nil for the simulated builder.
+	TensorRT *trt.Location `json:"tensorrt,omitempty"`
 	// NoBuiltinPlugins leaves TensorRT's standard plugins (libnvinfer_plugin) unloaded.
 	NoBuiltinPlugins bool `json:"no_builtin_plugins,omitempty"`
 	// KeepFP32 lists operator types and node names kept in float32 when a TensorRT 11

@@ -14,26 +14,33 @@ import (
 // error that is the user's to fix: it names every place searched and how to point trtbuild at
 // TensorRT.
 func loadTensorRT(req Request, getenv func(string) string) ([]string, error) {
-	s := trt.SearchFromEnv(0, req.TensorRTLib, getenv)
-	if req.TensorRTLib != "" {
-		s.DirFrom = "--tensorrt-lib" // the parent folds TRTBUILD_TENSORRT_LIB into it
-		if getenv(trt.EnvLibDir) == req.TensorRTLib {
-			s.DirFrom = trt.EnvLibDir
-		}
-	}
-	if err := cgo.LoadTensorRT(s, !req.NoBuiltinPlugins); err != nil {
+	loc := tensorRTLocation(req, getenv)
+	if err := cgo.LoadTensorRT(loc, !req.NoBuiltinPlugins); err != nil {
 		if errors.Is(err, cgo.ErrNotCompiled) {
 			return nil, err
 		}
 		return nil, fmt.Errorf("cannot use TensorRT: %w (or preview the build without a GPU with --backend sim)", err)
 	}
-	var lines []string
-	for _, lib := range []trt.Library{trt.LibInfer, trt.LibONNXParser, trt.LibPlugin, trt.LibCUDARuntime} {
+	if err := cgo.LoadCUDADriver(loc); err != nil {
+		return nil, fmt.Errorf("cannot use the GPU: %w", err)
+	}
+	lines := []string{"TensorRT from " + loc.Describe()}
+	for _, lib := range []trt.Library{trt.LibInfer, trt.LibONNXParser, trt.LibPlugin, trt.LibCUDADriver} {
 		if info, ok := cgo.InstalledLibrary(lib); ok {
 			lines = append(lines, "loaded "+describeLibrary(info))
 		}
 	}
 	return lines, nil
+}
+
+// tensorRTLocation is where the parent chose TensorRT (Request.TensorRT), which the worker
+// loads from and nowhere else; a request without one (a worker started by hand) is located
+// here by the same rule (cgo.LocateTensorRT).
+func tensorRTLocation(req Request, getenv func(string) string) trt.Location {
+	if req.TensorRT != nil {
+		return *req.TensorRT
+	}
+	return cgo.LocateTensorRT(req.TensorRTLib, getenv)
 }
 
 // describeLibrary says which library was loaded from where, with its version where it has one.
@@ -52,8 +59,12 @@ func describeLibrary(info cgo.LibraryInfo) string {
 			}
 		}
 		return fmt.Sprintf("%s %s from %s", info.Lib, v, where)
-	case trt.LibCUDARuntime:
-		return fmt.Sprintf("%s (CUDA runtime %d.%d) from %s", info.Lib, info.Version/1000, info.Version%1000/10, where)
+	case trt.LibONNXParser:
+		if info.Version > 0 {
+			return fmt.Sprintf("%s (ONNX parser %d.%d.%d) from %s", info.Lib, info.Version/10000, info.Version/100%100, info.Version%100, where)
+		}
+	case trt.LibCUDADriver:
+		return fmt.Sprintf("%s (CUDA driver %d.%d) from %s", info.Lib, info.Version/1000, info.Version%1000/10, where)
 	}
 	return fmt.Sprintf("%s from %s", info.Lib, where)
 }

@@ -19,6 +19,11 @@ import (
 type Lib struct {
 	File string // file name, e.g. libnvinfer.so.10
 	Src  string // C++ source
+	// Headers compiles Src with TensorRT's headers (the include folders of CGO_CPPFLAGS, as
+	// cgo has them for a -tags tensorrt build) and TRTBUILD_STANDIN_HEADERS defined: a
+	// stand-in that calls the logger the backend hands it must see nvinfer1::ILogger as the
+	// backend was compiled (TensorRT 11's ILogger has IVersionedInterface's virtuals first).
+	Headers bool
 }
 
 // InferSrc is a libnvinfer exporting version (getInferLibVersion) and build
@@ -43,18 +48,6 @@ extern "C" int32_t getInferLibVersion() noexcept { return 101600; }
 `
 	PluginSrc = `extern "C" bool initLibNvInferPlugins(void*, const char*) { return true; }
 `
-	// CUDARTSrc reports one GPU named "Stand-in GPU" of compute capability 9.0.
-	CUDARTSrc = `#include <string.h>
-extern "C" {
-int cudaGetDeviceCount(int* n) { *n = 1; return 0; }
-int cudaSetDevice(int d) { return d == 0 ? 0 : 101; }
-int cudaGetLastError() { return 0; }
-const char* cudaGetErrorString(int) { return "stand-in error"; }
-int cudaDeviceGetAttribute(int* v, int attr, int) { *v = attr == 75 ? 9 : 0; return 0; }
-int cudaRuntimeGetVersion(int* v) { *v = %d; return 0; }
-int cudaGetDeviceProperties_v2(void* p, int) { strcpy((char*)p, "Stand-in GPU"); return 0; }
-}
-`
 	// UnresolvedSrc needs a symbol nothing defines: dlopen with RTLD_NOW refuses it.
 	UnresolvedSrc = `extern "C" int trtbuild_standin_nowhere();
 extern "C" int getInferLibVersion() { return trtbuild_standin_nowhere(); }
@@ -62,17 +55,13 @@ extern "C" void* createInferBuilder_INTERNAL(void*, int) { return nullptr; }
 `
 )
 
-func CUDART(major int) Lib {
-	return Lib{File: fmt.Sprintf("libcudart.so.%d", major), Src: fmt.Sprintf(CUDARTSrc, major*1000)}
-}
-
-// Good is a whole TensorRT 10.16.0 (build 72) with CUDA runtime 12.
+// Good is a whole TensorRT 10.16.0 (build 72) and a CUDA driver with one GPU.
 func Good() []Lib {
 	return []Lib{
 		{File: "libnvinfer.so.10", Src: InferSrc(101600, 72)},
 		{File: "libnvonnxparser.so.10", Src: ParserSrc},
 		{File: "libnvinfer_plugin.so.10", Src: PluginSrc},
-		CUDART(12),
+		Driver("Stand-in GPU", 9, 0, 132),
 	}
 }
 
@@ -99,7 +88,11 @@ func Build(t *testing.T, dir string, libs ...Lib) string {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, l.File)
-		cmd := exec.Command(cxx, "-shared", "-fPIC", "-o", out, "-Wl,-soname,"+filepath.Base(l.File), src)
+		args := []string{"-std=c++17", "-shared", "-fPIC", "-o", out, "-Wl,-soname," + filepath.Base(l.File), src, "-ldl"}
+		if l.Headers {
+			args = append(append([]string{"-DTRTBUILD_STANDIN_HEADERS"}, strings.Fields(os.Getenv("CGO_CPPFLAGS"))...), args...)
+		}
+		cmd := exec.Command(cxx, args...)
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("compiling stand-in %s: %v\n%s", l.File, err, strings.TrimSpace(string(b)))
 		}
@@ -108,14 +101,15 @@ func Build(t *testing.T, dir string, libs ...Lib) string {
 	return dir
 }
 
-// Set is a whole TensorRT of version trt (NV_TENSORRT_VERSION style) and build, with a CUDA
-// runtime of version cuda (CUDART_VERSION style): what a binary compiled for them loads.
-func Set(trt, build, cuda int) []Lib {
+// Set is a whole TensorRT of version trt (NV_TENSORRT_VERSION style) and build, whose builder
+// factory returns null, with a CUDA driver describing one "Stand-in GPU" of compute capability
+// 9.0: what a binary compiled for that TensorRT loads. No CUDA runtime: none is loaded.
+func Set(trt, build int) []Lib {
 	major := strconv.Itoa(trt / 10000)
 	return []Lib{
 		{File: "libnvinfer.so." + major, Src: InferSrc(trt, build)},
 		{File: "libnvonnxparser.so." + major, Src: ParserSrc},
 		{File: "libnvinfer_plugin.so." + major, Src: PluginSrc},
-		CUDART(max(cuda/1000, 12)),
+		Driver("Stand-in GPU", 9, 0, 132),
 	}
 }

@@ -1,0 +1,127 @@
+//go:build tensorrt
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/cgo/standin"
+)
+
+// These run with -tags tensorrt (scripts/check-tensorrt-headers.sh runs them): the binary
+// TestMain builds then has the TensorRT backend, and stand-ins compiled with the same headers
+// play TensorRT. The user sets no LD_LIBRARY_PATH in any of them.
+
+// layout is one way TensorRT is installed, and how trtbuild is told (or finds it).
+type layout struct {
+	name string
+	lay  func(t *testing.T, root string, libs []standin.Lib) (env, args []string, dir string)
+}
+
+var layouts = []layout{
+	{"--tensorrt-lib", func(t *testing.T, root string, libs []standin.Lib) ([]string, []string, string) {
+		dir := standin.Build(t, filepath.Join(root, "trt"), libs...)
+		return nil, []string{"--tensorrt-lib", dir}, dir
+	}},
+	{"TENSORRT_ROOT", func(t *testing.T, root string, libs []standin.Lib) ([]string, []string, string) {
+		dir := standin.Build(t, filepath.Join(root, "TensorRT", "lib"), libs...)
+		return []string{"TENSORRT_ROOT=" + filepath.Join(root, "TensorRT")}, nil, dir
+	}},
+	{"pip (VIRTUAL_ENV)", func(t *testing.T, root string, libs []standin.Lib) ([]string, []string, string) {
+		venv := filepath.Join(root, "venv")
+		dir := standin.VirtualEnv(t, venv, libs...)
+		return []string{"VIRTUAL_ENV=" + venv}, nil, dir
+	}},
+}
+
+// TestLoaderLayoutsReachTheBuilder: for each layout, `version --check-builder` creates and
+// deletes a builder whose libnvinfer opened its builder resource by bare file name (found
+// through the LD_LIBRARY_PATH the parent gave the probe), on the GPU the driver stand-in names
+// through the driver API, with no CUDA runtime anywhere; and a build reaches
+// createInferBuilder with the resource loaded (the stand-in then makes no builder).
+func TestLoaderLayoutsReachTheBuilder(t *testing.T) {
+	c := cgo.CompiledFor()
+	const gpu = "NVIDIA A100-SXM4-40GB MIG 1g.5gb"
+	resource := standin.BuilderResourceFile(c.TensorRT, 80)
+	model := repoModel(t, "convnet.onnx")
+	for _, l := range layouts {
+		t.Run(l.name, func(t *testing.T) {
+			t.Parallel()
+			root := t.TempDir()
+			env, args, dir := l.lay(t, root, standin.Loading(c.TensorRT, c.Build, 80, true, gpu))
+			log := filepath.Join(root, "standin.log")
+			env = append(env, standin.EnvLog+"="+log)
+
+			r := trtbuild(t, append(env, standin.EnvBuilder+"=object"), append([]string{"version", "--check-builder"}, args...)...)
+			if r.code != 0 {
+				t.Fatalf("version --check-builder exited %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			for _, want := range []string{
+				"at " + filepath.Join(dir, "libnvinfer.so."), "(" + l.name + ")",
+				"parser    " + filepath.Join(dir, "libnvonnxparser.so."), "(ONNX parser 0.1.0)",
+				"cuda      driver 13.0 at " + filepath.Join(dir, "libcuda.so.1"),
+				"gpu       0: " + gpu + ", compute capability 8.0, 108 SMs (1 device(s))",
+				"builder   created and deleted on GPU 0",
+			} {
+				if !strings.Contains(r.stdout, want) {
+					t.Errorf("version does not say %q:\n%s", want, r.stdout)
+				}
+			}
+			if strings.Contains(r.stdout, "libcudart") {
+				t.Errorf("version names a libcudart, though there is none:\n%s", r.stdout)
+			}
+			if got, want := standin.ReadLog(t, log), "builder resource "+resource+" loaded\nbuilder deleted\nprimary context released"; got != want {
+				t.Errorf("the stand-ins noted %q, want %q", got, want)
+			}
+
+			os.Remove(log)
+			r = trtbuild(t, env, append([]string{"--backend", "tensorrt", "--no-timing-cache", "--progress", "plain", "-o", filepath.Join(root, "m.engine"), model}, args...)...)
+			if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "TensorRT could not create a builder: stand-in libnvinfer: builder resource "+resource+" loaded; no builder here") {
+				t.Fatalf("build exited %d, want 1 at the stand-in's builder:\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			if got := standin.ReadLog(t, log); got != "builder resource "+resource+" loaded" {
+				t.Errorf("the build's stand-ins noted %q", got)
+			}
+		})
+	}
+}
+
+// TestCheckBuilderNamesTheMissingResource: a TensorRT folder without its builder resource
+// fails `version --check-builder` with exit 1, TensorRT's error and a hint naming the file
+// and the folder where it is; a build fails the same way with the builder-resource hint.
+func TestCheckBuilderNamesTheMissingResource(t *testing.T) {
+	t.Parallel()
+	c := cgo.CompiledFor()
+	root := t.TempDir()
+	libs := standin.Loading(c.TensorRT, c.Build, 90, true, "NVIDIA H200")
+	resource := standin.BuilderResourceFile(c.TensorRT, 90)
+	var without []standin.Lib
+	for _, l := range libs {
+		if l.File != resource {
+			without = append(without, l)
+		}
+	}
+	dir := standin.Build(t, filepath.Join(root, "incomplete"), without...)
+	other := standin.Build(t, filepath.Join(root, "TensorRT", "lib"), libs...)
+	env := []string{standin.EnvBuilder + "=object", "TENSORRT_ROOT=" + filepath.Dir(other)}
+	r := trtbuild(t, env, "version", "--check-builder", "--tensorrt-lib", dir)
+	if r.code != 1 {
+		t.Fatalf("version --check-builder exited %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{
+		"builder   failed: TensorRT could not create a builder: createInferBuilder: Error Code 6: API Usage Error (Unable to load library: " + resource,
+		"hint      TensorRT loads " + resource + " by file name and it is not in " + dir + " but in " + other + " (TENSORRT_ROOT): point --tensorrt-lib at " + other,
+		"seen      TENSORRT_ROOT " + filepath.Join(other, "libnvinfer.so."),
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("version does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "trtbuild: --check-builder: TensorRT could not create a builder") {
+		t.Errorf("stderr is not the one line of the failed check: %q", r.stderr)
+	}
+}

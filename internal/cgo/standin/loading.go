@@ -1,0 +1,217 @@
+package standin
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Environment variables the stand-ins below read; a test sets them for the process that loads
+// them (they are inherited through the worker's and the probe's environment).
+const (
+	// EnvLog names a file the stand-ins append one line to for each thing they did
+	// ("builder resource libnvinfer_builder_resource_sm90.so.10.16.0 loaded", "builder
+	// deleted", "stream created: non-blocking, context current"), so a test can see it.
+	EnvLog = "TRTBUILD_STANDIN_LOG"
+	// EnvBuilder "object" makes the loading libnvinfer hand back a builder object (whose only
+	// use may be its deletion: `trtbuild version --check-builder`); otherwise it logs an error
+	// once the resource is loaded and returns null, so a build stops there.
+	EnvBuilder = "TRTBUILD_STANDIN_BUILDER"
+)
+
+// BuilderResourceFile names TensorRT's builder resource for GPU architecture sm (86 for
+// sm_86) of TensorRT version (NV_TENSORRT_VERSION style), as libnvinfer opens it at
+// createInferBuilder: libnvinfer_builder_resource_sm86.so.10.16.0.
+func BuilderResourceFile(version, sm int) string {
+	return fmt.Sprintf("libnvinfer_builder_resource_sm%d.so.%d.%d.%d", sm, version/10000, version/100%100, version%100)
+}
+
+// loggerPrelude declares the logger the stand-ins call: nvinfer1::ILogger with TensorRT's
+// headers, else a class of TensorRT 10's ILogger layout (log is its first virtual; the
+// trtbench hook of internal/cgo hands over one of that layout).
+const loggerPrelude = `#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <string>
+#ifdef TRTBUILD_STANDIN_HEADERS
+#include <NvInfer.h>
+using StandinLogger = nvinfer1::ILogger;
+static void standin_error(void* logger, const std::string& msg) {
+    static_cast<StandinLogger*>(logger)->log(nvinfer1::ILogger::Severity::kERROR, msg.c_str());
+}
+#else
+struct StandinLogger {
+    virtual void log(int32_t severity, const char* msg) noexcept = 0;
+    virtual ~StandinLogger() = default;
+};
+static void standin_error(void* logger, const std::string& msg) {
+    static_cast<StandinLogger*>(logger)->log(1, msg.c_str());  // Severity::kERROR is 1
+}
+#endif
+static void standin_note(const std::string& line) {
+    const char* path = getenv("` + EnvLog + `");
+    if (path == nullptr || path[0] == '\0') return;
+    FILE* f = fopen(path, "a");
+    if (f == nullptr) return;
+    fprintf(f, "%s\n", line.c_str());
+    fclose(f);
+}
+`
+
+// LoadingInferSrc is a libnvinfer of version (NV_TENSORRT_VERSION style) and build that, as
+// the real one does at createInferBuilder, opens its builder resource for sm by bare file name
+// (BuilderResourceFile; the dynamic loader looks in LD_LIBRARY_PATH and its cache, never next
+// to libnvinfer, which has no RUNPATH). When that fails it logs "createInferBuilder: Error
+// Code 6: API Usage Error (Unable to load library: NAME: <dlerror>)" through the logger it was
+// given and returns null; when it loads, see EnvBuilder. Compile it with Headers for the
+// TensorRT backend of a -tags tensorrt build.
+func LoadingInferSrc(version, build, sm int) string {
+	return loggerPrelude + fmt.Sprintf(`
+struct StandinBuilder {
+    virtual ~StandinBuilder() { standin_note("builder deleted"); }
+};
+extern "C" int32_t getInferLibVersion() noexcept { return %d; }
+extern "C" int32_t getInferLibBuildVersion() noexcept { return %d; }
+extern "C" void* createInferBuilder_INTERNAL(void* logger, int32_t) noexcept {
+    const char* name = "%s";
+    void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) {
+        const char* why = dlerror();
+        standin_error(logger, std::string("createInferBuilder: Error Code 6: API Usage Error (Unable to load library: ") + name +
+                                  ": " + (why != nullptr ? why : "unknown") + ")");
+        return nullptr;
+    }
+    standin_note(std::string("builder resource ") + name + " loaded");
+    const char* want = getenv("%s");
+    if (want != nullptr && strcmp(want, "object") == 0) {
+        return new StandinBuilder();
+    }
+    standin_error(logger, std::string("stand-in libnvinfer: builder resource ") + name + " loaded; no builder here");
+    return nullptr;
+}
+`, version, build, BuilderResourceFile(version, sm), EnvBuilder)
+}
+
+// BuilderResource is the stand-in of one builder resource library (it only has to load).
+func BuilderResource(version, sm int) Lib {
+	return Lib{File: BuilderResourceFile(version, sm), Src: "extern \"C\" int trtbuild_standin_builder_resource() { return 1; }\n"}
+}
+
+// ParserVersionSrc is a libnvonnxparser that also exports getNvOnnxParserVersion, answering
+// version (major*10000+minor*100+patch; the real one answers NV_ONNX_PARSER_VERSION).
+func ParserVersionSrc(version int) string {
+	return ParserSrc + fmt.Sprintf("extern \"C\" int getNvOnnxParserVersion() noexcept { return %d; }\n", version)
+}
+
+// Driver is a CUDA driver, libcuda.so.1, with one GPU of that name (CUDA names a MIG slice
+// "NVIDIA A100-SXM4-40GB MIG 1g.5gb"), compute capability and multiprocessor count, driver
+// version 13.0. It exports the driver API functions the backend resolves, under the names
+// cuda.h maps them to (cuDevicePrimaryCtxRelease_v2, cuStreamDestroy_v2), refuses device
+// calls before cuInit and a stream without a current context, as the real driver does, and
+// notes streams and contexts in EnvLog.
+func Driver(name string, ccMajor, ccMinor, sms int) Lib {
+	src := loggerPrelude + fmt.Sprintf(`
+static bool inited = false;
+static thread_local void* current = nullptr;
+static int retained = 0;
+static char primary;  // the one context
+extern "C" {
+int cuInit(unsigned int) { inited = true; return 0; }
+int cuDriverGetVersion(int* v) { *v = 13000; return 0; }
+int cuDeviceGetCount(int* n) { if (!inited) return 3; *n = 1; return 0; }
+int cuDeviceGet(int* d, int ordinal) { if (!inited) return 3; if (ordinal != 0) return 101; *d = 0; return 0; }
+int cuDeviceGetName(char* out, int len, int d) {
+    if (!inited) return 3;
+    if (d != 0) return 101;
+    snprintf(out, (size_t)len, "%%s", %s);
+    return 0;
+}
+int cuDeviceGetAttribute(int* v, int attr, int d) {
+    if (!inited) return 3;
+    if (d != 0) return 101;
+    switch (attr) {
+        case 75: *v = %d; return 0;
+        case 76: *v = %d; return 0;
+        case 16: *v = %d; return 0;
+    }
+    return 1;
+}
+int cuDevicePrimaryCtxRetain(void** ctx, int d) {
+    if (!inited) return 3;
+    if (d != 0) return 101;
+    ++retained;
+    *ctx = &primary;
+    return 0;
+}
+int cuDevicePrimaryCtxRelease_v2(int d) {
+    if (d != 0 || retained == 0) return 101;
+    --retained;
+    standin_note("primary context released");
+    return 0;
+}
+int cuCtxSetCurrent(void* ctx) { current = ctx; return 0; }
+int cuGetErrorString(int err, const char** text) {
+    switch (err) {
+        case 3: *text = "initialization error"; return 0;
+        case 101: *text = "invalid device ordinal"; return 0;
+        case 201: *text = "invalid device context"; return 0;
+    }
+    *text = "stand-in CUDA error";
+    return 0;
+}
+int cuStreamCreate(void** stream, unsigned int flags) {
+    if (current == nullptr) return 201;
+    static char s;
+    *stream = &s;
+    standin_note(std::string("stream created: ") + ((flags & 1) ? "non-blocking" : "blocking"));
+    return 0;
+}
+int cuStreamDestroy_v2(void*) { standin_note("stream destroyed"); return 0; }
+}
+`, strconv.Quote(name), ccMajor, ccMinor, sms)
+	return Lib{File: "libcuda.so.1", Src: src}
+}
+
+// VirtualEnv lays out a pip install of TensorRT as `pip install tensorrt` in a virtual
+// environment does: root/lib/python3.12/site-packages/tensorrt_libs/ holds libs, and
+// nvidia/cu13/lib/ (the CUDA runtime's package) is there but holds no libcudart. It returns
+// the tensorrt_libs folder; root is what VIRTUAL_ENV names.
+func VirtualEnv(t *testing.T, root string, libs ...Lib) string {
+	t.Helper()
+	site := filepath.Join(root, "lib", "python3.12", "site-packages")
+	if err := os.MkdirAll(filepath.Join(site, "nvidia", "cu13", "lib"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return Build(t, filepath.Join(site, "tensorrt_libs"), libs...)
+}
+
+// Loading is a TensorRT of version and build whose libnvinfer loads its builder resource for
+// sm by bare name (LoadingInferSrc, compiled with TensorRT's headers when headers is true),
+// with that resource, a parser, the plugins and a driver describing gpu: what a pip install,
+// a tarball's lib/ or a --tensorrt-lib folder holds (the driver, in a real install, comes with
+// the NVIDIA driver; here it is found through the same LD_LIBRARY_PATH as the resource).
+func Loading(version, build, sm int, headers bool, gpu string) []Lib {
+	major := strconv.Itoa(version / 10000)
+	return []Lib{
+		{File: "libnvinfer.so." + major, Src: LoadingInferSrc(version, build, sm), Headers: headers},
+		BuilderResource(version, sm),
+		{File: "libnvonnxparser.so." + major, Src: ParserVersionSrc(100)},
+		{File: "libnvinfer_plugin.so." + major, Src: PluginSrc},
+		Driver(gpu, sm/10, sm%10, 108),
+	}
+}
+
+// ReadLog returns the lines the stand-ins noted in the EnvLog file path ("" when none).
+func ReadLog(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}

@@ -1,0 +1,288 @@
+package trt
+
+import (
+	"cmp"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Search says where the TensorRT libraries are looked for (SearchFromEnv); Locate turns it
+// into the one folder chosen (a Location). The zero value, with a Major, searches only where
+// the system's dynamic loader looks.
+type Search struct {
+	// Major is the TensorRT major version trtbuild was compiled against: it names the files
+	// (libnvinfer.so.10) and only that major is accepted.
+	Major int
+	// CUDAMajor is the CUDA major of the headers (CUDART_VERSION/1000): which of pip's CUDA
+	// runtime packages (nvidia/cu13, nvidia/cuda_runtime for 12) belongs to this TensorRT. 0
+	// takes 13, then 12.
+	CUDAMajor int
+	// Dir is the folder named by --tensorrt-lib or TRTBUILD_TENSORRT_LIB. When set, the
+	// TensorRT libraries are taken from there and nowhere else: an explicit choice must not
+	// silently become another TensorRT.
+	Dir string
+	// DirFrom says where Dir came from, for messages: "--tensorrt-lib" or EnvLibDir.
+	DirFrom string
+	// Root is TENSORRT_ROOT: Root/lib and Root/lib64 are looked in after Dir.
+	Root string
+	// VirtualEnv ($VIRTUAL_ENV), CondaPrefix ($CONDA_PREFIX) and UserBase ($PYTHONUSERBASE, else
+	// ~/.local) are Python prefixes whose lib/python3*/site-packages may hold a pip install of
+	// TensorRT (tensorrt_libs/); SystemPrefixes are the system's (/usr/local, /usr), whose
+	// python3*/site-packages and dist-packages are looked in last.
+	VirtualEnv, CondaPrefix, UserBase string
+	SystemPrefixes                    []string
+	// LDLibraryPath is the user's LD_LIBRARY_PATH: the dynamic loader searches it when a bare
+	// file name is opened, and the folders chosen go before it (Location.Environ).
+	LDLibraryPath string
+}
+
+// SearchFromEnv builds a Search for TensorRT major and CUDA major cudaMajor from the
+// --tensorrt-lib value (flagDir, may be empty) and the environment.
+func SearchFromEnv(major, cudaMajor int, flagDir string, getenv func(string) string) Search {
+	s := Search{
+		Major: major, CUDAMajor: cudaMajor, Root: getenv(EnvRoot), LDLibraryPath: getenv("LD_LIBRARY_PATH"),
+		VirtualEnv: getenv("VIRTUAL_ENV"), CondaPrefix: getenv("CONDA_PREFIX"), UserBase: getenv("PYTHONUSERBASE"),
+		SystemPrefixes: []string{"/usr/local", "/usr"},
+	}
+	if s.UserBase == "" && getenv("HOME") != "" {
+		s.UserBase = filepath.Join(getenv("HOME"), ".local")
+	}
+	switch {
+	case flagDir != "":
+		s.Dir, s.DirFrom = flagDir, "--tensorrt-lib"
+		// The parent hands the worker TRTBUILD_TENSORRT_LIB as the folder, made absolute:
+		// messages still say where it came from.
+		if env := getenv(EnvLibDir); env != "" && sameDir(env, flagDir) {
+			s.DirFrom = EnvLibDir
+		}
+	case getenv(EnvLibDir) != "":
+		s.Dir, s.DirFrom = getenv(EnvLibDir), EnvLibDir
+	}
+	return s
+}
+
+// Place is a folder looked in, for messages: where it comes from, the file looked for in it,
+// and why it was not taken.
+type Place struct {
+	Where string `json:"where"`
+	Path  string `json:"path"`
+	Why   string `json:"why,omitempty"`
+}
+
+// Location is the TensorRT the parent chose (Search.Locate), handed to the worker and the
+// probe, which load from it and nowhere else, and started with its folders on
+// LD_LIBRARY_PATH (Environ).
+type Location struct {
+	Major int `json:"major"`
+	// Dir holds libnvinfer.so.<Major> (and the parser, plugins and builder resources); "" means
+	// none of the folders did and the system's dynamic loader is asked (From is "system").
+	Dir  string `json:"dir,omitempty"`
+	From string `json:"from"`
+	// LeanDir is pip's tensorrt_lean_libs beside Dir (libnvinfer_lean.so.<Major>, loaded by
+	// TensorRT itself for --version-compatible), when there is one.
+	LeanDir string `json:"lean_dir,omitempty"`
+	// CUDARuntime is the CUDA runtime pip installed beside Dir (site-packages/nvidia/cu13/lib
+	// or nvidia/cuda_runtime/lib): its folder goes on LD_LIBRARY_PATH for TensorRT's own
+	// libraries that need it; trtbuild never loads it.
+	CUDARuntime string `json:"cuda_runtime,omitempty"`
+	// Looked lists the folders looked in before the one chosen, without libnvinfer.
+	Looked []Place `json:"looked,omitempty"`
+	// Others lists the TensorRT installs further down the search order, not used.
+	Others []Place `json:"others,omitempty"`
+	// UserLibraryPath is the user's own LD_LIBRARY_PATH.
+	UserLibraryPath string `json:"user_library_path,omitempty"`
+}
+
+// folder is one place Locate looks for libnvinfer.
+type folder struct {
+	dir, where string
+	pip        bool // a site-packages/tensorrt_libs folder
+}
+
+// folders lists the places of s in order, the explicit folder excepted; glob expands
+// python3* patterns.
+func (s Search) folders(glob func(string) []string) []folder {
+	var out []folder
+	if s.Root != "" {
+		out = append(out, folder{dir: filepath.Join(s.Root, "lib"), where: EnvRoot}, folder{dir: filepath.Join(s.Root, "lib64"), where: EnvRoot})
+	}
+	sites := func(prefix, where string, patterns ...string) {
+		if prefix == "" {
+			return
+		}
+		for _, p := range patterns {
+			for _, site := range newestFirst(glob(filepath.Join(prefix, p))) {
+				dir := filepath.Join(site, "tensorrt_libs")
+				// python3*/dist-packages matches python3/dist-packages as well: each folder once.
+				if !slices.ContainsFunc(out, func(f folder) bool { return f.dir == dir }) {
+					out = append(out, folder{dir: dir, where: where, pip: true})
+				}
+			}
+		}
+	}
+	sites(s.VirtualEnv, "pip (VIRTUAL_ENV)", "lib/python3*/site-packages")
+	sites(s.CondaPrefix, "pip (CONDA_PREFIX)", "lib/python3*/site-packages")
+	sites(s.UserBase, "pip (user site)", "lib/python3*/site-packages")
+	for _, p := range s.SystemPrefixes {
+		sites(p, "pip (system)", "lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages")
+	}
+	return out
+}
+
+// newestFirst sorts site-packages folders by their Python version, newest first
+// (python3.12 before python3.9), dropping duplicates.
+func newestFirst(paths []string) []string {
+	minor := func(p string) int {
+		for _, part := range strings.Split(p, string(filepath.Separator)) {
+			if rest, ok := strings.CutPrefix(part, "python3."); ok {
+				if n, err := strconv.Atoi(rest); err == nil {
+					return n
+				}
+			}
+		}
+		return -1
+	}
+	out := slices.Clone(paths)
+	slices.SortStableFunc(out, func(a, b string) int { return cmp.Compare(minor(b), minor(a)) })
+	return slices.Compact(out)
+}
+
+// Locate chooses the folder of the TensorRT libraries, by looking for the file
+// libnvinfer.so.<Major> (nothing is loaded) in this order:
+//  1. Dir (--tensorrt-lib or TRTBUILD_TENSORRT_LIB), which is taken whether the file is there
+//     or not: an explicit choice is never replaced by another TensorRT;
+//  2. TENSORRT_ROOT/lib, then TENSORRT_ROOT/lib64 (an unpacked tarball);
+//  3. pip's tensorrt_libs/ in the site-packages of $VIRTUAL_ENV, $CONDA_PREFIX, the user site
+//     and the system's python3* site-packages and dist-packages;
+//  4. none: the system's dynamic loader (LD_LIBRARY_PATH, /etc/ld.so.cache, the default
+//     folders) is asked for the bare file name.
+//
+// It is the one place that decides; the worker and the probe load from its answer. For a pip
+// folder it also finds tensorrt_lean_libs/ and the CUDA runtime package beside it.
+func (s Search) Locate() Location {
+	return s.locate(globFiles, isFile)
+}
+
+func (s Search) locate(glob func(string) []string, exists func(string) bool) Location {
+	loc := Location{Major: s.Major, From: "system", UserLibraryPath: s.LDLibraryPath}
+	name := FileName(LibInfer, s.Major)
+	chosen := false
+	if s.Dir != "" {
+		loc.Dir, loc.From, chosen = filepath.Clean(s.Dir), s.DirFrom, true
+		if filepath.Base(loc.Dir) == "tensorrt_libs" {
+			s.pipExtras(&loc, exists)
+		}
+	}
+	for _, f := range s.folders(glob) {
+		path := filepath.Join(f.dir, name)
+		switch {
+		case !exists(path) && !chosen:
+			loc.Looked = append(loc.Looked, Place{Where: f.where, Path: path, Why: "no such file"})
+		case !exists(path) || f.dir == loc.Dir:
+		case chosen:
+			loc.Others = append(loc.Others, Place{Where: f.where, Path: path})
+		default:
+			loc.Dir, loc.From, chosen = f.dir, f.where, true
+			if f.pip {
+				s.pipExtras(&loc, exists)
+			}
+		}
+	}
+	return loc
+}
+
+// pipExtras finds what pip installs beside tensorrt_libs/ in the same site-packages: the lean
+// runtime (tensorrt_lean_libs/) and the CUDA runtime of TensorRT's CUDA major.
+func (s Search) pipExtras(loc *Location, exists func(string) bool) {
+	site := filepath.Dir(loc.Dir)
+	if lean := filepath.Join(site, "tensorrt_lean_libs"); exists(filepath.Join(lean, "libnvinfer_lean.so."+strconv.Itoa(s.Major))) {
+		loc.LeanDir = lean
+	}
+	runtimes := []struct {
+		major int
+		dir   string
+	}{{13, "nvidia/cu13/lib"}, {12, "nvidia/cuda_runtime/lib"}}
+	for _, rt := range runtimes {
+		if s.CUDAMajor != 0 && rt.major != s.CUDAMajor {
+			continue
+		}
+		file := filepath.Join(site, filepath.FromSlash(rt.dir), "libcudart.so."+strconv.Itoa(rt.major))
+		if exists(file) {
+			loc.CUDARuntime = file
+			return
+		}
+	}
+}
+
+// LibraryPath is the LD_LIBRARY_PATH a worker or probe of l must start with: the chosen
+// folder, the lean runtime's and the CUDA runtime's, then the user's own. TensorRT loads its
+// builder resources (libnvinfer_builder_resource_smNN.so.<version>) and the lean runtime by
+// bare file name, not next to itself, and glibc reads LD_LIBRARY_PATH only when a process
+// starts: so the parent sets it for the child. "" when nothing is to be added and the user set
+// none.
+func (l Location) LibraryPath() string {
+	var dirs []string
+	for _, d := range []string{l.Dir, l.LeanDir, dirOf(l.CUDARuntime)} {
+		if d != "" && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if l.UserLibraryPath != "" {
+		dirs = append(dirs, l.UserLibraryPath)
+	}
+	return strings.Join(dirs, string(os.PathListSeparator))
+}
+
+func dirOf(file string) string {
+	if file == "" {
+		return ""
+	}
+	return filepath.Dir(file)
+}
+
+// Environ returns env (KEY=value entries) with LD_LIBRARY_PATH set to l.LibraryPath(), for
+// starting the worker or the probe. env is not modified.
+func (l Location) Environ(env []string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "LD_LIBRARY_PATH=") {
+			out = append(out, kv)
+		}
+	}
+	if p := l.LibraryPath(); p != "" {
+		out = append(out, "LD_LIBRARY_PATH="+p)
+	}
+	return out
+}
+
+// Describe says where l found TensorRT, for `trtbuild version`: "pip (VIRTUAL_ENV)
+// /venv/.../tensorrt_libs", or "system (LD_LIBRARY_PATH=..., ld.so.cache)".
+func (l Location) Describe() string {
+	if l.Dir == "" {
+		ld := l.UserLibraryPath
+		if ld == "" {
+			ld = "unset"
+		}
+		return "system (LD_LIBRARY_PATH=" + ld + ", ld.so.cache)"
+	}
+	return l.From + " " + l.Dir
+}
+
+func sameDir(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
+}
+
+func globFiles(pattern string) []string {
+	m, _ := filepath.Glob(pattern) // the only error is a malformed pattern, and these are fixed
+	return m
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
+}
