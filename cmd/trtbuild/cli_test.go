@@ -501,3 +501,23 @@ func TestVersionWithoutTensorRT(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckBuilderWithoutTensorRT: a binary without the TensorRT backend can make no builder,
+// so `version --check-builder`, which gates GPU jobs, fails in one line that says how to get one.
+func TestCheckBuilderWithoutTensorRT(t *testing.T) {
+	t.Parallel() // a real subprocess in its own folders, cache and HOME
+	if tensorrtTag {
+		t.Skip("this binary has the TensorRT backend")
+	}
+	r := trtbuild(t, nil, "version", "--check-builder")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, "tensorrt  not compiled in") {
+		t.Errorf("the version lines are missing:\n%s", r.stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "trtbuild: --check-builder: this trtbuild was built without TensorRT; build it with `go build -tags tensorrt") {
+		t.Errorf("stderr is not the one-line explanation:\n%s", r.stderr)
+	}
+}

@@ -34,6 +34,10 @@ the missing library and the folder to add, and exits 1.`,
 			fmt.Fprintf(s.Out, "go        %s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			if !probe.Compiled() {
 				fmt.Fprintln(s.Out, "tensorrt  not compiled in (build with -tags tensorrt; --backend sim works without it)")
+				if checkBuilder {
+					// No builder can be made: a check that gates a GPU job must not pass.
+					return exitcode.Wrap(exitcode.Failed, fmt.Errorf("--check-builder: %w", probe.ErrNotCompiled))
+				}
 				return nil
 			}
 			dir, err := builder.ResolveTensorRTLib(libDir)
