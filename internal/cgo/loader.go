@@ -11,9 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 
+	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
@@ -40,7 +42,18 @@ type Library struct {
 // OpenLibrary opens path as lib and resolves lib's entry points; it checks no version. The
 // error is an *Error with CodeUnavailable and the dynamic loader's text when the file does not
 // load or lacks an entry point.
+//
+// A path (not a bare file name) must name a regular file, symbolic links followed: a FIFO
+// planted where a library is looked for would block dlopen's open(2) for good, and a folder
+// or a device is no library either. Those are refused before dlopen, without blocking.
 func OpenLibrary(lib trt.Library, path string) (*Library, error) {
+	if strings.ContainsRune(path, '/') {
+		var nr *regfile.NotRegularError
+		if err := regfile.Check(path); errors.As(err, &nr) {
+			return nil, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("%s is %s, not a shared library", path, nr.Kind)}
+		}
+		// Any other problem (no such file, no permission) is dlopen's to say, in its words.
+	}
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
 	var h *C.trtb_library

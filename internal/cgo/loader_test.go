@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/cgo/standin"
@@ -31,6 +32,16 @@ func TestOpenLibrary(t *testing.T) {
 	if err := os.WriteFile(notELF, []byte("not a shared library\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Planted where a library is looked for: a FIFO (dlopen would block opening it), a folder.
+	fifo := filepath.Join(dir, "fifo/libnvinfer.so.10")
+	os.MkdirAll(filepath.Dir(fifo), 0o755)
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("fifo/libnvinfer.so.10", filepath.Join(dir, "linked-fifo.so.10")); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "folder/libnvinfer.so.10"), 0o755)
 	tests := []struct {
 		name    string
 		lib     trt.Library
@@ -54,6 +65,12 @@ func TestOpenLibrary(t *testing.T) {
 			errHas: []string{"undefined symbol", "trtbuild_standin_nowhere"}},
 		{name: "not a shared library", lib: trt.LibInfer, path: "text/libnvinfer.so.10",
 			errHas: []string{"text/libnvinfer.so.10"}},
+		{name: "a FIFO", lib: trt.LibInfer, path: "fifo/libnvinfer.so.10",
+			errHas: []string{"fifo/libnvinfer.so.10 is a named pipe (FIFO), not a shared library"}},
+		{name: "a link to a FIFO", lib: trt.LibInfer, path: "linked-fifo.so.10",
+			errHas: []string{"linked-fifo.so.10 is a named pipe (FIFO)"}},
+		{name: "a folder", lib: trt.LibInfer, path: "folder/libnvinfer.so.10",
+			errHas: []string{"folder/libnvinfer.so.10 is a folder, not a shared library"}},
 		{name: "no such file", lib: trt.LibInfer, path: "absent/libnvinfer.so.10",
 			errHas: []string{"No such file"}},
 	}
