@@ -218,9 +218,16 @@ func TestFindTensorRT(t *testing.T) {
 	}
 }
 
+// childHelpers are what the test binary runs instead of the tests when the environment
+// variable named by the key is set (TestMain): the child processes of tests whose installs
+// (for the life of a process) must not outlive them. Files with build tags add theirs in init.
+var childHelpers = map[string]func() int{loaderHelperEnv: loaderHelper}
+
 func TestMain(m *testing.M) {
-	if os.Getenv(loaderHelperEnv) != "" {
-		os.Exit(loaderHelper())
+	for env, helper := range childHelpers {
+		if os.Getenv(env) != "" {
+			os.Exit(helper())
+		}
 	}
 	os.Exit(m.Run())
 }
