@@ -51,6 +51,8 @@ type File struct {
 	// Path is where the file was read from; Dir its folder.
 	Path string `json:"-"`
 	Dir  string `json:"-"`
+	// Hash is the file's content hash (Hash).
+	Hash string `json:"-"`
 	// OutputDefaulted and CacheDefaulted say that the file names no output or cache folder:
 	// the defaults beside it are trtbuild's own folders, which follow no link.
 	OutputDefaulted bool `json:"-"`
@@ -237,6 +239,7 @@ func Parse(data []byte) (*File, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	f.Hash = Hash(data)
 	return &f, nil
 }
 
