@@ -430,25 +430,36 @@ them from the matrix file's folder, which must be on storage every node shares.`
 }
 
 func newEmitTritonCmd(s *streams) *cobra.Command {
-	var model, precision, profile, out string
+	var model, precision, profile, out, name string
 	var targets []string
+	var allowStale bool
 	cmd := &cobra.Command{
-		Use:   "triton FILE --model M --precision P [--profile X] -o REPOSITORY",
+		Use:   "triton FILE --model M --precision P [--profile X] [--name N] -o REPOSITORY",
 		Short: "Write a Triton model of one model's engines, picked by compute capability",
 		Long: `triton writes REPOSITORY/M/config.pbtxt (platform tensorrt_plan, cc_model_filenames mapping
 each target's compute_capability to its engine) and copies the built engines of model M,
 precision P and profile X into REPOSITORY/M/1/TARGET.plan, so one Triton model serves the
-GPU types of the matrix. Build the matrix first. Inputs and outputs are left to Triton's
-auto-complete, which reads them from the engine.`,
-		Example: `  trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b8 -o model_repository`,
+GPU types of the matrix. Build the matrix first. An engine whose manifest's key is not the key
+its cell gives now (a weight or a build flag changed since it was built) is refused, unless
+--allow-stale. One Triton model holds one profile and precision: --name N names another
+(REPOSITORY/N), and a model folder holding other engines is not replaced. Inputs and outputs
+are left to Triton's auto-complete, which reads them from the engine.`,
+		Example: `  trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b8 -o model_repository
+  trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b1 --name classifier-b1 -o model_repository`,
 		Args:    oneFileArg("matrix emit triton"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := loadMatrix(args[0])
+			f, base, err := loadMatrixBase(args[0])
 			if err != nil {
 				return err
 			}
 			if model == "" || precision == "" || out == "" {
 				return exitcode.Usagef("matrix emit triton needs --model, --precision and -o REPOSITORY")
+			}
+			if name == "" {
+				name = model
+			}
+			if err := matrix.CheckTritonName(name); err != nil {
+				return exitcode.Usagef("%v; give --name", err)
 			}
 			if len(targets) > 0 {
 				var keep []matrix.Target
@@ -471,7 +482,17 @@ auto-complete, which reads them from the engine.`,
 					return exitcode.Usagef("cell %s has no engine (%s); build the matrix first", e.Cell.ID(), filepath.Join(f.OutputDir(), e.Cell.Engine()))
 				}
 			}
-			config, err := f.WriteTriton(out, model, engines)
+			stale, err := f.StaleEngines(engines, base)
+			if err != nil {
+				return err
+			}
+			if len(stale) > 0 && !allowStale {
+				return exitcode.Usagef("%s; rebuild the matrix (trtbuild matrix build, or run its Jobs or scripts again) and emit again, or give --allow-stale to ship the engines as they are", strings.Join(stale, "; "))
+			}
+			for _, why := range stale {
+				fmt.Fprintf(s.Err, "trtbuild: warning: %s; shipped as it is (--allow-stale)\n", escapeControls(why))
+			}
+			config, err := f.WriteTriton(out, name, engines)
 			if err != nil {
 				return err
 			}
@@ -485,5 +506,7 @@ auto-complete, which reads them from the engine.`,
 	fl.StringVar(&profile, "profile", "", "the profile, for a model built with profiles")
 	fl.StringSliceVar(&targets, "targets", nil, "only these targets (when two share a compute capability)")
 	fl.StringVarP(&out, "output", "o", "", "the Triton model repository")
+	fl.StringVar(&name, "name", "", "the Triton model's name, its folder in the repository (default: --model)")
+	fl.BoolVar(&allowStale, "allow-stale", false, "ship engines built from other inputs than the matrix gives now (a changed weight or flag), with a warning each")
 	return cmd
 }

@@ -325,8 +325,10 @@ func (f *File) check() error {
 		if t.MIG != "" && !migRE.MatchString(t.MIG) {
 			return fmt.Errorf("targets[%d] (%s): mig %q: give a MIG profile like 1g.10gb", i, t.Name, t.MIG)
 		}
-		if t.ComputeCapability != "" && !regexp.MustCompile(`^[0-9]{1,2}\.[0-9]{1,2}$`).MatchString(t.ComputeCapability) {
-			return fmt.Errorf("targets[%d] (%s): compute_capability %q: write major.minor, e.g. 9.0", i, t.Name, t.ComputeCapability)
+		if t.ComputeCapability != "" {
+			if err := CheckComputeCapability(t.ComputeCapability); err != nil {
+				return fmt.Errorf("targets[%d] (%s): %v", i, t.Name, err)
+			}
 		}
 		if t.Gres == "" {
 			t.Gres, t.GresDefaulted = t.Name, true
