@@ -446,7 +446,7 @@ its cell gives now (a weight or a build flag changed since it was built) is refu
 are left to Triton's auto-complete, which reads them from the engine.`,
 		Example: `  trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b8 -o model_repository
   trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b1 --name classifier-b1 -o model_repository`,
-		Args:    oneFileArg("matrix emit triton"),
+		Args: oneFileArg("matrix emit triton"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, base, err := loadMatrixBase(args[0])
 			if err != nil {
