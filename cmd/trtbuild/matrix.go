@@ -31,6 +31,9 @@ type matrixOptions struct {
 	gpus              string
 	target            string
 	index             int
+	// matrixHash is the hash of the matrix file the Job or script was emitted from
+	// (matrix cell --matrix-hash); "" for no check.
+	matrixHash string
 }
 
 func addMatrixRunFlags(cmd *cobra.Command, o *matrixOptions) {
@@ -183,6 +186,9 @@ cell's log.`,
 			if err != nil {
 				return err
 			}
+			if err := matrix.CheckHash(f, o.matrixHash); err != nil {
+				return exitcode.Usagef("%v", err)
+			}
 			cell, err := f.Find(o.target, o.index)
 			if err != nil {
 				return exitcode.Usagef("%v", err)
@@ -197,6 +203,7 @@ cell's log.`,
 	addMatrixRunFlags(cmd, o)
 	cmd.Flags().IntVar(&o.index, "index", 0, "the cell's number (within --target when given)")
 	cmd.Flags().StringVar(&o.target, "target", "", "count --index within this target's cells")
+	cmd.Flags().StringVar(&o.matrixHash, "matrix-hash", "", "refuse to build unless the matrix file's hash is this `sha256:HEX` (what 'matrix emit k8s' records)")
 	return cmd
 }
 
@@ -343,11 +350,15 @@ func newEmitK8sCmd(s *streams) *cobra.Command {
 		Use:   "k8s FILE",
 		Short: "Write one Kubernetes Indexed Job per GPU type; pod N builds cell N of its type",
 		Long: `k8s writes one Kubernetes Job per target (completionMode: Indexed, one completion per cell):
-each pod asks for one GPU (nvidia.com/gpu: 1, or the target's MIG slice), runs on nodes whose
-nvidia.com/gpu.product label is the target's gpu, mounts the volume claim that holds the
-matrix folder (matrix file, models, output, engine cache) at /matrix, and runs
-'trtbuild matrix cell FILE --target T --index $(JOB_COMPLETION_INDEX) --progress json', whose
-output is the pod's log. Apply it with kubectl apply -f.`,
+each pod asks for one GPU (nvidia.com/gpu: 1, or the target's MIG slice) and --cpu/--memory,
+tolerates the nvidia.com/gpu taint, runs on nodes whose nvidia.com/gpu.product label is the
+target's gpu, mounts the volume claim that holds the matrix folder (matrix file, models,
+output, engine cache) at /matrix, and runs 'trtbuild matrix cell FILE --target T --index
+$(JOB_COMPLETION_INDEX) --matrix-hash H --progress json', whose output is the pod's log. A
+Job is named trtbuild-TARGET-HASH after the matrix file's hash; a pod of a Job emitted from
+another version of the file refuses to build (exit 2). Evictions and terminations are
+retried without counting against --retries; a usage error (exit 2) fails the cell at once.
+Apply it with kubectl apply -f; see docs/matrix.md for rerunning and cleaning up.`,
 		Example: `  trtbuild matrix emit k8s matrix.yaml --image registry.example.com/trtbuild:cuda --claim engines > jobs.yaml`,
 		Args:    oneFileArg("matrix emit k8s"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -367,12 +378,14 @@ output is the pod's log. Apply it with kubectl apply -f.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.Image, "image", "trtbuild:cuda", "the trtbuild image (docker build -f Dockerfile.cuda -t IMAGE .), pushed where the cluster can pull it")
+	fl.StringVar(&o.Image, "image", "", "the trtbuild image, required: built from Dockerfile.cuda and pushed where the cluster pulls from (REGISTRY/trtbuild:cuda)")
 	fl.StringVar(&o.Claim, "claim", "trtbuild-matrix", "the PersistentVolumeClaim holding the matrix folder, shared by all pods (ReadWriteMany)")
 	fl.StringVar(&o.FileInVolume, "file-in-volume", "", "the matrix file's path inside the volume (default: its file name, at the volume's root)")
 	fl.StringVar(&o.Namespace, "namespace", "", "the Jobs' namespace (default: kubectl's)")
 	fl.IntVar(&o.Parallelism, "parallelism", 0, "at most this many pods of one Job at once (default: all cells)")
-	fl.IntVar(&o.BackoffLimitPerIndex, "retries", 1, "retries of one failed cell (backoffLimitPerIndex)")
+	fl.IntVar(&o.BackoffLimitPerIndex, "retries", 1, "retries of one failed cell (backoffLimitPerIndex; evictions and terminations are not counted, a usage error is not retried)")
+	fl.StringVar(&o.CPU, "cpu", matrix.DefaultCPU, "each pod's CPU request (a Kubernetes quantity)")
+	fl.StringVar(&o.Memory, "memory", matrix.DefaultMemory, "each pod's memory request (a Kubernetes quantity)")
 	fl.StringVarP(&out, "output", "o", "", "write to this file instead of stdout")
 	return cmd
 }
@@ -417,25 +430,36 @@ them from the matrix file's folder, which must be on storage every node shares.`
 }
 
 func newEmitTritonCmd(s *streams) *cobra.Command {
-	var model, precision, profile, out string
+	var model, precision, profile, out, name string
 	var targets []string
+	var allowStale bool
 	cmd := &cobra.Command{
-		Use:   "triton FILE --model M --precision P [--profile X] -o REPOSITORY",
+		Use:   "triton FILE --model M --precision P [--profile X] [--name N] -o REPOSITORY",
 		Short: "Write a Triton model of one model's engines, picked by compute capability",
 		Long: `triton writes REPOSITORY/M/config.pbtxt (platform tensorrt_plan, cc_model_filenames mapping
 each target's compute_capability to its engine) and copies the built engines of model M,
 precision P and profile X into REPOSITORY/M/1/TARGET.plan, so one Triton model serves the
-GPU types of the matrix. Build the matrix first. Inputs and outputs are left to Triton's
-auto-complete, which reads them from the engine.`,
-		Example: `  trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b8 -o model_repository`,
-		Args:    oneFileArg("matrix emit triton"),
+GPU types of the matrix. Build the matrix first. An engine whose manifest's key is not the key
+its cell gives now (a weight or a build flag changed since it was built) is refused, unless
+--allow-stale. One Triton model holds one profile and precision: --name N names another
+(REPOSITORY/N), and a model folder holding other engines is not replaced. Inputs and outputs
+are left to Triton's auto-complete, which reads them from the engine.`,
+		Example: `  trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b8 -o model_repository
+  trtbuild matrix emit triton matrix.yaml --model classifier --precision fp16 --profile b1 --name classifier-b1 -o model_repository`,
+		Args: oneFileArg("matrix emit triton"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := loadMatrix(args[0])
+			f, base, err := loadMatrixBase(args[0])
 			if err != nil {
 				return err
 			}
 			if model == "" || precision == "" || out == "" {
 				return exitcode.Usagef("matrix emit triton needs --model, --precision and -o REPOSITORY")
+			}
+			if name == "" {
+				name = model
+			}
+			if err := matrix.CheckTritonName(name); err != nil {
+				return exitcode.Usagef("%v; give --name", err)
 			}
 			if len(targets) > 0 {
 				var keep []matrix.Target
@@ -458,7 +482,17 @@ auto-complete, which reads them from the engine.`,
 					return exitcode.Usagef("cell %s has no engine (%s); build the matrix first", e.Cell.ID(), filepath.Join(f.OutputDir(), e.Cell.Engine()))
 				}
 			}
-			config, err := f.WriteTriton(out, model, engines)
+			stale, err := f.StaleEngines(engines, base)
+			if err != nil {
+				return err
+			}
+			if len(stale) > 0 && !allowStale {
+				return exitcode.Usagef("%s; rebuild the matrix (trtbuild matrix build, or run its Jobs or scripts again) and emit again, or give --allow-stale to ship the engines as they are", strings.Join(stale, "; "))
+			}
+			for _, why := range stale {
+				fmt.Fprintf(s.Err, "trtbuild: warning: %s; shipped as it is (--allow-stale)\n", escapeControls(why))
+			}
+			config, err := f.WriteTriton(out, name, engines)
 			if err != nil {
 				return err
 			}
@@ -472,5 +506,7 @@ auto-complete, which reads them from the engine.`,
 	fl.StringVar(&profile, "profile", "", "the profile, for a model built with profiles")
 	fl.StringSliceVar(&targets, "targets", nil, "only these targets (when two share a compute capability)")
 	fl.StringVarP(&out, "output", "o", "", "the Triton model repository")
+	fl.StringVar(&name, "name", "", "the Triton model's name, its folder in the repository (default: --model)")
+	fl.BoolVar(&allowStale, "allow-stale", false, "ship engines built from other inputs than the matrix gives now (a changed weight or flag), with a warning each")
 	return cmd
 }

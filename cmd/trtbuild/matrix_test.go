@@ -245,7 +245,10 @@ func TestMatrixBadInput(t *testing.T) {
 		{"cell without index", testMatrix, []string{"matrix", "cell", bad, "--backend", "sim"}, "needs --index"},
 		{"cell out of range", testMatrix, []string{"matrix", "cell", bad, "--backend", "sim", "--index", "6"}, "0 to 5"},
 		{"cell of unknown target", testMatrix, []string{"matrix", "cell", bad, "--backend", "sim", "--target", "h100", "--index", "0"}, `no target "h100"`},
-		{"k8s with a cache outside", testMatrix + "engine_cache: /tmp/x\n", []string{"matrix", "emit", "k8s", bad}, "outside the matrix file's folder"},
+		{"k8s with a cache outside", testMatrix + "engine_cache: /tmp/x\n", []string{"matrix", "emit", "k8s", bad, "--image", "registry.example/trtbuild:cuda"}, "outside the matrix file's folder"},
+		{"k8s without an image", testMatrix, []string{"matrix", "emit", "k8s", bad}, "--image is needed: the trtbuild image as the cluster pulls it; build it from Dockerfile.cuda and push it"},
+		{"k8s with a cpu request not a quantity", testMatrix, []string{"matrix", "emit", "k8s", bad, "--image", "registry.example/trtbuild:cuda", "--cpu", "lots"}, `invalid --cpu "lots"`},
+		{"a compute capability Triton never matches", strings.Replace(testMatrix, `"8.9"`, `"8.90"`, 1), nil, `compute_capability "8.90": write major.minor as CUDA and Triton name it`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -313,6 +316,63 @@ func TestEmitK8sRunsCells(t *testing.T) {
 			}
 		}
 	}
+}
+
+// podArgs returns the args of each emitted Job's container, as a pod of completion index
+// index in a volume mounted at dir runs them.
+func podArgs(t *testing.T, stream, dir string, index int) (names []string, args [][]string) {
+	t.Helper()
+	for _, doc := range strings.Split(stream, "\n---\n") {
+		var job batchv1.Job
+		if err := yaml.UnmarshalStrict([]byte(doc), &job); err != nil {
+			t.Fatalf("strict decode: %v", err)
+		}
+		var a []string
+		for _, s := range job.Spec.Template.Spec.Containers[0].Args {
+			s = strings.ReplaceAll(s, "$(JOB_COMPLETION_INDEX)", strconv.Itoa(index))
+			a = append(a, strings.Replace(s, "/matrix/", dir+"/", 1))
+		}
+		names, args = append(names, job.Name), append(args, a)
+	}
+	return names, args
+}
+
+// TestOldJobRefusesChangedMatrix: a pod of a Job emitted before the matrix file changed (a
+// precision added, so that its index now names another cell) refuses to build, exit 2, one
+// line saying to emit again, and builds nothing; the Jobs emitted again are named apart from
+// the old ones, and their pods build.
+func TestOldJobRefusesChangedMatrix(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	dir := matrixDir(t)
+	file := filepath.Join(dir, "matrix.yaml")
+	emit := func() result {
+		r := trtbuild(t, nil, "matrix", "emit", "k8s", file, "--image", "registry.example/trtbuild:cuda", "--claim", "matrix")
+		if r.code != 0 {
+			t.Fatalf("emit k8s: %d %s", r.code, r.stderr)
+		}
+		return r
+	}
+	oldNames, oldArgs := podArgs(t, emit().stdout, dir, 1)
+	writeMatrix(t, dir, strings.Replace(testMatrix, "precisions: [fp32, fp16]", "precisions: [fp32, bf16, fp16]", 1))
+	cmd := exec.Command(binary, append(oldArgs[0], "--backend", "sim", "--sim-speed", "1000")...)
+	cmd.Dir = dir
+	cmd.Env = testEnv(t)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := -1
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	wantRefused(t, result{code: code, stdout: stdout.String(), stderr: stderr.String()},
+		"has changed since this Job or script was emitted from it", "emit again")
+	assertNothingWritten(t, dir)
+
+	newNames, newArgs := podArgs(t, emit().stdout, dir, 1)
+	if newNames[0] == oldNames[0] || !strings.HasPrefix(newNames[0], "trtbuild-l4-") {
+		t.Errorf("the Job of the changed matrix is named %s, the old one %s", newNames[0], oldNames[0])
+	}
+	runPod(t, dir, "l4", 1, append(newArgs[0], "--backend", "sim", "--sim-speed", "1000"))
 }
 
 // runPod runs one pod's or task's trtbuild command and checks it built the right cell.
@@ -466,6 +526,116 @@ func TestEmitTriton(t *testing.T) {
 	}
 }
 
+// TestEmitTritonRefusesStaleEngines: after a weight of a model changed, its engines (built from
+// the old weights, their manifests' keys not the cells' keys now) are refused, naming the
+// cells, the change and the fix, and the repository stays as it was; --allow-stale ships them
+// with a warning each. Rebuilt, they are emitted without a word. A changed build flag is
+// caught the same way.
+func TestEmitTritonRefusesStaleEngines(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	dir := matrixDir(t)
+	writeMatrix(t, dir, strings.Replace(testMatrix, "precisions: [fp32, fp16]", "precisions: [fp16]", 1)+`  - name: h100
+    gpu: NVIDIA-H100-80GB-HBM3
+    compute_capability: "9.0"
+`)
+	file := filepath.Join(dir, "matrix.yaml")
+	repo := filepath.Join(dir, "repo")
+	emit := func(extra ...string) result {
+		return trtbuild(t, nil, append([]string{"matrix", "emit", "triton", file, "--model", "external-data", "--precision", "fp16", "-o", repo}, extra...)...)
+	}
+	build := func() {
+		if r := trtbuild(t, nil, "matrix", "build", file, "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"); r.code != 0 {
+			t.Fatalf("matrix build: %d %s", r.code, r.stderr)
+		}
+	}
+	build()
+	if r := emit(); r.code != 0 || r.stderr != "" {
+		t.Fatalf("emit triton of fresh engines: %d %q", r.code, r.stderr)
+	}
+	plan := filepath.Join(repo, "external-data", "1", "l4.plan")
+	before, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := filepath.Join(dir, "models", "external_data.bin")
+	data, err := os.ReadFile(weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[0] ^= 1
+	if err := os.WriteFile(weights, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := emit()
+	wantRefused(t, r, "cell l4/external-data/fp16: its engine was built from other weights than the matrix gives now (key trtb",
+		"cell h100/external-data/fp16: its engine was built from other weights", "rebuild the matrix", "or give --allow-stale")
+	assertUnchanged(t, plan, string(before))
+
+	r = emit("--allow-stale")
+	if r.code != 0 || strings.Count(r.stderr, "trtbuild: warning: cell ") != 2 || !strings.Contains(r.stderr, "shipped as it is (--allow-stale)") {
+		t.Fatalf("--allow-stale: exit %d, stderr %q", r.code, r.stderr)
+	}
+	build()
+	if r := emit(); r.code != 0 || r.stderr != "" {
+		t.Fatalf("emit triton of the rebuilt engines: %d %q", r.code, r.stderr)
+	}
+
+	writeMatrix(t, dir, strings.Replace(testMatrix, "precisions: [fp32, fp16]", "precisions: [fp16]", 1)+`  - name: h100
+    gpu: NVIDIA-H100-80GB-HBM3
+    compute_capability: "9.0"
+build_flags: [--opt-level, "2"]
+`)
+	wantRefused(t, emit(), "its engine was built from other build settings than the matrix gives now")
+}
+
+// TestEmitTritonOneModelPerProfile: a second profile of the same model does not replace the
+// first's Triton model: it is refused, naming --name, and with --name it is a model of its
+// own; the first is left as it was.
+func TestEmitTritonOneModelPerProfile(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	dir := matrixDir(t)
+	body := strings.Replace(testMatrix, "profiles: [b8]", "profiles: [b1, b8]", 1)
+	body = strings.Replace(body, "profiles:\n  - name: b8", "profiles:\n  - name: b1\n    shapes: images:1x3x64x64\n  - name: b8", 1)
+	writeMatrix(t, dir, strings.Replace(body, "precisions: [fp32, fp16]", "precisions: [fp16]", 1))
+	file := filepath.Join(dir, "matrix.yaml")
+	repo := filepath.Join(dir, "repo")
+	if r := trtbuild(t, nil, "matrix", "build", file, "--backend", "sim", "--sim-speed", "1000", "--progress", "quiet"); r.code != 0 {
+		t.Fatalf("matrix build: %d %s", r.code, r.stderr)
+	}
+	emit := func(profile string, extra ...string) result {
+		return trtbuild(t, nil, append([]string{"matrix", "emit", "triton", file, "--model", "classifier", "--precision", "fp16", "--profile", profile, "-o", repo}, extra...)...)
+	}
+	if r := emit("b8"); r.code != 0 {
+		t.Fatalf("emit b8: %d %s", r.code, r.stderr)
+	}
+	config := filepath.Join(repo, "classifier", "config.pbtxt")
+	first, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := filepath.Join(repo, "classifier", "1", "l4.plan")
+	firstPlan, err := os.ReadFile(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, emit("b1"), "holds the engines of classifier/b8/fp16, not classifier/b1/fp16", "--name classifier-b1-fp16")
+	assertUnchanged(t, config, string(first))
+	assertUnchanged(t, plan, string(firstPlan))
+	if r := emit("b1", "--name", "classifier-b1"); r.code != 0 {
+		t.Fatalf("emit b1 --name classifier-b1: %d %s", r.code, r.stderr)
+	}
+	second, err := os.ReadFile(filepath.Join(repo, "classifier-b1", "config.pbtxt"))
+	if err != nil || !strings.Contains(string(second), `name: "classifier-b1"`) || !strings.Contains(string(second), "# engines of: classifier/b1/fp16") {
+		t.Fatalf("the second model's config: %v\n%s", err, second)
+	}
+	b1, _ := os.ReadFile(filepath.Join(dir, "engines", "l4", "classifier", "b1-fp16.engine"))
+	if got, _ := os.ReadFile(filepath.Join(repo, "classifier-b1", "1", "l4.plan")); !bytes.Equal(got, b1) {
+		t.Errorf("classifier-b1 does not hold the b1 engine")
+	}
+	assertUnchanged(t, config, string(first))
+	wantRefused(t, emit("b1", "--name", "../up"), `invalid Triton model name "../up"`)
+}
+
 // TestMatrixFollowsNoPlantedLinks: the files a matrix names itself (index.json, index.html,
 // the Slurm scripts, a cell's engine) are never written through a link planted in their
 // folder: the target stays as it was.
@@ -569,7 +739,9 @@ func matrixCommands(dir string) []struct {
 		{"cell", func(file string) []string {
 			return []string{"matrix", "cell", file, "--index", "0", "--backend", "sim", "--sim-speed", "1000"}
 		}},
-		{"emit k8s", func(file string) []string { return []string{"matrix", "emit", "k8s", file} }},
+		{"emit k8s", func(file string) []string {
+			return []string{"matrix", "emit", "k8s", file, "--image", "registry.example/trtbuild:cuda"}
+		}},
 		{"emit slurm", func(file string) []string { return []string{"matrix", "emit", "slurm", file} }},
 		{"emit triton", func(file string) []string {
 			return []string{"matrix", "emit", "triton", file, "--model", "convnet", "--precision", "fp16", "-o", filepath.Join(dir, "repo")}
@@ -723,7 +895,7 @@ func TestEmitDashFileName(t *testing.T) {
 	}
 	runPodOf(t, dir, name, "l4", 1, append(args, "--backend", "sim", "--sim-speed", "1000"))
 
-	r := trtbuild(t, nil, "matrix", "emit", "k8s", file)
+	r := trtbuild(t, nil, "matrix", "emit", "k8s", file, "--image", "registry.example/trtbuild:cuda")
 	if r.code != 0 {
 		t.Fatalf("emit k8s: %d %s", r.code, r.stderr)
 	}

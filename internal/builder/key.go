@@ -37,3 +37,29 @@ func Key(o Options) (k BuildKey, warnings []string, err error) {
 	}
 	return BuildKey{Key: parts.Key(), Parts: parts}, warnings, nil
 }
+
+// KeyOn computes the key of the build o describes as it would run on target, a builder and
+// GPU recorded elsewhere (those an engine's manifest names), without probing this machine or
+// loading TensorRT: the key an engine built there would have now, from the model as it is. As
+// in a build, a simulated build for a matrix target (o.KeyTarget) is keyed as that GPU's.
+func KeyOn(o Options, target buildkey.Target) (BuildKey, error) {
+	if target.Backend != "tensorrt" && target.Backend != "sim" {
+		return BuildKey{}, exitcode.Usagef("invalid backend %q: a key is of a tensorrt or a sim build", target.Backend)
+	}
+	model, err := checkModelPath(o.Model)
+	if err != nil {
+		return BuildKey{}, err
+	}
+	req, _, _, err := prepareRequestOn(&o, model, target.Backend)
+	if err != nil {
+		return BuildKey{}, err
+	}
+	if o.KeyTarget != nil && target.Backend == "sim" {
+		target.GPU, target.ComputeCapability, target.MIG = o.KeyTarget.GPU, o.KeyTarget.ComputeCapability, o.KeyTarget.MIG
+	}
+	parts, _, err := buildkey.FromRequest(req, target)
+	if err != nil {
+		return BuildKey{}, exitcode.Usagef("%v", err)
+	}
+	return BuildKey{Key: parts.Key(), Parts: parts}, nil
+}

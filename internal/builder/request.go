@@ -37,6 +37,11 @@ func prepareRequest(o *Options, model string) (worker.Request, *onnx.Model, []st
 	if err != nil {
 		return worker.Request{}, nil, nil, err
 	}
+	return prepareRequestOn(o, model, backend)
+}
+
+// prepareRequestOn is prepareRequest for a resolved backend ("tensorrt" or "sim").
+func prepareRequestOn(o *Options, model, backend string) (worker.Request, *onnx.Model, []string, error) {
 	flags, err := parseShapeFlags(o)
 	if err != nil {
 		return worker.Request{}, nil, nil, err

@@ -66,9 +66,24 @@ func (f *File) WriteSlurmScripts(dir string, o SlurmOptions) ([]string, error) {
 }
 
 // WriteTriton writes the Triton model named model into the repository folder out: its
-// config.pbtxt and a copy of each engine, in files trtbuild names itself. It returns the
-// config's path.
+// config.pbtxt and a copy of each engine, in files trtbuild names itself. A model folder that
+// holds another model's, profile's or precision's engines, or a config trtbuild did not
+// write, is refused before anything is written. It returns the config's path.
 func (f *File) WriteTriton(out, model string, engines []TritonEngine) (string, error) {
+	if err := CheckTritonName(model); err != nil {
+		return "", exitcode.Usagef("%v", err)
+	}
+	config := filepath.Join(out, model, "config.pbtxt")
+	existing, err := readRegular(config)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		existing = nil
+	case err != nil:
+		return "", exitcode.Usagef("cannot read %s: %v", pathtext.Q(config), exitcode.PathCause(err))
+	}
+	if err := checkTritonOwner(config, existing, model, engines[0].Variant()); err != nil {
+		return "", exitcode.Usagef("%v", err)
+	}
 	version := filepath.Join(out, model, "1")
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return "", exitcode.Usagef("cannot create %s: %v", pathtext.Q(out), exitcode.PathCause(err))
@@ -85,7 +100,6 @@ func (f *File) WriteTriton(out, model string, engines []TritonEngine) (string, e
 			return "", exitcode.Wrap(exitcode.Failed, fmt.Errorf("copying the engine of %s: %w", e.Cell.ID(), err))
 		}
 	}
-	config := filepath.Join(out, model, "config.pbtxt")
 	if err := outpath.WriteOwn(config, []byte(TritonConfig(model, engines)), 0o644); err != nil {
 		return "", exitcode.Wrap(exitcode.Failed, err)
 	}

@@ -51,6 +51,8 @@ type File struct {
 	// Path is where the file was read from; Dir its folder.
 	Path string `json:"-"`
 	Dir  string `json:"-"`
+	// Hash is the file's content hash (Hash).
+	Hash string `json:"-"`
 	// OutputDefaulted and CacheDefaulted say that the file names no output or cache folder:
 	// the defaults beside it are trtbuild's own folders, which follow no link.
 	OutputDefaulted bool `json:"-"`
@@ -237,6 +239,7 @@ func Parse(data []byte) (*File, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
+	f.Hash = Hash(data)
 	return &f, nil
 }
 
@@ -322,8 +325,10 @@ func (f *File) check() error {
 		if t.MIG != "" && !migRE.MatchString(t.MIG) {
 			return fmt.Errorf("targets[%d] (%s): mig %q: give a MIG profile like 1g.10gb", i, t.Name, t.MIG)
 		}
-		if t.ComputeCapability != "" && !regexp.MustCompile(`^[0-9]{1,2}\.[0-9]{1,2}$`).MatchString(t.ComputeCapability) {
-			return fmt.Errorf("targets[%d] (%s): compute_capability %q: write major.minor, e.g. 9.0", i, t.Name, t.ComputeCapability)
+		if t.ComputeCapability != "" {
+			if err := CheckComputeCapability(t.ComputeCapability); err != nil {
+				return fmt.Errorf("targets[%d] (%s): %v", i, t.Name, err)
+			}
 		}
 		if t.Gres == "" {
 			t.Gres, t.GresDefaulted = t.Name, true

@@ -136,7 +136,7 @@ func TestK8s(t *testing.T) {
 	for i, j := range decoded {
 		target := f.Targets[i]
 		cells, _ := f.TargetCells(target.Name)
-		if j.APIVersion != "batch/v1" || j.Kind != "Job" || j.Name != "trtbuild-"+target.Name {
+		if j.APIVersion != "batch/v1" || j.Kind != "Job" || j.Name != "trtbuild-"+target.Name+"-"+f.Hash[7:17] {
 			t.Errorf("job %d: %s %s %s", i, j.APIVersion, j.Kind, j.Name)
 		}
 		s := j.Spec
@@ -155,7 +155,17 @@ func TestK8s(t *testing.T) {
 		if q, ok := c.Resources.Limits[wantRes]; !ok || q.Value() != 1 || len(c.Resources.Limits) != 1 {
 			t.Errorf("job %s: limits %v, want %s: 1", j.Name, c.Resources.Limits, wantRes)
 		}
-		wantArgs := []string{"matrix", "cell", "/matrix/matrix.yaml", "--target", target.Name, "--index", "$(JOB_COMPLETION_INDEX)", "--progress", "json"}
+		if cpu, mem := c.Resources.Requests[corev1.ResourceCPU], c.Resources.Requests[corev1.ResourceMemory]; cpu.String() != "4" || mem.String() != "16Gi" || len(c.Resources.Requests) != 2 {
+			t.Errorf("job %s: requests %v, want the defaults cpu 4, memory 16Gi", j.Name, c.Resources.Requests)
+		}
+		wantTol := []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		if !reflect.DeepEqual(pod.Tolerations, wantTol) {
+			t.Errorf("job %s: tolerations %+v, want %+v", j.Name, pod.Tolerations, wantTol)
+		}
+		if j.Labels[HashLabel] != f.ShortHash() || pod.Containers[0].Name != ContainerName {
+			t.Errorf("job %s: labels %v", j.Name, j.Labels)
+		}
+		wantArgs := []string{"matrix", "cell", "/matrix/matrix.yaml", "--target", target.Name, "--index", "$(JOB_COMPLETION_INDEX)", "--matrix-hash", f.Hash, "--progress", "json"}
 		if !reflect.DeepEqual(c.Args, wantArgs) || c.Image != "registry.example/trtbuild:cuda" || c.WorkingDir != MountPath {
 			t.Errorf("job %s: args %q image %s", j.Name, c.Args, c.Image)
 		}
