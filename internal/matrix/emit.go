@@ -110,6 +110,10 @@ func (f *File) JobName(target string) string {
 // changed matrix file, a cell's GPU not the target's) fails again however often it runs, so
 // its index fails at once, not retried; the other cells go on. Any other failure is counted
 // against backoffLimitPerIndex.
+// terminationGrace is how long Kubernetes waits after SIGTERM before it kills a pod: long enough
+// for a cancel to reach a step boundary through TensorRT's long silent phases.
+const terminationGrace = 300
+
 func podFailurePolicy() *batchv1.PodFailurePolicy {
 	container := ContainerName
 	return &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{
@@ -184,6 +188,7 @@ func (f *File) K8sJobs(o K8sOptions) ([]*batchv1.Job, error) {
 		}
 		mode := batchv1.IndexedCompletion
 		backoff := int32(o.BackoffLimitPerIndex)
+		grace := int64(terminationGrace)
 		labels := map[string]string{
 			AppLabel:                      AppName,
 			"app.kubernetes.io/component": "engine-build",
@@ -204,7 +209,11 @@ func (f *File) K8sJobs(o K8sOptions) ([]*batchv1.Job, error) {
 					ObjectMeta: metav1.ObjectMeta{Labels: labels},
 					Spec: corev1.PodSpec{
 						RestartPolicy: corev1.RestartPolicyNever,
-						NodeSelector:  map[string]string{ProductLabel: t.GPU},
+						// SIGTERM cancels the build at TensorRT's next step boundary, which can be
+						// minutes away in a silent phase: the default 30 s would end most cancels
+						// in SIGKILL (exit 137, a retry) instead of a clean exit 143.
+						TerminationGracePeriodSeconds: &grace,
+						NodeSelector:                  map[string]string{ProductLabel: t.GPU},
 						Tolerations: []corev1.Toleration{{
 							Key: GPUTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule,
 						}},

@@ -159,6 +159,9 @@ func TestK8s(t *testing.T) {
 			t.Errorf("job %s: requests %v, want the defaults cpu 4, memory 16Gi", j.Name, c.Resources.Requests)
 		}
 		wantTol := []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		if g := pod.TerminationGracePeriodSeconds; g == nil || *g < 120 {
+			t.Errorf("job %s: terminationGracePeriodSeconds %v: a cancel needs minutes to reach a step boundary", j.Name, g)
+		}
 		if !reflect.DeepEqual(pod.Tolerations, wantTol) {
 			t.Errorf("job %s: tolerations %+v, want %+v", j.Name, pod.Tolerations, wantTol)
 		}
