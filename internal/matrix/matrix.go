@@ -9,6 +9,8 @@
 package matrix
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -47,10 +49,16 @@ type File struct {
 	Output string `json:"output,omitempty"`
 	// EngineCache is the engine cache folder, relative to the matrix file; default "cache".
 	EngineCache string `json:"engine_cache,omitempty"`
+	// Backend is the builder of every cell: auto (the default), tensorrt or sim; the
+	// --backend of matrix build and matrix cell overrides it.
+	Backend string `json:"backend,omitempty"`
 
 	// Path is where the file was read from; Dir its folder.
 	Path string `json:"-"`
 	Dir  string `json:"-"`
+	// SHA256 is the hex SHA-256 of the file's bytes as read: emitted scripts pass it to each
+	// task, which refuses a matrix file that has changed since (CheckSHA256).
+	SHA256 string `json:"-"`
 	// OutputDefaulted and CacheDefaulted say that the file names no output or cache folder:
 	// the defaults beside it are trtbuild's own folders, which follow no link.
 	OutputDefaulted bool `json:"-"`
@@ -177,7 +185,7 @@ var (
 // every spelling it accepts (--FP16, --saveEngine, -o, --fp16=false) to these names.
 var ReservedFlags = []string{"save-engine", "onnx", "backend", "progress", "engine-cache", "engine-cache-size",
 	"fp16", "bf16", "int8", "fp8", "best", "shapes", "min-shapes", "opt-shapes", "max-shapes", "profile",
-	"report", "trace", "device", "sim-speed"}
+	"report", "trace", "device"}
 
 // Reserved reports whether the build flag named name (as the build defines it) is set per cell.
 func Reserved(name string) bool { return slices.Contains(ReservedFlags, name) }
@@ -203,6 +211,8 @@ func Load(path string) (*File, error) {
 		return nil, fmt.Errorf("matrix file %s: %w", pathtext.Q(path), err)
 	}
 	f.Path, f.Dir = path, filepath.Dir(path)
+	sum := sha256.Sum256(data)
+	f.SHA256 = hex.EncodeToString(sum[:])
 	return f, nil
 }
 
@@ -249,6 +259,13 @@ func (f *File) check() error {
 	}
 	if f.EngineCache == "" {
 		f.EngineCache, f.CacheDefaulted = "cache", true
+	}
+	switch f.Backend {
+	case "":
+		f.Backend = "auto"
+	case "auto", "tensorrt", "sim":
+	default:
+		return fmt.Errorf("backend %q: use auto, tensorrt or sim", f.Backend)
 	}
 	if len(f.Models) == 0 || len(f.Precisions) == 0 || len(f.Targets) == 0 {
 		return errors.New("models, precisions and targets each need at least one entry")
