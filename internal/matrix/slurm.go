@@ -135,14 +135,14 @@ func (f *File) SlurmScript(target string, o SlurmOptions) (string, error) {
 		fmt.Fprintf(&b, "#   task %d: %s\n", c.TargetIndex, c.ID())
 	}
 	b.WriteString("set -euo pipefail\n")
-	fmt.Fprintf(&b, "trtbuild=%s\n", o.Trtbuild)
-	fmt.Fprintf(&b, "if [ ! -f %s ]; then\n", file)
+	fmt.Fprintf(&b, "trtbuild=%s\n", shellQuote(o.Trtbuild))
+	fmt.Fprintf(&b, "if [ ! -f %s ]; then\n", shellQuote(file))
 	fmt.Fprintf(&b, "\techo \"trtbuild-%s: no %s in $PWD on $(hostname): run the task in the matrix folder (sbatch --chdir=DIR, or emit again with --matrix-dir DIR)\" >&2\n", t.Name, file)
 	b.WriteString("\texit 2\nfi\n")
 	b.WriteString("if [ ! -x \"$trtbuild\" ]; then\n")
 	fmt.Fprintf(&b, "\techo \"trtbuild-%s: $trtbuild is not an executable on $(hostname): install trtbuild at that path on every node, or emit again with --trtbuild PATH\" >&2\n", t.Name)
 	b.WriteString("\texit 2\nfi\n")
 	fmt.Fprintf(&b, "exec \"$trtbuild\" matrix cell %s --%s %s --target %s --index \"${%s:?not run as a Slurm array task}\" --progress json\n",
-		file, SHA256Flag, f.SHA256, t.Name, ArrayEnv)
+		shellQuote(file), SHA256Flag, f.SHA256, t.Name, ArrayEnv)
 	return b.String(), nil
 }
