@@ -36,23 +36,24 @@ type matrixOptions struct {
 
 func addMatrixRunFlags(cmd *cobra.Command, o *matrixOptions) {
 	f := cmd.Flags()
-	f.StringVar(&o.backend, "backend", "auto", "builder: auto, tensorrt or sim (default: the matrix file's backend)")
+	f.StringVar(&o.backend, "backend", "", "builder: auto, tensorrt or sim (default: the matrix file's backend, which is auto unless it says)")
 	f.StringVar(&o.progress, "progress", "auto", "progress output: auto, tty, plain, json or quiet")
-	f.Float64Var(&o.simSpeed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster (default: build_flags' --sim-speed)")
+	f.Float64Var(&o.simSpeed, "sim-speed", 0, "with --backend sim: run the simulation this many times faster (default: build_flags' --sim-speed, or 1)")
 	f.StringVar(&o.engineCache, "engine-cache", "", "engine cache `DIR` (default: the matrix file's engine_cache)")
 	f.StringVar(&o.engineCacheSize, "engine-cache-size", "20G", "remove the least recently used engines beyond this size")
 }
 
 // fromFile completes the options from the matrix file: its backend, unless --backend was
 // given, and the --sim-speed of its build_flags, unless --sim-speed was given (SimSpeed 0
-// keeps the build_flags' speed).
-func (o *matrixOptions) fromFile(cmd *cobra.Command, f *matrix.File) {
+// keeps the build_flags' speed, which the build checks).
+func (o *matrixOptions) fromFile(cmd *cobra.Command, f *matrix.File) error {
 	if !cmd.Flags().Changed("backend") {
 		o.backend = f.Backend
 	}
-	if !cmd.Flags().Changed("sim-speed") {
-		o.simSpeed = 0
+	if cmd.Flags().Changed("sim-speed") && !(o.simSpeed > 0) {
+		return exitcode.Usagef("invalid --sim-speed %g: use a number above 0, like 1 or 20", o.simSpeed)
 	}
+	return nil
 }
 
 func newMatrixCmd(s *streams) *cobra.Command {
@@ -251,7 +252,9 @@ since they were emitted.`,
 			if err != nil {
 				return err
 			}
-			o.fromFile(cmd, f)
+			if err := o.fromFile(cmd, f); err != nil {
+				return err
+			}
 			cell, err := f.Find(o.target, o.index)
 			if err != nil {
 				return exitcode.Usagef("%v", err)
@@ -323,7 +326,9 @@ func matrixBuildRun(cmd *cobra.Command, s *streams, o *matrixOptions, path strin
 	if err != nil {
 		return err
 	}
-	o.fromFile(cmd, f)
+	if err := o.fromFile(cmd, f); err != nil {
+		return err
+	}
 	devices, err := parseGPUs(o.gpus)
 	if err != nil {
 		return err

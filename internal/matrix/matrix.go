@@ -1,8 +1,9 @@
 // Package matrix reads a build matrix file (YAML: models, precisions, profiles and GPU
 // targets), expands it into numbered cells, and writes what runs them elsewhere: Kubernetes
 // Indexed Jobs and Slurm array scripts, one per GPU type, whose tasks each run
-// `trtbuild matrix cell FILE --target T --index N`. It also writes the index of a matrix run
-// (cell → key → engine → report) and its HTML page. Building a cell is the normal build with
+// `trtbuild matrix cell FILE --target T --index N` and refuse a matrix file that changed since
+// (CheckSHA256). It also writes the index of a matrix run (cell → key → engine → report) and
+// its HTML page, or collects it from the cells' manifests after a run elsewhere (Collect). Building a cell is the normal build with
 // the cell's flags (cmd/trtbuild); this package never starts a build.
 //
 // The format is documented in docs/matrix.md.
