@@ -2,9 +2,9 @@
 # The test command of README.md: go vet, the whole test suite with the race detector (and
 # internal/cgo once more with the trtbench tag, which compiles its measurement and test ABI,
 # trtb_bench.h), the quick fault campaign, the GPU smoke test's checks against the simulated
-# builder, a short run of every fuzz target, and the real-terminal end-to-end test when tmux is
-# installed.
-# Tests that need tools this machine lacks (tmux, python3-onnx, chromium) skip with a message;
+# builder, a short run of every fuzz target, the Slurm end-to-end test when Slurm is installed,
+# and the real-terminal end-to-end test when tmux is installed.
+# Tests that need tools this machine lacks (tmux, python3-onnx, chromium, slurm-wlm) skip with a message;
 # .ci/run installs them first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +31,14 @@ if [ "$status" != 0 ]; then
 	cat "$log"
 	echo "tests: $passed passed, $failed failed, $skipped skipped"
 	exit "$status"
+fi
+
+echo "== Slurm (a real single-node cluster)"
+# The emitted Slurm array submitted as emitted to slurmctld and slurmd on localhost; skips with
+# a message without Slurm (apt-get install slurm-wlm munge) or root.
+if ! scripts/slurm-e2e.sh; then
+	echo "tests: $passed passed, 1 failed, $skipped skipped"
+	exit 1
 fi
 
 echo "== fault campaign (quick)"

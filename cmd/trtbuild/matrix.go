@@ -31,18 +31,29 @@ type matrixOptions struct {
 	gpus              string
 	target            string
 	index             int
-	// matrixHash is the hash of the matrix file the Job or script was emitted from
-	// (matrix cell --matrix-hash); "" for no check.
-	matrixHash string
+	sha256            string
 }
 
 func addMatrixRunFlags(cmd *cobra.Command, o *matrixOptions) {
 	f := cmd.Flags()
-	f.StringVar(&o.backend, "backend", "auto", "builder: auto, tensorrt or sim")
+	f.StringVar(&o.backend, "backend", "", "builder: auto, tensorrt or sim (default: the matrix file's backend, which is auto unless it says)")
 	f.StringVar(&o.progress, "progress", "auto", "progress output: auto, tty, plain, json or quiet")
-	f.Float64Var(&o.simSpeed, "sim-speed", 1, "with --backend sim: run the simulation this many times faster")
+	f.Float64Var(&o.simSpeed, "sim-speed", 0, "with --backend sim: run the simulation this many times faster (default: build_flags' --sim-speed, or 1)")
 	f.StringVar(&o.engineCache, "engine-cache", "", "engine cache `DIR` (default: the matrix file's engine_cache)")
 	f.StringVar(&o.engineCacheSize, "engine-cache-size", "20G", "remove the least recently used engines beyond this size")
+}
+
+// fromFile completes the options from the matrix file: its backend, unless --backend was
+// given, and the --sim-speed of its build_flags, unless --sim-speed was given (SimSpeed 0
+// keeps the build_flags' speed, which the build checks).
+func (o *matrixOptions) fromFile(cmd *cobra.Command, f *matrix.File) error {
+	if !cmd.Flags().Changed("backend") {
+		o.backend = f.Backend
+	}
+	if cmd.Flags().Changed("sim-speed") && !(o.simSpeed > 0) {
+		return exitcode.Usagef("invalid --sim-speed %g: use a number above 0, like 1 or 20", o.simSpeed)
+	}
+	return nil
 }
 
 func newMatrixCmd(s *streams) *cobra.Command {
@@ -56,10 +67,10 @@ run 'matrix cell'. Engines are kept in an engine cache by build key, so a cell w
 not change is copied, not built.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitcode.Usagef("matrix needs a subcommand: build, cell, list or emit; run 'trtbuild matrix --help'")
+			return exitcode.Usagef("matrix needs a subcommand: build, cell, list, index or emit; run 'trtbuild matrix --help'")
 		},
 	}
-	cmd.AddCommand(newMatrixBuildCmd(s), newMatrixCellCmd(s), newMatrixListCmd(s), newMatrixEmitCmd(s))
+	cmd.AddCommand(newMatrixBuildCmd(s), newMatrixCellCmd(s), newMatrixListCmd(s), newMatrixIndexCmd(s), newMatrixEmitCmd(s))
 	return cmd
 }
 
@@ -75,9 +86,21 @@ func loadMatrix(path string) (*matrix.File, error) {
 // loadMatrixBase is loadMatrix that also returns the builder options of the matrix's
 // build_flags, which every cell starts from.
 func loadMatrixBase(path string) (*matrix.File, builder.Options, error) {
+	return loadMatrixChecked(path, "")
+}
+
+// loadMatrixChecked is loadMatrixBase that first, when sha256 is not "", refuses a matrix
+// file whose SHA-256 is not sha256 (matrix.File.CheckSHA256): a changed file is refused as
+// changed, whatever else is wrong with it now.
+func loadMatrixChecked(path, sha256 string) (*matrix.File, builder.Options, error) {
 	f, err := matrix.Open(path)
 	if err != nil {
 		return nil, builder.Options{}, err
+	}
+	if sha256 != "" {
+		if err := f.CheckSHA256(sha256); err != nil {
+			return nil, builder.Options{}, err
+		}
 	}
 	base, err := checkBuildFlags(f)
 	if err != nil {
@@ -167,6 +190,45 @@ func newMatrixListCmd(s *streams) *cobra.Command {
 	}
 }
 
+func newMatrixIndexCmd(s *streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "index FILE",
+		Short: "Write the index of a matrix run on a cluster from the cells' manifests",
+		Long: `index reads what the cells of a matrix left in its output folder after a run elsewhere (a
+Slurm array, Kubernetes Jobs), each engine's manifest, and writes index.json (cell → key →
+engine → report) and index.html into the output folder, as 'matrix build' does here. A cell
+without an engine is "missing" (see its task's log); then the exit status is 1.`,
+		Example: `  trtbuild matrix index matrix.yaml`,
+		Args:    oneFileArg("matrix index"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := loadMatrix(args[0])
+			if err != nil {
+				return err
+			}
+			if err := matrix.CheckIndexPaths(f.OutputDir()); err != nil {
+				return exitcode.Usagef("%v", err)
+			}
+			if _, err := os.Stat(f.OutputDir()); err != nil {
+				return exitcode.Usagef("the output folder %s: %v; run the matrix first (matrix build, or the Jobs or scripts of matrix emit)", q(f.OutputDir()), exitcode.PathCause(err))
+			}
+			x := matrix.Collect(f)
+			if err := matrix.WriteIndex(f.OutputDir(), x); err != nil {
+				return exitcode.Wrap(exitcode.Failed, err)
+			}
+			if err := matrix.WriteTable(s.Out, x); err != nil {
+				return err
+			}
+			page := filepath.Join(f.OutputDir(), matrix.PageName)
+			fmt.Fprintf(s.Out, "Matrix %s: %d cells, %d built, %d from the engine cache, %d missing. Index: %s\n",
+				q(f.Path), len(x.Cells), x.Built, x.Cached, x.Missing, q(page))
+			if x.Missing > 0 {
+				return exitcode.Wrap(exitcode.Failed, fmt.Errorf("%d of %d cells have no engine; see %s and the tasks' logs", x.Missing, len(x.Cells), q(filepath.Join(f.OutputDir(), matrix.IndexName))))
+			}
+			return nil
+		},
+	}
+}
+
 func newMatrixCellCmd(s *streams) *cobra.Command {
 	o := &matrixOptions{}
 	cmd := &cobra.Command{
@@ -176,18 +238,22 @@ func newMatrixCellCmd(s *streams) *cobra.Command {
 --target (what JOB_COMPLETION_INDEX and SLURM_ARRAY_TASK_ID count), as 'trtbuild' would with
 the cell's flags: the engine goes to the matrix's output folder with a manifest beside it, and
 the engine cache is used (a hit copies the engine). With --progress json the output is the
-cell's log.`,
+cell's log. --matrix-sha256 (which emitted scripts pass) refuses a matrix file that changed
+since they were emitted.`,
 		Args: oneFileArg("matrix cell"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("index") {
 				return exitcode.Usagef("matrix cell needs --index N (0 to the number of cells less one; see trtbuild matrix list)")
 			}
-			f, base, err := loadMatrixBase(args[0])
+			if cmd.Flags().Changed(matrix.SHA256Flag) && o.sha256 == "" {
+				return exitcode.Usagef("--%s needs the 64 hex digits that emit wrote", matrix.SHA256Flag)
+			}
+			f, base, err := loadMatrixChecked(args[0], o.sha256)
 			if err != nil {
 				return err
 			}
-			if err := matrix.CheckHash(f, o.matrixHash); err != nil {
-				return exitcode.Usagef("%v", err)
+			if err := o.fromFile(cmd, f); err != nil {
+				return err
 			}
 			cell, err := f.Find(o.target, o.index)
 			if err != nil {
@@ -203,7 +269,7 @@ cell's log.`,
 	addMatrixRunFlags(cmd, o)
 	cmd.Flags().IntVar(&o.index, "index", 0, "the cell's number (within --target when given)")
 	cmd.Flags().StringVar(&o.target, "target", "", "count --index within this target's cells")
-	cmd.Flags().StringVar(&o.matrixHash, "matrix-hash", "", "refuse to build unless the matrix file's hash is this `sha256:HEX` (what 'matrix emit k8s' records)")
+	cmd.Flags().StringVar(&o.sha256, matrix.SHA256Flag, "", "build only if the matrix file's SHA-256 is this `HEX` (the file a script or Job was emitted from)")
 	return cmd
 }
 
@@ -222,7 +288,7 @@ writes index.json (cell → key → engine → report) and index.html into the o
   trtbuild matrix build matrix.yaml --gpus 0,1`,
 		Args: oneFileArg("matrix build"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return matrixBuildRun(s, o, args[0])
+			return matrixBuildRun(cmd, s, o, args[0])
 		},
 	}
 	addMatrixRunFlags(cmd, o)
@@ -255,9 +321,12 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func matrixBuildRun(s *streams, o *matrixOptions, path string) error {
+func matrixBuildRun(cmd *cobra.Command, s *streams, o *matrixOptions, path string) error {
 	f, base, err := loadMatrixBase(path)
 	if err != nil {
+		return err
+	}
+	if err := o.fromFile(cmd, f); err != nil {
 		return err
 	}
 	devices, err := parseGPUs(o.gpus)
@@ -354,7 +423,7 @@ each pod asks for one GPU (nvidia.com/gpu: 1, or the target's MIG slice) and --c
 tolerates the nvidia.com/gpu taint, runs on nodes whose nvidia.com/gpu.product label is the
 target's gpu, mounts the volume claim that holds the matrix folder (matrix file, models,
 output, engine cache) at /matrix, and runs 'trtbuild matrix cell FILE --target T --index
-$(JOB_COMPLETION_INDEX) --matrix-hash H --progress json', whose output is the pod's log. A
+$(JOB_COMPLETION_INDEX) --matrix-sha256 HEX --progress json', whose output is the pod's log. A
 Job is named trtbuild-TARGET-HASH after the matrix file's hash; a pod of a Job emitted from
 another version of the file refuses to build (exit 2). Evictions and terminations are
 retried without counting against --retries; a usage error (exit 2) fails the cell at once.
@@ -396,18 +465,29 @@ func newEmitSlurmCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "slurm FILE",
 		Short: "Write one sbatch array script per GPU type; task N builds cell N of its type",
-		Long: `slurm writes, into the output folder, one sbatch script per target, trtbuild-TARGET.sbatch:
-a job array with one task per cell (--array=0-N), each on one GPU of the target's type
-(--gres=gpu:TYPE:1, TYPE from the target's gres), running 'trtbuild matrix cell FILE --target T
---index $SLURM_ARRAY_TASK_ID --progress json' with its JSON-lines log in the log folder. Submit
-them from the matrix file's folder, which must be on storage every node shares.`,
-		Example: `  trtbuild matrix emit slurm matrix.yaml --partition gpu --time 02:00:00
-  cd $(dirname matrix.yaml) && mkdir -p logs && sbatch trtbuild-h100.sbatch`,
+		Long: `slurm writes one sbatch script per target, trtbuild-TARGET.sbatch (into the matrix file's
+folder, or -o DIR): a job array with one task per cell (--array=0-N), each on one GPU of the
+target's type (--gres=gpu:TYPE:1, TYPE from the target's gres), running in the matrix folder
+(--chdir, its absolute path, or --matrix-dir) 'TRTBUILD matrix cell FILE --matrix-sha256 HEX
+--target T --index $SLURM_ARRAY_TASK_ID --progress json', with one JSON-lines log per job and
+task in the log folder, which it makes. Submit them from any folder. The matrix folder must be
+on storage every node shares, and TRTBUILD (--trtbuild, default this binary) at the same path
+on every node. A task of a script emitted from another version of the matrix file builds
+nothing (exit 2): emit again after changing it.`,
+		Example: `  trtbuild matrix emit slurm matrix.yaml --partition gpu --time 02:00:00 --trtbuild /shared/bin/trtbuild
+  sbatch trtbuild-h100.sbatch`,
 		Args: oneFileArg("matrix emit slurm"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := loadMatrix(args[0])
 			if err != nil {
 				return err
+			}
+			if o.Trtbuild == "" {
+				self, err := os.Executable()
+				if err != nil {
+					return exitcode.Usagef("cannot tell where this trtbuild is (%v); give --trtbuild PATH, its path on the nodes", err)
+				}
+				o.Trtbuild = self
 			}
 			written, err := f.WriteSlurmScripts(out, o)
 			for _, p := range written {
@@ -416,15 +496,17 @@ them from the matrix file's folder, which must be on storage every node shares.`
 			if err != nil {
 				return err
 			}
+			fmt.Fprintf(s.Out, "Each task runs %s, which every node must have at that path.\n", q(o.Trtbuild))
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&o.Trtbuild, "trtbuild", "trtbuild", "the trtbuild command on the cluster's nodes")
+	fl.StringVar(&o.Trtbuild, "trtbuild", "", "the absolute `PATH` of trtbuild on the cluster's nodes (default: this binary's path, which the nodes must share)")
+	fl.StringVar(&o.MatrixDir, "matrix-dir", "", "the matrix file's folder as the nodes see it, absolute (default: its absolute path here)")
 	fl.StringVar(&o.Partition, "partition", "", "the Slurm partition")
 	fl.StringVar(&o.Time, "time", "", "the time limit of one task, e.g. 02:00:00")
 	fl.IntVar(&o.MaxParallel, "max-parallel", 0, "at most this many tasks of one array at once")
-	fl.StringVar(&o.LogDir, "log-dir", "logs", "the tasks' logs, relative to the submit folder")
+	fl.StringVar(&o.LogDir, "log-dir", matrix.DefaultLogDir, "the tasks' logs, relative to the matrix folder (made by emit)")
 	fl.StringVarP(&out, "output", "o", "", "the folder for the scripts (default: the matrix file's)")
 	return cmd
 }

@@ -365,7 +365,7 @@ func TestOldJobRefusesChangedMatrix(t *testing.T) {
 		code = ee.ExitCode()
 	}
 	wantRefused(t, result{code: code, stdout: stdout.String(), stderr: stderr.String()},
-		"has changed since this Job or script was emitted from it", "emit again")
+		"has changed since this script or Job was emitted from it", "emit again")
 	assertNothingWritten(t, dir)
 
 	newNames, newArgs := podArgs(t, emit().stdout, dir, 1)
@@ -412,53 +412,6 @@ func runPodOf(t *testing.T, dir, name, target string, index int, args []string) 
 	}
 	if m.Precision != want || m.Parts.GPU != cell.Target.GPU || filepath.Base(m.Model.Path) != filepath.Base(cell.Model.Path) {
 		t.Fatalf("%s cell %d: manifest %+v is not cell %s's", target, index, m, cell.ID())
-	}
-}
-
-// TestEmitSlurmRunsCells checks the scripts' directives, then runs a script with bash as Slurm
-// would (SLURM_ARRAY_TASK_ID set, from the submit folder), with a trtbuild stand-in that
-// records its arguments; the recorded command, run with the simulated builder, builds that
-// task's cell.
-func TestEmitSlurmRunsCells(t *testing.T) {
-	t.Parallel() // a real subprocess in its own folders, cache and HOME
-	dir := matrixDir(t)
-	bin := t.TempDir()
-	record := filepath.Join(bin, "args")
-	fake := filepath.Join(bin, "trtbuild")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > "+record+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	r := trtbuild(t, nil, "matrix", "emit", "slurm", filepath.Join(dir, "matrix.yaml"), "--trtbuild", fake, "--partition", "gpu")
-	if r.code != 0 {
-		t.Fatalf("emit slurm: %d %s", r.code, r.stderr)
-	}
-	script := filepath.Join(dir, "trtbuild-l4.sbatch")
-	text, err := os.ReadFile(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"#SBATCH --array=0-5\n", "#SBATCH --gres=gpu:l4:1\n", "#SBATCH --partition=gpu\n", "SLURM_ARRAY_TASK_ID"} {
-		if !strings.Contains(string(text), want) {
-			t.Errorf("script lacks %q:\n%s", want, text)
-		}
-	}
-	for _, index := range []int{2, 3} {
-		cmd := exec.Command("bash", script)
-		cmd.Env = append(testEnv(t), "SLURM_ARRAY_TASK_ID="+strconv.Itoa(index), "SLURM_SUBMIT_DIR="+dir)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("running the script: %v\n%s", err, out)
-		}
-		data, err := os.ReadFile(record)
-		if err != nil {
-			t.Fatal(err)
-		}
-		args := strings.Split(strings.TrimSpace(string(data)), "\n")
-		runPod(t, dir, "l4", index, append(args, "--backend", "sim", "--sim-speed", "1000"))
-	}
-	cmd := exec.Command("bash", script)
-	cmd.Env = append(testEnv(t), "SLURM_SUBMIT_DIR="+dir)
-	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "not run as a Slurm array task") {
-		t.Errorf("the script ran without SLURM_ARRAY_TASK_ID: %v %s", err, out)
 	}
 }
 
@@ -813,7 +766,6 @@ func TestMatrixReservedBuildFlags(t *testing.T) {
 		{`[--progress, json]`, "--progress is"},
 		{`[--engineCache, c]`, "--engine-cache is"},
 		{`[--engine-cache-size, 1G]`, "--engine-cache-size is"},
-		{`[--sim-speed, "1"]`, "--sim-speed is"},
 		{`[--FP16, --Trace, x]`, "--fp16, --trace are"},
 	} {
 		t.Run(tc.flags, func(t *testing.T) {
@@ -827,8 +779,8 @@ func TestMatrixReservedBuildFlags(t *testing.T) {
 		})
 	}
 	// Flags trtbuild does not set pass in every spelling the build accepts.
-	writeMatrix(t, dir, testMatrix+`build_flags: [--builderOptimizationLevel=4, --Workspace, 1G, -v, --noTF32, --timing-cache, t.cache]`+"\n")
-	if r := trtbuild(t, nil, "matrix", "list", file); r.code != 0 || !strings.Contains(r.stdout, "--fp16 --builderOptimizationLevel=4 --Workspace 1G -v --noTF32") {
+	writeMatrix(t, dir, testMatrix+`build_flags: [--builderOptimizationLevel=4, --Workspace, 1G, -v, --noTF32, --timing-cache, t.cache, --sim-speed, "50"]`+"\n")
+	if r := trtbuild(t, nil, "matrix", "list", file); r.code != 0 || !strings.Contains(r.stdout, "--fp16 --builderOptimizationLevel=4 --Workspace 1G -v --noTF32 --timing-cache t.cache --sim-speed 50") {
 		t.Fatalf("matrix list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
@@ -880,10 +832,8 @@ func TestEmitDashFileName(t *testing.T) {
 	if r := trtbuild(t, nil, "matrix", "emit", "slurm", file, "--trtbuild", fake); r.code != 0 {
 		t.Fatalf("emit slurm: %d %s", r.code, r.stderr)
 	}
-	cmd := exec.Command("bash", filepath.Join(dir, "trtbuild-l4.sbatch"))
-	cmd.Env = append(testEnv(t), "SLURM_ARRAY_TASK_ID=1", "SLURM_SUBMIT_DIR="+dir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("running the script: %v\n%s", err, out)
+	if r := runAsSlurm(t, filepath.Join(dir, "trtbuild-l4.sbatch"), 1); r.code != 0 {
+		t.Fatalf("running the script: exit %d\n%s", r.code, r.stderr)
 	}
 	data, err := os.ReadFile(record)
 	if err != nil {

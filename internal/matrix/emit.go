@@ -195,7 +195,7 @@ func (f *File) K8sJobs(o K8sOptions) ([]*batchv1.Job, error) {
 			TargetLabel:                   t.Name,
 			HashLabel:                     f.ShortHash(),
 		}
-		annotations := map[string]string{"trtbuild.dev/matrix-sha256": f.Hash}
+		annotations := map[string]string{"trtbuild.dev/matrix-sha256": f.SHA256}
 		job := &batchv1.Job{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 			ObjectMeta: metav1.ObjectMeta{Name: f.JobName(t.Name), Namespace: o.Namespace, Labels: labels, Annotations: annotations},
@@ -222,7 +222,7 @@ func (f *File) K8sJobs(o K8sOptions) ([]*batchv1.Job, error) {
 							Image:      o.Image,
 							WorkingDir: MountPath,
 							Args: []string{"matrix", "cell", file, "--target", t.Name,
-								"--index", "$(" + IndexEnv + ")", "--matrix-hash", f.Hash, "--progress", "json"},
+								"--index", "$(" + IndexEnv + ")", "--" + SHA256Flag, f.SHA256, "--progress", "json"},
 							Env: []corev1.EnvVar{{
 								Name: IndexEnv,
 								ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
@@ -270,90 +270,6 @@ func K8sYAML(jobs []*batchv1.Job) ([]byte, error) {
 		b.Write(y)
 	}
 	return b.Bytes(), nil
-}
-
-// SlurmOptions shape the emitted scripts.
-type SlurmOptions struct {
-	Trtbuild  string // the trtbuild command on the cluster; default "trtbuild"
-	Partition string
-	Time      string // --time, e.g. "02:00:00"
-	// MaxParallel bounds the tasks of one array that run at once (--array=0-N%M); 0: no bound.
-	MaxParallel int
-	// LogDir is where each task's JSON-lines log goes, relative to the submit folder.
-	LogDir string
-}
-
-// ArrayEnv is the variable Slurm sets to a task's index in a job array.
-const ArrayEnv = "SLURM_ARRAY_TASK_ID"
-
-// SlurmScript returns the sbatch array script of one target. It is submitted from the matrix
-// file's folder (sbatch runs it there: SLURM_SUBMIT_DIR), which must be on storage that every
-// node shares.
-func (f *File) SlurmScript(target string, o SlurmOptions) (string, error) {
-	if err := f.checkShared(); err != nil {
-		return "", err
-	}
-	cells, ok := f.TargetCells(target)
-	if !ok {
-		return "", fmt.Errorf("no target %q in the matrix; targets: %s", target, f.targetNames())
-	}
-	var t Target
-	for _, x := range f.Targets {
-		if x.Name == target {
-			t = x
-		}
-	}
-	if t.MIG != "" && t.GresDefaulted {
-		// Slurm has no one name for a slice: AutoDetect=nvml types it after the GPU's name up to
-		// its first '-', in lower case with spaces as '_', and the slice's size (gpu_nvml.c:
-		// "nvidia_a100_1g.5gb" for an NVIDIA A100-SXM4-40GB's 1g.5gb), and sites name their
-		// types in slurm.conf as they like ("a100_1g.5gb"); --gres must give that type.
-		return "", fmt.Errorf("target %s is a MIG %s slice: give it gres: the Slurm GPU type slurm.conf names the slice by "+
-			"(sinfo -o '%%G' lists them; AutoDetect=nvml detects it as e.g. nvidia_a100_%s), so that each task asks for one slice, not a whole GPU", t.Name, t.MIG, t.MIG)
-	}
-	if o.Trtbuild == "" {
-		o.Trtbuild = "trtbuild"
-	}
-	if o.LogDir == "" {
-		o.LogDir = "logs"
-	}
-	for _, v := range []struct{ what, s string }{{"partition", o.Partition}, {"time", o.Time}, {"log folder", o.LogDir}, {"trtbuild", o.Trtbuild}} {
-		if strings.ContainsAny(v.s, "\n\r'\"$`\\ ") {
-			return "", fmt.Errorf("the %s %q has characters a script cannot hold as is", v.what, v.s)
-		}
-	}
-	array := fmt.Sprintf("0-%d", len(cells)-1)
-	if o.MaxParallel > 0 {
-		array += fmt.Sprintf("%%%d", o.MaxParallel)
-	}
-	var b strings.Builder
-	b.WriteString("#!/bin/bash\n")
-	fmt.Fprintf(&b, "#SBATCH --job-name=trtbuild-%s\n", t.Name)
-	fmt.Fprintf(&b, "#SBATCH --array=%s\n", array)
-	fmt.Fprintf(&b, "#SBATCH --gres=gpu:%s:1\n", t.Gres)
-	b.WriteString("#SBATCH --ntasks=1\n")
-	if o.Partition != "" {
-		fmt.Fprintf(&b, "#SBATCH --partition=%s\n", o.Partition)
-	}
-	if o.Time != "" {
-		fmt.Fprintf(&b, "#SBATCH --time=%s\n", o.Time)
-	}
-	fmt.Fprintf(&b, "#SBATCH --output=%s/%%x-%%a.jsonl\n", o.LogDir)
-	fmt.Fprintf(&b, "#SBATCH --error=%s/%%x-%%a.err\n", o.LogDir)
-	what := t.GPU
-	if t.MIG != "" {
-		what = "a MIG " + t.MIG + " slice of " + t.GPU + ", one slice per task"
-	}
-	fmt.Fprintf(&b, "# Written by trtbuild matrix emit slurm. Target %s (%s): %d cells, one per array task;\n", t.Name, what, len(cells))
-	b.WriteString("# submit it from the matrix file's folder on shared storage: mkdir -p " + o.LogDir + " && sbatch THIS_FILE\n")
-	for _, c := range cells {
-		fmt.Fprintf(&b, "#   task %d: %s\n", c.TargetIndex, c.ID())
-	}
-	b.WriteString("set -euo pipefail\n")
-	b.WriteString("cd \"${SLURM_SUBMIT_DIR:-.}\"\n")
-	fmt.Fprintf(&b, "exec %s matrix cell %s --target %s --index \"${%s:?not run as a Slurm array task}\" --progress json\n",
-		shellQuote(o.Trtbuild), shellQuote(fileArg(filepath.Base(f.Path))), t.Name, ArrayEnv)
-	return b.String(), nil
 }
 
 // fileArg is the matrix file as the argument of an emitted command: a name that starts with a

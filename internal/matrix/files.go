@@ -42,22 +42,40 @@ func Open(path string) (*File, error) {
 
 // WriteSlurmScripts writes one sbatch script per target, trtbuild-TARGET.sbatch, into dir
 // ("": the matrix file's folder), each a file trtbuild names itself (no link followed), and
-// returns the paths written.
+// returns the paths written. It makes the tasks' log folder in the matrix folder first: Slurm
+// opens a task's log before the script runs, and a task whose log folder is missing fails
+// to launch, logging nothing. The default folder is trtbuild's own (no link followed); one
+// that o names may be a link, to scratch storage say.
 func (f *File) WriteSlurmScripts(dir string, o SlurmOptions) ([]string, error) {
 	var written []string
 	if dir == "" {
 		dir = f.Dir
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return written, exitcode.Usagef("cannot create %s: %v", dir, exitcode.PathCause(err))
-	}
-	for _, t := range f.Targets {
+	scripts := make([]string, len(f.Targets))
+	for i, t := range f.Targets {
 		script, err := f.SlurmScript(t.Name, o)
 		if err != nil {
 			return written, exitcode.Usagef("%v", err)
 		}
-		p := filepath.Join(dir, "trtbuild-"+t.Name+".sbatch")
-		if err := outpath.WriteOwn(p, []byte(script), 0o755); err != nil {
+		scripts[i] = script
+	}
+	logs := o.LogDir
+	var err error
+	if logs == "" || logs == DefaultLogDir {
+		logs = DefaultLogDir
+		err = outpath.MkdirOwn(f.Dir, logs)
+	} else {
+		err = os.MkdirAll(filepath.Join(f.Dir, logs), 0o755)
+	}
+	if err != nil {
+		return written, exitcode.Usagef("cannot create the tasks' log folder %s: %v", pathtext.Q(filepath.Join(f.Dir, logs)), exitcode.PathCause(err))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return written, exitcode.Usagef("cannot create %s: %v", dir, exitcode.PathCause(err))
+	}
+	for i, t := range f.Targets {
+		p := filepath.Join(dir, SlurmScriptName(t.Name))
+		if err := outpath.WriteOwn(p, []byte(scripts[i]), 0o755); err != nil {
 			return written, exitcode.Wrap(exitcode.Failed, err)
 		}
 		written = append(written, p)

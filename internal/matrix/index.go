@@ -3,13 +3,17 @@ package matrix
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
@@ -25,21 +29,26 @@ const (
 	StatusCached  = "cached"  // copied from the engine cache
 	StatusFailed  = "failed"  // the build failed; Error says why
 	StatusSkipped = "skipped" // not buildable on this machine (another GPU type)
+	StatusMissing = "missing" // collected (matrix index): the cell has no engine and manifest
 )
 
 // Index is what a matrix run wrote: one entry per cell, in cell order.
 type Index struct {
-	Version   int         `json:"index_version"`
-	Matrix    string      `json:"matrix"`
-	Finished  time.Time   `json:"finished"`
-	Seconds   float64     `json:"seconds"`
-	Cells     []IndexCell `json:"cells"`
-	Built     int         `json:"built"`
-	Cached    int         `json:"cached"`
-	Failed    int         `json:"failed"`
-	Skipped   int         `json:"skipped"`
-	CacheDir  string      `json:"engine_cache"`
-	OutputDir string      `json:"output"`
+	Version  int         `json:"index_version"`
+	Matrix   string      `json:"matrix"`
+	Finished time.Time   `json:"finished"`
+	Seconds  float64     `json:"seconds"`
+	Cells    []IndexCell `json:"cells"`
+	Built    int         `json:"built"`
+	Cached   int         `json:"cached"`
+	Failed   int         `json:"failed"`
+	Skipped  int         `json:"skipped"`
+	Missing  int         `json:"missing,omitempty"`
+	// Collected says that the index was read from the cells' manifests after a cluster run
+	// (Collect), not written by a matrix build: Seconds is then the cells' build times added up.
+	Collected bool   `json:"collected,omitempty"`
+	CacheDir  string `json:"engine_cache"`
+	OutputDir string `json:"output"`
 }
 
 // IndexCell is one cell's entry: cell → key → engine → report. Paths are relative to the
@@ -73,7 +82,7 @@ func NewIndexCell(c Cell) IndexCell {
 
 // Count fills the totals from the cells.
 func (x *Index) Count() {
-	x.Built, x.Cached, x.Failed, x.Skipped = 0, 0, 0, 0
+	x.Built, x.Cached, x.Failed, x.Skipped, x.Missing = 0, 0, 0, 0, 0
 	for _, c := range x.Cells {
 		switch c.Status {
 		case StatusBuilt:
@@ -84,6 +93,8 @@ func (x *Index) Count() {
 			x.Failed++
 		case StatusSkipped:
 			x.Skipped++
+		case StatusMissing:
+			x.Missing++
 		}
 	}
 }
@@ -183,7 +194,8 @@ code { font-size: 12px; }
 </head>
 <body>
 <h1>Matrix {{.Matrix}}</h1>
-<p>{{len .Cells}} cells: {{.Built}} built, {{.Cached}} from the engine cache, {{.Failed}} failed, {{.Skipped}} skipped (another GPU type), in {{secs .Seconds}}. Finished {{.Finished.Format "2006-01-02 15:04:05 MST"}}.</p>
+{{if .Collected}}<p>{{len .Cells}} cells, collected from their manifests: {{.Built}} built, {{.Cached}} from the engine cache, {{.Missing}} without an engine (see their tasks' logs); {{secs .Seconds}} of builds. Collected {{.Finished.Format "2006-01-02 15:04:05 MST"}}.</p>
+{{else}}<p>{{len .Cells}} cells: {{.Built}} built, {{.Cached}} from the engine cache, {{.Failed}} failed, {{.Skipped}} skipped (another GPU type), in {{secs .Seconds}}. Finished {{.Finished.Format "2006-01-02 15:04:05 MST"}}.</p>{{end}}
 <table>
 <thead><tr><th>#</th><th>target</th><th>model</th><th>profile</th><th>precision</th><th>status</th><th>key</th><th>engine</th><th>size</th><th>time</th><th>report</th></tr></thead>
 <tbody>
@@ -215,10 +227,58 @@ func WriteTable(w io.Writer, x *Index) error {
 			profile = "-"
 		}
 		status := c.Status
-		if c.Error != "" && c.Status != StatusSkipped {
+		if c.Error != "" && c.Status != StatusSkipped && c.Status != StatusMissing {
 			status += " (see index.json)"
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.2f\n", c.Index, c.Target, c.Model, profile, c.Precision, status, key, c.Seconds)
 	}
 	return tw.Flush()
+}
+
+// Collect reads the index of a matrix run elsewhere (a Slurm array, Kubernetes Jobs) from what
+// its cells left in the output folder: each cell's manifest says its key, its engine's size,
+// how long it took and whether it came from the engine cache. A cell without an engine or a
+// manifest is StatusMissing, with why in Error.
+func Collect(f *File) *Index {
+	out := f.OutputDir()
+	x := &Index{Matrix: filepath.Base(f.Path), CacheDir: f.CacheDir(), OutputDir: out, Collected: true}
+	rel := func(p string) string {
+		if r, err := filepath.Rel(out, p); err == nil {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	for _, c := range f.Cells() {
+		e := NewIndexCell(c)
+		engine := filepath.Join(out, c.Engine())
+		m, err := manifest.Read(manifest.Path(engine))
+		if err == nil {
+			// The engine itself must be there too, a regular file (a manifest alone is no engine).
+			var fh *os.File
+			if fh, _, err = regfile.OpenNoFollow(engine); err == nil {
+				fh.Close()
+			}
+		}
+		switch {
+		case errors.Is(err, manifest.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
+			e.Status, e.Error = StatusMissing, "no engine: the cell has not run, or its build failed; see its task's log"
+		case err != nil:
+			e.Status, e.Error = StatusMissing, err.Error()
+		default:
+			e.Status = StatusBuilt
+			if m.EngineCache != nil && m.EngineCache.Hit {
+				e.Status = StatusCached
+			}
+			e.Key, e.Bytes, e.Seconds = m.Key, m.Engine.Bytes, m.BuildSeconds
+			e.Engine, e.Manifest = rel(engine), rel(manifest.Path(engine))
+			if st, err := os.Lstat(engine + ".report.json"); err == nil && st.Mode().IsRegular() {
+				e.Report = rel(engine + ".report.json")
+			}
+			x.Seconds += e.Seconds
+		}
+		x.Cells = append(x.Cells, e)
+	}
+	x.Finished = time.Now().UTC().Truncate(time.Second)
+	x.Count()
+	return x
 }

@@ -1,14 +1,17 @@
 // Package matrix reads a build matrix file (YAML: models, precisions, profiles and GPU
 // targets), expands it into numbered cells, and writes what runs them elsewhere: Kubernetes
 // Indexed Jobs and Slurm array scripts, one per GPU type, whose tasks each run
-// `trtbuild matrix cell FILE --target T --index N`. It also writes the index of a matrix run
-// (cell → key → engine → report) and its HTML page. Building a cell is the normal build with
+// `trtbuild matrix cell FILE --target T --index N` and refuse a matrix file that changed since
+// (CheckSHA256). It also writes the index of a matrix run (cell → key → engine → report) and
+// its HTML page, or collects it from the cells' manifests after a run elsewhere (Collect). Building a cell is the normal build with
 // the cell's flags (cmd/trtbuild); this package never starts a build.
 //
 // The format is documented in docs/matrix.md.
 package matrix
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -47,12 +50,16 @@ type File struct {
 	Output string `json:"output,omitempty"`
 	// EngineCache is the engine cache folder, relative to the matrix file; default "cache".
 	EngineCache string `json:"engine_cache,omitempty"`
+	// Backend is the builder of every cell: auto (the default), tensorrt or sim; the
+	// --backend of matrix build and matrix cell overrides it.
+	Backend string `json:"backend,omitempty"`
 
 	// Path is where the file was read from; Dir its folder.
 	Path string `json:"-"`
 	Dir  string `json:"-"`
-	// Hash is the file's content hash (Hash).
-	Hash string `json:"-"`
+	// SHA256 is the hex SHA-256 of the file's bytes as read: emitted scripts pass it to each
+	// task, which refuses a matrix file that has changed since (CheckSHA256).
+	SHA256 string `json:"-"`
 	// OutputDefaulted and CacheDefaulted say that the file names no output or cache folder:
 	// the defaults beside it are trtbuild's own folders, which follow no link.
 	OutputDefaulted bool `json:"-"`
@@ -179,7 +186,7 @@ var (
 // every spelling it accepts (--FP16, --saveEngine, -o, --fp16=false) to these names.
 var ReservedFlags = []string{"save-engine", "onnx", "backend", "progress", "engine-cache", "engine-cache-size",
 	"fp16", "bf16", "int8", "fp8", "best", "shapes", "min-shapes", "opt-shapes", "max-shapes", "profile",
-	"report", "trace", "device", "sim-speed"}
+	"report", "trace", "device"}
 
 // Reserved reports whether the build flag named name (as the build defines it) is set per cell.
 func Reserved(name string) bool { return slices.Contains(ReservedFlags, name) }
@@ -239,7 +246,8 @@ func Parse(data []byte) (*File, error) {
 	if err := f.check(); err != nil {
 		return nil, err
 	}
-	f.Hash = Hash(data)
+	sum := sha256.Sum256(data)
+	f.SHA256 = hex.EncodeToString(sum[:])
 	return &f, nil
 }
 
@@ -252,6 +260,13 @@ func (f *File) check() error {
 	}
 	if f.EngineCache == "" {
 		f.EngineCache, f.CacheDefaulted = "cache", true
+	}
+	switch f.Backend {
+	case "":
+		f.Backend = "auto"
+	case "auto", "tensorrt", "sim":
+	default:
+		return fmt.Errorf("backend %q: use auto, tensorrt or sim", f.Backend)
 	}
 	if len(f.Models) == 0 || len(f.Precisions) == 0 || len(f.Targets) == 0 {
 		return errors.New("models, precisions and targets each need at least one entry")

