@@ -114,7 +114,7 @@ func (s Search) folders(glob func(string) []string) []folder {
 			return
 		}
 		for _, p := range patterns {
-			for _, site := range newestFirst(glob(filepath.Join(prefix, p))) {
+			for _, site := range newestFirst(glob(filepath.Join(globEscape(prefix), p))) {
 				dir := filepath.Join(site, "tensorrt_libs")
 				// python3*/dist-packages matches python3/dist-packages as well: each folder once.
 				if !slices.ContainsFunc(out, func(f folder) bool { return f.dir == dir }) {
@@ -277,8 +277,21 @@ func sameDir(a, b string) bool {
 	return errA == nil && errB == nil && absA == absB
 }
 
+// globEscape makes path match only itself in a glob pattern: a prefix is a folder, and "[",
+// "*", "?" or "\" in its name are characters, not a pattern.
+func globEscape(path string) string {
+	var b strings.Builder
+	for _, r := range path {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
 func globFiles(pattern string) []string {
-	m, _ := filepath.Glob(pattern) // the only error is a malformed pattern, and these are fixed
+	m, _ := filepath.Glob(pattern) // the only error is a malformed pattern, and prefixes are escaped
 	return m
 }
 

@@ -3,6 +3,7 @@ package trt
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -264,5 +265,35 @@ func TestLoadHint(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A prefix is a folder, not a pattern: glob characters in it (a virtual environment in
+// "env[1]", or one named "a*" beside another TensorRT's "ab") match only that folder.
+func TestLocatePrefixWithGlobCharacters(t *testing.T) {
+	root := t.TempDir()
+	install := func(prefix string) string {
+		dir := filepath.Join(root, prefix, "lib", "python3.12", "site-packages", "tensorrt_libs")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "libnvinfer.so.10"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	bracket := install("env[1]")
+	if err := os.Mkdir(filepath.Join(root, "a*"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	install("ab")
+	for _, tt := range []struct{ venv, want string }{
+		{venv: filepath.Join(root, "env[1]"), want: bracket},
+		{venv: filepath.Join(root, "a*"), want: ""},
+	} {
+		loc := Search{Major: 10, VirtualEnv: tt.venv}.Locate()
+		if loc.Dir != tt.want || len(loc.Others) != 0 {
+			t.Errorf("VIRTUAL_ENV=%s: Locate chose %q (others %+v), want %q", tt.venv, loc.Dir, loc.Others, tt.want)
+		}
 	}
 }
