@@ -479,6 +479,9 @@ func ResolveTensorRTLib(dir string) (string, error) {
 	if err != nil {
 		return "", exitcode.Usagef("%s %s: %v", from, dir, err)
 	}
+	if !trt.FitsLibraryPath(abs) {
+		return "", exitcode.Usagef("%s %s holds ':' or ';', which the worker's LD_LIBRARY_PATH cannot hold (TensorRT loads its builder resources through it); give a path without them, such as a symbolic link to the folder", from, abs)
+	}
 	return abs, nil
 }
 

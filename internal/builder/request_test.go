@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,6 +156,22 @@ func TestParseSize(t *testing.T) {
 		}
 		if err != nil || got != tt.want {
 			t.Errorf("parseSize(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+// TensorRT loads its builder resources by file name from the LD_LIBRARY_PATH trtbuild gives
+// the worker, which glibc splits at ':' and ';': a folder holding one would become two
+// entries, one of them relative to the working folder, so it is refused.
+func TestResolveTensorRTLibListSeparator(t *testing.T) {
+	for _, name := range []string{"trt:10", "trt;10"} {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ResolveTensorRTLib(dir)
+		if exitcode.Of(err) != exitcode.Usage || !strings.Contains(err.Error(), "LD_LIBRARY_PATH") {
+			t.Errorf("ResolveTensorRTLib(%q) = %v, want a usage error naming LD_LIBRARY_PATH", dir, err)
 		}
 	}
 }

@@ -184,6 +184,8 @@ func (s Search) locate(glob func(string) []string, exists func(string) bool) Loc
 		case !exists(path) || f.dir == loc.Dir:
 		case chosen:
 			loc.Others = append(loc.Others, Place{Where: f.where, Path: path})
+		case !FitsLibraryPath(f.dir):
+			loc.Looked = append(loc.Looked, Place{Where: f.where, Path: path, Why: "its folder holds ':' or ';', which LD_LIBRARY_PATH cannot hold"})
 		default:
 			loc.Dir, loc.From, chosen = f.dir, f.where, true
 			if f.pip {
@@ -234,6 +236,14 @@ func (l Location) LibraryPath() string {
 		dirs = append(dirs, l.UserLibraryPath)
 	}
 	return strings.Join(dirs, string(os.PathListSeparator))
+}
+
+// FitsLibraryPath reports whether dir can be one entry of LD_LIBRARY_PATH: glibc splits it at
+// ':' and ';' and has no escape, so a folder holding either would become two entries (one of
+// them perhaps relative to the working folder) and TensorRT's builder resources would not be
+// found in it.
+func FitsLibraryPath(dir string) bool {
+	return !strings.ContainsAny(dir, ":;")
 }
 
 func dirOf(file string) string {

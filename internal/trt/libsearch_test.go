@@ -75,6 +75,7 @@ func TestLocate(t *testing.T) {
 		oldSite + "/tensorrt_libs/libnvinfer.so.10":                    true,
 		sysSite + "/tensorrt_libs/libnvinfer.so.10":                    true,
 		"/conda/lib/python3.11/site-packages/tensorrt_libs/README.txt": true,
+		"/opt/trt:x/lib/libnvinfer.so.10":                              true,
 	}
 	tests := []struct {
 		name   string
@@ -109,6 +110,11 @@ func TestLocate(t *testing.T) {
 			search: Search{Major: 10, CondaPrefix: "/conda", SystemPrefixes: []string{"/usr"}},
 			want: Location{Major: 10, Dir: sysSite + "/tensorrt_libs", From: "pip (system)", Looked: []Place{
 				{Where: "pip (CONDA_PREFIX)", Path: "/conda/lib/python3.11/site-packages/tensorrt_libs/libnvinfer.so.10", Why: "no such file"}}}},
+		{name: "a folder LD_LIBRARY_PATH cannot hold (':' splits it) is passed over",
+			search: Search{Major: 10, Root: "/opt/trt:x"},
+			want: Location{Major: 10, From: "system", Looked: []Place{
+				{Where: EnvRoot, Path: "/opt/trt:x/lib/libnvinfer.so.10", Why: "its folder holds ':' or ';', which LD_LIBRARY_PATH cannot hold"},
+				{Where: EnvRoot, Path: "/opt/trt:x/lib64/libnvinfer.so.10", Why: "no such file"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
