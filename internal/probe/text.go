@@ -4,21 +4,23 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // WriteText writes what `trtbuild version` says of TensorRT and the GPU: the headers the
 // backend was compiled for, the libraries found (or why not) and where, what else was seen,
 // the device, and the builder check when one was asked for. runErr is Run's error, when the
-// probe could not run at all.
+// probe could not run at all. File names go through pathtext.Q and messages through
+// pathtext.Line: each item is one line, whatever a folder's name holds.
 func (r Report) WriteText(w io.Writer, runErr error) {
 	compiled := fmt.Sprintf("compiled for %s (CUDA %s)", FormatTensorRT(r.Compiled.TensorRT, r.Compiled.Build), FormatCUDA(r.Compiled.CUDA))
 	switch {
 	case runErr != nil:
-		fmt.Fprintf(w, "tensorrt  %s; not found: %v\n", compiled, runErr)
+		fmt.Fprintf(w, "tensorrt  %s; not found: %s\n", compiled, pathtext.Line(runErr.Error()))
 		return
 	case r.LoadError != "" || r.Infer == nil:
-		fmt.Fprintf(w, "tensorrt  %s; not found: %s\n", compiled, r.LoadError)
+		fmt.Fprintf(w, "tensorrt  %s; not found: %s\n", compiled, pathtext.Line(r.LoadError))
 		r.writeSeen(w)
 		return
 	}
@@ -26,38 +28,38 @@ func (r Report) WriteText(w io.Writer, runErr error) {
 	if r.Location != nil {
 		from = " (" + r.Location.From + ")"
 	}
-	fmt.Fprintf(w, "tensorrt  %s; found %s at %s%s\n", compiled, FormatTensorRT(r.Infer.Version, r.Infer.Build), r.Infer.Where(), from)
+	fmt.Fprintf(w, "tensorrt  %s; found %s at %s%s\n", compiled, FormatTensorRT(r.Infer.Version, r.Infer.Build), pathtext.Q(r.Infer.Where()), from)
 	if r.Parser != nil {
 		if r.Parser.Version > 0 {
-			fmt.Fprintf(w, "parser    %s (ONNX parser %d.%d.%d)\n", r.Parser.Where(), r.Parser.Version/10000, r.Parser.Version/100%100, r.Parser.Version%100)
+			fmt.Fprintf(w, "parser    %s (ONNX parser %d.%d.%d)\n", pathtext.Q(r.Parser.Where()), r.Parser.Version/10000, r.Parser.Version/100%100, r.Parser.Version%100)
 		} else {
-			fmt.Fprintf(w, "parser    %s\n", r.Parser.Where())
+			fmt.Fprintf(w, "parser    %s\n", pathtext.Q(r.Parser.Where()))
 		}
 	}
 	if r.PluginsError != "" {
-		fmt.Fprintf(w, "plugins   not found (builds need --no-builtin-plugins): %s\n", r.PluginsError)
+		fmt.Fprintf(w, "plugins   not found (builds need --no-builtin-plugins): %s\n", pathtext.Line(r.PluginsError))
 	} else {
-		fmt.Fprintf(w, "plugins   %s\n", r.Plugins)
+		fmt.Fprintf(w, "plugins   %s\n", pathtext.Q(r.Plugins))
 	}
 	if r.Driver != nil {
-		fmt.Fprintf(w, "cuda      driver %s at %s (TensorRT links the CUDA runtime in)\n", FormatCUDA(r.Driver.Version), r.Driver.Where())
+		fmt.Fprintf(w, "cuda      driver %s at %s (TensorRT links the CUDA runtime in)\n", FormatCUDA(r.Driver.Version), pathtext.Q(r.Driver.Where()))
 	}
 	r.writeSeen(w)
 	switch {
 	case r.GPUError != "":
-		fmt.Fprintf(w, "gpu       unknown: %s\n", r.GPUError)
+		fmt.Fprintf(w, "gpu       unknown: %s\n", pathtext.Line(r.GPUError))
 	case r.DeviceCount == 0:
 		fmt.Fprintln(w, "gpu       none found")
 	default:
-		fmt.Fprintf(w, "gpu       %d: %s, compute capability %d.%d, %d SMs (%d device(s))\n", r.Device, r.DeviceName, r.ComputeMajor, r.ComputeMinor, r.SMs, r.DeviceCount)
+		fmt.Fprintf(w, "gpu       %d: %s, compute capability %d.%d, %d SMs (%d device(s))\n", r.Device, pathtext.Line(r.DeviceName), r.ComputeMajor, r.ComputeMinor, r.SMs, r.DeviceCount)
 	}
 	if r.BuilderChecked {
 		if r.BuilderError == "" {
 			fmt.Fprintf(w, "builder   created and deleted on GPU %d\n", r.Device)
 		} else {
-			fmt.Fprintf(w, "builder   failed: %s\n", r.BuilderError)
+			fmt.Fprintf(w, "builder   failed: %s\n", pathtext.Line(r.BuilderError))
 			if r.BuilderHint != "" {
-				fmt.Fprintf(w, "hint      %s\n", r.BuilderHint)
+				fmt.Fprintf(w, "hint      %s\n", pathtext.Line(r.BuilderHint))
 			}
 		}
 	}
@@ -71,13 +73,13 @@ func (r Report) writeSeen(w io.Writer) {
 		return
 	}
 	if r.Location.CUDARuntime != "" {
-		fmt.Fprintf(w, "seen      CUDA runtime %s (on the worker's LD_LIBRARY_PATH, not loaded by trtbuild)\n", r.Location.CUDARuntime)
+		fmt.Fprintf(w, "seen      CUDA runtime %s (on the worker's LD_LIBRARY_PATH, not loaded by trtbuild)\n", pathtext.Q(r.Location.CUDARuntime))
 	}
 	if r.Location.LeanDir != "" {
-		fmt.Fprintf(w, "seen      lean runtime in %s (on the worker's LD_LIBRARY_PATH)\n", r.Location.LeanDir)
+		fmt.Fprintf(w, "seen      lean runtime in %s (on the worker's LD_LIBRARY_PATH)\n", pathtext.Q(r.Location.LeanDir))
 	}
 	for _, o := range r.Location.Others {
-		fmt.Fprintf(w, "seen      %s %s (not used: an earlier place in the search order won)\n", o.Where, o.Path)
+		fmt.Fprintf(w, "seen      %s %s (not used: an earlier place in the search order won)\n", o.Where, pathtext.Q(o.Path))
 	}
 }
 
