@@ -218,7 +218,9 @@ func WriteTable(w io.Writer, x *Index) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tTARGET\tMODEL\tPROFILE\tPRECISION\tSTATUS\tKEY\tSECONDS")
 	for _, c := range x.Cells {
-		key := c.Key
+		// A collected key is a manifest's text, which others may have written: one line, no
+		// control bytes.
+		key := pathtext.Line(c.Key)
 		if len(key) > 18 {
 			key = key[:18]
 		}
