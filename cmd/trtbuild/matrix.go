@@ -18,6 +18,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/matrix"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
@@ -210,6 +211,12 @@ without an engine is "missing" (see its task's log); then the exit status is 1.`
 			}
 			if _, err := os.Stat(f.OutputDir()); err != nil {
 				return exitcode.Usagef("the output folder %s: %v; run the matrix first (matrix build, or the Jobs or scripts of matrix emit)", q(f.OutputDir()), exitcode.PathCause(err))
+			}
+			if f.OutputDefaulted {
+				// The default output folder is trtbuild's own, as the cells made it: no link followed.
+				if err := outpath.MkdirOwn(f.Dir, f.Output); err != nil {
+					return exitcode.Usagef("%v", err)
+				}
 			}
 			x := matrix.Collect(f)
 			if err := matrix.WriteIndex(f.OutputDir(), x); err != nil {

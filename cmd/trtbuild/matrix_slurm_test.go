@@ -362,3 +362,19 @@ func TestMatrixIndex(t *testing.T) {
 		t.Fatalf("index with an engine gone and one a link: %+v", x)
 	}
 }
+
+// TestMatrixIndexRefusesLinkedOutput: the default output folder ("engines" beside the matrix
+// file) is trtbuild's own, which matrix build and matrix cell refuse to follow as a link;
+// matrix index refuses it too, and writes no index where the link leads.
+func TestMatrixIndexRefusesLinkedOutput(t *testing.T) {
+	t.Parallel()
+	dir := matrixDir(t)
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "engines")); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, trtbuild(t, nil, "matrix", "index", filepath.Join(dir, "matrix.yaml")), "does not follow links")
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Fatalf("matrix index wrote %v where the link leads", entries)
+	}
+}
