@@ -202,7 +202,7 @@ without an engine is "missing" (see its task's log); then the exit status is 1.`
 		Example: `  trtbuild matrix index matrix.yaml`,
 		Args:    oneFileArg("matrix index"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := loadMatrix(args[0])
+			f, base, err := loadMatrixBase(args[0])
 			if err != nil {
 				return err
 			}
@@ -218,7 +218,7 @@ without an engine is "missing" (see its task's log); then the exit status is 1.`
 					return exitcode.Usagef("%v", err)
 				}
 			}
-			x := matrix.Collect(f)
+			x := matrix.Collect(f, base)
 			if err := matrix.WriteIndex(f.OutputDir(), x); err != nil {
 				return exitcode.Wrap(exitcode.Failed, err)
 			}

@@ -361,6 +361,13 @@ func TestMatrixIndex(t *testing.T) {
 	if x.Missing != 2 || x.Cells[1].Status != matrix.StatusMissing || x.Cells[2].Status != matrix.StatusMissing || x.Cells[2].Error == "" {
 		t.Fatalf("index with an engine gone and one a link: %+v", x)
 	}
+	// A build flag changed and the cells not run again (or failed): their engines are of the
+	// old matrix, whose keys the cells no longer give; missing, not built.
+	writeMatrix(t, dir, testMatrix+"backend: sim\nbuild_flags: [--sim-speed, \"1000\", --opt-level, \"5\"]\n")
+	x = index(1)
+	if x.Built != 0 || x.Cached != 0 || x.Missing != 6 || !strings.Contains(x.Cells[0].Error, "other build settings") {
+		t.Fatalf("index after build_flags changed: %+v", x)
+	}
 }
 
 // TestMatrixIndexRefusesLinkedOutput: the default output folder ("engines" beside the matrix
