@@ -18,6 +18,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/matrix"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
@@ -201,7 +202,7 @@ without an engine is "missing" (see its task's log); then the exit status is 1.`
 		Example: `  trtbuild matrix index matrix.yaml`,
 		Args:    oneFileArg("matrix index"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := loadMatrix(args[0])
+			f, base, err := loadMatrixBase(args[0])
 			if err != nil {
 				return err
 			}
@@ -211,7 +212,13 @@ without an engine is "missing" (see its task's log); then the exit status is 1.`
 			if _, err := os.Stat(f.OutputDir()); err != nil {
 				return exitcode.Usagef("the output folder %s: %v; run the matrix first (matrix build, or the Jobs or scripts of matrix emit)", q(f.OutputDir()), exitcode.PathCause(err))
 			}
-			x := matrix.Collect(f)
+			if f.OutputDefaulted {
+				// The default output folder is trtbuild's own, as the cells made it: no link followed.
+				if err := outpath.MkdirOwn(f.Dir, f.Output); err != nil {
+					return exitcode.Usagef("%v", err)
+				}
+			}
+			x := matrix.Collect(f, base)
 			if err := matrix.WriteIndex(f.OutputDir(), x); err != nil {
 				return exitcode.Wrap(exitcode.Failed, err)
 			}

@@ -361,4 +361,27 @@ func TestMatrixIndex(t *testing.T) {
 	if x.Missing != 2 || x.Cells[1].Status != matrix.StatusMissing || x.Cells[2].Status != matrix.StatusMissing || x.Cells[2].Error == "" {
 		t.Fatalf("index with an engine gone and one a link: %+v", x)
 	}
+	// A build flag changed and the cells not run again (or failed): their engines are of the
+	// old matrix, whose keys the cells no longer give; missing, not built.
+	writeMatrix(t, dir, testMatrix+"backend: sim\nbuild_flags: [--sim-speed, \"1000\", --opt-level, \"5\"]\n")
+	x = index(1)
+	if x.Built != 0 || x.Cached != 0 || x.Missing != 6 || !strings.Contains(x.Cells[0].Error, "other build settings") {
+		t.Fatalf("index after build_flags changed: %+v", x)
+	}
+}
+
+// TestMatrixIndexRefusesLinkedOutput: the default output folder ("engines" beside the matrix
+// file) is trtbuild's own, which matrix build and matrix cell refuse to follow as a link;
+// matrix index refuses it too, and writes no index where the link leads.
+func TestMatrixIndexRefusesLinkedOutput(t *testing.T) {
+	t.Parallel()
+	dir := matrixDir(t)
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "engines")); err != nil {
+		t.Fatal(err)
+	}
+	wantRefused(t, trtbuild(t, nil, "matrix", "index", filepath.Join(dir, "matrix.yaml")), "does not follow links")
+	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+		t.Fatalf("matrix index wrote %v where the link leads", entries)
+	}
 }

@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"path"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
@@ -153,8 +155,16 @@ func (f *File) K8sJobs(o K8sOptions) ([]*batchv1.Job, error) {
 	if o.Claim == "" {
 		return nil, fmt.Errorf("--claim is needed: the PersistentVolumeClaim (ReadWriteMany) that holds the matrix folder")
 	}
-	if o.Parallelism < 0 || o.BackoffLimitPerIndex < 0 {
-		return nil, fmt.Errorf("--parallelism and --retries take 0 or more")
+	if o.Namespace != "" {
+		if errs := validation.IsDNS1123Label(o.Namespace); len(errs) > 0 {
+			return nil, fmt.Errorf("invalid --namespace %q: give a Kubernetes namespace name (%s)", o.Namespace, errs[0])
+		}
+	}
+	if errs := validation.IsDNS1123Subdomain(o.Claim); len(errs) > 0 {
+		return nil, fmt.Errorf("invalid --claim %q: give the PersistentVolumeClaim's name (%s)", o.Claim, errs[0])
+	}
+	if o.Parallelism < 0 || o.BackoffLimitPerIndex < 0 || o.Parallelism > math.MaxInt32 || o.BackoffLimitPerIndex > math.MaxInt32 {
+		return nil, fmt.Errorf("--parallelism and --retries take 0 or more, up to %d", math.MaxInt32)
 	}
 	if o.CPU == "" {
 		o.CPU = DefaultCPU

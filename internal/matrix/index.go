@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -218,7 +219,9 @@ func WriteTable(w io.Writer, x *Index) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "CELL\tTARGET\tMODEL\tPROFILE\tPRECISION\tSTATUS\tKEY\tSECONDS")
 	for _, c := range x.Cells {
-		key := c.Key
+		// A collected key is a manifest's text, which others may have written: one line, no
+		// control bytes.
+		key := pathtext.Line(c.Key)
 		if len(key) > 18 {
 			key = key[:18]
 		}
@@ -238,8 +241,10 @@ func WriteTable(w io.Writer, x *Index) error {
 // Collect reads the index of a matrix run elsewhere (a Slurm array, Kubernetes Jobs) from what
 // its cells left in the output folder: each cell's manifest says its key, its engine's size,
 // how long it took and whether it came from the engine cache. A cell without an engine or a
-// manifest is StatusMissing, with why in Error.
-func Collect(f *File) *Index {
+// manifest, or whose manifest's key is not the key the cell gives now (the matrix or a model
+// changed since, and the cell did not run again or failed), is StatusMissing, with why in
+// Error. base are the builder options of the matrix's build_flags.
+func Collect(f *File, base builder.Options) *Index {
 	out := f.OutputDir()
 	x := &Index{Matrix: filepath.Base(f.Path), CacheDir: f.CacheDir(), OutputDir: out, Collected: true}
 	rel := func(p string) string {
@@ -259,7 +264,13 @@ func Collect(f *File) *Index {
 				fh.Close()
 			}
 		}
+		var stale string
+		if err == nil {
+			stale, err = f.staleKey(c, m, base)
+		}
 		switch {
+		case err == nil && stale != "":
+			e.Status, e.Error = StatusMissing, stale+"; run the cell again"
 		case errors.Is(err, manifest.ErrNotFound) || errors.Is(err, fs.ErrNotExist):
 			e.Status, e.Error = StatusMissing, "no engine: the cell has not run, or its build failed; see its task's log"
 		case err != nil:

@@ -52,3 +52,19 @@ func TestWriteIndex(t *testing.T) {
 		t.Errorf("page:\n%s", s)
 	}
 }
+
+// TestWriteTableEscapesManifestText: a collected cell's key comes from a manifest in a folder
+// others may write; the table shows it on one line, its control bytes escaped, so a planted
+// manifest can neither add lines nor send escape sequences to the terminal.
+func TestWriteTableEscapesManifestText(t *testing.T) {
+	f := load(t)
+	e := NewIndexCell(f.Cells()[0])
+	e.Status, e.Key = StatusBuilt, "\x1b]0;x\x07\nFAKE"
+	var table strings.Builder
+	if err := WriteTable(&table, &Index{Cells: []IndexCell{e}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := table.String(); strings.ContainsAny(s, "\x1b\x07") || strings.Count(s, "\n") != 2 {
+		t.Errorf("table:\n%q", s)
+	}
+}

@@ -97,6 +97,10 @@ func TestK8sOptionsRefused(t *testing.T) {
 		{"memory not a quantity", func(o *K8sOptions) { o.Memory = "16 GB" }, `invalid --memory "16 GB": give a positive Kubernetes quantity, such as 16Gi`},
 		{"memory negative", func(o *K8sOptions) { o.Memory = "-1Gi" }, `invalid --memory "-1Gi"`},
 		{"negative retries", func(o *K8sOptions) { o.BackoffLimitPerIndex = -1 }, "--retries take 0 or more"},
+		{"retries past an int32", func(o *K8sOptions) { o.BackoffLimitPerIndex = 1 << 32 }, "--retries take 0 or more"},
+		{"parallelism past an int32", func(o *K8sOptions) { o.Parallelism = 1 << 32 }, "--parallelism and --retries take 0 or more"},
+		{"a namespace that is no DNS label", func(o *K8sOptions) { o.Namespace = "My Team" }, `invalid --namespace "My Team": give a Kubernetes namespace name`},
+		{"a claim that is no DNS subdomain", func(o *K8sOptions) { o.Claim = "engines;x" }, `invalid --claim "engines;x": give the PersistentVolumeClaim's name`},
 	} {
 		o := ok
 		c.edit(&o)

@@ -83,6 +83,9 @@ func (f *File) SlurmScript(target string, o SlurmOptions) (string, error) {
 		return "", fmt.Errorf("--matrix-dir %q: give the matrix folder's absolute path on the cluster's nodes", o.MatrixDir)
 	}
 	o.MatrixDir = filepath.Clean(o.MatrixDir)
+	if o.MaxParallel < 0 {
+		return "", fmt.Errorf("--max-parallel %d: give 1 or more tasks at once (0: no bound)", o.MaxParallel)
+	}
 	if o.LogDir == "" {
 		o.LogDir = DefaultLogDir
 	}

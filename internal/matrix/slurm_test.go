@@ -102,6 +102,7 @@ func TestSlurmScriptRefuses(t *testing.T) {
 		{"absolute log folder", "h100", func(f *File, o *SlurmOptions) { o.LogDir = "/var/log/x" }, `--log-dir "/var/log/x": give a folder inside`},
 		{"partition with a command", "h100", func(f *File, o *SlurmOptions) { o.Partition = "gpu; rm -rf /" }, `--partition "gpu; rm -rf /" has characters`},
 		{"trtbuild with arguments", "h100", func(f *File, o *SlurmOptions) { o.Trtbuild = "/bin/trtbuild --backend sim" }, `--trtbuild "/bin/trtbuild --backend sim" has characters`},
+		{"negative max-parallel", "h100", func(f *File, o *SlurmOptions) { o.MaxParallel = -1 }, `--max-parallel -1: give 1 or more tasks at once (0: no bound)`},
 		{"model outside", "h100", func(f *File, o *SlurmOptions) { f.Models[0].Path = "../elsewhere/m.onnx" }, `is outside the matrix file's folder`},
 		{"unknown target", "v100", func(f *File, o *SlurmOptions) {}, `no target "v100" in the matrix; targets: h100, a100-mig`},
 		// A MIG target without gres: no guessed type, which might name a whole GPU.

@@ -179,7 +179,15 @@ func (f *File) staleEngine(e TritonEngine, base builder.Options) (string, error)
 	if p.ComputeCapability != "" && p.ComputeCapability != e.ComputeCapability {
 		return fmt.Sprintf("its engine was built on a GPU of compute capability %s, but target %s says %s, which Triton would load it on", p.ComputeCapability, e.Cell.Target.Name, e.ComputeCapability), nil
 	}
-	o, err := CellOptions(f, e.Cell, RunOptions{Base: base, Backend: p.Backend}, 0, "")
+	return f.staleKey(e.Cell, m, base)
+}
+
+// staleKey says why the manifest m of cell's engine is not what the cell builds now ("" when
+// it is): its key is not the key the cell's options and model give now on the builder and GPU
+// the manifest names.
+func (f *File) staleKey(cell Cell, m *manifest.Manifest, base builder.Options) (string, error) {
+	p := m.Parts
+	o, err := CellOptions(f, cell, RunOptions{Base: base, Backend: p.Backend}, 0, "")
 	if err != nil {
 		return "", err
 	}
@@ -188,7 +196,7 @@ func (f *File) staleEngine(e TritonEngine, base builder.Options) (string, error)
 	now, err := builder.KeyOn(o, buildkey.Target{Backend: p.Backend, TensorRT: p.TensorRT, TRTMajor: trtMajor, ONNXParser: p.ONNXParser,
 		GPU: p.GPU, ComputeCapability: p.ComputeCapability, SMs: p.SMs, MIG: p.MIG})
 	if err != nil {
-		return "", fmt.Errorf("the key of cell %s: %w", e.Cell.ID(), err)
+		return "", fmt.Errorf("the key of cell %s: %w", cell.ID(), err)
 	}
 	if now.Key == m.Key {
 		return "", nil
