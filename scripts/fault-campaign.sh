@@ -354,6 +354,37 @@ for i in $(seq "$early_runs"); do
 	rm -rf "$d"
 done
 
+# --- Matrix outputs ---------------------------------------------------------------------------
+# What `matrix emit` and `matrix index` write: never over the matrix file or a model, never
+# through a link or into a FIFO planted where a script, the log folder or the index goes.
+mx_file() {
+	cat >"$1/mx.yaml" <<MX
+version: 1
+models:
+  - path: m.onnx
+precisions: [fp32]
+targets:
+  - name: l4
+    gpu: NVIDIA-L4
+    compute_capability: "8.9"
+    gres: l4
+backend: sim
+MX
+}
+mx_slurm() { printf '%s\n' matrix emit slurm "$1/mx.yaml" --trtbuild /usr/local/bin/trtbuild; }
+c_mx_k8s_matrix() { mx_file "$1"; printf '%s\n' matrix emit k8s "$1/mx.yaml" --image registry.example/trtbuild:cuda -o "$1/mx.yaml"; }
+c_mx_k8s_model() { mx_file "$1"; printf '%s\n' matrix emit k8s "$1/mx.yaml" --image registry.example/trtbuild:cuda -o "$1/m.onnx"; }
+c_mx_slurm_fifo() { mx_file "$1"; mkfifo "$1/trtbuild-l4.sbatch"; mx_slurm "$1"; }
+c_mx_slurm_link() { mx_file "$1"; ln -s "$2/planted" "$1/trtbuild-l4.sbatch"; mx_slurm "$1"; }
+c_mx_logs_link() { mx_file "$1"; ln -s "$2" "$1/logs"; mx_slurm "$1"; }
+c_mx_index_link() { mx_file "$1"; ln -s "$2" "$1/engines"; printf '%s\n' matrix index "$1/mx.yaml"; }
+refused "matrix emit k8s -o the matrix file" "is the matrix file" c_mx_k8s_matrix
+refused "matrix emit k8s -o a model" "is the model" c_mx_k8s_model
+refused "matrix emit slurm: script a FIFO" "named pipe" c_mx_slurm_fifo
+refused "matrix emit slurm: script a planted link" "symbolic link" c_mx_slurm_link
+refused "matrix emit slurm: log folder a link" "log folder" c_mx_logs_link
+refused "matrix index: engines a link" "does not follow links" c_mx_index_link
+
 # --- Cancel storm ------------------------------------------------------------------------------
 for i in $(seq "$storm_runs"); do
 	fresh

@@ -450,7 +450,7 @@ Apply it with kubectl apply -f; see docs/matrix.md for rerunning and cleaning up
 			if err != nil {
 				return err
 			}
-			return matrix.WriteOut(s.Out, out, data)
+			return f.WriteOut(s.Out, "-o", out, data)
 		},
 	}
 	fl := cmd.Flags()

@@ -59,6 +59,13 @@ func (f *File) WriteSlurmScripts(dir string, o SlurmOptions) ([]string, error) {
 		}
 		scripts[i] = script
 	}
+	paths := make([]string, len(f.Targets))
+	for i, t := range f.Targets {
+		paths[i] = filepath.Join(dir, SlurmScriptName(t.Name))
+		if err := refuseOwn(paths[i]); err != nil {
+			return written, err // before anything is made or written
+		}
+	}
 	logs := o.LogDir
 	var err error
 	if logs == "" || logs == DefaultLogDir {
@@ -73,8 +80,7 @@ func (f *File) WriteSlurmScripts(dir string, o SlurmOptions) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return written, exitcode.Usagef("cannot create %s: %v", dir, exitcode.PathCause(err))
 	}
-	for i, t := range f.Targets {
-		p := filepath.Join(dir, SlurmScriptName(t.Name))
+	for i, p := range paths {
 		if err := outpath.WriteOwn(p, []byte(scripts[i]), 0o755); err != nil {
 			return written, exitcode.Wrap(exitcode.Failed, err)
 		}
@@ -109,6 +115,11 @@ func (f *File) WriteTriton(out, model string, engines []TritonEngine) (string, e
 	if err := outpath.MkdirOwn(out, filepath.Join(model, "1")); err != nil {
 		return "", exitcode.Usagef("cannot create %s: %v", pathtext.Q(version), exitcode.PathCause(err))
 	}
+	for _, p := range append(tritonFiles(version, engines), config) {
+		if err := refuseOwn(p); err != nil {
+			return "", err // before any engine is copied
+		}
+	}
 	for _, e := range engines {
 		data, err := readRegular(filepath.Join(f.OutputDir(), e.Cell.Engine()))
 		if err == nil {
@@ -135,11 +146,57 @@ func readRegular(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// WriteOut writes data to path atomically (internal/outpath), or to stdout when path is "".
-func WriteOut(stdout io.Writer, path string, data []byte) error {
+// tritonFiles are the engine copies WriteTriton writes into the model's version folder.
+func tritonFiles(version string, engines []TritonEngine) []string {
+	out := make([]string, len(engines))
+	for i, e := range engines {
+		out[i] = filepath.Join(version, e.File)
+	}
+	return out
+}
+
+// refuseOwn fails with a usage error when path, a file trtbuild names itself, holds what
+// outpath's rule for such files never writes (a link, a FIFO, a device, a folder): checked for
+// every file before the first is written, so that a refusal leaves nothing half done. A path
+// that cannot be looked at is left to the write to report.
+func refuseOwn(path string) error {
+	t, err := outpath.InspectOwn(path)
+	if err != nil {
+		return nil
+	}
+	if why := t.Refusal(outpath.Own); why != "" {
+		return exitcode.Usagef("%s %s", pathtext.Q(path), why)
+	}
+	return nil
+}
+
+// WriteOut writes data to path, which the user named with flag, atomically (internal/outpath),
+// or to stdout when path is "". A path that is the matrix file or one of its models (after
+// links are followed) is refused, as a build refuses -o naming its model: writing it would
+// destroy an input.
+func (f *File) WriteOut(stdout io.Writer, flag, path string, data []byte) error {
 	if path == "" {
 		_, err := stdout.Write(data)
 		return err
+	}
+	out, err := outpath.Inspect(path)
+	if err != nil {
+		return exitcode.Usagef("cannot write %s: %v", pathtext.Q(path), exitcode.PathCause(err))
+	}
+	inputs := []outpath.Named{}
+	add := func(name, p string) {
+		if t, err := outpath.Inspect(p); err == nil {
+			inputs = append(inputs, outpath.Named{Name: name, Target: t})
+		}
+	}
+	if f.Path != "" {
+		add("the matrix file", f.Path)
+	}
+	for _, m := range f.Models {
+		add("the model", f.Resolve(m.Path))
+	}
+	if err := outpath.Conflicts([]outpath.Named{{Name: flag, Target: out}}, inputs); err != nil {
+		return exitcode.Usagef("%v", err)
 	}
 	if err := outpath.WriteFile(path, data); err != nil {
 		return exitcode.Usagef("cannot write %s: %v", path, exitcode.PathCause(err))
