@@ -89,18 +89,40 @@ func (o *optionalInt) Type() string { return "int" }
 
 // addTrtexecFlags binds trtexec's build flags that map onto one builder setting each.
 func addTrtexecFlags(f *pflag.FlagSet, t *builder.Trtexec) {
-	f.StringVar(&t.InputFormats, "input-io-formats", "", "input types and formats, trtexec syntax: fp16:chw,int8:chw4+chw32 (one for all inputs, or one per input)")
-	f.StringVar(&t.OutputFormats, "output-io-formats", "", "output types and formats, as --input-io-formats")
-	f.StringVar(&t.PrecisionConstraints, "precision-constraints", "", "TensorRT 10: prefer or obey the --layer-precisions (none: ignore them)")
-	f.StringVar(&t.LayerPrecs, "layer-precisions", "", "TensorRT 10: per-layer precisions, LAYER:TYPE,… (*:fp16 for all); needs --precision-constraints")
-	f.StringVar(&t.ProfilingVerbosity, "profiling-verbosity", "", "layer information kept in the engine: layer_names_only, detailed or none")
-	f.StringVar(&t.TacticSources, "tactic-sources", "", "enable or disable tactic sources: -CUDNN,+CUBLAS,-JIT_CONVOLUTIONS …")
+	f.Var(nonEmptyString{&t.InputFormats}, "input-io-formats", "input types and formats, trtexec syntax: fp16:chw,int8:chw4+chw32 (one for all inputs, or one per input)")
+	f.Var(nonEmptyString{&t.OutputFormats}, "output-io-formats", "output types and formats, as --input-io-formats")
+	f.Var(nonEmptyString{&t.PrecisionConstraints}, "precision-constraints", "TensorRT 10: prefer or obey the --layer-precisions (none: ignore them)")
+	f.Var(nonEmptyString{&t.LayerPrecs}, "layer-precisions", "TensorRT 10: per-layer precisions, LAYER:TYPE,… (*:fp16 for all); needs --precision-constraints")
+	f.Var(nonEmptyString{&t.ProfilingVerbosity}, "profiling-verbosity", "layer information kept in the engine: layer_names_only, detailed or none")
+	f.Var(nonEmptyString{&t.TacticSources}, "tactic-sources", "enable or disable tactic sources: -CUDNN,+CUBLAS,-JIT_CONVOLUTIONS …")
 	f.Var(newOptionalInt(&t.DLACore, 0, 63), "use-dla-core", "build for this DLA core (with --allow-gpu-fallback for layers DLA cannot run)")
 	f.BoolVar(&t.GPUFallback, "allow-gpu-fallback", false, "with --use-dla-core: run layers DLA cannot run on the GPU")
 	f.BoolVar(&t.StronglyTyped, "strongly-typed", false, "strongly typed network: types come from the model (TensorRT 11 always; TensorRT 10: the network flag)")
 	f.BoolVar(&t.Best, "best", false, "TensorRT 10: enable every precision (fp16, bf16, int8); TensorRT 11 has no weak typing and refuses it")
-	f.StringVar(&t.BuildRoute, "set-build-route", "", "TensorRT 11.1+: build with this build route, knobs -NAME=VALUE separated by spaces (trtexec --helpBuildRoute lists them)")
+	f.Var(nonEmptyString{&t.BuildRoute}, "set-build-route", "TensorRT 11.1+: build with this build route, knobs -NAME=VALUE separated by spaces (trtexec --helpBuildRoute lists them)")
 }
+
+// nonEmptyString is a string flag whose value, when given, must not be empty: `--tactic-sources
+// ""` or trtexec's `--setBuildRoute=` would otherwise build silently without the setting asked
+// for, as if the flag were not there. Empty values are refused, never taken for the default.
+type nonEmptyString struct{ p *string }
+
+func (v nonEmptyString) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+func (v nonEmptyString) Set(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("the value is empty; give one, or leave the flag out")
+	}
+	*v.p = s
+	return nil
+}
+
+func (v nonEmptyString) Type() string { return "string" }
 
 // durationValue is a duration flag whose errors say how to write a duration: a bare number,
 // which Go's time.ParseDuration refuses as "missing unit", gets "use a unit, like 2s or 20m".

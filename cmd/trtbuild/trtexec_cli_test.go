@@ -164,3 +164,33 @@ func TestMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyTrtexecValuesRefused: a trtexec setting given with an empty value (`--setBuildRoute=`,
+// `--tactic-sources ""`) is refused in one line, exit 2, never built as if it were not there.
+func TestEmptyTrtexecValuesRefused(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	model := repoModel(t, "convnet.onnx")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--setBuildRoute="}, `invalid argument "" for "--set-build-route" flag: the value is empty; give one, or leave the flag out`},
+		{[]string{"--set-build-route", " "}, `"--set-build-route" flag: the value is empty`},
+		{[]string{"--tactic-sources", ""}, `"--tactic-sources" flag: the value is empty`},
+		{[]string{"--profilingVerbosity="}, `"--profiling-verbosity" flag: the value is empty`},
+		{[]string{"--inputIOFormats="}, `"--input-io-formats" flag: the value is empty`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			engine := filepath.Join(t.TempDir(), "m.engine")
+			r := trtbuild(t, nil, append([]string{"--backend", "sim", "--sim-speed", "50", "-o", engine, model}, tt.args...)...)
+			if r.code != 2 || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+				t.Fatalf("exit %d, stderr %q; want exit 2 and one line containing %q", r.code, r.stderr, tt.want)
+			}
+			if _, err := os.Stat(engine); err == nil {
+				t.Errorf("an engine was written")
+			}
+		})
+	}
+}
