@@ -77,27 +77,29 @@ func Engine(path string) (*EngineReport, error) {
 	return r, nil
 }
 
-// WriteText writes the report as `trtbuild engine inspect` shows it.
+// WriteText writes the report as `trtbuild engine inspect` shows it. What the plan header and the
+// manifest beside the engine say is shown through pathtext (names quoted, text on one line):
+// another user may have written either, and neither may forge a line or drive the terminal.
 func (r *EngineReport) WriteText(w io.Writer) {
-	fmt.Fprintf(w, "engine     %s (%d bytes, %s)\n", r.Engine, r.Bytes, r.SHA256)
+	fmt.Fprintf(w, "engine     %s (%d bytes, %s)\n", pathtext.Q(r.Engine), r.Bytes, r.SHA256)
 	switch r.Header.Kind {
 	case plan.KindSimulated:
 		fmt.Fprintf(w, "plan       simulated by trtbuild (format %d), not a TensorRT engine", r.Header.SimVersion)
 		if p := r.Header.Sim["precision"]; p != "" {
-			fmt.Fprintf(w, "; precision %s", p)
+			fmt.Fprintf(w, "; precision %s", pathtext.Line(p))
 		}
 		fmt.Fprintln(w)
 	default:
 		if r.Header.TensorRT != "" {
-			fmt.Fprintf(w, "plan       TensorRT plan written by TensorRT %s (serialization version %d)\n", r.Header.TensorRT, r.Header.SerializationVersion)
+			fmt.Fprintf(w, "plan       TensorRT plan written by TensorRT %s (serialization version %d)\n", pathtext.Line(r.Header.TensorRT), r.Header.SerializationVersion)
 		} else {
 			fmt.Fprintf(w, "plan       TensorRT plan of serialization version %d, whose version field this trtbuild cannot read\n", r.Header.SerializationVersion)
 		}
 	}
 	if m := r.Manifest; m != nil {
-		fmt.Fprintf(w, "key        %s\n", m.Key)
-		fmt.Fprintf(w, "graph      %s\n", m.Parts.Graph)
-		fmt.Fprintf(w, "weights    %s\n", m.Parts.Weights)
+		fmt.Fprintf(w, "key        %s\n", pathtext.Line(m.Key))
+		fmt.Fprintf(w, "graph      %s\n", pathtext.Line(m.Parts.Graph))
+		fmt.Fprintf(w, "weights    %s\n", pathtext.Line(m.Parts.Weights))
 		target := m.Backend
 		if m.TensorRT != "" {
 			target += " " + m.TensorRT
@@ -108,22 +110,22 @@ func (r *EngineReport) WriteText(w io.Writer) {
 		if m.Parts.ComputeCapability != "" {
 			target += " (sm " + m.Parts.ComputeCapability + ")"
 		}
-		fmt.Fprintf(w, "builder    %s\n", target)
-		fmt.Fprintf(w, "precision  %s\n", m.Precision)
+		fmt.Fprintf(w, "builder    %s\n", pathtext.Line(target))
+		fmt.Fprintf(w, "precision  %s\n", pathtext.Line(m.Precision))
 		for i, p := range m.Parts.Profiles {
 			for _, in := range p.Inputs {
-				fmt.Fprintf(w, "profile %d  %s min %v opt %v max %v\n", i, in.Name, in.Min, in.Opt, in.Max)
+				fmt.Fprintf(w, "profile %d  %s min %v opt %v max %v\n", i, pathtext.Q(in.Name), in.Min, in.Opt, in.Max)
 			}
 		}
-		fmt.Fprintf(w, "built      %s in %.2fs by trtbuild %s from %s\n", m.BuiltAt.Format(time.RFC3339), m.BuildSeconds, m.Trtbuild, m.Model.Path)
+		fmt.Fprintf(w, "built      %s in %.2fs by trtbuild %s from %s\n", m.BuiltAt.Format(time.RFC3339), m.BuildSeconds, pathtext.Line(m.Trtbuild), pathtext.Q(m.Model.Path))
 		if m.EngineCache != nil && m.EngineCache.Hit {
-			fmt.Fprintf(w, "copied     from the engine cache %s\n", m.EngineCache.Dir)
+			fmt.Fprintf(w, "copied     from the engine cache %s\n", pathtext.Q(m.EngineCache.Dir))
 		}
 	} else if r.ManifestNote != "" {
-		fmt.Fprintf(w, "manifest   %s\n", r.ManifestNote)
+		fmt.Fprintf(w, "manifest   %s\n", pathtext.Line(r.ManifestNote))
 	}
 	for _, p := range r.Problems {
-		fmt.Fprintf(w, "PROBLEM    %s\n", p)
+		fmt.Fprintf(w, "PROBLEM    %s\n", pathtext.Line(p))
 	}
 }
 
