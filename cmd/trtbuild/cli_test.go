@@ -70,6 +70,13 @@ func trtbuild(t *testing.T, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = append(testEnv(t), env...)
+	return runResult(t, cmd)
+}
+
+// runResult runs cmd and returns its exit status and output; a command that could not start
+// fails the test.
+func runResult(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,15 +115,5 @@ func trtbuildIn(t *testing.T, dir string, args ...string) result {
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Env = testEnv(t)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exit *exec.ExitError
-	code := 0
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errOut.String()}
+	return runResult(t, cmd)
 }

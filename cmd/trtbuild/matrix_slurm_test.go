@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -50,17 +49,7 @@ func runScriptIn(t *testing.T, text []byte, dir string, index int, env ...string
 		cmd.Env = append(cmd.Env, "SLURM_ARRAY_TASK_ID="+strconv.Itoa(index))
 	}
 	cmd.Env = append(cmd.Env, env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errOut.String()}
+	return runResult(t, cmd)
 }
 
 // emitSlurm runs `matrix emit slurm` in the folder cwd with args, as a user would.
@@ -69,17 +58,7 @@ func emitSlurm(t *testing.T, cwd string, args ...string) result {
 	cmd := exec.Command(binary, append([]string{"matrix", "emit", "slurm"}, args...)...)
 	cmd.Dir = cwd
 	cmd.Env = testEnv(t)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	var exit *exec.ExitError
-	if errors.As(err, &exit) {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return result{code, out.String(), errOut.String()}
+	return runResult(t, cmd)
 }
 
 // engines lists the engine files below a matrix's output folder, relative to it.
