@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/inspect"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
@@ -18,9 +19,9 @@ import (
 // the command line (with example dimensions after "NAME:").
 
 // addCompletions registers the completion functions of the build command's arguments and flags.
-func addCompletions(cmd *cobra.Command, o *buildFlags) {
+func addCompletions(cmd *cobra.Command, o *buildflags.Flags) {
 	cmd.ValidArgsFunction = func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 || o.onnx != "" {
+		if len(args) > 0 || o.ONNX != "" {
 			return nil, cobra.ShellCompDirectiveNoFileComp // one model only
 		}
 		return modelFiles(toComplete)
@@ -67,7 +68,7 @@ func addCompletions(cmd *cobra.Command, o *buildFlags) {
 	}
 	_ = cmd.RegisterFlagCompletionFunc("mem-pool-size", listCompletion(pools))
 	for i, name := range []string{"shapes", "min-shapes", "opt-shapes", "max-shapes"} {
-		kind := shapeKind(i)
+		kind := buildflags.ShapeKind(i)
 		_ = cmd.RegisterFlagCompletionFunc(name, func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return shapeCompletions(o, args, kind, toComplete)
 		})
@@ -135,9 +136,9 @@ func listCompletion(choices []string) cobra.CompletionFunc {
 // shapeCompletions completes one entry of a shape flag from the model on the command line:
 // "NAME:" for the inputs not yet in the list, and after "NAME:" the example dimensions the
 // missing-shapes error would suggest for this flag.
-func shapeCompletions(o *buildFlags, args []string, kind shapeKind, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+func shapeCompletions(o *buildflags.Flags, args []string, kind buildflags.ShapeKind, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 	none := cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
-	model := o.onnx
+	model := o.ONNX
 	if len(args) > 0 {
 		model = args[0]
 	}

@@ -5,19 +5,10 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/inspect"
 )
-
-// addEngineCacheFlags binds --engine-cache, --engine-cache-size and --engine-cache-trust.
-func addEngineCacheFlags(f *pflag.FlagSet, c *builder.EngineCache) {
-	f.StringVar(&c.Dir, "engine-cache", "", "reuse engines from, and store new ones in, this `DIR`, by build key (see trtbuild key); auto: the user cache folder's trtbuild/engines")
-	f.StringVar(&c.Size, "engine-cache-size", c.Size, "with --engine-cache: remove the least recently used engines beyond this size")
-	f.StringVar(&c.Trust, "engine-cache-trust", c.Trust, "with --engine-cache: whose entries are served: self, group (every member of the cache folder's group), user names or ids, comma-separated (see docs/engine-cache.md)")
-}
 
 func newEngineCmd(s *streams) *cobra.Command {
 	cmd := &cobra.Command{

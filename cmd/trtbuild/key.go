@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildflags"
 )
 
 // newKeyCmd returns `trtbuild key MODEL [build flags]`, which prints the build key that
 // --engine-cache would look up, and its parts.
 func newKeyCmd(s *streams) *cobra.Command {
-	o := &buildFlags{}
+	o := &buildflags.Flags{}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "key [build flags] MODEL.onnx",
@@ -32,14 +33,14 @@ libraries by content. The model's path is not part of the key. See docs/engine-c
 			return keyRun(s, o, args, asJSON)
 		},
 	}
-	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
-	addBuildFlags(cmd, o)
+	cmd.Flags().SetNormalizeFunc(buildflags.Normalize)
+	buildflags.Bind(cmd.Flags(), o)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "write {\"key\": …, \"parts\": …} as one JSON document")
 	return cmd
 }
 
-func keyRun(s *streams, o *buildFlags, args []string, asJSON bool) error {
-	opts, err := o.options(args)
+func keyRun(s *streams, o *buildflags.Flags, args []string, asJSON bool) error {
+	opts, err := buildOptions(o, args)
 	if err != nil {
 		return err
 	}

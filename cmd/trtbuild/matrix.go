@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/matrix"
 	"github.com/trtbuild/trtbuild/internal/outpath"
@@ -110,15 +111,6 @@ func loadMatrixChecked(path, sha256 string) (*matrix.File, builder.Options, erro
 	return f, base, nil
 }
 
-// cellFlagSet is the build's flag set, as the build command parses it (trtexec's spellings
-// included), filling o.
-func cellFlagSet(o *buildFlags) *pflag.FlagSet {
-	cmd := &cobra.Command{Use: "cell"}
-	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
-	addBuildFlags(cmd, o)
-	return cmd.Flags()
-}
-
 // checkBuildFlags checks a matrix's build_flags as every cell's build reads them: parsed by
 // the build's own flag set, so a flag is known by the name it resolves to, however it is
 // spelt (--FP16, --Fp16, --fp16=false, --saveEngine, -o, -vo): none may be one that trtbuild
@@ -126,8 +118,7 @@ func cellFlagSet(o *buildFlags) *pflag.FlagSet {
 // for a model, or "--", after which pflag reads no flag. It returns the
 // options they set, which every cell's build starts from.
 func checkBuildFlags(f *matrix.File) (builder.Options, error) {
-	bf := &buildFlags{}
-	fl := cellFlagSet(bf)
+	fl, bf := buildflags.NewFlagSet("build_flags")
 	if err := fl.Parse(f.BuildFlags); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			err = errors.New("--help is not a build flag")
@@ -158,7 +149,7 @@ func checkBuildFlags(f *matrix.File) (builder.Options, error) {
 		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %s %s set per cell by trtbuild (in any spelling); use precisions, profiles and targets, and the options of trtbuild matrix, instead",
 			q(f.Path), strings.Join(reserved, ", "), verb)
 	}
-	base := bf.opts
+	base := bf.Opts
 	base.Command = append([]string{"trtbuild"}, os.Args[1:]...)
 	return base, nil
 }

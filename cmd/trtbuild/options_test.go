@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/probe"
 	"github.com/trtbuild/trtbuild/internal/progress"
@@ -22,14 +23,14 @@ import (
 // builder's options: what `trtbuild ARGS` would hand builder.Run.
 func parseBuildLine(t *testing.T, args []string) (builder.Options, error) {
 	t.Helper()
-	o := &buildFlags{}
+	o := &buildflags.Flags{}
 	cmd := &cobra.Command{Use: "trtbuild"}
-	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
-	addBuildFlags(cmd, o)
+	cmd.Flags().SetNormalizeFunc(buildflags.Normalize)
+	buildflags.Bind(cmd.Flags(), o)
 	if err := cmd.Flags().Parse(args); err != nil {
 		return builder.Options{}, err
 	}
-	return o.options(cmd.Flags().Args())
+	return buildOptions(o, cmd.Flags().Args())
 }
 
 // TestCommandLineToRequest walks command lines, trtexec's spellings included, through the flag

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
@@ -15,7 +16,7 @@ import (
 var commit = ""
 
 func newRootCmd(s *streams) *cobra.Command {
-	o := &buildFlags{}
+	o := &buildflags.Flags{}
 	cmd := &cobra.Command{
 		Use:   "trtbuild [flags] MODEL.onnx",
 		Short: "Build a TensorRT engine from an ONNX model, with live progress and clean cancel",
@@ -47,9 +48,9 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		}
 		return exitOnSignal(s)
 	}
-	cmd.Flags().SetNormalizeFunc(normalizeFlagName)
+	cmd.Flags().SetNormalizeFunc(buildflags.Normalize)
 	cmd.SetFlagErrorFunc(flagError)
-	addBuildFlags(cmd, o)
+	buildflags.Bind(cmd.Flags(), o)
 	addCompletions(cmd, o)
 	cmd.AddCommand(
 		newInspectCmd(s.Out),

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
@@ -126,7 +127,7 @@ func TestTrtexecNamesNormalize(t *testing.T) {
 		"allowGPUFallback": "allow-gpu-fallback", "stronglyTyped": "strongly-typed", "best": "best", "memPoolSize": "mem-pool-size",
 		"avgTiming": "avg-timing", "setBuildRoute": "set-build-route",
 	} {
-		if got := string(normalizeFlagName(f, trtexecName)); got != want {
+		if got := string(buildflags.Normalize(f, trtexecName)); got != want {
 			t.Errorf("%s normalizes to %s, want %s", trtexecName, got, want)
 		}
 		if f.Lookup(want) == nil {

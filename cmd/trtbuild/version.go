@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/probe"
 )
@@ -67,7 +68,7 @@ the missing library and the folder to add, and exits 1.`,
 	}
 	cmd.Flags().IntVar(&device, "device", 0, "CUDA device to describe")
 	cmd.Flags().BoolVar(&checkBuilder, "check-builder", false, "also create and delete a TensorRT builder on --device, as a build would (exit 1 if TensorRT makes none)")
-	addTensorRTLibFlag(cmd.Flags(), &libDir)
+	buildflags.AddTensorRTLib(cmd.Flags(), &libDir)
 	return cmd
 }
 

@@ -1,4 +1,4 @@
-package main
+package buildflags
 
 import (
 	"fmt"
@@ -8,14 +8,14 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 )
 
-// shapeKind is one of the four shape flags.
-type shapeKind int
+// ShapeKind is one of the four shape flags: --shapes, --min-shapes, --opt-shapes, --max-shapes, in that order.
+type ShapeKind int
 
 const (
-	kindShapes shapeKind = iota
-	kindMin
-	kindOpt
-	kindMax
+	KindShapes ShapeKind = iota
+	KindMin
+	KindOpt
+	KindMax
 )
 
 // profileFlags collects the shape flags into optimization profiles, as trtexec does:
@@ -41,14 +41,14 @@ func (p *profileFlags) add() {
 }
 
 // field is the text of one shape flag of profile pr.
-func field(pr *builder.Profile, kind shapeKind) *string {
+func field(pr *builder.Profile, kind ShapeKind) *string {
 	return [...]*string{&pr.Shapes, &pr.Min, &pr.Opt, &pr.Max}[kind]
 }
 
 // shapeValue is the pflag.Value of one shape flag.
 type shapeValue struct {
 	p    *profileFlags
-	kind shapeKind
+	kind ShapeKind
 }
 
 func (v shapeValue) String() string {

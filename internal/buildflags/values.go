@@ -1,4 +1,4 @@
-package main
+package buildflags
 
 import (
 	"fmt"
@@ -26,8 +26,8 @@ var trtexecNames = map[string]string{
 	"memPoolSize":                "mem-pool-size",
 }
 
-// normalizeFlagName is the pflag NormalizeFunc that accepts trtexec's spellings.
-func normalizeFlagName(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+// Normalize is the pflag NormalizeFunc that accepts trtexec's spellings.
+func Normalize(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 	if n, ok := trtexecNames[name]; ok {
 		return pflag.NormalizedName(n)
 	}
@@ -156,7 +156,7 @@ func (v durationValue) Set(s string) error {
 
 func (v durationValue) Type() string { return "duration" }
 
-// addTensorRTLibFlag adds --tensorrt-lib, the folder the TensorRT libraries are loaded from.
-func addTensorRTLibFlag(f *pflag.FlagSet, dir *string) {
+// AddTensorRTLib adds --tensorrt-lib, the folder the TensorRT libraries are loaded from.
+func AddTensorRTLib(f *pflag.FlagSet, dir *string) {
 	f.StringVar(dir, "tensorrt-lib", "", builder.TensorRTLibUsage)
 }
