@@ -10,7 +10,7 @@
 //
 // Where: the file the caller names, history.db in the server's state dir. This package checks
 // the file itself (a regular file, never a symbolic link, FIFO or folder; created 0600 when it
-// is absent) and the -wal and -shm files SQLite keeps next to it; the caller checks the folder
+// is absent) and the -wal, -shm and -journal files SQLite keeps beside it; the caller checks the folder
 // (the server's state dir: owned by this user and private), in which SQLite also creates
 // those files.
 //
