@@ -10,9 +10,9 @@
 //
 // Where: the file the caller names, history.db in the server's state dir. This package checks
 // the file itself (a regular file, never a symbolic link, FIFO or folder; created 0600 when it
-// is absent) and the -wal, -shm and -journal files SQLite keeps beside it; the caller checks the folder
-// (the server's state dir: owned by this user and private), in which SQLite also creates
-// those files.
+// is absent) and the -wal, -shm and -journal files SQLite keeps beside it; the caller checks
+// the folder (the server's state dir: owned by this user and private), in which SQLite also
+// creates those files.
 //
 // Concurrency: a Store is safe for use by many goroutines. The file is in WAL mode: writes go
 // through one connection, one write at a time, each in its own transaction; reads go through a
