@@ -180,9 +180,10 @@ type build struct {
 	sigs           chan os.Signal // the build's cancel ladder; nil until it runs
 	cancels        int            // rungs asked for
 	gpu            int
-	done           chan struct{} // closed when it has ended
-	finishing      bool          // finish has begun: it runs once
-	budget         *time.Timer   // the time budget while queued
+	done           chan struct{}   // closed when it has ended
+	outcome        progress.Result // result's fields, read once
+	finishing      bool            // finish has begun: it runs once
+	budget         *time.Timer     // the time budget while queued
 }
 
 // New opens the state dir (and its history) and returns a Manager. Builds that were queued
@@ -483,6 +484,9 @@ func refusal(err error) error {
 		return re
 	}
 	problem, hint := buildflags.SplitHint(exitcode.OneLine(err))
+	if hint == "" {
+		hint = "options are trtbuild's flags (trtbuild --help), with JSON types: the options schema lists each (GET /v1/openapi.json, or the MCP build tool's input schema)"
+	}
 	status := http.StatusBadRequest
 	if exitcode.Of(err) != exitcode.Usage {
 		status = http.StatusUnprocessableEntity
@@ -624,13 +628,23 @@ func (m *Manager) finish(b *build, res progress.Result, err error) {
 	if b.ended.IsZero() {
 		b.ended = time.Now()
 	}
-	b.state, b.result = state, b.log.result()
+	b.setResult(b.log.result())
+	b.state = state
 	if m.active[b.key] == b {
 		delete(m.active, b.key)
 	}
 	m.mu.Unlock()
 	m.persist(b)
 	close(b.done)
+}
+
+// setResult keeps the result event's line, and what a snapshot shows of it.
+func (b *build) setResult(line []byte) {
+	b.result = line
+	b.outcome = progress.Result{}
+	if line != nil {
+		_ = json.Unmarshal(line, &b.outcome)
+	}
 }
 
 // stateOf is the state of a build that ended with status s.
@@ -871,13 +885,10 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 	}
 	if b.result != nil {
 		s.Result = json.RawMessage(b.result)
-		var r progress.Result
-		if json.Unmarshal(b.result, &r) == nil {
-			s.Where, s.Hint, s.Error = r.Where, r.Hint, r.Error
-			if b.state == StateSucceeded {
-				s.Engine = true
-				s.EnginePath = r.Engine
-			}
+		s.Where, s.Hint, s.Error = b.outcome.Where, b.outcome.Hint, b.outcome.Error
+		if b.state == StateSucceeded {
+			s.Engine = true
+			s.EnginePath = b.outcome.Engine
 		}
 	}
 	return s
