@@ -43,7 +43,14 @@ type Frontend struct {
 	Tick time.Duration
 	// Began is when the time budget started counting; zero means when Run starts.
 	Began time.Time
+	// CancelMessage, when not empty, replaces the notice of a first cancel, whose default
+	// speaks of Ctrl-C (a service says how its clients stop a build now).
+	CancelMessage string
 }
+
+// ErrNotCached is Run's error for Options.CacheOnly when the engine cache has no engine for
+// the build: nothing was built or written.
+var ErrNotCached = errors.New("the engine cache has no engine for this build")
 
 // Run checks o (every rule, with the message that says what to fix), plans the build (the
 // model's preflight, the files it writes, its key), looks it up in the engine cache, and
@@ -108,21 +115,25 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 	if err != nil || hit.Cached {
 		return hit, err
 	}
+	if o.CacheOnly {
+		return progress.Result{}, ErrNotCached
+	}
 	res, err := runSession(Config{
-		Worker:       worker.StartOptions{Command: exe, Request: req},
-		Engine:       engine,
-		Output:       files.engine,
-		Commit:       func(*progress.Result) error { return files.commitEngine(context.Background()) },
-		Began:        began,
-		Info:         info,
-		NewRenderer:  func(c progress.Controls) progress.Renderer { return outs.wrap(fe.NewRenderer(c)) },
-		Notices:      fe.Notices,
-		Signals:      sigs,
-		Stop:         ctx.Done(),
-		Timeout:      o.Timeout,
-		StallTimeout: o.StallTimeout,
-		KillAfter:    o.KillAfter,
-		Tick:         fe.Tick,
+		Worker:        worker.StartOptions{Command: exe, Request: req},
+		Engine:        engine,
+		Output:        files.engine,
+		Commit:        func(*progress.Result) error { return files.commitEngine(context.Background()) },
+		Began:         began,
+		Info:          info,
+		NewRenderer:   func(c progress.Controls) progress.Renderer { return outs.wrap(fe.NewRenderer(c)) },
+		Notices:       fe.Notices,
+		Signals:       sigs,
+		Stop:          ctx.Done(),
+		Timeout:       o.Timeout,
+		StallTimeout:  o.StallTimeout,
+		KillAfter:     o.KillAfter,
+		Tick:          fe.Tick,
+		CancelMessage: fe.CancelMessage,
 	})
 	late := outs.finish(fe.Diagnostics, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {

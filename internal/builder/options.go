@@ -65,7 +65,10 @@ type Options struct {
 	// Report and Trace are the --report and --trace files ("": none).
 	Report, Trace string
 	// EngineCache reuses and stores engines by build key; its Dir "" means no engine cache.
+	// CacheOnly ends Run with ErrNotCached instead of building when the engine cache has no
+	// engine for the build (a service answers a hit at once and queues the rest).
 	EngineCache EngineCache
+	CacheOnly   bool
 
 	// Timeout ends the build after this long (0: never), StallTimeout after this long without
 	// a progress event; KillAfter is how long a cancel may take before the worker is killed

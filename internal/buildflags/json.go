@@ -313,11 +313,12 @@ func Schema(refused map[string]string) map[string]any {
 	}
 }
 
-// SplitHint splits a one-line message of the form "what is wrong; what to do" at its last "; "
-// into the problem and the hint; a message without one is all problem.
+// SplitHint splits a one-line message of the form "what is wrong; what to do" at its first
+// "; " into the problem and the hint, as a refused build's result line does
+// (builder.RefusalResult); a message without one is all problem.
 func SplitHint(msg string) (problem, hint string) {
-	if i := strings.LastIndex(msg, "; "); i > 0 {
-		return msg[:i], msg[i+2:]
+	if what, hint, ok := strings.Cut(msg, "; "); ok {
+		return what, hint
 	}
 	return msg, ""
 }

@@ -135,7 +135,7 @@ func TestSchemaNamesEveryAcceptedOption(t *testing.T) {
 func TestSplitHint(t *testing.T) {
 	for in, want := range map[string][2]string{
 		"no model; give one": {"no model", "give one"},
-		"a; b; c":            {"a; b", "c"},
+		"a; b; c":            {"a", "b; c"},
 		"nothing to split":   {"nothing to split", ""},
 	} {
 		p, h := SplitHint(in)

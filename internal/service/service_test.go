@@ -1,0 +1,442 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/history"
+	"github.com/trtbuild/trtbuild/internal/probe"
+)
+
+// TestMain lets the test binary be the build worker (and the probe child), as trtbuild is.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == builder.WorkerSubcommand {
+		if err := builder.ServeWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, "trtbuild: build worker:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if len(os.Args) > 1 && os.Args[1] == probe.Subcommand {
+		fs := flag.NewFlagSet(probe.Subcommand, flag.ExitOnError)
+		device := fs.Int("device", 0, "")
+		lib := fs.String("tensorrt-lib", "", "")
+		_ = fs.Parse(os.Args[2:])
+		if err := probe.Serve(os.Stdout, *device, *lib, os.Getenv); err != nil {
+			fmt.Fprintln(os.Stderr, "trtbuild:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// env is a model root with the bundled convnet model, and a state dir.
+type env struct {
+	models, state string
+}
+
+func newEnv(t *testing.T) env {
+	t.Helper()
+	t.Setenv("XDG_CACHE_HOME", t.TempDir()) // the timing cache's auto folder
+	e := env{models: t.TempDir(), state: filepath.Join(t.TempDir(), "state")}
+	data, err := os.ReadFile("../../testdata/models/convnet.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.models, "convnet.onnx"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func (e env) manager(t *testing.T, mutate func(*Config)) *Manager {
+	t.Helper()
+	cfg := Config{StateDir: e.state, ModelRoot: e.models, SimSlots: 4, KeepHistory: true,
+		EngineCache: builder.EngineCache{Dir: filepath.Join(e.state, "engines"), Size: "1G", Trust: "self"},
+		Refused:     map[string]string{"report": "the server writes it"}}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	m, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = m.Shutdown(ctx)
+		m.Close()
+	})
+	return m
+}
+
+func opts(t *testing.T, s string) map[string]json.RawMessage {
+	t.Helper()
+	var o map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(s), &o); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func wait(t *testing.T, m *Manager, id string) Snapshot {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := m.Wait(ctx, id)
+	if err != nil {
+		t.Fatalf("build %s did not end: %v", id, err)
+	}
+	return s
+}
+
+// waitFor waits until the build's log has an event of type typ.
+func waitFor(t *testing.T, m *Manager, id, typ string) {
+	t.Helper()
+	l, ok := m.Events(id)
+	if !ok {
+		t.Fatalf("no build %s", id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var after int64
+	for {
+		evs, ended, err := l.Next(ctx, after)
+		if err != nil {
+			t.Fatalf("no %s event: %v", typ, err)
+		}
+		for _, e := range evs {
+			if e.Type == typ {
+				return
+			}
+			after = e.Seq
+		}
+		if ended {
+			t.Fatalf("the build ended without a %s event", typ)
+		}
+	}
+}
+
+func TestBuildSucceedsWithTheEventsOfProgressJSON(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	s, created, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 50}`)})
+	if err != nil || !created || s.State != StateQueued && s.State != StateRunning {
+		t.Fatalf("submit: %+v %v %v", s, created, err)
+	}
+	if !strings.HasPrefix(s.Key, builder.KeyPrefix) {
+		t.Errorf("key %q", s.Key)
+	}
+	end := wait(t, m, s.ID)
+	if end.State != StateSucceeded || !end.Engine || end.Ended == nil {
+		t.Fatalf("ended %+v", end)
+	}
+	l, _ := m.Events(s.ID)
+	evs, ended, err := l.Next(context.Background(), 0)
+	if err != nil || !ended {
+		t.Fatalf("log: ended %v, %v", ended, err)
+	}
+	if evs[0].Type != "build" || evs[len(evs)-1].Type != "result" || evs[0].Seq != 1 || evs[len(evs)-1].Seq != int64(len(evs)) {
+		t.Errorf("events run %s#%d … %s#%d", evs[0].Type, evs[0].Seq, evs[len(evs)-1].Type, evs[len(evs)-1].Seq)
+	}
+	types := map[string]int{}
+	for _, ev := range evs {
+		types[ev.Type]++
+	}
+	if types["phase_start"] == 0 || types["phase_start"] != types["phase_finish"] || types["step"] == 0 {
+		t.Errorf("event types %v", types)
+	}
+	f, err := m.File(s.ID, "engine")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := make([]byte, 23)
+	_, _ = f.Read(head)
+	f.Close()
+	if string(head) != "TRTBUILD-SIMULATED-PLAN" {
+		t.Errorf("engine begins %q", head)
+	}
+	for _, kind := range []string{"report", "trace"} {
+		f, err := m.File(s.ID, kind)
+		if err != nil {
+			t.Errorf("%s: %v", kind, err)
+			continue
+		}
+		f.Close()
+	}
+	trace, _ := os.ReadFile(filepath.Join(e.state, "builds", s.ID, "events.jsonl"))
+	if string(trace) != string(l.Lines()) {
+		t.Errorf("events.jsonl is not the log")
+	}
+}
+
+func TestCancelRunningAndQueued(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, func(c *Config) { c.SimSlots = 1 })
+	slow := `{"backend": "sim", "sim-speed": 0.5, "no-timing-cache": true, "sim-seed": %d}`
+	first, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, fmt.Sprintf(slow, 1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, fmt.Sprintf(slow, 2))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.State != StateQueued || second.Position != 1 {
+		t.Fatalf("second %+v, want queued at 1", second)
+	}
+	waitFor(t, m, first.ID, "step")
+	if s, err := m.Cancel(second.ID, false); err != nil || s.State != StateCancelled {
+		t.Fatalf("cancel queued: %+v %v", s, err)
+	}
+	l, _ := m.Events(second.ID)
+	if evs, ended, _ := l.Next(context.Background(), 0); !ended || len(evs) != 1 || evs[0].Type != "result" {
+		t.Errorf("a queued build's log: %d events, ended %v", len(evs), ended)
+	}
+	if _, err := m.Cancel(first.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Cancel(first.ID, false); err != nil { // again: no harder
+		t.Fatal(err)
+	}
+	end := wait(t, m, first.ID)
+	if end.State != StateCancelled || end.Engine || end.Where == nil {
+		t.Fatalf("cancelled build %+v", end)
+	}
+	if _, err := m.File(first.ID, "engine"); err == nil {
+		t.Error("a cancelled build serves an engine")
+	}
+	if left, _ := filepath.Glob(filepath.Join(e.state, "builds", first.ID, "*.engine")); len(left) > 0 {
+		t.Errorf("engine files of a cancelled build: %v", left)
+	}
+	if _, err := m.Cancel("000000000000-00000000", false); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown id: %v", err)
+	}
+}
+
+func TestHardCancelStopsAnIgnoringBuilder(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 0.5, "sim-ignore-cancel": true, "no-timing-cache": true}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, s.ID, "step")
+	if _, err := m.Cancel(s.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, s.ID, "log") // the cancel notice
+	if _, err := m.Cancel(s.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if end := wait(t, m, s.ID); end.State != StateCancelled {
+		t.Fatalf("hard-cancelled build %+v", end)
+	}
+}
+
+func TestSameKeySharesAndIdempotencyKeyReplays(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	o := `{"backend": "sim", "sim-speed": 2, "no-timing-cache": true}`
+	a, created, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, o), IdempotencyKey: "k1"})
+	if err != nil || !created {
+		t.Fatal(created, err)
+	}
+	b, created, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"sim-speed": 2, "backend": "sim", "no-timing-cache": true}`)})
+	if err != nil || created || b.ID != a.ID {
+		t.Fatalf("same key: %+v created %v %v, want build %s", b, created, err, a.ID)
+	}
+	c, created, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{ "backend":"sim","sim-speed":2, "no-timing-cache":true }`), IdempotencyKey: "k1"})
+	if err != nil || created || c.ID != a.ID {
+		t.Fatalf("idempotent replay: %+v %v %v", c, created, err)
+	}
+	_, _, err = m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "fp16": true}`), IdempotencyKey: "k1"})
+	var re *RequestError
+	if !errors.As(err, &re) || re.Status != http.StatusConflict {
+		t.Fatalf("another request with the key: %v", err)
+	}
+	if end := wait(t, m, a.ID); end.State != StateSucceeded {
+		t.Fatalf("%+v", end)
+	}
+	// The same build again is an engine cache hit: succeeded at once, a build of its own.
+	hit, created, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, o)})
+	if err != nil || !created || hit.ID == a.ID || hit.State != StateSucceeded || !hit.Engine {
+		t.Fatalf("cache hit: %+v %v %v", hit, created, err)
+	}
+	var res struct {
+		Cached bool `json:"cached"`
+	}
+	if json.Unmarshal(hit.Result, &res) != nil || !res.Cached {
+		t.Errorf("cache hit's result %s", hit.Result)
+	}
+}
+
+func TestRefusedRequests(t *testing.T) {
+	e := newEnv(t)
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "secret.onnx"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "secret.onnx"), filepath.Join(e.models, "out.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("convnet.onnx", filepath.Join(e.models, "in.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(e.models, "fifo.onnx"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := e.manager(t, nil)
+	for _, tt := range []struct {
+		model, options string
+		status         int
+		want           string
+	}{
+		{"", `{}`, 400, "no model given"},
+		{"../convnet.onnx", `{}`, 400, "leads out of the model root"},
+		{"a/../../convnet.onnx", `{}`, 400, "leads out of the model root"},
+		{filepath.Join(e.models, "convnet.onnx"), `{}`, 400, "is an absolute path"},
+		{"out.onnx", `{"backend": "sim"}`, 400, "cannot be opened inside the model root"},
+		{"fifo.onnx", `{"backend": "sim"}`, 400, "is not a regular file (a FIFO)"},
+		{"missing.onnx", `{}`, 404, "no model missing.onnx in the model root"},
+		{"convnet.onnx", `{"report": "/etc/x"}`, 400, `option "report" cannot be set here`},
+		{"convnet.onnx", `{"fp61": true}`, 400, `unknown option "fp61"`},
+		{"convnet.onnx", `{"backend": "sim", "shapes": "nope:1x2"}`, 400, "nope"},
+		{"convnet.onnx", `{"backend": "warp"}`, 400, "warp"},
+	} {
+		t.Run(tt.model+tt.options, func(t *testing.T) {
+			_, _, err := m.Submit(Request{Model: tt.model, Options: opts(t, tt.options)})
+			var re *RequestError
+			if !errors.As(err, &re) {
+				t.Fatalf("error %v, want a RequestError", err)
+			}
+			if re.Status != tt.status || !strings.Contains(re.Error(), tt.want) || strings.Contains(re.Error(), "\n") {
+				t.Errorf("got %d %q, want %d with %q", re.Status, re.Error(), tt.status, tt.want)
+			}
+		})
+	}
+	// A link that stays inside the root is the file it names.
+	s, _, err := m.Submit(Request{Model: "in.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 50, "no-timing-cache": true}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := wait(t, m, s.ID); end.State != StateSucceeded {
+		t.Errorf("%+v", end)
+	}
+	if dirs, _ := os.ReadDir(filepath.Join(e.state, "builds")); len(dirs) != 1 {
+		t.Errorf("refused builds left folders: %d in builds/", len(dirs))
+	}
+}
+
+func TestHistoryAcrossRestarts(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 50}`), IdempotencyKey: "once"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait(t, m, s.ID)
+	if err := m.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+
+	// A build a killed server left running, with an unfinished engine file beside it.
+	st, err := history.Open(filepath.Join(e.state, "history.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := history.Build{ID: newID(time.Now()), State: StateRunning, Model: "convnet.onnx", Key: "k", Created: time.Now(), Started: time.Now()}
+	if err := st.Put(dead); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	deadDir := filepath.Join(e.state, "builds", dead.ID)
+	if err := os.MkdirAll(deadDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(deadDir, ".convnet.engine.trtbuild-123.tmp")
+	if err := os.WriteFile(tmp, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	m2 := e.manager(t, nil)
+	list := m2.List("", 0, "")
+	if len(list) != 2 || list[0].ID != dead.ID || list[1].ID != s.ID {
+		t.Fatalf("after restart: %+v", list)
+	}
+	if list[0].State != StateInterrupted || list[1].State != StateSucceeded || !list[1].Engine {
+		t.Errorf("states %s, %s", list[0].State, list[1].State)
+	}
+	if _, err := os.Stat(tmp); !os.IsNotExist(err) {
+		t.Errorf("the interrupted build's temporary file is still there: %v", err)
+	}
+	l, _ := m2.Events(dead.ID)
+	if evs, ended, _ := l.Next(context.Background(), 0); !ended || evs[len(evs)-1].Type != "result" {
+		t.Errorf("interrupted build's events end %v", ended)
+	}
+	l, _ = m2.Events(s.ID)
+	if evs, ended, _ := l.Next(context.Background(), 0); !ended || evs[0].Type != "build" {
+		t.Errorf("the old build's events are not replayed")
+	}
+	if again, created, err := m2.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 50}`), IdempotencyKey: "once"}); err != nil || created || again.ID != s.ID {
+		t.Errorf("idempotency key after restart: %+v %v %v", again, created, err)
+	}
+	if got := m2.List(StateSucceeded, 1, ""); len(got) != 1 || got[0].ID != s.ID {
+		t.Errorf("filter: %+v", got)
+	}
+	if got := m2.List("", 0, dead.ID); len(got) != 1 || got[0].ID != s.ID {
+		t.Errorf("before: %+v", got)
+	}
+}
+
+func TestShutdownRefusesAndCancels(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 0.5, "no-timing-cache": true}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, s.ID, "step")
+	if err := m.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := m.Get(s.ID); got.State != StateCancelled {
+		t.Errorf("after shutdown: %+v", got)
+	}
+	_, _, err = m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim"}`)})
+	var re *RequestError
+	if !errors.As(err, &re) || re.Status != http.StatusServiceUnavailable {
+		t.Errorf("submit while draining: %v", err)
+	}
+}
+
+func TestStateDirRefused(t *testing.T) {
+	e := newEnv(t)
+	open := t.TempDir()
+	if err := os.Chmod(open, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{open: "can be written by others", link: "is not a folder"} {
+		_, err := New(Config{StateDir: dir, ModelRoot: e.models})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("state dir %s: %v, want %q", dir, err, want)
+		}
+	}
+}
