@@ -151,5 +151,5 @@ func writeEvent(buf *bytes.Buffer, ev service.Event) {
 
 // terminal reports whether a build in state has ended.
 func terminal(state string) bool {
-	return state != "queued" && state != "running" && state != ""
+	return state != service.StateQueued && state != service.StateRunning && state != ""
 }
