@@ -77,7 +77,7 @@ SIGTERM or Ctrl-C stops taking builds, cancels the running ones at their next st
 	f.IntVar(&o.simSlots, "sim-slots", 4, "simulated builds (--backend sim) that run at once")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "after SIGTERM, how long running builds get to stop at a step boundary before they are stopped at once")
 	f.StringVar(&o.engineCache, "engine-cache", "", "the engine cache the builds share: DIR, auto (the user cache folder's trtbuild/engines) or off (default: the state dir's engines)")
-	f.StringVar(&o.engineCacheSize, "engine-cache-size", "", "remove the least recently used engines beyond this size (e.g. 20G)")
+	f.StringVar(&o.engineCacheSize, "engine-cache-size", builder.DefaultOptions().EngineCache.Size, "remove the least recently used engines beyond this size")
 	return cmd
 }
 
@@ -202,7 +202,10 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	if o.shutdownTimeout <= 0 {
 		return cfg, exitcode.Usagef("--shutdown-timeout %s: give a time above 0, e.g. 30s", o.shutdownTimeout)
 	}
-	cache := builder.EngineCache{Size: o.engineCacheSize}
+	cache := builder.DefaultOptions().EngineCache
+	if o.engineCacheSize != "" {
+		cache.Size = o.engineCacheSize
+	}
 	switch o.engineCache {
 	case "":
 		cache.Dir = filepath.Join(state, "engines")

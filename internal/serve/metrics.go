@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/service"
 )
 
 // metrics answers in the Prometheus text exposition format (version 0.0.4).
@@ -20,7 +22,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(&b, "trtbuild_info{version=%s} 1\n", labelValue(s.cfg.Version))
 	metric("trtbuild_builds", "gauge", "Builds in the history, by state.")
 	byState := map[string]int{}
-	for _, state := range states {
+	for _, state := range service.States {
 		byState[state] = 0
 	}
 	for state, n := range st.ByState {

@@ -131,10 +131,6 @@ func (s *Server) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if len(key) > 255 || strings.ContainsFunc(key, func(c rune) bool { return c < ' ' || c == 0x7f }) {
-		writeError(w, http.StatusBadRequest, "the Idempotency-Key header is over 255 bytes or holds a control byte", "use a short printable key, such as a UUID")
-		return
-	}
 	snap, created, err := s.m.Submit(service.Request{Model: body.Model, Options: body.Options, IdempotencyKey: key})
 	if err != nil {
 		s.writeServiceError(w, r, err)
@@ -210,16 +206,13 @@ func jsonKind(goKind string) string {
 	return goKind
 }
 
-// states are the states a build may be in, for the list's filter.
-var states = []string{"queued", "running", "succeeded", "failed", "cancelled", "timed_out", "interrupted"}
-
 const maxList = 1000
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	state := q.Get("state")
-	if state != "" && !contains(states, state) {
-		writeError(w, http.StatusBadRequest, "state "+quoteHeader(state)+" is not a build state", "use one of "+strings.Join(states, ", "))
+	if state != "" && !contains(service.States, state) {
+		writeError(w, http.StatusBadRequest, "state "+quoteHeader(state)+" is not a build state", "use one of "+strings.Join(service.States, ", "))
 		return
 	}
 	limit := 100

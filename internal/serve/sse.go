@@ -33,7 +33,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if snap, ok := s.m.Get(id); ok && terminal(snap.State) && after >= evlog.Head() {
+	if evlog.Ended() && after >= evlog.Head() {
 		w.WriteHeader(http.StatusNoContent) // nothing more will come
 		return
 	}
@@ -147,9 +147,4 @@ func writeEvent(buf *bytes.Buffer, ev service.Event) {
 		data = rest
 	}
 	buf.WriteString("\n\n")
-}
-
-// terminal reports whether a build in state has ended.
-func terminal(state string) bool {
-	return state != "queued" && state != "running" && state != ""
 }
