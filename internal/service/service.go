@@ -181,6 +181,8 @@ type build struct {
 	cancels        int            // rungs asked for
 	gpu            int
 	done           chan struct{} // closed when it has ended
+	finishing      bool          // finish has begun: it runs once
+	budget         *time.Timer   // the time budget while queued
 }
 
 // New opens the state dir (and its history) and returns a Manager. Builds that were queued
@@ -407,35 +409,46 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 		m.removeDir(b)
 		return s, false, nil
 	}
-	m.mu.Unlock()
-
-	if opts.EngineCache.Dir != "" {
-		if hit := m.fromCache(b); hit {
-			return m.admit(b, false), true, nil
-		}
-	}
-	return m.admit(b, true), true, nil
-}
-
-// admit records a new build, queued (and scheduled) or already ended.
-func (m *Manager) admit(b *build, queue bool) Snapshot {
-	m.mu.Lock()
+	// b is known from here on (a request with the same key shares it), and queued once the
+	// engine cache turns out to have no engine for it.
 	m.builds[b.id] = b
 	m.order = append(m.order, b)
+	m.active[b.key] = b
 	if b.idem != "" {
 		m.idem[b.idem] = b
 	}
-	if queue {
+	m.mu.Unlock()
+	m.persist(b)
+
+	if opts.EngineCache.Dir != "" && m.fromCache(b) {
+		s, _ := m.Get(b.id)
+		return s, true, nil
+	}
+	m.mu.Lock()
+	if b.state == StateQueued && !b.finishing {
 		m.queue = append(m.queue, b)
-		m.active[b.key] = b
+		if opts.Timeout > 0 {
+			b.budget = time.AfterFunc(time.Until(b.created.Add(opts.Timeout)), func() { m.queuedTimeout(b) })
+		}
 	}
 	s := m.snapshotLocked(b)
 	m.mu.Unlock()
-	m.persist(b)
-	if queue {
-		m.schedule()
+	m.schedule()
+	return s, true, nil
+}
+
+// queuedTimeout ends b as timed out when its time budget ran out while it was queued.
+func (m *Manager) queuedTimeout(b *build) {
+	m.mu.Lock()
+	if b.state != StateQueued || b.finishing {
+		m.mu.Unlock()
+		return
 	}
-	return s
+	m.dropQueuedLocked(b)
+	m.mu.Unlock()
+	m.finish(b, progress.Result{Status: progress.StatusTimedOut,
+		Error: fmt.Sprintf("the time budget of %s ran out while the build was queued; nothing was built", b.opts.Timeout),
+		Hint:  "give a longer timeout, or submit when the queue is shorter"}, nil)
 }
 
 // fromCache answers b from the engine cache when it holds b's engine: b has then ended.
@@ -456,7 +469,9 @@ func (m *Manager) fromCache(b *build) bool {
 	if errors.Is(err, builder.ErrNotCached) || !res.Cached {
 		return false
 	}
+	m.mu.Lock()
 	b.started, b.ended = began, time.Now()
+	m.mu.Unlock()
 	m.finish(b, res, err)
 	return true
 }
@@ -562,7 +577,7 @@ func (m *Manager) run(b *build) {
 		Diagnostics:   m.diagnostics(b.id),
 		Signals:       b.sigs,
 		CancelMessage: m.cfg.CancelMessage,
-		Began:         b.started,
+		Began:         b.created, // a time budget counts the wait in the queue too
 	})
 	m.mu.Lock()
 	b.ended = time.Now()
@@ -580,6 +595,16 @@ func (m *Manager) run(b *build) {
 // finish ends b with the builder's outcome: its result event (written now if the builder
 // refused before one was), its state, and its log and record on disk.
 func (m *Manager) finish(b *build, res progress.Result, err error) {
+	m.mu.Lock()
+	if b.finishing {
+		m.mu.Unlock()
+		return // a cancel ended it first
+	}
+	b.finishing = true
+	if b.budget != nil {
+		b.budget.Stop()
+	}
+	m.mu.Unlock()
 	if !b.log.Ended() {
 		r := res
 		if r.Status == "" {
@@ -660,13 +685,14 @@ func (m *Manager) Cancel(id string, hard bool) (Snapshot, error) {
 		m.mu.Unlock()
 		return Snapshot{}, ErrNotFound
 	}
-	switch b.state {
-	case StateQueued:
+	switch {
+	case b.finishing:
+	case b.state == StateQueued:
 		m.dropQueuedLocked(b)
 		m.mu.Unlock()
 		m.finish(b, progress.Result{Status: progress.StatusCancelled, Error: "cancelled while queued; nothing was built"}, nil)
 		m.mu.Lock()
-	case StateRunning:
+	case b.state == StateRunning:
 		// A cancel is idempotent (a client may send it again); hard is the second rung.
 		want := 1
 		if hard {
@@ -730,11 +756,16 @@ func (m *Manager) List(state string, limit int, before string) []Snapshot {
 	defer m.mu.Unlock()
 	end := len(m.order)
 	if before != "" {
-		b := m.builds[before]
-		if b == nil {
+		end = -1
+		for i := len(m.order) - 1; i >= 0; i-- {
+			if m.order[i].id == before {
+				end = i
+				break
+			}
+		}
+		if end < 0 {
 			return nil
 		}
-		end = sort.Search(len(m.order), func(i int) bool { return !m.order[i].created.Before(b.created) && m.order[i].id >= b.id })
 	}
 	var out []Snapshot
 	for i := end - 1; i >= 0; i-- {

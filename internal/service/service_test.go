@@ -440,3 +440,51 @@ func TestStateDirRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestTimeBudgetCountsTheQueue(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, func(c *Config) { c.SimSlots = 1 })
+	first, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 0.5, "no-timing-cache": true}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-seed": 9, "timeout": "1s"}`)})
+	if err != nil || queued.State != StateQueued {
+		t.Fatalf("%+v %v", queued, err)
+	}
+	end := wait(t, m, queued.ID)
+	if end.State != StateTimedOut || !strings.Contains(end.Error, "while the build was queued") {
+		t.Errorf("queued past its budget: %+v", end)
+	}
+	if _, err := m.Cancel(first.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, m, first.ID)
+}
+
+func TestConcurrentSameRequestsShareOneBuild(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	ids := make(chan string, 8)
+	for i := 0; i < 8; i++ {
+		go func() {
+			s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 20, "no-timing-cache": true}`)})
+			if err != nil {
+				t.Error(err)
+			}
+			ids <- s.ID
+		}()
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 8; i++ {
+		seen[<-ids] = true
+	}
+	if len(seen) != 1 {
+		t.Errorf("8 identical requests at once made %d builds", len(seen))
+	}
+	for id := range seen {
+		if end := wait(t, m, id); end.State != StateSucceeded {
+			t.Errorf("%+v", end)
+		}
+	}
+}
