@@ -349,3 +349,15 @@ func TestServeKilledLeavesNoWorker(t *testing.T) {
 		t.Fatalf("after the restart the build is %+v, want interrupted", got)
 	}
 }
+
+func TestServePage(t *testing.T) {
+	t.Parallel()
+	s := startServe(t, serveModelRoot(t), t.TempDir())
+	code, body := s.request(t, "GET", "/", "")
+	if code != 200 || !strings.Contains(body, `name="trtbuild-token"`) {
+		t.Fatalf("GET /: %d %.300s", code, body)
+	}
+	if code, body := s.request(t, "POST", "/", "{}"); code != 405 {
+		t.Fatalf("POST /: %d %s", code, body)
+	}
+}
