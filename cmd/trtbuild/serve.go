@@ -16,6 +16,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/serve"
 	"github.com/trtbuild/trtbuild/internal/service"
+	"github.com/trtbuild/trtbuild/internal/webui"
 )
 
 // serveRefused are the build options a request to the server may not set: each names a file
@@ -96,6 +97,7 @@ func serveRun(s *streams, o *serveOptions) error {
 	srv, err := serve.New(serve.Config{
 		Addr: o.listen, TokenFile: o.tokenFile, AllowHosts: o.allowHosts,
 		Manager: m, Refused: serveRefused, Version: builder.Version, Logger: s.Err,
+		Page: webui.Handler,
 	})
 	if err != nil {
 		return err

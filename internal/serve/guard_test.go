@@ -123,7 +123,7 @@ func TestToken(t *testing.T) {
 		})
 	}
 
-	ts := newTestServer(t, func(c *Config) { c.TokenFile = good })
+	ts := newTestServer(t, withConfig(func(c *Config) { c.TokenFile = good }))
 	for _, tt := range []struct {
 		name   string
 		header []string

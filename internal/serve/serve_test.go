@@ -40,7 +40,14 @@ type testServer struct {
 	m                              *service.Manager
 }
 
-type serverOption func(*Config)
+// serverOption changes the Config before New, or the Server before it serves.
+type serverOption struct {
+	cfg func(*Config)
+	srv func(*Server)
+}
+
+func withConfig(f func(*Config)) serverOption { return serverOption{cfg: f} }
+func withServer(f func(*Server)) serverOption { return serverOption{srv: f} }
 
 func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	t.Helper()
@@ -67,13 +74,20 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	}
 	cfg := Config{Addr: l.Addr().String(), Manager: m, Version: "test"}
 	for _, o := range opts {
-		o(&cfg)
+		if o.cfg != nil {
+			o.cfg(&cfg)
+		}
 	}
 	s, err := New(cfg)
 	if err != nil {
 		l.Close()
 		m.Close()
 		t.Fatal(err)
+	}
+	for _, o := range opts {
+		if o.srv != nil {
+			o.srv(s)
+		}
 	}
 	go s.Serve(l)
 	t.Cleanup(func() {
