@@ -129,6 +129,24 @@ type Snapshot struct {
 	// EnginePath is where the engine is, for a local caller (trtbuild mcp on stdio); a service
 	// does not show its paths.
 	EnginePath string `json:"-"`
+
+	encoded []byte // the JSON of an ended build's snapshot, which no longer changes
+}
+
+// snapshotJSON is Snapshot without its methods, for encoding/json.
+type snapshotJSON Snapshot
+
+// AppendJSON appends the snapshot's JSON object to buf: for an ended build, the encoding made
+// once when it ended, so that listing thousands of builds encodes nothing again.
+func (s Snapshot) AppendJSON(buf []byte) []byte {
+	if s.encoded != nil {
+		return append(buf, s.encoded...)
+	}
+	data, err := json.Marshal(snapshotJSON(s))
+	if err != nil {
+		return append(buf, "null"...)
+	}
+	return append(buf, data...)
 }
 
 // Stats are the service's counters, for /metrics.
@@ -182,6 +200,8 @@ type build struct {
 	gpu            int
 	done           chan struct{}   // closed when it has ended
 	outcome        progress.Result // result's fields, read once
+	finished       bool            // ended for good: its snapshot no longer changes
+	encoded        []byte          // its snapshot's JSON, once finished
 	finishing      bool            // finish has begun: it runs once
 	budget         *time.Timer     // the time budget while queued
 }
@@ -629,7 +649,7 @@ func (m *Manager) finish(b *build, res progress.Result, err error) {
 		b.ended = time.Now()
 	}
 	b.setResult(b.log.result())
-	b.state = state
+	b.state, b.finished = state, true
 	if m.active[b.key] == b {
 		delete(m.active, b.key)
 	}
@@ -890,6 +910,12 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 			s.Engine = true
 			s.EnginePath = b.outcome.Engine
 		}
+	}
+	if s.Ended != nil && b.finished {
+		if b.encoded == nil {
+			b.encoded, _ = json.Marshal(snapshotJSON(s))
+		}
+		s.encoded = b.encoded
 	}
 	return s
 }

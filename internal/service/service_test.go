@@ -143,6 +143,12 @@ func TestBuildSucceedsWithTheEventsOfProgressJSON(t *testing.T) {
 	if end.State != StateSucceeded || !end.Engine || end.Ended == nil {
 		t.Fatalf("ended %+v", end)
 	}
+	for _, snap := range []Snapshot{end, m.List("", 1, "")[0], s} {
+		want, err := json.Marshal(snap)
+		if err != nil || string(snap.AppendJSON(nil)) != string(want) {
+			t.Errorf("AppendJSON %s, want %s", snap.AppendJSON(nil), want)
+		}
+	}
 	l, _ := m.Events(s.ID)
 	evs, ended, err := l.Next(context.Background(), 0)
 	if err != nil || !ended {
