@@ -142,9 +142,14 @@ func (h hostCheck) ok(hostport string) bool {
 // and a POST's body type and size.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.hosts.ok(r.Host) {
+		hosts := s.hosts.Load()
+		if hosts == nil {
+			writeError(w, http.StatusServiceUnavailable, "the server is not listening yet", "try again in a moment")
+			return
+		}
+		if !hosts.ok(r.Host) {
 			writeError(w, http.StatusForbidden, "Host "+quoteHeader(r.Host)+" is not this server's address",
-				"connect to http://"+s.hosts.example()+"/ (a server reached by another name needs --allow-host NAME)")
+				"connect to http://"+hosts.example()+"/ (a server reached by another name needs --allow-host NAME)")
 			return
 		}
 		if s.token != "" && r.URL.Path != "/healthz" {

@@ -206,7 +206,8 @@ func jsonKind(goKind string) string {
 	return goKind
 }
 
-const maxList = 1000
+// maxList is the most builds one list answers: a whole history of ten thousand at once.
+const maxList = 10000
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -219,16 +220,34 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > maxList {
-			writeError(w, http.StatusBadRequest, "limit "+quoteHeader(v)+" is not a number from 1 to 1000", "give ?limit=100, say")
+			writeError(w, http.StatusBadRequest, "limit "+quoteHeader(v)+" is not a number from 1 to "+strconv.Itoa(maxList), "give ?limit=100, say")
 			return
 		}
 		limit = n
 	}
-	builds := s.m.List(state, limit, q.Get("before"))
-	if builds == nil {
-		builds = []service.Snapshot{}
+	before := q.Get("before")
+	if before != "" {
+		if _, ok := s.m.Get(before); !ok {
+			writeError(w, http.StatusBadRequest, "before "+quoteHeader(before)+" names no build", "give the id of the last build of the page before")
+			return
+		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"builds": builds})
+	// An ended build's snapshot is encoded once (Snapshot.AppendJSON): a list of thousands is
+	// mostly copied, not encoded again.
+	builds := s.m.List(state, limit, before)
+	buf := make([]byte, 0, 64+700*len(builds))
+	buf = append(buf, `{"builds":[`...)
+	for i, b := range builds {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = b.AppendJSON(buf)
+	}
+	buf = append(buf, "]}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf)
 }
 
 func contains(list []string, s string) bool {

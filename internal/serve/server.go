@@ -72,7 +72,7 @@ type Server struct {
 	session   string // the session cookie's value for that token
 	pageToken string
 	openapi   []byte
-	hosts     hostCheck
+	hosts     atomic.Pointer[hostCheck] // set by Serve, before any request
 	routes    []route
 	handler   http.Handler
 	keepalive time.Duration // an event stream's comment after this long without an event
@@ -148,7 +148,8 @@ func (s *Server) Listen() (net.Listener, error) {
 // (or a loopback name with its port, or one of Config.AllowHosts). It returns
 // http.ErrServerClosed after Shutdown.
 func (s *Server) Serve(l net.Listener) error {
-	s.hosts = newHostCheck(l.Addr().String(), s.cfg.AllowHosts)
+	h := newHostCheck(l.Addr().String(), s.cfg.AllowHosts)
+	s.hosts.Store(&h)
 	return s.http.Serve(l)
 }
 

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -17,6 +16,9 @@ const (
 	maxLag         = 4096             // a client this many events behind the head is dropped
 	writeWait      = 10 * time.Second // a client whose write blocks this long is dropped
 )
+
+// keepalive is the comment sent after keepaliveEvery without an event.
+var keepalive = []byte(": keepalive\n\n")
 
 // events streams a build's events as Server-Sent Events: from the start, or after the event
 // named by Last-Event-ID or ?after=N; then live until the result event, after which the
@@ -60,7 +62,6 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	}
 	s.m.ClientDelta(1)
 	defer s.m.ClientDelta(-1)
-	var buf bytes.Buffer
 	for {
 		wait, cancel := context.WithTimeout(ctx, s.keepalive)
 		batch, ended, err := evlog.Next(wait, after)
@@ -75,17 +76,15 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if len(batch) == 0 && ended {
 			return
 		}
-		buf.Reset()
-		if len(batch) == 0 {
-			buf.WriteString(": keepalive\n\n")
-		}
-		for _, ev := range batch {
-			writeEvent(&buf, ev)
+		// The log keeps each event's frame, made once for every client (Log.SSE).
+		frames := keepalive
+		if len(batch) > 0 {
+			frames = evlog.SSE(batch)
 		}
 		if err := rc.SetWriteDeadline(time.Now().Add(writeWait)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 			return
 		}
-		if _, err := w.Write(buf.Bytes()); err != nil {
+		if _, err := w.Write(frames); err != nil {
 			return
 		}
 		if err := rc.Flush(); err != nil {
@@ -127,24 +126,4 @@ func resumePoint(w http.ResponseWriter, r *http.Request, head int64) (int64, boo
 		return 0, false
 	}
 	return n, true
-}
-
-// writeEvent appends ev in the event-stream format: its id, its type, its data (one line;
-// a data with line breaks is sent as several data lines, which a client joins back).
-func writeEvent(buf *bytes.Buffer, ev service.Event) {
-	buf.WriteString("id: ")
-	buf.WriteString(strconv.FormatInt(ev.Seq, 10))
-	buf.WriteString("\nevent: ")
-	buf.WriteString(ev.Type)
-	data := ev.Data
-	for {
-		line, rest, more := bytes.Cut(data, []byte{'\n'})
-		buf.WriteString("\ndata: ")
-		buf.Write(bytes.TrimSuffix(line, []byte{'\r'}))
-		if !more {
-			break
-		}
-		data = rest
-	}
-	buf.WriteString("\n\n")
 }

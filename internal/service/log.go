@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"sync"
 )
 
@@ -13,6 +14,8 @@ type Event struct {
 	Seq  int64
 	Type string
 	Data []byte
+	// off and end are where the event's Server-Sent Events frame is in the log's frames.
+	off, end int
 }
 
 // Log is the append-only event log of one build. The build appends; any number of readers
@@ -25,6 +28,9 @@ type Log struct {
 	ended  bool          // the result event is in
 	wake   chan struct{} // closed and replaced at each append
 	part   []byte        // a line not yet complete (Write)
+	// frames are every event as a Server-Sent Events frame, one after the other, made once
+	// when the event is appended: a thousand clients of one build send the same bytes.
+	frames []byte
 }
 
 // NewLog is an empty log.
@@ -68,10 +74,36 @@ func (l *Log) appendLocked(line []byte) {
 		return // nothing follows the result
 	}
 	t := lineType(line)
-	l.events = append(l.events, Event{Seq: int64(len(l.events)) + 1, Type: t, Data: line})
+	seq := int64(len(l.events)) + 1
+	off := len(l.frames)
+	l.frames = appendFrame(l.frames, seq, t, line)
+	l.events = append(l.events, Event{Seq: seq, Type: t, Data: line, off: off, end: len(l.frames)})
 	if t == "result" {
 		l.ended = true
 	}
+}
+
+// appendFrame appends an event as a Server-Sent Events frame: its number as the id, its type
+// as the event name, its line as the data (a line is one line: JSON escapes line breaks).
+func appendFrame(b []byte, seq int64, typ string, line []byte) []byte {
+	b = append(b, "id: "...)
+	b = strconv.AppendInt(b, seq, 10)
+	b = append(b, "\nevent: "...)
+	b = append(b, typ...)
+	b = append(b, "\ndata: "...)
+	b = append(b, line...)
+	return append(b, "\n\n"...)
+}
+
+// SSE is the Server-Sent Events frames of events, a run of consecutive events that Next
+// returned, as one slice to send (it must not be changed).
+func (l *Log) SSE(events []Event) []byte {
+	if len(events) == 0 {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.frames[events[0].off:events[len(events)-1].end:events[len(events)-1].end]
 }
 
 // lineType is the "type" field of a v1 JSON line ("" when it has none).
