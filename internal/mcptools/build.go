@@ -179,6 +179,14 @@ func (t *tools) follow(ctx context.Context, snap service.Snapshot, created bool,
 		<-ticking
 		n.send() // the last state
 	}
+	if ctx.Err() == nil || created {
+		// The result event is in the log a moment before the build's state says it ended.
+		wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
+		defer cancel()
+		if s, err := t.m.Wait(wait, snap.ID); err == nil {
+			return s
+		}
+	}
 	if s, ok := t.m.Get(snap.ID); ok {
 		return s
 	}

@@ -56,8 +56,8 @@ func (p *phaseProgress) now() (done, total float64, message string, ok bool) {
 	top := p.tree.Get(roots[len(roots)-1])
 	done = total + p.value(top)
 	total += float64(top.Steps)
-	if top.Finished {
-		done = total
+	if top.Finished && !top.Early {
+		done = total // a build cut short (cancelled, failed) stays where it was
 	}
 	done = min(max(done, p.last, 0), total)
 	p.last = done
