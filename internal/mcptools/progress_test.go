@@ -47,9 +47,12 @@ func TestPhaseProgress(t *testing.T) {
 			start(1, 0, 2, "Building engine"),
 			start(2, 1, 1, "Timing"), start(3, 2, 1, "conv1"), finish(3), start(4, 2, 1, "conv2"),
 		}, want{0, 2, "Building engine > Timing > conv2"}},
-		{"a finished root is all done, its last path kept", [][]byte{
-			start(1, 0, 3, "Building engine"), step(1, 0), start(2, 1, 1, "Serializing"), finish(2), finish(1), result,
+		{"a finished root is all done", [][]byte{
+			start(1, 0, 3, "Building engine"), step(1, 0), start(2, 1, 1, "Serializing"), step(2, 0), finish(2), step(1, 1), step(1, 2), finish(1), result,
 		}, want{3, 3, "Building engine"}},
+		{"a root cut short (cancelled) stays where it was", [][]byte{
+			start(1, 0, 4, "Building engine"), step(1, 0), start(2, 1, 2, "Timing"), step(2, 0), finish(2), finish(1), result,
+		}, want{1.5, 4, "Building engine"}},
 		{"a second root adds its steps", [][]byte{
 			start(1, 0, 2, "Converting"), step(1, 0), step(1, 1), finish(1),
 			start(2, 0, 4, "Building engine"), step(2, 0),
