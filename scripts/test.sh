@@ -41,6 +41,14 @@ if ! scripts/slurm-e2e.sh; then
 	exit 1
 fi
 
+echo "== MCP with the TypeScript SDK (an independent client)"
+# trtbuild mcp driven by @modelcontextprotocol/sdk from npm: progress, cancel, time budget;
+# skips with a message without node and npm.
+if ! scripts/mcp-ts-e2e.sh; then
+	echo "tests: $passed passed, 1 failed, $skipped skipped"
+	exit 1
+fi
+
 echo "== fault campaign (quick)"
 # Every unsafe path, hang and pipe fault of the output rules, and a storm of random cancels,
 # against real processes; scripts/fault-campaign.sh without FAULT_CAMPAIGN_QUICK runs more.
