@@ -3,7 +3,8 @@
 # internal/cgo once more with the trtbench tag, which compiles its measurement and test ABI,
 # trtb_bench.h), the quick fault campaign, the GPU smoke test's checks against the simulated
 # builder, a short run of every fuzz target, the Slurm end-to-end test when Slurm is installed,
-# and the real-terminal end-to-end test when tmux is installed.
+# trtbuild mcp driven by the TypeScript MCP SDK when node and npm are installed, and the
+# real-terminal end-to-end test when tmux is installed.
 # Tests that need tools this machine lacks (tmux, python3-onnx, chromium, slurm-wlm) skip with a message;
 # .ci/run installs them first.
 set -euo pipefail
