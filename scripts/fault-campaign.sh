@@ -11,12 +11,16 @@
 # Two stages cover the engine cache: "second user", where another account plants entries,
 # links and FIFOs in a shared cache and in folders it can write, and "concurrent builds", where
 # builds of different settings share a cache and an output, wait on a held lock, or are
-# SIGKILLed while storing.
+# SIGKILLed while storing. The "serve" stage attacks trtbuild serve (scripts/serveattack): clients
+# leaving mid-stream, 1,000 reconnects with Last-Event-ID, slow readers, slow headers, bad
+# bodies, cancel storms on queued and running builds, and a kill -9 of the server.
 #
 #   scripts/fault-campaign.sh            full: 60 random cancels within 1 s, 40 early signals,
-#                                        5 rounds of 8 concurrent builds, 40 kills while storing
+#                                        5 rounds of 8 concurrent builds, 40 kills while storing,
+#                                        1,000 reconnects and 5 queued cancel storms (serve)
 #   FAULT_CAMPAIGN_QUICK=1 scripts/...   quick (CI): 10 random cancels within 0.5 s, 6 early
-#                                        signals, 2 rounds of concurrent builds, 8 kills
+#                                        signals, 2 rounds of concurrent builds, 8 kills,
+#                                        100 reconnects and 2 queued cancel storms
 #
 # Root-only cases (a character device that root could replace) use a private device node made
 # with mknod in the work folder, never the machine's /dev/null. The "second user" stage needs
@@ -919,6 +923,105 @@ else
 	record "concurrent: SIGKILL while storing: all entries whole" 0 "${bad:-no entries}"
 fi
 echo "SIGKILL while storing: $kill_runs kills, $finished builds finished first, $leftovers left a temporary entry; $n_entries entries"
+
+# --- Serve -----------------------------------------------------------------------------------
+# trtbuild serve under attack (scripts/serveattack): clients that leave mid-stream, reconnect
+# with Last-Event-ID, read or send their headers one byte a second, bad bodies, cancel storms;
+# then a kill -9 of the server with builds running: no worker outlives it, and the restarted
+# server reports the builds interrupted.
+serve_reconnects=1000
+serve_storms=5
+if [ -n "$quick" ]; then
+	serve_reconnects=100
+	serve_storms=2
+fi
+go build -o "$work/bin/serveattack" ./scripts/serveattack || exit 1
+sa="$work/bin/serveattack"
+serve_state="$work/serve-state"
+mkdir -p "$work/serve-models"
+cp "$model_src" "$work/serve-models/convnet.onnx"
+
+# serve_start ARGS...: starts trtbuild serve (with the marker) on a free loopback port; sets
+# serve_pid and serve_url ("" when it did not start).
+serve_start() {
+	: >"$work/serve.log"
+	env "$marker" "$tb" serve --listen 127.0.0.1:0 --model-root "$work/serve-models" --state-dir "$serve_state" "$@" 2>>"$work/serve.log" &
+	serve_pid=$!
+	serve_url=""
+	for _ in $(seq 300); do
+		serve_url=$(grep -o 'listening on http://[0-9.:]*' "$work/serve.log" | head -1 | cut -d' ' -f3)
+		[ -n "$serve_url" ] && return
+		kill -0 "$serve_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "serve: the server did not start: $(cat "$work/serve.log")"
+}
+
+# serve_record: records each "CASE<TAB>1|0<TAB>MESSAGE" line of serveattack's stdout.
+serve_record() {
+	local name ok msg
+	while IFS=$'\t' read -r name ok msg; do
+		record "serve: $name" "$ok" "$msg"
+	done
+}
+
+# serve_workers: the marked processes other than the server itself.
+serve_workers() { workers | grep -vx "${serve_pid:-none}"; }
+
+serve_start --sim-slots 1
+if [ -z "$serve_url" ]; then
+	record "serve: the server starts" 0 "$(tail -3 "$work/serve.log" | tr '\n' ' ')"
+else
+	"$sa" -url "$serve_url" -state "$serve_state" -reconnects "$serve_reconnects" -storms "$serve_storms" attack >"$work/serve.out" 2>"$work/serve.err"
+	src=$?
+	serve_record <"$work/serve.out"
+	[ "$src" = 0 ] || record "serve: the attack program ran" 0 "exit $src: $(head -3 "$work/serve.err")"
+	for _ in $(seq 100); do [ -z "$(serve_workers)" ] && break; sleep 0.05; done
+	left=$(serve_workers)
+	if [ -z "$left" ]; then record "serve: no worker left after the attacks" 1; else record "serve: no worker left after the attacks" 0 "$left"; fi
+	if kill -0 "$serve_pid" 2>/dev/null; then record "serve: server alive after the attacks" 1; else record "serve: server alive after the attacks" 0 "$(tail -3 "$work/serve.log")"; fi
+	kill -TERM "$serve_pid" 2>/dev/null
+	wait "$serve_pid"
+	src=$?
+	if [ "$src" = 143 ]; then record "serve: SIGTERM: exit 143" 1; else record "serve: SIGTERM: exit 143" 0 "exit $src: $(tail -3 "$work/serve.log")"; fi
+
+	# kill -9 with two builds running and one queued: no worker 2 s later, interrupted after
+	# the restart.
+	serve_start --sim-slots 2
+	if [ -n "$serve_url" ] && ids=$("$sa" -url "$serve_url" submit-running 2 2>"$work/serve.err"); then
+		sleep 0.5
+		kill -KILL "$serve_pid"
+		wait "$serve_pid" 2>/dev/null
+		killed=$serve_pid
+		serve_pid=""
+		start=$(date +%s%N)
+		while [ -n "$(workers)" ] && [ $(($(date +%s%N) - start)) -lt 10000000000 ]; do sleep 0.02; done
+		ms=$((($(date +%s%N) - start) / 1000000))
+		left=$(workers)
+		if [ -n "$left" ]; then
+			record "serve: kill -9: no worker left after 2 s" 0 "workers $left live after 10 s"
+			kill -KILL $left 2>/dev/null
+		elif [ "$ms" -gt 2000 ]; then
+			record "serve: kill -9: no worker left after 2 s" 0 "the workers lived $ms ms after the server $killed"
+		else
+			record "serve: kill -9: no worker left after 2 s" 1
+		fi
+		serve_start --sim-slots 2
+		if [ -n "$serve_url" ]; then
+			# shellcheck disable=SC2086 # the ids, one a word
+			"$sa" -url "$serve_url" -state "$serve_state" interrupted $ids >"$work/serve.out" 2>"$work/serve.err"
+			serve_record <"$work/serve.out"
+			kill -TERM "$serve_pid" 2>/dev/null
+			wait "$serve_pid" 2>/dev/null
+		else
+			record "serve: kill -9: the server restarts" 0 "$(tail -3 "$work/serve.log" | tr '\n' ' ')"
+		fi
+	else
+		record "serve: kill -9: builds running" 0 "$(head -3 "$work/serve.err") $(tail -3 "$work/serve.log" | tr '\n' ' ')"
+		[ -n "$serve_pid" ] && kill -KILL "$serve_pid" 2>/dev/null
+	fi
+fi
+serve_pid=""
 
 # --- Nothing anywhere at the end ----------------------------------------------------------------
 left=$(workers)

@@ -96,7 +96,7 @@ func mcpRun(s *streams, o *mcpOptions) error {
 	case sig = <-sigs:
 		fmt.Fprintf(s.Err, "trtbuild mcp: %s: cancelling the builds\n", exitcode.SignalName(sig))
 	}
-	shutdown(s, m, sigs)
+	mcpShutdown(s, m, sigs)
 	if sig != nil {
 		// The calls in flight answer with their builds' results; once those are written, the
 		// session ends.
@@ -113,9 +113,9 @@ func mcpRun(s *streams, o *mcpOptions) error {
 	return nil
 }
 
-// shutdown cancels m's builds and waits for them to end: within mcpShutdownTimeout, or until
+// mcpShutdown cancels m's builds and waits for them to end: within mcpShutdownTimeout, or until
 // another signal, they stop at a step boundary; then their workers are stopped at once.
-func shutdown(s *streams, m *service.Manager, sigs <-chan os.Signal) {
+func mcpShutdown(s *streams, m *service.Manager, sigs <-chan os.Signal) {
 	ctx, cancel := context.WithTimeout(context.Background(), mcpShutdownTimeout)
 	defer cancel()
 	go func() {

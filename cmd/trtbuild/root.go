@@ -62,6 +62,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newEngineCmd(s),
 		newMatrixCmd(s),
 		newMCPCmd(s),
+		newServeCmd(s),
 		newWorkerCmd(),
 		newProbeCmd(),
 	)

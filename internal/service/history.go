@@ -41,7 +41,9 @@ func (m *Manager) loadHistory() error {
 			continue
 		}
 		b := &build{id: h.ID, model: h.Model, key: h.Key, idem: h.IdempotencyKey, reqHash: h.RequestHash, state: h.State,
-			created: h.Created, started: h.Started, ended: h.Ended, result: h.Result, done: make(chan struct{})}
+			created: h.Created, started: h.Started, ended: h.Ended, done: make(chan struct{})}
+		b.setResult(h.Result)
+		b.finished = b.state != StateQueued && b.state != StateRunning
 		b.dir = filepath.Join(m.cfg.StateDir, "builds", h.ID)
 		_ = json.Unmarshal(h.Options, &b.options)
 		close(b.done)

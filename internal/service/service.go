@@ -129,6 +129,24 @@ type Snapshot struct {
 	// EnginePath is where the engine is, for a local caller (trtbuild mcp on stdio); a service
 	// does not show its paths.
 	EnginePath string `json:"-"`
+
+	encoded []byte // the JSON of an ended build's snapshot, which no longer changes
+}
+
+// snapshotJSON is Snapshot without its methods, for encoding/json.
+type snapshotJSON Snapshot
+
+// AppendJSON appends the snapshot's JSON object to buf: for an ended build, the encoding made
+// once when it ended, so that listing thousands of builds encodes nothing again.
+func (s Snapshot) AppendJSON(buf []byte) []byte {
+	if s.encoded != nil {
+		return append(buf, s.encoded...)
+	}
+	data, err := json.Marshal(snapshotJSON(s))
+	if err != nil {
+		return append(buf, "null"...)
+	}
+	return append(buf, data...)
 }
 
 // Stats are the service's counters, for /metrics.
@@ -180,7 +198,12 @@ type build struct {
 	sigs           chan os.Signal // the build's cancel ladder; nil until it runs
 	cancels        int            // rungs asked for
 	gpu            int
-	done           chan struct{} // closed when it has ended
+	done           chan struct{}   // closed when it has ended
+	outcome        progress.Result // result's fields, read once
+	finished       bool            // ended for good: its snapshot no longer changes
+	encoded        []byte          // its snapshot's JSON, once finished
+	finishing      bool            // finish has begun: it runs once
+	budget         *time.Timer     // the time budget while queued
 }
 
 // New opens the state dir (and its history) and returns a Manager. Builds that were queued
@@ -407,35 +430,46 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 		m.removeDir(b)
 		return s, false, nil
 	}
-	m.mu.Unlock()
-
-	if opts.EngineCache.Dir != "" {
-		if hit := m.fromCache(b); hit {
-			return m.admit(b, false), true, nil
-		}
-	}
-	return m.admit(b, true), true, nil
-}
-
-// admit records a new build, queued (and scheduled) or already ended.
-func (m *Manager) admit(b *build, queue bool) Snapshot {
-	m.mu.Lock()
+	// b is known from here on (a request with the same key shares it), and queued once the
+	// engine cache turns out to have no engine for it.
 	m.builds[b.id] = b
 	m.order = append(m.order, b)
+	m.active[b.key] = b
 	if b.idem != "" {
 		m.idem[b.idem] = b
 	}
-	if queue {
+	m.mu.Unlock()
+	m.persist(b)
+
+	if opts.EngineCache.Dir != "" && m.fromCache(b) {
+		s, _ := m.Get(b.id)
+		return s, true, nil
+	}
+	m.mu.Lock()
+	if b.state == StateQueued && !b.finishing {
 		m.queue = append(m.queue, b)
-		m.active[b.key] = b
+		if opts.Timeout > 0 {
+			b.budget = time.AfterFunc(time.Until(b.created.Add(opts.Timeout)), func() { m.queuedTimeout(b) })
+		}
 	}
 	s := m.snapshotLocked(b)
 	m.mu.Unlock()
-	m.persist(b)
-	if queue {
-		m.schedule()
+	m.schedule()
+	return s, true, nil
+}
+
+// queuedTimeout ends b as timed out when its time budget ran out while it was queued.
+func (m *Manager) queuedTimeout(b *build) {
+	m.mu.Lock()
+	if b.state != StateQueued || b.finishing {
+		m.mu.Unlock()
+		return
 	}
-	return s
+	m.dropQueuedLocked(b)
+	m.mu.Unlock()
+	m.finish(b, progress.Result{Status: progress.StatusTimedOut,
+		Error: fmt.Sprintf("the time budget of %s ran out while the build was queued; nothing was built", b.opts.Timeout),
+		Hint:  "give a longer timeout, or submit when the queue is shorter"}, nil)
 }
 
 // fromCache answers b from the engine cache when it holds b's engine: b has then ended.
@@ -456,7 +490,9 @@ func (m *Manager) fromCache(b *build) bool {
 	if errors.Is(err, builder.ErrNotCached) || !res.Cached {
 		return false
 	}
+	m.mu.Lock()
 	b.started, b.ended = began, time.Now()
+	m.mu.Unlock()
 	m.finish(b, res, err)
 	return true
 }
@@ -468,6 +504,9 @@ func refusal(err error) error {
 		return re
 	}
 	problem, hint := buildflags.SplitHint(exitcode.OneLine(err))
+	if hint == "" {
+		hint = "options are trtbuild's flags (trtbuild --help), with JSON types: the options schema lists each (GET /v1/openapi.json, or the MCP build tool's input schema)"
+	}
 	status := http.StatusBadRequest
 	if exitcode.Of(err) != exitcode.Usage {
 		status = http.StatusUnprocessableEntity
@@ -562,7 +601,7 @@ func (m *Manager) run(b *build) {
 		Diagnostics:   m.diagnostics(b.id),
 		Signals:       b.sigs,
 		CancelMessage: m.cfg.CancelMessage,
-		Began:         b.started,
+		Began:         b.created, // a time budget counts the wait in the queue too
 	})
 	m.mu.Lock()
 	b.ended = time.Now()
@@ -580,6 +619,16 @@ func (m *Manager) run(b *build) {
 // finish ends b with the builder's outcome: its result event (written now if the builder
 // refused before one was), its state, and its log and record on disk.
 func (m *Manager) finish(b *build, res progress.Result, err error) {
+	m.mu.Lock()
+	if b.finishing {
+		m.mu.Unlock()
+		return // a cancel ended it first
+	}
+	b.finishing = true
+	if b.budget != nil {
+		b.budget.Stop()
+	}
+	m.mu.Unlock()
 	if !b.log.Ended() {
 		r := res
 		if r.Status == "" {
@@ -599,13 +648,23 @@ func (m *Manager) finish(b *build, res progress.Result, err error) {
 	if b.ended.IsZero() {
 		b.ended = time.Now()
 	}
-	b.state, b.result = state, b.log.result()
+	b.setResult(b.log.result())
+	b.state, b.finished = state, true
 	if m.active[b.key] == b {
 		delete(m.active, b.key)
 	}
 	m.mu.Unlock()
 	m.persist(b)
 	close(b.done)
+}
+
+// setResult keeps the result event's line, and what a snapshot shows of it.
+func (b *build) setResult(line []byte) {
+	b.result = line
+	b.outcome = progress.Result{}
+	if line != nil {
+		_ = json.Unmarshal(line, &b.outcome)
+	}
 }
 
 // stateOf is the state of a build that ended with status s.
@@ -660,13 +719,14 @@ func (m *Manager) Cancel(id string, hard bool) (Snapshot, error) {
 		m.mu.Unlock()
 		return Snapshot{}, ErrNotFound
 	}
-	switch b.state {
-	case StateQueued:
+	switch {
+	case b.finishing:
+	case b.state == StateQueued:
 		m.dropQueuedLocked(b)
 		m.mu.Unlock()
 		m.finish(b, progress.Result{Status: progress.StatusCancelled, Error: "cancelled while queued; nothing was built"}, nil)
 		m.mu.Lock()
-	case StateRunning:
+	case b.state == StateRunning:
 		// A cancel is idempotent (a client may send it again); hard is the second rung.
 		want := 1
 		if hard {
@@ -730,11 +790,16 @@ func (m *Manager) List(state string, limit int, before string) []Snapshot {
 	defer m.mu.Unlock()
 	end := len(m.order)
 	if before != "" {
-		b := m.builds[before]
-		if b == nil {
+		end = -1
+		for i := len(m.order) - 1; i >= 0; i-- {
+			if m.order[i].id == before {
+				end = i
+				break
+			}
+		}
+		if end < 0 {
 			return nil
 		}
-		end = sort.Search(len(m.order), func(i int) bool { return !m.order[i].created.Before(b.created) && m.order[i].id >= b.id })
 	}
 	var out []Snapshot
 	for i := end - 1; i >= 0; i-- {
@@ -840,14 +905,17 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 	}
 	if b.result != nil {
 		s.Result = json.RawMessage(b.result)
-		var r progress.Result
-		if json.Unmarshal(b.result, &r) == nil {
-			s.Where, s.Hint, s.Error = r.Where, r.Hint, r.Error
-			if b.state == StateSucceeded {
-				s.Engine = true
-				s.EnginePath = r.Engine
-			}
+		s.Where, s.Hint, s.Error = b.outcome.Where, b.outcome.Hint, b.outcome.Error
+		if b.state == StateSucceeded {
+			s.Engine = true
+			s.EnginePath = b.outcome.Engine
 		}
+	}
+	if s.Ended != nil && b.finished {
+		if b.encoded == nil {
+			b.encoded, _ = json.Marshal(snapshotJSON(s))
+		}
+		s.encoded = b.encoded
 	}
 	return s
 }

@@ -143,6 +143,12 @@ func TestBuildSucceedsWithTheEventsOfProgressJSON(t *testing.T) {
 	if end.State != StateSucceeded || !end.Engine || end.Ended == nil {
 		t.Fatalf("ended %+v", end)
 	}
+	for _, snap := range []Snapshot{end, m.List("", 1, "")[0], s} {
+		want, err := json.Marshal(snap)
+		if err != nil || string(snap.AppendJSON(nil)) != string(want) {
+			t.Errorf("AppendJSON %s, want %s", snap.AppendJSON(nil), want)
+		}
+	}
 	l, _ := m.Events(s.ID)
 	evs, ended, err := l.Next(context.Background(), 0)
 	if err != nil || !ended {
@@ -437,6 +443,54 @@ func TestStateDirRefused(t *testing.T) {
 		_, err := New(Config{StateDir: dir, ModelRoot: e.models})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("state dir %s: %v, want %q", dir, err, want)
+		}
+	}
+}
+
+func TestTimeBudgetCountsTheQueue(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, func(c *Config) { c.SimSlots = 1 })
+	first, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 0.5, "no-timing-cache": true}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queued, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-seed": 9, "timeout": "1s"}`)})
+	if err != nil || queued.State != StateQueued {
+		t.Fatalf("%+v %v", queued, err)
+	}
+	end := wait(t, m, queued.ID)
+	if end.State != StateTimedOut || !strings.Contains(end.Error, "while the build was queued") {
+		t.Errorf("queued past its budget: %+v", end)
+	}
+	if _, err := m.Cancel(first.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, m, first.ID)
+}
+
+func TestConcurrentSameRequestsShareOneBuild(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	ids := make(chan string, 8)
+	for i := 0; i < 8; i++ {
+		go func() {
+			s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 20, "no-timing-cache": true}`)})
+			if err != nil {
+				t.Error(err)
+			}
+			ids <- s.ID
+		}()
+	}
+	seen := map[string]bool{}
+	for i := 0; i < 8; i++ {
+		seen[<-ids] = true
+	}
+	if len(seen) != 1 {
+		t.Errorf("8 identical requests at once made %d builds", len(seen))
+	}
+	for id := range seen {
+		if end := wait(t, m, id); end.State != StateSucceeded {
+			t.Errorf("%+v", end)
 		}
 	}
 }

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/serve"
+	"github.com/trtbuild/trtbuild/internal/service"
+	"github.com/trtbuild/trtbuild/internal/webui"
+)
+
+// serveRefused are the build options a request to the server may not set: each names a file
+// or a device of the server's, which the server chooses itself. The value is the hint.
+var serveRefused = map[string]string{
+	"save-engine":        "the server keeps each build's engine: GET /v1/builds/{id}/engine",
+	"report":             "the server writes each build's report: GET /v1/builds/{id}/report",
+	"trace":              "the server keeps each build's trace: GET /v1/builds/{id}/trace",
+	"timing-cache":       "the server keeps the timing caches itself",
+	"plugins":            "plugin libraries run code in the server's worker; the server loads none a request names",
+	"tensorrt-lib":       "the server's TensorRT is chosen when it starts",
+	"engine-cache":       "the server's engine cache is set when it starts (trtbuild serve --engine-cache)",
+	"engine-cache-size":  "the server's engine cache is set when it starts (trtbuild serve --engine-cache-size)",
+	"engine-cache-trust": "the server's engine cache is set when it starts",
+	"device":             "the server's queue picks the GPU (trtbuild serve --gpus)",
+}
+
+type serveOptions struct {
+	listen, tokenFile, modelRoot, stateDir string
+	allowHosts                             []string
+	gpus                                   []int
+	simSlots                               int
+	shutdownTimeout                        time.Duration
+	engineCache, engineCacheSize           string
+}
+
+func newServeCmd(s *streams) *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve --model-root DIR",
+		Short: "Serve builds over HTTP: an API, their events as Server-Sent Events, a web page",
+		Long: `trtbuild serve runs builds for programs and browsers: POST /v1/builds queues a build of a
+model under --model-root, GET /v1/builds/{id}/events streams its progress (the --progress json
+events, as Server-Sent Events), POST /v1/builds/{id}/cancel cancels it, and the engine, report
+and trace are fetched from the server. The builds and their state are kept under --state-dir,
+so a restarted server lists what happened. The API is described at /v1/openapi.json; a web page
+is at /. See docs/serve.md.
+
+It listens on 127.0.0.1 only, unless it has --token-file: then every request needs the token.
+SIGTERM or Ctrl-C stops taking builds, cancels the running ones at their next step boundary
+(within --shutdown-timeout) and exits 143 (130); a second signal stops them at once.`,
+		Example: `  trtbuild serve --model-root models/
+  curl -s -H 'Content-Type: application/json' -d '{"model": "convnet.onnx", "options": {"backend": "sim"}}' http://127.0.0.1:8470/v1/builds
+  trtbuild serve --listen 0.0.0.0:8470 --token-file ~/.config/trtbuild/token --model-root /models --gpus 0,1`,
+		Args: cobra.NoArgs,
+		// The server answers its signals itself (serveRun), rather than exiting at once.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return serveRun(s, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.listen, "listen", serve.DefaultAddr, "address to listen on, host:port (a non-loopback host needs --token-file; port 0 picks a free one)")
+	f.StringVar(&o.tokenFile, "token-file", "", "a file holding the token every request must carry (Authorization: Bearer TOKEN); only you may read it (chmod 600)")
+	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "another name clients reach the server by (a DNS name, a proxy's), allowed in the Host header")
+	f.StringVar(&o.modelRoot, "model-root", "", "the folder requests' models are in (a request names a path inside it; nothing outside it is read)")
+	f.StringVar(&o.stateDir, "state-dir", "", "the server's folder: history, engines, reports, traces (default: the user cache folder's trtbuild/serve)")
+	f.IntSliceVar(&o.gpus, "gpus", []int{0}, "the GPUs TensorRT builds run on, one build per GPU at a time")
+	f.IntVar(&o.simSlots, "sim-slots", 4, "simulated builds (--backend sim) that run at once")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "after SIGTERM, how long running builds get to stop at a step boundary before they are stopped at once")
+	f.StringVar(&o.engineCache, "engine-cache", "", "the engine cache the builds share: DIR, auto (the user cache folder's trtbuild/engines) or off (default: the state dir's engines)")
+	f.StringVar(&o.engineCacheSize, "engine-cache-size", builder.DefaultOptions().EngineCache.Size, "remove the least recently used engines beyond this size")
+	return cmd
+}
+
+func serveRun(s *streams, o *serveOptions) error {
+	cfg, err := serviceConfig(o)
+	if err != nil {
+		return err
+	}
+	sigs, stopSignals := buildSignals(s)
+	defer stopSignals()
+	m, err := service.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	srv, err := serve.New(serve.Config{
+		Addr: o.listen, TokenFile: o.tokenFile, AllowHosts: o.allowHosts,
+		Manager: m, Refused: serveRefused, Version: builder.Version, Logger: s.Err,
+		Page: webui.Handler,
+	})
+	if err != nil {
+		return err
+	}
+	l, err := srv.Listen()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.Err, "trtbuild serve: listening on http://%s (models from %s, state in %s)\n", l.Addr(), q(cfg.ModelRoot), q(cfg.StateDir))
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }()
+	select {
+	case err := <-served:
+		shutdownNow(m)
+		return fmt.Errorf("serving on %s: %w", l.Addr(), err)
+	case sig := <-sigs:
+		return shutdown(s, o, srv, m, sig, sigs)
+	}
+}
+
+// shutdown ends the server after sig: no new builds (503), the running ones cancelled at
+// their step boundary within --shutdown-timeout (a second signal, or SIGQUIT, stops them at
+// once), the open streams ended with their builds, then the process exits with sig's status.
+func shutdown(s *streams, o *serveOptions, srv *serve.Server, m *service.Manager, sig os.Signal, sigs <-chan os.Signal) error {
+	code := exitcode.ForSignal(sig)
+	srv.Drain()
+	ctx, stop := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer stop()
+	if sig == syscall.SIGQUIT {
+		stop()
+	} else {
+		fmt.Fprintf(s.Err, "trtbuild serve: %s; cancelling the builds (within %s; a second signal stops them at once)\n", exitcode.SignalName(sig), o.shutdownTimeout)
+	}
+	go func() {
+		select {
+		case sig := <-sigs:
+			fmt.Fprintf(s.Err, "trtbuild serve: %s; stopping the builds now\n", exitcode.SignalName(sig))
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	if err := m.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		fmt.Fprintf(s.Err, "trtbuild serve: shutting the builds down: %s\n", oneLine(err))
+	}
+	// The builds have ended, so their streams end too; other connections get a moment.
+	httpCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(httpCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		srv.Close()
+	}
+	fmt.Fprintf(s.Err, "trtbuild serve: stopped\n")
+	return &exitcode.Error{Code: code, Err: errors.New(exitcode.SignalName(sig)), Reported: true}
+}
+
+// shutdownNow stops the builds at once, for a server that could not go on serving.
+func shutdownNow(m *service.Manager) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	m.Shutdown(ctx)
+}
+
+// serviceConfig checks the flags and makes the service's configuration.
+func serviceConfig(o *serveOptions) (service.Config, error) {
+	var cfg service.Config
+	if o.modelRoot == "" {
+		return cfg, exitcode.Usagef("trtbuild serve needs --model-root DIR: the folder the requests' models are in")
+	}
+	root, err := filepath.Abs(o.modelRoot)
+	if err != nil {
+		return cfg, exitcode.Usagef("--model-root %s: %v", q(o.modelRoot), err)
+	}
+	if st, err := os.Stat(root); err != nil {
+		return cfg, exitcode.Usagef("--model-root %s: %s; give the folder the models are in", q(o.modelRoot), exitcode.PathCause(err))
+	} else if !st.IsDir() {
+		return cfg, exitcode.Usagef("--model-root %s is not a folder; give the folder the models are in", q(o.modelRoot))
+	}
+	state := o.stateDir
+	if state == "" {
+		dir, err := os.UserCacheDir()
+		if err != nil {
+			return cfg, exitcode.Usagef("no user cache folder for the server's state (%v); give --state-dir DIR", err)
+		}
+		state = filepath.Join(dir, "trtbuild", "serve")
+	}
+	if state, err = filepath.Abs(state); err != nil {
+		return cfg, exitcode.Usagef("--state-dir %s: %v", q(o.stateDir), err)
+	}
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		return cfg, exitcode.Usagef("--state-dir %s: %s; give a folder the server may write", q(state), exitcode.PathCause(err))
+	}
+	if len(o.gpus) == 0 {
+		return cfg, exitcode.Usagef("--gpus is empty; give the GPUs to build on, e.g. --gpus 0,1")
+	}
+	seen := map[int]bool{}
+	for _, g := range o.gpus {
+		if g < 0 || seen[g] {
+			return cfg, exitcode.Usagef("--gpus %v: each GPU is a device number (0, 1, …) given once", o.gpus)
+		}
+		seen[g] = true
+	}
+	if o.simSlots < 1 {
+		return cfg, exitcode.Usagef("--sim-slots %d: give at least 1", o.simSlots)
+	}
+	if o.shutdownTimeout <= 0 {
+		return cfg, exitcode.Usagef("--shutdown-timeout %s: give a time above 0, e.g. 30s", o.shutdownTimeout)
+	}
+	cache := builder.DefaultOptions().EngineCache
+	if o.engineCacheSize != "" {
+		cache.Size = o.engineCacheSize
+	}
+	switch o.engineCache {
+	case "":
+		cache.Dir = filepath.Join(state, "engines")
+	case "off":
+	default:
+		cache.Dir = o.engineCache
+	}
+	return service.Config{
+		StateDir: state, ModelRoot: root, GPUs: o.gpus, SimSlots: o.simSlots,
+		Refused: serveRefused, EngineCache: cache, KeepHistory: true,
+	}, nil
+}

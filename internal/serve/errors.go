@@ -1,0 +1,60 @@
+package serve
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/trtbuild/trtbuild/internal/buildflags"
+	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/service"
+)
+
+// apiError is the body of every error the API answers: what is wrong, on one line, and what to
+// do about it.
+type apiError struct {
+	Error string `json:"error"`
+	Hint  string `json:"hint,omitempty"`
+}
+
+// writeError answers status with {"error": problem, "hint": hint}.
+func writeError(w http.ResponseWriter, status int, problem, hint string) {
+	writeJSON(w, status, apiError{Error: exitcode.OneLine(errors.New(problem)), Hint: hint})
+}
+
+// writeJSON answers status with v as JSON.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(apiError{Error: "encoding the response: " + err.Error()})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// writeServiceError answers an error of the Manager: a *service.RequestError with its status,
+// problem and hint (a hint still inside the problem, "X; do Y", is split off); not found with
+// 404; anything else with 500.
+func (s *Server) writeServiceError(w http.ResponseWriter, r *http.Request, err error) {
+	var re *service.RequestError
+	switch {
+	case errors.As(err, &re):
+		problem, hint := re.Problem, re.Hint
+		if hint == "" {
+			problem, hint = buildflags.SplitHint(problem)
+		}
+		status := re.Status
+		if status == 0 {
+			status = http.StatusBadRequest
+		}
+		writeError(w, status, problem, hint)
+	case errors.Is(err, service.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no build "+quoteHeader(r.PathValue("id")), "list the builds: GET /v1/builds")
+	default:
+		s.logger.Printf("%s %s: %v", r.Method, r.URL.Path, err)
+		writeError(w, http.StatusInternalServerError, exitcode.OneLine(err), "")
+	}
+}
