@@ -3,7 +3,8 @@
 # internal/cgo once more with the trtbench tag, which compiles its measurement and test ABI,
 # trtb_bench.h), the quick fault campaign, the GPU smoke test's checks against the simulated
 # builder, a short run of every fuzz target, the Slurm end-to-end test when Slurm is installed,
-# and the real-terminal end-to-end test when tmux is installed.
+# trtbuild mcp driven by the TypeScript MCP SDK when node and npm are installed, and the
+# real-terminal end-to-end test when tmux is installed.
 # Tests that need tools this machine lacks (tmux, python3-onnx, chromium, slurm-wlm) skip with a message;
 # .ci/run installs them first.
 set -euo pipefail
@@ -37,6 +38,14 @@ echo "== Slurm (a real single-node cluster)"
 # The emitted Slurm array submitted as emitted to slurmctld and slurmd on localhost; skips with
 # a message without Slurm (apt-get install slurm-wlm munge) or root.
 if ! scripts/slurm-e2e.sh; then
+	echo "tests: $passed passed, 1 failed, $skipped skipped"
+	exit 1
+fi
+
+echo "== MCP with the TypeScript SDK (an independent client)"
+# trtbuild mcp driven by @modelcontextprotocol/sdk from npm: progress, cancel, time budget;
+# skips with a message without node and npm.
+if ! scripts/mcp-ts-e2e.sh; then
 	echo "tests: $passed passed, 1 failed, $skipped skipped"
 	exit 1
 fi

@@ -80,6 +80,8 @@ func streamsProgress(root, ran *cobra.Command) bool {
 	switch strings.TrimPrefix(ran.CommandPath(), root.Name()) {
 	case "", " replay", " " + builder.WorkerSubcommand, " matrix build", " matrix cell":
 		return true
+	case " mcp": // stdout is the MCP session; it cancels its builds on signals itself
+		return true
 	}
 	return false
 }

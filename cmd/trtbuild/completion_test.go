@@ -65,7 +65,7 @@ func TestCompletion(t *testing.T) {
 		directive int
 	}{
 		{"first argument: subcommands, models and folders", []string{""},
-			[]string{"completion", "convert", "engine", "help", "inspect", "key", "matrix", "replay", "report", "serve", "version", "models/", "top.onnx"}, compNoFileComp | compNoSpace},
+			[]string{"completion", "convert", "engine", "help", "inspect", "key", "matrix", "mcp", "replay", "report", "serve", "version", "models/", "top.onnx"}, compNoFileComp | compNoSpace},
 		{"models in a folder", []string{"models/"}, []string{"models/Other.ONNX", "models/bert.onnx", "models/sub/"}, compNoFileComp | compNoSpace},
 		{"a model by prefix", []string{"models/b"}, []string{"models/bert.onnx"}, compNoFileComp},
 		{"only one model", []string{"top.onnx", ""}, nil, compNoFileComp},

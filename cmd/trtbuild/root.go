@@ -61,6 +61,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newKeyCmd(s),
 		newEngineCmd(s),
 		newMatrixCmd(s),
+		newMCPCmd(s),
 		newServeCmd(s),
 		newWorkerCmd(),
 		newProbeCmd(),
