@@ -14,6 +14,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/mcptools"
 	"github.com/trtbuild/trtbuild/internal/serve"
 	"github.com/trtbuild/trtbuild/internal/service"
 	"github.com/trtbuild/trtbuild/internal/webui"
@@ -98,6 +99,7 @@ func serveRun(s *streams, o *serveOptions) error {
 		Addr: o.listen, TokenFile: o.tokenFile, AllowHosts: o.allowHosts,
 		Manager: m, Refused: serveRefused, Version: builder.Version, Logger: s.Err,
 		Page: webui.Handler,
+		MCP:  mcptools.HTTPHandler(m, builder.Version),
 	})
 	if err != nil {
 		return err

@@ -49,22 +49,13 @@ func NewServer(m *service.Manager, version string) *mcp.Server {
 			"Pass _meta.progressToken to follow a build's phases; cancel the call to stop it at its next step boundary; give timeout for a time budget.",
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
-	t := &tools{m: m, refused: refused(m)}
+	t := &tools{m: m, refused: m.Refused()}
 	addTool(s, t.buildTool(), t.build)
 	addTool(s, t.inspectTool(), t.inspect)
 	addTool(s, t.convertTool(), t.convert)
 	addTool(s, t.keyTool(), t.key)
 	addTool(s, t.engineInspectTool(), t.engineInspect)
 	return s
-}
-
-// refused is the options m refuses in a request (service.Config.Refused), for the schemas: a
-// Manager that does not say has the schema of every option, and Submit still refuses them.
-func refused(m *service.Manager) map[string]string {
-	if r, ok := any(m).(interface{ Refused() map[string]string }); ok {
-		return r.Refused()
-	}
-	return nil
 }
 
 // sessionIdle is how long a streamable HTTP session may go without a request before it is

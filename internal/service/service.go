@@ -296,6 +296,9 @@ func (m *Manager) Close() error {
 	return err
 }
 
+// Refused is the options a request may not set here, each with why (Config.Refused).
+func (m *Manager) Refused() map[string]string { return m.cfg.Refused }
+
 // Local reports whether requests name the caller's own paths (no model root), as the command
 // line does.
 func (m *Manager) Local() bool { return m.models == nil }
