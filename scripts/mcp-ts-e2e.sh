@@ -5,13 +5,17 @@
 # a build cancelled through an AbortSignal (notifications/cancelled) that ends cancelled with no
 # engine, and a 2 s time budget that ends a slow build timed_out. The packages are installed in
 # a temporary folder outside the repository (npm ci, from the npm registry or its cache).
-# Skips with a message without node and npm.
+# Skips with a message without node and npm (fails under CI=true, where they must be).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 for tool in node npm; do
 	if ! command -v "$tool" >/dev/null; then
-		echo "$tool is not installed (apt-get install nodejs npm): skipping the TypeScript MCP client test"
+		if [ -n "${CI:-}" ]; then
+			echo "mcp-ts-e2e: $tool is not installed; CI needs Node.js 20 or newer with npm for the TypeScript MCP client test" >&2
+			exit 1
+		fi
+		echo "$tool is not installed (Node.js 20 or newer, with npm): skipping the TypeScript MCP client test"
 		exit 0
 	fi
 done
