@@ -67,10 +67,13 @@ const maxRequestBody = 1 << 20
 
 // HTTPHandler serves the same tools over MCP's streamable HTTP transport, with one session
 // per client (notifications/cancelled and progress notifications belong to a session). The
-// caller (trtbuild serve) checks authentication, Host and Origin before it.
+// caller (trtbuild serve) checks authentication, Host and Origin before it: the SDK's own
+// Host check, which knows only loopback names, is off, so that the names the caller allows
+// (trtbuild serve --allow-host) reach /mcp as they reach the rest of the API.
 func HTTPHandler(m *service.Manager, version string) http.Handler {
 	s := NewServer(m, version)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
+		DisableLocalhostProtection:   true,
 		SessionTimeout:               sessionIdle,
 		MaxRequestBodyBytes:          maxRequestBody,
 		PropagateRequestCancellation: true,
@@ -100,10 +103,22 @@ func addTool[In any](s *mcp.Server, t *mcp.Tool, h handler[In]) {
 }
 
 // decodeArgs decodes a tool call's arguments into v, refusing what t's input schema does not
-// name, with one-line errors.
+// name, with one-line errors. The schema, not v, says which arguments there are: under trtbuild
+// serve a tool's schema leaves out the arguments that name the server's files, which v has for
+// trtbuild mcp on stdio.
 func decodeArgs(t *mcp.Tool, raw json.RawMessage, v any) error {
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		raw = json.RawMessage("{}")
+	}
+	var given map[string]json.RawMessage
+	if json.Unmarshal(raw, &given) == nil {
+		schema, _ := t.InputSchema.(map[string]any)
+		props, _ := schema["properties"].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(given)) {
+			if _, ok := props[name]; !ok {
+				return usagef("%s has no argument %q; its arguments are %s", t.Name, name, argNames(t))
+			}
+		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
