@@ -906,12 +906,24 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 			}
 		}
 	}
-	if b.result != nil {
-		s.Result = json.RawMessage(b.result)
-		s.Where, s.Hint, s.Error = b.outcome.Where, b.outcome.Hint, b.outcome.Error
-		if b.state == StateSucceeded {
+	result, outcome := b.result, b.outcome
+	if b.state == StateRunning && b.log != nil {
+		// The result event is out before the builder has returned: a client that read it
+		// finds the build ended when it asks next (the history follows in finish).
+		if line := b.log.result(); line != nil {
+			result, outcome = line, progress.Result{}
+			_ = json.Unmarshal(line, &outcome)
+			s.State = stateOf(outcome.Status)
+			t := time.Now()
+			s.Ended = &t
+		}
+	}
+	if result != nil {
+		s.Result = json.RawMessage(result)
+		s.Where, s.Hint, s.Error = outcome.Where, outcome.Hint, outcome.Error
+		if s.State == StateSucceeded {
 			s.Engine = true
-			s.EnginePath = b.outcome.Engine
+			s.EnginePath = outcome.Engine
 		}
 	}
 	if s.Ended != nil && b.finished {
