@@ -3,8 +3,6 @@ package matrix
 import (
 	"context"
 	"errors"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,37 +10,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/builder/buildertest"
+
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/manifest"
-	"github.com/trtbuild/trtbuild/internal/probe"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
-// The test binary doubles as trtbuild's child processes: builder.Run starts this executable
-// with the worker subcommand, and the real worker (through cgo) serves it; the target check
-// starts it with the probe's subcommand (internal/probe).
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == builder.WorkerSubcommand {
-		if err := builder.ServeWorker(); err != nil {
-			fmt.Fprintln(os.Stderr, "trtbuild: build worker:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	if len(os.Args) > 1 && os.Args[1] == probe.Subcommand {
-		fs := flag.NewFlagSet(probe.Subcommand, flag.ExitOnError)
-		device := fs.Int("device", 0, "")
-		lib := fs.String("tensorrt-lib", "", "")
-		_ = fs.Parse(os.Args[2:])
-		if err := probe.Serve(os.Stdout, *device, *lib, os.Getenv); err != nil {
-			fmt.Fprintln(os.Stderr, "trtbuild:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// TestMain lets the test binary be the build worker and the probe, as trtbuild is.
+func TestMain(m *testing.M) { buildertest.Main(m) }
 
 // quietRenderer counts what a build showed.
 type quietRenderer struct {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -16,21 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/builder/buildertest"
+
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/service"
 )
 
-// TestMain lets the test binary be the build worker, as trtbuild is its own.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == builder.WorkerSubcommand {
-		if err := builder.ServeWorker(); err != nil {
-			fmt.Fprintln(os.Stderr, "trtbuild: build worker:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// TestMain lets the test binary be the build worker and the probe, as trtbuild is.
+func TestMain(m *testing.M) { buildertest.Main(m) }
 
 // testServer is a Server on a free loopback port over a Manager of simulated builds, with the
 // bundled convnet in its model root.

@@ -475,18 +475,22 @@ func (m *Manager) queuedTimeout(b *build) {
 		Hint:  "give a longer timeout, or submit when the queue is shorter"}, nil)
 }
 
+// showCacheHit puts an engine cache hit in b's log as the command line's --progress json shows
+// one: the build line, the hit's log line, the result.
+func (b *build) showCacheHit(info progress.BuildInfo, start time.Time, hit []progress.Event, res progress.Result) error {
+	j := tui.NewJSON(b.log, nil)
+	j.Begin(progress.NewState(info, start))
+	j.Handle(hit)
+	return j.End(res)
+}
+
 // fromCache answers b from the engine cache when it holds b's engine: b has then ended.
 func (m *Manager) fromCache(b *build) bool {
 	o := b.opts
 	o.CacheOnly = true
 	began := time.Now()
 	res, err := builder.Run(context.Background(), o, builder.Frontend{
-		Cached: func(info progress.BuildInfo, start time.Time, hit []progress.Event, res progress.Result) error {
-			j := tui.NewJSON(b.log, nil)
-			j.Begin(progress.NewState(info, start))
-			j.Handle(hit)
-			return j.End(res)
-		},
+		Cached:      b.showCacheHit,
 		Diagnostics: m.diagnostics(b.id),
 		Began:       began,
 	})
@@ -594,13 +598,8 @@ func (m *Manager) run(b *build) {
 	defer m.running.Done()
 	m.persist(b)
 	res, err := builder.Run(context.Background(), b.opts, builder.Frontend{
-		NewRenderer: func(progress.Controls) progress.Renderer { return tui.NewJSON(b.log, nil) },
-		Cached: func(info progress.BuildInfo, start time.Time, hit []progress.Event, res progress.Result) error {
-			j := tui.NewJSON(b.log, nil)
-			j.Begin(progress.NewState(info, start))
-			j.Handle(hit)
-			return j.End(res)
-		},
+		NewRenderer:   func(progress.Controls) progress.Renderer { return tui.NewJSON(b.log, nil) },
+		Cached:        b.showCacheHit,
 		Diagnostics:   m.diagnostics(b.id),
 		Signals:       b.sigs,
 		CancelMessage: m.cfg.CancelMessage,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -14,33 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/builder/buildertest"
+
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/history"
-	"github.com/trtbuild/trtbuild/internal/probe"
 )
 
-// TestMain lets the test binary be the build worker (and the probe child), as trtbuild is.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == builder.WorkerSubcommand {
-		if err := builder.ServeWorker(); err != nil {
-			fmt.Fprintln(os.Stderr, "trtbuild: build worker:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	if len(os.Args) > 1 && os.Args[1] == probe.Subcommand {
-		fs := flag.NewFlagSet(probe.Subcommand, flag.ExitOnError)
-		device := fs.Int("device", 0, "")
-		lib := fs.String("tensorrt-lib", "", "")
-		_ = fs.Parse(os.Args[2:])
-		if err := probe.Serve(os.Stdout, *device, *lib, os.Getenv); err != nil {
-			fmt.Fprintln(os.Stderr, "trtbuild:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
+// TestMain lets the test binary be the build worker and the probe, as trtbuild is.
+func TestMain(m *testing.M) { buildertest.Main(m) }
 
 // env is a model root with the bundled convnet model, and a state dir.
 type env struct {
