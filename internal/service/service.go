@@ -660,6 +660,20 @@ func (m *Manager) finish(b *build, res progress.Result, err error) {
 	close(b.done)
 }
 
+// shown is b's state, result and the result's fields as clients see them. The result event is
+// out a moment before the builder returns: a client that read it finds the build ended when it
+// asks next, though finish has not yet recorded it. m.mu is held.
+func (b *build) shown() (string, []byte, progress.Result) {
+	if b.state == StateRunning && b.log != nil {
+		if line := b.log.result(); line != nil {
+			var r progress.Result
+			_ = json.Unmarshal(line, &r)
+			return stateOf(r.Status), line, r
+		}
+	}
+	return b.state, b.result, b.outcome
+}
+
 // setResult keeps the result event's line, and what a snapshot shows of it.
 func (b *build) setResult(line []byte) {
 	b.result = line
@@ -806,7 +820,7 @@ func (m *Manager) List(state string, limit int, before string) []Snapshot {
 	var out []Snapshot
 	for i := end - 1; i >= 0; i-- {
 		b := m.order[i]
-		if state != "" && b.state != state {
+		if shown, _, _ := b.shown(); state != "" && shown != state {
 			continue
 		}
 		out = append(out, m.snapshotLocked(b))
@@ -837,12 +851,23 @@ func (m *Manager) File(id, kind string) (*os.File, error) {
 	m.mu.Lock()
 	b := m.builds[id]
 	var state, engine string
+	settling := false
 	if b != nil {
-		state, engine = b.state, b.opts.Engine
+		state, _, _ = b.shown()
+		engine = b.opts.Engine
+		settling = state != b.state // its result is out, its files are still being written
 	}
 	m.mu.Unlock()
 	if b == nil {
 		return nil, ErrNotFound
+	}
+	if settling && kind != "engine" {
+		// The report and the events file are written after the result event (the engine
+		// before it): wait for them, as long as the manifest and the cache store take.
+		select {
+		case <-b.done:
+		case <-time.After(time.Minute):
+		}
 	}
 	var name string
 	switch kind {
@@ -905,17 +930,11 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 			}
 		}
 	}
-	result, outcome := b.result, b.outcome
-	if b.state == StateRunning && b.log != nil {
-		// The result event is out before the builder has returned: a client that read it
-		// finds the build ended when it asks next (the history follows in finish).
-		if line := b.log.result(); line != nil {
-			result, outcome = line, progress.Result{}
-			_ = json.Unmarshal(line, &outcome)
-			s.State = stateOf(outcome.Status)
-			t := time.Now()
-			s.Ended = &t
-		}
+	state, result, outcome := b.shown()
+	if state != b.state {
+		s.State = state
+		t := time.Now()
+		s.Ended = &t
 	}
 	if result != nil {
 		s.Result = json.RawMessage(result)
@@ -987,7 +1006,8 @@ func (m *Manager) Stats() Stats {
 		s.ByState[st] = 0
 	}
 	for _, b := range m.builds {
-		s.ByState[b.state]++
+		state, _, _ := b.shown()
+		s.ByState[state]++
 	}
 	now := time.Now()
 	for _, b := range m.gpuBusy {
