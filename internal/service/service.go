@@ -6,7 +6,8 @@
 // of builds kept across restarts (internal/history).
 //
 // Each build has its own folder in the state dir, builds/<id>/, trtbuild's own (no link is
-// followed there): the engine (unless a local caller named it elsewhere), report.html and
+// followed there) and private (0700, as builds/ and an engine cache inside the state dir are,
+// so that a state dir others may read shows them nothing): the engine (unless a local caller named it elsewhere), report.html and
 // events.jsonl, the build's event log, written when it ends.
 package service
 
@@ -231,9 +232,16 @@ func New(cfg Config) (*Manager, error) {
 	if m.state, err = os.OpenRoot(dir); err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 	}
-	if err := outpath.MkdirOwn(dir, "builds"); err != nil {
+	if err := m.mkdirPrivate("builds"); err != nil {
 		m.state.Close()
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
+	}
+	// An engine cache inside the state dir holds the engines too: its top folder is private.
+	if rel, err := filepath.Rel(dir, cfg.EngineCache.Dir); cfg.EngineCache.Dir != "" && err == nil && filepath.IsLocal(rel) {
+		if err := m.mkdirPrivate(strings.Split(rel, string(filepath.Separator))[0]); err != nil {
+			m.state.Close()
+			return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
+		}
 	}
 	if cfg.ModelRoot != "" {
 		if m.models, err = openModelRoot(cfg.ModelRoot); err != nil {
@@ -324,10 +332,23 @@ func (m *Manager) OutputDir(kind string) (string, error) {
 	if kind == "" || !filepath.IsLocal(kind) || strings.ContainsRune(kind, filepath.Separator) {
 		return "", fmt.Errorf("output kind %q is not a folder name", kind)
 	}
-	if err := outpath.MkdirOwn(m.cfg.StateDir, kind); err != nil {
+	if err := m.mkdirPrivate(kind); err != nil {
 		return "", err
 	}
 	return filepath.Join(m.cfg.StateDir, kind), nil
+}
+
+// mkdirPrivate makes the folder rel of the state dir (no link followed) and makes it 0700:
+// the engines, reports and events in it are no one else's to read, even when the state dir
+// itself may be read by others (a folder made with mkdir, mode 0755).
+func (m *Manager) mkdirPrivate(rel string) error {
+	if err := outpath.MkdirOwn(m.cfg.StateDir, rel); err != nil {
+		return err
+	}
+	if err := m.state.Chmod(rel, 0o700); err != nil {
+		return fmt.Errorf("making %s private: %w", pathtext.Q(filepath.Join(m.cfg.StateDir, rel)), exitcode.SyscallCause(err))
+	}
+	return nil
 }
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{12}-[0-9a-f]{8}$`)
@@ -395,7 +416,7 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	b := &build{id: newID(now), model: r.Model, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
 		state: StateQueued, log: NewLog(), done: make(chan struct{})}
 	b.dir = filepath.Join(m.cfg.StateDir, "builds", b.id)
-	if err := outpath.MkdirOwn(m.cfg.StateDir, filepath.Join("builds", b.id)); err != nil {
+	if err := m.mkdirPrivate(filepath.Join("builds", b.id)); err != nil {
 		return Snapshot{}, false, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make the build's folder: " + exitcode.OneLine(err), Hint: "check the state dir"}
 	}
 	opts.Model = model
