@@ -186,6 +186,7 @@ type Manager struct {
 // build is one build's record.
 type build struct {
 	id, model, key string
+	modelFile      os.FileInfo // the model the root found when it was submitted (nil: local)
 	options        map[string]json.RawMessage
 	idem, reqHash  string
 	opts           builder.Options
@@ -405,7 +406,14 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	}
 	m.mu.Unlock()
 
-	model, err := m.ResolveModel(r.Model)
+	var model string
+	var modelFile os.FileInfo
+	var err error
+	if m.models != nil {
+		model, modelFile, err = m.models.lookup(r.Model)
+	} else {
+		model, err = m.ResolveModel(r.Model)
+	}
 	if err != nil {
 		return Snapshot{}, false, err
 	}
@@ -413,7 +421,7 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	if err != nil {
 		return Snapshot{}, false, refusal(err)
 	}
-	b := &build{id: newID(now), model: r.Model, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
+	b := &build{id: newID(now), model: r.Model, modelFile: modelFile, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
 		state: StateQueued, log: NewLog(), done: make(chan struct{})}
 	b.dir = filepath.Join(m.cfg.StateDir, "builds", b.id)
 	if err := m.mkdirPrivate(filepath.Join("builds", b.id)); err != nil {
@@ -614,7 +622,29 @@ func (m *Manager) schedule() {
 func (m *Manager) run(b *build) {
 	defer m.running.Done()
 	m.persist(b)
-	res, err := builder.Run(context.Background(), b.opts, builder.Frontend{
+	var res progress.Result
+	var err error
+	if changed := m.modelChanged(b); changed != nil {
+		res = progress.Result{Status: progress.StatusFailed, Error: changed.Problem, Hint: changed.Hint}
+	} else {
+		res, err = m.build(b)
+	}
+	m.mu.Lock()
+	b.ended = time.Now()
+	if b.onGPU {
+		delete(m.gpuBusy, b.gpu)
+		m.gpuSecs += b.ended.Sub(b.started).Seconds()
+	} else {
+		m.simBusy--
+	}
+	m.mu.Unlock()
+	m.finish(b, res, err)
+	m.schedule()
+}
+
+// build runs b's build with the builder, its events going to b's log.
+func (m *Manager) build(b *build) (progress.Result, error) {
+	return builder.Run(context.Background(), b.opts, builder.Frontend{
 		NewRenderer: func(progress.Controls) progress.Renderer { return tui.NewJSON(b.log, nil) },
 		Cached: func(info progress.BuildInfo, start time.Time, hit []progress.Event, res progress.Result) error {
 			j := tui.NewJSON(b.log, nil)
@@ -627,17 +657,30 @@ func (m *Manager) run(b *build) {
 		CancelMessage: m.cfg.CancelMessage,
 		Began:         b.created, // a time budget counts the wait in the queue too
 	})
-	m.mu.Lock()
-	b.ended = time.Now()
-	if b.onGPU {
-		delete(m.gpuBusy, b.gpu)
-		m.gpuSecs += b.ended.Sub(b.started).Seconds()
-	} else {
-		m.simBusy--
+}
+
+// modelChanged says why b may not start when its model is no longer the file the model root
+// found when b was submitted: its name (or a folder on the way) was replaced since, by a link
+// out of the root, say, which the builder, opening the model by its path, would follow.
+func (m *Manager) modelChanged(b *build) *RequestError {
+	if m.models == nil || b.modelFile == nil {
+		return nil
 	}
-	m.mu.Unlock()
-	m.finish(b, res, err)
-	m.schedule()
+	real, fi, err := m.models.lookup(b.model)
+	if err != nil {
+		var re *RequestError
+		if errors.As(err, &re) {
+			return &RequestError{Status: re.Status, Problem: re.Problem + " (it was there when the build was submitted)", Hint: re.Hint}
+		}
+		return badRequest(err.Error(), "submit the build again")
+	}
+	// The same inode may be a new file (a file system reuses a removed file's number): its
+	// size and modification time say whether it is the one that was checked.
+	if real != b.opts.Model || !os.SameFile(fi, b.modelFile) || fi.Size() != b.modelFile.Size() || !fi.ModTime().Equal(b.modelFile.ModTime()) {
+		return badRequest(fmt.Sprintf("model %s was replaced or changed after the build was submitted; nothing was built", pathtext.Q(b.model)),
+			"submit the build again once the model is in place")
+	}
+	return nil
 }
 
 // finish ends b with the builder's outcome: its result event (written now if the builder
