@@ -1,9 +1,11 @@
 package mcptools
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -21,6 +23,8 @@ type Stdio struct {
 	in  io.Reader
 	out io.Writer
 
+	wmu sync.Mutex // one message written at a time: the SDK's and the parse errors
+
 	mu      sync.Mutex
 	pending int           // calls received whose response is not written yet
 	idle    chan struct{} // closed while pending is 0; replaced when a call comes
@@ -37,7 +41,50 @@ func NewStdio(srv *mcp.Server, in io.Reader, out io.Writer) *Stdio {
 // Run serves the session until in ends (the client went away: the calls in flight are
 // cancelled, and with them their builds) or ctx ends.
 func (st *Stdio) Run(ctx context.Context) error {
-	return st.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(st.in), Writer: responseCounter{st}})
+	return st.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(&lineFilter{st: st, in: bufio.NewReader(st.in)}), Writer: responseCounter{st}})
+}
+
+// parseError is the JSON-RPC answer to a line that is not JSON.
+var parseError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the line is not one JSON value (MCP over stdio sends each message on one line)"}}` + "\n")
+
+// lineFilter passes the session's input on line by line (MCP over stdio sends each message
+// on a line of its own), answering a line that is not JSON with a parse error instead: the
+// SDK reads one stream of JSON values, and one bad line would end the session (and with it
+// every build in flight).
+type lineFilter struct {
+	st   *Stdio
+	in   *bufio.Reader
+	rest []byte // the part of the current line not read yet
+}
+
+func (f *lineFilter) Read(p []byte) (int, error) {
+	for len(f.rest) == 0 {
+		line, err := f.in.ReadBytes('\n')
+		if msg := bytes.TrimSpace(line); len(msg) > 0 {
+			if json.Valid(msg) {
+				f.rest = append(msg, '\n')
+			} else if werr := f.st.writeRaw(parseError); werr != nil {
+				return 0, werr
+			}
+		}
+		if err != nil {
+			if len(f.rest) > 0 && errors.Is(err, io.EOF) {
+				break // the last line, then EOF on the next Read
+			}
+			return 0, err
+		}
+	}
+	n := copy(p, f.rest)
+	f.rest = f.rest[n:]
+	return n, nil
+}
+
+// writeRaw writes a message the SDK did not make (it is no response to a call counted).
+func (st *Stdio) writeRaw(p []byte) error {
+	st.wmu.Lock()
+	defer st.wmu.Unlock()
+	_, err := st.out.Write(p)
+	return err
 }
 
 // Drain waits until every call received has written its response, or ctx ends.
@@ -80,7 +127,9 @@ func (st *Stdio) add(d int) {
 type responseCounter struct{ st *Stdio }
 
 func (w responseCounter) Write(p []byte) (int, error) {
+	w.st.wmu.Lock()
 	n, err := w.st.out.Write(p)
+	w.st.wmu.Unlock()
 	if err == nil {
 		if r := responses(p); r > 0 {
 			w.st.add(-r)
