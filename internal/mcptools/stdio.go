@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -44,13 +45,34 @@ func (st *Stdio) Run(ctx context.Context) error {
 	return st.srv.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(&lineFilter{st: st, in: bufio.NewReader(st.in)}), Writer: responseCounter{st}})
 }
 
-// parseError is the JSON-RPC answer to a line that is not JSON.
-var parseError = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the line is not one JSON value (MCP over stdio sends each message on one line)"}}` + "\n")
+// The JSON-RPC answers to a line that is not JSON, and to one that is no JSON-RPC message.
+var (
+	parseError     = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the line is not one JSON value (MCP over stdio sends each message on one line)"}}` + "\n")
+	invalidRequest = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: the line is not a JSON-RPC 2.0 message"}}` + "\n")
+)
+
+// isMessage reports whether msg, valid JSON, is a JSON-RPC message or a batch of them.
+func isMessage(msg []byte) bool {
+	if msg[0] != '[' {
+		_, err := jsonrpc.DecodeMessage(msg)
+		return err == nil
+	}
+	var batch []json.RawMessage
+	if json.Unmarshal(msg, &batch) != nil || len(batch) == 0 {
+		return false
+	}
+	for _, m := range batch {
+		if _, err := jsonrpc.DecodeMessage(m); err != nil {
+			return false
+		}
+	}
+	return true
+}
 
 // lineFilter passes the session's input on line by line (MCP over stdio sends each message
-// on a line of its own), answering a line that is not JSON with a parse error instead: the
-// SDK reads one stream of JSON values, and one bad line would end the session (and with it
-// every build in flight).
+// on a line of its own), answering a line that is not JSON, or not a JSON-RPC message, with
+// an error instead: the SDK reads one stream of JSON values, and one bad line would end the
+// session (and with it every build in flight).
 type lineFilter struct {
 	st   *Stdio
 	in   *bufio.Reader
@@ -61,10 +83,17 @@ func (f *lineFilter) Read(p []byte) (int, error) {
 	for len(f.rest) == 0 {
 		line, err := f.in.ReadBytes('\n')
 		if msg := bytes.TrimSpace(line); len(msg) > 0 {
+			answer := parseError
 			if json.Valid(msg) {
-				f.rest = append(msg, '\n')
-			} else if werr := f.st.writeRaw(parseError); werr != nil {
-				return 0, werr
+				answer = invalidRequest
+				if isMessage(msg) {
+					answer, f.rest = nil, append(msg, '\n')
+				}
+			}
+			if answer != nil {
+				if werr := f.st.writeRaw(answer); werr != nil {
+					return 0, werr
+				}
 			}
 		}
 		if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestStdioSurvivesBadLines: a line that is not JSON (a message cut short, a stray word) gets a
-// JSON-RPC parse error, and the session goes on answering the next requests.
+// JSON-RPC parse error, one that is no JSON-RPC message an invalid-request error, and the session goes on answering the next requests.
 func TestStdioSurvivesBadLines(t *testing.T) {
 	m, err := service.New(service.Config{StateDir: filepath.Join(t.TempDir(), "state")})
 	if err != nil {
@@ -61,12 +61,21 @@ func TestStdioSurvivesBadLines(t *testing.T) {
 		t.Fatalf("initialize: %v", msg)
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	for i, bad := range []string{`{"jsonrpc":"2.0","id":2,"method":`, `not json`} {
-		send(bad)
+	for _, bad := range []struct {
+		line string
+		code float64
+	}{
+		{`{"jsonrpc":"2.0","id":2,"method":`, -32700},
+		{`not json`, -32700},
+		{`[1,2,3]`, -32600},
+		{`"a string"`, -32600},
+		{`[]`, -32600},
+	} {
+		send(bad.line)
 		msg := next()
 		e, _ := msg["error"].(map[string]any)
-		if e == nil || e["code"] != -32700.0 {
-			t.Fatalf("bad line %d %q: %v, want a parse error", i, bad, msg)
+		if e == nil || e["code"] != bad.code {
+			t.Fatalf("bad line %q: %v, want error %v", bad.line, msg, bad.code)
 		}
 	}
 	send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
