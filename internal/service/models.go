@@ -45,41 +45,48 @@ func openModelRoot(dir string) (*modelRoot, error) {
 // inside the root, as a path below the root's folder that the builder opens (with the folder's
 // external data beside it). Errors are RequestErrors that say what to give instead.
 func (r *modelRoot) resolve(name string) (string, error) {
+	real, _, err := r.lookup(name)
+	return real, err
+}
+
+// lookup is resolve, with the file it found: a build checks again, before it starts, that
+// the name still leads to that file (see Manager.modelChanged).
+func (r *modelRoot) lookup(name string) (string, os.FileInfo, error) {
 	shown := pathtext.Q(name)
 	switch {
 	case name == "":
-		return "", badRequest("no model given", "name an ONNX file relative to the model root, as \"model\": \"resnet/model.onnx\"")
+		return "", nil, badRequest("no model given", "name an ONNX file relative to the model root, as \"model\": \"resnet/model.onnx\"")
 	case strings.ContainsRune(name, 0) || strings.ContainsAny(name, "\\"):
-		return "", badRequest(fmt.Sprintf("model %s has a NUL or a backslash in its name", shown), "name it with forward slashes, relative to the model root")
+		return "", nil, badRequest(fmt.Sprintf("model %s has a NUL or a backslash in its name", shown), "name it with forward slashes, relative to the model root")
 	case filepath.IsAbs(name):
-		return "", badRequest(fmt.Sprintf("model %s is an absolute path", shown), "name it relative to the model root")
+		return "", nil, badRequest(fmt.Sprintf("model %s is an absolute path", shown), "name it relative to the model root")
 	case !filepath.IsLocal(name):
-		return "", badRequest(fmt.Sprintf("model %s leads out of the model root", shown), "name a file inside the model root, without \"..\"")
+		return "", nil, badRequest(fmt.Sprintf("model %s leads out of the model root", shown), "name a file inside the model root, without \"..\"")
 	}
 	fi, err := r.root.Stat(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", &RequestError{Status: http.StatusNotFound, Problem: fmt.Sprintf("no model %s in the model root", shown), Hint: "check the name; it is relative to the model root the server was started with"}
+		return "", nil, &RequestError{Status: http.StatusNotFound, Problem: fmt.Sprintf("no model %s in the model root", shown), Hint: "check the name; it is relative to the model root the server was started with"}
 	}
 	if err != nil {
-		return "", badRequest(fmt.Sprintf("model %s cannot be opened inside the model root (%s)", shown, pathtext.Line(errText(err))), "a link that leads out of the model root is refused; name the file itself")
+		return "", nil, badRequest(fmt.Sprintf("model %s cannot be opened inside the model root (%s)", shown, pathtext.Line(errText(err))), "a link that leads out of the model root is refused; name the file itself")
 	}
 	if !fi.Mode().IsRegular() {
-		return "", badRequest(fmt.Sprintf("model %s is not a regular file (%s)", shown, kindOf(fi.Mode())), "name the .onnx file")
+		return "", nil, badRequest(fmt.Sprintf("model %s is not a regular file (%s)", shown, kindOf(fi.Mode())), "name the .onnx file")
 	}
 	// The builder opens the model by path: give it the file's own path inside the root, links
 	// resolved, and check that it is the file the root found.
 	real, err := filepath.EvalSymlinks(filepath.Join(r.dir, filepath.FromSlash(name)))
 	if err != nil {
-		return "", badRequest(fmt.Sprintf("model %s: %s", shown, pathtext.Line(errText(err))), "name the file itself")
+		return "", nil, badRequest(fmt.Sprintf("model %s: %s", shown, pathtext.Line(errText(err))), "name the file itself")
 	}
 	if rel, err := filepath.Rel(r.dir, real); err != nil || !filepath.IsLocal(rel) {
-		return "", badRequest(fmt.Sprintf("model %s is a link out of the model root", shown), "name a file inside the model root")
+		return "", nil, badRequest(fmt.Sprintf("model %s is a link out of the model root", shown), "name a file inside the model root")
 	}
 	again, err := os.Stat(real)
 	if err != nil || !os.SameFile(fi, again) {
-		return "", badRequest(fmt.Sprintf("model %s changed while it was looked up", shown), "submit the build again")
+		return "", nil, badRequest(fmt.Sprintf("model %s changed while it was looked up", shown), "submit the build again")
 	}
-	return real, nil
+	return real, fi, nil
 }
 
 // errText is an error's message without the path the os package puts in front of it.

@@ -6,7 +6,8 @@
 // of builds kept across restarts (internal/history).
 //
 // Each build has its own folder in the state dir, builds/<id>/, trtbuild's own (no link is
-// followed there): the engine (unless a local caller named it elsewhere), report.html and
+// followed there) and private (0700, as builds/ and an engine cache inside the state dir are,
+// so that a state dir others may read shows them nothing): the engine (unless a local caller named it elsewhere), report.html and
 // events.jsonl, the build's event log, written when it ends.
 package service
 
@@ -185,6 +186,7 @@ type Manager struct {
 // build is one build's record.
 type build struct {
 	id, model, key string
+	modelFile      os.FileInfo // the model the root found when it was submitted (nil: local)
 	options        map[string]json.RawMessage
 	idem, reqHash  string
 	opts           builder.Options
@@ -231,9 +233,16 @@ func New(cfg Config) (*Manager, error) {
 	if m.state, err = os.OpenRoot(dir); err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 	}
-	if err := outpath.MkdirOwn(dir, "builds"); err != nil {
+	if err := m.mkdirPrivate("builds"); err != nil {
 		m.state.Close()
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
+	}
+	// An engine cache inside the state dir holds the engines too: its top folder is private.
+	if rel, err := filepath.Rel(dir, cfg.EngineCache.Dir); cfg.EngineCache.Dir != "" && err == nil && filepath.IsLocal(rel) {
+		if err := m.mkdirPrivate(strings.Split(rel, string(filepath.Separator))[0]); err != nil {
+			m.state.Close()
+			return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
+		}
 	}
 	if cfg.ModelRoot != "" {
 		if m.models, err = openModelRoot(cfg.ModelRoot); err != nil {
@@ -324,10 +333,23 @@ func (m *Manager) OutputDir(kind string) (string, error) {
 	if kind == "" || !filepath.IsLocal(kind) || strings.ContainsRune(kind, filepath.Separator) {
 		return "", fmt.Errorf("output kind %q is not a folder name", kind)
 	}
-	if err := outpath.MkdirOwn(m.cfg.StateDir, kind); err != nil {
+	if err := m.mkdirPrivate(kind); err != nil {
 		return "", err
 	}
 	return filepath.Join(m.cfg.StateDir, kind), nil
+}
+
+// mkdirPrivate makes the folder rel of the state dir (no link followed) and makes it 0700:
+// the engines, reports and events in it are no one else's to read, even when the state dir
+// itself may be read by others (a folder made with mkdir, mode 0755).
+func (m *Manager) mkdirPrivate(rel string) error {
+	if err := outpath.MkdirOwn(m.cfg.StateDir, rel); err != nil {
+		return err
+	}
+	if err := m.state.Chmod(rel, 0o700); err != nil {
+		return fmt.Errorf("making %s private: %w", pathtext.Q(filepath.Join(m.cfg.StateDir, rel)), exitcode.SyscallCause(err))
+	}
+	return nil
 }
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{12}-[0-9a-f]{8}$`)
@@ -384,7 +406,14 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	}
 	m.mu.Unlock()
 
-	model, err := m.ResolveModel(r.Model)
+	var model string
+	var modelFile os.FileInfo
+	var err error
+	if m.models != nil {
+		model, modelFile, err = m.models.lookup(r.Model)
+	} else {
+		model, err = m.ResolveModel(r.Model)
+	}
 	if err != nil {
 		return Snapshot{}, false, err
 	}
@@ -392,10 +421,10 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	if err != nil {
 		return Snapshot{}, false, refusal(err)
 	}
-	b := &build{id: newID(now), model: r.Model, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
+	b := &build{id: newID(now), model: r.Model, modelFile: modelFile, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
 		state: StateQueued, log: NewLog(), done: make(chan struct{})}
 	b.dir = filepath.Join(m.cfg.StateDir, "builds", b.id)
-	if err := outpath.MkdirOwn(m.cfg.StateDir, filepath.Join("builds", b.id)); err != nil {
+	if err := m.mkdirPrivate(filepath.Join("builds", b.id)); err != nil {
 		return Snapshot{}, false, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make the build's folder: " + exitcode.OneLine(err), Hint: "check the state dir"}
 	}
 	opts.Model = model
@@ -597,14 +626,13 @@ func (m *Manager) schedule() {
 func (m *Manager) run(b *build) {
 	defer m.running.Done()
 	m.persist(b)
-	res, err := builder.Run(context.Background(), b.opts, builder.Frontend{
-		NewRenderer:   func(progress.Controls) progress.Renderer { return tui.NewJSON(b.log, nil) },
-		Cached:        b.showCacheHit,
-		Diagnostics:   m.diagnostics(b.id),
-		Signals:       b.sigs,
-		CancelMessage: m.cfg.CancelMessage,
-		Began:         b.created, // a time budget counts the wait in the queue too
-	})
+	var res progress.Result
+	var err error
+	if changed := m.modelChanged(b); changed != nil {
+		res = progress.Result{Status: progress.StatusFailed, Error: changed.Problem, Hint: changed.Hint}
+	} else {
+		res, err = m.build(b)
+	}
 	m.mu.Lock()
 	b.ended = time.Now()
 	if b.onGPU {
@@ -616,6 +644,42 @@ func (m *Manager) run(b *build) {
 	m.mu.Unlock()
 	m.finish(b, res, err)
 	m.schedule()
+}
+
+// build runs b's build with the builder, its events going to b's log.
+func (m *Manager) build(b *build) (progress.Result, error) {
+	return builder.Run(context.Background(), b.opts, builder.Frontend{
+		NewRenderer:   func(progress.Controls) progress.Renderer { return tui.NewJSON(b.log, nil) },
+		Cached:        b.showCacheHit,
+		Diagnostics:   m.diagnostics(b.id),
+		Signals:       b.sigs,
+		CancelMessage: m.cfg.CancelMessage,
+		Began:         b.created, // a time budget counts the wait in the queue too
+	})
+}
+
+// modelChanged says why b may not start when its model is no longer the file the model root
+// found when b was submitted: its name (or a folder on the way) was replaced since, by a link
+// out of the root, say, which the builder, opening the model by its path, would follow.
+func (m *Manager) modelChanged(b *build) *RequestError {
+	if m.models == nil || b.modelFile == nil {
+		return nil
+	}
+	real, fi, err := m.models.lookup(b.model)
+	if err != nil {
+		var re *RequestError
+		if errors.As(err, &re) {
+			return &RequestError{Status: re.Status, Problem: re.Problem + " (it was there when the build was submitted)", Hint: re.Hint}
+		}
+		return badRequest(err.Error(), "submit the build again")
+	}
+	// The same inode may be a new file (a file system reuses a removed file's number): its
+	// size and modification time say whether it is the one that was checked.
+	if real != b.opts.Model || !os.SameFile(fi, b.modelFile) || fi.Size() != b.modelFile.Size() || !fi.ModTime().Equal(b.modelFile.ModTime()) {
+		return badRequest(fmt.Sprintf("model %s was replaced or changed after the build was submitted; nothing was built", pathtext.Q(b.model)),
+			"submit the build again once the model is in place")
+	}
+	return nil
 }
 
 // finish ends b with the builder's outcome: its result event (written now if the builder

@@ -474,3 +474,101 @@ func TestConcurrentSameRequestsShareOneBuild(t *testing.T) {
 		}
 	}
 }
+
+// TestFoldersArePrivate: in a state dir others may read (made by mkdir: 0755), the folders
+// that hold engines, reports and events are the server's alone (0700).
+func TestFoldersArePrivate(t *testing.T) {
+	e := newEnv(t)
+	if err := os.Mkdir(e.state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(e.state, 0o755); err != nil { // whatever the umask
+		t.Fatal(err)
+	}
+	m := e.manager(t, nil)
+	s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 50}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := wait(t, m, s.ID); end.State != StateSucceeded {
+		t.Fatalf("%+v", end)
+	}
+	converted, err := m.OutputDir("converted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"builds", filepath.Join("builds", s.ID), "engines", converted} {
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(e.state, dir)
+		}
+		fi, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %04o: others may read what is in it", dir, fi.Mode().Perm())
+		}
+	}
+}
+
+// TestModelSwappedWhileQueued: a model replaced, after its build was submitted, by a link out
+// of the model root (or by another file) is not built: the builder, opening the model by its
+// path, would read the file outside the root.
+func TestModelSwappedWhileQueued(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		swap func(t *testing.T, model, outside string)
+		want string
+	}{
+		{"a link out of the root", func(t *testing.T, model, outside string) {
+			if err := os.Symlink(outside, model); err != nil {
+				t.Fatal(err)
+			}
+		}, "cannot be opened inside the model root"},
+		{"another file", func(t *testing.T, model, outside string) {
+			data, err := os.ReadFile(outside)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(model, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "was replaced or changed after the build was submitted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			outside := filepath.Join(t.TempDir(), "private.onnx")
+			data, err := os.ReadFile(filepath.Join(e.models, "convnet.onnx"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(outside, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			victim := filepath.Join(e.models, "victim.onnx")
+			if err := os.WriteFile(victim, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m := e.manager(t, func(c *Config) { c.SimSlots = 1 })
+			first, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 0.5, "no-timing-cache": true}`)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			queued, _, err := m.Submit(Request{Model: "victim.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 50, "sim-seed": 7}`)})
+			if err != nil || queued.State != StateQueued {
+				t.Fatalf("%+v %v", queued, err)
+			}
+			if err := os.Remove(victim); err != nil {
+				t.Fatal(err)
+			}
+			tc.swap(t, victim, outside)
+			if _, err := m.Cancel(first.ID, true); err != nil {
+				t.Fatal(err)
+			}
+			end := wait(t, m, queued.ID)
+			if end.State != StateFailed || !strings.Contains(end.Error, tc.want) {
+				t.Errorf("the swapped model's build: %s %q, want failed with %q", end.State, end.Error, tc.want)
+			}
+		})
+	}
+}
