@@ -12,6 +12,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/history"
 	"github.com/trtbuild/trtbuild/internal/outpath"
+	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/tui"
 )
@@ -26,14 +27,14 @@ func (m *Manager) loadHistory() error {
 	m.store = s
 	interrupted, err := s.Interrupt(time.Now())
 	if err != nil {
-		return fmt.Errorf("history: %w", err)
+		return fmt.Errorf("state dir %s: %w", pathtext.Q(m.cfg.StateDir), err)
 	}
 	for _, h := range interrupted {
 		m.cleanInterrupted(h)
 	}
 	all, err := s.List(history.Filter{})
 	if err != nil {
-		return fmt.Errorf("history: %w", err)
+		return fmt.Errorf("state dir %s: %w", pathtext.Q(m.cfg.StateDir), err)
 	}
 	for i := len(all) - 1; i >= 0; i-- { // oldest first
 		h := all[i]

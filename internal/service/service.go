@@ -235,7 +235,7 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if err := m.mkdirPrivate("builds"); err != nil {
 		m.state.Close()
-		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
+		return nil, exitcode.Usagef("state dir %s cannot be written (%s); give a folder this user may write", pathtext.Q(dir), exitcode.OneLine(exitcode.SyscallCause(err)))
 	}
 	// An engine cache inside the state dir holds the engines too: its top folder is private.
 	if rel, err := filepath.Rel(dir, cfg.EngineCache.Dir); cfg.EngineCache.Dir != "" && err == nil && filepath.IsLocal(rel) {

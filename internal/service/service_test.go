@@ -419,7 +419,13 @@ func TestStateDirRefused(t *testing.T) {
 	if err := os.Symlink(t.TempDir(), link); err != nil {
 		t.Fatal(err)
 	}
-	for dir, want := range map[string]string{open: "can be written by others", link: "is not a folder"} {
+	// A state dir whose builds folder cannot be made (a file there, as a full or read-only
+	// disk would refuse it).
+	blocked := t.TempDir()
+	if err := os.WriteFile(filepath.Join(blocked, "builds"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for dir, want := range map[string]string{open: "can be written by others", link: "is not a folder", blocked: "cannot be written ("} {
 		_, err := New(Config{StateDir: dir, ModelRoot: e.models})
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("state dir %s: %v, want %q", dir, err, want)
