@@ -358,15 +358,7 @@ func TestMCPRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := s.call(t, context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
-			text := resultText(t, res)
-			if !res.IsError || strings.Contains(text, "\n") {
-				t.Fatalf("result %q (IsError %v), want a one-line tool error", text, res.IsError)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("message %q does not say %q", text, w)
-				}
-			}
+			wantToolError(t, res, tt.want...)
 		})
 	}
 	if builds, _ := filepath.Glob(filepath.Join(s.stateDir, "builds", "*")); len(builds) > 0 {

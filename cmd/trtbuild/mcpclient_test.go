@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,4 +75,19 @@ func (c *mcpClient) call(t *testing.T, ctx context.Context, params *mcp.CallTool
 		t.Fatalf("calling %s: %v; stderr:\n%s", params.Name, err, c.logs)
 	}
 	return res
+}
+
+// wantToolError checks that res is a one-line tool error (not a protocol error) that says each
+// of want.
+func wantToolError(t *testing.T, res *mcp.CallToolResult, want ...string) {
+	t.Helper()
+	text := resultText(t, res)
+	if !res.IsError || strings.Contains(text, "\n") {
+		t.Fatalf("result %q (IsError %v), want a one-line tool error", text, res.IsError)
+	}
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("message %q does not say %q", text, w)
+		}
+	}
 }

@@ -169,15 +169,7 @@ func TestServeMCPOverHTTP(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := c.call(t, context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
-			text := resultText(t, res)
-			if !res.IsError || strings.Contains(text, "\n") {
-				t.Fatalf("result %q (IsError %v), want a one-line tool error", text, res.IsError)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("message %q does not say %q", text, w)
-				}
-			}
+			wantToolError(t, res, tt.want...)
 		})
 	}
 	code, body = s.request(t, "GET", "/v1/builds", "")
