@@ -354,13 +354,15 @@ func start(t *testing.T, until string, args ...string) (*exec.Cmd, *bytes.Buffer
 	return cmd, &errOut, out
 }
 
+// lockedBuffer is text safe for a subprocess's writer and the test's reader.
 type lockedBuffer struct {
 	mu  sync.Mutex
 	buf strings.Builder
 }
 
-func (b *lockedBuffer) write(s string) { b.mu.Lock(); b.buf.WriteString(s); b.mu.Unlock() }
-func (b *lockedBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.buf.String() }
+func (b *lockedBuffer) write(s string)              { b.mu.Lock(); b.buf.WriteString(s); b.mu.Unlock() }
+func (b *lockedBuffer) Write(p []byte) (int, error) { b.write(string(p)); return len(p), nil }
+func (b *lockedBuffer) String() string              { b.mu.Lock(); defer b.mu.Unlock(); return b.buf.String() }
 
 func waitExit(t *testing.T, cmd *exec.Cmd, within time.Duration) int {
 	t.Helper()

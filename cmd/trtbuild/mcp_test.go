@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,86 +21,33 @@ import (
 
 // mcpServer is `trtbuild mcp` started by the Go SDK's client over stdin and stdout.
 type mcpServer struct {
-	session  *mcp.ClientSession
+	*mcpClient
 	cmd      *exec.Cmd
 	stateDir string
-	stderr   *syncBuffer
-
-	mu       sync.Mutex
-	progress []*mcp.ProgressNotificationParams
-	notified chan struct{} // receives (without blocking) on every progress notification
-}
-
-// syncBuffer is a bytes.Buffer safe for the subprocess's writer and the test's reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
+	stderr   *lockedBuffer
 }
 
 func startMCP(t *testing.T) *mcpServer {
 	t.Helper()
-	s := &mcpServer{stateDir: filepath.Join(t.TempDir(), "state"), stderr: &syncBuffer{}, notified: make(chan struct{}, 1)}
+	s := &mcpServer{stateDir: filepath.Join(t.TempDir(), "state"), stderr: &lockedBuffer{}}
 	s.cmd = exec.Command(binary, "mcp", "--state-dir", s.stateDir)
 	s.cmd.Env = testEnv(t)
 	s.cmd.Stderr = s.stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "trtbuild-test", Version: "1"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			s.mu.Lock()
-			s.progress = append(s.progress, req.Params)
-			s.mu.Unlock()
-			select {
-			case s.notified <- struct{}{}:
-			default:
-			}
-		},
-	})
-	// Close waits this long for the server to end on its own after stdin closes (its builds
-	// cancelled) before it signals it; the tests that check the exit never get there.
-	transport := &mcp.CommandTransport{Command: s.cmd, TerminateDuration: 2 * time.Minute}
-	session, err := client.Connect(context.Background(), transport, nil)
-	if err != nil {
-		t.Fatalf("connecting to trtbuild mcp: %v\nstderr:\n%s", err, s.stderr)
-	}
-	s.session = session
+	// Registered before the session's Close, so it runs after it: the log is complete.
 	t.Cleanup(func() {
-		s.session.Close()
 		if t.Failed() {
 			t.Logf("trtbuild mcp's stderr:\n%s", s.stderr)
 		}
 	})
-	return s
-}
-
-// notifications are the progress notifications received so far.
-func (s *mcpServer) notifications() []*mcp.ProgressNotificationParams {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]*mcp.ProgressNotificationParams(nil), s.progress...)
-}
-
-// waitProgress waits until n progress notifications have arrived.
-func (s *mcpServer) waitProgress(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.After(60 * time.Second)
-	for len(s.notifications()) < n {
-		select {
-		case <-s.notified:
-		case <-deadline:
-			t.Fatalf("%d progress notifications after a minute, want %d; stderr:\n%s", len(s.notifications()), n, s.stderr)
-		}
+	// Close waits this long for the server to end on its own after stdin closes (its builds
+	// cancelled) before it signals it; the tests that check the exit never get there.
+	transport := &mcp.CommandTransport{Command: s.cmd, TerminateDuration: 2 * time.Minute}
+	c, err := connectMCPClient(t, transport, s.stderr)
+	if err != nil {
+		t.Fatalf("connecting to trtbuild mcp: %v", err)
 	}
+	s.mcpClient = c
+	return s
 }
 
 // buildFolder waits for the one build of the server to end (its events.jsonl is written when
@@ -130,15 +76,6 @@ func (s *mcpServer) buildFolder(t *testing.T) (dir string, result map[string]any
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-func (s *mcpServer) call(t *testing.T, ctx context.Context, params *mcp.CallToolParams) *mcp.CallToolResult {
-	t.Helper()
-	res, err := s.session.CallTool(ctx, params)
-	if err != nil {
-		t.Fatalf("calling %s: %v; stderr:\n%s", params.Name, err, s.stderr)
-	}
-	return res
 }
 
 func resultText(t *testing.T, res *mcp.CallToolResult) string {
@@ -411,6 +348,9 @@ func TestMCPRefused(t *testing.T) {
 		{"unknown argument", "build", map[string]any{"modle": model}, []string{`no argument "modle"`, "model, options, timeout"}},
 		{"argument of the wrong type", "build", map[string]any{"model": model, "timeout": 5}, []string{`"timeout"`, "a JSON string"}},
 		{"convert without a type", "convert", map[string]any{"model": model}, []string{"target type", `"fp16": true`}},
+		{"inspect without a model", "inspect", map[string]any{}, []string{"inspect needs a model", `"model"`}},
+		{"key without a model", "key", map[string]any{"options": map[string]any{"backend": "sim"}}, []string{"key needs a model", `"model"`}},
+		{"convert without a model", "convert", map[string]any{"fp16": true}, []string{"convert needs a model", `"model"`}},
 		{"engine_inspect of a model", "engine_inspect", map[string]any{"engine": model}, []string{"convnet.onnx", "give a file that trtbuild or TensorRT built"}},
 		{"engine_inspect of no build", "engine_inspect", map[string]any{"build": "0123"}, []string{"no such build"}},
 		{"inspect of a folder", "inspect", map[string]any{"model": t.TempDir()}, []string{"is a directory"}},
@@ -418,15 +358,7 @@ func TestMCPRefused(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := s.call(t, context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
-			text := resultText(t, res)
-			if !res.IsError || strings.Contains(text, "\n") {
-				t.Fatalf("result %q (IsError %v), want a one-line tool error", text, res.IsError)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("message %q does not say %q", text, w)
-				}
-			}
+			wantToolError(t, res, tt.want...)
 		})
 	}
 	if builds, _ := filepath.Glob(filepath.Join(s.stateDir, "builds", "*")); len(builds) > 0 {
@@ -441,7 +373,7 @@ func TestMCPEndsOnEOF(t *testing.T) {
 	stateDir := filepath.Join(t.TempDir(), "state")
 	cmd := exec.Command(binary, "mcp", "--state-dir", stateDir)
 	cmd.Env = testEnv(t)
-	stderr := &syncBuffer{}
+	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

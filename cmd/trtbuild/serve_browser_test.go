@@ -2,160 +2,36 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/trtbuild/trtbuild/internal/webui/webuitest"
 )
 
 // The web page of the real `trtbuild serve`, driven in headless Chromium: the form starts a
 // simulated build, the page follows its phase tree from the event stream, Stop cancels it, and
 // the server agrees (over its API) with what the page shows.
 
-// pageBrowser is a headless Chromium tab whose console the test watches.
-type pageBrowser struct {
-	tab context.Context // the tab
-	ctx context.Context // the tab, with the test's timeout
-	mu  sync.Mutex
-	bad []string // uncaught exceptions and console errors of the page's own making
-}
-
-// chromiumPath is the browser to run: Debian's /usr/bin/chromium, or one on PATH.
-func chromiumPath(t *testing.T) string {
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium (neither /usr/bin/chromium nor chromium, chromium-browser or google-chrome on PATH): install Debian's chromium package to run the web page's browser tests")
-	return ""
-}
-
-func newPageBrowser(t *testing.T) *pageBrowser {
-	t.Helper()
-	path := chromiumPath(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox, // the tests may run as root in a container
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(800, 1000),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	tab, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(cancelTab)
-	if err := chromedp.Do(tab); err != nil { // starts the browser; no timeout on this first call
-		t.Fatalf("starting %s: %v", path, err)
-	}
-	br := &pageBrowser{tab: tab}
-	messages := chromedp.Console(tab)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			// The refusals the test provokes are logged by the network; anything else at error
-			// level (a CSP violation, a script error) is the page's fault.
-			if m.IsException() || (m.Type == chromedp.ConsoleError && m.Source != "network") {
-				br.mu.Lock()
-				br.bad = append(br.bad, m.String())
-				br.mu.Unlock()
-			}
-		}
-	}()
-	ctx, cancel := context.WithTimeout(tab, 2*time.Minute)
-	t.Cleanup(cancel)
-	br.ctx = ctx
-	return br
-}
-
-func (br *pageBrowser) do(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	if err := chromedp.Do(br.ctx, steps...); err != nil {
-		t.Fatalf("%s: %v%s", what, err, br.page())
-	}
-}
-
-// pageEval evaluates a JavaScript expression into T (a promise's value, if it is one).
-func pageEval[T any](t *testing.T, br *pageBrowser, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(br.ctx, chromedp.Evaluate[T](expr, chromedp.EvalAwaitPromise))
-	if err != nil {
-		t.Fatalf("evaluating %s: %v%s", expr, err, br.page())
-	}
-	return v
-}
-
-// waitFor polls a JavaScript condition until it holds or the test's timeout ends.
-func (br *pageBrowser) waitFor(t *testing.T, what, cond string) {
-	t.Helper()
-	_, err := chromedp.Run(br.ctx, chromedp.Poll[chromedp.Void](cond,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)))
-	if err != nil {
-		t.Fatalf("waiting for %s (%s): %v%s", what, cond, err, br.page())
-	}
-}
-
-// page describes what the page shows, for a failure message.
-func (br *pageBrowser) page() string {
-	ctx, cancel := context.WithTimeout(br.tab, 5*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({
-		url: location.href,
-		state: (document.getElementById('state') || {}).textContent,
-		error: (document.getElementById('error') || {}).textContent,
-		buildError: (document.getElementById('build-error') || {}).textContent,
-		phases: document.querySelectorAll('#tree [data-phase-id]').length,
-		body: document.body ? document.body.innerText.slice(0, 300) : '',
-	})`))
-	if err != nil {
-		return ""
-	}
-	br.mu.Lock()
-	defer br.mu.Unlock()
-	return fmt.Sprintf("\nthe page: %s\nconsole errors: %q", s, br.bad)
-}
-
-func (br *pageBrowser) checkConsole(t *testing.T) {
-	t.Helper()
-	br.mu.Lock()
-	defer br.mu.Unlock()
-	for _, m := range br.bad {
-		t.Errorf("the page's console: %s", m)
-	}
-}
-
-func (br *pageBrowser) text(t *testing.T, id string) string {
-	t.Helper()
-	return pageEval[string](t, br, fmt.Sprintf(`document.getElementById(%q).textContent`, id))
-}
-
 // submitFromPage fills the form with the bundled model and options, submits it, and returns
 // the id of the build the page then shows.
-func (br *pageBrowser) submitFromPage(t *testing.T, options string) string {
+func submitFromPage(t *testing.T, br *webuitest.Browser, options string) string {
 	t.Helper()
-	br.waitFor(t, "the form", `!document.getElementById('home-view').hidden`)
-	br.do(t, "submitting the build",
+	br.WaitFor(t, "the form", `!document.getElementById('home-view').hidden`)
+	br.Do(t, "submitting the build",
 		chromedp.SetValue(chromedp.CSS("#model"), "convnet.onnx"),
 		chromedp.SetValue(chromedp.CSS("#options"), options),
 		chromedp.SetValue(chromedp.CSS("#backend"), "sim"),
 		chromedp.Click(chromedp.CSS("#submit")))
-	br.waitFor(t, "the build's view", `location.hash.startsWith('#/builds/') && !document.getElementById('build-view').hidden`)
-	return strings.TrimPrefix(pageEval[string](t, br, `location.hash`), "#/builds/")
+	br.WaitFor(t, "the build's view", `location.hash.startsWith('#/builds/') && !document.getElementById('build-view').hidden`)
+	return strings.TrimPrefix(webuitest.Eval[string](t, br, `location.hash`), "#/builds/")
 }
 
 // treeBars is every phase's progress bar in #tree, as value/max.
@@ -222,26 +98,26 @@ func TestServePageBuildAndStop(t *testing.T) {
 	t.Parallel()
 	state := t.TempDir()
 	s := startServe(t, serveModelRoot(t), state)
-	br := newPageBrowser(t)
+	br := webuitest.New(t, 2*time.Minute)
 
-	br.do(t, "opening the page", chromedp.Navigate(s.url+"/"))
+	br.Do(t, "opening the page", chromedp.Navigate(s.url+"/"))
 	// sim-speed 0.25: about 50 s unless cancelled, time enough to watch and stop it.
-	id := br.submitFromPage(t, `{"sim-speed": 0.25, "no-timing-cache": true}`)
+	id := submitFromPage(t, br, `{"sim-speed": 0.25, "no-timing-cache": true}`)
 	if got := s.build(t, id); got.ID != id {
 		t.Fatalf("the page shows build %q, the API knows %+v", id, got)
 	}
-	br.waitFor(t, "phase nodes", `document.querySelectorAll('#tree [data-phase-id]').length >= 2`)
-	before := pageEval[string](t, br, treeBars)
-	br.waitFor(t, "the tree to change", fmt.Sprintf(`(%s) !== %q`, treeBars, before))
-	if got := br.text(t, "state"); got != "running" {
+	br.WaitFor(t, "phase nodes", `document.querySelectorAll('#tree [data-phase-id]').length >= 2`)
+	before := webuitest.Eval[string](t, br, treeBars)
+	br.WaitFor(t, "the tree to change", fmt.Sprintf(`(%s) !== %q`, treeBars, before))
+	if got := br.Text(t, "state"); got != "running" {
 		t.Errorf("#state = %q while the build runs, want running", got)
 	}
-	if got := br.text(t, "build-model"); got != "convnet.onnx" {
+	if got := br.Text(t, "build-model"); got != "convnet.onnx" {
 		t.Errorf("#build-model = %q, want convnet.onnx", got)
 	}
 
-	br.do(t, "stopping the build", chromedp.Click(chromedp.CSS("#stop")))
-	br.waitFor(t, "the cancelled state", `document.getElementById('state').textContent === 'cancelled'`)
+	br.Do(t, "stopping the build", chromedp.Click(chromedp.CSS("#stop")))
+	br.WaitFor(t, "the cancelled state", `document.getElementById('state').textContent === 'cancelled'`)
 
 	// The result event reaches the page a moment before the build's state says it ended.
 	waitState(t, s, id, nil)
@@ -255,7 +131,7 @@ func TestServePageBuildAndStop(t *testing.T) {
 	}
 	if b.Where == nil || len(b.Where.Path) == 0 {
 		t.Errorf("the cancelled build says no phase it stopped in: %s", body)
-	} else if got, want := br.text(t, "where"), strings.Join(b.Where.Path, " › "); got != want {
+	} else if got, want := br.Text(t, "where"), strings.Join(b.Where.Path, " › "); got != want {
 		t.Errorf("#where = %q, the API's where is %q", got, want)
 	}
 	if code, body := s.request(t, "GET", "/v1/builds/"+id+"/engine", ""); code != 404 {
@@ -264,10 +140,10 @@ func TestServePageBuildAndStop(t *testing.T) {
 	if engines := simulatedEngines(t, state); len(engines) > 0 {
 		t.Errorf("the cancelled build wrote %v", engines)
 	}
-	if !pageEval[bool](t, br, `document.getElementById('stop').disabled`) {
+	if !webuitest.Eval[bool](t, br, `document.getElementById('stop').disabled`) {
 		t.Error("#stop is still enabled after the build ended")
 	}
-	br.checkConsole(t)
+	br.CheckConsole(t)
 }
 
 // TestServePageTokenLogin opens the page of a server with --token-file through /?token=T: the
@@ -281,22 +157,22 @@ func TestServePageTokenLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := startServe(t, serveModelRoot(t), t.TempDir(), "--token-file", tokenFile)
-	br := newPageBrowser(t)
+	br := webuitest.New(t, 2*time.Minute)
 
 	// Without the token the page is refused.
 	if code, body := s.request(t, "GET", "/", ""); code != 401 {
 		t.Fatalf("GET / without the token: %d %.200s, want 401", code, body)
 	}
-	br.do(t, "logging in", chromedp.Navigate(s.url+"/?token="+token))
-	br.waitFor(t, "the page after the login", `location.search === '' && location.pathname === '/' && document.querySelector('meta[name="trtbuild-token"]') !== null`)
-	br.waitFor(t, "the list of builds", `document.getElementById('builds-error').hidden`)
+	br.Do(t, "logging in", chromedp.Navigate(s.url+"/?token="+token))
+	br.WaitFor(t, "the page after the login", `location.search === '' && location.pathname === '/' && document.querySelector('meta[name="trtbuild-token"]') !== null`)
+	br.WaitFor(t, "the list of builds", `document.getElementById('builds-error').hidden`)
 
 	post := func(credentials string, pageToken bool) int {
 		headers := `{'Content-Type': 'application/json'}`
 		if pageToken {
 			headers = `{'Content-Type': 'application/json', 'X-Trtbuild-Token': document.querySelector('meta[name="trtbuild-token"]').content}`
 		}
-		return pageEval[int](t, br, fmt.Sprintf(`fetch('/v1/builds', {method: 'POST', credentials: %q, headers: %s,
+		return webuitest.Eval[int](t, br, fmt.Sprintf(`fetch('/v1/builds', {method: 'POST', credentials: %q, headers: %s,
 			body: JSON.stringify({model: 'convnet.onnx', options: {backend: 'sim'}})}).then((r) => r.status)`, credentials, headers))
 	}
 	if code := post("omit", true); code != 401 {
@@ -310,18 +186,18 @@ func TestServePageTokenLogin(t *testing.T) {
 		t.Fatalf("the refused POSTs left builds: %d %s", code, body)
 	}
 
-	id := br.submitFromPage(t, `{"sim-speed": 50, "no-timing-cache": true}`)
-	br.waitFor(t, "the build's result", `document.getElementById('state').textContent === 'succeeded'`)
-	if br.text(t, "tree") == "" {
+	id := submitFromPage(t, br, `{"sim-speed": 50, "no-timing-cache": true}`)
+	br.WaitFor(t, "the build's result", `document.getElementById('state').textContent === 'succeeded'`)
+	if br.Text(t, "tree") == "" {
 		t.Error("#tree is empty after the build")
 	}
 	if b := waitState(t, s, id, auth); b.State != "succeeded" || !b.Engine {
 		t.Fatalf("over the API the page's build is %+v; want succeeded with its engine", b)
 	}
 	// The engine link works with the cookie alone.
-	n := pageEval[int](t, br, `fetch(document.getElementById('engine-link').getAttribute('href')).then((r) => r.ok ? r.arrayBuffer().then((b) => b.byteLength) : -r.status)`)
+	n := webuitest.Eval[int](t, br, `fetch(document.getElementById('engine-link').getAttribute('href')).then((r) => r.ok ? r.arrayBuffer().then((b) => b.byteLength) : -r.status)`)
 	if n <= 0 {
 		t.Errorf("fetching the engine from the page: %d, want its bytes", n)
 	}
-	br.checkConsole(t)
+	br.CheckConsole(t)
 }

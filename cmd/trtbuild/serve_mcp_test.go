@@ -8,9 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -18,15 +16,6 @@ import (
 // MCP over streamable HTTP at /mcp of the real `trtbuild serve`, with the Go SDK's client:
 // the same tools as `trtbuild mcp`, models named inside the model root, the builds those of the
 // HTTP API, and /mcp behind the same Host, Origin and token checks as the API.
-
-// httpMCP is a Go SDK client session with /mcp of a trtbuild serve.
-type httpMCP struct {
-	session *mcp.ClientSession
-
-	mu       sync.Mutex
-	progress []*mcp.ProgressNotificationParams
-	notified chan struct{} // receives (without blocking) on every progress notification
-}
 
 // bearer adds the Authorization header to every request.
 type bearer struct {
@@ -41,58 +30,13 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // connectMCP connects the SDK's client to s's /mcp; token "" sends none.
-func connectMCP(t *testing.T, s *server, token string) (*httpMCP, error) {
+func connectMCP(t *testing.T, s *server, token string) (*mcpClient, error) {
 	t.Helper()
-	c := &httpMCP{notified: make(chan struct{}, 1)}
-	client := mcp.NewClient(&mcp.Implementation{Name: "trtbuild-test", Version: "1"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			c.mu.Lock()
-			c.progress = append(c.progress, req.Params)
-			c.mu.Unlock()
-			select {
-			case c.notified <- struct{}{}:
-			default:
-			}
-		},
-	})
 	transport := &mcp.StreamableClientTransport{Endpoint: s.url + "/mcp", MaxRetries: -1}
 	if token != "" {
 		transport.HTTPClient = &http.Client{Transport: bearer{token, http.DefaultTransport}}
 	}
-	session, err := client.Connect(context.Background(), transport, nil)
-	if err != nil {
-		return nil, err
-	}
-	c.session = session
-	t.Cleanup(func() { session.Close() })
-	return c, nil
-}
-
-func (c *httpMCP) notifications() []*mcp.ProgressNotificationParams {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*mcp.ProgressNotificationParams(nil), c.progress...)
-}
-
-func (c *httpMCP) waitProgress(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.After(60 * time.Second)
-	for len(c.notifications()) < n {
-		select {
-		case <-c.notified:
-		case <-deadline:
-			t.Fatalf("%d progress notifications after a minute, want %d", len(c.notifications()), n)
-		}
-	}
-}
-
-func (c *httpMCP) call(t *testing.T, ctx context.Context, params *mcp.CallToolParams) *mcp.CallToolResult {
-	t.Helper()
-	res, err := c.session.CallTool(ctx, params)
-	if err != nil {
-		t.Fatalf("calling %s: %v", params.Name, err)
-	}
-	return res
+	return connectMCPClient(t, transport, s.stderr)
 }
 
 // initialize is an MCP initialize request's body, for requests sent without the SDK.
@@ -225,15 +169,7 @@ func TestServeMCPOverHTTP(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			res := c.call(t, context.Background(), &mcp.CallToolParams{Name: tt.tool, Arguments: tt.args})
-			text := resultText(t, res)
-			if !res.IsError || strings.Contains(text, "\n") {
-				t.Fatalf("result %q (IsError %v), want a one-line tool error", text, res.IsError)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("message %q does not say %q", text, w)
-				}
-			}
+			wantToolError(t, res, tt.want...)
 		})
 	}
 	code, body = s.request(t, "GET", "/v1/builds", "")

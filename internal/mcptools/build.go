@@ -90,6 +90,20 @@ func (t *tools) modelRule() string {
 	return ", relative to the server's model root"
 }
 
+// missingModel is the usage error of a tool called without its model.
+func (t *tools) missingModel(tool string) error {
+	return usagef("%s needs a model; give \"model\", the ONNX file%s", tool, t.modelRule())
+}
+
+// modelPath is the path of a tool's model argument, resolved as this server names models (see
+// modelRule); a missing one is missingModel's error.
+func (t *tools) modelPath(tool, model string) (string, error) {
+	if model == "" {
+		return "", t.missingModel(tool)
+	}
+	return t.m.ResolveModel(model)
+}
+
 func (t *tools) engineRule() string {
 	if t.m.Local() {
 		return ""
@@ -100,7 +114,7 @@ func (t *tools) engineRule() string {
 // build submits the build and follows it until its result.
 func (t *tools) build(ctx context.Context, req *mcp.CallToolRequest, a buildArgs) (*mcp.CallToolResult, error) {
 	if a.Model == "" {
-		return nil, usagef("build needs a model; give \"model\", the ONNX file%s", t.modelRule())
+		return nil, t.missingModel("build")
 	}
 	opts := maps.Clone(a.Options)
 	if opts == nil {

@@ -45,10 +45,7 @@ func (t *tools) inspectTool() *mcp.Tool {
 }
 
 func (t *tools) inspect(_ context.Context, _ *mcp.CallToolRequest, a inspectArgs) (*mcp.CallToolResult, error) {
-	if a.Model == "" {
-		return nil, usagef("inspect needs a model; give \"model\", the ONNX file%s", t.modelRule())
-	}
-	path, err := t.m.ResolveModel(a.Model)
+	path, err := t.modelPath("inspect", a.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -100,8 +97,9 @@ func (t *tools) convertTool() *mcp.Tool {
 }
 
 func (t *tools) convert(_ context.Context, _ *mcp.CallToolRequest, a convertArgs) (*mcp.CallToolResult, error) {
-	if a.Model == "" {
-		return nil, usagef("convert needs a model; give \"model\", the ONNX file%s", t.modelRule())
+	in, err := t.modelPath("convert", a.Model)
+	if err != nil {
+		return nil, err
 	}
 	var target convert.Target
 	switch {
@@ -113,10 +111,6 @@ func (t *tools) convert(_ context.Context, _ *mcp.CallToolRequest, a convertArgs
 		target = convert.BF16
 	default:
 		return nil, usagef("convert needs a target type; give \"fp16\": true or \"bf16\": true")
-	}
-	in, err := t.m.ResolveModel(a.Model)
-	if err != nil {
-		return nil, err
 	}
 	out := a.Output
 	if !t.m.Local() {
@@ -200,10 +194,7 @@ func (t *tools) keyTool() *mcp.Tool {
 }
 
 func (t *tools) key(_ context.Context, _ *mcp.CallToolRequest, a keyArgs) (*mcp.CallToolResult, error) {
-	if a.Model == "" {
-		return nil, usagef("key needs a model; give \"model\", the ONNX file%s", t.modelRule())
-	}
-	path, err := t.m.ResolveModel(a.Model)
+	path, err := t.modelPath("key", a.Model)
 	if err != nil {
 		return nil, err
 	}

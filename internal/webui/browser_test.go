@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/trtbuild/trtbuild/internal/webui/webuitest"
 )
 
 // The browser tests run the page in headless Chromium against a stand-in API server: Handler
@@ -467,136 +468,7 @@ func (f *fakeAPI) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// ---- The browser ----
-
-// chromium returns the browser to run: Debian's /usr/bin/chromium, or one on PATH.
-func chromium(t *testing.T) string {
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Skip("no Chromium: neither /usr/bin/chromium nor chromium, chromium-browser or google-chrome on PATH; " +
-		"install Debian's chromium package to run the web page's browser tests")
-	return ""
-}
-
-// browser is a headless Chromium tab whose console the test watches.
-type browser struct {
-	tab context.Context // the tab
-	ctx context.Context // the tab, with the test's timeout
-	mu  sync.Mutex
-	bad []string // uncaught exceptions and console errors
-}
-
-func newBrowser(t *testing.T) *browser {
-	path := chromium(t)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox, // the tests may run as root in a container
-		chromedp.DisableGPU,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(800, 1000),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancelAlloc)
-	tab, cancelTab := chromedp.NewContext(actx)
-	t.Cleanup(cancelTab)
-	if err := chromedp.Do(tab); err != nil { // starts the browser; no timeout on this first call
-		t.Fatalf("starting %s: %v", path, err)
-	}
-	br := &browser{tab: tab}
-	messages := chromedp.Console(tab)
-	go func() {
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			// The API's 4xx answers the test provokes are logged by the network; anything else
-			// at error level (a CSP violation, a script error) is the page's fault.
-			if m.IsException() || (m.Type == chromedp.ConsoleError && m.Source != "network") {
-				br.mu.Lock()
-				br.bad = append(br.bad, m.String())
-				br.mu.Unlock()
-			}
-		}
-	}()
-	ctx, cancel := context.WithTimeout(tab, browserTimeout)
-	t.Cleanup(cancel)
-	br.ctx = ctx
-	return br
-}
-
-func (br *browser) do(t *testing.T, what string, steps ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	if err := chromedp.Do(br.ctx, steps...); err != nil {
-		t.Fatalf("%s: %v%s", what, err, br.page())
-	}
-}
-
-// eval evaluates a JavaScript expression into T.
-func eval[T any](t *testing.T, br *browser, expr string) T {
-	t.Helper()
-	v, err := chromedp.Run(br.ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("evaluating %s: %v%s", expr, err, br.page())
-	}
-	return v
-}
-
-// waitFor polls a JavaScript condition until it holds or the test's timeout ends.
-func (br *browser) waitFor(t *testing.T, what, cond string) {
-	t.Helper()
-	_, err := chromedp.Run(br.ctx, chromedp.Poll[chromedp.Void](cond,
-		chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0)))
-	if err != nil {
-		t.Fatalf("waiting for %s (%s): %v%s", what, cond, err, br.page())
-	}
-}
-
-// page describes what the page shows, for a failure message.
-func (br *browser) page() string {
-	ctx, cancel := context.WithTimeout(br.tab, 5*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify({
-		hash: location.hash,
-		state: (document.getElementById('state') || {}).textContent,
-		note: (document.getElementById('note') || {}).textContent,
-		error: (document.getElementById('error') || {}).textContent,
-		buildError: (document.getElementById('build-error') || {}).textContent,
-		phases: document.querySelectorAll('#tree [data-phase-id]').length,
-	})`))
-	if err != nil {
-		return ""
-	}
-	br.mu.Lock()
-	defer br.mu.Unlock()
-	return fmt.Sprintf("\nthe page: %s\nconsole errors: %q", s, br.bad)
-}
-
-func (br *browser) checkConsole(t *testing.T) {
-	t.Helper()
-	br.mu.Lock()
-	defer br.mu.Unlock()
-	for _, m := range br.bad {
-		t.Errorf("the page's console: %s", m)
-	}
-}
-
-// js quotes a string for a JavaScript expression.
-func js(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-func text(t *testing.T, br *browser, id string) string {
-	t.Helper()
-	return eval[string](t, br, fmt.Sprintf(`document.getElementById(%s).textContent`, js(id)))
-}
+// ---- The page in the browser ----
 
 // treeNode is one phase node of the page's #tree.
 type treeNode struct {
@@ -630,54 +502,54 @@ func TestBrowserSubmitFollowAndStop(t *testing.T) {
 	f.holdResult = true
 	old := f.addEnded("old/model.onnx", "succeeded")
 	srv := f.start()
-	br := newBrowser(t)
+	br := webuitest.New(t, browserTimeout)
 
-	br.do(t, "opening the page", chromedp.Navigate(srv.URL+"/"))
-	br.waitFor(t, "the list of builds", fmt.Sprintf(`document.querySelector('#builds a[href="#/builds/%s"]') !== null`, old))
-	if got := text(t, br, "builds"); !strings.Contains(got, "old/model.onnx") || !strings.Contains(got, "succeeded") {
+	br.Do(t, "opening the page", chromedp.Navigate(srv.URL+"/"))
+	br.WaitFor(t, "the list of builds", fmt.Sprintf(`document.querySelector('#builds a[href="#/builds/%s"]') !== null`, old))
+	if got := br.Text(t, "builds"); !strings.Contains(got, "old/model.onnx") || !strings.Contains(got, "succeeded") {
 		t.Errorf("#builds = %q, want the old build's model and state", got)
 	}
-	if got := eval[string](t, br, `document.querySelector('meta[name="trtbuild-token"]').content`); got != browserToken {
+	if got := webuitest.Eval[string](t, br, `document.querySelector('meta[name="trtbuild-token"]').content`); got != browserToken {
 		t.Errorf("the page reads the token %q from its meta tag, want %q", got, browserToken)
 	}
 
 	// Options that are not a JSON object: the page says so and sends nothing.
-	br.do(t, "submitting an options array",
+	br.Do(t, "submitting an options array",
 		chromedp.SetValue(chromedp.CSS("#model"), "convnet.onnx"),
 		chromedp.SetValue(chromedp.CSS("#options"), `[1]`),
 		chromedp.Click(chromedp.CSS("#submit")))
-	br.waitFor(t, "the options error", `document.getElementById('error').textContent.includes('the options are not a JSON object')`)
+	br.WaitFor(t, "the options error", `document.getElementById('error').textContent.includes('the options are not a JSON object')`)
 
 	// A model the server does not have: the 404's error and hint are shown.
-	br.do(t, "submitting a missing model",
+	br.Do(t, "submitting a missing model",
 		chromedp.SetValue(chromedp.CSS("#model"), "missing.onnx"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById('options').value = ''`), // SetValue refuses ""
 		chromedp.Click(chromedp.CSS("#submit")))
-	br.waitFor(t, "the server's error", `document.getElementById('error').textContent.includes('model missing.onnx: no such file in the model folder')`)
-	if got := text(t, br, "error"); !strings.Contains(got, "name an .onnx file under the server's --model-root") {
+	br.WaitFor(t, "the server's error", `document.getElementById('error').textContent.includes('model missing.onnx: no such file in the model folder')`)
+	if got := br.Text(t, "error"); !strings.Contains(got, "name an .onnx file under the server's --model-root") {
 		t.Errorf("#error = %q, want the server's hint too", got)
 	}
 
-	br.do(t, "submitting the build",
+	br.Do(t, "submitting the build",
 		chromedp.SetValue(chromedp.CSS("#model"), "convnet.onnx"),
 		chromedp.SetValue(chromedp.CSS("#options"), `{"shapes": "images:1x3x224x224"}`),
 		chromedp.Click(chromedp.CSS("#fp16")),
 		chromedp.SetValue(chromedp.CSS("#backend"), "sim"),
 		chromedp.Click(chromedp.CSS("#submit")))
-	br.waitFor(t, "the build's view", `location.hash === '#/builds/b002' && !document.getElementById('build-view').hidden`)
-	br.waitFor(t, "phase nodes", `document.querySelectorAll('#tree [data-phase-id]').length >= 3`)
+	br.WaitFor(t, "the build's view", `location.hash === '#/builds/b002' && !document.getElementById('build-view').hidden`)
+	br.WaitFor(t, "phase nodes", `document.querySelectorAll('#tree [data-phase-id]').length >= 3`)
 	bars := `Array.from(document.querySelectorAll('#tree progress')).map((p) => p.value + '/' + p.max).join(' ')`
-	before := eval[string](t, br, bars)
-	br.waitFor(t, "the tree to change", fmt.Sprintf(`(%s) !== %s`, bars, js(before)))
-	if got := text(t, br, "state"); got != "running" {
+	before := webuitest.Eval[string](t, br, bars)
+	br.WaitFor(t, "the tree to change", fmt.Sprintf(`(%s) !== %s`, bars, webuitest.JS(before)))
+	if got := br.Text(t, "state"); got != "running" {
 		t.Errorf("#state = %q while the build runs, want running", got)
 	}
-	if got := text(t, br, "build-model"); got != "convnet.onnx" {
+	if got := br.Text(t, "build-model"); got != "convnet.onnx" {
 		t.Errorf("#build-model = %q, want convnet.onnx", got)
 	}
 
-	br.do(t, "stopping the build", chromedp.Click(chromedp.CSS("#stop")))
-	br.waitFor(t, "the cancelled state", `document.getElementById('state').textContent === 'cancelled'`)
+	br.Do(t, "stopping the build", chromedp.Click(chromedp.CSS("#stop")))
+	br.WaitFor(t, "the cancelled state", `document.getElementById('state').textContent === 'cancelled'`)
 
 	f.mu.Lock()
 	w := f.builds["b002"].where
@@ -686,29 +558,29 @@ func TestBrowserSubmitFollowAndStop(t *testing.T) {
 	if w == nil {
 		t.Fatal("the build was cancelled with no phase open")
 	}
-	if got, want := text(t, br, "where"), strings.Join(w.Path, " › "); got != want {
+	if got, want := br.Text(t, "where"), strings.Join(w.Path, " › "); got != want {
 		t.Errorf("#where = %q, want %q", got, want)
 	}
-	if eval[bool](t, br, `document.getElementById('where').hidden`) {
+	if webuitest.Eval[bool](t, br, `document.getElementById('where').hidden`) {
 		t.Error("#where is hidden after a cancel in a phase")
 	}
-	if !eval[bool](t, br, `document.getElementById('stop').disabled`) {
+	if !webuitest.Eval[bool](t, br, `document.getElementById('stop').disabled`) {
 		t.Error("#stop is still enabled after the build ended")
 	}
 	for _, l := range []struct{ id, href string }{
 		{"report-link", "/v1/builds/b002/report"},
 		{"trace-link", "/v1/builds/b002/trace"},
 	} {
-		href := eval[string](t, br, fmt.Sprintf(`document.getElementById(%s).getAttribute('href')`, js(l.id)))
-		visible := eval[bool](t, br, fmt.Sprintf(`document.getElementById(%s).offsetParent !== null`, js(l.id)))
+		href := webuitest.Eval[string](t, br, fmt.Sprintf(`document.getElementById(%s).getAttribute('href')`, webuitest.JS(l.id)))
+		visible := webuitest.Eval[bool](t, br, fmt.Sprintf(`document.getElementById(%s).offsetParent !== null`, webuitest.JS(l.id)))
 		if href != l.href || !visible {
 			t.Errorf("#%s: href %q, visible %v; want %q, visible", l.id, href, visible, l.href)
 		}
 	}
-	if eval[bool](t, br, `document.getElementById('engine-link').offsetParent !== null`) {
+	if webuitest.Eval[bool](t, br, `document.getElementById('engine-link').offsetParent !== null`) {
 		t.Error("#engine-link is shown for a cancelled build")
 	}
-	nodes := eval[[]treeNode](t, br, readTree)
+	nodes := webuitest.Eval[[]treeNode](t, br, readTree)
 	seen := map[string]bool{}
 	for _, n := range nodes {
 		if seen[n.ID] {
@@ -723,7 +595,7 @@ func TestBrowserSubmitFollowAndStop(t *testing.T) {
 	if whereNode < 0 || !nodes[whereNode].Early {
 		t.Errorf("the phase the build stopped in (%d) is not in the tree marked early: %+v", w.ID, nodes)
 	}
-	if got := text(t, br, "log"); !strings.Contains(got, "Cancel requested") {
+	if got := br.Text(t, "log"); !strings.Contains(got, "Cancel requested") {
 		t.Errorf("#log = %q, want the cancel notice", got)
 	}
 
@@ -749,7 +621,7 @@ func TestBrowserSubmitFollowAndStop(t *testing.T) {
 	if req.Model != "convnet.onnx" || fmt.Sprint(req.Options) != fmt.Sprint(wantOptions) {
 		t.Errorf("the build's POST body %s, want model convnet.onnx and options %v", posts[1].body, wantOptions)
 	}
-	br.checkConsole(t)
+	br.CheckConsole(t)
 }
 
 // TestBrowserStreamReconnects breaks the event stream mid-build: EventSource reconnects with
@@ -772,10 +644,10 @@ func TestBrowserStreamReconnects(t *testing.T) {
 	f.rename = map[int]string{2: markupName}
 	srv := f.start()
 	id := f.newBuild("convnet.onnx").ID
-	br := newBrowser(t)
+	br := webuitest.New(t, browserTimeout)
 
-	br.do(t, "opening the build's page", chromedp.Navigate(srv.URL+"/#/builds/"+id))
-	br.waitFor(t, "the build's result", `document.getElementById('state').textContent === 'succeeded'`)
+	br.Do(t, "opening the build's page", chromedp.Navigate(srv.URL+"/#/builds/"+id))
+	br.WaitFor(t, "the build's result", `document.getElementById('state').textContent === 'succeeded'`)
 
 	f.mu.Lock()
 	resumes, droppedAt := slices.Clone(f.resumes), f.droppedAt
@@ -816,7 +688,7 @@ func TestBrowserStreamReconnects(t *testing.T) {
 			want[key] = n
 		}
 	}
-	nodes := eval[[]treeNode](t, br, readTree)
+	nodes := webuitest.Eval[[]treeNode](t, br, readTree)
 	var got []string
 	for _, n := range nodes {
 		got = append(got, n.ID)
@@ -829,10 +701,10 @@ func TestBrowserStreamReconnects(t *testing.T) {
 	if !slices.Equal(got, order) {
 		t.Errorf("the tree has the phases %v, want each of %v once", got, order)
 	}
-	if n := eval[int](t, br, `document.querySelectorAll('#tree img, #injected').length`); n != 0 {
+	if n := webuitest.Eval[int](t, br, `document.querySelectorAll('#tree img, #injected').length`); n != 0 {
 		t.Errorf("a phase name's markup became %d elements", n)
 	}
-	if n := eval[int](t, br, `document.querySelectorAll('#log li').length`); n != 1 {
+	if n := webuitest.Eval[int](t, br, `document.querySelectorAll('#log li').length`); n != 1 {
 		t.Errorf("the log has %d lines, want the recording's one (a replayed event is applied once)", n)
 	}
 	for _, l := range []struct{ id, href string }{
@@ -840,14 +712,14 @@ func TestBrowserStreamReconnects(t *testing.T) {
 		{"report-link", "/v1/builds/" + id + "/report"},
 		{"trace-link", "/v1/builds/" + id + "/trace"},
 	} {
-		href := eval[string](t, br, fmt.Sprintf(`document.getElementById(%s).getAttribute('href')`, js(l.id)))
-		visible := eval[bool](t, br, fmt.Sprintf(`document.getElementById(%s).offsetParent !== null`, js(l.id)))
+		href := webuitest.Eval[string](t, br, fmt.Sprintf(`document.getElementById(%s).getAttribute('href')`, webuitest.JS(l.id)))
+		visible := webuitest.Eval[bool](t, br, fmt.Sprintf(`document.getElementById(%s).offsetParent !== null`, webuitest.JS(l.id)))
 		if href != l.href || !visible {
 			t.Errorf("#%s: href %q, visible %v; want %q, visible", l.id, href, visible, l.href)
 		}
 	}
-	if got := text(t, br, "where"); got != "" {
+	if got := br.Text(t, "where"); got != "" {
 		t.Errorf("#where = %q for a build that succeeded, want empty", got)
 	}
-	br.checkConsole(t)
+	br.CheckConsole(t)
 }

@@ -30,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trtbuild/trtbuild/scripts/internal/sseclient"
 )
 
 var (
@@ -205,60 +207,13 @@ func waitNoClients(limit time.Duration) error {
 	}
 }
 
-type event struct {
-	seq  int64
-	typ  string
-	data string
-}
-
-// readEvents reads an event stream, calling fn for each event until fn returns false or the
-// stream ends.
-func readEvents(r io.Reader, fn func(event) bool) error {
-	br := bufio.NewReader(r)
-	var ev event
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		line = strings.TrimRight(line, "\r\n")
-		switch {
-		case line == "":
-			if ev.typ != "" || ev.data != "" {
-				if !fn(ev) {
-					return nil
-				}
-			}
-			ev = event{}
-		case strings.HasPrefix(line, ":"):
-		case strings.HasPrefix(line, "id: "):
-			ev.seq, _ = strconv.ParseInt(line[4:], 10, 64)
-		case strings.HasPrefix(line, "event: "):
-			ev.typ = line[7:]
-		case strings.HasPrefix(line, "data: "):
-			ev.data += line[6:]
-		}
-	}
-}
-
 // stream opens build id's events after event `after` (0: from the start).
 func stream(ctx context.Context, c *http.Client, id string, after int64) (*http.Response, error) {
-	req, _ := http.NewRequestWithContext(ctx, "GET", *base+"/v1/builds/"+id+"/events", nil)
-	if after > 0 {
-		req.Header.Set("Last-Event-ID", strconv.FormatInt(after, 10))
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	return resp, nil
+	return sseclient.Open(ctx, c, *base+"/v1/builds/"+id+"/events", after)
 }
 
 // allEvents reads build id's whole stream.
-func allEvents(id string) ([]event, error) {
+func allEvents(id string) ([]sseclient.Event, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	resp, err := stream(ctx, hc, id, 0)
@@ -269,8 +224,8 @@ func allEvents(id string) ([]event, error) {
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("GET events of %s: %s", id, resp.Status)
 	}
-	var evs []event
-	err = readEvents(resp.Body, func(ev event) bool { evs = append(evs, ev); return true })
+	var evs []sseclient.Event
+	err = sseclient.Read(resp.Body, func(ev sseclient.Event) bool { evs = append(evs, ev); return true })
 	return evs, err
 }
 
@@ -290,7 +245,7 @@ func disconnect() error {
 		return err
 	}
 	n := 0
-	readEvents(resp.Body, func(event) bool { n++; return n < 5 })
+	sseclient.Read(resp.Body, func(sseclient.Event) bool { n++; return n < 5 })
 	cancel()
 	resp.Body.Close()
 	if n < 5 {
@@ -332,18 +287,18 @@ func reconnect(n int) error {
 			cancel()
 			return fmt.Errorf("reconnect after %d: %s", k, resp.Status)
 		}
-		var first *event
-		readEvents(resp.Body, func(ev event) bool { first = &ev; return false })
+		var first *sseclient.Event
+		sseclient.Read(resp.Body, func(ev sseclient.Event) bool { first = &ev; return false })
 		resp.Body.Close()
 		cancel()
 		if first == nil {
 			return fmt.Errorf("reconnect after %d: no event", k)
 		}
-		if first.seq != k+1 {
-			return fmt.Errorf("reconnect after %d: got event %d, want %d", k, first.seq, k+1)
+		if first.Seq != k+1 {
+			return fmt.Errorf("reconnect after %d: got event %d, want %d", k, first.Seq, k+1)
 		}
-		got = append(got, first.data)
-		ended = first.typ == "result"
+		got = append(got, string(first.Data))
+		ended = first.Type == "result"
 	}
 	s, err := waitState(b.ID, 2*time.Minute)
 	if err != nil {
@@ -425,7 +380,7 @@ func slowReader() (fastErr, droppedErr error) {
 	if err != nil {
 		return err, err
 	}
-	if len(evs) == 0 || evs[len(evs)-1].typ != "result" {
+	if len(evs) == 0 || evs[len(evs)-1].Type != "result" {
 		return fmt.Errorf("the fast client's stream ended without the result (%d events)", len(evs)), errors.New("not tried")
 	}
 	s, err := waitState(b.ID, 2*time.Minute)
@@ -615,11 +570,11 @@ func endedCancelled(id string) error {
 	}
 	results := 0
 	for _, ev := range evs {
-		if ev.typ == "result" {
+		if ev.Type == "result" {
 			results++
 		}
 	}
-	if results != 1 || evs[len(evs)-1].typ != "result" {
+	if results != 1 || evs[len(evs)-1].Type != "result" {
 		return fmt.Errorf("build %s's stream has %d result events of %d, want exactly one, the last", id, results, len(evs))
 	}
 	if s.Engine {
@@ -744,7 +699,7 @@ func interrupted(ids []string) {
 			continue
 		}
 		evs, err := allEvents(id)
-		if err != nil || len(evs) == 0 || evs[len(evs)-1].typ != "result" {
+		if err != nil || len(evs) == 0 || evs[len(evs)-1].Type != "result" {
 			result(name, false, "build %s's stream after the restart: %d events, %v", id, len(evs), err)
 			continue
 		}

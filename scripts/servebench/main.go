@@ -31,6 +31,8 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/history"
+
+	"github.com/trtbuild/trtbuild/scripts/internal/sseclient"
 )
 
 // The targets of docs/benchmarks.md.
@@ -236,48 +238,6 @@ func waitEnded(base, id string) (string, error) {
 
 // --- Server-Sent Events ---------------------------------------------------------------------
 
-// sseEvent is one event as a client received it.
-type sseEvent struct {
-	seq  int64
-	typ  string
-	data []byte
-	recv time.Time
-}
-
-// readSSE reads an event stream, calling fn for each event until fn returns false or the
-// stream ends.
-func readSSE(r io.Reader, fn func(sseEvent) bool) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var ev sseEvent
-	for {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-		line = bytes.TrimRight(line, "\r\n")
-		switch {
-		case len(line) == 0:
-			if ev.typ != "" || ev.data != nil {
-				ev.recv = time.Now()
-				if !fn(ev) {
-					return nil
-				}
-			}
-			ev = sseEvent{}
-		case line[0] == ':':
-		case bytes.HasPrefix(line, []byte("id: ")):
-			ev.seq, _ = strconv.ParseInt(string(line[4:]), 10, 64)
-		case bytes.HasPrefix(line, []byte("event: ")):
-			ev.typ = string(line[7:])
-		case bytes.HasPrefix(line, []byte("data: ")):
-			ev.data = append(ev.data, line[6:]...)
-		}
-	}
-}
-
 // eventT is the "t" field of a v1 JSON line (seconds since the build began), or NaN.
 func eventT(data []byte) float64 {
 	i := bytes.Index(data, []byte(`"t":`))
@@ -346,13 +306,10 @@ func fanout(url string, n int, begin func() error, pid int) (*fanResult, error) 
 			first := true
 			var last int64
 			for attempt := 0; !w.done && ctx.Err() == nil; attempt++ {
-				req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
-				req.Header.Set("Accept", "text/event-stream")
 				if last > 0 {
-					req.Header.Set("Last-Event-ID", strconv.FormatInt(last, 10))
 					w.reconnects++
 				}
-				resp, err := hc.Do(req)
+				resp, err := sseclient.Open(ctx, hc, url, last)
 				if err != nil || resp.StatusCode != http.StatusOK {
 					if err == nil {
 						resp.Body.Close()
@@ -370,18 +327,18 @@ func fanout(url string, n int, begin func() error, pid int) (*fanResult, error) 
 					first = false
 					connected.Done()
 				}
-				readSSE(resp.Body, func(ev sseEvent) bool {
-					if ev.seq <= 0 || ev.seq >= maxEvents {
+				sseclient.Read(resp.Body, func(ev sseclient.Event) bool {
+					if ev.Seq <= 0 || ev.Seq >= maxEvents {
 						return true
 					}
-					w.recv[ev.seq] = ev.recv.UnixNano()
-					last = ev.seq
-					if ts[ev.seq] == 0 {
+					w.recv[ev.Seq] = ev.Received.UnixNano()
+					last = ev.Seq
+					if ts[ev.Seq] == 0 {
 						tsMu.Lock()
-						ts[ev.seq] = eventT(ev.data)
+						ts[ev.Seq] = eventT(ev.Data)
 						tsMu.Unlock()
 					}
-					if ev.typ == "result" {
+					if ev.Type == "result" {
 						w.done = true
 						return false
 					}
@@ -605,7 +562,7 @@ func submitCase() error {
 			return err
 		}
 		var got time.Time
-		readSSE(resp.Body, func(ev sseEvent) bool { got = ev.recv; return false })
+		sseclient.Read(resp.Body, func(ev sseclient.Event) bool { got = ev.Received; return false })
 		resp.Body.Close()
 		if got.IsZero() {
 			return fmt.Errorf("build %s: the stream ended without an event", snap.ID)
