@@ -14,7 +14,7 @@ type Code int
 // Exit codes (README "Exit codes").
 const (
 	OK          Code = 0   // the engine was built
-	Failed      Code = 1   // the build failed, or the worker crashed
+	Failed      Code = 1   // the build failed, or the worker crashed; or inspect --check found a reason
 	Usage       Code = 2   // bad flags or input; nothing was started
 	ParentGone  Code = 3   // a build worker whose parent died (nobody reads it; never trtbuild's own)
 	TimedOut    Code = 124 // --timeout or --stall-timeout ended the build
