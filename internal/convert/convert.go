@@ -169,7 +169,8 @@ func summarize(a *analysis, c *classifier, ws []weight, s *Summary) {
 			s.Outputs = append(s.Outputs, IOType{Name: a.vname(v), Before: "float", After: typeWord(c.required(a.main, v), a.target)})
 		}
 	}
-	if w := newerOpsetWarning(a, a.path); w != "" {
+	if short, w := newerOpsetWarning(a, a.path); short != nil {
+		s.OpsetShortfall = short
 		s.Warnings = append(s.Warnings, w)
 	}
 	for _, w := range ws {
@@ -229,7 +230,7 @@ func admitsLowered(a *analysis, s *opschema.Schema, n int32) bool {
 // change meaning between opsets (the Reduce operators' axes, GridSample's
 // modes, GroupNormalization's scale), which a type table cannot check.
 // model is the model file's name for the command ("" when unknown).
-func newerOpsetWarning(a *analysis, model string) string {
+func newerOpsetWarning(a *analysis, model string) (*OpsetShortfall, string) {
 	opset := a.opsets[""]
 	count, need := 0, 0
 	ops := map[string]int{}
@@ -249,11 +250,13 @@ func newerOpsetWarning(a *analysis, model string) string {
 		}
 	}
 	if count == 0 {
-		return ""
+		return nil, ""
 	}
+	short := &OpsetShortfall{Opset: int(opset), Need: need, Nodes: count, Ops: []OpNodes{}}
 	var list []string
 	for _, op := range sortedKeys(ops) {
 		list = append(list, fmt.Sprintf("%s (%s)", op, plural(ops[op], "node")))
+		short.Ops = append(short.Ops, OpNodes{Op: op, Nodes: ops[op]})
 	}
 	verb := "stay"
 	if count == 1 {
@@ -264,7 +267,7 @@ func newerOpsetWarning(a *analysis, model string) string {
 	}
 	base := filepath.Base(model)
 	upgraded := strings.TrimSuffix(base, filepath.Ext(base)) + fmt.Sprintf(".opset%d.onnx", need)
-	return fmt.Sprintf("opset %d has no %s version of %s, so %s %s in float32 with Cast nodes around them; to convert them too, export the model at opset %d or newer "+
+	return short, fmt.Sprintf("opset %d has no %s version of %s, so %s %s in float32 with Cast nodes around them; to convert them too, export the model at opset %d or newer "+
 		"(torch.onnx.export(..., opset_version=%d)), or upgrade it with an onnx package that knows opset %d (onnx.defs.onnx_opset_version() >= %d): "+
 		"python3 -c \"import onnx, onnx.version_converter as vc; onnx.save(vc.convert_version(onnx.load('%s'), %d), '%s')\", check it with onnx.checker.check_model, and convert %s",
 		opset, a.target.elemName(), strings.Join(list, ", "), plural(count, "node"), verb, need, need, need, need, base, need, upgraded, upgraded)
@@ -337,6 +340,18 @@ func samePath(a, b string) bool {
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// Analyze reads the model at path and converts it in memory without writing anything, for a
+// summary of what ConvertFile would do: a simulated --fp16/--bf16 build says from it what a
+// TensorRT 11 build's conversion would keep in float32.
+func Analyze(path string, opts Options) (Summary, error) {
+	defer tightGC()()
+	m, err := modelio.Load(path)
+	if err != nil {
+		return Summary{}, err
+	}
+	return Convert(m, opts)
 }
 
 // ConvertFile converts the model at in and writes the result into the

@@ -30,6 +30,9 @@ func precisionPath(req *Request) (notes []string, convert converter, cleanup fun
 	}
 	if req.Backend != "tensorrt" {
 		notes = []string{simPrecisionNote(req)}
+		if h := simConversionHeadline(req); h != "" {
+			notes = append(notes, h)
+		}
 		if req.FP16 || req.BF16 {
 			model := req.Model
 			convert = func([]string) (string, []string, error) { return model, nil, nil }
@@ -96,6 +99,9 @@ func onnxConverter(model, targetName string, version trt.Version) (converter, fu
 		notes := []string{fmt.Sprintf("TensorRT %s has no %s builder flag: converted the ONNX graph to %s first "+
 			"(%d nodes converted, %d kept in float32; trtbuild convert writes the same model to keep or inspect)",
 			version, target, target, summary.Nodes.Converted, summary.Nodes.Kept)}
+		if h := summary.Headline(); h != "" {
+			notes = append(notes, h)
+		}
 		return out, append(notes, summary.Warnings...), nil
 	}
 	return c, cleanup, nil
@@ -104,4 +110,24 @@ func onnxConverter(model, targetName string, version trt.Version) (converter, fu
 func simPrecisionNote(req *Request) string {
 	return "the simulated builder does not change precision; with TensorRT 10, --fp16/--bf16/--int8/--fp8 set the (deprecated) builder flags; " +
 		"with TensorRT 11, --fp16/--bf16 convert the ONNX graph first (as trtbuild convert does) and --int8/--fp8 need a Q/DQ-quantized model"
+}
+
+// simConversionHeadline is what converting the model for a TensorRT 11 --fp16/--bf16 build says
+// up front of the nodes its opset keeps in float32 (convert.Summary.Headline), converted in
+// memory and never written, so that a simulated build shows it as a TensorRT 11 build does; ""
+// when there are none, without --fp16/--bf16, or when the model cannot be converted (a TensorRT
+// 11 build would say why).
+func simConversionHeadline(req *Request) string {
+	if !req.FP16 && !req.BF16 {
+		return ""
+	}
+	target := convert.FP16
+	if req.BF16 {
+		target = convert.BF16
+	}
+	sum, err := convert.Analyze(req.Model, convert.Options{Target: target, Keep: req.KeepFP32})
+	if err != nil || sum.Headline() == "" {
+		return ""
+	}
+	return "with TensorRT 11, which converts the model for --" + string(target) + ": " + sum.Headline()
 }
