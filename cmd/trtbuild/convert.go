@@ -18,6 +18,7 @@ type convertOptions struct {
 	keep       []string
 	keepIO     bool
 	asJSON     bool
+	strict     bool
 }
 
 // newConvertCmd returns `trtbuild convert --fp16|--bf16 MODEL -o OUT`, which writes a copy of
@@ -36,7 +37,9 @@ Numerically sensitive operators (reductions, exponentials, softmax, normalizatio
 random generators; see --keep-fp32-ops), operators with no float16/bfloat16 version, nodes
 that read weights too large for the target type, and the nodes and operators named in
 --keep-fp32 stay in float32, with Cast nodes around them. A model already in the target type
-is left alone: convert says there is nothing to do and writes no file. Inputs and outputs
+is left alone: convert says there is nothing to do and writes no file. Nodes that stay float32
+only because the model's opset is too old (Conv has no bfloat16 before opset 22) are counted in
+a warning before anything is written; --strict-precision refuses such a model instead. Inputs and outputs
 keep their types unless --keep-io-types=false. The summary says what was converted and kept,
 and why; docs/convert.md has the rules.
 
@@ -63,6 +66,7 @@ external data file next to the output (OUT.onnx.data).`,
 	f.StringSliceVar(&o.keepNodes, "keep-fp32-nodes", nil, "names of nodes to keep in float32")
 	f.StringSliceVar(&o.keep, "keep-fp32", nil, "nodes (by name) and operator types to keep in float32, mixed: NODE_OR_OP,...")
 	f.BoolVar(&o.keepIO, "keep-io-types", true, "keep the model's float32 inputs and outputs; false converts them too")
+	f.BoolVar(&o.strict, "strict-precision", false, "refuse (exit 2, nothing written) when nodes would stay float32 only because the model's opset is too old for the target type (Conv needs opset 22 for bfloat16)")
 	f.BoolVar(&o.asJSON, "json", false, "write the summary as one JSON document (schema in docs/convert.md)")
 	return cmd
 }
@@ -115,6 +119,17 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 		_, err := fmt.Fprintf(s.Out, "nothing to convert: %s has no float32 values to change to %s (float32 inputs and outputs cast at the boundary are kept); no file written, use the model as it is\n", q(in), targetType)
 		return err
 	}
+	// What stays in float32, and every warning, is said before anything is written; with
+	// --strict-precision a model the opset keeps partly in float32 is refused instead.
+	if h := sum.Headline(); h != "" {
+		if o.strict {
+			return exitcode.Usagef("--strict-precision: %s; nothing written", h)
+		}
+		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(h))
+	}
+	for _, w := range sum.Warnings {
+		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(w))
+	}
 	files, err := convert.Write(m, out)
 	if err != nil {
 		if errors.Is(err, convert.ErrWouldOverwrite) {
@@ -123,9 +138,6 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 		return fmt.Errorf("writing the converted model: %w", err)
 	}
 	sum.Files = files
-	for _, w := range sum.Warnings {
-		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(w))
-	}
 	if o.asJSON {
 		b, err := sum.JSON()
 		if err != nil {
