@@ -82,7 +82,9 @@ func TestManyConstantsMatchDecodedForm(t *testing.T) {
 		if !proto.Equal(got, want) {
 			t.Fatalf("%s: the converted models differ", target)
 		}
-		if fmt.Sprint(gs) != fmt.Sprint(ws) {
+		gj, _ := gs.JSON()
+		wj, _ := ws.JSON()
+		if string(gj) != string(wj) {
 			t.Fatalf("%s: summaries differ:\n%+v\n%+v", target, gs, ws)
 		}
 		if gs.Constants.Converted != n+1 || gs.Constants.Kept != 1 {
