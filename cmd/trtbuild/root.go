@@ -47,10 +47,13 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 				}
 				return writeVersion(s, versionQuery{device: o.Opts.Device, libDir: o.Opts.TensorRTLib})
 			}
-			if err := commandTypo(c, args); err != nil {
-				return err
-			}
-			return buildRun(s, o, args)
+			// The build of the command line, shown as --progress says (a refusal too).
+			return runBuild(s, o.Progress, func() (builder.Options, error) {
+				if err := commandTypo(c, args); err != nil {
+					return builder.Options{}, err
+				}
+				return buildOptions(o, args)
+			})
 		},
 	}
 	cmd.SetOut(s.Out)
@@ -177,11 +180,13 @@ func refuseUnknownHelpTopics(root *cobra.Command) {
 		h.Run = nil
 		h.RunE = func(c *cobra.Command, args []string) error {
 			found, rest, err := c.Root().Find(args)
-			if err == nil && len(rest) > 0 {
+			if err != nil || len(rest) > 0 {
 				topic := strings.Join(args, " ")
 				hint := ""
-				if meant, ok := closestCommand(found, rest[0]); ok {
-					hint = fmt.Sprintf(" (did you mean %q?)", strings.TrimSpace(strings.TrimPrefix(found.CommandPath()+" "+meant, root.Name())))
+				if err == nil { // then rest is not empty: its first word names no subcommand of found
+					if meant, ok := closestCommand(found, rest[0]); ok {
+						hint = fmt.Sprintf(" (did you mean %q?)", strings.TrimSpace(strings.TrimPrefix(found.CommandPath()+" "+meant, root.Name())))
+					}
 				}
 				return exitcode.Usagef("unknown help topic %q%s; run '%s help' for the commands", topic, hint, root.CommandPath())
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,6 +55,22 @@ func TestTypos(t *testing.T) {
 				t.Errorf("stdout should be empty on a usage error, got:\n%s", r.stdout)
 			}
 		})
+	}
+}
+
+// TestCommandTypoInJSON: a program reading --progress json learns of the typo from the stream.
+func TestCommandTypoInJSON(t *testing.T) {
+	t.Parallel() // a real subprocess
+	r := trtbuild(t, nil, "--progress", "json", "inpsect", "m.onnx")
+	var res struct {
+		Type, Status, Error string
+		UsageError          bool `json:"usage_error"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != 2 {
+		t.Fatalf("exit %d, %v\nstdout: %s\nstderr: %s", r.code, err, r.stdout, r.stderr)
+	}
+	if res.Type != "result" || res.Status != "failed" || !res.UsageError || res.Error != `unknown command "inpsect" (did you mean "inspect"?)` {
+		t.Errorf("result %+v", res)
 	}
 }
 
