@@ -34,11 +34,6 @@ func buildOptions(o *buildflags.Flags, args []string) (builder.Options, error) {
 	return opts, nil
 }
 
-// buildRun runs the build of the command line, shown as --progress says.
-func buildRun(s *streams, o *buildflags.Flags, args []string) error {
-	return runBuild(s, o.Progress, func() (builder.Options, error) { return buildOptions(o, args) })
-}
-
 // runBuild runs one build through the builder, shown in the view progressFlag selects; opts
 // gives the build's options (an error is the build's refusal).
 func runBuild(s *streams, progressFlag string, opts func() (builder.Options, error)) (err error) {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/buildflags"
@@ -17,6 +20,7 @@ var commit = ""
 
 func newRootCmd(s *streams) *cobra.Command {
 	o := &buildflags.Flags{}
+	var showVersion bool
 	cmd := &cobra.Command{
 		Use:   "trtbuild [flags] MODEL.onnx",
 		Short: "Build a TensorRT engine from an ONNX model, with live progress and clean cancel",
@@ -36,8 +40,20 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return buildRun(s, o, args)
+		RunE: func(c *cobra.Command, args []string) error {
+			if showVersion {
+				if len(args) > 0 {
+					return exitcode.Usagef("--version takes no model (got %s); run 'trtbuild --version' alone", strings.Join(args, " "))
+				}
+				return writeVersion(s, versionQuery{device: o.Opts.Device, libDir: o.Opts.TensorRTLib})
+			}
+			// The build of the command line, shown as --progress says (a refusal too).
+			return runBuild(s, o.Progress, func() (builder.Options, error) {
+				if err := commandTypo(c, args); err != nil {
+					return builder.Options{}, err
+				}
+				return buildOptions(o, args)
+			})
 		},
 	}
 	cmd.SetOut(s.Out)
@@ -51,6 +67,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 	cmd.Flags().SetNormalizeFunc(buildflags.Normalize)
 	cmd.SetFlagErrorFunc(flagError)
 	buildflags.Bind(cmd.Flags(), o)
+	cmd.Flags().BoolVar(&showVersion, "version", false, "print what 'trtbuild version' prints, and exit")
 	addCompletions(cmd, o)
 	cmd.AddCommand(
 		newInspectCmd(s.Out),
@@ -66,19 +83,117 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		newWorkerCmd(),
 		newProbeCmd(),
 	)
+	argErrorsAreUsage(cmd)
+	refuseUnknownHelpTopics(cmd)
 	return cmd
 }
 
 // flagError turns pflag's errors into one-line usage errors. A trtexec flag trtbuild does not
-// take is never a bare "unknown flag": the message says why and what to use instead.
+// take is never a bare "unknown flag": the message says why and what to use instead; a typo of
+// one of c's flags names the flag meant.
 func flagError(c *cobra.Command, err error) error {
 	msg := strings.TrimSpace(err.Error())
 	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
 		if why, ok := trtexec.Unsupported(name); ok {
 			return exitcode.Usagef("%s", why)
 		}
+		var names []string
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden {
+				names = append(names, f.Name)
+			}
+		})
+		if meant, ok := buildflags.Closest(name, names); ok {
+			msg += " (did you mean --" + meant + "?)"
+		}
+		return exitcode.Usagef("%s; run '%s --help' for the flags", msg, c.CommandPath())
 	}
 	return exitcode.Usagef("%s; run '%s --help' for usage", msg, c.CommandPath())
+}
+
+// commandTypo refuses a build whose first argument is a typo of a subcommand of root
+// (`trtbuild inpsect m.onnx`), which would otherwise be taken for a model; a file of that name
+// is a model.
+func commandTypo(root *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	if _, err := os.Stat(args[0]); err == nil {
+		return nil
+	}
+	if meant, ok := closestCommand(root, args[0]); ok {
+		return exitcode.Usagef("unknown command %q (did you mean %q?); run '%s --help' for the commands", args[0], meant, root.CommandPath())
+	}
+	return nil
+}
+
+// closestCommand is the subcommand of c that name is a typo of (buildflags.Closest).
+func closestCommand(c *cobra.Command, name string) (string, bool) {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() || sub.Name() == "help" {
+			names = append(names, sub.Name())
+			names = append(names, sub.Aliases...)
+		}
+	}
+	return buildflags.Closest(name, names)
+}
+
+// argErrorsAreUsage makes the argument errors of c's subcommands usage errors (exit 2) that
+// say what to run, naming the subcommand meant where the argument is a typo of one (`trtbuild
+// matrix biuld`).
+func argErrorsAreUsage(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		argErrorsAreUsage(sub)
+		check := sub.Args
+		if check == nil {
+			continue
+		}
+		sub.Args = func(cmd *cobra.Command, args []string) error {
+			err := check(cmd, args)
+			var coded *exitcode.Error
+			if err == nil || errors.As(err, &coded) {
+				return err
+			}
+			if cmd.HasAvailableSubCommands() && len(args) > 0 {
+				hint := ""
+				if meant, ok := closestCommand(cmd, args[0]); ok {
+					hint = fmt.Sprintf(" (did you mean %q?)", meant)
+				}
+				return exitcode.Usagef("unknown command %q for %q%s; run '%s --help' for the commands", args[0], cmd.CommandPath(), hint, cmd.CommandPath())
+			}
+			return exitcode.Usagef("%s; run '%s --help' for usage", oneLine(err), cmd.CommandPath())
+		}
+	}
+}
+
+// refuseUnknownHelpTopics makes `trtbuild help TOPIC` refuse a topic that names no command,
+// in one line with the command meant where it is a typo (exit 2); cobra's own help command
+// would show the root's help and exit 0. Its help and completion are kept.
+func refuseUnknownHelpTopics(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	for _, h := range root.Commands() {
+		if h.Name() != "help" || h.Run == nil {
+			continue
+		}
+		show := h.Run
+		h.Run = nil
+		h.RunE = func(c *cobra.Command, args []string) error {
+			found, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				topic := strings.Join(args, " ")
+				hint := ""
+				if err == nil { // then rest is not empty: its first word names no subcommand of found
+					if meant, ok := closestCommand(found, rest[0]); ok {
+						hint = fmt.Sprintf(" (did you mean %q?)", strings.TrimSpace(strings.TrimPrefix(found.CommandPath()+" "+meant, root.Name())))
+					}
+				}
+				return exitcode.Usagef("unknown help topic %q%s; run '%s help' for the commands", topic, hint, root.CommandPath())
+			}
+			show(c, args)
+			return nil
+		}
+	}
 }
 
 func newWorkerCmd() *cobra.Command {

@@ -223,45 +223,18 @@ func shortJSON(v json.RawMessage) string {
 	return s
 }
 
-// suggest is ", did you mean NAME?" for the known option closest to key, if one is close.
+// suggest is " (did you mean NAME?)" for the known option closest to key (Closest), if one is.
 func suggest(fs *pflag.FlagSet, key string, refused map[string]string) string {
-	best, bestD := "", 3
+	var names []string
 	fs.VisitAll(func(f *pflag.Flag) {
-		if commandLineOnly[f.Name] {
-			return
-		}
-		if _, no := refused[f.Name]; no {
-			return
-		}
-		if d := distance(strings.ToLower(key), f.Name); d < bestD {
-			best, bestD = f.Name, d
+		if _, no := refused[f.Name]; !no && !commandLineOnly[f.Name] {
+			names = append(names, f.Name)
 		}
 	})
-	if best == "" {
-		return ""
+	if best, ok := Closest(key, names); ok {
+		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// distance is the Levenshtein distance of a and b, in bytes.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ""
 }
 
 // Schema is the JSON Schema (draft 2020-12) of the options object Options reads, without the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -12,8 +13,8 @@ import (
 )
 
 // trtexecNames maps trtexec's flag spellings to trtbuild's, so a trtexec command line can be
-// pasted. Names not listed here are converted from camelCase to kebab-case (saveEngine →
-// save-engine, minShapes → min-shapes), which covers the rest.
+// pasted. Names not listed here are trtbuild's own in another case or without dashes
+// (saveEngine, minshapes and SAVEENGINE for save-engine, min-shapes), which covers the rest.
 var trtexecNames = map[string]string{
 	"builderOptimizationLevel":   "opt-level",
 	"hardwareCompatibilityLevel": "hardware-compat",
@@ -26,9 +27,27 @@ var trtexecNames = map[string]string{
 	"memPoolSize":                "mem-pool-size",
 }
 
-// Normalize is the pflag NormalizeFunc that accepts trtexec's spellings.
+// byFold maps each build flag's name and each trtexec spelling, folded (Fold), to the flag's
+// name: trtexec users type its flags from memory, in any case (--minshapes, --MinShapes).
+var byFold = sync.OnceValue(func() map[string]string {
+	f := pflag.NewFlagSet("fold", pflag.ContinueOnError) // without Normalize, which calls this
+	Bind(f, &Flags{})
+	m := map[string]string{}
+	f.VisitAll(func(f *pflag.Flag) { m[Fold(f.Name)] = f.Name })
+	for name, flag := range trtexecNames {
+		m[Fold(name)] = flag
+	}
+	return m
+})
+
+// Normalize is the pflag NormalizeFunc that accepts trtexec's spellings and any case of a
+// build flag's long name (shorthands such as -o and -v are never normalized). Other names are
+// converted from camelCase to kebab-case, for the flags a command adds to the build's.
 func Normalize(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 	if n, ok := trtexecNames[name]; ok {
+		return pflag.NormalizedName(n)
+	}
+	if n, ok := byFold()[Fold(name)]; ok {
 		return pflag.NormalizedName(n)
 	}
 	return pflag.NormalizedName(kebab(name))
