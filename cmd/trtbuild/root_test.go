@@ -29,7 +29,7 @@ func TestTypos(t *testing.T) {
 		{"flag far from any", []string{"--backend", "sim", "--frobnicate", model}, "unknown flag: --frobnicate; run 'trtbuild --help' for the flags"},
 		{"hidden flags are not suggested", []string{"--backend", "sim", "--sim-sed=1", model}, "unknown flag: --sim-sed (did you mean --sim-speed?); run 'trtbuild --help' for the flags"},
 		{"subcommand's flag", []string{"inspect", "--jsn", model}, "unknown flag: --jsn (did you mean --json?); run 'trtbuild inspect --help' for the flags"},
-		{"subcommand's flag in capitals", []string{"inspect", "--JSON", model}, "unknown flag: --JSON (did you mean --json?); run 'trtbuild inspect --help' for the flags"},
+		{"subcommand's flag in capitals", []string{"engine", "inspect", "--JSON", "x.engine"}, "unknown flag: --JSON (did you mean --json?); run 'trtbuild engine inspect --help' for the flags"},
 		{"key's flag", []string{"key", "--jsno", model}, "unknown flag: --jsno (did you mean --json?); run 'trtbuild key --help' for the flags"},
 		{"nested subcommand's flag", []string{"matrix", "list", "--bogus-flag", "m.yaml"}, "unknown flag: --bogus-flag; run 'trtbuild matrix list --help' for the flags"},
 		{"command", []string{"inpsect", model}, `unknown command "inpsect" (did you mean "inspect"?); run 'trtbuild --help' for the commands`},
