@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Real-terminal test of the live view. It builds trtbuild, runs simulated builds in a private
 # tmux server and reads the screen the way a person would (tmux capture-pane):
+#   0. at 80 columns: the rows fit, the phase kinds are abbreviated ("tactic <layer>"), the
+#      footer says how long the layer timing still runs, and the build exits with 0.
 #   1. the nested bars appear; a silent phase is reported from the view's own clock; a
 #      narrower window reflows the view; Ctrl-C shows the cancelling state; the build exits
 #      with 130, the summary replaces the view, and the terminal is sane (echo, icanon).
@@ -84,6 +86,18 @@ finish() {
 		fail "the live view was left on the screen"
 	fi
 }
+
+echo "tmux-e2e: run 0: 80 columns, abbreviated phase kinds, the time left of layer timing"
+width=80
+start_build --sim-speed 4
+wait_for "tactic "
+wait_for "of layer timing left"
+require_width 80
+if screen | grep -qF "Finding fastest tactic"; then
+	fail "the phase kind is not abbreviated at 80 columns"
+fi
+finish 0
+width=100
 
 echo "tmux-e2e: run 1: nested bars, silence, resize, Ctrl-C cancels"
 start_build --sim-threads 2 --sim-step 1500ms --sim-silent 7s

@@ -55,6 +55,9 @@ type View interface {
 	Stopping() bool
 	// Recent returns the newest log lines, oldest first.
 	Recent() []LogLine
+	// Left estimates how long the timing phase still runs at wall time now (see Pace.Left);
+	// false when no estimate would be honest, or the build is being stopped.
+	Left(now time.Time) (Left, bool)
 	// Snapshot returns a copy of what a frame of a view needs, safe to hand to another
 	// goroutine (see Snapshot).
 	Snapshot() *Snapshot
@@ -88,6 +91,8 @@ type State struct {
 	// first's, in one stream. Failure attribution and hints look only at the current attempt.
 	attempt time.Duration
 	where   *Where
+	// pace follows the timing phase's layers, for the time-left estimate.
+	pace pacer
 	// Hinter, when set, turns a failed build's error and log messages into a one-line hint.
 	Hinter func(messages []string) string
 }
@@ -127,6 +132,9 @@ func (s *State) Apply(batch []Event, now time.Time) *Result {
 			s.noteAttempt(e)
 		}
 		p := s.tree.Apply(e)
+		if p != nil && e.Type == EventPhaseStart {
+			s.pace.started(p)
+		}
 		if e.Type == EventPhaseStart || e.Type == EventStep || e.Type == EventPhaseFinish {
 			s.progress = now
 			if d := now.Sub(s.begin) - e.Time; !s.skewKnown || d < s.skew {
@@ -136,6 +144,7 @@ func (s *State) Apply(batch []Event, now time.Time) *Result {
 		if p != nil && e.Type == EventPhaseFinish {
 			e.Early = p.Early
 			s.noteFinish(p)
+			s.pace.finished(p)
 		}
 	}
 	return res
@@ -378,6 +387,14 @@ func (s *State) Stopping() bool { return s.cancel.Kind != 0 || s.cancel.Forced }
 // Recent implements View.
 func (s *State) Recent() []LogLine { return s.recent }
 
+// Left implements View.
+func (s *State) Left(now time.Time) (Left, bool) {
+	if s.Stopping() {
+		return Left{}, false
+	}
+	return s.pace.get().Left(s.tree, s.BuildNow(now))
+}
+
 // BuildNow implements View.
 func (s *State) BuildNow(now time.Time) time.Duration {
 	d := now.Sub(s.begin)
@@ -401,6 +418,20 @@ type Snapshot struct {
 	Cancel       Cancel
 	Recent       []LogLine
 	Where        *Where
+	// Pace is the timing phase's pace, for the time-left estimate (see Snapshot.Left).
+	Pace Pace
+}
+
+// Left estimates how long the timing phase still runs at wall time now, as State.Left does.
+func (s *Snapshot) Left(now time.Time) (Left, bool) {
+	if s.Cancel.Kind != 0 || s.Cancel.Forced {
+		return Left{}, false
+	}
+	d := now.Sub(s.Begin)
+	if s.SkewKnown {
+		d -= s.Skew
+	}
+	return s.Pace.Left(s.Tree, max(d, s.Tree.Last))
 }
 
 // SnapshotDone is how many finished children of a phase a Snapshot keeps.
@@ -415,7 +446,7 @@ func (s *State) Snapshot() *Snapshot {
 	return &Snapshot{
 		Info: s.info, Tree: s.tree.prune(SnapshotDone, keep), Begin: s.begin, LastProgress: s.progress,
 		Skew: s.skew, SkewKnown: s.skewKnown, Cancel: s.cancel,
-		Recent: append([]LogLine(nil), s.recent...), Where: s.where,
+		Recent: append([]LogLine(nil), s.recent...), Where: s.where, Pace: s.pace.get(),
 	}
 }
 

@@ -188,7 +188,11 @@ func (p *Plain) Tick(now time.Time) {
 		what = clean(d.Name)
 		prefix = fmt.Sprintf("#%d", d.ID)
 	}
-	p.printf("%s %s %s: still running, no progress reported for %s\n", prefix, progress.FormatDuration(now.Sub(p.started)), what, progress.FormatDuration(silent.Truncate(time.Second)))
+	left := ""
+	if l, ok := p.view.Left(now); ok {
+		left = "; " + l.String()
+	}
+	p.printf("%s %s %s: still running, no progress reported for %s%s\n", prefix, progress.FormatDuration(now.Sub(p.started)), what, progress.FormatDuration(silent.Truncate(time.Second)), left)
 	p.flush()
 }
 

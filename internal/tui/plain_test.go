@@ -3,6 +3,7 @@ package tui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,5 +259,37 @@ func TestPlainReadsTheSessionTree(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "#2 0.5s only in the session CANCELLED") {
 		t.Errorf("the phase only the session saw is missing:\n%s", &out)
+	}
+}
+
+// TestPlainHeartbeatTimeLeft: a heartbeat during the timing phase says how long the timing
+// still runs, as long as the silence is one a layer explains, and then no more.
+func TestPlainHeartbeatTimeLeft(t *testing.T) {
+	clock := &fakeClock{t: epoch}
+	var out bytes.Buffer
+	p := keep(NewPlain(&out, PlainOptions{Now: clock.now, HeartbeatAfter: 10 * time.Second, HeartbeatEvery: 30 * time.Second}), clock.now)
+	p.Begin(progress.BuildInfo{})
+	var last time.Duration
+	for _, e := range timedLayers() {
+		clock.t, last = epoch.Add(e.Time), e.Time
+		p.Handle([]progress.Event{e})
+	}
+	var beats []string
+	for s := 1; s <= 75; s++ {
+		clock.t = epoch.Add(last + time.Duration(s)*time.Second)
+		before := out.Len()
+		p.Tick(clock.t)
+		if out.Len() > before {
+			beats = append(beats, strings.TrimSpace(out.String()[before:]))
+		}
+	}
+	const layer = "#20 %s Finding fastest tactic for /blocks/block.6/Conv: still running, no progress reported for %s"
+	want := []string{
+		fmt.Sprintf(layer, "3m55s", "10.0s") + "; about 10–30 min of layer timing left",
+		fmt.Sprintf(layer, "4m25s", "40.0s") + "; about 10–30 min of layer timing left",
+		fmt.Sprintf(layer, "4m55s", "1m10s"), // longer than any layer took: no estimate
+	}
+	if strings.Join(beats, "\n") != strings.Join(want, "\n") {
+		t.Errorf("heartbeats:\n%s\nwant:\n%s", strings.Join(beats, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -246,6 +246,7 @@ func (m *ttyModel) take(s *progress.Snapshot) {
 	m.lastProgress = s.LastProgress
 	m.skew, m.skewKnown = s.Skew, s.SkewKnown
 	m.cancel = s.Cancel
+	m.pace = s.Pace
 }
 
 // log queues a builder log line for printing: warnings and errors always, info and verbose

@@ -173,7 +173,7 @@ func TestTTYBuildOnTerminal(t *testing.T) {
 	term.waitRaw()
 	r.Handle(tensorRTLike())
 	term.waitFor("Measuring tactic time")
-	term.waitFor("Finding fastest tactic for conv2")
+	term.waitFor("tactic conv2")
 	r.Handle([]progress.Event{evLog(sec(2.8), progress.SeverityWarning, "layer conv2 falls back to a slower kernel")})
 	r.Tick(time.Now())
 	term.waitFor("warning: layer conv2 falls back to a slower kernel")

@@ -47,6 +47,8 @@ type viewState struct {
 	skew      time.Duration
 	skewKnown bool
 	cancel    progress.Cancel
+	// pace is the timing phase's pace, for the time left the footer shows.
+	pace progress.Pace
 
 	rows []row // reused between frames
 	// tallest is the most lines a frame has had at this size. Shorter frames are padded to
@@ -269,6 +271,9 @@ func (v *viewState) footer(now time.Time, cw int) string {
 	case c.Kind != 0:
 		status = "cancel requested " + progress.FormatDuration(now.Sub(c.At)) + " ago · " + status
 	default:
+		if left, ok := v.pace.Left(v.tree, v.buildNow(now)); ok {
+			status += " · " + left.String()
+		}
 		if quiet := now.Sub(v.lastProgress); quiet >= silenceAfter {
 			status += " · no progress reported for " + progress.FormatDuration(quiet.Truncate(time.Second))
 		}
@@ -484,7 +489,10 @@ func cellWidth(s string) int { return ansi.StringWidth(s) }
 // becomes "Finding fastest…block.0.0/Conv", not "Finding fastest tactic for /feat…"). A
 // third of the room goes to the start, the rest to the end. Wide characters and grapheme
 // clusters are never split.
-func cutMiddle(s string, n int) string {
+func cutMiddle(s string, n int) string { return cutAt(s, n, n/3) }
+
+// cutAt is cutMiddle keeping head cells of the start.
+func cutAt(s string, n, head int) string {
 	w := ansi.StringWidth(s)
 	if w <= n {
 		return s
@@ -492,12 +500,45 @@ func cutMiddle(s string, n int) string {
 	if n <= 8 {
 		return ansi.Truncate(s, n, "…")
 	}
-	head := n / 3
 	tail := n - head - 1
 	h := ansi.Truncate(s, head, "")
 	t := ansi.TruncateLeft(s, w-tail, "")
 	// A wide character at either cut may leave a cell over: pad to exactly n.
 	out := h + "…" + t
+	return out + spaces(n-ansi.StringWidth(out))
+}
+
+// fitName fits a phase's label into n cells: whole when it fits; else its abbreviated kind
+// ("tactic", "tactic reformat in 0 →") stays whole, where it takes at most two thirds of the
+// room, and the layer name is cut in the middle, keeping a quarter of its room for its start
+// and the rest for its end, so that rows of layers with a long common prefix stay apart. A kind
+// too long for that keeps its first words, up to half the room ("tactic reformat …"), so that
+// a reformatting layer still reads apart from the layer it feeds.
+func fitName(l progress.Label, n int) string {
+	s := l.String()
+	if ansi.StringWidth(s) <= n || l.Kind == "" || l.Subject == "" {
+		return cutMiddle(s, n)
+	}
+	if kw := ansi.StringWidth(l.Kind) + 1; kw <= n*2/3 {
+		return l.Kind + " " + cutAt(l.Subject, n-kw, (n-kw)/4)
+	}
+	head := ""
+	for _, word := range strings.Fields(l.Kind) {
+		next := strings.TrimPrefix(head+" "+word, " ")
+		if ansi.StringWidth(next) > n/2 {
+			break
+		}
+		head = next
+	}
+	room := n - ansi.StringWidth(head) - 2
+	if head == "" || room < 8 {
+		return cutMiddle(s, n)
+	}
+	tail := l.Subject
+	if w := ansi.StringWidth(tail); w > room {
+		tail = ansi.TruncateLeft(tail, w-room, "")
+	}
+	out := head + " …" + tail
 	return out + spaces(n-ansi.StringWidth(out))
 }
 
@@ -531,14 +572,14 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	case rowHidden:
 		msg := fmt.Sprintf("%s deeper", plural(r.n, "phase"))
 		if r.p != nil {
-			msg += ": " + clean(r.p.Name) + " " + countText(r.p)
+			msg += ": " + progress.ShortLabel(clean(r.p.Name)).String() + " " + countText(r.p)
 		}
 		b.WriteString(t.dim.Render(t.hidden + " " + ansi.Truncate(msg, wide, "…")))
 		return
 	}
 
 	p := r.p
-	name := cutMiddle(clean(p.Name), nameRoom)
+	name := fitName(progress.ShortLabel(clean(p.Name)), nameRoom)
 	pad := nameRoom - ansi.StringWidth(name)
 	cut := r.kind == rowDone && v.cancel.CutShort(p)
 	switch {

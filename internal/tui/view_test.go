@@ -112,7 +112,48 @@ func reusedNames() []progress.Event {
 	}
 }
 
+// timedLayers is a timing phase of 40 layers that has timed six of unequal length and is
+// timing the seventh: enough for an estimate of the time left.
+func timedLayers() []progress.Event {
+	evs := []progress.Event{
+		evStart(0, 1, 0, "Building engine", 4),
+		evStart(sec(0.1), 2, 1, "Timing graph nodes", 40),
+	}
+	at := sec(0.1)
+	for i, d := range []float64{20, 40, 25, 60, 30, 45} {
+		id := 10 + i
+		evs = append(evs, evStart(at, id, 2, fmt.Sprintf("Finding fastest tactic for /blocks/block.%d/Conv", i), 6))
+		at += sec(d)
+		evs = append(evs, evStep(at, id, 5), evFinish(at, id), evStep(at, 2, i))
+	}
+	return append(evs, evStart(at, 20, 2, "Finding fastest tactic for /blocks/block.6/Conv", 6), evStep(at+sec(5), 20, 1))
+}
+
+// hardSwish is the node timing of a MobileNet export at 80 columns: a reformatting layer and
+// the layer it feeds, whose names end alike, and layers of a long common prefix.
+func hardSwish() []progress.Event {
+	const layer = "/features/features.0/features.0.2/HardSwish"
+	return []progress.Event{
+		evStart(0, 1, 0, "Building engine", 4),
+		evStart(sec(0.1), 2, 1, "Building engine from subgraph", 1),
+		evStart(sec(0.1), 3, 2, "Computing profile costs", 1),
+		evStart(sec(0.2), 4, 3, "Timing graph nodes", 141),
+		evStart(sec(0.3), 5, 4, "Finding fastest tactic for Reformatting CopyNode for Input Tensor 0 to "+layer, 3),
+		evStep(sec(0.4), 5, 2),
+		evFinish(sec(0.4), 5),
+		evStart(sec(0.5), 6, 4, "Finding fastest tactic for "+layer, 8),
+		evStep(sec(0.6), 6, 7),
+		evFinish(sec(0.6), 6),
+		evStart(sec(0.7), 7, 4, "Finding fastest tactic for /features/features.1/block/block.0/block.0.0/Conv + /features/features.1/block/block.0/block.0.2/Relu", 8),
+		evStart(sec(0.7), 8, 4, "Finding fastest tactic for Reformatting CopyNode for Output Tensor 0 to /features/features.1/block/block.1/fc1/Conv", 8),
+		evStart(sec(0.8), 9, 7, "Measuring tactic time", 4),
+		evStep(sec(0.9), 9, 1),
+	}
+}
+
 var scenes = map[string]scene{
+	"time_left":      {events: timedLayers(), at: sec(227)},
+	"names_at_80":    {events: hardSwish(), at: sec(1), width: 80},
 	"waiting":        {at: sec(0.3)},
 	"tensorrt":       {events: tensorRTLike(), at: sec(3)},
 	"silence":        {events: tensorRTLike(), at: sec(2.7) + 102*time.Second},
@@ -203,9 +244,9 @@ func TestTreeShape(t *testing.T) {
 			scene: scene{events: tensorRTLike(), at: sec(3)},
 			want: []string{
 				"Building engine ", "Building engine from subgraph", "Computing profile costs", "Timing graph nodes",
-				"✓ Finding fastest tactic for conv1", "37/37", "0.8s",
-				"✓ Finding fastest tactic for relu1", "finished early", "4/12",
-				"Finding fastest tactic for conv2", "12/37", "Measuring tactic time", "3/4",
+				"✓ tactic conv1", "37/37", "0.8s",
+				"✓ tactic relu1", "finished early", "4/12",
+				"tactic conv2", "12/37", "Measuring tactic time", "3/4",
 			},
 		},
 		{
@@ -313,6 +354,94 @@ func TestTreeShape(t *testing.T) {
 	}
 }
 
+// TestNamesAt80Columns: at 80 columns every row of the MobileNet timing fits, says what the
+// layer is (the end of its name), and no two rows of different phases look alike, the
+// reformatting layer and the layer it feeds included.
+func TestNamesAt80Columns(t *testing.T) {
+	frame := scenes["names_at_80"].frame(t)
+	seen := map[string]bool{}
+	rows := 0
+	for _, l := range strings.Split(frame, "\n") {
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Errorf("%d cells, more than 80: %q", w, l)
+		}
+		if !strings.Contains(l, "tactic ") || strings.Contains(l, "Measuring") {
+			continue
+		}
+		rows++
+		name := strings.TrimSpace(strings.SplitN(strings.TrimLeft(l, " ✓•⠋"), "  ", 2)[0])
+		if seen[name] {
+			t.Errorf("two rows read %q in:\n%s", name, frame)
+		}
+		seen[name] = true
+		if strings.Contains(l, "Finding fastest") {
+			t.Errorf("the phase kind is not abbreviated: %q", l)
+		}
+	}
+	if rows != 4 {
+		t.Fatalf("%d layer rows, want 4, in:\n%s", rows, frame)
+	}
+	for _, want := range []string{"tactic reformat …", "HardSwish", "block.0.2/Relu", "fc1/Conv"} {
+		if !strings.Contains(frame, want) {
+			t.Errorf("%q missing at 80 columns:\n%s", want, frame)
+		}
+	}
+}
+
+// TestFitName checks how a label is fitted: whole when it fits, the kind kept and the layer
+// cut in the middle when not, and the whole label cut when the kind would take most of the room.
+func TestFitName(t *testing.T) {
+	tests := []struct {
+		name string
+		n    int
+		want string
+	}{
+		{"Finding fastest tactic for conv1", 40, "tactic conv1"},
+		{"Timing graph nodes", 40, "Timing graph nodes"},
+		{"Finding fastest tactic for /features/features.3/block/block.0/block.0.0/Conv", 30, "tactic /feat….0/block.0.0/Conv"},
+		{"Finding fastest tactic for Reformatting CopyNode for Input Tensor 0 to /a/b/c/d/e/HardSwish", 30, "tactic reformat …d/e/HardSwish"}, // the whole kind would leave too little,
+		{"Finding fastest tactic for Reformatting CopyNode for Input Tensor 0 to /a/b/c/d/e/HardSwish", 40, "tactic reformat in 0 → /a/b…/e/HardSwish"},
+		{"Measuring tactic time and more words than fit", 20, "Measur…ords than fit"},
+	}
+	for _, tc := range tests {
+		got := fitName(progress.ShortLabel(tc.name), tc.n)
+		if got != tc.want || ansi.StringWidth(got) > tc.n {
+			t.Errorf("fitName(%q, %d) = %q (%d cells), want %q", tc.name, tc.n, got, ansi.StringWidth(got), tc.want)
+		}
+	}
+}
+
+// TestTimeLeftInTheFooter: the footer shows the estimate once enough layers are timed, and
+// drops it where it is not honest: too few layers, a silence no layer explains, a cancel.
+func TestTimeLeftInTheFooter(t *testing.T) {
+	const want = "about 10–30 min of layer timing left"
+	evs := timedLayers()
+	tests := []struct {
+		name  string
+		scene scene
+		shown bool
+	}{
+		{"after six layers", scene{events: evs, at: sec(227)}, true},
+		{"at 60 columns", scene{events: evs, at: sec(227), width: 60}, true},
+		{"after four layers", scene{events: evs[:2+4*4], at: sec(150)}, false},
+		{"silent longer than any layer", scene{events: evs, at: sec(227 + 60)}, false},
+		{"cancelling", scene{events: evs, at: sec(228), notices: []timedNotice{notice(progress.NoticeCancelRequested, sec(227), "Cancel requested")}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			frame := tc.scene.frame(t)
+			lines := strings.Split(frame, "\n")
+			footer := lines[len(lines)-1]
+			if got := strings.Contains(footer, want); got != tc.shown {
+				t.Errorf("estimate shown %v, want %v, in:\n%s", got, tc.shown, frame)
+			}
+			if strings.Contains(frame, "timing left") != tc.shown {
+				t.Errorf("estimate shown in another form:\n%s", frame)
+			}
+		})
+	}
+}
+
 // TestTruncateByCells checks that names are cut by display cells: a name of wide characters
 // is cut on a character boundary, and the columns after it stay aligned.
 func TestTruncateByCells(t *testing.T) {
@@ -392,12 +521,12 @@ func TestCutShortByCancel(t *testing.T) {
 	in.put([]progress.Event{evFinish(sec(2.9), 8), evFinish(sec(2.9), 7)})
 	m.step(clk.Now())
 	frame := ansi.Strip(m.frame(clk.Now()))
-	for _, want := range []string{"✓ Finding fastest tactic for relu1", "finished early", "✓ Finding fastest tactic for cached", "no steps", "✗ Finding fastest tactic for conv2", "cancelled"} {
+	for _, want := range []string{"✓ tactic relu1", "finished early", "✓ tactic cached", "no steps", "✗ tactic conv2", "cancelled"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("%q missing in:\n%s", want, frame)
 		}
 	}
-	if strings.Contains(frame, "✓ Finding fastest tactic for conv2") {
+	if strings.Contains(frame, "✓ tactic conv2") {
 		t.Errorf("the phase cut short by the cancel is drawn as done:\n%s", frame)
 	}
 }
