@@ -84,7 +84,7 @@ func TestTrtexecFlagErrors(t *testing.T) {
 		{"iterations", []string{"--iterations=100"}, "--iterations is a trtexec flag for running inference; trtbuild builds the engine and never runs it: build with trtbuild, then for inference run trtexec --loadEngine=model.engine with --iterations"},
 		{"use cuda graph", []string{"--useCudaGraph"}, "--useCudaGraph is a trtexec flag for running inference"},
 		{"load engine", []string{"--loadEngine=model.engine"}, "for inference run trtexec --loadEngine=model.engine"},
-		{"export layer info", []string{"--exportLayerInfo=layers.json"}, "--exportLayerInfo is a trtexec flag that reads a built engine"},
+		{"export layer info", []string{"--exportLayerInfo=layers.json"}, "--exportLayerInfo is a trtexec flag that reads a built engine's layers, which only TensorRT can read: trtbuild engine inspect model.engine shows"},
 		{"export times", []string{"--exportTimes", "t.json"}, "--exportTimes is a trtexec flag for running inference"},
 		{"calibration", []string{"--calib=cache.bin"}, "INT8 calibration"},
 		{"builder flag not set", []string{"--maxTactics=4"}, "--maxTactics is a trtexec builder flag that trtbuild does not set"},
