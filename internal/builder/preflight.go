@@ -120,6 +120,11 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 	if len(completed) > 1 || len(completed) == 1 && len(completed[0].Inputs) > 0 {
 		req.Profiles = completed
 	}
+	if ownStaticShapes(m, req.Profiles) {
+		// A static model's own shapes, given explicitly: the build (and its key) is the one
+		// without them.
+		req.Profiles = nil
+	}
 	req.NodeNames = m.NodeNames()
 	req.LayerOps, req.InputShapes = simGraph(m)
 	return m, warnings, nil
@@ -197,4 +202,28 @@ func expandShapeNames(m *onnx.Model, profiles []shapeFlags) ([]shapeFlags, error
 // --max-shapes.
 type shapeFlags struct {
 	shapes, min, opt, max []shapes.Spec
+}
+
+// ownStaticShapes reports whether profiles are one profile that fixes every input of m, a
+// model whose inputs all have fixed shapes, at its own shape: what a build without shapes does.
+func ownStaticShapes(m *onnx.Model, profiles []shapes.Profile) bool {
+	if len(profiles) != 1 || len(profiles[0].Inputs) != len(m.Inputs) || len(m.Inputs) == 0 {
+		return false
+	}
+	given := map[string]shapes.Input{}
+	for _, in := range profiles[0].Inputs {
+		given[in.Name] = in
+	}
+	for _, v := range m.Inputs {
+		in, ok := given[v.Name]
+		if !ok || v.Shape == nil || len(in.Min) != len(v.Shape) {
+			return false
+		}
+		for i, d := range v.Shape {
+			if !d.Known || d.Param != "" || in.Min[i] != d.Value || in.Opt[i] != d.Value || in.Max[i] != d.Value {
+				return false
+			}
+		}
+	}
+	return true
 }
