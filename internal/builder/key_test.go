@@ -88,6 +88,11 @@ func TestKeyOfOptionPairs(t *testing.T) {
 		{"a dynamic model's shapes, as --shapes or min, opt and max", "dynamic_batch.onnx", shapes("images:4x3x64x64"), func(o *Options) {
 			o.Profiles = []Profile{{Min: "images:4x3x64x64", Opt: "images:4x3x64x64", Max: "images:4x3x64x64"}}
 		}, true},
+		{"--inputIOFormats fp32:chw for a float32 input", "convnet.onnx", none, func(o *Options) { o.Trtexec.InputFormats = "fp32:chw" }, true},
+		{"--outputIOFormats fp32:chw for a float32 output", "convnet.onnx", none, func(o *Options) { o.Trtexec.OutputFormats = "FP32:CHW" }, true},
+		{"--inputIOFormats fp16:chw for a float32 input", "convnet.onnx", none, func(o *Options) { o.Trtexec.InputFormats = "fp16:chw" }, false},
+		{"--inputIOFormats fp32:hwc for a float32 input", "convnet.onnx", none, func(o *Options) { o.Trtexec.InputFormats = "fp32:hwc" }, false},
+		{"--inputIOFormats fp32:chw+hwc allows more", "convnet.onnx", none, func(o *Options) { o.Trtexec.InputFormats = "fp32:chw+hwc" }, false},
 		{"a dynamic model's two batch sizes", "dynamic_batch.onnx", shapes("images:1x3x64x64"), shapes("images:8x3x64x64"), false},
 	} {
 		t.Run(c.what, func(t *testing.T) {
