@@ -121,18 +121,24 @@ func showCacheHit(s *streams, mode tui.Mode, info progress.BuildInfo, start time
 }
 
 func newRenderer(mode tui.Mode, s *streams, out io.Writer, verbose bool, c progress.Controls) progress.Renderer {
+	return newRendererAt(mode, s, out, verbose, c, nil)
+}
+
+// newRendererAt is newRenderer with the views' clock now (nil: time.Now); a replay gives the
+// recording's.
+func newRendererAt(mode tui.Mode, s *streams, out io.Writer, verbose bool, c progress.Controls, now func() time.Time) progress.Renderer {
 	switch mode {
 	case tui.ModeJSON:
-		return tui.NewJSON(out, nil)
+		return tui.NewJSON(out, now)
 	case tui.ModeQuiet:
 		return tui.Quiet{}
 	case tui.ModeTTY:
 		return tui.NewTTY(s.OutFile, s.In, tui.TTYOptions{
-			Controls: c, Verbose: verbose, Color: tui.ColorFromEnv(s.Getenv, true), Getenv: s.Getenv,
+			Controls: c, Verbose: verbose, Color: tui.ColorFromEnv(s.Getenv, true), Getenv: s.Getenv, Now: now,
 		})
 	default:
 		// Plain text is for logs: colour only when the user forces it (CLICOLOR_FORCE).
-		return tui.NewPlain(out, tui.PlainOptions{Verbose: verbose, Color: tui.ColorFromEnv(s.Getenv, false)})
+		return tui.NewPlain(out, tui.PlainOptions{Verbose: verbose, Color: tui.ColorFromEnv(s.Getenv, false), Now: now})
 	}
 }
 

@@ -175,7 +175,7 @@ func newMatrixListCmd(s *streams) *cobra.Command {
 			}
 			fmt.Fprintf(s.Out, "%-5s %-7s %-40s %s\n", "cell", "target#", "id", "flags")
 			for _, c := range f.Cells() {
-				fmt.Fprintf(s.Out, "%-5d %-7d %-40s %s\n", c.Index, c.TargetIndex, c.ID(), strings.Join(c.Flags(f), " "))
+				fmt.Fprintf(s.Out, "%-5d %-7d %-40s %s\n", c.Index, c.TargetIndex, c.ID(), c.FlagsText(f))
 			}
 			return nil
 		},

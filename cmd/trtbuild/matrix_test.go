@@ -768,6 +768,11 @@ func TestMatrixReservedBuildFlags(t *testing.T) {
 	if r := trtbuild(t, nil, "matrix", "list", file); r.code != 0 || !strings.Contains(r.stdout, "--fp16 --builderOptimizationLevel=4 --Workspace 1G -v --noTF32 --timing-cache t.cache --sim-speed 50") {
 		t.Fatalf("matrix list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// A value with a space is quoted as a shell reads it, so the line can be pasted.
+	writeMatrix(t, dir, testMatrix+`build_flags: [--timing-cache, "my cache.bin"]`+"\n")
+	if r := trtbuild(t, nil, "matrix", "list", file); r.code != 0 || !strings.Contains(r.stdout, "--fp16 --timing-cache 'my cache.bin'") {
+		t.Fatalf("matrix list: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
 
 // TestMatrixBuildFlagsCheckedByEveryCommand: every subcommand that reads the matrix file

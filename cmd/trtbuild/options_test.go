@@ -79,9 +79,7 @@ func TestCommandLineToRequest(t *testing.T) {
 		{"trtexec setBuildRoute", []string{"--setBuildRoute=-conv_use_long_w=off  -kgen:codegen:cuda_tile=2"}, func(r *worker.Request) {
 			r.BuildRoute = "-conv_use_long_w=off -kgen:codegen:cuda_tile=2"
 		}},
-		{"wildcard shapes", []string{"--shapes", "im*:1x3x224x224"}, func(r *worker.Request) {
-			r.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
-		}},
+		{"wildcard shapes of the static model's own shapes are none", []string{"--shapes", "im*:1x3x224x224"}, func(r *worker.Request) {}},
 		{"wildcard shapes without preflight", []string{"--no-preflight", "--optShapes=*:1x3x224x224"}, func(r *worker.Request) {
 			r.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
 		}},
@@ -95,9 +93,10 @@ func TestCommandLineToRequest(t *testing.T) {
 		{"trtexec inputIOFormats", []string{"--inputIOFormats=fp16:chw"}, func(r *worker.Request) {
 			r.InputFormats = mustIOFormats(t, "--inputIOFormats", "fp16:chw")
 		}},
-		{"trtexec outputIOFormats", []string{"--outputIOFormats=fp32:chw"}, func(r *worker.Request) {
-			r.OutputFormats = mustIOFormats(t, "--outputIOFormats", "fp32:chw")
+		{"trtexec outputIOFormats", []string{"--outputIOFormats=fp16:chw"}, func(r *worker.Request) {
+			r.OutputFormats = mustIOFormats(t, "--outputIOFormats", "fp16:chw")
 		}},
+		{"trtexec outputIOFormats of the output's own type are none", []string{"--outputIOFormats=fp32:chw"}, func(r *worker.Request) {}},
 		{"trtexec precisionConstraints and layerPrecisions", []string{"--precisionConstraints=obey", "--layerPrecisions=*:fp16"}, func(r *worker.Request) {
 			r.PrecisionConstraints = "obey"
 			lp, err := trtexec.ParseLayerPrecisions("*:fp16")
@@ -120,12 +119,8 @@ func TestCommandLineToRequest(t *testing.T) {
 		{"trtexec timingCacheFile", []string{"--timingCacheFile=" + cacheFile}, func(r *worker.Request) { r.TimingCache = cacheFile }},
 		{"trtexec noBuilderCache", []string{"--noBuilderCache"}, func(r *worker.Request) { r.NoTimingCache, r.TimingCache = true, "auto" }},
 		{"verbose", []string{"--verbose"}, func(r *worker.Request) { r.LogSeverity = progress.SeverityVerbose }},
-		{"shapes", []string{"--shapes", "images:1x3x224x224"}, func(r *worker.Request) {
-			r.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
-		}},
-		{"trtexec minShapes optShapes maxShapes", []string{"--minShapes=images:1x3x224x224", "--optShapes=images:1x3x224x224", "--maxShapes=images:1x3x224x224"}, func(r *worker.Request) {
-			r.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}}
-		}},
+		{"the static model's own shapes are none", []string{"--shapes", "images:1x3x224x224"}, func(r *worker.Request) {}},
+		{"trtexec minShapes optShapes maxShapes of the model's own shapes are none", []string{"--minShapes=images:1x3x224x224", "--optShapes=images:1x3x224x224", "--maxShapes=images:1x3x224x224"}, func(r *worker.Request) {}},
 		{"two profiles", []string{"--profile", "0", "--shapes", "images:1x3x224x224", "--profile", "1", "--shapes", "images:1x3x224x224"}, func(r *worker.Request) {
 			p := shapes.Profile{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 224, 224}, Opt: []int64{1, 3, 224, 224}, Max: []int64{1, 3, 224, 224}}}}
 			r.Profiles = []shapes.Profile{p, p}

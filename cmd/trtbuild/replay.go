@@ -75,8 +75,11 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 		case <-ctx.Done():
 		}
 	}()
-	r := newRenderer(mode, s, s.Out, o.verbose, replayControls{cancel})
-	err = replay.PlayReader(ctx, tr, r, replay.Options{Speed: speed, Tick: tickFor(mode)})
+	// The views read the recording's clock, so the footer's elapsed time is the recorded
+	// build's, as the rows' times are.
+	clock := replay.NewClock(speed)
+	r := newRendererAt(mode, s, s.Out, o.verbose, replayControls{cancel}, clock.Now)
+	err = replay.PlayReader(ctx, tr, r, replay.Options{Speed: speed, Tick: tickFor(mode), Clock: clock})
 	var bad *replay.TraceError
 	switch {
 	case errors.Is(err, context.Canceled):

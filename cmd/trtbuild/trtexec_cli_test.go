@@ -19,7 +19,7 @@ func TestTrtexecBuildFlags(t *testing.T) {
 	model := repoModel(t, "convnet.onnx")
 	engine := filepath.Join(filepath.Dir(model), "out.engine")
 	r := trtbuild(t, nil, "--backend=sim", "--sim-speed=100", "--progress=quiet", "--onnx="+model, "--saveEngine="+engine,
-		"--inputIOFormats=fp16:chw", "--outputIOFormats=fp32:chw", "--precisionConstraints=obey",
+		"--inputIOFormats=fp16:chw", "--outputIOFormats=fp16:chw+hwc8", "--precisionConstraints=obey",
 		"--layerPrecisions=stem/conv1:fp16,*:fp32", "--profilingVerbosity=detailed", "--tacticSources=-CUDNN,+CUBLAS",
 		"--useDLACore=1", "--allowGPUFallback", "--stronglyTyped", "--memPoolSize=workspace:1G,tacticSharedMem:1K,dlaSRAM:1M",
 		"--avgTiming=4", "--setBuildRoute=-conv_use_long_w=off")
@@ -34,7 +34,7 @@ func TestTrtexecBuildFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"workspace_bytes 1073741824\n", "input_formats fp16:chw\n", "output_formats fp32:chw\n",
+		"workspace_bytes 1073741824\n", "input_formats fp16:chw\n", "output_formats fp16:chw+hwc8\n",
 		"precision_constraints obey\n", "layer_precisions stem/conv1:fp16,*:fp32\n", "profiling_verbosity detailed\n",
 		"tactic_sources +cublas,-cudnn\n", "dla_core 1 gpu_fallback\n", "strongly_typed\n",
 		"mem_pools tacticSharedMem:1024,dlaSRAM:1048576\n", "avg_timing 4\n", "build_route -conv_use_long_w=off\n",
@@ -84,7 +84,7 @@ func TestTrtexecFlagErrors(t *testing.T) {
 		{"iterations", []string{"--iterations=100"}, "--iterations is a trtexec flag for running inference; trtbuild builds the engine and never runs it: build with trtbuild, then for inference run trtexec --loadEngine=model.engine with --iterations"},
 		{"use cuda graph", []string{"--useCudaGraph"}, "--useCudaGraph is a trtexec flag for running inference"},
 		{"load engine", []string{"--loadEngine=model.engine"}, "for inference run trtexec --loadEngine=model.engine"},
-		{"export layer info", []string{"--exportLayerInfo=layers.json"}, "--exportLayerInfo is a trtexec flag that reads a built engine"},
+		{"export layer info", []string{"--exportLayerInfo=layers.json"}, "--exportLayerInfo is a trtexec flag that reads a built engine's layers, which only TensorRT can read: trtbuild engine inspect model.engine shows"},
 		{"export times", []string{"--exportTimes", "t.json"}, "--exportTimes is a trtexec flag for running inference"},
 		{"calibration", []string{"--calib=cache.bin"}, "INT8 calibration"},
 		{"builder flag not set", []string{"--maxTactics=4"}, "--maxTactics is a trtexec builder flag that trtbuild does not set"},

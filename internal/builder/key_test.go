@@ -49,3 +49,57 @@ func TestKeyOn(t *testing.T) {
 		t.Errorf("an unknown backend: %v", err)
 	}
 }
+
+// TestKeyOfOptionPairs: option sets that build the same engine have one key (a static model's
+// own shapes given explicitly are no shapes), and those that do not have different keys.
+func TestKeyOfOptionPairs(t *testing.T) {
+	models := filepath.Join("..", "..", "testdata", "models")
+	key := func(model string, edit func(o *Options)) string {
+		t.Helper()
+		o := DefaultOptions()
+		o.Backend = "sim"
+		o.Model = filepath.Join(models, model)
+		edit(&o)
+		k, _, err := Key(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k.Key
+	}
+	none := func(o *Options) {}
+	shapes := func(s ...string) func(o *Options) {
+		return func(o *Options) {
+			for _, p := range s {
+				o.Profiles = append(o.Profiles, Profile{Shapes: p})
+			}
+		}
+	}
+	for _, c := range []struct {
+		what  string
+		model string
+		a, b  func(o *Options)
+		same  bool
+	}{
+		{"a static model's own shapes", "convnet.onnx", none, shapes("images:1x3x224x224"), true},
+		{"a static model's own shapes as min, opt and max", "convnet.onnx", none, func(o *Options) {
+			o.Profiles = []Profile{{Min: "images:1x3x224x224", Opt: "images:1x3x224x224", Max: "images:1x3x224x224"}}
+		}, true},
+		{"a static model's own shapes in two profiles", "convnet.onnx", none, shapes("images:1x3x224x224", "images:1x3x224x224"), false},
+		{"a dynamic model's shapes, as --shapes or min, opt and max", "dynamic_batch.onnx", shapes("images:4x3x64x64"), func(o *Options) {
+			o.Profiles = []Profile{{Min: "images:4x3x64x64", Opt: "images:4x3x64x64", Max: "images:4x3x64x64"}}
+		}, true},
+		{"--inputIOFormats fp32:chw for a float32 input", "convnet.onnx", none, func(o *Options) { o.Trtexec.InputFormats = "fp32:chw" }, true},
+		{"--outputIOFormats fp32:chw for a float32 output", "convnet.onnx", none, func(o *Options) { o.Trtexec.OutputFormats = "FP32:CHW" }, true},
+		{"--inputIOFormats fp16:chw for a float32 input", "convnet.onnx", none, func(o *Options) { o.Trtexec.InputFormats = "fp16:chw" }, false},
+		{"--inputIOFormats fp32:hwc for a float32 input", "convnet.onnx", none, func(o *Options) { o.Trtexec.InputFormats = "fp32:hwc" }, false},
+		{"--inputIOFormats fp32:chw+hwc allows more", "convnet.onnx", none, func(o *Options) { o.Trtexec.InputFormats = "fp32:chw+hwc" }, false},
+		{"a dynamic model's two batch sizes", "dynamic_batch.onnx", shapes("images:1x3x64x64"), shapes("images:8x3x64x64"), false},
+	} {
+		t.Run(c.what, func(t *testing.T) {
+			ka, kb := key(c.model, c.a), key(c.model, c.b)
+			if (ka == kb) != c.same {
+				t.Errorf("keys %s and %s: same=%v, want %v", ka, kb, ka == kb, c.same)
+			}
+		})
+	}
+}

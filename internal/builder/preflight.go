@@ -10,6 +10,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/preflight"
 	"github.com/trtbuild/trtbuild/internal/shapes"
+	"github.com/trtbuild/trtbuild/internal/trtexec"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -114,11 +115,24 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 	if err := checkIOFormats(m, req); err != nil {
 		return nil, nil, err
 	}
+	// Formats that say what TensorRT does anyway (fp32:chw for a float32 tensor) are the build
+	// without them, so they neither change the build nor its key.
+	if ownIOFormats(m.Inputs, req.InputFormats) {
+		req.InputFormats = nil
+	}
+	if ownIOFormats(m.Outputs, req.OutputFormats) {
+		req.OutputFormats = nil
+	}
 	warnings = append(warnings, layerPrecisionWarnings(m, req)...)
 	// The profiles preflight completed (inputs filled in from the named dimensions they share
 	// with given ones) replace the ones parsed from the flags.
 	if len(completed) > 1 || len(completed) == 1 && len(completed[0].Inputs) > 0 {
 		req.Profiles = completed
+	}
+	if ownStaticShapes(m, req.Profiles) {
+		// A static model's own shapes, given explicitly: the build (and its key) is the one
+		// without them.
+		req.Profiles = nil
 	}
 	req.NodeNames = m.NodeNames()
 	req.LayerOps, req.InputShapes = simGraph(m)
@@ -197,4 +211,51 @@ func expandShapeNames(m *onnx.Model, profiles []shapeFlags) ([]shapeFlags, error
 // --max-shapes.
 type shapeFlags struct {
 	shapes, min, opt, max []shapes.Spec
+}
+
+// ownStaticShapes reports whether profiles are one profile that fixes every input of m, a
+// model whose inputs all have fixed shapes, at its own shape: what a build without shapes does.
+func ownStaticShapes(m *onnx.Model, profiles []shapes.Profile) bool {
+	if len(profiles) != 1 || len(profiles[0].Inputs) != len(m.Inputs) || len(m.Inputs) == 0 {
+		return false
+	}
+	given := map[string]shapes.Input{}
+	for _, in := range profiles[0].Inputs {
+		given[in.Name] = in
+	}
+	for _, v := range m.Inputs {
+		in, ok := given[v.Name]
+		if !ok || v.Shape == nil || len(in.Min) != len(v.Shape) {
+			return false
+		}
+		for i, d := range v.Shape {
+			if !d.Known || d.Param != "" || in.Min[i] != d.Value || in.Opt[i] != d.Value || in.Max[i] != d.Value {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// linearTypes are the ONNX element types whose network tensors TensorRT gives that type in
+// its linear format (trtexec's chw) unless told otherwise, by trtexec's names.
+var linearTypes = map[onnx.DataType]string{onnx.Float: "fp32", onnx.Float16: "fp16", onnx.BFloat16: "bf16", onnx.Int32: "int32"}
+
+// ownIOFormats reports whether formats (one for all of values, or one each) give every tensor
+// its own type in the linear format and nothing else: TensorRT's default I/O format.
+func ownIOFormats(values []onnx.Value, formats []trtexec.IOFormat) bool {
+	if len(formats) == 0 || len(values) == 0 || len(formats) != 1 && len(formats) != len(values) {
+		return false
+	}
+	for i, v := range values {
+		f := formats[0]
+		if len(formats) > 1 {
+			f = formats[i]
+		}
+		own, ok := linearTypes[v.ElemType]
+		if !ok || v.Kind != "tensor" || f.Type != own || len(f.Formats) != 1 || f.Formats[0] != "chw" {
+			return false
+		}
+	}
+	return true
 }

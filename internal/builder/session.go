@@ -252,8 +252,8 @@ func (s *session) loop() (*progress.Result, error) {
 		case <-stop:
 			stop = nil
 			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
-		case now := <-ticker.C:
-			s.render.Tick(now)
+		case <-ticker.C:
+			s.render.Tick(s.cfg.Now()) // the session's clock: a replay's is the recording's
 		case <-budget.C:
 			if s.cancelledBy != 0 {
 				break // already cancelling: the ladder takes it from here

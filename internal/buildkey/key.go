@@ -35,10 +35,13 @@ import (
 // functions' nodes and attribute defaults, so their tensors are weights. 4 added the tactic
 // timing's averaging iterations (Settings.AvgTiming, which trtbuild now sets to trtexec's 8),
 // TensorRT 11's build route, the ONNX parser (ONNXParser) and the MIG profile of the device
-// the build runs on (MIG, which 3 held only for a matrix target that named one).
-const Schema = 4
+// the build runs on (MIG, which 3 held only for a matrix target that named one). 5 keys plugin
+// libraries by content alone (a renamed file with the same bytes keeps the key; the names stay
+// in Parts for people) and leaves out settings given as TensorRT 10's own defaults
+// (NormalizeDefaults), so only what changes the engine changes the key.
+const Schema = 5
 
-// Prefix starts every key, naming the schema: "trtb3-" and 64 hex digits.
+// Prefix starts every key, naming the schema: "trtb5-" and 64 hex digits.
 var Prefix = fmt.Sprintf("trtb%d-", Schema)
 
 // Parts is everything a key covers. Its JSON form, with fields in this order, is what is
@@ -113,9 +116,10 @@ type Settings struct {
 	NoBuiltinPlugins bool     `json:"no_builtin_plugins,omitempty"`
 }
 
-// Plugin is a plugin library by content: its file name (without folder) and hash.
+// Plugin is a plugin library: its file name (without folder), for people, and the hash of its
+// content, which alone is keyed.
 type Plugin struct {
-	Name   string `json:"name"`
+	Name   string `json:"name,omitempty"`
 	SHA256 string `json:"sha256"`
 }
 
@@ -126,10 +130,18 @@ type Sim struct {
 	Seed       uint64 `json:"seed,omitempty"`
 }
 
-// Key returns the key of p: Prefix and the SHA-256 of p's JSON form.
+// Key returns the key of p: Prefix and the SHA-256 of p's JSON form, with the plugins'
+// file names left out (a plugin library is keyed by its content).
 func (p Parts) Key() string {
 	p.Schema = Schema
 	p.normalize()
+	if len(p.Plugins) > 0 {
+		byContent := make([]Plugin, len(p.Plugins))
+		for i, pl := range p.Plugins {
+			byContent[i] = Plugin{SHA256: pl.SHA256}
+		}
+		p.Plugins = byContent
+	}
 	b, err := json.Marshal(p)
 	if err != nil {
 		panic(fmt.Sprintf("buildkey: encoding parts: %v", err)) // plain data: cannot fail
@@ -223,3 +235,27 @@ func HashReader(ctx context.Context, r io.Reader) (string, error) {
 
 // Sum formats a finished SHA-256 as the project writes hashes: "sha256:" and hex digits.
 func Sum(h hash.Hash) string { return fmt.Sprintf("sha256:%x", h.Sum(nil)) }
+
+// TensorRT 10's builder defaults (NvInfer.h, IBuilderConfig: "the default optimization level
+// is 3"; profiling verbosity kLAYER_NAMES_ONLY), which trtbuild's "leave it to TensorRT"
+// values (-1, "") get.
+const (
+	trt10DefaultOptLevel           = 3
+	trt10DefaultProfilingVerbosity = "layer_names_only"
+)
+
+// NormalizeDefaults rewrites settings given as the builder's own default into "not given",
+// so an explicit default keys as its absence. It does so only where the default is known for
+// the target's builder: TensorRT 10. TensorRT 11's defaults and the simulated builder's are
+// left alone (a setting given there keys apart from none, which errs on the safe side).
+func NormalizeDefaults(s *Settings, target Target) {
+	if target.Backend != "tensorrt" || target.TRTMajor != 10 {
+		return
+	}
+	if s.OptLevel == trt10DefaultOptLevel {
+		s.OptLevel = -1
+	}
+	if s.ProfilingVerbosity == trt10DefaultProfilingVerbosity {
+		s.ProfilingVerbosity = ""
+	}
+}

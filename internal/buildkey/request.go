@@ -64,6 +64,7 @@ func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, M
 		},
 		Plugins: plugins,
 	}
+	NormalizeDefaults(&p.Settings, target)
 	for _, pr := range []struct {
 		on   bool
 		name string

@@ -1,6 +1,8 @@
 package buildkey
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/shapes"
@@ -51,5 +53,73 @@ func TestFromRequest(t *testing.T) {
 	}
 	if _, _, err := FromRequest(worker.Request{Model: model, Plugins: []string{"/nonexistent/plugin.so"}}, Target{Backend: "sim"}); err == nil {
 		t.Error("a missing plugin library was hashed")
+	}
+}
+
+// TestNormalizedKeys: option sets that build the same engine have one key; those that do not
+// have different keys.
+func TestNormalizedKeys(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	plugA := write("libplugin.so", "plugin bytes")
+	plugRenamed := write("libplugin-copy.so", "plugin bytes")
+	plugOther := write("libother.so", "other plugin bytes")
+	hashes := ModelHashes{Graph: "sha256:g", Weights: "sha256:w"}
+	trt10 := Target{Backend: "tensorrt", TensorRT: "10.16.0.32", TRTMajor: 10, GPU: "NVIDIA L4", ComputeCapability: "8.9", SMs: 58}
+	trt11 := Target{Backend: "tensorrt", TensorRT: "11.1.0.5", TRTMajor: 11, GPU: "NVIDIA L4", ComputeCapability: "8.9", SMs: 58}
+	sim := Target{Backend: "sim"}
+	base := worker.Request{Backend: "tensorrt", OptLevel: -1, MaxAuxStreams: -1, AvgTiming: 8}
+	with := func(f func(r *worker.Request)) worker.Request {
+		r := base
+		f(&r)
+		return r
+	}
+	key := func(req worker.Request, target Target) string {
+		t.Helper()
+		p, _, err := FromHashes(req, target, hashes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Key()
+	}
+	cases := []struct {
+		name   string
+		a, b   worker.Request
+		target Target
+		same   bool
+	}{
+		{"--opt-level 3 is TensorRT 10's default", base, with(func(r *worker.Request) { r.OptLevel = 3 }), trt10, true},
+		{"--opt-level 4 is not", base, with(func(r *worker.Request) { r.OptLevel = 4 }), trt10, false},
+		{"--opt-level 3 on TensorRT 11 is left alone", base, with(func(r *worker.Request) { r.OptLevel = 3 }), trt11, false},
+		{"--opt-level 3 on the simulated builder is left alone", base, with(func(r *worker.Request) { r.OptLevel = 3 }), sim, false},
+		{"layer_names_only is TensorRT 10's default", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "layer_names_only" }), trt10, true},
+		{"detailed is not", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "detailed" }), trt10, false},
+		{"layer_names_only on TensorRT 11 is left alone", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "layer_names_only" }), trt11, false},
+		{"a plugin renamed with the same bytes", with(func(r *worker.Request) { r.Plugins = []string{plugA} }), with(func(r *worker.Request) { r.Plugins = []string{plugRenamed} }), trt10, true},
+		{"a plugin with other bytes", with(func(r *worker.Request) { r.Plugins = []string{plugA} }), with(func(r *worker.Request) { r.Plugins = []string{plugOther} }), trt10, false},
+		{"plugins in another load order", with(func(r *worker.Request) { r.Plugins = []string{plugA, plugOther} }), with(func(r *worker.Request) { r.Plugins = []string{plugOther, plugA} }), trt10, false},
+		{"no plugin and one", base, with(func(r *worker.Request) { r.Plugins = []string{plugA} }), trt10, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ka, kb := key(c.a, c.target), key(c.b, c.target)
+			if (ka == kb) != c.same {
+				t.Errorf("keys %s and %s: same=%v, want %v", ka, kb, ka == kb, c.same)
+			}
+		})
+	}
+	// The parts keep the plugin's file name for people; only the key leaves it out.
+	p, _, err := FromHashes(with(func(r *worker.Request) { r.Plugins = []string{plugA} }), trt10, hashes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Plugins) != 1 || p.Plugins[0].Name != "libplugin.so" {
+		t.Errorf("plugins %+v, want libplugin.so named", p.Plugins)
 	}
 }

@@ -292,10 +292,16 @@ func fileArg(p string) string {
 	return p
 }
 
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
+// shellQuote quotes s for a POSIX shell; a word that needs no quotes stays as it is.
+func shellQuote(s string) string { return quoteWord(s, "-_./+:,@") }
+
+// shellArg is shellQuote for an argument after the command's name, where "=" is plain text
+// (--opt-level=4 needs no quotes there).
+func shellArg(s string) string { return quoteWord(s, "-_./+:,@=") }
+
+func quoteWord(s, plain string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:,@", r))
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(plain, r))
 	}) < 0 {
 		return s
 	}

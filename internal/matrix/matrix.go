@@ -74,6 +74,26 @@ type Model struct {
 	// Profiles names the profiles this model is built with, one cell each; without any, the
 	// model is built with its own shapes (static models, or the build's defaults).
 	Profiles []string `json:"profiles,omitempty"`
+	// NameDerived says that the file gave no name: Name was made from Path's file name, and
+	// messages about it say so.
+	NameDerived bool `json:"-"`
+}
+
+// what names the model in a message: its name, and where a name the file did not give came
+// from.
+func (m Model) what() string {
+	if m.NameDerived {
+		return fmt.Sprintf("%q, derived from the file name of %s,", m.Name, pathtext.Q(m.Path))
+	}
+	return fmt.Sprintf("%q", m.Name)
+}
+
+// origin says where models[i]'s name came from.
+func (m Model) origin(i int) string {
+	if m.NameDerived {
+		return fmt.Sprintf("models[%d]'s derived from the file name of %s", i, pathtext.Q(m.Path))
+	}
+	return fmt.Sprintf("models[%d]'s given as name:", i)
 }
 
 // Profile is a named set of shape flags, as the build takes them.
@@ -154,6 +174,17 @@ func (c Cell) Flags(f *File) []string {
 		}
 	}
 	return append(out, f.BuildFlags...)
+}
+
+// FlagsText is Flags written as a shell reads them: each flag or value quoted where a POSIX
+// shell would split or expand it (a profile's input name with a space).
+func (c Cell) FlagsText(f *File) string {
+	flags := c.Flags(f)
+	quoted := make([]string, len(flags))
+	for i, fl := range flags {
+		quoted[i] = shellArg(fl)
+	}
+	return strings.Join(quoted, " ")
 }
 
 // ModelPath is the cell's model, relative to the working folder.
@@ -243,6 +274,11 @@ func Parse(data []byte) (*File, error) {
 	if err := yaml.UnmarshalStrict(data, &f); err != nil {
 		return nil, fmt.Errorf("not a valid matrix file: %v", strings.TrimPrefix(err.Error(), "error unmarshaling JSON: while decoding JSON: "))
 	}
+	for i, text := range computeCapabilityTexts(data) {
+		if i < len(f.Targets) {
+			f.Targets[i].ComputeCapability = text
+		}
+	}
 	if err := f.check(); err != nil {
 		return nil, err
 	}
@@ -285,13 +321,14 @@ func (f *File) check() error {
 		}
 		profiles[p.Name] = p
 	}
-	models := map[string]bool{}
+	models := map[string]int{} // name → index
 	for i := range f.Models {
 		m := &f.Models[i]
 		if m.Path == "" {
 			return fmt.Errorf("models[%d]: no path", i)
 		}
 		if m.Name == "" {
+			m.NameDerived = true
 			base := filepath.Base(m.Path)
 			m.Name = strings.ToLower(strings.TrimSuffix(base, filepath.Ext(base)))
 			m.Name = strings.Map(func(r rune) rune {
@@ -302,15 +339,18 @@ func (f *File) check() error {
 			}, m.Name)
 		}
 		if !nameRE.MatchString(m.Name) {
+			if m.NameDerived {
+				return fmt.Errorf("models[%d]: name %s is not a valid name: use lowercase letters, digits and dashes (up to 32, no dash first or last); give the model a name:", i, m.what())
+			}
 			return fmt.Errorf("models[%d]: name %q: use lowercase letters, digits and dashes (up to 32); set name:", i, m.Name)
 		}
-		if models[m.Name] {
-			return fmt.Errorf("models: two models are named %q; give one a name:", m.Name)
+		if j, ok := models[m.Name]; ok {
+			return fmt.Errorf("models[%d] and models[%d] have the same name %q (%s, %s); give one of them another name:", j, i, m.Name, f.Models[j].origin(j), m.origin(i))
 		}
-		models[m.Name] = true
+		models[m.Name] = i
 		for _, p := range m.Profiles {
 			if profiles[p] == nil {
-				return fmt.Errorf("models[%d] (%s): profile %q is not in profiles", i, m.Name, p)
+				return fmt.Errorf("models[%d] (%s): profile %q is not in profiles", i, strings.TrimSuffix(m.what(), ","), p)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -92,7 +93,22 @@ func TestParseErrors(t *testing.T) {
 		{"bad gpu label", strings.Replace(good, "gpu: Tesla-T4", "gpu: Tesla T4", 1), "nvidia.com/gpu.product"},
 		{"bad mig", strings.Replace(good, "gpu: Tesla-T4", "gpu: Tesla-T4, mig: big", 1), "MIG profile"},
 		{"unknown profile", strings.Replace(good, "{path: m.onnx}", "{path: m.onnx, profiles: [b1]}", 1), `profile "b1"`},
-		{"two models one name", strings.Replace(good, "[{path: m.onnx}]", "[{path: m.onnx}, {path: x/m.onnx}]", 1), "named"},
+		{"two models one name", strings.Replace(good, "[{path: m.onnx}]", "[{path: m.onnx}, {path: x/M.onnx}]", 1),
+			`models[0] and models[1] have the same name "m" (models[0]'s derived from the file name of m.onnx, models[1]'s derived from the file name of x/M.onnx); give one of them another name:`},
+		{"a given name and a derived one", strings.Replace(good, "[{path: m.onnx}]", "[{path: a.onnx, name: m}, {path: x/m.onnx}]", 1),
+			`models[0] and models[1] have the same name "m" (models[0]'s given as name:, models[1]'s derived from the file name of x/m.onnx)`},
+		{"a derived name that is none", strings.Replace(good, "m.onnx", "nets/_m.onnx", 1),
+			`models[0]: name "-m", derived from the file name of nets/_m.onnx, is not a valid name: use lowercase letters, digits and dashes (up to 32, no dash first or last); give the model a name:`},
+		{"a given name that is none", strings.Replace(good, "{path: m.onnx}", "{path: m.onnx, name: M}", 1),
+			`models[0]: name "M": use lowercase letters`},
+		{"unknown profile of a derived name", strings.Replace(good, "{path: m.onnx}", "{path: m.onnx, profiles: [b1]}", 1),
+			`models[0] ("m", derived from the file name of m.onnx): profile "b1" is not in profiles`},
+		{"unknown profile of a given name", strings.Replace(good, "{path: m.onnx}", "{path: m.onnx, name: net, profiles: [b1]}", 1),
+			`models[0] ("net"): profile "b1" is not in profiles`},
+		{"an unquoted compute capability keeps its text", strings.Replace(good, "gpu: Tesla-T4", "gpu: Tesla-T4, compute_capability: 7.50", 1),
+			`compute_capability "7.50": write major.minor`},
+		{"an unquoted integer compute capability", strings.Replace(good, "gpu: Tesla-T4", "gpu: Tesla-T4, compute_capability: 7", 1),
+			`compute_capability "7": write major.minor as CUDA and Triton name it, one digit after the point and no leading zero (Triton looks engines up by that text), e.g. "9.0"`},
 		{"not yaml", "\t:::", "not a valid matrix file"},
 	}
 	for _, c := range cases {
@@ -257,9 +273,59 @@ func TestFileArg(t *testing.T) {
 }
 
 func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{"trtbuild": "trtbuild", "/opt/x/trtbuild": "/opt/x/trtbuild", "a b": "'a b'", "it's": `'it'\''s'`, "": "''"} {
+	for in, want := range map[string]string{"trtbuild": "trtbuild", "/opt/x/trtbuild": "/opt/x/trtbuild", "a b": "'a b'", "--opt=4": "'--opt=4'", "x*": "'x*'", "it's": `'it'\''s'`, "": "''"} {
 		if got := shellQuote(in); got != want {
 			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
+	}
+	for in, want := range map[string]string{"--opt=4": "--opt=4", "a=b c": "'a=b c'", "input ids:1x3": "'input ids:1x3'"} {
+		if got := shellArg(in); got != want {
+			t.Errorf("shellArg(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestComputeCapabilityText: an unquoted compute_capability is kept as written (9.0, not the
+// number 9), in block and flow style and through an alias; null is no compute capability.
+func TestComputeCapabilityText(t *testing.T) {
+	head := "version: 1\nmodels: [{path: m.onnx}]\nprecisions: [fp16]\n"
+	for _, tc := range []struct {
+		name, targets string
+		want          []string
+	}{
+		{"flow, unquoted", "targets: [{name: h100, gpu: H100, compute_capability: 9.0}, {name: a100, gpu: A100, compute_capability: \"8.0\"}]\n", []string{"9.0", "8.0"}},
+		{"block, unquoted", "targets:\n  - name: b200\n    gpu: B200\n    compute_capability: 10.0\n  - name: t4\n    gpu: T4\n", []string{"10.0", ""}},
+		{"an alias", "targets: [{name: x, gpu: X, compute_capability: &cc 12.0}, {name: y, gpu: Y, compute_capability: *cc}]\n", []string{"12.0", "12.0"}},
+		{"null", "targets: [{name: x, gpu: X, compute_capability: null}]\n", []string{""}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := head + tc.targets
+			f, err := Parse([]byte(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tg := range f.Targets {
+				got = append(got, tg.ComputeCapability)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("compute capabilities %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFlagsText: matrix list writes a cell's flags as a shell reads them.
+func TestFlagsText(t *testing.T) {
+	body := "version: 1\nmodels: [{path: m.onnx, profiles: [b8]}]\nprecisions: [fp16+int8]\n" +
+		"profiles: [{name: b8, shapes: \"input ids:8x128,mask:8x128\"}]\ntargets: [{name: t4, gpu: Tesla-T4}]\n" +
+		"build_flags: [--opt-level, \"4\", --timing-cache, \"my cache.bin\"]\n"
+	f, err := Parse([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `--fp16 --int8 --shapes 'input ids:8x128,mask:8x128' --opt-level 4 --timing-cache 'my cache.bin'`
+	if got := f.Cells()[0].FlagsText(f); got != want {
+		t.Errorf("FlagsText = %s, want %s", got, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
@@ -26,6 +27,49 @@ type Options struct {
 	// Tick is how often the renderer's clock advances while waiting; zero means one second, as
 	// during a build.
 	Tick time.Duration
+	// Clock is the replay's clock, which the session reads and which the renderer should read
+	// too (its Now), so the footer's elapsed time and the rows' times are both the recorded
+	// build's; nil: PlayReader makes one.
+	Clock *Clock
+}
+
+// Clock is the time of the recorded build as a replay plays it: at Speed 2, two seconds of the
+// recording per second of wall time; played as fast as possible, the time of the newest event
+// delivered. Its zero is when NewClock was called; Now reads it from any goroutine.
+type Clock struct {
+	base  time.Time
+	speed float64      // 0: as fast as possible
+	shown atomic.Int64 // the recorded time of the newest event delivered, in ns
+}
+
+// NewClock returns a clock that starts now and runs at speed (0 or +Inf: as fast as possible).
+func NewClock(speed float64) *Clock {
+	if math.IsInf(speed, 1) || speed < 0 {
+		speed = 0
+	}
+	return &Clock{base: time.Now(), speed: speed}
+}
+
+// Now is the recorded build's time, as an instant counted from the clock's start: never
+// behind the newest event delivered.
+func (c *Clock) Now() time.Time { return c.base.Add(c.recorded()) }
+
+func (c *Clock) recorded() time.Duration {
+	shown := time.Duration(c.shown.Load())
+	if c.speed == 0 {
+		return shown
+	}
+	return max(shown, time.Duration(float64(time.Since(c.base))*c.speed))
+}
+
+// delivered moves the clock to at, the recorded time of an event handed to the session.
+func (c *Clock) delivered(at time.Duration) {
+	for {
+		old := c.shown.Load()
+		if int64(at) <= old || c.shown.CompareAndSwap(old, int64(at)) {
+			return
+		}
+	}
 }
 
 // ParseSpeed reads a --speed value: a number above zero, or 0, "inf" or "max" for as fast as
@@ -79,11 +123,18 @@ func PlayReader(ctx context.Context, tr *trace.Reader, r progress.Renderer, o Op
 }
 
 func play(ctx context.Context, info progress.BuildInfo, next func() (progress.Event, error), result func() *progress.Result, r progress.Renderer, o Options) error {
-	src := &source{next: next, result: result, speed: o.Speed, events: make(chan []progress.Event), stop: make(chan struct{}), done: make(chan struct{})}
+	clock := o.Clock
+	if clock == nil {
+		clock = NewClock(o.Speed)
+	}
+	src := &source{next: next, result: result, clock: clock, events: make(chan []progress.Event), stop: make(chan struct{}), done: make(chan struct{})}
 	go src.run()
 	var endErr error
 	_, _ = builder.Drive(src, builder.Config{
 		Info: info,
+		// The session's clock is the recording's, so the elapsed time it and the renderer show
+		// agree with the events' times, whatever the speed.
+		Now: clock.Now,
 		NewRenderer: func(progress.Controls) progress.Renderer {
 			return endError{Renderer: r, err: &endErr}
 		},
@@ -130,7 +181,7 @@ const maxBatch = 1024
 type source struct {
 	next   func() (progress.Event, error)
 	result func() *progress.Result
-	speed  float64
+	clock  *Clock
 	events chan []progress.Event
 	stop   chan struct{}
 	once   sync.Once
@@ -160,14 +211,15 @@ func (s *source) Wait() error {
 func (s *source) run() {
 	defer close(s.done)
 	defer close(s.events)
-	fast := s.speed <= 0 || math.IsInf(s.speed, 1)
+	speed := s.clock.speed
+	fast := speed == 0
 	due := func(at time.Duration) time.Duration {
 		if fast {
 			return 0
 		}
-		return time.Duration(float64(at) / s.speed)
+		return time.Duration(float64(at) / speed)
 	}
-	start := time.Now()
+	start := s.clock.base
 	// wait sleeps until the build time at is due; false: the replay was stopped.
 	wait := func(at time.Duration) bool {
 		d := due(at) - time.Since(start)
@@ -198,6 +250,7 @@ func (s *source) run() {
 	}
 	var last time.Duration
 	end := func(res progress.Result) {
+		s.clock.delivered(res.Duration)
 		s.events <- []progress.Event{{Type: progress.EventResult, Time: res.Duration, Result: &res}}
 	}
 	stopped := func() { end(progress.Result{Status: progress.StatusCancelled, Duration: last}) }
@@ -221,6 +274,7 @@ func (s *source) run() {
 			break
 		}
 		last = batch[len(batch)-1].Time
+		s.clock.delivered(last)
 		if !send(batch) {
 			stopped()
 			return

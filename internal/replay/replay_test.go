@@ -197,3 +197,56 @@ func TestParseSpeed(t *testing.T) {
 		}
 	}
 }
+
+// tickLog records the clock readings the session ticks the renderer with.
+type tickLog struct {
+	log
+	tickAt []time.Time
+}
+
+func (l *tickLog) Tick(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.tickAt = append(l.tickAt, now)
+}
+
+// TestPlayClockIsRecorded: the session and the renderer read the recording's clock, so the
+// elapsed time a view shows is the recorded build's (as the rows' times are), not the wall
+// time of the replay: at speed 20 a tick late in the replay reads far more than the wall time
+// the replay took, and played as fast as possible the clock ends at the recorded duration.
+func TestPlayClockIsRecorded(t *testing.T) {
+	t.Run("speed 20", func(t *testing.T) {
+		span := 2 * time.Second
+		clock := NewClock(20)
+		l := &tickLog{}
+		ctx, cancel := context.WithTimeout(context.Background(), hung)
+		defer cancel()
+		if err := Play(ctx, synthetic(40, span, true), l, Options{Speed: 20, Tick: 5 * time.Millisecond, Clock: clock}); err != nil {
+			t.Fatal(err)
+		}
+		wall := time.Since(clock.base)
+		var latest time.Duration
+		for _, at := range l.tickAt {
+			latest = max(latest, at.Sub(clock.base))
+		}
+		if latest <= wall {
+			t.Errorf("the latest tick read %v after the start, the replay took %v of wall time: the ticks read the wall clock, not the recording's", latest, wall)
+		}
+		if got := clock.Now().Sub(clock.base); got < span {
+			t.Errorf("the clock reads %v at the end, less than the %v recorded", got, span)
+		}
+	})
+	t.Run("as fast as possible", func(t *testing.T) {
+		span := 1000 * time.Hour
+		clock := NewClock(0)
+		l := &tickLog{}
+		ctx, cancel := context.WithTimeout(context.Background(), hung)
+		defer cancel()
+		if err := Play(ctx, synthetic(50, span, true), l, Options{Clock: clock}); err != nil {
+			t.Fatal(err)
+		}
+		if got := clock.Now().Sub(clock.base); got != span {
+			t.Errorf("the clock reads %v at the end, want the recorded %v", got, span)
+		}
+	})
+}

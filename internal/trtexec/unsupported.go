@@ -94,7 +94,18 @@ func Unsupported(name string) (message string, ok bool) {
 		return fmt.Sprintf("%s is a trtexec flag for running inference; trtbuild builds the engine and never runs it: "+
 			"build with trtbuild, then for inference run trtexec --loadEngine=model.engine with %s", flag, flag), true
 	case kindInspect:
-		return fmt.Sprintf("%s is a trtexec flag that reads a built engine; trtbuild does not inspect engines: "+
+		// trtbuild engine inspect reads the plan header and the manifest in pure Go; the layers
+		// of an engine only TensorRT can read.
+		switch canon {
+		case "getPlanVersionOnly":
+			return fmt.Sprintf("%s is a trtexec flag that reads a built engine; trtbuild reads it with its own command: "+
+				"trtbuild engine inspect model.engine names the TensorRT version that wrote the plan (no GPU needed)", flag), true
+		case "dumpOptimizationProfile":
+			return fmt.Sprintf("%s is a trtexec flag that reads a built engine; trtbuild reads it with its own command: "+
+				"trtbuild engine inspect model.engine lists the engine's optimization profiles from its manifest (no GPU needed)", flag), true
+		}
+		return fmt.Sprintf("%s is a trtexec flag that reads a built engine's layers, which only TensorRT can read: "+
+			"trtbuild engine inspect model.engine shows its TensorRT version, build key, precision and profiles; for the layers "+
 			"build with --profilingVerbosity detailed, then run trtexec --loadEngine=model.engine %s=… --skipInference", flag, flag), true
 	case kindCalibration:
 		return fmt.Sprintf("%s is a trtexec flag for INT8 calibration, which TensorRT deprecated and trtbuild does not do: "+
