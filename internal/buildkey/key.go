@@ -236,26 +236,27 @@ func HashReader(ctx context.Context, r io.Reader) (string, error) {
 // Sum formats a finished SHA-256 as the project writes hashes: "sha256:" and hex digits.
 func Sum(h hash.Hash) string { return fmt.Sprintf("sha256:%x", h.Sum(nil)) }
 
-// TensorRT 10's builder defaults (NvInfer.h, IBuilderConfig: "the default optimization level
-// is 3"; profiling verbosity kLAYER_NAMES_ONLY), which trtbuild's "leave it to TensorRT"
-// values (-1, "") get.
+// The builder defaults of TensorRT 10 and 11 (NvInfer.h of 10.16 and 11.1, IBuilderConfig:
+// "The default optimization level is 3"; "Default value is ProfilingVerbosity::
+// kLAYER_NAMES_ONLY"), which trtbuild's "leave it to TensorRT" values (-1, "") get.
 const (
-	trt10DefaultOptLevel           = 3
-	trt10DefaultProfilingVerbosity = "layer_names_only"
+	trtDefaultOptLevel           = 3
+	trtDefaultProfilingVerbosity = "layer_names_only"
 )
 
 // NormalizeDefaults rewrites settings given as the builder's own default into "not given",
 // so an explicit default keys as its absence. It does so only where the default is known for
-// the target's builder: TensorRT 10. TensorRT 11's defaults and the simulated builder's are
-// left alone (a setting given there keys apart from none, which errs on the safe side).
+// the target's builder: TensorRT 10 and 11, whose headers say it. Other versions and the
+// simulated builder are left alone (a setting given there keys apart from none, which errs on
+// the safe side).
 func NormalizeDefaults(s *Settings, target Target) {
-	if target.Backend != "tensorrt" || target.TRTMajor != 10 {
+	if target.Backend != "tensorrt" || (target.TRTMajor != 10 && target.TRTMajor != 11) {
 		return
 	}
-	if s.OptLevel == trt10DefaultOptLevel {
+	if s.OptLevel == trtDefaultOptLevel {
 		s.OptLevel = -1
 	}
-	if s.ProfilingVerbosity == trt10DefaultProfilingVerbosity {
+	if s.ProfilingVerbosity == trtDefaultProfilingVerbosity {
 		s.ProfilingVerbosity = ""
 	}
 }

@@ -96,11 +96,11 @@ func TestNormalizedKeys(t *testing.T) {
 	}{
 		{"--opt-level 3 is TensorRT 10's default", base, with(func(r *worker.Request) { r.OptLevel = 3 }), trt10, true},
 		{"--opt-level 4 is not", base, with(func(r *worker.Request) { r.OptLevel = 4 }), trt10, false},
-		{"--opt-level 3 on TensorRT 11 is left alone", base, with(func(r *worker.Request) { r.OptLevel = 3 }), trt11, false},
+		{"--opt-level 3 on TensorRT 11 is its default too", base, with(func(r *worker.Request) { r.OptLevel = 3 }), trt11, true},
 		{"--opt-level 3 on the simulated builder is left alone", base, with(func(r *worker.Request) { r.OptLevel = 3 }), sim, false},
 		{"layer_names_only is TensorRT 10's default", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "layer_names_only" }), trt10, true},
 		{"detailed is not", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "detailed" }), trt10, false},
-		{"layer_names_only on TensorRT 11 is left alone", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "layer_names_only" }), trt11, false},
+		{"layer_names_only on TensorRT 11 is its default too", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "layer_names_only" }), trt11, true},
 		{"a plugin renamed with the same bytes", with(func(r *worker.Request) { r.Plugins = []string{plugA} }), with(func(r *worker.Request) { r.Plugins = []string{plugRenamed} }), trt10, true},
 		{"a plugin with other bytes", with(func(r *worker.Request) { r.Plugins = []string{plugA} }), with(func(r *worker.Request) { r.Plugins = []string{plugOther} }), trt10, false},
 		{"plugins in another load order", with(func(r *worker.Request) { r.Plugins = []string{plugA, plugOther} }), with(func(r *worker.Request) { r.Plugins = []string{plugOther, plugA} }), trt10, false},
