@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"syscall"
+	"time"
 )
 
 // Code is a process exit status.
@@ -25,19 +25,53 @@ const (
 	Terminated  Code = 143 // cancelled by SIGTERM
 )
 
-// ForSignal is the exit status of a command ended by sig: 128 and the signal's number, as a
-// shell reports a process killed by it.
-func ForSignal(sig os.Signal) Code {
-	switch sig {
-	case syscall.SIGHUP:
-		return Hangup
-	case syscall.SIGQUIT:
-		return Quit
-	case syscall.SIGTERM:
-		return Terminated
-	}
-	return Interrupted
+// signalMeaning is what one signal trtbuild answers means: its exit status, its name in
+// messages, and whether it stops at once instead of cancelling at the next step boundary. The
+// list of them, signalTable, is per OS (signals_unix.go, signals_windows.go).
+type signalMeaning struct {
+	sig    os.Signal
+	code   Code
+	name   string
+	atOnce bool
+	// grace, when not zero, is how long trtbuild may take to stop after the signal before the
+	// system ends the process itself (Windows gives a closed console 5 s).
+	grace time.Duration
 }
+
+// meaning is sig's entry in signalTable; a signal not in it means what os.Interrupt does.
+func meaning(sig os.Signal) signalMeaning {
+	for _, m := range signalTable {
+		if m.sig == sig {
+			return m
+		}
+	}
+	return signalTable[0]
+}
+
+// Signals are the signals trtbuild answers itself, on this OS, in signalTable's order.
+func Signals() []os.Signal {
+	sigs := make([]os.Signal, len(signalTable))
+	for i, m := range signalTable {
+		sigs[i] = m.sig
+	}
+	return sigs
+}
+
+// ForSignal is the exit status of a command ended by sig: 128 and the signal's number, as a
+// shell reports a process killed by it (on Windows the same numbers: 130 for Ctrl-C, 143 for a
+// closed console).
+func ForSignal(sig os.Signal) Code { return meaning(sig).code }
+
+// StopsAtOnce says whether sig stops a build at once (SIGQUIT) rather than being a rung of the
+// cancel ladder.
+func StopsAtOnce(sig os.Signal) bool { return meaning(sig).atOnce }
+
+// Grace is how long a build may take to stop after sig before the system ends trtbuild
+// itself, 0 when it does not. On Windows a closed console (CTRL_CLOSE_EVENT, syscall.SIGTERM)
+// gives the process 5 s after the event before Windows ends it, logoff and shutdown no more:
+// the build is cancelled, and stopped at once when it has not stopped within Grace, so that
+// the temporary files are removed and the previous engine stays in place in time.
+func Grace(sig os.Signal) time.Duration { return meaning(sig).grace }
 
 // BySignal reports whether c is the status of a command a signal ended.
 func BySignal(c Code) bool {
@@ -45,17 +79,7 @@ func BySignal(c Code) bool {
 }
 
 // SignalName names sig for messages: "interrupted (SIGINT)".
-func SignalName(sig os.Signal) string {
-	switch sig {
-	case syscall.SIGHUP:
-		return "hung up (SIGHUP)"
-	case syscall.SIGQUIT:
-		return "quit (SIGQUIT)"
-	case syscall.SIGTERM:
-		return "terminated (SIGTERM)"
-	}
-	return "interrupted (SIGINT)"
-}
+func SignalName(sig os.Signal) string { return meaning(sig).name }
 
 // Error carries an exit code with the error that caused it. Reported means the message was
 // already shown to the user (for example in the final frame), so main prints nothing more.

@@ -37,15 +37,27 @@ func PathCause(err error) error {
 	return err
 }
 
-// SyscallCause is the errno inside err, with EPIPE said as "broken pipe"; other errors are
-// returned as they are.
+// SyscallCause is the errno inside err, with a closed pipe (IsClosedPipe) said as "broken
+// pipe"; other errors are returned as they are.
 func SyscallCause(err error) error {
+	if IsClosedPipe(err) {
+		return errors.New("broken pipe")
+	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
-		if errno == syscall.EPIPE {
-			return errors.New("broken pipe")
-		}
 		return errno
 	}
 	return err
+}
+
+// IsClosedPipe says whether err is a write to a pipe whose reader went away: EPIPE, and on
+// Windows also ERROR_BROKEN_PIPE and ERROR_NO_DATA (closedPipeErrnos). trtbuild treats it as
+// the user's choice to stop reading (`| head -1`), with exit status ClosedPipe.
+func IsClosedPipe(err error) bool {
+	for _, errno := range closedPipeErrnos {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
 }
