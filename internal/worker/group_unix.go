@@ -3,18 +3,34 @@
 package worker
 
 import (
+	"os"
 	"os/exec"
 	"syscall"
 )
 
-// setProcessGroup puts the worker in a process group of its own, so the terminal's Ctrl-C
-// reaches only the parent, which decides what to do.
-func setProcessGroup(cmd *exec.Cmd) {
+// processGroup is the worker's process group: the worker and whatever it starts, stopped
+// together.
+type processGroup struct{}
+
+// newProcessGroup sets cmd up to start the worker in a process group of its own, so the
+// terminal's Ctrl-C reaches only the parent, which decides what to do, with the event pipe and
+// the plan file as fds 3 and 4 (see the package comment), and with the parent-death signal
+// where there is one.
+func newProcessGroup(cmd *exec.Cmd, events, plan *os.File) (*processGroup, error) {
+	cmd.ExtraFiles = []*os.File{events, plan} // fds 3 and 4
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(cmd.SysProcAttr)
+	return &processGroup{}, nil
 }
 
-func killProcessGroup(cmd *exec.Cmd) error {
+// started is called once cmd has started; the worker runs already.
+func (*processGroup) started(*exec.Cmd) error { return nil }
+
+// abandon undoes newProcessGroup when the worker did not start.
+func (*processGroup) abandon() {}
+
+// kill stops the worker and its process group at once.
+func (*processGroup) kill(cmd *exec.Cmd) error {
 	if cmd.Process == nil {
 		return nil
 	}
@@ -24,3 +40,6 @@ func killProcessGroup(cmd *exec.Cmd) error {
 	}
 	return nil
 }
+
+// release is called once the worker has exited.
+func (*processGroup) release() {}

@@ -32,6 +32,7 @@ type StartOptions struct {
 // goroutine; Events is read by one.
 type Process struct {
 	cmd    *exec.Cmd
+	group  *processGroup // the worker's process group (Unix) or job object (Windows)
 	events chan []progress.Event
 	// free holds batches their reader handed back (Recycle), for readEvents to fill again: a
 	// flood of events then allocates no new batch per read.
@@ -77,22 +78,29 @@ func Start(opts StartOptions) (*Process, error) {
 	// The worker compares its parent with this pid to tell its parent's death (it is
 	// reparented) from a parent that happens to be PID 1, as trtbuild is in a container.
 	cmd.Env = append(env[:len(env):len(env)], parentPIDEnv+"="+strconv.Itoa(os.Getpid()))
-	cmd.ExtraFiles = []*os.File{evW, opts.Plan} // fds 3 and 4
-	setProcessGroup(cmd)
+	group, err := newProcessGroup(cmd, evW, opts.Plan)
+	if err != nil {
+		evR.Close()
+		evW.Close()
+		return nil, err
+	}
 	ctrl, err := cmd.StdinPipe()
 	if err != nil {
+		group.abandon()
 		evR.Close()
 		evW.Close()
 		return nil, fmt.Errorf("creating the control pipe: %w", err)
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
+		group.abandon()
 		evR.Close()
 		evW.Close()
 		return nil, fmt.Errorf("creating the output pipe: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, outW
 	if err := cmd.Start(); err != nil {
+		group.abandon()
 		evR.Close()
 		evW.Close()
 		outR.Close()
@@ -102,13 +110,22 @@ func Start(opts StartOptions) (*Process, error) {
 	// The child has its copies; close ours so EOF arrives when the child exits.
 	evW.Close()
 	outW.Close()
+	if err := group.started(cmd); err != nil {
+		// The worker was ended before it ran a build.
+		ctrl.Close()
+		_ = cmd.Wait()
+		group.release()
+		evR.Close()
+		outR.Close()
+		return nil, err
+	}
 
 	lines := opts.TailLines
 	if lines <= 0 {
 		lines = 40
 	}
 	p := &Process{
-		cmd: cmd, ctrl: ctrl, events: make(chan []progress.Event, 4), free: make(chan []progress.Event, 8),
+		cmd: cmd, group: group, ctrl: ctrl, events: make(chan []progress.Event, 4), free: make(chan []progress.Event, 8),
 		tail: newLineRing(lines), readDone: make(chan struct{}), outDone: make(chan struct{}),
 	}
 	go p.readEvents(evR)
@@ -229,9 +246,9 @@ func (p *Process) Cancel() error {
 	return nil
 }
 
-// Kill stops the worker and its process group at once.
+// Kill stops the worker and its process group (on Windows: its job) at once.
 func (p *Process) Kill() error {
-	return killProcessGroup(p.cmd)
+	return p.group.kill(p.cmd)
 }
 
 // Wait waits for the worker to exit, after the event stream has ended. It closes the control
@@ -243,6 +260,7 @@ func (p *Process) Wait() (*os.ProcessState, error) {
 	p.ctrl.Close()
 	p.ctrlMu.Unlock()
 	err := p.cmd.Wait()
+	p.group.release()
 	<-p.outDone
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {

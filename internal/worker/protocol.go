@@ -11,10 +11,15 @@
 //	         the plan into it; only the parent renames it into place, after a successful build,
 //	         so a crash or a cancel never leaves a partial engine.
 //
+// On Windows, which has no fds 3 and 4, the two are inherited handles whose values the
+// environment variable TRTBUILD_WORKER_HANDLES gives ("EVENTS,PLAN"), and the worker runs in a
+// Job Object that ends it with its parent (see processGroup in group_windows.go).
+//
 // The worker's own stdout and stderr go to a pipe the parent keeps the tail of: anything a
 // library prints there is shown when the worker crashes, and never corrupts the terminal.
 // Signals are the parent's business: the worker ignores SIGINT and SIGTERM and runs in its own
-// process group, and only the worker loads the builder library.
+// process group (on Windows: with a console of its own, without a window, so that no console
+// control event of the user's reaches it), and only the worker loads the builder library.
 package worker
 
 import (

@@ -7,11 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
-	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
@@ -32,55 +29,32 @@ const drainWait = time.Second
 // With the time to notice the death and to exit, the worker is gone within a second of its
 // parent: measured 0.76–0.78 s after the parent's SIGKILL, during a step the builder never
 // ends, with two CPU-bound processes on a 2-core machine (scripts/worker-orphan.sh).
+//
+// On Windows the worker does not get this grace: its job ends it together with its parent
+// (see processGroup), so a cancelled build's timing-cache additions are not saved then.
 const ParentGoneGrace = 750 * time.Millisecond
 
 // cleanupWait bounds the cleanups before the hard exit: the exit waits for nothing the
 // builder, a lock or a disk does.
 const cleanupWait = 100 * time.Millisecond
 
-// ServeFiles runs the worker on the descriptors the parent set up (see the package comment).
-// When the parent dies, the worker is gone within ParentGoneGrace, whatever the builder does.
+// ServeFiles runs the worker on the channels the parent set up (see the package comment).
+// When the parent dies, the worker is gone within ParentGoneGrace, whatever the builder does
+// (on Windows at once: its job ends it).
 func ServeFiles() error {
-	events := os.NewFile(eventsFD, "events")
-	plan := os.NewFile(planFD, "plan")
-	if events == nil || plan == nil {
-		return errors.New("the worker must be started by trtbuild, not by hand")
+	events, plan, err := inheritedFiles()
+	if err != nil {
+		return err
 	}
 	defer events.Close()
 	defer plan.Close()
 	wd := newWatchdog(func() { os.Exit(int(exitcode.ParentGone)) })
-	// The parent-death signal: SIGTERM from the kernel when the parent exits. SIGTERM while the
-	// parent lives (sent by hand to the worker's own process group) is ignored: the parent
-	// decides.
-	parent := startedBy()
-	term := make(chan os.Signal, 1)
-	signal.Notify(term, syscall.SIGTERM)
-	defer signal.Stop(term)
-	go func() {
-		for range term {
-			if os.Getppid() != parent {
-				wd.parentGone()
-			}
-		}
-	}()
-	if os.Getppid() != parent {
-		wd.parentGone() // it died before the worker got here: the worker was reparented
-	}
+	defer watchParent(wd)()
 	return serveWith(os.Stdin, events, plan, wd)
 }
 
 // parentPIDEnv carries the parent's pid to the worker (Start sets it).
 const parentPIDEnv = "TRTBUILD_WORKER_PARENT"
-
-// startedBy is the pid of the trtbuild that started this worker: from parentPIDEnv, which
-// cannot lie the way "my parent is PID 1" does (in a container trtbuild itself is PID 1);
-// without it, the parent as it is now.
-func startedBy() int {
-	if pid, err := strconv.Atoi(os.Getenv(parentPIDEnv)); err == nil && pid > 0 {
-		return pid
-	}
-	return os.Getppid()
-}
 
 // watchdog stops the worker when its parent is gone: it cancels the build and any lock wait at
 // once, and after ParentGoneGrace removes the worker's temporary files and calls exit.
