@@ -1,13 +1,11 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -55,7 +53,7 @@ func run(args []string, s *streams) int {
 		// exit 0. A build's progress is not its result: the build goes on (internal/outstream).
 		err = out.failed()
 	}
-	if errors.Is(err, syscall.EPIPE) {
+	if exitcode.IsClosedPipe(err) {
 		// stdout's reader went away (`trtbuild inspect m.onnx | head -1`): stop quietly, with
 		// the status a shell gives a command killed by SIGPIPE.
 		return int(exitcode.ClosedPipe)
@@ -109,7 +107,7 @@ func (o *stdoutErrors) Write(p []byte) (int, error) {
 func (o *stdoutErrors) failed() error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.err == nil || errors.Is(o.err, syscall.EPIPE) {
+	if o.err == nil || exitcode.IsClosedPipe(o.err) {
 		return o.err
 	}
 	return exitcode.Wrap(exitcode.Failed, fmt.Errorf("writing the output to stdout: %v", exitcode.SyscallCause(o.err)))

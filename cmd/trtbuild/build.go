@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
@@ -110,7 +109,7 @@ func showCacheHit(s *streams, mode tui.Mode, info progress.BuildInfo, start time
 		j := tui.NewJSON(s.Out, nil)
 		j.Begin(progress.NewState(info, start))
 		j.Handle(hit)
-		if err := j.End(res); err != nil && !errors.Is(err, syscall.EPIPE) {
+		if err := j.End(res); err != nil && !exitcode.IsClosedPipe(err) {
 			return err
 		}
 	case tui.ModeQuiet:

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -126,12 +125,18 @@ func serveRun(s *streams, o *serveOptions) error {
 func shutdown(s *streams, o *serveOptions, srv *serve.Server, m *service.Manager, sig os.Signal, sigs <-chan os.Signal) error {
 	code := exitcode.ForSignal(sig)
 	srv.Drain()
-	ctx, stop := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	within := o.shutdownTimeout
+	if d := exitcode.Grace(sig); d > 0 && d < within {
+		// The system ends trtbuild soon after this signal (a closed console on Windows): the
+		// builds get what time there is, and are stopped at once after it.
+		within = d
+	}
+	ctx, stop := context.WithTimeout(context.Background(), within)
 	defer stop()
-	if sig == syscall.SIGQUIT {
+	if exitcode.StopsAtOnce(sig) {
 		stop()
 	} else {
-		fmt.Fprintf(s.Err, "trtbuild serve: %s; cancelling the builds (within %s; a second signal stops them at once)\n", exitcode.SignalName(sig), o.shutdownTimeout)
+		fmt.Fprintf(s.Err, "trtbuild serve: %s; cancelling the builds (within %s; a second signal stops them at once)\n", exitcode.SignalName(sig), within)
 	}
 	go func() {
 		select {

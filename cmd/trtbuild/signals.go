@@ -4,34 +4,30 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"syscall"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 )
 
-// ignoreSignals makes the worker deaf to SIGINT and SIGTERM: the parent decides, and tells the
-// worker over the control pipe (or kills it).
-func ignoreSignals() {
-	signal.Ignore(handled...)
-}
+// handled are the signals trtbuild answers itself (exitcode.Signals): on Linux a build cancels
+// on SIGINT, SIGTERM and SIGHUP (a closed terminal or SSH session) and stops at once on
+// SIGQUIT; on Windows it cancels on Ctrl-C and Ctrl-Break (os.Interrupt) and on a closed
+// console, logoff or shutdown (SIGTERM), each with its exit status (internal/exitcode); other
+// commands end with that status and a message.
+var handled = exitcode.Signals()
 
-// handled are the signals trtbuild answers itself: a build cancels on SIGINT, SIGTERM and
-// SIGHUP (a closed terminal or SSH session) and stops at once on SIGQUIT, each with its exit
-// status (internal/exitcode); other commands end with that status and a message.
-var handled = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
-
-// earlySignals is the first thing main does. SIGPIPE is ignored, so a write to a closed stdout
-// returns EPIPE (the build goes on; see internal/outstream). SIGINT and SIGTERM are delivered
-// to the returned channel: a build or a replay reads it, and the other commands give the
-// signals back their default action once they know who they are (releaseSignals). A build
-// answers SIGINT also when it started with SIGINT ignored (a background job of a shell script).
+// earlySignals is the first thing main does. A write to a closed stdout is made an error to
+// handle (ignoreClosedPipeSignal; the build goes on, see internal/outstream). The handled
+// signals are delivered to the returned channel: a build or a replay reads it, and the other
+// commands give the signals back their default action once they know who they are
+// (releaseSignals). A build answers SIGINT also when it started with SIGINT ignored (a
+// background job of a shell script).
 //
 // SIGPIPE is ignored last on purpose: a test can see in /proc/PID/status (SigIgn) that the
 // handlers are in place (scripts/fault-campaign.sh does).
 func earlySignals() chan os.Signal {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, handled...)
-	signal.Ignore(syscall.SIGPIPE)
+	ignoreClosedPipeSignal()
 	return sigs
 }
 

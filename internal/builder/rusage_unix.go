@@ -7,10 +7,17 @@ import (
 	"os"
 	"runtime"
 	"syscall"
+
+	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
-// peakRSS returns the worker's peak resident set size in bytes, or 0 when unknown.
-func peakRSS(st *os.ProcessState) int64 {
+// peakMemory returns the worker's peak resident set size in bytes, once it has exited, or 0
+// when unknown.
+func peakMemory(p *worker.Process) int64 {
+	st := p.State()
+	if st == nil {
+		return 0
+	}
 	ru, ok := st.SysUsage().(*syscall.Rusage)
 	if !ok {
 		return 0

@@ -10,7 +10,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
@@ -44,7 +43,9 @@ type Config struct {
 	// the renderer's output is not on the terminal).
 	Notices io.Writer
 	// Signals delivers SIGINT, SIGTERM and SIGHUP, each a rung of the cancel ladder, and
-	// SIGQUIT, which stops the worker at once (from signal.Notify); nil means none.
+	// SIGQUIT, which stops the worker at once (from signal.Notify; on Windows os.Interrupt for
+	// Ctrl-C and Ctrl-Break and SIGTERM for a closed console, see exitcode.Signals); nil means
+	// none.
 	Signals <-chan os.Signal
 	// Timeout ends the build after this long, StallTimeout after this long without a progress
 	// event; KillAfter is how long a budget's cancel may take before the worker is killed.
@@ -192,7 +193,7 @@ func (s *session) run(commit func(res *progress.Result)) (progress.Result, error
 		commit(&res)
 	}
 	res = s.state.End(res, s.cfg.Now())
-	if err := s.render.End(res); err != nil && !errors.Is(err, syscall.EPIPE) {
+	if err := s.render.End(res); err != nil && !exitcode.IsClosedPipe(err) {
 		// The output went away (a closed pipe) or the view failed; the build outcome stands.
 		if res.Status == progress.StatusBuilt {
 			// Exit status 0 (the engine is there), with the problem said on stderr.
@@ -221,7 +222,7 @@ func (s *session) loop() (*progress.Result, error) {
 	var final *progress.Result
 	events := s.src.Events()
 	stop := s.cfg.Stop
-	var killTimer <-chan time.Time
+	var killTimer, graceTimer <-chan time.Time
 	for events != nil {
 		select {
 		case batch, ok := <-events:
@@ -242,11 +243,16 @@ func (s *session) loop() (*progress.Result, error) {
 				r.Recycle(batch)
 			}
 		case sig := <-s.cfg.Signals:
-			if sig == syscall.SIGQUIT {
+			if exitcode.StopsAtOnce(sig) {
 				s.quit()
 				break
 			}
 			s.escalate(exitcode.ForSignal(sig), s.cfg.CancelMessage)
+			if d := exitcode.Grace(sig); d > 0 && graceTimer == nil && !s.forced {
+				// The OS ends trtbuild soon after this signal (a closed console on Windows):
+				// stop the worker in time for the temporary files to be removed.
+				graceTimer = time.After(d)
+			}
 		case <-s.controls:
 			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
 		case <-stop:
@@ -264,6 +270,13 @@ func (s *session) loop() (*progress.Result, error) {
 				killTimer = time.After(s.cfg.KillAfter)
 			} else {
 				armBudget()
+			}
+		case <-graceTimer:
+			graceTimer = nil
+			if !s.forced {
+				s.forced = true
+				_ = s.src.Kill()
+				s.notice(progress.NoticeForceStop, "The builder did not stop in the time the system gives before it ends trtbuild; stopped the worker.")
 			}
 		case <-killTimer:
 			killTimer = nil
@@ -397,9 +410,7 @@ func (s *session) outcome(final *progress.Result, streamErr error) progress.Resu
 		return res
 	}
 	res.Duration = s.cfg.Now().Sub(s.start)
-	if st := s.proc.State(); st != nil {
-		res.PeakRSS = peakRSS(st)
-	}
+	res.PeakRSS = peakMemory(s.proc)
 	switch {
 	case s.forced:
 		res.Status = progress.StatusCancelled
