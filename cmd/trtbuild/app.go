@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
@@ -22,8 +21,11 @@ type streams struct {
 	Out     io.Writer
 	OutFile *os.File // stdout as a file, for the live view
 	Err     io.Writer
-	OutTTY  bool // stdout is a terminal
+	OutTTY  bool // stdout is a terminal the live view can be drawn on (tui.Console)
 	ErrTTY  bool
+	// Console is stdout's and stdin's console as the process found it: the live view switches
+	// it to virtual-terminal processing (Windows), and every way out restores it. nil in tests.
+	Console *tui.Console
 	Getenv  func(string) string
 	// Signals receives SIGINT and SIGTERM from the start of main (see earlySignals); nil in
 	// tests that call run directly, where each command installs its own handling.
@@ -31,11 +33,13 @@ type streams struct {
 }
 
 func newStreams() *streams {
+	console := tui.OpenConsole(os.Stdout, os.Stdin)
 	return &streams{
 		In: os.Stdin, Out: os.Stdout, OutFile: os.Stdout, Err: os.Stderr,
-		OutTTY: isatty.IsTerminal(os.Stdout.Fd()) || isatty.IsCygwinTerminal(os.Stdout.Fd()),
-		ErrTTY: isatty.IsTerminal(os.Stderr.Fd()) || isatty.IsCygwinTerminal(os.Stderr.Fd()),
-		Getenv: os.Getenv,
+		OutTTY:  console.Terminal(),
+		ErrTTY:  tui.OpenConsole(os.Stderr, nil).Terminal(),
+		Console: console,
+		Getenv:  os.Getenv,
 	}
 }
 

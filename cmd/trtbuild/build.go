@@ -133,7 +133,7 @@ func newRendererAt(mode tui.Mode, s *streams, out io.Writer, verbose bool, c pro
 		return tui.Quiet{}
 	case tui.ModeTTY:
 		return tui.NewTTY(s.OutFile, s.In, tui.TTYOptions{
-			Controls: c, Verbose: verbose, Color: tui.ColorFromEnv(s.Getenv, true), Getenv: s.Getenv, Now: now,
+			Controls: c, Verbose: verbose, Color: tui.ColorFromEnv(s.Getenv, true), Getenv: s.Getenv, Now: now, Console: s.Console,
 		})
 	default:
 		// Plain text is for logs: colour only when the user forces it (CLICOLOR_FORCE).

@@ -11,5 +11,6 @@ func main() {
 	sigs := earlySignals()
 	s := newStreams()
 	s.Signals = sigs
-	os.Exit(run(os.Args[1:], s))
+	// The console's modes are put back however run ends, a panic included (tui.Console).
+	os.Exit(s.Console.Run(func() int { return run(os.Args[1:], s) }))
 }

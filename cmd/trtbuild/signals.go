@@ -47,6 +47,7 @@ func exitOnSignal(s *streams) error {
 	go func() {
 		sig := <-s.Signals
 		fmt.Fprintf(s.Err, "trtbuild: %s; stopped\n", exitcode.SignalName(sig))
+		s.Console.Restore()
 		os.Exit(int(exitcode.ForSignal(sig)))
 	}()
 	return nil

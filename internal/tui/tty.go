@@ -35,6 +35,9 @@ type TTYOptions struct {
 	// Getenv reads the environment (taskbar progress support, colour depth); nil means
 	// os.Getenv.
 	Getenv func(string) string
+	// Console is the console the view draws on: Begin switches its virtual-terminal processing
+	// on (Windows) and End restores its modes. nil leaves the console as it is.
+	Console *Console
 }
 
 // ViewError reports that the live view stopped because of a bug in it. The terminal was
@@ -145,6 +148,12 @@ func (r *tty) Begin(v progress.View) {
 	if width > 0 && height > 0 {
 		popts = append(popts, tea.WithWindowSize(width, height))
 	}
+	if err := r.opts.Console.EnableVT(); err != nil {
+		// The console takes no escape sequences after all: plain text from the start.
+		r.started, r.runErr = true, err
+		close(r.runDone)
+		return
+	}
 	// The header goes out before the program starts, in the terminal's normal mode: it is
 	// static, it belongs in the history above the builder's log lines, and with it the view
 	// never starts at the top of a cleared screen, where tmux copies the screen into its
@@ -236,6 +245,7 @@ func (r *tty) End(res progress.Result) error {
 	if !r.started {
 		return nil
 	}
+	defer r.opts.Console.Restore() // also after a view that ended early
 	if !r.degraded() {
 		r.box.end(res, r.view.Snapshot())
 		// Draw the summary now rather than on the next frame tick.

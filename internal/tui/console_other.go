@@ -1,0 +1,17 @@
+//go:build !windows
+
+package tui
+
+import "github.com/mattn/go-isatty"
+
+// consoleModes is empty: a terminal's mode is Bubble Tea's to restore.
+type consoleModes struct{}
+
+func (c *Console) open() bool {
+	fd := c.out.Fd()
+	return isatty.IsTerminal(fd) || isatty.IsCygwinTerminal(fd)
+}
+
+func (c *Console) enableVT() error { return nil }
+
+func (c *Console) restore() {}
