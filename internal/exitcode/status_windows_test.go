@@ -86,3 +86,19 @@ func TestWindowsClosedPipe(t *testing.T) {
 		t.Errorf("SyscallCause(ERROR_NO_DATA) = %q, want broken pipe", got)
 	}
 }
+
+func TestWriteToAClosedPipeIsAClosedPipe(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	r.Close()
+	_, err = w.Write([]byte("progress\n"))
+	if err == nil {
+		t.Fatal("a write to a pipe whose reader closed it succeeded")
+	}
+	if !IsClosedPipe(err) {
+		t.Fatalf("IsClosedPipe(%v) = false: Windows reported the closed pipe with an error not in the list", err)
+	}
+}

@@ -4,9 +4,9 @@
 // terminal paused with Ctrl-S) therefore never delays the caller: signals, time budgets and
 // the kill timer of a build act on time whatever stdout does.
 //
-// When the output fails (EPIPE: the reader went away, as with `| head -1`) the Writer stops
-// writing, calls OnError once, and from then on discards: the build goes on and its outcome
-// does not change.
+// When the output fails (EPIPE, or on Windows ERROR_BROKEN_PIPE or ERROR_NO_DATA: the reader
+// went away, as with `| head -1`; see exitcode.IsClosedPipe) the Writer stops writing, calls
+// OnError once, and from then on discards: the build goes on and its outcome does not change.
 package outstream
 
 import (
