@@ -29,7 +29,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
@@ -280,12 +279,8 @@ func openStateDir(dir string) (string, error) {
 	if !fi.IsDir() {
 		return "", fmt.Errorf("state dir %s is not a folder (a link or a file); give a folder of its own", pathtext.Q(abs))
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if ok && int(st.Uid) != os.Geteuid() {
-		return "", fmt.Errorf("state dir %s belongs to user %d, not to this user; give a folder of your own", pathtext.Q(abs), st.Uid)
-	}
-	if fi.Mode().Perm()&0o022 != 0 {
-		return "", fmt.Errorf("state dir %s can be written by others (mode %04o); run chmod go-w %s, or give a private folder", pathtext.Q(abs), fi.Mode().Perm(), pathtext.Q(abs))
+	if err := checkPrivate(abs, fi); err != nil {
+		return "", err
 	}
 	return abs, nil
 }
@@ -814,7 +809,7 @@ func (m *Manager) Cancel(id string, hard bool) (Snapshot, error) {
 		}
 		for ; b.cancels < want; b.cancels++ {
 			select {
-			case b.sigs <- syscall.SIGINT:
+			case b.sigs <- os.Interrupt:
 			default:
 			}
 		}
@@ -962,7 +957,7 @@ func (m *Manager) openOwn(rel string) (*os.File, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file: %w", rel, os.ErrNotExist)
 	}
-	f, err := m.state.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := m.state.OpenFile(rel, os.O_RDONLY|openOwnFlags, 0)
 	if err != nil {
 		return nil, err
 	}

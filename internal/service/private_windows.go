@@ -1,0 +1,110 @@
+package service
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+
+	"github.com/trtbuild/trtbuild/internal/pathtext"
+)
+
+// openOwnFlags: Windows has no O_NOFOLLOW and no FIFOs in folders. openOwn's Lstat refuses a
+// link (a symbolic link or junction is no regular file), and its os.SameFile check refuses a
+// file replaced by one between the Lstat and the open.
+const openOwnFlags = 0
+
+// writeAccess are the rights that let a user add, change or delete files in a folder, or take
+// it over.
+const writeAccess = windows.FILE_WRITE_DATA | windows.FILE_APPEND_DATA | windows.FILE_WRITE_EA |
+	fileDeleteChild | windows.FILE_WRITE_ATTRIBUTES | windows.DELETE |
+	windows.WRITE_DAC | windows.WRITE_OWNER | windows.GENERIC_WRITE | windows.GENERIC_ALL
+
+// fileDeleteChild is FILE_DELETE_CHILD: the right to delete any file in a folder.
+const fileDeleteChild = 0x40
+
+// checkPrivate refuses a state dir that another user owns or can write to. On Windows that is
+// its owner (this user, or the Administrators group for an elevated user, who owns what it
+// makes) and its DACL: an allowing entry that gives write access to anyone but this user,
+// SYSTEM, Administrators or the owner (CREATOR OWNER) makes it shared. A folder made under
+// %LOCALAPPDATA% or the user's profile is private; one made under C:\ inherits "Authenticated
+// Users: Modify" and is refused.
+func checkPrivate(abs string, _ os.FileInfo) error {
+	sd, err := windows.GetNamedSecurityInfo(abs, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION|windows.DACL_SECURITY_INFORMATION)
+	if err != nil {
+		return fmt.Errorf("state dir %s: reading its owner and permissions: %w", pathtext.Q(abs), err)
+	}
+	owner, _, err := sd.Owner()
+	if err != nil {
+		return fmt.Errorf("state dir %s: reading its owner: %w", pathtext.Q(abs), err)
+	}
+	user, err := currentUser()
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", pathtext.Q(abs), err)
+	}
+	admins, _ := windows.CreateWellKnownSid(windows.WinBuiltinAdministratorsSid)
+	system, _ := windows.CreateWellKnownSid(windows.WinLocalSystemSid)
+	creator, _ := windows.CreateWellKnownSid(windows.WinCreatorOwnerSid)
+	trusted := []*windows.SID{user, system, admins, creator}
+	if !owner.Equals(user) && !(admins != nil && owner.Equals(admins) && windows.GetCurrentProcessToken().IsElevated()) {
+		return fmt.Errorf("state dir %s belongs to %s, not to this user (%s); give a folder of your own", pathtext.Q(abs), accountName(owner), accountName(user))
+	}
+	dacl, _, err := sd.DACL()
+	if err != nil {
+		return fmt.Errorf("state dir %s: reading its permissions: %w", pathtext.Q(abs), err)
+	}
+	if dacl == nil {
+		return fmt.Errorf("state dir %s has no access list: everyone can write to it; give a private folder (under %%LOCALAPPDATA%%)", pathtext.Q(abs))
+	}
+	var others []string
+	for i := uint32(0); i < uint32(dacl.AceCount); i++ {
+		var ace *windows.ACCESS_ALLOWED_ACE
+		if err := windows.GetAce(dacl, i, &ace); err != nil {
+			return fmt.Errorf("state dir %s: reading its permissions: %w", pathtext.Q(abs), err)
+		}
+		if ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE || ace.Header.AceFlags&windows.INHERIT_ONLY_ACE != 0 || ace.Mask&writeAccess == 0 {
+			continue
+		}
+		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
+		if isOneOf(sid, trusted) {
+			continue
+		}
+		others = append(others, accountName(sid))
+	}
+	if len(others) > 0 {
+		return fmt.Errorf("state dir %s can be written by others (%s); remove their access (icacls %s /inheritance:r /grant:r %%USERNAME%%:F), or give a private folder (under %%LOCALAPPDATA%%)", pathtext.Q(abs), strings.Join(others, ", "), pathtext.Q(abs))
+	}
+	return nil
+}
+
+// currentUser is the SID of the user this process runs as.
+func currentUser() (*windows.SID, error) {
+	tu, err := windows.GetCurrentProcessToken().GetTokenUser()
+	if err != nil {
+		return nil, fmt.Errorf("reading this process's user: %w", err)
+	}
+	return tu.User.Sid, nil
+}
+
+func isOneOf(sid *windows.SID, sids []*windows.SID) bool {
+	for _, s := range sids {
+		if s != nil && sid.Equals(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// accountName is DOMAIN\name for sid, or the SID's text when it has no name here.
+func accountName(sid *windows.SID) string {
+	account, domain, _, err := sid.LookupAccount("")
+	if err != nil {
+		return sid.String()
+	}
+	if domain == "" {
+		return account
+	}
+	return domain + `\` + account
+}

@@ -1,0 +1,77 @@
+package service
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/windows"
+)
+
+// tempDir is a new folder for the test; not t.TempDir, whose RemoveAll fails under Wine 8
+// ("Invalid function"), so the folder is removed entry by entry.
+func tempDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "service-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+		os.Remove(dir)
+	})
+	return dir
+}
+
+// setDACL gives dir exactly the access list sddl describes, with no inherited entries.
+func setDACL(t *testing.T, dir, sddl string) {
+	t.Helper()
+	sd, err := windows.SecurityDescriptorFromString(sddl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dacl, _, err := sd.DACL()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := windows.SetNamedSecurityInfo(dir, windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION|windows.PROTECTED_DACL_SECURITY_INFORMATION, nil, nil, dacl, nil); err != nil {
+		t.Skipf("cannot set the folder's access list (SetNamedSecurityInfo: %v)", err)
+	}
+}
+
+func TestStateDirMustBePrivate(t *testing.T) {
+	user, err := currentUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, sddl, want string
+	}{
+		{"this user only", "D:P(A;OICI;FA;;;" + user.String() + ")", ""},
+		{"this user, SYSTEM and Administrators", "D:P(A;OICI;FA;;;" + user.String() + ")(A;OICI;FA;;;SY)(A;OICI;FA;;;BA)", ""},
+		{"others may read", "D:P(A;OICI;FA;;;" + user.String() + ")(A;OICI;FR;;;WD)", ""},
+		{"authenticated users may modify", "D:P(A;OICI;FA;;;" + user.String() + ")(A;OICI;0x1301bf;;;AU)", "can be written by others"},
+		{"everyone full control", "D:P(A;OICI;FA;;;" + user.String() + ")(A;OICI;FA;;;WD)", "can be written by others"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := tempDir(t)
+			setDACL(t, dir, tt.sddl)
+			fi, err := os.Lstat(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = checkPrivate(dir, fi)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("checkPrivate: %v, want the folder accepted", err)
+			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+				t.Fatalf("checkPrivate: %v, want an error with %q", err, tt.want)
+			}
+		})
+	}
+}
