@@ -57,7 +57,9 @@ is at /. See docs/serve.md.
 
 It listens on 127.0.0.1 only, unless it has --token-file: then every request needs the token.
 SIGTERM or Ctrl-C stops taking builds, cancels the running ones at their next step boundary
-(within --shutdown-timeout) and exits 143 (130); a second signal stops them at once.`,
+(within --shutdown-timeout) and exits 143 (130); a second signal stops them at once. On
+Windows, Ctrl-C and Ctrl-Break do so with 130, and closing the console window (or logoff or
+shutdown) with 143; Windows ends the process 5 s after the close, so the builds get 3 s.`,
 		Example: `  trtbuild serve --model-root models/
   curl -s -H 'Content-Type: application/json' -d '{"model": "convnet.onnx", "options": {"backend": "sim"}}' http://127.0.0.1:8470/v1/builds
   trtbuild serve --listen 0.0.0.0:8470 --token-file ~/.config/trtbuild/token --model-root /models --gpus 0,1`,
@@ -150,7 +152,11 @@ func shutdown(s *streams, o *serveOptions, srv *serve.Server, m *service.Manager
 		fmt.Fprintf(s.Err, "trtbuild serve: shutting the builds down: %s\n", oneLine(err))
 	}
 	// The builds have ended, so their streams end too; other connections get a moment.
-	httpCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	httpWait := 5 * time.Second
+	if exitcode.Grace(sig) > 0 {
+		httpWait = time.Second // what is left before the system ends the process
+	}
+	httpCtx, cancel := context.WithTimeout(context.Background(), httpWait)
 	defer cancel()
 	if err := srv.Shutdown(httpCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		srv.Close()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // The test binary doubles as a fake build worker: with TRTBUILD_FAKE_WORKER set it speaks the
@@ -34,7 +35,11 @@ func TestMain(m *testing.M) {
 //	steady     reports a step every 20ms for ever; stops when cancelled
 //	finish     reports a step every 20ms and is built after 150 steps (3s)
 func fakeWorker(mode string) {
-	events := os.NewFile(3, "events")
+	events, _, err := worker.Channels()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake worker:", err)
+		os.Exit(1)
+	}
 	var mu sync.Mutex
 	emit := func(format string, args ...any) {
 		mu.Lock()

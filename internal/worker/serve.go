@@ -42,7 +42,7 @@ const cleanupWait = 100 * time.Millisecond
 // When the parent dies, the worker is gone within ParentGoneGrace, whatever the builder does
 // (on Windows at once: its job ends it).
 func ServeFiles() error {
-	events, plan, err := inheritedFiles()
+	events, plan, err := Channels()
 	if err != nil {
 		return err
 	}
@@ -52,6 +52,11 @@ func ServeFiles() error {
 	defer watchParent(wd)()
 	return serveWith(os.Stdin, events, plan, wd)
 }
+
+// Channels returns the event pipe and the plan file that the parent passed to this worker
+// process (see the package comment): fds 3 and 4, or on Windows the inherited handles that
+// TRTBUILD_WORKER_HANDLES names. ServeFiles uses them; a stand-in worker in a test can too.
+func Channels() (events, plan *os.File, err error) { return inheritedFiles() }
 
 // parentPIDEnv carries the parent's pid to the worker (Start sets it).
 const parentPIDEnv = "TRTBUILD_WORKER_PARENT"
