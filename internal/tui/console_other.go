@@ -2,7 +2,11 @@
 
 package tui
 
-import "github.com/mattn/go-isatty"
+import (
+	"os"
+
+	"github.com/mattn/go-isatty"
+)
 
 // consoleModes is empty: a terminal's mode is Bubble Tea's to restore.
 type consoleModes struct{}
@@ -15,3 +19,6 @@ func (c *Console) open() bool {
 func (c *Console) enableVT() error { return nil }
 
 func (c *Console) restore() {}
+
+// openControllingTerminal opens the process's terminal for reading keys.
+func openControllingTerminal() (*os.File, error) { return os.Open("/dev/tty") }

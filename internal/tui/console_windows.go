@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/windows"
 )
@@ -60,3 +61,7 @@ func (c *Console) restore() {
 		_ = windows.SetConsoleMode(c.saved.inHandle, c.saved.in)
 	}
 }
+
+// openControllingTerminal opens the console's input for reading keys, for reading and writing
+// as SetConsoleMode needs (Bubble Tea puts it in raw mode).
+func openControllingTerminal() (*os.File, error) { return os.OpenFile("CONIN$", os.O_RDWR, 0) }

@@ -188,7 +188,7 @@ func (r *tty) keys() *os.File {
 	if r.in != nil && term.IsTerminal(r.in.Fd()) {
 		return r.in
 	}
-	f, err := os.Open("/dev/tty")
+	f, err := openControllingTerminal()
 	if err != nil || !term.IsTerminal(f.Fd()) {
 		if f != nil {
 			_ = f.Close()
