@@ -443,7 +443,11 @@ func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []by
 	if err != nil {
 		return err
 	}
-	if err := mkdirPrivateAt(c.tmp, name); err != nil {
+	perm := uint32(e.Perm.Perm() & 0o644)
+	if perm == 0 {
+		perm = 0o600
+	}
+	if err := mkdirTempAt(c.tmp, name, perm); err != nil {
 		return fmt.Errorf("creating a temporary entry: %w", err)
 	}
 	committed := false
@@ -462,10 +466,6 @@ func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []by
 			dir.Close()
 		}
 	}()
-	perm := uint32(e.Perm.Perm() & 0o644)
-	if perm == 0 {
-		perm = 0o600
-	}
 	h := sha256.New()
 	if err := writeAt(ctx, dir, EngineName, io.TeeReader(io.NewSectionReader(e.File, 0, e.Bytes), h), perm); err != nil {
 		return fmt.Errorf("copying the engine into the cache: %w", err)

@@ -17,7 +17,7 @@ import (
 //	openDirAt(parent, name)           a folder in parent, refusing a link or anything else
 //	openFileAt(parent, name)          a regular file in parent, for reading (else errNotRegular)
 //	mkdirAt(parent, name, perm)       make a folder if missing, and open it
-//	mkdirPrivateAt(parent, name)      make a new folder only this user can enter
+//	mkdirTempAt(parent, name, perm)   make a new folder for an entry being written
 //	createAt(parent, name)            create a new file (never an existing one, never a link's target)
 //	statAt(parent, name), statFile(f) what is there, links not followed
 //	touchAt(parent, name, t)          set the modification time

@@ -85,8 +85,9 @@ func mkdirAt(parent *os.File, name string, perm uint32) (*os.File, *attr, error)
 	return openDirAt(parent, name)
 }
 
-// mkdirPrivateAt makes the new folder name in parent, 0700.
-func mkdirPrivateAt(parent *os.File, name string) error {
+// mkdirTempAt makes the new folder name in parent for an entry being written, 0700 (perm is
+// set by setDirPerm once the entry is written).
+func mkdirTempAt(parent *os.File, name string, _ uint32) error {
 	return unix.Mkdirat(fdOf(parent), name, 0o700)
 }
 
