@@ -212,25 +212,30 @@ func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, err
 		return Lookup{}, nil // no entry
 	}
 	if fault == nil {
-		defer entry.Close()
-		defer engine.Close()
 		var m *manifest.Manifest
 		if m, fault = checkManifest(mdata, key); fault == nil {
 			var n int64
 			var err error
 			n, fault, err = copyVerified(ctx, dst, engine, m.Engine)
 			if err != nil {
+				engine.Close()
+				entry.Close()
 				return Lookup{}, err
 			}
 			if fault == nil {
 				// Recently used: a read-only cache still serves.
 				_ = touchAt(c.entries, key, c.now())
+				engine.Close()
+				entry.Close()
 				return Lookup{Hit: true, Bytes: n, Manifest: mdata}, nil
 			}
 		}
 		if st, err := statFile(entry); err == nil {
 			fault.id = st.id()
 		}
+		// Closed before the repair: on Windows an open folder cannot be renamed away.
+		engine.Close()
+		entry.Close()
 	}
 	if fault.id.known() && !c.stillThere(key, fault) {
 		return Lookup{}, nil // evicted or replaced while it was read: no entry to speak of

@@ -298,7 +298,7 @@ func renameAt(fromDir *os.File, from string, toDir *os.File, to string) error {
 		RootDirectory   windows.Handle
 		FileNameLength  uint32
 	}
-	head := unsafe.Sizeof(renameInfo{})
+	head := unsafe.Offsetof(renameInfo{}.FileNameLength) + 4 // FileName follows, unpadded
 	buf := make([]byte, head+uintptr(len(name))*2+2)
 	ri := (*renameInfo)(unsafe.Pointer(&buf[0]))
 	ri.RootDirectory = handleOf(toDir)
