@@ -345,7 +345,11 @@ func mergeInto(path string, since Stamp, merge WriteMergeFunc, write bool) (chan
 	case err != nil:
 		return false, 0, fmt.Errorf("reading the timing cache before merging: %w", err)
 	default:
-		defer f.Close()
+		defer func() {
+			if f != nil {
+				f.Close()
+			}
+		}()
 		now, err := stampOf(f)
 		if err != nil {
 			return false, 0, fmt.Errorf("reading the timing cache before merging: %w", err)
@@ -381,6 +385,11 @@ func mergeInto(path string, since Stamp, merge WriteMergeFunc, write bool) (chan
 	st, err := p.File.Stat()
 	if err != nil {
 		return false, disk.Size, fmt.Errorf("writing the timing cache: %w", err)
+	}
+	// The file read is closed first: Windows does not replace a file this process holds open.
+	if f != nil {
+		f.Close()
+		f = nil
 	}
 	// The path was checked under the lock not to be a link; rename(2) replaces whatever name
 	// is there and never follows a link, so a link planted since is replaced, not followed.
