@@ -42,6 +42,7 @@ func mapFile(path string) (data []byte, release func(), err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("mapping: %w", err)
 	}
-	data = unsafe.Slice((*byte)(unsafe.Pointer(addr)), int(size))
+	// addr is memory outside Go's heap that stays mapped until release: read it as a pointer.
+	data = unsafe.Slice((*byte)(*(*unsafe.Pointer)(unsafe.Pointer(&addr))), int(size))
 	return data, func() { _ = windows.UnmapViewOfFile(addr) }, nil
 }

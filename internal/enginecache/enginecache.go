@@ -22,8 +22,10 @@
 //     lock and only if it is still the entry that was checked, and the build goes on as a miss;
 //     one owned by an untrusted user is skipped (and replaced when this user may remove it).
 //
-// Entries are never half-written: Put writes a new entry in tmp/ (a private 0700 folder),
-// syncs it, and renames the whole folder into entries/ in one step. Put and eviction hold an
+// Entries are never half-written: Put writes a new entry in tmp/ (a private 0700 folder; on
+// Windows one with an ACL of its own, see mkdirTempAt), syncs it, and renames the whole folder
+// into entries/ in one step (relative to the held folders on both systems, never replacing an
+// entry: the first rename wins). Put and eviction hold an
 // exclusive lock on "lock" (flock(2) on Unix, LockFileEx on Windows; see lock.go); on NFS,
 // flock is emulated with fcntl locks on Linux 2.6.12 and later clients. While Put holds the exclusive
 // lock no other writer is in tmp/, so whatever this user owns there is left by a killed build

@@ -11,16 +11,21 @@
 // until the merged one has replaced it, and replaces it atomically (internal/outpath), so
 // builds that share one cache and save at the same time each merge into the other's result and
 // no entry is lost; a reader never sees a half-written file. LoadWith takes the same lock shared.
-// The lock is two locks on the same file: flock(2), which earlier trtbuild releases take, and
-// an open file description lock (fcntl F_OFD_SETLK), which conflicts with the POSIX record
-// lock trtexec takes on the same "<file>.lock" with lockf(3) (TensorRT's
-// shared/utils/fileLock.cpp), so trtexec and trtbuild exclude each other too.
+// On Unix the lock is two locks on the same file: flock(2), which earlier trtbuild releases
+// take, and an open file description lock (fcntl F_OFD_SETLK), which conflicts with the POSIX
+// record lock trtexec takes on the same "<file>.lock" with lockf(3) (TensorRT's
+// shared/utils/fileLock.cpp), so trtexec and trtbuild exclude each other too. On Windows it is
+// LockFileEx on the whole lock file (lock_windows.go). Either way the lock belongs to the open
+// file, not the process, so two opens in one process exclude each other, and it is released
+// when the file is closed or its process dies.
 //
 // Safety in a folder other users may write (a shared cache): the cache file and its lock are
-// opened with O_NOFOLLOW and must be regular files, so a planted symbolic link, FIFO or device
-// is refused, never followed, read or replaced; opening never blocks. The lock file is created
-// only beside a cache file this user owns (or one about to be created); beside another user's
-// file an existing lock is used, and none is made.
+// opened with O_NOFOLLOW (on Windows FILE_FLAG_OPEN_REPARSE_POINT, which refuses junctions
+// too) and must be regular files, so a planted symbolic link, FIFO or device is refused, never
+// followed, read or replaced; opening never blocks. The lock file is created only beside a
+// cache file this user owns (on Windows: whose owner SID is this user's, internal/winowner) or
+// one about to be created; beside another user's file an existing lock is used, and none is
+// made.
 package timingcache
 
 import (
@@ -117,7 +122,8 @@ func sanitize(s string) string {
 }
 
 // DefaultPath returns the cache file for key under the user's cache folder:
-// os.UserCacheDir()/trtbuild/timing-cache/<key>.cache ($XDG_CACHE_HOME or ~/.cache on Linux).
+// os.UserCacheDir()/trtbuild/timing-cache/<key>.cache ($XDG_CACHE_HOME or ~/.cache on Linux,
+// %LOCALAPPDATA% on Windows).
 func DefaultPath(key Key) (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
