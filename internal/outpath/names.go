@@ -44,26 +44,28 @@ func ReservedDevice(name string) string {
 const forbiddenChars = `<>:"|?*`
 
 // WindowsNameProblem returns why the path component name cannot name a file of its own on
-// Windows, or "" when it can. The text completes a sentence that starts with the name.
-// "." and ".." are not components this function judges.
+// Windows, or "" when it can. The text completes a sentence that starts with the name, and
+// says no fix: the caller knows what the name is for (an output: "choose another name"; a
+// model's external data: "keep external data files in the model's folder"). "." and ".." are
+// not components this function judges.
 func WindowsNameProblem(name string) string {
 	if name == "" || name == "." || name == ".." {
 		return ""
 	}
 	if dev := ReservedDevice(name); dev != "" {
-		return fmt.Sprintf("is a name Windows reserves for the device %s in every folder; choose another name", dev)
+		return fmt.Sprintf("is a name Windows reserves for the device %s in every folder", dev)
 	}
 	if strings.HasSuffix(name, ".") || strings.HasSuffix(name, " ") {
-		return "ends with a dot or a space, which Windows drops from file names; remove it"
+		return "ends with a dot or a space, which Windows drops from file names"
 	}
 	for _, r := range name {
 		switch {
 		case r < 0x20:
-			return "contains a control character, which Windows forbids in file names; rename it"
+			return "contains a control character, which Windows forbids in file names"
 		case r == ':':
-			return `contains ":", which names an alternate data stream on Windows; remove it`
+			return `contains ":", which names an alternate data stream on Windows`
 		case strings.ContainsRune(forbiddenChars, r):
-			return fmt.Sprintf("contains %q, which Windows forbids in file names; remove it", r)
+			return fmt.Sprintf("contains %q, which Windows forbids in file names", r)
 		}
 	}
 	return ""

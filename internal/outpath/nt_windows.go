@@ -149,11 +149,11 @@ func sameFileInfo(a, b windows.ByHandleFileInformation) bool {
 // another file system's surrogate.
 func isReparse(attrs uint32) bool { return attrs&windows.FILE_ATTRIBUTE_REPARSE_POINT != 0 }
 
-// longPath returns path in the form the Windows API takes without the MAX_PATH (260) limit:
+// LongPath returns path in the form the Windows API takes without the MAX_PATH (260) limit:
 // absolute, cleaned, with the \\?\ prefix (\\?\UNC\ for a \\server\share path). Paths already in
 // the device namespace (\\?\, \\.\) are returned as they are. The os package does this itself;
 // calls made directly through x/sys/windows need it.
-func longPath(path string) string {
+func LongPath(path string) string {
 	p := strings.ReplaceAll(path, "/", `\`)
 	if strings.HasPrefix(p, `\\?\`) || strings.HasPrefix(p, `\\.\`) || strings.HasPrefix(p, `\??\`) {
 		return p
@@ -170,7 +170,7 @@ func longPath(path string) string {
 
 // createFile is windows.CreateFile of path in its long form.
 func createFile(path string, access, share, disposition, flags uint32) (windows.Handle, error) {
-	p, err := windows.UTF16PtrFromString(longPath(path))
+	p, err := windows.UTF16PtrFromString(LongPath(path))
 	if err != nil {
 		return 0, err
 	}

@@ -84,7 +84,7 @@ func checkNames(path string) error {
 	rest := path[len(filepath.VolumeName(path)):]
 	for _, part := range strings.FieldsFunc(rest, func(r rune) bool { return r == '\\' || r == '/' }) {
 		if why := WindowsNameProblem(part); why != "" {
-			return fmt.Errorf("%s in %s %s", pathtext.Q(part), pathtext.Q(path), why)
+			return fmt.Errorf("%s in %s %s; choose another name", pathtext.Q(part), pathtext.Q(path), why)
 		}
 	}
 	return nil
@@ -137,7 +137,7 @@ func MkdirOwn(base, rel string) error {
 		at = filepath.Join(at, part)
 		if why := WindowsNameProblem(part); why != "" {
 			dir.Close()
-			return fmt.Errorf("%s %s", pathtext.Q(at), why)
+			return fmt.Errorf("%s %s; choose another name", pathtext.Q(at), why)
 		}
 		next, err := ntOpenAt(h, part, windows.FILE_LIST_DIRECTORY|windows.FILE_TRAVERSE|windows.FILE_READ_ATTRIBUTES, windows.FILE_ATTRIBUTE_NORMAL,
 			windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE, windows.FILE_OPEN_IF, windows.FILE_DIRECTORY_FILE)

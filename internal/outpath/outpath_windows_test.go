@@ -54,7 +54,7 @@ func names(t *testing.T, dir string) []string {
 
 func attrs(t *testing.T, path string) uint32 {
 	t.Helper()
-	p, _ := windows.UTF16PtrFromString(longPath(path))
+	p, _ := windows.UTF16PtrFromString(LongPath(path))
 	a, err := windows.GetFileAttributes(p)
 	if err != nil {
 		t.Fatal(err)
@@ -705,5 +705,3 @@ func TestWindowsStreamToPipe(t *testing.T) {
 		t.Error(err)
 	}
 }
-
-
