@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -703,5 +704,47 @@ func TestWindowsStreamToPipe(t *testing.T) {
 	}
 	if err := s.Commit(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestWindowsPathSpellings: a drive-relative path (C:name, relative to the drive's current
+// folder), the \\?\ long form and forward slashes all name the file Windows names, and are
+// written there.
+func TestWindowsPathSpellings(t *testing.T) {
+	dir := winetest.TempDir(t)
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(wd)
+	drive := filepath.VolumeName(dir)
+	for i, path := range []string{
+		drive + "rel.engine",
+		`\\?\` + filepath.Join(dir, "long-form.engine"),
+		strings.ReplaceAll(filepath.Join(dir, "slashes.engine"), `\`, "/"),
+		filepath.Join(dir, "sub", "..", "dots.engine"),
+	} {
+		tg, err := Check("-o", path, WholeFile)
+		if err != nil {
+			t.Errorf("Check(%q): %v", path, err)
+			continue
+		}
+		content := fmt.Sprintf("engine %d", i)
+		if err := WriteFile(path, []byte(content)); err != nil {
+			t.Errorf("WriteFile(%q): %v", path, err)
+			continue
+		}
+		if got := readW(t, tg.Final); got != content {
+			t.Errorf("%q: %s holds %q, want %q", path, tg.Final, got, content)
+		}
+	}
+	want := []string{"dots.engine", "long-form.engine", "rel.engine", "slashes.engine"}
+	got := names(t, dir)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("the folder holds %v, want %v", got, want)
 	}
 }

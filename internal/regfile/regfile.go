@@ -3,7 +3,8 @@
 // appears, and read(2) until it writes. Open uses O_NONBLOCK, checks with fstat(2) that the
 // file is regular, and only then hands it out.
 //
-// On Windows no open blocks on a named pipe or a device (it fails or succeeds at once), and
+// On Windows no open blocks on a named pipe or a device (it fails or succeeds at once: a pipe
+// given as a model is connected to as a client, and closed as soon as its type is seen), and
 // the file is examined through its handle (GetFileType, GetFileInformationByHandle): a
 // folder, a pipe (\\.\pipe\NAME), the console or another device is refused the same way, and
 // so is a name Windows maps to a device in every folder (CON, aux.onnx), without opening it.
