@@ -1,10 +1,12 @@
 package outpath
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -367,6 +369,44 @@ func TestWindowsConcurrentWriters(t *testing.T) {
 	for i := range contents {
 		contents[i] = bytes.Repeat([]byte{byte('a' + i)}, 1<<20)
 	}
+	// A reader reads the target all along: it must only ever see one writer's whole content.
+	stop := make(chan struct{})
+	readerDone := make(chan error, 1)
+	reads := 0
+	go func() {
+		for {
+			select {
+			case <-stop:
+				readerDone <- nil
+				return
+			default:
+			}
+			got, err := os.ReadFile(target)
+			if errors.Is(err, os.ErrNotExist) || errors.Is(err, windows.ERROR_SHARING_VIOLATION) || errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+				continue // not written yet, or being replaced this instant
+			}
+			if err != nil {
+				readerDone <- err
+				return
+			}
+			whole := false
+			for _, c := range contents {
+				whole = whole || bytes.Equal(got, c)
+			}
+			if !whole {
+				readerDone <- fmt.Errorf("a reader saw %d bytes that are no writer's whole content", len(got))
+				return
+			}
+			reads++
+		}
+	}()
+	defer func() {
+		close(stop)
+		if err := <-readerDone; err != nil {
+			t.Error(err)
+		}
+		t.Logf("the reader read the whole target %d times", reads)
+	}()
 	for round := range 5 {
 		var wg sync.WaitGroup
 		errs := make([]error, writers)
@@ -746,5 +786,115 @@ func TestWindowsPathSpellings(t *testing.T) {
 	slices.Sort(got)
 	if !slices.Equal(got, want) {
 		t.Errorf("the folder holds %v, want %v", got, want)
+	}
+}
+
+// TestWindowsFolderLockRefusesAPlantedFolder: a folder (or anything but a plain file) planted at
+// the lock file's name is not locked through: the commit goes on without the lock.
+func TestWindowsFolderLockRefusesAPlantedFolder(t *testing.T) {
+	dir := winetest.TempDir(t)
+	if err := os.Mkdir(filepath.Join(dir, folderLockName), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p, err := CreatePath(filepath.Join(dir, "m.engine"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Cleanup()
+	folder, err := p.Folder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+	unlock, held := folder.Lock()
+	unlock()
+	if held {
+		t.Error("the lock was taken through a folder planted at its name")
+	}
+	p.WriteString("engine")
+	if err := p.CloseAtomicallyReplace(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// childWriterEnv names the folder a child test process writes a pending engine into, before
+// it is killed.
+const childWriterEnv = "TRTBUILD_OUTPATH_TEST_CHILD_WRITER"
+
+// TestWindowsChildWriter is the child of TestWindowsKilledWriter: it starts an output, writes
+// part of it, says so, and waits to be killed.
+func TestWindowsChildWriter(t *testing.T) {
+	dir := os.Getenv(childWriterEnv)
+	if dir == "" {
+		t.Skip("the child of TestWindowsKilledWriter")
+	}
+	p, err := CreatePath(filepath.Join(dir, "m.engine"))
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	p.WriteString("half an engine")
+	fmt.Println("ready")
+	time.Sleep(10 * time.Minute)
+	os.Exit(1)
+}
+
+// TestWindowsKilledWriter: a build killed while writing leaves the old engine as it was; its
+// temporary file stays, and the next output to the same target removes it.
+func TestWindowsKilledWriter(t *testing.T) {
+	dir := winetest.TempDir(t)
+	target := filepath.Join(dir, "m.engine")
+	writeW(t, target, "old")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestWindowsChildWriter$")
+	cmd.Env = append(os.Environ(), childWriterEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make(chan string, 1)
+	go func() {
+		s := bufio.NewScanner(out)
+		for s.Scan() {
+			if txt := s.Text(); txt == "ready" || strings.HasPrefix(txt, "error:") {
+				line <- txt
+				return
+			}
+		}
+		line <- "no ready line"
+	}()
+	select {
+	case l := <-line:
+		if l != "ready" {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatalf("the child writer: %s", l)
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("the child writer never started")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	if got := readW(t, target); got != "old" {
+		t.Fatalf("the killed build changed the target: %q", got)
+	}
+	left := names(t, dir)
+	if len(left) != 2 {
+		t.Fatalf("after the kill the folder holds %v, want the target and the dead writer's temporary file", left)
+	}
+	if err := WriteFile(target, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if got := readW(t, target); got != "new" {
+		t.Errorf("target = %q", got)
+	}
+	if n := names(t, dir); len(n) != 1 {
+		t.Errorf("the dead writer's temporary file was not removed: %v", n)
 	}
 }
