@@ -78,6 +78,10 @@ func TestWindowsCreateReplacesAtomically(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Cleanup()
+	p.WriteString("a first, abandoned try")
+	if err := p.Reset(); err != nil {
+		t.Fatal(err)
+	}
 	p.WriteString("new")
 	if got := readW(t, target); got != "old" {
 		t.Fatalf("the target changed before the commit: %q", got)
@@ -276,6 +280,13 @@ func TestWindowsNULDiscards(t *testing.T) {
 	tmp := winetest.TempDir(t)
 	t.Setenv("TMP", tmp)
 	t.Setenv("TEMP", tmp)
+	// What the os package says of the null device, for the record: Inspect does not rely on
+	// it, it opens NUL and asks the handle.
+	for _, path := range []string{"NUL", `\\.\NUL`} {
+		st, err := os.Stat(path)
+		lst, lerr := os.Lstat(path)
+		t.Logf("os.Stat(%q) = %v, %v; os.Lstat = %v, %v", path, modeOf(st), err, modeOf(lst), lerr)
+	}
 	for _, path := range []string{"NUL", "nul", `\\.\NUL`, "//./nul"} {
 		tg, err := Check("-o", path, WholeFile)
 		if err != nil {
@@ -318,6 +329,13 @@ func TestWindowsNULDiscards(t *testing.T) {
 	if n := names(t, "."); contains(n, "NUL") {
 		t.Errorf("a file named NUL was made")
 	}
+}
+
+func modeOf(st os.FileInfo) string {
+	if st == nil {
+		return "nil"
+	}
+	return st.Mode().String()
 }
 
 func contains(list []string, s string) bool {
