@@ -9,11 +9,12 @@
 //	lock                         the lock file
 //
 // What a hit can be trusted for (docs/engine-cache.md has the whole threat model):
-//   - Every file and folder is opened from the open cache folder with the *at system calls,
-//     never through a symbolic link and never blocking on a FIFO, and read only when it is of
+//   - Every file and folder is opened from the open cache folder (the *at system calls on
+//     Unix, NtCreateFile with a root folder handle on Windows), never through a symbolic link
+//     or, on Windows, any reparse point, never blocking on a FIFO, and read only when it is of
 //     the expected kind (see fsat.go).
 //   - An entry is served only when its folder, engine and manifest are owned by a trusted user
-//     and writable by no one else (Trust), the manifest names the key looked up, and the engine
+//     and writable by no one else (Trust; on Windows, by owner SID and ACL), the manifest names the key looked up, and the engine
 //     has the size and SHA-256 the manifest records: the hash is computed while the engine is
 //     copied out, and a mismatch is not a hit.
 //   - An entry that fails these checks by being broken (a file where a folder should be, a
@@ -21,10 +22,12 @@
 //     lock and only if it is still the entry that was checked, and the build goes on as a miss;
 //     one owned by an untrusted user is skipped (and replaced when this user may remove it).
 //
-// Entries are never half-written: Put writes a new entry in tmp/ (a private 0700 folder),
-// syncs it, and renames the whole folder into entries/ in one step. Put and eviction hold an
-// exclusive flock(2) on "lock", Get a shared one while it opens the entry; on NFS, flock is
-// emulated with fcntl locks on Linux 2.6.12 and later clients. While Put holds the exclusive
+// Entries are never half-written: Put writes a new entry in tmp/ (a private 0700 folder; on
+// Windows one with an ACL of its own, see mkdirTempAt), syncs it, and renames the whole folder
+// into entries/ in one step (relative to the held folders on both systems, never replacing an
+// entry: the first rename wins). Put and eviction hold an
+// exclusive lock on "lock" (flock(2) on Unix, LockFileEx on Windows; see lock.go); on NFS,
+// flock is emulated with fcntl locks on Linux 2.6.12 and later clients. While Put holds the exclusive
 // lock no other writer is in tmp/, so whatever this user owns there is left by a killed build
 // and is removed (Stored.Stale). When two builds store the same key, the first rename wins and
 // the second build's copy is dropped.
@@ -48,9 +51,8 @@ import (
 	"sort"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/fserr"
 	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 )
@@ -79,7 +81,7 @@ const copyChunk = 1 << 20
 
 // DefaultDir is the cache folder when --engine-cache is given without one:
 // os.UserCacheDir()/trtbuild/engines ($XDG_CACHE_HOME/trtbuild/engines or
-// ~/.cache/trtbuild/engines on Linux).
+// ~/.cache/trtbuild/engines on Linux, %LOCALAPPDATA%\trtbuild\engines on Windows).
 func DefaultDir() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -113,46 +115,39 @@ func Open(dir string, limit int64, trust Trust) (*Cache, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the engine cache folder: %w", err)
 	}
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	root, st, err := openCacheDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("opening the engine cache folder: %w", &os.PathError{Op: "open", Path: dir, Err: err})
-	}
-	c := &Cache{dir: dir, root: os.NewFile(uintptr(fd), dir), limit: limit, now: time.Now}
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		c.Close()
 		return nil, fmt.Errorf("opening the engine cache folder: %w", err)
 	}
-	if trust.Group && st.Mode&0o002 != 0 {
+	c := &Cache{dir: dir, root: root, limit: limit, now: time.Now}
+	if c.trust, err = newTrustCheck(trust, dir, st); err != nil {
 		c.Close()
-		return nil, fmt.Errorf("a group-shared engine cache must not be writable by every user: chmod o-w %s", pathtext.Q(dir))
+		return nil, err
 	}
-	c.trust = newTrustCheck(trust, int(st.Gid))
 	for _, sub := range []struct {
 		name string
 		to   **os.File
 	}{{entriesDir, &c.entries}, {tmpDir, &c.tmp}} {
 		// 0777 less the umask: a group-shared cache's members need to write these too.
-		f, _, err := mkdirAt(fd, sub.name, 0o777)
-		if err == unix.EACCES || err == unix.EROFS {
+		f, _, err := mkdirAt(root, sub.name, 0o777)
+		if fserr.Is(err, fserr.Denied) || fserr.Is(err, fserr.ReadOnly) {
 			// A read-only cache still serves what it has; storing will say why it cannot.
-			if f, _, err = openDirAt(fd, sub.name); err == unix.ENOENT {
+			if f, _, err = openDirAt(root, sub.name); fserr.Is(err, fserr.Missing) {
 				continue
 			}
 		}
 		if err != nil {
 			c.Close()
-			if err == unix.ELOOP || err == unix.ENOTDIR {
+			if fserr.Is(err, fserr.Link) || fserr.Is(err, fserr.NotDir) {
 				return nil, &UnusableError{fmt.Sprintf("%s is not a folder (a file or a link is there); trtbuild does not follow links in the engine cache: remove it", pathtext.Q(c.path(sub.name)))}
 			}
 			return nil, fmt.Errorf("opening %s: %w", pathtext.Q(c.path(sub.name)), err)
 		}
 		*sub.to = f
 	}
-	var lst unix.Stat_t
-	if err := unix.Fstatat(fd, lockName, &lst, unix.AT_SYMLINK_NOFOLLOW); err == nil && lst.Mode&unix.S_IFMT != unix.S_IFREG {
+	if lst, err := statAt(root, lockName); err == nil && !lst.regular() {
 		c.Close()
-		return nil, &UnusableError{fmt.Sprintf("the lock file %s is %s, not a regular file; trtbuild does not follow links or open FIFOs in the engine cache: remove it", pathtext.Q(c.path(lockName)), outpathKind(lst.Mode))}
+		return nil, &UnusableError{fmt.Sprintf("the lock file %s is %s, not a regular file; trtbuild does not follow links or open FIFOs in the engine cache: remove it", pathtext.Q(c.path(lockName)), outpathKind(lst))}
 	}
 	return c, nil
 }
@@ -181,8 +176,6 @@ func (c *Cache) Dir() string { return c.dir }
 func (c *Cache) Entry(key string) string { return filepath.Join(c.dir, entriesDir, key) }
 
 func (c *Cache) path(name string) string { return filepath.Join(c.dir, name) }
-func (c *Cache) rootFD() int             { return int(c.root.Fd()) }
-func (c *Cache) entriesFD() int          { return int(c.entries.Fd()) }
 
 // Lookup is what Get found.
 type Lookup struct {
@@ -199,7 +192,7 @@ type Lookup struct {
 type entryFault struct {
 	why       string
 	untrusted bool
-	dev, ino  uint64 // the entry's folder as checked, when it is one
+	id        fileID // the entry's folder as checked, when it is one
 }
 
 func (e *entryFault) Error() string { return e.why }
@@ -221,29 +214,32 @@ func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, err
 		return Lookup{}, nil // no entry
 	}
 	if fault == nil {
-		defer entry.Close()
-		defer engine.Close()
 		var m *manifest.Manifest
 		if m, fault = checkManifest(mdata, key); fault == nil {
 			var n int64
 			var err error
 			n, fault, err = copyVerified(ctx, dst, engine, m.Engine)
 			if err != nil {
+				engine.Close()
+				entry.Close()
 				return Lookup{}, err
 			}
 			if fault == nil {
 				// Recently used: a read-only cache still serves.
-				now := unix.NsecToTimespec(c.now().UnixNano())
-				_ = unix.UtimesNanoAt(c.entriesFD(), key, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
+				_ = touchAt(c.entries, key, c.now())
+				engine.Close()
+				entry.Close()
 				return Lookup{Hit: true, Bytes: n, Manifest: mdata}, nil
 			}
 		}
-		var st unix.Stat_t
-		if unix.Fstat(int(entry.Fd()), &st) == nil {
-			fault.dev, fault.ino = st.Dev, st.Ino
+		if st, err := statFile(entry); err == nil {
+			fault.id = st.id()
 		}
+		// Closed before the repair: on Windows an open folder cannot be renamed away.
+		engine.Close()
+		entry.Close()
 	}
-	if fault.ino != 0 && !c.stillThere(key, fault) {
+	if fault.id.known() && !c.stillThere(key, fault) {
 		return Lookup{}, nil // evicted or replaced while it was read: no entry to speak of
 	}
 	l := Lookup{Skipped: fault.why}
@@ -255,24 +251,24 @@ func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, err
 
 // stillThere reports whether key's entry is still the folder f was found in.
 func (c *Cache) stillThere(key string, f *entryFault) bool {
-	var st unix.Stat_t
-	return unix.Fstatat(c.entriesFD(), key, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Dev == f.dev && st.Ino == f.ino
+	st, err := statAt(c.entries, key)
+	return err == nil && st.id() == f.id
 }
 
 // openEntry opens key's entry: its folder, its engine and its manifest's bytes. All nil
 // without an entry; fault when the entry cannot be served.
 func (c *Cache) openEntry(key string) (entry, engine *os.File, mdata []byte, fault *entryFault) {
-	entry, st, err := openDirAt(c.entriesFD(), key)
+	entry, st, err := openDirAt(c.entries, key)
 	switch {
-	case err == unix.ENOENT:
+	case fserr.Is(err, fserr.Missing):
 		return nil, nil, nil, nil
-	case err == unix.ELOOP || err == unix.ENOTDIR:
+	case fserr.Is(err, fserr.Link) || fserr.Is(err, fserr.NotDir):
 		return nil, nil, nil, &entryFault{why: "the entry is not a folder (a file or a link is there)"}
 	case err != nil:
 		return nil, nil, nil, &entryFault{why: fmt.Sprintf("the entry cannot be opened: %v", err)}
 	}
 	fail := func(f *entryFault) (*os.File, *os.File, []byte, *entryFault) {
-		f.dev, f.ino = st.Dev, st.Ino
+		f.id = st.id()
 		entry.Close()
 		if engine != nil {
 			engine.Close()
@@ -282,7 +278,7 @@ func (c *Cache) openEntry(key string) (entry, engine *os.File, mdata []byte, fau
 	if why := c.trust.why(st); why != "" {
 		return fail(&entryFault{why: "the entry's folder cannot be trusted: " + why, untrusted: true})
 	}
-	mf, mst, err := openFileAt(int(entry.Fd()), ManifestName)
+	mf, mst, err := openFileAt(entry, ManifestName)
 	if err != nil {
 		return fail(&entryFault{why: "its manifest " + describeOpen(err)})
 	}
@@ -295,7 +291,7 @@ func (c *Cache) openEntry(key string) (entry, engine *os.File, mdata []byte, fau
 	if err != nil || len(mdata) > maxManifest {
 		return fail(&entryFault{why: "its manifest cannot be read"})
 	}
-	engine, est, err := openFileAt(int(entry.Fd()), EngineName)
+	engine, est, err := openFileAt(entry, EngineName)
 	if err != nil {
 		return fail(&entryFault{why: "its engine " + describeOpen(err)})
 	}
@@ -307,7 +303,7 @@ func (c *Cache) openEntry(key string) (entry, engine *os.File, mdata []byte, fau
 
 func describeOpen(err error) string {
 	switch {
-	case err == unix.ENOENT:
+	case fserr.Is(err, fserr.Missing):
 		return "is missing"
 	case errors.Is(err, errNotRegular):
 		return "is not a regular file"
@@ -377,11 +373,11 @@ func (c *Cache) repair(key string, f *entryFault) error {
 		return err
 	}
 	defer unlock()
-	var st unix.Stat_t
-	if err := unix.Fstatat(c.entriesFD(), key, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	st, err := statAt(c.entries, key)
+	if err != nil {
 		return err
 	}
-	if f.ino != 0 && (st.Dev != f.dev || st.Ino != f.ino) {
+	if f.id.known() && st.id() != f.id {
 		return errors.New("replaced since it was checked")
 	}
 	return c.removeLocked(key)
@@ -439,8 +435,7 @@ func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []by
 		engine.Close()
 		if _, fault = checkManifest(mdata, key); fault == nil {
 			st.Existed = true
-			now := unix.NsecToTimespec(c.now().UnixNano())
-			_ = unix.UtimesNanoAt(c.entriesFD(), key, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
+			_ = touchAt(c.entries, key, c.now())
 			return nil
 		}
 	}
@@ -455,25 +450,29 @@ func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []by
 	if err != nil {
 		return err
 	}
-	tmpfd := int(c.tmp.Fd())
-	if err := unix.Mkdirat(tmpfd, name, 0o700); err != nil {
+	perm := uint32(e.Perm.Perm() & 0o644)
+	if perm == 0 {
+		perm = 0o600
+	}
+	if err := mkdirTempAt(c.tmp, name, perm); err != nil {
 		return fmt.Errorf("creating a temporary entry: %w", err)
 	}
 	committed := false
 	defer func() {
 		if !committed {
-			removeTreeAt(tmpfd, name, maxDepth) //nolint:errcheck // best effort; a later Put cleans tmp/
+			removeTreeAt(c.tmp, name, maxDepth) //nolint:errcheck // best effort; a later Put cleans tmp/
 		}
 	}()
-	dir, _, err := openDirAt(tmpfd, name)
+	dir, _, err := openDirAt(c.tmp, name)
 	if err != nil {
 		return fmt.Errorf("creating a temporary entry: %w", err)
 	}
-	defer dir.Close()
-	perm := uint32(e.Perm.Perm() & 0o644)
-	if perm == 0 {
-		perm = 0o600
-	}
+	dirOpen := true
+	defer func() {
+		if dirOpen {
+			dir.Close()
+		}
+	}()
 	h := sha256.New()
 	if err := writeAt(ctx, dir, EngineName, io.TeeReader(io.NewSectionReader(e.File, 0, e.Bytes), h), perm); err != nil {
 		return fmt.Errorf("copying the engine into the cache: %w", err)
@@ -488,23 +487,25 @@ func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []by
 	}
 	// The folder can be read as far as the engine can.
 	dirPerm := uint32(0o700) | (perm&0o044)>>2 | perm&0o044
-	if err := unix.Fchmod(int(dir.Fd()), dirPerm); err != nil {
+	if err := setDirPerm(dir, dirPerm); err != nil {
 		return err
 	}
-	if err := dir.Sync(); err != nil {
+	if err := syncDir(dir); err != nil {
 		return fmt.Errorf("syncing the entry: %w", err)
 	}
-	if err := unix.Renameat(tmpfd, name, c.entriesFD(), key); err != nil {
-		if err == unix.ENOTEMPTY || err == unix.EEXIST {
+	// Closed before the rename: on Windows an open folder cannot be renamed.
+	dirOpen = false
+	dir.Close()
+	if err := renameAt(c.tmp, name, c.entries, key); err != nil {
+		if fserr.Is(err, fserr.Exists) {
 			st.Existed = true // a writer that holds no lock got there first
 			return nil
 		}
 		return fmt.Errorf("adding the entry to the cache: %w", err)
 	}
 	committed = true
-	now := unix.NsecToTimespec(c.now().UnixNano())
-	_ = unix.UtimesNanoAt(c.entriesFD(), key, []unix.Timespec{now, now}, unix.AT_SYMLINK_NOFOLLOW)
-	if err := c.entries.Sync(); err != nil {
+	_ = touchAt(c.entries, key, c.now())
+	if err := syncDir(c.entries); err != nil {
 		return fmt.Errorf("syncing the cache: %w", err)
 	}
 	st.Evicted, err = c.evictLocked(key)
@@ -513,11 +514,10 @@ func (c *Cache) put(ctx context.Context, key string, e Engine, manifestData []by
 
 // writeAt writes r to a new file name in dir, synced, with perm.
 func writeAt(ctx context.Context, dir *os.File, name string, r io.Reader, perm uint32) error {
-	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+	f, err := createAt(dir, name)
 	if err != nil {
 		return err
 	}
-	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	buf := make([]byte, copyChunk)
 	for {
@@ -554,16 +554,14 @@ func (c *Cache) cleanTmpLocked() (int, int64) {
 	if err != nil {
 		return 0, 0
 	}
-	tmpfd := int(c.tmp.Fd())
 	var count int
 	var size int64
 	for _, n := range names {
-		var st unix.Stat_t
-		if unix.Fstatat(tmpfd, n, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || int(st.Uid) != os.Geteuid() {
+		if st, err := statAt(c.tmp, n); err != nil || !st.mine() {
 			continue
 		}
-		b := treeBytes(tmpfd, n)
-		if removeTreeAt(tmpfd, n, maxDepth) == nil {
+		b := treeBytes(c.tmp, n)
+		if removeTreeAt(c.tmp, n, maxDepth) == nil {
 			count++
 			size += b
 		}
@@ -572,24 +570,24 @@ func (c *Cache) cleanTmpLocked() (int, int64) {
 }
 
 // treeBytes adds up the regular files directly in the folder name (or name itself).
-func treeBytes(dirfd int, name string) int64 {
-	var st unix.Stat_t
-	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+func treeBytes(parent *os.File, name string) int64 {
+	st, err := statAt(parent, name)
+	if err != nil {
 		return 0
 	}
-	if st.Mode&unix.S_IFMT == unix.S_IFREG {
-		return st.Size
+	if st.regular() {
+		return st.size()
 	}
-	d, _, err := openDirAt(dirfd, name)
+	d, _, err := openDirAt(parent, name)
 	if err != nil {
 		return 0
 	}
 	defer d.Close()
-	names, _ := d.Readdirnames(-1)
+	names, _ := readNames(d)
 	var total int64
 	for _, n := range names {
-		if unix.Fstatat(int(d.Fd()), n, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG {
-			total += st.Size
+		if st, err := statAt(d, n); err == nil && st.regular() {
+			total += st.size()
 		}
 	}
 	return total
@@ -598,12 +596,12 @@ func treeBytes(dirfd int, name string) int64 {
 // readNames lists an open folder from a descriptor of its own, so the folder's offset is not
 // shared between callers.
 func readNames(dir *os.File) ([]string, error) {
-	d, _, err := openDirAt(int(dir.Fd()), ".")
+	d, err := reopenDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	return d.Readdirnames(-1)
+	return listNames(d)
 }
 
 // Entries lists the entries, the least recently used first.
@@ -617,12 +615,12 @@ func (c *Cache) Entries() ([]EntryInfo, error) {
 		if !buildkey.Valid(name) {
 			continue
 		}
-		var st unix.Stat_t
-		if unix.Fstatat(c.entriesFD(), name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		st, err := statAt(c.entries, name)
+		if err != nil {
 			continue // removed meanwhile
 		}
 		size := c.engineBytes(name)
-		out = append(out, EntryInfo{Key: name, Bytes: size, Used: time.Unix(st.Mtim.Unix())})
+		out = append(out, EntryInfo{Key: name, Bytes: size, Used: st.mtime()})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].Used.Equal(out[j].Used) {
@@ -635,16 +633,16 @@ func (c *Cache) Entries() ([]EntryInfo, error) {
 
 // engineBytes is the size of the engine in the entry key, 0 when it has none.
 func (c *Cache) engineBytes(key string) int64 {
-	d, _, err := openDirAt(c.entriesFD(), key)
+	d, _, err := openDirAt(c.entries, key)
 	if err != nil {
 		return 0
 	}
 	defer d.Close()
-	var st unix.Stat_t
-	if unix.Fstatat(int(d.Fd()), EngineName, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	st, err := statAt(d, EngineName)
+	if err != nil || !st.regular() {
 		return 0
 	}
-	return st.Size
+	return st.size()
 }
 
 // EntryInfo describes one entry.
@@ -692,13 +690,13 @@ func (c *Cache) removeLocked(key string) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Renameat(c.entriesFD(), key, int(c.tmp.Fd()), trash); err != nil {
-		if err == unix.ENOENT {
+	if err := renameAt(c.entries, key, c.tmp, trash); err != nil {
+		if fserr.Is(err, fserr.Missing) {
 			return nil
 		}
 		return fmt.Errorf("removing the entry %s: %w", key, err)
 	}
-	return removeTreeAt(int(c.tmp.Fd()), trash, maxDepth)
+	return removeTreeAt(c.tmp, trash, maxDepth)
 }
 
 func (c *Cache) tempName() (string, error) {

@@ -30,7 +30,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"syscall"
+	"strings"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -83,6 +83,17 @@ type Store struct {
 	r    *sql.DB // read-only connections
 }
 
+// fileURI is SQLite's URI of the absolute path abs: file:///path. A Windows path is written
+// with '/' after a third slash, as SQLite reads it (file:///C:/Users/...; a share
+// \\server\share becomes file:////server/share).
+func fileURI(abs string) string {
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return (&url.URL{Scheme: "file", Path: p}).String()
+}
+
 // Open opens the history database at path, creating the file (0600) and the schema when the
 // file is absent. It refuses a path that is a symbolic link or anything but a regular file, a
 // file that is not an SQLite database, and a database of a newer schema than this trtbuild's.
@@ -94,7 +105,7 @@ func Open(path string) (*Store, error) {
 	if err := prepareFile(abs); err != nil {
 		return nil, err
 	}
-	uri := (&url.URL{Scheme: "file", Path: abs}).String()
+	uri := fileURI(abs)
 	// mode=rw: the file exists now; SQLite must not create it (with the umask's mode) if it
 	// was removed since. _txlock=immediate: a write transaction takes the write lock when it
 	// begins, so it waits (busy_timeout) instead of failing when it finds another writer.
@@ -148,7 +159,7 @@ func prepareFile(path string) error {
 			return err
 		}
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|createNoFollow, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		return nil
 	}

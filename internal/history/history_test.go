@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -503,9 +502,7 @@ func TestOpenRefuses(t *testing.T) {
 			}
 		}, "history database file %s is a symbolic link, not a regular file; move it away or use another --state-dir"},
 		{"FIFO", func(t *testing.T, p string) {
-			if err := syscall.Mkfifo(p, 0o600); err != nil {
-				t.Fatal(err)
-			}
+			mkfifo(t, p)
 		}, "history database file %s is a FIFO, not a regular file; move it away or use another --state-dir"},
 		{"folder", func(t *testing.T, p string) {
 			if err := os.Mkdir(p, 0o700); err != nil {

@@ -16,8 +16,6 @@ import (
 	"io/fs"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
@@ -143,7 +141,7 @@ func Read(path string) (*Manifest, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, ErrNotFound
 	}
-	if errors.Is(err, unix.ELOOP) {
+	if regfile.IsLink(err) {
 		return nil, fmt.Errorf("%s is a symbolic link; trtbuild does not follow links to manifests", pathtext.Q(path))
 	}
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/outpath"
 )
 
 // ExternalFile is one file that a model's external data points into, and
@@ -103,15 +105,30 @@ func (f *ExternalFile) examine(dir string) {
 // UnsafeLocation returns why an external data location must not be read, or
 // "" when it is a plain relative path inside the model's folder. Locations
 // are POSIX paths relative to the model's folder; absolute paths, ".."
-// elements, backslashes and NUL bytes are refused.
+// elements, backslashes and NUL bytes are refused. The rule is a function of
+// the string alone, the same on every system, because a model is copied
+// between systems: what would leave the folder, or name something other than
+// a file in it, on Windows is refused on Linux too. So are a leading '\'
+// (a drive's root, a UNC share \\server\share, a device path \\?\ or \\.\),
+// a drive letter (C:\x, or C:x, relative to drive C's current folder), and
+// any part Windows does not read as a file of the folder
+// (outpath.WindowsNameProblem): a ':' (an alternate data stream,
+// weights.bin:stream), a name Windows maps to a device (con.bin, aux), a
+// trailing dot or space, or a character Windows forbids.
 func UnsafeLocation(loc string) string {
 	switch {
 	case loc == "":
 		return "it is empty"
 	case strings.ContainsRune(loc, 0):
 		return "it contains a NUL byte"
-	case strings.HasPrefix(loc, "/") || filepath.IsAbs(loc) || filepath.VolumeName(loc) != "":
+	case strings.HasPrefix(loc, "/"):
 		return "it is an absolute path"
+	case strings.HasPrefix(loc, `\`):
+		return `it is an absolute path on Windows (from a drive's root, a share \\server\share or a device \\?\)`
+	case hasDrive(loc) && len(loc) > 2 && (loc[2] == '/' || loc[2] == '\\'):
+		return "it is an absolute path"
+	case hasDrive(loc):
+		return fmt.Sprintf("it is relative to the current folder of drive %s, outside the model's folder on Windows", loc[:2])
 	case strings.ContainsRune(loc, '\\'):
 		return "it contains a backslash; locations are relative paths with '/'"
 	}
@@ -120,7 +137,17 @@ func UnsafeLocation(loc string) string {
 			return `it climbs out of the model's folder with ".."`
 		}
 	}
+	for _, part := range strings.Split(loc, "/") {
+		if why := outpath.WindowsNameProblem(part); why != "" {
+			return fmt.Sprintf("its part %q %s", part, why)
+		}
+	}
 	return ""
+}
+
+// hasDrive reports whether loc starts with a drive letter and a colon (C:\x, C:x).
+func hasDrive(loc string) bool {
+	return len(loc) >= 2 && loc[1] == ':' && 'a' <= loc[0]|0x20 && loc[0]|0x20 <= 'z'
 }
 
 // CheckContained returns an error for the first external data file of m,

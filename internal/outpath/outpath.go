@@ -25,6 +25,31 @@
 //     redirect the output.
 //   - Two outputs, or an output and an input, that are the same file after links (symbolic
 //     or hard) are resolved are refused (Conflicts).
+//
+// On Windows the same promises hold, by Windows's means (pending_windows.go says each):
+//
+//   - The temporary file is always named, .NAME.trtbuild-*.tmp in the target's folder, with
+//     the hidden and temporary attributes, created CREATE_NEW relative to the held folder and
+//     opened with no sharing, so no other process can open it while its writer lives; it is
+//     renamed over the target through its own handle only when complete and flushed. A writer
+//     that died leaves it; the next output to the same target removes it.
+//   - The folder is held open without FILE_SHARE_DELETE from Create to the commit: it cannot
+//     be renamed or replaced meanwhile, and it is checked to be the folder Inspect saw.
+//   - Links are symbolic links and junctions (reparse points). A user's path follows them; a
+//     file trtbuild names on its own, and a folder MkdirOwn makes, is opened as itself and a
+//     reparse point there refused.
+//   - NUL (any case, or \\.\NUL) is the character device: -o NUL builds and keeps nothing.
+//     A named pipe \\.\pipe\NAME is the FIFO: only a stream may go to it, written through.
+//     Other names Windows maps to devices (CON, PRN, AUX, COM1-9, LPT1-9, also with an
+//     extension: con.engine, aux.onnx), names that end with a dot or a space, and names with a
+//     character Windows forbids or a ':' (an alternate data stream) are refused in every
+//     component of every path checked (WindowsNameProblem, the one rule for that).
+//   - Permissions are the ACL the folder passes on to new files; there is no umask and no
+//     sticky bit. Only the read-only attribute is kept in mind: a read-only target is refused,
+//     as a rename cannot replace it.
+//   - Windows does not replace a file that is open: a commit waits a few seconds for a target
+//     another program holds open (another build's commit, a reader), then fails, never
+//     leaving a partial file.
 package outpath
 
 import (
@@ -33,10 +58,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 )
@@ -118,6 +139,9 @@ const maxLinks = 40
 // Inspect resolves path's symbolic links (also a dangling last one) and says what is there.
 // It fails when the folder the file would go in does not exist.
 func Inspect(path string) (Target, error) {
+	if t, ok, err := inspectSpecial(path); ok {
+		return t, err
+	}
 	t := Target{Path: path}
 	cur := path
 	for i := 0; ; i++ {
@@ -171,7 +195,7 @@ func (t *Target) place(parent, base string) error {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	st, err := os.Stat(dir)
+	st, err := statFolder(dir)
 	if err != nil {
 		return err
 	}
@@ -196,27 +220,15 @@ func (t *Target) place(parent, base string) error {
 // the last component is not. A link there has Kind Symlink (and Link set), which Refusal(Own)
 // refuses.
 func InspectOwn(path string) (Target, error) {
+	if t, ok, err := inspectSpecial(path); ok {
+		return t, err
+	}
 	t := Target{Path: path}
 	if err := t.place(filepath.Dir(path), filepath.Base(path)); err != nil {
 		return t, err
 	}
 	t.Link = t.Kind == Symlink
 	return t, nil
-}
-
-// stickyRefusal refuses a file of another user in a folder with the sticky bit (/tmp, a
-// shared 1777 folder) that this user does not own: rename(2) could not replace it, and the
-// build would fail only at its end.
-func (t Target) stickyRefusal() string {
-	if t.Info == nil || t.dirInfo == nil || os.Geteuid() == 0 || t.dirInfo.Mode()&fs.ModeSticky == 0 {
-		return ""
-	}
-	fst, ok1 := t.Info.Sys().(*syscall.Stat_t)
-	dst, ok2 := t.dirInfo.Sys().(*syscall.Stat_t)
-	if !ok1 || !ok2 || int(fst.Uid) == os.Geteuid() || int(dst.Uid) == os.Geteuid() {
-		return ""
-	}
-	return "is another user's file in a folder with the sticky bit (as /tmp); trtbuild cannot replace it: choose another path"
 }
 
 // Use says what an output may be.
@@ -241,7 +253,7 @@ const (
 // Refusal returns why t cannot be written as use, or "" when it can. The text completes a
 // sentence that starts with the path: "... is a FIFO (named pipe); ...".
 func (t Target) Refusal(use Use) string {
-	if why := t.stickyRefusal(); why != "" {
+	if why := t.platformRefusal(); why != "" {
 		return why
 	}
 	if use == Own {
@@ -273,44 +285,7 @@ func (t Target) Refusal(use Use) string {
 		if use == LiveStream {
 			return ""
 		}
-		return "is a FIFO (named pipe); trtbuild writes this output only to a regular file or a character device such as /dev/null, choose a file path"
+		return "is a FIFO (named pipe); trtbuild writes this output only to a regular file or a character device such as " + discardDevice + ", choose a file path"
 	}
-	return fmt.Sprintf("is %s; trtbuild writes only to regular files or a character device such as /dev/null, choose a file path", t.Kind)
-}
-
-// MkdirOwn makes the folders of rel below base, which must exist: base is the user's and its
-// links are followed; the folders of rel are trtbuild's own (a matrix's target and model
-// folders), made with mkdirat(2) and opened without following links, so a link planted at
-// any of them is refused instead of leading elsewhere.
-func MkdirOwn(base, rel string) error {
-	fd, err := unix.Open(base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: base, Err: err}
-	}
-	at := base
-	for _, part := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
-		if part == "." || part == "" {
-			continue
-		}
-		if part == ".." {
-			unix.Close(fd)
-			return fmt.Errorf("%s leaves %s", pathtext.Q(rel), pathtext.Q(base))
-		}
-		at = filepath.Join(at, part)
-		if err := unix.Mkdirat(fd, part, 0o777); err != nil && err != unix.EEXIST {
-			unix.Close(fd)
-			return &fs.PathError{Op: "mkdir", Path: at, Err: err}
-		}
-		next, err := unix.Openat(fd, part, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		unix.Close(fd)
-		if err == unix.ELOOP || err == unix.ENOTDIR {
-			return fmt.Errorf("%s is not a folder (a link or a file is there); trtbuild does not follow links in folders it makes itself: remove it", pathtext.Q(at))
-		}
-		if err != nil {
-			return &fs.PathError{Op: "open", Path: at, Err: err}
-		}
-		fd = next
-	}
-	unix.Close(fd)
-	return nil
+	return fmt.Sprintf("is %s; trtbuild writes only to regular files or a character device such as "+discardDevice+", choose a file path", t.Kind)
 }

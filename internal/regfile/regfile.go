@@ -2,14 +2,21 @@
 // blocking on what is not a file: a FIFO given as a model would block open(2) until a writer
 // appears, and read(2) until it writes. Open uses O_NONBLOCK, checks with fstat(2) that the
 // file is regular, and only then hands it out.
+//
+// On Windows no open blocks on a named pipe or a device (it fails or succeeds at once: a pipe
+// given as a model is connected to as a client, and closed as soon as its type is seen), and
+// the file is examined through its handle (GetFileType, GetFileInformationByHandle): a
+// folder, a pipe (\\.\pipe\NAME), the console or another device is refused the same way, and
+// so is a name Windows maps to a device in every folder (CON, aux.onnx), without opening it.
+// OpenNoFollow opens a reparse point itself (FILE_FLAG_OPEN_REPARSE_POINT) and refuses it: a
+// symbolic link or a junction is not followed.
 package regfile
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -29,39 +36,19 @@ func (e *NotRegularError) Error() string {
 }
 
 // Open opens path for reading when it is a regular file (symbolic links are followed). Errors
-// are *fs.PathError from open(2) or *NotRegularError.
+// are *fs.PathError from the open or *NotRegularError.
 func Open(path string) (*os.File, fs.FileInfo, error) {
-	return open(path, 0)
+	return open(path, false)
 }
 
-// OpenNoFollow is Open that refuses a symbolic link as the last component (ELOOP), for files in
-// folders other users may write.
+// OpenNoFollow is Open that refuses a symbolic link as the last component (IsLink reports
+// it), for files in folders other users may write.
 func OpenNoFollow(path string) (*os.File, fs.FileInfo, error) {
-	return open(path, unix.O_NOFOLLOW)
+	return open(path, true)
 }
 
-func open(path string, flags int) (*os.File, fs.FileInfo, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY|flags, 0)
-	if err != nil {
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, &NotRegularError{Path: path, Kind: outpath.KindOf(st.Mode())}
-	}
-	// O_NONBLOCK means nothing for a regular file's reads; clear it all the same.
-	if err := unix.SetNonblock(fd, false); err != nil {
-		f.Close()
-		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: err}
-	}
-	return f, st, nil
-}
+// IsLink reports whether err is OpenNoFollow's refusal of a link.
+func IsLink(err error) bool { return errors.Is(err, errLink) }
 
 // Check says whether path is a readable regular file, without blocking.
 func Check(path string) error {

@@ -11,32 +11,34 @@
 // until the merged one has replaced it, and replaces it atomically (internal/outpath), so
 // builds that share one cache and save at the same time each merge into the other's result and
 // no entry is lost; a reader never sees a half-written file. LoadWith takes the same lock shared.
-// The lock is two locks on the same file: flock(2), which earlier trtbuild releases take, and
-// an open file description lock (fcntl F_OFD_SETLK), which conflicts with the POSIX record
-// lock trtexec takes on the same "<file>.lock" with lockf(3) (TensorRT's
-// shared/utils/fileLock.cpp), so trtexec and trtbuild exclude each other too.
+// On Unix the lock is two locks on the same file: flock(2), which earlier trtbuild releases
+// take, and an open file description lock (fcntl F_OFD_SETLK), which conflicts with the POSIX
+// record lock trtexec takes on the same "<file>.lock" with lockf(3) (TensorRT's
+// shared/utils/fileLock.cpp), so trtexec and trtbuild exclude each other too. On Windows it is
+// LockFileEx on the whole lock file (lock_windows.go). Either way the lock belongs to the open
+// file, not the process, so two opens in one process exclude each other, and it is released
+// when the file is closed or its process dies.
 //
 // Safety in a folder other users may write (a shared cache): the cache file and its lock are
-// opened with O_NOFOLLOW and must be regular files, so a planted symbolic link, FIFO or device
-// is refused, never followed, read or replaced; opening never blocks. The lock file is created
-// only beside a cache file this user owns (or one about to be created); beside another user's
-// file an existing lock is used, and none is made.
+// opened with O_NOFOLLOW (on Windows FILE_FLAG_OPEN_REPARSE_POINT, which refuses junctions
+// too) and must be regular files, so a planted symbolic link, FIFO or device is refused, never
+// followed, read or replaced; opening never blocks. The lock file is created only beside a
+// cache file this user owns (on Windows: whose owner SID is this user's, internal/winowner) or
+// one about to be created; beside another user's file an existing lock is used, and none is
+// made.
 package timingcache
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/trtbuild/trtbuild/internal/fserr"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/regfile"
@@ -120,7 +122,8 @@ func sanitize(s string) string {
 }
 
 // DefaultPath returns the cache file for key under the user's cache folder:
-// os.UserCacheDir()/trtbuild/timing-cache/<key>.cache ($XDG_CACHE_HOME or ~/.cache on Linux).
+// os.UserCacheDir()/trtbuild/timing-cache/<key>.cache ($XDG_CACHE_HOME or ~/.cache on Linux,
+// %LOCALAPPDATA% on Windows).
 func DefaultPath(key Key) (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -191,7 +194,7 @@ func Check(path string, write bool) error {
 			}
 			dir = filepath.Dir(dir)
 		}
-		if err := unix.Access(dir, unix.W_OK); err != nil {
+		if err := writable(dir); err != nil {
 			return &Problem{Path: path, Reason: fmt.Sprintf("cannot be saved: %s is not writable (%v); make it writable, or drop --strict-cache to use the cache read-only", pathtext.Q(dir), err), Err: err}
 		}
 	}
@@ -215,19 +218,6 @@ type Stamp struct {
 	dev, ino   uint64
 	size       int64
 	mtime, ctm int64
-}
-
-// stampOf returns the stamp of the open file f (size 0 counts as no file).
-func stampOf(f *os.File) (Stamp, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return Stamp{}, err
-	}
-	if st.Size == 0 {
-		return Stamp{known: true, none: true}, nil
-	}
-	return Stamp{known: true, dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
-		mtime: st.Mtim.Nano(), ctm: st.Ctim.Nano()}, nil
 }
 
 // LoadWith reads the cache file with read, which gets the open file and its size and is not
@@ -361,7 +351,11 @@ func mergeInto(path string, since Stamp, merge WriteMergeFunc, write bool) (chan
 	case err != nil:
 		return false, 0, fmt.Errorf("reading the timing cache before merging: %w", err)
 	default:
-		defer f.Close()
+		defer func() {
+			if f != nil {
+				f.Close()
+			}
+		}()
 		now, err := stampOf(f)
 		if err != nil {
 			return false, 0, fmt.Errorf("reading the timing cache before merging: %w", err)
@@ -398,6 +392,11 @@ func mergeInto(path string, since Stamp, merge WriteMergeFunc, write bool) (chan
 	if err != nil {
 		return false, disk.Size, fmt.Errorf("writing the timing cache: %w", err)
 	}
+	// The file read is closed first: Windows does not replace a file this process holds open.
+	if f != nil {
+		f.Close()
+		f = nil
+	}
 	// The path was checked under the lock not to be a link; rename(2) replaces whatever name
 	// is there and never follows a link, so a link planted since is replaced, not followed.
 	if err := p.CloseAtomicallyReplace(); err != nil {
@@ -419,86 +418,51 @@ type fileLock struct {
 }
 
 // acquire opens (or, beside a cache this user owns or is about to create, creates) the lock
-// file without following links and takes both locks, shared or exclusive, waiting up to
-// LockWait. It returns a usable *fileLock also with errNoLock (release is then a no-op).
+// file without following links and takes the lock (see the package comment), shared or
+// exclusive, waiting up to LockWait. It returns a usable *fileLock also with errNoLock
+// (release is then a no-op).
 func acquire(ctx context.Context, path string, exclusive bool) (*fileLock, error) {
 	l := &fileLock{}
-	flags := unix.O_RDWR | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY
-	if mayCreateLock(path) {
-		flags |= unix.O_CREAT
-	}
-	fd, err := unix.Open(lockPath(path), flags, 0o644)
-	readOnlyFD := false
-	if err == unix.EACCES {
-		// Another user's lock file this user may only read: flock(2) works on it, and so does
-		// a shared OFD lock; an exclusive one needs a writable descriptor and is left out.
-		fd, err = unix.Open(lockPath(path), unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-		readOnlyFD = true
-	}
+	lf, err := openLock(lockPath(path), mayCreateLock(path))
 	if err != nil {
 		l.err = &fs.PathError{Op: "open", Path: lockPath(path), Err: err}
-		switch err {
-		case unix.ENOENT:
+		switch fserr.Of(err) {
+		case fserr.Missing:
 			return l, errNoLock
-		case unix.EACCES, unix.EPERM, unix.EROFS:
+		case fserr.Denied, fserr.ReadOnly:
 			l.readOnly = true
 			return l, errNoLock
-		case unix.ELOOP:
+		case fserr.Link:
 			return l, fmt.Errorf("timing cache lock %s is a symbolic link; remove it", pathtext.Q(lockPath(path)))
+		}
+		if errors.Is(err, errLockNotRegular) {
+			return l, fmt.Errorf("timing cache lock %s is not a regular file; remove it", pathtext.Q(lockPath(path)))
 		}
 		return l, fmt.Errorf("opening the timing cache lock: %w", l.err)
 	}
-	f := os.NewFile(uintptr(fd), lockPath(path))
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		f.Close()
-		return l, fmt.Errorf("timing cache lock %s is not a regular file; remove it", pathtext.Q(lockPath(path)))
-	}
 	ctx, cancel := context.WithTimeout(ctx, LockWait)
 	defer cancel()
-	how := unix.LOCK_SH
-	typ := int16(unix.F_RDLCK)
-	if exclusive {
-		how, typ = unix.LOCK_EX, unix.F_WRLCK
-	}
-	try := func() (bool, error) {
-		if err := unix.Flock(fd, how|unix.LOCK_NB); err != nil {
-			if err == unix.EWOULDBLOCK {
-				return false, nil
-			}
-			return false, err
-		}
-		if readOnlyFD && exclusive {
-			return true, nil
-		}
-		lk := unix.Flock_t{Type: typ, Whence: io.SeekStart}
-		if err := unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk); err != nil {
-			unix.Flock(fd, unix.LOCK_UN) //nolint:errcheck // retried below
-			if err == unix.EAGAIN || err == unix.EACCES {
-				return false, nil
-			}
-			return false, err
-		}
-		return true, nil
-	}
 	for {
-		ok, err := try()
+		ok, err := lf.try(exclusive)
 		if err != nil {
-			f.Close()
+			lf.f.Close()
 			return l, fmt.Errorf("locking the timing cache: %w", err)
 		}
 		if ok {
-			l.f = f
+			l.f = lf.f
 			return l, nil
 		}
 		select {
 		case <-ctx.Done():
-			f.Close()
+			lf.f.Close()
 			return l, fmt.Errorf("locking the timing cache: another build held %s for %s", pathtext.Q(lockPath(path)), LockWait)
 		case <-time.After(lockRetry):
 		}
 	}
 }
+
+// errLockNotRegular is a lock file that is there but is not a regular file.
+var errLockNotRegular = errors.New("the lock file is not a regular file")
 
 // mayCreateLock says whether a lock file may be created beside path: the cache does not exist
 // yet (this build creates it), or it is a regular file this user owns.
@@ -510,11 +474,10 @@ func mayCreateLock(path string) bool {
 	if err != nil || !st.Mode().IsRegular() {
 		return false
 	}
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	return ok && int(sys.Uid) == os.Geteuid()
+	return ownedBySelf(path, st)
 }
 
-// release drops both locks by closing the descriptor.
+// release drops the lock by closing the file.
 func (l *fileLock) release() {
 	if l != nil && l.f != nil {
 		l.f.Close()
@@ -525,7 +488,7 @@ func (l *fileLock) release() {
 // missing says whether err means the file is not there: it does not exist, or a folder on its
 // path is a file (then Save reports the folder).
 func missing(err error) bool {
-	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
+	return errors.Is(err, fs.ErrNotExist) || fserr.Is(err, fserr.NotDir)
 }
 
 func unwrapPath(err error) error {
@@ -537,19 +500,7 @@ func unwrapPath(err error) error {
 }
 
 // advice returns what to do about an I/O error: the fix for its cause, or def.
-func advice(err error, def string) string {
-	switch {
-	case errors.Is(err, syscall.ENOSPC):
-		return "the disk is full: free some space"
-	case errors.Is(err, syscall.EDQUOT):
-		return "the disk quota is used up: free some space"
-	case errors.Is(err, syscall.EROFS):
-		return "the file system is read-only"
-	case errors.Is(err, syscall.EISDIR):
-		return "it is a folder: give a file path"
-	}
-	return def
-}
+func advice(err error, def string) string { return fserr.Advice(err, def) }
 
 // Advice returns what to do about err, a failure to save a cache: the fix for its cause
 // (a full disk, a read-only file system), or, for a permission problem and anything else,

@@ -1,0 +1,4 @@
+package history
+
+// windowsPaths says whether paths use the backslash (only on Windows).
+const windowsPaths = true
