@@ -10,6 +10,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/winetest"
 )
 
 // TestClosedConsoleStopsTheWorkerInTime closes the console (the SIGTERM of CTRL_CLOSE_EVENT)
@@ -21,18 +22,7 @@ func TestClosedConsoleStopsTheWorkerInTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Not t.TempDir: Wine 8 fails its RemoveAll ("Invalid function").
-	dir, err := os.MkdirTemp("", "builder-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-		os.Remove(dir)
-	})
+	dir := winetest.TempDir(t)
 	rec := &recorder{}
 	sigs := make(chan os.Signal, 1)
 	var cfg Config

@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/sys/windows"
 
+	"github.com/trtbuild/trtbuild/internal/winowner"
+
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 )
 
@@ -26,8 +28,8 @@ const writeAccess = windows.FILE_WRITE_DATA | windows.FILE_APPEND_DATA | windows
 const fileDeleteChild = 0x40
 
 // checkPrivate refuses a state dir that another user owns or can write to. On Windows that is
-// its owner (this user, or the Administrators group for an elevated user, who owns what it
-// makes) and its DACL: an allowing entry that gives write access to anyone but this user,
+// its owner (this user, SYSTEM, or the Administrators group for an elevated user, who owns
+// what it makes: winowner.IsSelf) and its DACL: an allowing entry that gives write access to anyone but this user,
 // SYSTEM, Administrators or the owner (CREATOR OWNER) makes it shared. A folder made under
 // %LOCALAPPDATA% or the user's profile is private; one made under C:\ inherits "Authenticated
 // Users: Modify" and is refused.
@@ -40,7 +42,7 @@ func checkPrivate(abs string, _ os.FileInfo) error {
 	if err != nil {
 		return fmt.Errorf("state dir %s: reading its owner: %w", pathtext.Q(abs), err)
 	}
-	user, err := currentUser()
+	user, err := winowner.Self()
 	if err != nil {
 		return fmt.Errorf("state dir %s: %w", pathtext.Q(abs), err)
 	}
@@ -48,8 +50,8 @@ func checkPrivate(abs string, _ os.FileInfo) error {
 	system, _ := windows.CreateWellKnownSid(windows.WinLocalSystemSid)
 	creator, _ := windows.CreateWellKnownSid(windows.WinCreatorOwnerSid)
 	trusted := []*windows.SID{user, system, admins, creator}
-	if !owner.Equals(user) && !(admins != nil && owner.Equals(admins) && windows.GetCurrentProcessToken().IsElevated()) {
-		return fmt.Errorf("state dir %s belongs to %s, not to this user (%s); give a folder of your own", pathtext.Q(abs), accountName(owner), accountName(user))
+	if !winowner.IsSelf(owner) {
+		return fmt.Errorf("state dir %s belongs to %s, not to this user (%s); give a folder of your own", pathtext.Q(abs), winowner.Name(owner), winowner.Name(user))
 	}
 	dacl, _, err := sd.DACL()
 	if err != nil {
@@ -71,21 +73,12 @@ func checkPrivate(abs string, _ os.FileInfo) error {
 		if isOneOf(sid, trusted) {
 			continue
 		}
-		others = append(others, accountName(sid))
+		others = append(others, winowner.Name(sid))
 	}
 	if len(others) > 0 {
 		return fmt.Errorf("state dir %s can be written by others (%s); remove their access (icacls %s /inheritance:r /grant:r %%USERNAME%%:F), or give a private folder (under %%LOCALAPPDATA%%)", pathtext.Q(abs), strings.Join(others, ", "), pathtext.Q(abs))
 	}
 	return nil
-}
-
-// currentUser is the SID of the user this process runs as.
-func currentUser() (*windows.SID, error) {
-	tu, err := windows.GetCurrentProcessToken().GetTokenUser()
-	if err != nil {
-		return nil, fmt.Errorf("reading this process's user: %w", err)
-	}
-	return tu.User.Sid, nil
 }
 
 func isOneOf(sid *windows.SID, sids []*windows.SID) bool {
@@ -95,16 +88,4 @@ func isOneOf(sid *windows.SID, sids []*windows.SID) bool {
 		}
 	}
 	return false
-}
-
-// accountName is DOMAIN\name for sid, or the SID's text when it has no name here.
-func accountName(sid *windows.SID) string {
-	account, domain, _, err := sid.LookupAccount("")
-	if err != nil {
-		return sid.String()
-	}
-	if domain == "" {
-		return account
-	}
-	return domain + `\` + account
 }

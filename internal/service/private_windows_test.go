@@ -2,30 +2,14 @@ package service
 
 import (
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/winetest"
 	"golang.org/x/sys/windows"
-)
 
-// tempDir is a new folder for the test; not t.TempDir, whose RemoveAll fails under Wine 8
-// ("Invalid function"), so the folder is removed entry by entry.
-func tempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "service-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-		os.Remove(dir)
-	})
-	return dir
-}
+	"github.com/trtbuild/trtbuild/internal/winowner"
+)
 
 // setDACL gives dir exactly the access list sddl describes, with no inherited entries.
 func setDACL(t *testing.T, dir, sddl string) {
@@ -46,7 +30,7 @@ func setDACL(t *testing.T, dir, sddl string) {
 		t.Fatal(err)
 	}
 	for _, sid := range []string{";AU)", ";WD)"} {
-		if strings.Contains(sddl, sid) && !strings.Contains(got.String(), sid) && isWine() {
+		if strings.Contains(sddl, sid) && !strings.Contains(got.String(), sid) && winetest.Wine() {
 			// Wine keeps a file's access list as its Unix mode bits where the file system has
 			// no extended attributes for it: an entry for Authenticated Users has no mode bit.
 			t.Skipf("Wine 8 did not keep the access list %s (GetNamedSecurityInfo gave %s): it maps it to Unix mode bits", sddl, got)
@@ -54,13 +38,8 @@ func setDACL(t *testing.T, dir, sddl string) {
 	}
 }
 
-// isWine reports whether the test runs under Wine (ntdll exports wine_get_version).
-func isWine() bool {
-	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
-}
-
 func TestStateDirMustBePrivate(t *testing.T) {
-	user, err := currentUser()
+	user, err := winowner.Self()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +54,7 @@ func TestStateDirMustBePrivate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := tempDir(t)
+			dir := winetest.TempDir(t)
 			setDACL(t, dir, tt.sddl)
 			fi, err := os.Lstat(dir)
 			if err != nil {

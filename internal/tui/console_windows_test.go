@@ -2,8 +2,10 @@ package tui
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/winetest"
 	"golang.org/x/sys/windows"
 )
 
@@ -51,13 +53,10 @@ func TestConsoleOfRedirectedOutputIsPlain(t *testing.T) {
 	}
 	defer r.Close()
 	defer w.Close()
-	// Not t.TempDir: Wine 8 fails its RemoveAll ("Invalid function", the unlinkat of Go's
-	// os.RemoveAll on Windows); os.Remove works.
-	f, err := os.CreateTemp("", "console-test-*.txt")
+	f, err := os.Create(filepath.Join(winetest.TempDir(t), "out.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer os.Remove(f.Name())
 	defer f.Close()
 	null, err := os.OpenFile("NUL", os.O_WRONLY, 0)
 	if err != nil {

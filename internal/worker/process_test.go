@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/winetest"
 )
 
 // helperEnv makes the test binary a stand-in process (TestMain): "worker" is a real worker
@@ -69,7 +70,7 @@ func helperEnviron(mode string) []string {
 // folder, and returns the process and the plan file's path.
 func startHelper(t *testing.T, mode string, req Request) (*Process, string) {
 	t.Helper()
-	path := filepath.Join(tempDir(t), "engine.plan.tmp")
+	path := filepath.Join(winetest.TempDir(t), "engine.plan.tmp")
 	plan, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -163,24 +164,6 @@ func TestKillStopsAHangingWorker(t *testing.T) {
 		t.Fatalf("a killed worker exited %v", st)
 	}
 	checkKilled(t, st)
-}
-
-// tempDir is a new folder for the test, removed entry by entry afterwards: not t.TempDir,
-// whose os.RemoveAll fails under Wine 8 ("unlinkat …: Invalid function").
-func tempDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "worker-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		entries, _ := os.ReadDir(dir)
-		for _, e := range entries {
-			os.Remove(filepath.Join(dir, e.Name()))
-		}
-		os.Remove(dir)
-	})
-	return dir
 }
 
 // waitFor polls cond until it holds, failing the test after a deadline that only a hang meets.

@@ -1,19 +1,15 @@
 package worker
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/winetest"
 )
 
 var (
@@ -65,7 +61,7 @@ func TestWorkerRunsInItsJobFromItsStart(t *testing.T) {
 	}
 	switch {
 	case info.BasicLimitInformation.LimitFlags&windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE != 0:
-	case info.BasicLimitInformation.LimitFlags == 0 && isWine():
+	case info.BasicLimitInformation.LimitFlags == 0 && winetest.Wine():
 		// Wine 8 answers JobObjectExtendedLimitInformation with zeros (its limits are kept, as
 		// TestJobEndsTheWorkerWithItsParent shows, but not reported).
 		t.Log("Wine 8 reports no limits of a job (QueryInformationJobObject gave LimitFlags 0): not checked here")
@@ -89,110 +85,9 @@ func TestPeakCommitOfAFinishedWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.PeakCommit() <= 0 {
-		if isWine() {
+		if winetest.Wine() {
 			t.Skip("Wine 8 answers JobObjectExtendedLimitInformation with zeros (QueryInformationJobObject gave PeakProcessMemoryUsed 0)")
 		}
 		t.Fatalf("PeakCommit() = %d after a build, want the worker's peak", p.PeakCommit())
-	}
-}
-
-// isWine reports whether the test runs under Wine (ntdll exports wine_get_version).
-func isWine() bool {
-	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
-}
-
-func TestJobEndsTheWorkerWithItsParent(t *testing.T) {
-	parent := exec.Command(os.Args[0])
-	parent.Env = append(helperEnviron("parent"), helperEnv+"_PLAN="+filepath.Join(tempDir(t), "plan.tmp"))
-	out, err := parent.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := parent.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer parent.Process.Kill()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("reading the helper parent's report: %v (%q)", err, line)
-	}
-	pid, err := strconv.Atoi(strings.TrimPrefix(strings.TrimSpace(line), "worker "))
-	if err != nil {
-		t.Fatalf("the helper parent said %q, want \"worker PID\"", line)
-	}
-	// Held before the parent dies, so the pid cannot be another process's later.
-	worker, err := windows.OpenProcess(windows.SYNCHRONIZE|windows.PROCESS_TERMINATE, false, uint32(pid))
-	if err != nil {
-		t.Fatalf("opening the worker %d: %v", pid, err)
-	}
-	defer windows.CloseHandle(worker)
-	if ev, _ := windows.WaitForSingleObject(worker, 0); ev != uint32(windows.WAIT_TIMEOUT) {
-		t.Fatalf("the worker %d ended before its parent did (wait %#x)", pid, ev)
-	}
-	if err := parent.Process.Kill(); err != nil { // TerminateProcess: the parent runs no code of its own
-		t.Fatal(err)
-	}
-	parent.Wait()
-	// The hanging worker never reads its control pipe: only its job can end it.
-	ev, err := windows.WaitForSingleObject(worker, 30_000)
-	if ev != windows.WAIT_OBJECT_0 {
-		windows.TerminateProcess(worker, 1) // not left behind holding the test's output
-		t.Fatalf("the worker %d still runs 30 s after its parent was terminated (wait %#x, %v)", pid, ev, err)
-	}
-}
-
-func TestServeFilesRefusesAWorkerStartedByHand(t *testing.T) {
-	pipeR, pipeW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pipeR.Close()
-	defer pipeW.Close()
-	f, err := os.Create(filepath.Join(tempDir(t), "plan"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	pipe, file := pipeW.Fd(), f.Fd()
-	tests := []struct {
-		name, val, want string
-	}{
-		{"unset", "", "the worker must be started by trtbuild, not by hand"},
-		{"one value", "12", `TRTBUILD_WORKER_HANDLES="12" is not two handles`},
-		{"not numbers", "a,b", `TRTBUILD_WORKER_HANDLES="a,b" is not two handles`},
-		{"zero", "0,0", `TRTBUILD_WORKER_HANDLES="0,0" is not two handles`},
-		{"swapped", fmt.Sprintf("%d,%d", file, pipe), "the event pipe handle"},
-		{"closed", "999999,999998", "the event pipe handle 999999"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Setenv(handlesEnv, tt.val)
-			_, _, err := inheritedFiles()
-			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "not by hand") {
-				t.Fatalf("inheritedFiles with %s=%q: %v, want an error with %q", handlesEnv, tt.val, err, tt.want)
-			}
-		})
-	}
-	// Copies, as a worker has: the files inheritedFiles returns own their handles.
-	cur := windows.CurrentProcess()
-	var pipeDup, fileDup windows.Handle
-	if err := windows.DuplicateHandle(cur, windows.Handle(pipe), cur, &pipeDup, 0, false, windows.DUPLICATE_SAME_ACCESS); err != nil {
-		t.Fatal(err)
-	}
-	if err := windows.DuplicateHandle(cur, windows.Handle(file), cur, &fileDup, 0, false, windows.DUPLICATE_SAME_ACCESS); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(handlesEnv, fmt.Sprintf("%d,%d", pipeDup, fileDup))
-	ev, plan, err := inheritedFiles()
-	if err != nil {
-		t.Fatalf("inheritedFiles with a pipe and a file: %v", err)
-	}
-	defer ev.Close()
-	defer plan.Close()
-	if _, err := ev.Write([]byte("x\n")); err != nil {
-		t.Fatalf("writing to the inherited event pipe: %v", err)
-	}
-	if _, err := bufio.NewReader(pipeR).ReadString('\n'); err != nil {
-		t.Fatalf("reading what went through the inherited event pipe: %v", err)
 	}
 }
