@@ -1,0 +1,65 @@
+package trt
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+)
+
+// CUDADriverFile is the CUDA driver's DLL, which the NVIDIA driver installs in System32.
+const CUDADriverFile = "nvcuda.dll"
+
+// osNames is how Windows names TensorRT's DLLs and where they are kept: the zip's lib\ (up to
+// TensorRT 10.7) or bin\ (10.8 and later, and 11.x), pip's tensorrt_libs\ in a Python's
+// Lib\site-packages, or a folder on PATH.
+var osNames = libraryNames{
+	base:     [...]string{"nvinfer", "nvonnxparser", "nvinfer_plugin", "nvcuda"},
+	file:     func(lib Library, major int) string { return fmt.Sprintf("%s_%d.dll", lib, major) },
+	leanFile: func(major int) string { return fmt.Sprintf("nvinfer_lean_%d.dll", major) },
+	// nvcuda.dll is found by its bare name in System32; there is no second place.
+	driverFix: "install the NVIDIA driver (nvidia-smi must work)",
+	rootDirs:  []string{"lib", "bin"},
+	envSites:  []string{"Lib/site-packages"},
+	userSites: []string{"Python3*/site-packages"},
+	cudaRuntimes: []cudaRuntime{
+		{major: 13, dir: "nvidia/cu13/bin", file: "cudart64_13.dll"},
+		{major: 12, dir: "nvidia/cuda_runtime/bin", file: "cudart64_12.dll"},
+	},
+	fromEnv: func(s *Search, getenv func(string) string) {
+		s.PathDirs = filepath.SplitList(getenv("PATH"))
+		// pip's user site on Windows: %APPDATA%\Python\Python3NN\site-packages.
+		if s.UserBase == "" && getenv("APPDATA") != "" {
+			s.UserBase = filepath.Join(getenv("APPDATA"), "Python")
+		}
+	},
+	hint: hintWords{
+		added:      "added to its DLL search (AddDllDirectory)",
+		inspect:    "check that the DLLs it imports are there and of this release (dumpbin /dependents %s)",
+		orAdd:      "",
+		release:    "pip install tensorrt, or the zip's bin\\ or lib\\",
+		then:       "point --tensorrt-lib at the folder that holds %s",
+		system:     "trtbuild.exe's folder and System32",
+		separators: `\/:`,
+	},
+}
+
+// systemWhere says where Windows looks for a bare DLL name: the worker loads with
+// LOAD_LIBRARY_SEARCH_DEFAULT_DIRS, never from the working folder or PATH (PATH's folders are
+// looked in by Locate itself, by full path).
+func (l Location) systemWhere() string {
+	return "system (trtbuild.exe's folder, System32)"
+}
+
+// FitsLibraryPath is true on Windows: the folders are added one by one to the DLL search
+// (AddDllDirectory), not joined into a list, so any folder name fits.
+func FitsLibraryPath(string) bool { return true }
+
+// Environ returns a copy of env: on Windows the worker and the probe add l's folders
+// (LibraryDirs) to their own DLL search before they load TensorRT, so nothing is passed
+// through the environment, and PATH stays the user's.
+func (l Location) Environ(env []string) []string {
+	return slices.Clone(env)
+}
+
+// LibraryPath is "" on Windows: there is no library path to set (see Environ).
+func (l Location) LibraryPath() string { return "" }
