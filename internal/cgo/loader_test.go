@@ -16,8 +16,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
-const compiled10_16 = 101600 // NV_TENSORRT_VERSION of the headers the tests pretend to be built with
-
 func TestOpenLibrary(t *testing.T) {
 	dir := buildStandIns(t, t.TempDir(),
 		standIn{File: "libnvinfer.so.10", Src: inferSrc(101600, 72)},

@@ -110,10 +110,6 @@ std::string dims_text(const int64_t* d, int32_t n) {
     return out;
 }
 
-std::string errno_text(int err) {
-    return std::strerror(err);
-}
-
 // copy_text copies the NUL-terminated or full src (of src_size bytes) into dst (of dst_size
 // bytes), cut to fit and always NUL-terminated.
 void copy_text(char* dst, size_t dst_size, const char* src, size_t src_size) {
