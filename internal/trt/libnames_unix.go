@@ -15,6 +15,10 @@ const CUDADriverFile = "libcuda.so.1"
 // WSLDriverDir is where WSL 2 mounts the Windows driver's libcuda.so.1.
 const WSLDriverDir = "/usr/lib/wsl/lib"
 
+// WorkerLibrarySearch names how the worker and the probe are given the folders of the TensorRT
+// chosen (Location.LibraryDirs), for messages.
+const WorkerLibrarySearch = "the worker's LD_LIBRARY_PATH"
+
 // osNames is how Linux names TensorRT's libraries and where it keeps them.
 var osNames = libraryNames{
 	base:       [...]string{"libnvinfer", "libnvonnxparser", "libnvinfer_plugin", "libcuda"},

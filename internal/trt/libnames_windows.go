@@ -9,6 +9,10 @@ import (
 // CUDADriverFile is the CUDA driver's DLL, which the NVIDIA driver installs in System32.
 const CUDADriverFile = "nvcuda.dll"
 
+// WorkerLibrarySearch names how the worker and the probe are given the folders of the TensorRT
+// chosen (Location.LibraryDirs), for messages: they add them to their DLL search themselves.
+const WorkerLibrarySearch = "the worker's DLL search path, added with AddDllDirectory"
+
 // osNames is how Windows names TensorRT's DLLs and where they are kept: the zip's lib\ (up to
 // TensorRT 10.7) or bin\ (10.8 and later, and 11.x), pip's tensorrt_libs\ in a Python's
 // Lib\site-packages, or a folder on PATH.
