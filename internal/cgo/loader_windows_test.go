@@ -58,7 +58,7 @@ func TestOpenLibraryWindows(t *testing.T) {
 		{name: "wrong library for the role", lib: trt.LibONNXParser, path: `trt11\nvinfer_11.dll`,
 			errHas: []string{"createNvOnnxParser_INTERNAL"}},
 		{name: "a DLL it imports is missing", lib: trt.LibInfer, path: `missingimport\nvinfer_11.dll`,
-			errHas: []string{`missingimport\nvinfer_11.dll: `, "(error 126)"}},
+			errHas: []string{`missingimport\nvinfer_11.dll: `, "(error 126); the file is there, so a DLL it imports is missing"}},
 		{name: "not a DLL", lib: trt.LibInfer, path: `text\nvinfer_11.dll`,
 			errHas: []string{`text\nvinfer_11.dll: `, "(error 193)"}},
 		{name: "a folder", lib: trt.LibInfer, path: `folder\nvinfer_11.dll`,

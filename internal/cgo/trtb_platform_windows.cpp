@@ -159,6 +159,11 @@ void* open_library(const std::string& path, bool, bool pin, std::string* error) 
     SetErrorMode(old_mode);
     if (m == nullptr) {
         *error = path + ": " + error_text(static_cast<int>(e));
+        // Windows says the same "module not found" for the file and for a DLL it imports; the
+        // file being there tells them apart.
+        if (e == ERROR_MOD_NOT_FOUND && is_path(path) && GetFileAttributesW(wide(path).c_str()) != INVALID_FILE_ATTRIBUTES) {
+            *error += "; the file is there, so a DLL it imports is missing (dumpbin /dependents lists them)";
+        }
         return nullptr;
     }
     if (pin) {

@@ -19,6 +19,14 @@ const WSLDriverDir = "/usr/lib/wsl/lib"
 // chosen (Location.LibraryDirs), for messages.
 const WorkerLibrarySearch = "the worker's LD_LIBRARY_PATH"
 
+// The messages of CheckVersions (see version.go).
+const (
+	majorMismatchFormat = "%w: trtbuild was compiled against TensorRT %s but loaded libnvinfer %s; " +
+		"put the TensorRT %d libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT %d headers"
+	olderLibraryFormat = "%w: loaded libnvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; " +
+		"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers"
+)
+
 // osNames is how Linux names TensorRT's libraries and where it keeps them.
 var osNames = libraryNames{
 	base:       [...]string{"libnvinfer", "libnvonnxparser", "libnvinfer_plugin", "libcuda"},

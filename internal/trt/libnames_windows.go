@@ -13,6 +13,14 @@ const CUDADriverFile = "nvcuda.dll"
 // chosen (Location.LibraryDirs), for messages: they add them to their DLL search themselves.
 const WorkerLibrarySearch = "the worker's DLL search path, added with AddDllDirectory"
 
+// The messages of CheckVersions (see version.go).
+const (
+	majorMismatchFormat = "%w: trtbuild was compiled against TensorRT %s but loaded nvinfer %s; " +
+		"point --tensorrt-lib at the folder of the TensorRT %d DLLs or rebuild trtbuild with the TensorRT %d headers"
+	olderLibraryFormat = "%w: loaded nvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; " +
+		"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers"
+)
+
 // osNames is how Windows names TensorRT's DLLs and where they are kept: the zip's lib\ (up to
 // TensorRT 10.7) or bin\ (10.8 and later, and 11.x), pip's tensorrt_libs\ in a Python's
 // Lib\site-packages, or a folder on PATH.

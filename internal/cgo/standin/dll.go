@@ -123,8 +123,7 @@ extern "C" void* createInferBuilder_INTERNAL(void* logger, int32_t) noexcept {
 // version 10 (nvinfer_11.dll saying 10.16; nvinfer_10.dll); a nvinfer without its builder
 // factory; one whose import is missing; one that is not a DLL is written by the test itself.
 func WindowsTestLibs() []Lib {
-	major := func(v int) string { return strconv.Itoa(v / 10000) }
-	infer := func(v int) string { return "nvinfer_" + major(v) + ".dll" }
+	infer := func(v int) string { return "nvinfer_" + strconv.Itoa(v/10000) + ".dll" }
 	var out []Lib
 	add := func(dir string, libs ...Lib) {
 		for _, l := range libs {
@@ -132,17 +131,28 @@ func WindowsTestLibs() []Lib {
 			out = append(out, l)
 		}
 	}
-	add("trt10",
-		Lib{File: infer(101600), Src: loadingInferDLLSrc(101600, 72, 90)},
-		Lib{File: DLLBuilderResourceFile(10, 90), Src: BuilderResource(101600, 90).Src},
-		Lib{File: "nvonnxparser_10.dll", Src: ParserVersionSrc(100)},
-		Lib{File: "nvinfer_plugin_10.dll", Src: PluginSrc},
-	)
-	add("driver", Lib{File: "nvcuda.dll", Src: Driver("Stand-in GPU", 9, 0, 132).Src})
+	loading := LoadingDLLs(101600, 72, 90, false, "Stand-in GPU")
+	add("trt10", loading[:4]...)
+	add("driver", loading[4])
 	add("trt11", Lib{File: infer(110100), Src: InferSrc(110100, 5)}, Lib{File: "nvonnxparser_11.dll", Src: ParserSrc},
 		Lib{File: "nvinfer_plugin_11.dll", Src: PluginSrc})
 	add("says10", Lib{File: "nvinfer_11.dll", Src: InferSrc(101600, 72)})
 	add("nofactory", Lib{File: "nvinfer_11.dll", Src: strings.Replace(InferNoFactorySrc, "101600", "110100", 1)})
 	add("missingimport", Lib{File: "nvinfer_11.dll", Src: UnresolvedSrc, LinkMissing: true})
 	return out
+}
+
+// LoadingDLLs is Loading for Windows: a TensorRT of version and build whose nvinfer loads its
+// builder resource for sm by bare name (loadingInferDLLSrc, compiled with TensorRT's headers
+// when headers is true), with that resource, a parser, the plugins and nvcuda.dll describing
+// gpu.
+func LoadingDLLs(version, build, sm int, headers bool, gpu string) []Lib {
+	major := strconv.Itoa(version / 10000)
+	return []Lib{
+		{File: "nvinfer_" + major + ".dll", Src: loadingInferDLLSrc(version, build, sm), Headers: headers},
+		{File: DLLBuilderResourceFile(version/10000, sm), Src: BuilderResource(version, sm).Src},
+		{File: "nvonnxparser_" + major + ".dll", Src: ParserVersionSrc(100)},
+		{File: "nvinfer_plugin_" + major + ".dll", Src: PluginSrc},
+		{File: "nvcuda.dll", Src: Driver(gpu, sm/10, sm%10, 108).Src},
+	}
 }
