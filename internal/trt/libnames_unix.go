@@ -104,3 +104,10 @@ func (l Location) Environ(env []string) []string {
 	}
 	return out
 }
+
+// InferFilePattern names libnvinfer's file for any major, for messages.
+const InferFilePattern = "libnvinfer.so.N"
+
+// NamesInferLibrary reports whether path names libnvinfer itself rather than its folder, which
+// --tensorrt-lib then stands for: never on Linux, where the flag takes the folder only.
+func NamesInferLibrary(string) bool { return false }

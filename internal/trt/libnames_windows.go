@@ -3,6 +3,7 @@ package trt
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"slices"
 )
 
@@ -75,3 +76,14 @@ func (l Location) Environ(env []string) []string {
 
 // LibraryPath is "" on Windows: there is no library path to set (see Environ).
 func (l Location) LibraryPath() string { return "" }
+
+// InferFilePattern names nvinfer's DLL for any major, for messages.
+const InferFilePattern = "nvinfer_N.dll"
+
+// inferDLL matches nvinfer_<major>.dll, in any case, as Windows matches file names.
+var inferDLL = regexp.MustCompile(`(?i)^nvinfer_[0-9]+\.dll$`)
+
+// NamesInferLibrary reports whether path names nvinfer_<major>.dll itself: on Windows
+// --tensorrt-lib takes the DLL as well as its folder (a user copies the DLL's path from
+// Explorer as readily as the folder's), and stands for the folder it is in.
+func NamesInferLibrary(path string) bool { return inferDLL.MatchString(filepath.Base(path)) }

@@ -52,16 +52,24 @@ func SearchFromEnv(major, cudaMajor int, flagDir string, getenv func(string) str
 		VirtualEnv: getenv("VIRTUAL_ENV"), CondaPrefix: getenv("CONDA_PREFIX"), UserBase: getenv("PYTHONUSERBASE"),
 	}
 	osNames.fromEnv(&s, getenv)
+	// libDir is the folder a --tensorrt-lib value stands for: itself, or on Windows the folder
+	// of the nvinfer DLL it names (NamesInferLibrary).
+	libDir := func(v string) string {
+		if NamesInferLibrary(v) {
+			return filepath.Dir(v)
+		}
+		return v
+	}
 	switch {
 	case flagDir != "":
-		s.Dir, s.DirFrom = flagDir, "--tensorrt-lib"
+		s.Dir, s.DirFrom = libDir(flagDir), "--tensorrt-lib"
 		// The parent hands the worker TRTBUILD_TENSORRT_LIB as the folder, made absolute:
 		// messages still say where it came from.
-		if env := getenv(EnvLibDir); env != "" && sameDir(env, flagDir) {
+		if env := getenv(EnvLibDir); env != "" && sameDir(libDir(env), s.Dir) {
 			s.DirFrom = EnvLibDir
 		}
 	case getenv(EnvLibDir) != "":
-		s.Dir, s.DirFrom = getenv(EnvLibDir), EnvLibDir
+		s.Dir, s.DirFrom = libDir(getenv(EnvLibDir)), EnvLibDir
 	}
 	return s
 }
