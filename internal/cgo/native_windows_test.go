@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -62,5 +63,26 @@ func TestAbortPhaseKillsProcess(t *testing.T) {
 				t.Errorf("the aborted child reported a pass:\n%.2000s", out)
 			}
 		})
+	}
+}
+
+// TestModelInUnicodeFolder: the simulated builder opens the model by its UTF-16 path, so a
+// folder named outside the ANSI code page builds, and the plan reaches the file handle.
+func TestModelInUnicodeFolder(t *testing.T) {
+	o := options(t, &SimOptions{NbLayers: 1, Step: time.Microsecond})
+	dir := filepath.Join(testDir(t), "Modèles 模型 ✓")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o.ModelPath = filepath.Join(dir, "model.onnx")
+	if err := os.WriteFile(o.ModelPath, []byte("simulated builds only check that the model can be read"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := build(t, o, nil)
+	if out.err != nil {
+		t.Fatalf("build: %v", out.err)
+	}
+	if !strings.HasPrefix(string(out.plan), planMagic) || !strings.Contains(string(out.plan), "Modèles 模型 ✓") {
+		t.Errorf("plan does not start with %q and name the model's folder:\n%.300s", planMagic, out.plan)
 	}
 }
