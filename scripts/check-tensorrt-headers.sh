@@ -17,7 +17,10 @@
 # It runs, with warnings as errors:
 #   1. $CXX -std=c++17 -fsyntax-only -Wall -Wextra -Werror on each internal/cgo/tensorrt_*.cpp
 #      of the backend, with TensorRT's and CUDA's folders given as -isystem (their own warnings
-#      are not trtbuild's);
+#      are not trtbuild's); then the same for Windows (_WIN32) with MinGW-w64's
+#      x86_64-w64-mingw32-g++-posix, and go vet -tags tensorrt ./internal/cgo/ cross-compiled
+#      for GOOS=windows (scripts/wine.sh env), which compiles all of the package's C++ for
+#      Windows at -O2 with warnings as errors; skipped, saying so, without MinGW-w64;
 #   2. go vet -tags tensorrt ./internal/cgo/, which type-checks the cgo package with the tag and
 #      compiles all of its C++ (the shim included) at -O2 with the same warnings as errors;
 #      nothing is linked, so no library is needed; then go test -tags tensorrt -run '^TestShim'
@@ -194,6 +197,22 @@ for f in "${shim_files[@]}"; do
 	echo "--- $cxx -std=c++17 -fsyntax-only -Wall -Wextra -Werror internal/cgo/$(basename "$f")"
 	"$cxx" -std=c++17 -fsyntax-only -Wall -Wextra -Werror "${flags[@]}" -I"$repo/internal/cgo" "$f"
 done
+
+mingw=x86_64-w64-mingw32-g++-posix
+if command -v "$mingw" >/dev/null; then
+	for f in "${shim_files[@]}"; do
+		echo "--- $mingw -std=c++17 -fsyntax-only -Wall -Wextra -Werror internal/cgo/$(basename "$f") (Windows)"
+		"$mingw" -std=c++17 -fsyntax-only -Wall -Wextra -Werror "${flags[@]}" -I"$repo/internal/cgo" "$f"
+	done
+	echo "--- GOOS=windows go vet -tags tensorrt ./internal/cgo/ (MinGW-w64)"
+	(
+		cd "$repo"
+		eval "$("$repo/scripts/wine.sh" env)"
+		CGO_CPPFLAGS="${flags[*]}" CGO_CXXFLAGS="-O2 -g -Wall -Wextra -Werror" go vet -tags tensorrt ./internal/cgo/
+	)
+else
+	echo "--- skipped the Windows checks: no $mingw (apt-get install g++-mingw-w64-x86-64-posix gcc-mingw-w64-x86-64-posix)"
+fi
 
 echo "--- go vet -tags tensorrt ./internal/cgo/"
 (

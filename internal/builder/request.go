@@ -469,11 +469,13 @@ func ResolveTensorRTLib(dir string) (string, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", exitcode.Usagef("%s %s does not exist; give the folder that holds libnvinfer.so.N", from, dir)
+		return "", exitcode.Usagef("%s %s does not exist; give the folder that holds %s", from, dir, trt.InferFilePattern)
 	case err != nil:
 		return "", exitcode.Usagef("%s %s cannot be read: %v", from, dir, exitcode.PathCause(err))
+	case !st.IsDir() && trt.NamesInferLibrary(dir): // Windows: the DLL stands for its folder
+		dir = filepath.Dir(dir)
 	case !st.IsDir():
-		return "", exitcode.Usagef("%s %s is not a folder; give the folder that holds libnvinfer.so.N, not the file", from, dir)
+		return "", exitcode.Usagef("%s %s is not a folder; give the folder that holds %s, not the file", from, dir, trt.InferFilePattern)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

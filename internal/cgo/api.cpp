@@ -4,8 +4,7 @@
 
 #include "trtb.h"
 #include "trtb_internal.hpp"
-
-#include <unistd.h>
+#include "trtb_platform.hpp"
 
 #include <atomic>
 #include <cerrno>
@@ -75,22 +74,10 @@ int32_t set_status_text(trtb_status* status, int32_t code, const char* prefix,
 }
 
 bool write_all(int fd, const char* data, size_t n, std::string* error) {
-    while (n > 0) {
-        const size_t chunk = n > (size_t{1} << 30) ? (size_t{1} << 30) : n;
-        const ssize_t w = ::write(fd, data, chunk);
-        if (w < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            *error = std::generic_category().message(errno);
-            return false;
-        }
-        if (w == 0) {
-            *error = std::generic_category().message(EIO);
-            return false;
-        }
-        data += w;
-        n -= static_cast<size_t>(w);
+    int err = 0;
+    if (!platform::write_all(fd, data, n, &err)) {
+        *error = platform::error_text(err);
+        return false;
     }
     return true;
 }

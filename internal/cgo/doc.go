@@ -36,7 +36,20 @@
 // run in a worker process. An abort on a builder thread kills the process by SIGABRT; on the
 // thread that called Run (a Go thread in a cgo call) the Go runtime catches it, prints
 // "SIGABRT: abort" with a traceback and exits with status 2, or dies by the signal when
-// GOTRACEBACK=crash.
+// GOTRACEBACK=crash. On Windows an abort on any thread ends the process at once with exit
+// status 3, by the C runtime's SIGABRT handler; the Go runtime does not see it.
+//
+// # Windows
+//
+// The C++ side asks the operating system for things through trtb_platform.hpp only, with a
+// POSIX and a Win32 implementation. On Windows a file handed over in trtb.h (the plan file,
+// the timing cache) is the HANDLE of (*os.File).Fd(), paths are UTF-8 turned into UTF-16, and
+// TensorRT's DLLs are loaded with LoadLibraryExW from the folder trt.Search.Locate chose, which
+// LoadTensorRT first adds to the process's DLL search (AddDllDirectory, with
+// SetDefaultDllDirectories(LOAD_LIBRARY_SEARCH_DEFAULT_DIRS)): TensorRT then finds its builder
+// resources and lean runtime next to nvinfer_<major>.dll, and no DLL loaded by bare name comes
+// from the working folder or PATH. The C++ is cross-compiled with MinGW-w64's POSIX thread model
+// (std::thread over winpthreads).
 //
 // # Memory
 //

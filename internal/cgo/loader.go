@@ -1,7 +1,8 @@
 package cgo
 
 /*
-#cgo LDFLAGS: -ldl
+#cgo !windows LDFLAGS: -ldl
+#cgo windows LDFLAGS: -lntdll
 #include <stdlib.h>
 #include "trtb_loader.h"
 */
@@ -46,8 +47,14 @@ type Library struct {
 // A path (not a bare file name) must name a regular file, symbolic links followed: a FIFO
 // planted where a library is looked for would block dlopen's open(2) for good, and a folder
 // or a device is no library either. Those are refused before dlopen, without blocking.
+//
+// On Windows path is loaded with LoadLibraryExW (as UTF-16): a path's own folder is searched
+// first for the DLLs it imports, then the default folders (trtbuild.exe's, those AddLibraryDirs
+// added, System32); a bare name is looked up in the default folders only, never in the working
+// folder or PATH. Windows' text of a failure ends with its error number: "nvinfer_10.dll: The
+// specified module could not be found (error 126)".
 func OpenLibrary(lib trt.Library, path string) (*Library, error) {
-	if strings.ContainsRune(path, '/') {
+	if strings.ContainsAny(path, pathSeparators) {
 		var nr *regfile.NotRegularError
 		if err := regfile.Check(path); errors.As(err, &nr) {
 			return nil, &Error{Code: CodeUnavailable, Message: fmt.Sprintf("%s is %s, not a shared library", path, nr.Kind)}
@@ -256,6 +263,9 @@ func LoadTensorRT(loc trt.Location, plugins bool) error {
 			return err
 		}
 		loc.Major = v.Major
+		if err := addLibraryDirs(loc); err != nil {
+			return err
+		}
 		found, err := FindTensorRT(loc, c.TensorRT, plugins)
 		if err != nil {
 			return err

@@ -1,3 +1,5 @@
+//go:build !windows
+
 package cgo
 
 import (
@@ -13,8 +15,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/cgo/standin"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
-
-const compiled10_16 = 101600 // NV_TENSORRT_VERSION of the headers the tests pretend to be built with
 
 func TestOpenLibrary(t *testing.T) {
 	dir := buildStandIns(t, t.TempDir(),
@@ -218,19 +218,7 @@ func TestFindTensorRT(t *testing.T) {
 	}
 }
 
-// childHelpers are what the test binary runs instead of the tests when the environment
-// variable named by the key is set (TestMain): the child processes of tests whose installs
-// (for the life of a process) must not outlive them. Files with build tags add theirs in init.
-var childHelpers = map[string]func() int{loaderHelperEnv: loaderHelper}
-
-func TestMain(m *testing.M) {
-	for env, helper := range childHelpers {
-		if os.Getenv(env) != "" {
-			os.Exit(helper())
-		}
-	}
-	os.Exit(m.Run())
-}
+func init() { childHelpers[loaderHelperEnv] = loaderHelper }
 
 // loaderHelperEnv makes the test binary run loaderHelper instead of the tests (TestMain).
 const loaderHelperEnv = "TRTBUILD_LOADER_TEST_HELPER"

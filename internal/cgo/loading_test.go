@@ -1,4 +1,4 @@
-//go:build trtbench
+//go:build trtbench && !windows
 
 package cgo
 

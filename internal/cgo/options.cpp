@@ -3,9 +3,7 @@
 // cannot honour) stay in the backend, after this check.
 
 #include "trtb_internal.hpp"
-
-#include <fcntl.h>
-#include <sys/stat.h>
+#include "trtb_platform.hpp"
 
 #include <cstring>
 
@@ -40,17 +38,16 @@ int32_t check_options(const trtb_options& o, BuildSettings* out, std::string* me
         return bad("no model path given: pass the .onnx file to build");
     }
     {
-        const int fl = o.plan_fd < 0 ? -1 : ::fcntl(o.plan_fd, F_GETFL);
-        if (fl < 0) {
+        const platform::FileFacts plan = platform::file_facts(o.plan_fd);
+        if (!plan.open) {
             return bad("plan file descriptor " + std::to_string(o.plan_fd) +
                        " is not open: pass an open, empty, writable file");
         }
-        if ((fl & O_ACCMODE) == O_RDONLY) {
+        if (!plan.writable) {
             return bad("the plan file is open read-only: open it for writing");
         }
-        struct stat st {};
-        if (::fstat(o.plan_fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size != 0) {
-            return bad("the plan file already holds " + std::to_string(static_cast<long long>(st.st_size)) +
+        if (plan.regular && plan.size != 0) {
+            return bad("the plan file already holds " + std::to_string(static_cast<long long>(plan.size)) +
                        " bytes: pass a new, empty file");
         }
     }

@@ -1,4 +1,4 @@
-//go:build tensorrt
+//go:build tensorrt && !windows
 
 package cgo
 

@@ -44,10 +44,7 @@
 
 #include "timing_cache_rules.hpp"
 #include "trtb_internal.hpp"
-
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "trtb_platform.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -98,7 +95,13 @@ constexpr int64_t kHoldPollNs = 1'000'000;
 
 using CacheKey = std::pair<std::string, int32_t>;
 
+// MinGW's printf attribute means Microsoft's printf, which lacks %zu; its C++ library uses the
+// C99 one (__USE_MINGW_ANSI_STDIO), which __MINGW_PRINTF_FORMAT names.
+#ifdef __MINGW_PRINTF_FORMAT
+std::string format(const char* fmt, ...) __attribute__((format(__MINGW_PRINTF_FORMAT, 1, 2)));
+#else
 std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+#endif
 
 std::string format(const char* fmt, ...) {
     char buf[512];
@@ -882,28 +885,20 @@ int32_t SimBuild::run(trtb_result* result, trtb_status* status) {
     // "Parse" the model: the simulation only checks that it can be read.
     uint64_t model_bytes = 0;
     {
-        const int fd = ::open(cfg_.settings.model_path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            const std::string why = std::generic_category().message(errno);
+        platform::InputFacts st;
+        int err = 0;
+        if (!platform::stat_input(cfg_.settings.model_path, &st, &err)) {
+            const std::string why = platform::error_text(err);
             rs.log(TRTB_SEVERITY_ERROR, "Failed to open file: " + cfg_.settings.model_path);
             return set_status(status, TRTB_ERR_IO,
                               "cannot read model " + cfg_.settings.model_path + ": " + why);
         }
-        struct stat st {};
-        const int rc = ::fstat(fd, &st);
-        const int err = errno;
-        ::close(fd);
-        if (rc != 0) {
-            return set_status(status, TRTB_ERR_IO,
-                              "cannot read model " + cfg_.settings.model_path + ": " +
-                                  std::generic_category().message(err));
-        }
-        if (S_ISDIR(st.st_mode)) {
+        if (st.is_dir) {
             return set_status(status, TRTB_ERR_IO,
                               "cannot read model " + cfg_.settings.model_path +
                                   ": it is a directory; give the .onnx file");
         }
-        model_bytes = static_cast<uint64_t>(st.st_size);
+        model_bytes = st.size;
     }
     rs.log(TRTB_SEVERITY_INFO, "----------------------------------------------------------------");
     rs.log(TRTB_SEVERITY_INFO, "Input filename:   " + cfg_.settings.model_path);

@@ -5,13 +5,8 @@
 // functions behind trtb.h (see tensorrt_shim.hpp for how the backend is split and its rules).
 
 #include "tensorrt_shim.hpp"
+#include "trtb_platform.hpp"
 
-#include <dlfcn.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -38,7 +33,7 @@ public:
         if (nbBytes < 0 || (data == nullptr && nbBytes > 0) || error_ != 0) {
             return -1;
         }
-        if (!write_all(fd_, data, static_cast<uint64_t>(nbBytes), &error_)) {
+        if (!platform::write_all(fd_, data, static_cast<uint64_t>(nbBytes), &error_)) {
             return -1;
         }
         written_ += static_cast<uint64_t>(nbBytes);
@@ -56,28 +51,6 @@ private:
 #endif
 
 }  // namespace
-
-bool write_all(int fd, const void* data, uint64_t n, int* err) {
-    const char* p = static_cast<const char*>(data);
-    while (n > 0) {
-        const size_t chunk = n > (uint64_t{1} << 30) ? (size_t{1} << 30) : static_cast<size_t>(n);
-        const ssize_t w = ::write(fd, p, chunk);
-        if (w < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            *err = errno;
-            return false;
-        }
-        if (w == 0) {
-            *err = EIO;
-            return false;
-        }
-        p += w;
-        n -= static_cast<uint64_t>(w);
-    }
-    return true;
-}
 
 int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
     // The queue closes on every path, after the TensorRT objects (and so their threads) are gone.
@@ -186,16 +159,16 @@ private:
 Outcome TensorRTBuild::load_plugins(nvinfer1::IBuilder& builder) {
     for (const std::string& path : s_.plugin_paths) {
         // Loading runs the library's static initializers, which register plugins that use
-        // REGISTER_TENSORRT_PLUGIN. The handle is kept open for good (see the rules at the top).
-        void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_LOCAL);
+        // REGISTER_TENSORRT_PLUGIN. The handle is kept open for good (see the rules at the top):
+        // dlopen(RTLD_LAZY | RTLD_LOCAL), LoadLibraryExW on Windows.
+        std::string why;
+        void* handle = platform::open_library(path, true, false, &why);
         if (handle == nullptr) {
-            const char* why = dlerror();
-            return fail(TRTB_ERR_INVALID_ARGUMENT,
-                        "cannot load plugin library " + path + ": " + (why != nullptr ? why : "unknown error"));
+            return fail(TRTB_ERR_INVALID_ARGUMENT, "cannot load plugin library " + path + ": " + why);
         }
         // A library with TensorRT's dynamic entry points registers through the registry.
-        dlerror();
-        const bool dynamic = dlsym(handle, "getCreators") != nullptr || dlsym(handle, "getPluginCreators") != nullptr;
+        const bool dynamic = platform::library_symbol(handle, "getCreators") != nullptr ||
+                             platform::library_symbol(handle, "getPluginCreators") != nullptr;
         if (dynamic) {
             const uint64_t mark = logger_.mark();
             if (builder.getPluginRegistry().loadLibrary(path.c_str()) == nullptr) {
@@ -210,18 +183,12 @@ Outcome TensorRTBuild::load_plugins(nvinfer1::IBuilder& builder) {
 
 Outcome TensorRTBuild::parse(Objects& o) {
     {
-        const int fd = ::open(s_.model_path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) {
-            return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": " + errno_text(errno));
+        platform::InputFacts st;
+        int err = 0;
+        if (!platform::stat_input(s_.model_path, &st, &err)) {
+            return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": " + platform::error_text(err));
         }
-        struct stat st {};
-        const int rc = ::fstat(fd, &st);
-        const int err = errno;
-        ::close(fd);
-        if (rc != 0) {
-            return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": " + errno_text(err));
-        }
-        if (S_ISDIR(st.st_mode)) {
+        if (st.is_dir) {
             return fail(TRTB_ERR_IO, "cannot read model " + s_.model_path + ": it is a directory; give the .onnx file");
         }
     }
@@ -371,7 +338,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         std::unique_ptr<nvinfer1::IHostMemory> plan(o.builder->buildSerializedNetwork(*o.network, *o.config));
         built = plan != nullptr && plan->data() != nullptr && plan->size() > 0;
         if (built) {
-            if (write_all(s_.plan_fd, plan->data(), plan->size(), &write_error)) {
+            if (platform::write_all(s_.plan_fd, plan->data(), plan->size(), &write_error)) {
                 result->plan_bytes = plan->size();
             }
         }
@@ -385,7 +352,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     }
 
     if (write_error != 0) {
-        return fail(TRTB_ERR_IO, "cannot write the plan: " + errno_text(write_error));
+        return fail(TRTB_ERR_IO, "cannot write the plan: " + platform::error_text(write_error));
     }
     if (cancelled) {
         return fail(TRTB_ERR_CANCELLED, "build cancelled");

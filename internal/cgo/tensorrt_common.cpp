@@ -43,6 +43,25 @@ bool check_versions(int32_t loaded, std::string* message) {
     }
     const Version c = decode_version(kCompiledVersion);
     const Version l = decode_version(loaded);
+    // The messages name the library and the fix as internal/trt's do on this OS.
+#ifdef _WIN32
+    if (c.major != l.major) {
+        *message = "TensorRT version mismatch: trtbuild was compiled against TensorRT " +
+                   version_text(kCompiledVersion) + " but loaded nvinfer " + version_text(loaded) +
+                   "; point --tensorrt-lib at the folder of the TensorRT " + std::to_string(c.major) +
+                   " DLLs or rebuild trtbuild with the TensorRT " + std::to_string(l.major) + " headers";
+        return false;
+    }
+    if (l.minor < c.minor) {
+        *message = "TensorRT version mismatch: loaded nvinfer " + version_text(loaded) +
+                   " is older than the TensorRT " + version_text(kCompiledVersion) +
+                   " headers trtbuild was compiled against; install TensorRT " +
+                   std::to_string(c.major) + "." + std::to_string(c.minor) +
+                   " or newer, or rebuild trtbuild with the TensorRT " + std::to_string(l.major) +
+                   "." + std::to_string(l.minor) + " headers";
+        return false;
+    }
+#else
     if (c.major != l.major) {
         *message = "TensorRT version mismatch: trtbuild was compiled against TensorRT " +
                    version_text(kCompiledVersion) + " but loaded libnvinfer " + version_text(loaded) +
@@ -60,6 +79,7 @@ bool check_versions(int32_t loaded, std::string* message) {
                    "." + std::to_string(l.minor) + " headers";
         return false;
     }
+#endif
     return true;
 }
 
@@ -108,10 +128,6 @@ std::string dims_text(const int64_t* d, int32_t n) {
         out += d[i] < 0 ? std::string("?") : std::to_string(d[i]);
     }
     return out;
-}
-
-std::string errno_text(int err) {
-    return std::strerror(err);
 }
 
 // copy_text copies the NUL-terminated or full src (of src_size bytes) into dst (of dst_size

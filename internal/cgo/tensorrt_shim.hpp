@@ -39,7 +39,7 @@
 //   - TensorRT may keep the logger of the first builder as its process-wide logger while any
 //     builder lives, so a process runs at most one TensorRT build at a time (the worker runs
 //     one build per process).
-//   - Plugin libraries are loaded with dlopen and stay loaded for the life of the process: the
+//   - Plugin libraries are loaded with dlopen (LoadLibraryExW on Windows) and stay loaded for the life of the process: the
 //     plugin registry keeps pointers into them. Loading one runs its code.
 //   - No TensorRT enum value crosses trtb.h: options arrive as trtbuild's own enums and are
 //     mapped to TensorRT names here, because TensorRT 11 renumbered BuilderFlag and
@@ -56,6 +56,7 @@
 #include "timing_cache_rules.hpp"
 #include "trtb_internal.hpp"
 #include "trtb_loader.hpp"
+#include "trtb_platform.hpp"
 
 #include <NvInfer.h>
 #include <NvOnnxParser.h>
@@ -128,8 +129,6 @@ std::string join_listed(const std::vector<std::string>& texts);
 
 // dims_text formats dimensions the way the shape flags take them: 1x3x224x224, or "scalar".
 std::string dims_text(const int64_t* d, int32_t n);
-
-std::string errno_text(int err);
 
 // copy_text copies the NUL-terminated or full src (of src_size bytes) into dst (of dst_size
 // bytes), cut to fit and always NUL-terminated.
@@ -388,10 +387,6 @@ struct Outcome {
 
 inline Outcome ok() { return Outcome{}; }
 inline Outcome fail(int32_t code, std::string message) { return Outcome{code, std::move(message)}; }
-
-// write_all writes n bytes to fd, resuming after partial writes and EINTR. On failure it returns
-// false with *err set to errno.
-bool write_all(int fd, const void* data, uint64_t n, int* err);
 
 class TensorRTBuild final : public Build {
 public:

@@ -213,8 +213,8 @@ Outcome TensorRTBuild::write_cache(bool disk_is_given, std::string_view disk, in
     auto write = [&](std::string_view bytes) -> Outcome {
         *changed = true;
         int err = 0;
-        if (fd >= 0 && !write_all(fd, bytes.data(), bytes.size(), &err)) {
-            return fail(TRTB_ERR_IO, "writing the timing cache: " + std::generic_category().message(err));
+        if (fd >= 0 && !platform::write_all(fd, bytes.data(), bytes.size(), &err)) {
+            return fail(TRTB_ERR_IO, "writing the timing cache: " + platform::error_text(err));
         }
         return ok();
     };

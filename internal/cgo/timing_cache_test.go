@@ -28,7 +28,7 @@ func cbufOf(t testing.TB, data []byte) *CBuffer {
 // it said nothing changed).
 func writeCache(t testing.TB, b *Build, disk DiskCache) ([]byte, error) {
 	t.Helper()
-	f, err := os.CreateTemp(t.TempDir(), "cache")
+	f, err := os.CreateTemp(testDir(t), "cache")
 	if err != nil {
 		t.Fatal(err)
 	}

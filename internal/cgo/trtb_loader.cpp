@@ -1,17 +1,15 @@
 // trtb_loader.cpp: the run-time loader of trtb_loader.h, and the GPU through the CUDA driver
 // it loaded (trtb_loader.hpp). Compiled into every binary; it needs no TensorRT or CUDA header.
 //
-// Ownership: a trtb_library owns one dlopen handle until it is closed or installed. Installed
-// libraries are never unloaded (TensorRT, its plugin registry and libnvinfer_plugin keep
+// Ownership: a trtb_library owns one loaded library (a dlopen handle; an HMODULE on Windows)
+// until it is closed or installed. Installed libraries are never unloaded (TensorRT, its plugin registry and libnvinfer_plugin keep
 // pointers into each other, and into the logger handed to them), so their entry points stay
 // valid for the life of the process. Installing publishes the entry points with a release
 // store; readers load them with acquire, so a build thread sees them whole.
 
 #include "trtb_internal.hpp"
 #include "trtb_loader.hpp"
-
-#include <dlfcn.h>
-#include <link.h>
+#include "trtb_platform.hpp"
 
 #include <atomic>
 #include <cstddef>
@@ -42,12 +40,21 @@ void copy_cut(char* dst, size_t size, const std::string& src) {
     dst[n] = '\0';
 }
 
-std::string dl_error(const char* fallback) {
-    const char* e = dlerror();
-    return e != nullptr ? std::string(e) : std::string(fallback);
-}
-
+// role_name names a library as its files are named: libnvinfer.so.10 on Linux, nvinfer_10.dll
+// on Windows, whose CUDA driver is nvcuda.dll.
 const char* role_name(int32_t role) {
+#ifdef _WIN32
+    switch (role) {
+        case TRTB_LIB_INFER:
+            return "nvinfer";
+        case TRTB_LIB_ONNX_PARSER:
+            return "nvonnxparser";
+        case TRTB_LIB_PLUGIN:
+            return "nvinfer_plugin";
+        case TRTB_LIB_CUDA_DRIVER:
+            return "nvcuda";
+    }
+#else
     switch (role) {
         case TRTB_LIB_INFER:
             return "libnvinfer";
@@ -58,6 +65,7 @@ const char* role_name(int32_t role) {
         case TRTB_LIB_CUDA_DRIVER:
             return "libcuda";
     }
+#endif
     return "library";
 }
 
@@ -76,9 +84,9 @@ struct Resolver {
 
     template <typename Fn>
     Fn* find(const char* name) {
-        dlerror();
-        void* sym = dlsym(handle, name);
-        // A function pointer from dlsym's void*: POSIX guarantees the round trip.
+        void* sym = platform::library_symbol(handle, name);
+        // A function pointer from dlsym's void*: POSIX guarantees the round trip (and Windows'
+        // GetProcAddress hands out a function pointer to begin with).
         return reinterpret_cast<Fn*>(sym);
     }
 };
@@ -150,7 +158,11 @@ std::string driver_text(const DriverEntryPoints& d, const char* call, int err) {
 const DriverEntryPoints* driver_ready(std::string* why) {
     const DriverEntryPoints* d = installed_driver();
     if (d == nullptr) {
+#ifdef _WIN32
+        *why = "the CUDA driver (nvcuda.dll) is not loaded in this process";
+#else
         *why = "the CUDA driver (libcuda.so.1) is not loaded in this process";
+#endif
         return nullptr;
     }
     static std::once_flag once;
@@ -292,19 +304,16 @@ int32_t trtb_library_open(int32_t role, const char* path, trtb_library** out, tr
         if (path == nullptr || path[0] == '\0') {
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "trtb_library_open: empty path");
         }
-        dlerror();
-        // RTLD_NOW: a library with an unresolvable symbol fails here, with dlerror naming it,
-        // not in the middle of a build. RTLD_LOCAL: TensorRT's symbols stay out of the global
-        // scope; libnvonnxparser and plugin libraries still bind to this libnvinfer, because
-        // the dynamic loader matches their DT_NEEDED libnvinfer.so.<major> to the loaded
-        // library's SONAME.
-        // RTLD_NODELETE for libnvinfer_plugin: loading it runs static initializers that may
-        // register plugin creators in libnvinfer's registry, so it must stay mapped even when
-        // it was only probed (trtbuild version) and "closed" again.
-        const int mode = RTLD_NOW | RTLD_LOCAL | (role == TRTB_LIB_PLUGIN ? RTLD_NODELETE : 0);
-        void* handle = dlopen(path, mode);
+        // Bound now (RTLD_NOW; Windows binds every import at load): a library with an
+        // unresolvable symbol fails here, naming it, not in the middle of a build.
+        // Pinned for libnvinfer_plugin (RTLD_NODELETE; GET_MODULE_HANDLE_EX_FLAG_PIN): loading
+        // it runs static initializers that may register plugin creators in libnvinfer's
+        // registry, so it must stay mapped even when it was only probed (trtbuild version) and
+        // "closed" again.
+        std::string why;
+        void* handle = trtb::platform::open_library(path, false, role == TRTB_LIB_PLUGIN, &why);
         if (handle == nullptr) {
-            return trtb::set_status(status, TRTB_ERR_UNAVAILABLE, trtb::dl_error("dlopen failed"));
+            return trtb::set_status(status, TRTB_ERR_UNAVAILABLE, why);
         }
         auto* lib = new trtb_library();
         lib->role = role;
@@ -312,10 +321,7 @@ int32_t trtb_library_open(int32_t role, const char* path, trtb_library** out, tr
         lib->info.role = role;
         lib->info.build = -1;
         trtb::copy_cut(lib->info.path, sizeof(lib->info.path), path);
-        struct link_map* map = nullptr;
-        if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr) {
-            trtb::copy_cut(lib->info.resolved, sizeof(lib->info.resolved), map->l_name);
-        }
+        trtb::copy_cut(lib->info.resolved, sizeof(lib->info.resolved), trtb::platform::library_file(handle));
         std::string missing;
         if (trtb::resolve(lib, &missing) != TRTB_OK) {
             const std::string msg = std::string(trtb::role_name(role)) + " entry point " + missing +
@@ -356,9 +362,7 @@ void trtb_library_close(trtb_library* lib) {
     if (lib == nullptr) {
         return;
     }
-    if (lib->handle != nullptr) {
-        dlclose(lib->handle);
-    }
+    trtb::platform::close_library(lib->handle);
     delete lib;
 }
 
@@ -376,6 +380,21 @@ int32_t trtb_library_install(trtb_library* lib, trtb_status* status) {
         return trtb::set_status(status, TRTB_OK, "");
     } catch (...) {
         return trtb::set_status(status, TRTB_ERR_INTERNAL, "internal error while installing a library");
+    }
+}
+
+int32_t trtb_library_add_dir(const char* dir, trtb_status* status) {
+    try {
+        if (dir == nullptr || dir[0] == '\0') {
+            return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "trtb_library_add_dir: empty folder");
+        }
+        std::string why;
+        if (!trtb::platform::add_library_dir(dir, &why)) {
+            return trtb::set_status(status, TRTB_ERR_UNAVAILABLE, why);
+        }
+        return trtb::set_status(status, TRTB_OK, "");
+    } catch (...) {
+        return trtb::set_status(status, TRTB_ERR_INTERNAL, "internal error while adding a library folder");
     }
 }
 

@@ -3,8 +3,8 @@
  *
  * trtbuild is one binary with or without TensorRT installed: the backend never links
  * libnvinfer, libnvonnxparser, libnvinfer_plugin or the CUDA driver (libcuda). The worker loads
- * them with dlopen before a TensorRT build and resolves their C entry points with dlsym; the
- * backend (tensorrt_*.cpp) calls TensorRT and CUDA only through those entry points and the
+ * them with dlopen (LoadLibraryExW on Windows) before a TensorRT build and resolves their C
+ * entry points with dlsym (GetProcAddress); the backend (tensorrt_*.cpp) calls TensorRT and CUDA only through those entry points and the
  * objects they make. No CUDA runtime (libcudart) is loaded: TensorRT links it statically, and
  * the GPU is listed, named and selected through the driver API.
  *
@@ -31,10 +31,10 @@ extern "C" {
 
 /* The libraries, as internal/trt.Library numbers them. */
 enum trtb_library_role {
-    TRTB_LIB_INFER = 0,       /* libnvinfer.so.<major> */
-    TRTB_LIB_ONNX_PARSER = 1, /* libnvonnxparser.so.<major> */
-    TRTB_LIB_PLUGIN = 2,      /* libnvinfer_plugin.so.<major> */
-    TRTB_LIB_CUDA_DRIVER = 3, /* libcuda.so.1 */
+    TRTB_LIB_INFER = 0,       /* libnvinfer.so.<major>; nvinfer_<major>.dll on Windows */
+    TRTB_LIB_ONNX_PARSER = 1, /* libnvonnxparser.so.<major>; nvonnxparser_<major>.dll */
+    TRTB_LIB_PLUGIN = 2,      /* libnvinfer_plugin.so.<major>; nvinfer_plugin_<major>.dll */
+    TRTB_LIB_CUDA_DRIVER = 3, /* libcuda.so.1; nvcuda.dll */
     TRTB_LIB_COUNT = 4
 };
 
@@ -49,14 +49,16 @@ typedef struct trtb_library_info {
     /* libnvinfer: getInferLibBuildVersion() where the library exports it (TensorRT 10.x has it
      * since 10.?; see tensorrt.md), else -1. */
     int32_t build;
-    char path[1024];     /* what dlopen was given */
-    char resolved[1024]; /* the file the dynamic loader actually mapped (dlinfo), or "" */
+    char path[1024];     /* what dlopen (LoadLibraryExW) was given, UTF-8 */
+    char resolved[1024]; /* the file the loader actually mapped (dlinfo; GetModuleFileNameW), or "" */
 } trtb_library_info;
 
 /* trtb_library is one opened library with its entry points resolved. */
 typedef struct trtb_library trtb_library;
 
-/* trtb_library_open opens path with dlopen(RTLD_NOW | RTLD_LOCAL) and resolves the entry points
+/* trtb_library_open opens path with dlopen(RTLD_NOW | RTLD_LOCAL) (on Windows LoadLibraryExW with
+ * LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR | LOAD_LIBRARY_SEARCH_DEFAULT_DIRS for a path, only the
+ * default folders for a bare name: see trtb_platform.hpp) and resolves the entry points
  * of role, which must all be there. For libnvinfer it then asks the library for its version.
  * It does not check versions (Go does) and makes nothing current: the library is used only
  * once installed.
@@ -71,6 +73,14 @@ int32_t trtb_library_open(int32_t role, const char *path, trtb_library **out, tr
  * it is opened with RTLD_NODELETE, because its static initializers may have registered plugin
  * creators with libnvinfer). NULL is ignored. */
 void trtb_library_close(trtb_library *lib);
+
+/* trtb_library_add_dir adds the absolute folder dir to the folders this process's loader
+ * searches for DLLs loaded by bare name (Windows: AddDllDirectory, the first call also
+ * SetDefaultDllDirectories(LOAD_LIBRARY_SEARCH_DEFAULT_DIRS), so that TensorRT finds its
+ * builder resources and lean runtime next to nvinfer_<major>.dll, and no DLL is taken from the
+ * working folder or PATH). TRTB_ERR_UNAVAILABLE with Windows' text when it is refused, and on
+ * Linux, where the worker starts with LD_LIBRARY_PATH instead. */
+int32_t trtb_library_add_dir(const char *dir, trtb_status *status);
 
 /* trtb_library_install makes lib the process's library of its role and takes it over; it is
  * never unloaded. A role is installed at most once: a second install is TRTB_ERR_INVALID_ARGUMENT

@@ -61,7 +61,8 @@ type Report struct {
 	// registration); PluginsError says why it was not found.
 	Plugins      string `json:"plugins,omitempty"`
 	PluginsError string `json:"plugins_error,omitempty"`
-	// Driver is the CUDA driver (libcuda.so.1), through which the GPU is asked about.
+	// Driver is the CUDA driver (libcuda.so.1; nvcuda.dll on Windows), through which the GPU
+	// is asked about.
 	Driver *Library `json:"driver,omitempty"`
 	// Device is the CUDA device asked about, of DeviceCount; DeviceName, the compute
 	// capability and SMs describe it. GPUError says why the driver could not be asked.
@@ -193,7 +194,8 @@ func Run(device int, libDir string) (Report, error) {
 
 // RunCheck is Run that, with checkBuilder, has the child create and delete a builder too
 // (ServeCheck). The child starts with the folders of the TensorRT chosen (Locate) first on its
-// LD_LIBRARY_PATH, as a build's worker does, and loads from that choice.
+// LD_LIBRARY_PATH, as a build's worker does (on Windows it adds them to its DLL search itself,
+// in cgo.LoadTensorRT), and loads from that choice.
 func RunCheck(device int, libDir string, checkBuilder bool) (Report, error) {
 	failed := Report{Compiled: cgo.CompiledFor(), Device: device} // what the parent knows itself
 	exe, err := os.Executable()

@@ -66,17 +66,18 @@ func (r Report) WriteText(w io.Writer, runErr error) {
 }
 
 // writeSeen says what else the search saw: pip's CUDA runtime and lean runtime beside the
-// TensorRT chosen (put on the worker's LD_LIBRARY_PATH, never loaded by trtbuild) and other
+// TensorRT chosen (put on the worker's LD_LIBRARY_PATH, in its DLL search on Windows; never
+// loaded by trtbuild) and other
 // TensorRT installs further down the search order.
 func (r Report) writeSeen(w io.Writer) {
 	if r.Location == nil {
 		return
 	}
 	if r.Location.CUDARuntime != "" {
-		fmt.Fprintf(w, "seen      CUDA runtime %s (on the worker's LD_LIBRARY_PATH, not loaded by trtbuild)\n", pathtext.Q(r.Location.CUDARuntime))
+		fmt.Fprintf(w, "seen      CUDA runtime %s (on %s, not loaded by trtbuild)\n", pathtext.Q(r.Location.CUDARuntime), trt.WorkerLibrarySearch)
 	}
 	if r.Location.LeanDir != "" {
-		fmt.Fprintf(w, "seen      lean runtime in %s (on the worker's LD_LIBRARY_PATH)\n", pathtext.Q(r.Location.LeanDir))
+		fmt.Fprintf(w, "seen      lean runtime in %s (on %s)\n", pathtext.Q(r.Location.LeanDir), trt.WorkerLibrarySearch)
 	}
 	for _, o := range r.Location.Others {
 		fmt.Fprintf(w, "seen      %s %s (not used: an earlier place in the search order won)\n", o.Where, pathtext.Q(o.Path))

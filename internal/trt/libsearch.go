@@ -7,7 +7,10 @@ import (
 	"strings"
 )
 
-// Library is one of the shared libraries the TensorRT backend loads at run time.
+// Library is one of the shared libraries the TensorRT backend loads at run time. How each is
+// named and where it is looked for differ between Linux and Windows; the OS's table is
+// libnames_unix.go or libnames_windows.go (osNames), the search order is one, here and in
+// libsearch_locate.go.
 type Library int
 
 // The libraries, in the order the worker loads them. Their values are trtb_loader.h's
@@ -25,17 +28,11 @@ const (
 	LibCUDADriver Library = 3
 )
 
-// String names the library as its file names begin.
+// String names the library as its file names begin: libnvinfer on Linux, nvinfer on
+// Windows.
 func (l Library) String() string {
-	switch l {
-	case LibInfer:
-		return "libnvinfer"
-	case LibONNXParser:
-		return "libnvonnxparser"
-	case LibPlugin:
-		return "libnvinfer_plugin"
-	case LibCUDADriver:
-		return "libcuda"
+	if l >= 0 && int(l) < len(osNames.base) {
+		return osNames.base[l]
 	}
 	return fmt.Sprintf("library(%d)", int(l))
 }
@@ -49,27 +46,24 @@ const (
 	EnvRoot = "TENSORRT_ROOT"
 )
 
-// CUDADriverFile is the CUDA driver's SONAME; it has been 1 since CUDA's first release.
-const CUDADriverFile = "libcuda.so.1"
-
-// WSLDriverDir is where WSL 2 mounts the Windows driver's libcuda.so.1.
-const WSLDriverDir = "/usr/lib/wsl/lib"
-
 // Candidate is one file name to hand to dlopen: a path, or a bare file name that the dynamic
 // loader looks up itself (LD_LIBRARY_PATH, the binary's RUNPATH, /etc/ld.so.cache, /lib,
-// /usr/lib).
+// /usr/lib; on Windows, LoadLibraryExW's default folders: trtbuild.exe's folder, the folders
+// added for TensorRT, System32).
 type Candidate struct {
 	Path  string
 	Where string // where it comes from, for messages: "--tensorrt-lib", "TENSORRT_ROOT", "pip (VIRTUAL_ENV)", "system"
 }
 
-// FileName returns the file name of lib for TensorRT major: the SONAME, which carries the
-// major version (TensorRT's CMakeLists sets SOVERSION to the major).
+// FileName returns the file name of lib for TensorRT major: on Linux the SONAME, which carries
+// the major version (TensorRT's CMakeLists sets SOVERSION to the major): libnvinfer.so.10; on
+// Windows the DLL name, which carries it too: nvinfer_10.dll. The CUDA driver's is
+// CUDADriverFile.
 func FileName(lib Library, major int) string {
 	if lib == LibCUDADriver {
 		return CUDADriverFile
 	}
-	return fmt.Sprintf("%s.so.%d", lib, major)
+	return osNames.file(lib, major)
 }
 
 // Candidates returns where lib is looked for once the parent has chosen l (Locate):
@@ -81,7 +75,11 @@ func FileName(lib Library, major int) string {
 func (l Location) Candidates(lib Library) []Candidate {
 	name := FileName(lib, l.Major)
 	if lib == LibCUDADriver {
-		return []Candidate{{Path: name, Where: "system"}, {Path: filepath.Join(WSLDriverDir, name), Where: "WSL"}}
+		out := []Candidate{{Path: name, Where: "system"}}
+		for _, dir := range osNames.driverDirs {
+			out = append(out, Candidate{Path: filepath.Join(dir.Path, name), Where: dir.Where})
+		}
+		return out
 	}
 	if l.Dir != "" {
 		return []Candidate{{Path: filepath.Join(l.Dir, name), Where: l.From}}
@@ -130,17 +128,13 @@ func (e *SearchError) Error() string {
 		}
 		where := a.Where
 		if where == "system" {
-			ld := e.Location.UserLibraryPath
-			if ld == "" {
-				ld = "unset"
-			}
-			where = "system (LD_LIBRARY_PATH=" + ld + ", ld.so.cache)"
+			where = e.Location.systemWhere()
 		}
 		// The dynamic loader starts its messages with the file name; it is said once.
 		fmt.Fprintf(&b, "%s %s: %s", where, a.Path, strings.TrimPrefix(oneLine(a.Err), a.Path+": "))
 	}
 	if e.Lib == LibCUDADriver {
-		b.WriteString("; install the NVIDIA driver (nvidia-smi must work), or run the container with --gpus all")
+		b.WriteString("; " + osNames.driverFix)
 	} else {
 		fmt.Fprintf(&b, "; install TensorRT %d, or point --tensorrt-lib (or %s) at the folder holding %s", e.Location.Major, EnvLibDir, name)
 	}

@@ -1,6 +1,7 @@
 package trt
 
 import (
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -42,27 +43,27 @@ func (l Location) loadHint(msg string, exists func(string) bool) string {
 	name := filepath.Base(m[1])
 	where := l.Dir
 	if where == "" {
-		where = "the system's library folders"
+		where = osNames.hint.system
 	}
 	if l.Dir != "" && exists(filepath.Join(l.Dir, name)) {
-		return "TensorRT loads " + name + " by file name; it is in " + l.Dir + ", which trtbuild put first on LD_LIBRARY_PATH, so it is there but does not load: run ldd on " +
-			filepath.Join(l.Dir, name) + " to see what it lacks"
+		return "TensorRT loads " + name + " by file name; it is in " + l.Dir + ", which trtbuild " + osNames.hint.added + ", so it is there but does not load: " +
+			fmt.Sprintf(osNames.hint.inspect, filepath.Join(l.Dir, name))
 	}
 	for _, p := range l.Others {
 		dir := filepath.Dir(p.Path)
 		if exists(filepath.Join(dir, name)) {
 			return "TensorRT loads " + name + " by file name and it is not in " + where + " but in " + dir + " (" + p.Where + "): point --tensorrt-lib at " + dir +
-				", or add it to LD_LIBRARY_PATH"
+				osNames.hint.orAdd
 		}
 	}
-	return "TensorRT loads " + name + " by file name and it is in none of " + where + " and the TensorRT installs trtbuild saw: it comes with libnvinfer " +
-		"of exactly that version; install the whole release (pip install tensorrt, or the tarball's lib/), then add the folder that holds " + name + " to LD_LIBRARY_PATH or point --tensorrt-lib at it"
+	return "TensorRT loads " + name + " by file name and it is in none of " + where + " and the TensorRT installs trtbuild saw: it comes with " + LibInfer.String() +
+		" of exactly that version; install the whole release (" + osNames.hint.release + "), then " + fmt.Sprintf(osNames.hint.then, name)
 }
 
 // pathOf returns the path of the file named (a bare name, as TensorRT opens it) in the chosen
 // folder when it is there, else the name.
 func (l Location) pathOf(name string, exists func(string) bool) string {
-	if strings.Contains(name, "/") || l.Dir == "" {
+	if strings.ContainsAny(name, osNames.hint.separators) || l.Dir == "" {
 		return name
 	}
 	if p := filepath.Join(l.Dir, name); exists(p) {

@@ -2,6 +2,7 @@ package trt
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,31 +36,40 @@ type Search struct {
 	VirtualEnv, CondaPrefix, UserBase string
 	SystemPrefixes                    []string
 	// LDLibraryPath is the user's LD_LIBRARY_PATH: the dynamic loader searches it when a bare
-	// file name is opened, and the folders chosen go before it (Location.Environ).
+	// file name is opened, and the folders chosen go before it (Location.Environ). Linux only.
 	LDLibraryPath string
+	// PathDirs are the folders of the user's PATH, in order: on Windows they are looked in
+	// after the pip installs (the Windows loader itself is never asked to search PATH). Empty
+	// on Linux, where PATH holds programs.
+	PathDirs []string
 }
 
 // SearchFromEnv builds a Search for TensorRT major and CUDA major cudaMajor from the
 // --tensorrt-lib value (flagDir, may be empty) and the environment.
 func SearchFromEnv(major, cudaMajor int, flagDir string, getenv func(string) string) Search {
 	s := Search{
-		Major: major, CUDAMajor: cudaMajor, Root: getenv(EnvRoot), LDLibraryPath: getenv("LD_LIBRARY_PATH"),
+		Major: major, CUDAMajor: cudaMajor, Root: getenv(EnvRoot),
 		VirtualEnv: getenv("VIRTUAL_ENV"), CondaPrefix: getenv("CONDA_PREFIX"), UserBase: getenv("PYTHONUSERBASE"),
-		SystemPrefixes: []string{"/usr/local", "/usr"},
 	}
-	if s.UserBase == "" && getenv("HOME") != "" {
-		s.UserBase = filepath.Join(getenv("HOME"), ".local")
+	osNames.fromEnv(&s, getenv)
+	// libDir is the folder a --tensorrt-lib value stands for: itself, or on Windows the folder
+	// of the nvinfer DLL it names (NamesInferLibrary).
+	libDir := func(v string) string {
+		if NamesInferLibrary(v) {
+			return filepath.Dir(v)
+		}
+		return v
 	}
 	switch {
 	case flagDir != "":
-		s.Dir, s.DirFrom = flagDir, "--tensorrt-lib"
+		s.Dir, s.DirFrom = libDir(flagDir), "--tensorrt-lib"
 		// The parent hands the worker TRTBUILD_TENSORRT_LIB as the folder, made absolute:
 		// messages still say where it came from.
-		if env := getenv(EnvLibDir); env != "" && sameDir(env, flagDir) {
+		if env := getenv(EnvLibDir); env != "" && sameDir(libDir(env), s.Dir) {
 			s.DirFrom = EnvLibDir
 		}
 	case getenv(EnvLibDir) != "":
-		s.Dir, s.DirFrom = getenv(EnvLibDir), EnvLibDir
+		s.Dir, s.DirFrom = libDir(getenv(EnvLibDir)), EnvLibDir
 	}
 	return s
 }
@@ -107,7 +117,9 @@ type folder struct {
 func (s Search) folders(glob func(string) []string) []folder {
 	var out []folder
 	if s.Root != "" {
-		out = append(out, folder{dir: filepath.Join(s.Root, "lib"), where: EnvRoot}, folder{dir: filepath.Join(s.Root, "lib64"), where: EnvRoot})
+		for _, sub := range osNames.rootDirs {
+			out = append(out, folder{dir: filepath.Join(s.Root, sub), where: EnvRoot})
+		}
 	}
 	sites := func(prefix, where string, patterns ...string) {
 		if prefix == "" {
@@ -123,21 +135,32 @@ func (s Search) folders(glob func(string) []string) []folder {
 			}
 		}
 	}
-	sites(s.VirtualEnv, "pip (VIRTUAL_ENV)", "lib/python3*/site-packages")
-	sites(s.CondaPrefix, "pip (CONDA_PREFIX)", "lib/python3*/site-packages")
-	sites(s.UserBase, "pip (user site)", "lib/python3*/site-packages")
+	sites(s.VirtualEnv, "pip (VIRTUAL_ENV)", osNames.envSites...)
+	sites(s.CondaPrefix, "pip (CONDA_PREFIX)", osNames.envSites...)
+	sites(s.UserBase, "pip (user site)", osNames.userSites...)
 	for _, p := range s.SystemPrefixes {
 		sites(p, "pip (system)", "lib/python3*/site-packages", "lib/python3*/dist-packages", "lib/python3/dist-packages")
+	}
+	for _, dir := range s.PathDirs {
+		if dir != "" && filepath.IsAbs(dir) {
+			out = append(out, folder{dir: filepath.Clean(dir), where: "PATH"})
+		}
 	}
 	return out
 }
 
 // newestFirst sorts site-packages folders by their Python version, newest first
-// (python3.12 before python3.9), dropping duplicates.
+// (python3.12 before python3.9; Python312 before Python39 in a Windows user site), dropping
+// duplicates.
 func newestFirst(paths []string) []string {
 	minor := func(p string) int {
 		for _, part := range strings.Split(p, string(filepath.Separator)) {
 			if rest, ok := strings.CutPrefix(part, "python3."); ok {
+				if n, err := strconv.Atoi(rest); err == nil {
+					return n
+				}
+			}
+			if rest, ok := strings.CutPrefix(part, "Python3"); ok {
 				if n, err := strconv.Atoi(rest); err == nil {
 					return n
 				}
@@ -176,22 +199,28 @@ func (s Search) locate(glob func(string) []string, exists func(string) bool) Loc
 			s.pipExtras(&loc, exists)
 		}
 	}
+	pathFolders := 0 // PATH's folders looked in without libnvinfer, said as one place
 	for _, f := range s.folders(glob) {
 		path := filepath.Join(f.dir, name)
 		switch {
+		case !exists(path) && !chosen && f.where == "PATH":
+			pathFolders++
 		case !exists(path) && !chosen:
 			loc.Looked = append(loc.Looked, Place{Where: f.where, Path: path, Why: "no such file"})
 		case !exists(path) || f.dir == loc.Dir:
 		case chosen:
 			loc.Others = append(loc.Others, Place{Where: f.where, Path: path})
 		case !FitsLibraryPath(f.dir):
-			loc.Looked = append(loc.Looked, Place{Where: f.where, Path: path, Why: "its folder holds ':' or ';', which LD_LIBRARY_PATH cannot hold"})
+			loc.Looked = append(loc.Looked, Place{Where: f.where, Path: path, Why: "its folder holds ':' or ';', which LD_LIBRARY_PATH cannot hold"}) // Linux only
 		default:
 			loc.Dir, loc.From, chosen = f.dir, f.where, true
 			if f.pip {
 				s.pipExtras(&loc, exists)
 			}
 		}
+	}
+	if pathFolders > 0 && !chosen {
+		loc.Looked = append(loc.Looked, Place{Where: "PATH", Path: name, Why: fmt.Sprintf("in none of its %d folders", pathFolders)})
 	}
 	return loc
 }
@@ -200,18 +229,14 @@ func (s Search) locate(glob func(string) []string, exists func(string) bool) Loc
 // runtime (tensorrt_lean_libs/) and the CUDA runtime of TensorRT's CUDA major.
 func (s Search) pipExtras(loc *Location, exists func(string) bool) {
 	site := filepath.Dir(loc.Dir)
-	if lean := filepath.Join(site, "tensorrt_lean_libs"); exists(filepath.Join(lean, "libnvinfer_lean.so."+strconv.Itoa(s.Major))) {
+	if lean := filepath.Join(site, "tensorrt_lean_libs"); exists(filepath.Join(lean, osNames.leanFile(s.Major))) {
 		loc.LeanDir = lean
 	}
-	runtimes := []struct {
-		major int
-		dir   string
-	}{{13, "nvidia/cu13/lib"}, {12, "nvidia/cuda_runtime/lib"}}
-	for _, rt := range runtimes {
+	for _, rt := range osNames.cudaRuntimes {
 		if s.CUDAMajor != 0 && rt.major != s.CUDAMajor {
 			continue
 		}
-		file := filepath.Join(site, filepath.FromSlash(rt.dir), "libcudart.so."+strconv.Itoa(rt.major))
+		file := filepath.Join(site, filepath.FromSlash(rt.dir), rt.file)
 		if exists(file) {
 			loc.CUDARuntime = file
 			return
@@ -219,31 +244,18 @@ func (s Search) pipExtras(loc *Location, exists func(string) bool) {
 	}
 }
 
-// LibraryPath is the LD_LIBRARY_PATH a worker or probe of l must start with: the chosen
-// folder, the lean runtime's and the CUDA runtime's, then the user's own. TensorRT loads its
-// builder resources (libnvinfer_builder_resource_smNN.so.<version>) and the lean runtime by
-// bare file name, not next to itself, and glibc reads LD_LIBRARY_PATH only when a process
-// starts: so the parent sets it for the child. "" when nothing is to be added and the user set
-// none.
-func (l Location) LibraryPath() string {
+// LibraryDirs are the folders TensorRT loads its own libraries from by bare file name (its
+// builder resources, the lean runtime): the chosen folder, the lean runtime's and the CUDA
+// runtime's, each once. The worker and the probe get them on LD_LIBRARY_PATH on Linux
+// (LibraryPath) and add them to their DLL search on Windows (AddDllDirectory).
+func (l Location) LibraryDirs() []string {
 	var dirs []string
 	for _, d := range []string{l.Dir, l.LeanDir, dirOf(l.CUDARuntime)} {
 		if d != "" && !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
-	if l.UserLibraryPath != "" {
-		dirs = append(dirs, l.UserLibraryPath)
-	}
-	return strings.Join(dirs, string(os.PathListSeparator))
-}
-
-// FitsLibraryPath reports whether dir can be one entry of LD_LIBRARY_PATH: glibc splits it at
-// ':' and ';' and has no escape, so a folder holding either would become two entries (one of
-// them perhaps relative to the working folder) and TensorRT's builder resources would not be
-// found in it.
-func FitsLibraryPath(dir string) bool {
-	return !strings.ContainsAny(dir, ":;")
+	return dirs
 }
 
 func dirOf(file string) string {
@@ -253,30 +265,12 @@ func dirOf(file string) string {
 	return filepath.Dir(file)
 }
 
-// Environ returns env (KEY=value entries) with LD_LIBRARY_PATH set to l.LibraryPath(), for
-// starting the worker or the probe. env is not modified.
-func (l Location) Environ(env []string) []string {
-	out := make([]string, 0, len(env)+1)
-	for _, kv := range env {
-		if !strings.HasPrefix(kv, "LD_LIBRARY_PATH=") {
-			out = append(out, kv)
-		}
-	}
-	if p := l.LibraryPath(); p != "" {
-		out = append(out, "LD_LIBRARY_PATH="+p)
-	}
-	return out
-}
-
 // Describe says where l found TensorRT, for `trtbuild version`: "pip (VIRTUAL_ENV)
-// /venv/.../tensorrt_libs", or "system (LD_LIBRARY_PATH=..., ld.so.cache)".
+// /venv/.../tensorrt_libs", or "system (LD_LIBRARY_PATH=..., ld.so.cache)" (on Windows
+// "system (trtbuild.exe's folder, System32)").
 func (l Location) Describe() string {
 	if l.Dir == "" {
-		ld := l.UserLibraryPath
-		if ld == "" {
-			ld = "unset"
-		}
-		return "system (LD_LIBRARY_PATH=" + ld + ", ld.so.cache)"
+		return l.systemWhere()
 	}
 	return l.From + " " + l.Dir
 }

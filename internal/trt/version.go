@@ -44,14 +44,9 @@ func (v Version) String() string {
 	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
 }
 
-// The messages of CheckVersions. internal/cgo/tensorrt_common.cpp builds the same text for the
-// same cases (version_test.go checks that it still does).
-const (
-	majorMismatchFormat = "%w: trtbuild was compiled against TensorRT %s but loaded libnvinfer %s; " +
-		"put the TensorRT %d libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT %d headers"
-	olderLibraryFormat = "%w: loaded libnvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; " +
-		"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers"
-)
+// The messages of CheckVersions are majorMismatchFormat and olderLibraryFormat, in the OS's
+// words (libnames_unix.go, libnames_windows.go). internal/cgo/tensorrt_common.cpp builds the
+// same text for the same cases (version_test.go checks that it still does).
 
 // CheckVersions compares the TensorRT version trtbuild was compiled against with the one the
 // loaded library reports, both as NV_TENSORRT_VERSION integers. It returns an error wrapping

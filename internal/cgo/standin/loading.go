@@ -56,7 +56,7 @@ static void standin_error(void* logger, const std::string& msg) {
 static void standin_note(const std::string& line) {
     const char* path = getenv("` + EnvLog + `");
     if (path == nullptr || path[0] == '\0') return;
-    FILE* f = fopen(path, "a");
+    FILE* f = fopen(path, "ab");  // binary: one \n a line on Windows too
     if (f == nullptr) return;
     fprintf(f, "%s\n", line.c_str());
     fclose(f);

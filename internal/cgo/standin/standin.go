@@ -7,12 +7,7 @@ package standin
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
-	"strings"
-	"testing"
 )
 
 // Lib is one stand-in library.
@@ -24,6 +19,9 @@ type Lib struct {
 	// stand-in that calls the logger the backend hands it must see nvinfer1::ILogger as the
 	// backend was compiled (TensorRT 11's ILogger has IVersionedInterface's virtuals first).
 	Headers bool
+	// LinkMissing (Windows DLLs only) links the library against MissingImport, which is not put
+	// next to it, so that it does not load.
+	LinkMissing bool
 }
 
 // InferSrc is a libnvinfer exporting version (getInferLibVersion) and build
@@ -63,42 +61,6 @@ func Good() []Lib {
 		{File: "libnvinfer_plugin.so.10", Src: PluginSrc},
 		Driver("Stand-in GPU", 9, 0, 132),
 	}
-}
-
-// Build compiles libs into dir (created if need be) and returns dir. It skips the test
-// when no C++ compiler is found (cgo needs one, so a machine that builds trtbuild has one).
-func Build(t *testing.T, dir string, libs ...Lib) string {
-	t.Helper()
-	cxx := os.Getenv("CXX")
-	if cxx == "" {
-		cxx = "g++"
-	}
-	if _, err := exec.LookPath(cxx); err != nil {
-		t.Skipf("no C++ compiler (%s) to build stand-in libraries: %v", cxx, err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range libs {
-		src := filepath.Join(dir, l.File+".cpp")
-		if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(src, []byte(l.Src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(dir, l.File)
-		args := []string{"-std=c++17", "-shared", "-fPIC", "-o", out, "-Wl,-soname," + filepath.Base(l.File), src, "-ldl"}
-		if l.Headers {
-			args = append(append([]string{"-DTRTBUILD_STANDIN_HEADERS"}, strings.Fields(os.Getenv("CGO_CPPFLAGS"))...), args...)
-		}
-		cmd := exec.Command(cxx, args...)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("compiling stand-in %s: %v\n%s", l.File, err, strings.TrimSpace(string(b)))
-		}
-		os.Remove(src)
-	}
-	return dir
 }
 
 // Set is a whole TensorRT of version trt (NV_TENSORRT_VERSION style) and build, whose builder

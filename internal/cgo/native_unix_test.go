@@ -1,0 +1,75 @@
+//go:build !windows
+
+package cgo
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// monotonic returns CLOCK_MONOTONIC in nanoseconds, the clock of Result.CancelSeen.
+func monotonic(t testing.TB) int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		t.Fatalf("clock_gettime: %v", err)
+	}
+	return ts.Nano()
+}
+
+// TestAbortPhaseKillsProcess re-runs the test binary as a child whose build aborts, and checks
+// how the child dies. An abort on a builder thread (not made by Go) kills the process by
+// SIGABRT at once. An abort on the thread that runs the build (a Go thread inside a cgo call)
+// is caught by the Go runtime, which prints "SIGABRT: abort" and a traceback and exits with
+// status 2, or re-raises the signal when GOTRACEBACK=crash.
+func TestAbortPhaseKillsProcess(t *testing.T) {
+	if phase := os.Getenv("TRTBUILD_NATIVE_ABORT_PHASE"); phase != "" {
+		_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}) // no core file for an expected crash
+		o := options(t, &SimOptions{Threads: 2, NbLayers: 4, Tactics: 2, Iterations: 2, Step: time.Millisecond, AbortPhase: phase})
+		build(t, o, nil)
+		t.Fatal("the build returned although abort_phase was set")
+	}
+	tests := []struct {
+		name, phase, traceback string
+		signaled               bool // else exit status 2
+		message                bool // stderr has the Go runtime's "SIGABRT: abort"
+	}{
+		{"builder thread", phaseMeasure, "", true, false},
+		{"builder thread crash", phaseFind + "*", "crash", true, false},
+		{"run thread", phaseSubgraph, "", false, true},
+		{"run thread crash", phaseSubgraph, "crash", true, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestAbortPhaseKillsProcess$", "-test.count=1")
+			// The child dies before its t.TempDir cleanup runs: its temporary files go into a
+			// folder of this test, which removes them.
+			cmd.Env = append(os.Environ(), "TRTBUILD_NATIVE_ABORT_PHASE="+tt.phase, "GOTRACEBACK="+tt.traceback, "TMPDIR="+t.TempDir())
+			var stderr bytes.Buffer
+			cmd.Stdout = &stderr
+			cmd.Stderr = &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) {
+				t.Fatalf("child: %v, want a crash; output:\n%s", err, stderr.Bytes())
+			}
+			ws := ee.Sys().(syscall.WaitStatus)
+			if tt.signaled && (!ws.Signaled() || ws.Signal() != syscall.SIGABRT) {
+				t.Errorf("child ended with %v, want death by SIGABRT", ws)
+			}
+			if !tt.signaled && (ws.Signaled() || ws.ExitStatus() != 2) {
+				t.Errorf("child ended with %v, want exit status 2", ws)
+			}
+			if got := strings.Contains(stderr.String(), "SIGABRT: abort"); got != tt.message {
+				t.Errorf("output names SIGABRT: %v, want %v:\n%.2000s", got, tt.message, stderr.Bytes())
+			}
+		})
+	}
+}
