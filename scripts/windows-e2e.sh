@@ -36,8 +36,9 @@ trap cleanup EXIT
 echo "== building trtbuild.exe (windows/amd64) and trtbuild (linux)"
 "$wine_sh" build "$work/trtbuild.exe"
 go build -o "$work/trtbuild" ./cmd/trtbuild
-mkdir -p "$work/m" "$work/lx"
+mkdir -p "$work/m" "$work/lx/m"
 cp testdata/models/convnet.onnx testdata/models/dynamic_batch.onnx "$work/m/"
+cp testdata/models/convnet.onnx "$work/lx/m/"
 cd "$work"
 
 held=0
@@ -64,8 +65,11 @@ win() { "$wine" "$work/trtbuild.exe" "$@" </dev/null; }
 winbg() {
 	local name="$1"
 	shift
-	("$wine" "$work/trtbuild.exe" "$@" </dev/null >"$name.out" 2>"$name.err"
-		echo $? >"$name.rc") &
+	(
+		rc=0
+		"$wine" "$work/trtbuild.exe" "$@" </dev/null >"$name.out" 2>"$name.err" || rc=$?
+		echo "$rc" >"$name.rc"
+	) &
 	bgpid=$!
 }
 
@@ -124,13 +128,16 @@ check "convert --fp16 exits 0 and writes the bytes Linux writes" bash -c "[ $rcc
 
 echo "== simulated builds"
 sim=(--backend sim --sim-speed 20 --no-timing-cache)
-./trtbuild "${sim[@]}" --progress json m/convnet.onnx -o lx/a.engine >lx/events.jsonl 2>/dev/null
-win "${sim[@]}" --progress json 'm\convnet.onnx' -o 'm\a.engine' >events.jsonl 2>events.err && rcj=0 || rcj=$?
-python3 "$root/scripts/wine/events.py" lx/events.jsonl | sed 's#lx/a.engine#m/a.engine#g' >lx/events.norm
+# The Linux build runs in lx/ with the same relative paths: an engine names its model as given.
+(cd lx && ../trtbuild "${sim[@]}" --progress json m/convnet.onnx -o m/a.engine >events.jsonl 2>/dev/null)
+# Forward slashes, which Windows takes too, so that the engine (it names its model as given) is
+# byte for byte the Linux one; the other checks give backslashed paths.
+win "${sim[@]}" --progress json m/convnet.onnx -o m/a.engine >events.jsonl 2>events.err && rcj=0 || rcj=$?
+python3 "$root/scripts/wine/events.py" lx/events.jsonl >lx/events.norm
 python3 "$root/scripts/wine/events.py" events.jsonl >events.norm 2>/dev/null || true
 check "JSON build exits 0 with events that match the Linux build's ($(wc -l <lx/events.norm) events)" \
 	bash -c "[ $rcj = 0 ] && diff lx/events.norm events.norm >events.diff"
-check "the engine is the one Linux builds" sameas m/a.engine lx/a.engine
+check "the engine is the one Linux builds" sameas m/a.engine lx/m/a.engine
 
 win "${sim[@]}" 'm\convnet.onnx' -o 'm\plain.engine' >plain.out 2>plain.err && rcp=0 || rcp=$?
 check "plain build exits 0, says Built, no escape sequences when redirected" \
@@ -181,7 +188,8 @@ check "and the old engine untouched" sameas prev.engine m/keep.engine
 echo "windows: $held of $total held"
 if [ "${#failures[@]}" -gt 0 ]; then
 	for f in "${failures[@]}"; do echo "failed: $f"; done
-	for f in inspect.diff events.diff events.err cancel.err hard.err killed.err; do
+	pgrep -af "$wk" || true
+	for f in inspect.diff events.diff events.err cancel.err cancel.rc hard.err hard.rc killed.err; do
 		[ -s "$f" ] && { echo "--- $f"; head -40 "$f"; }
 	done
 	exit 1
