@@ -4,7 +4,8 @@
 # trtb_bench.h), the quick fault campaign, the GPU smoke test's checks against the simulated
 # builder, a short run of every fuzz target, the Slurm end-to-end test when Slurm is installed,
 # trtbuild mcp driven by the TypeScript MCP SDK when node and npm are installed, and the
-# real-terminal end-to-end test when tmux is installed.
+# real-terminal end-to-end test when tmux is installed, and the Windows build under Wine when
+# mingw-w64 and wine64 are installed.
 # Tests that need tools this machine lacks (tmux, python3-onnx, chromium, slurm-wlm) skip with a message;
 # .ci/run installs them first.
 set -euo pipefail
@@ -46,6 +47,31 @@ echo "== MCP with the TypeScript SDK (an independent client)"
 # trtbuild mcp driven by @modelcontextprotocol/sdk from npm: progress, cancel, time budget;
 # skips with a message without node and npm.
 if ! scripts/mcp-ts-e2e.sh; then
+	echo "tests: $passed passed, 1 failed, $skipped skipped"
+	exit 1
+fi
+
+echo "== Windows (trtbuild.exe cross-compiled with mingw-w64, run under Wine)"
+# The Windows tests of every package that has them, then trtbuild.exe end to end (version,
+# inspect, convert, builds whose events match Linux's, the engine cache, -o NUL, Ctrl-C, a killed
+# parent); skips with a message without mingw-w64 and wine64 (apt-get install
+# g++-mingw-w64-x86-64-posix gcc-mingw-w64-x86-64-posix wine wine64).
+win=0
+if scripts/wine.sh env >/dev/null 2>&1 && scripts/wine.sh prefix >/dev/null 2>&1; then
+	winpkgs="$(git ls-files '*_windows_test.go' | xargs -n1 dirname | sort -u | sed 's#^#./#')"
+	# shellcheck disable=SC2086 # one package per word
+	WINE_TESTS_WINDOWS_ONLY=1 scripts/wine.sh test $winpkgs >"$log.wine" 2>&1 || win=$?
+	grep -E '^(ok|FAIL)' "$log.wine" || true
+	if [ "$win" != 0 ]; then
+		cat "$log.wine"
+	elif ! scripts/windows-e2e.sh; then
+		win=1
+	fi
+	rm -f "$log.wine"
+else
+	echo "skipping the Windows checks: no mingw-w64 or Wine (scripts/wine.sh says why)"
+fi
+if [ "$win" != 0 ]; then
 	echo "tests: $passed passed, 1 failed, $skipped skipped"
 	exit 1
 fi
