@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/winetest"
 	"golang.org/x/sys/windows"
 )
 
@@ -25,11 +26,6 @@ func loadedHere(path string) bool {
 	}
 	var h windows.Handle
 	return windows.GetModuleHandleEx(windows.GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT, name, &h) == nil
-}
-
-// underWine reports whether this process runs under Wine: its ntdll exports wine_get_version.
-func underWine() bool {
-	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
 }
 
 // testDir is a fresh folder removed when the test ends, as t.TempDir, but removed file by file
@@ -61,7 +57,7 @@ func testDir(t testing.TB) string {
 				left[filepath.Dir(p)] = true
 			case left[p]:
 				left[filepath.Dir(p)] = true // a folder that holds what is left
-			case errors.Is(err, fs.ErrPermission) && underWine():
+			case errors.Is(err, fs.ErrPermission) && winetest.Wine():
 				// Wine 8 keeps a DLL whose load failed (an import missing) open until the
 				// process ends; Windows closes it.
 				t.Logf("left %s: under Wine a DLL that failed to load stays open (%v)", p, err)

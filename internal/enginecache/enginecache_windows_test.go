@@ -119,7 +119,7 @@ func TestWindowsCorruptEntryIsRefusedAndRebuilt(t *testing.T) {
 		}, "another key"},
 		{"engine removed", func(entry string) error { return os.Remove(filepath.Join(entry, EngineName)) }, "missing"},
 		{"a file for the entry", func(entry string) error {
-			if err := removeAllWine(entry); err != nil {
+			if err := winetest.RemoveTree(entry); err != nil {
 				return err
 			}
 			return os.WriteFile(entry, []byte("x"), 0o644)
@@ -150,20 +150,6 @@ func TestWindowsCorruptEntryIsRefusedAndRebuilt(t *testing.T) {
 			}
 		})
 	}
-}
-
-// removeAllWine removes a tree file by file (os.RemoveAll fails under Wine 8).
-func removeAllWine(dir string) error {
-	names, err := os.ReadDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if err := os.Remove(filepath.Join(dir, n.Name())); err != nil {
-			return err
-		}
-	}
-	return os.Remove(dir)
 }
 
 // plantLink makes a symbolic link (kind "symlink") or junction (kind "junction") to target at

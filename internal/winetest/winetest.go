@@ -18,15 +18,24 @@ func TempDir(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		var paths []string
-		_ = filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
-			paths = append(paths, p)
-			return nil
-		})
-		for i := len(paths) - 1; i >= 0; i-- {
-			_ = os.Remove(paths[i])
-		}
-	})
+	t.Cleanup(func() { _ = RemoveTree(dir) })
 	return dir
+}
+
+// RemoveTree removes dir and everything in it with os.Remove, children before their folders:
+// os.RemoveAll under Wine 8 (see TempDir). It goes on past a name it cannot remove and returns
+// the first error.
+func RemoveTree(dir string) error {
+	var paths []string
+	_ = filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		paths = append(paths, p)
+		return nil
+	})
+	var first error
+	for i := len(paths) - 1; i >= 0; i-- {
+		if err := os.Remove(paths[i]); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
