@@ -84,6 +84,9 @@ func checkNames(path string) error {
 	rest := path[len(filepath.VolumeName(path)):]
 	for _, part := range strings.FieldsFunc(rest, func(r rune) bool { return r == '\\' || r == '/' }) {
 		if why := WindowsNameProblem(part); why != "" {
+			if part == rest {
+				return fmt.Errorf("%s %s; choose another name", pathtext.Q(part), why)
+			}
 			return fmt.Errorf("%s in %s %s; choose another name", pathtext.Q(part), pathtext.Q(path), why)
 		}
 	}

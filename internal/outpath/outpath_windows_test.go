@@ -274,6 +274,20 @@ func TestWindowsNamesRefused(t *testing.T) {
 	}
 }
 
+// TestWindowsNameMessage: a refused name names its part once, and the path only when the part
+// is not the whole of it.
+func TestWindowsNameMessage(t *testing.T) {
+	for _, tc := range []struct{ path, want string }{
+		{"con.engine", `con.engine is a name Windows reserves for the device CON in every folder; choose another name`},
+		{`prn\m.engine`, `prn in prn\m.engine is a name Windows reserves`},
+	} {
+		err := checkNames(tc.path)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("checkNames(%q) = %v, want %s", tc.path, err, tc.want)
+		}
+	}
+}
+
 // TestWindowsNULDiscards: -o NUL (any case, and \\.\NUL) is the null device: the output is
 // built and kept nowhere, as -o /dev/null on Linux.
 func TestWindowsNULDiscards(t *testing.T) {
