@@ -43,24 +43,17 @@ bool check_versions(int32_t loaded, std::string* message) {
     }
     const Version c = decode_version(kCompiledVersion);
     const Version l = decode_version(loaded);
-    // The messages name the library and the fix as internal/trt's do on this OS
-    // (libnames_unix.go, libnames_windows.go).
+    // The messages name the library and the fix as internal/trt's do on this OS.
 #ifdef _WIN32
-    const char* const library = "nvinfer";
-    const std::string major_fix = "point --tensorrt-lib at the folder of the TensorRT " + std::to_string(c.major) + " DLLs";
-#else
-    const char* const library = "libnvinfer";
-    const std::string major_fix = "put the TensorRT " + std::to_string(c.major) + " libraries first on LD_LIBRARY_PATH";
-#endif
     if (c.major != l.major) {
         *message = "TensorRT version mismatch: trtbuild was compiled against TensorRT " +
-                   version_text(kCompiledVersion) + " but loaded " + library + " " + version_text(loaded) +
-                   "; " + major_fix + " or rebuild trtbuild with the TensorRT " + std::to_string(l.major) +
-                   " headers";
+                   version_text(kCompiledVersion) + " but loaded nvinfer " + version_text(loaded) +
+                   "; point --tensorrt-lib at the folder of the TensorRT " + std::to_string(c.major) +
+                   " DLLs or rebuild trtbuild with the TensorRT " + std::to_string(l.major) + " headers";
         return false;
     }
     if (l.minor < c.minor) {
-        *message = std::string("TensorRT version mismatch: loaded ") + library + " " + version_text(loaded) +
+        *message = "TensorRT version mismatch: loaded nvinfer " + version_text(loaded) +
                    " is older than the TensorRT " + version_text(kCompiledVersion) +
                    " headers trtbuild was compiled against; install TensorRT " +
                    std::to_string(c.major) + "." + std::to_string(c.minor) +
@@ -68,6 +61,25 @@ bool check_versions(int32_t loaded, std::string* message) {
                    "." + std::to_string(l.minor) + " headers";
         return false;
     }
+#else
+    if (c.major != l.major) {
+        *message = "TensorRT version mismatch: trtbuild was compiled against TensorRT " +
+                   version_text(kCompiledVersion) + " but loaded libnvinfer " + version_text(loaded) +
+                   "; put the TensorRT " + std::to_string(c.major) +
+                   " libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT " +
+                   std::to_string(l.major) + " headers";
+        return false;
+    }
+    if (l.minor < c.minor) {
+        *message = "TensorRT version mismatch: loaded libnvinfer " + version_text(loaded) +
+                   " is older than the TensorRT " + version_text(kCompiledVersion) +
+                   " headers trtbuild was compiled against; install TensorRT " +
+                   std::to_string(c.major) + "." + std::to_string(c.minor) +
+                   " or newer, or rebuild trtbuild with the TensorRT " + std::to_string(l.major) +
+                   "." + std::to_string(l.minor) + " headers";
+        return false;
+    }
+#endif
     return true;
 }
 
