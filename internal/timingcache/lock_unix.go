@@ -78,20 +78,6 @@ func (l *lockFile) try(exclusive bool) (bool, error) {
 	return true, nil
 }
 
-// stampOf returns the stamp of the open file f (size 0 counts as no file): its device, inode,
-// size, and modification and status-change times.
-func stampOf(f *os.File) (Stamp, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return Stamp{}, err
-	}
-	if st.Size == 0 {
-		return Stamp{known: true, none: true}, nil
-	}
-	return Stamp{known: true, dev: uint64(st.Dev), ino: st.Ino, size: st.Size,
-		mtime: st.Mtim.Nano(), ctm: st.Ctim.Nano()}, nil
-}
-
 // writable says whether this user may create files in the folder dir (access(2) W_OK).
 func writable(dir string) error { return unix.Access(dir, unix.W_OK) }
 

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/windows"
 
@@ -80,34 +79,6 @@ func (l *lockFile) try(exclusive bool) (bool, error) {
 		return false, nil
 	}
 	return false, err
-}
-
-// stampOf returns the stamp of the open file f (size 0 counts as no file): its volume serial
-// number and file index (the device and inode of Windows), size, and last-write and change
-// times.
-func stampOf(f *os.File) (Stamp, error) {
-	h := windows.Handle(f.Fd())
-	var info windows.ByHandleFileInformation
-	if err := windows.GetFileInformationByHandle(h, &info); err != nil {
-		return Stamp{}, err
-	}
-	size := int64(info.FileSizeHigh)<<32 | int64(info.FileSizeLow)
-	if size == 0 {
-		return Stamp{known: true, none: true}, nil
-	}
-	var basic fileBasicInfo
-	if err := windows.GetFileInformationByHandleEx(h, windows.FileBasicInfo, (*byte)(unsafe.Pointer(&basic)), uint32(unsafe.Sizeof(basic))); err != nil {
-		return Stamp{}, err
-	}
-	return Stamp{known: true, dev: uint64(info.VolumeSerialNumber), ino: uint64(info.FileIndexHigh)<<32 | uint64(info.FileIndexLow),
-		size: size, mtime: basic.LastWriteTime, ctm: basic.ChangeTime}, nil
-}
-
-// fileBasicInfo is FILE_BASIC_INFO: times in 100 ns since 1601.
-type fileBasicInfo struct {
-	CreationTime, LastAccessTime, LastWriteTime, ChangeTime int64
-	FileAttributes                                          uint32
-	_                                                       uint32
 }
 
 // writable says whether this user may create files in the folder dir: Windows has no

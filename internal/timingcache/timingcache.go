@@ -38,6 +38,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/filestamp"
 	"github.com/trtbuild/trtbuild/internal/fserr"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -213,11 +214,21 @@ func describe(m fs.FileMode) string {
 // stamp under its lock with the one LoadWith saw, so that a file nobody replaced or rewrote since
 // is not read again: a cache can be hundreds of MB.
 type Stamp struct {
-	known      bool
-	none       bool // no file, or an empty one
-	dev, ino   uint64
-	size       int64
-	mtime, ctm int64
+	known bool
+	none  bool // no file, or an empty one
+	file  filestamp.Stamp
+}
+
+// stampOf returns the stamp of the open file f (size 0 counts as no file).
+func stampOf(f *os.File) (Stamp, error) {
+	st, err := filestamp.Of(f)
+	if err != nil {
+		return Stamp{}, err
+	}
+	if st.Size == 0 {
+		return Stamp{known: true, none: true}, nil
+	}
+	return Stamp{known: true, file: st}, nil
 }
 
 // LoadWith reads the cache file with read, which gets the open file and its size and is not
@@ -258,7 +269,7 @@ func LoadWith(ctx context.Context, path string, read func(f *os.File, size int64
 	if stamp.none {
 		return stamp, nil
 	}
-	if err := read(f, stamp.size); err != nil {
+	if err := read(f, stamp.file.Size); err != nil {
 		return Stamp{}, fmt.Errorf("reading timing cache: %w", err)
 	}
 	return stamp, nil
@@ -362,7 +373,7 @@ func mergeInto(path string, since Stamp, merge WriteMergeFunc, write bool) (chan
 		}
 		disk.Unchanged = since.known && now == since
 		if !now.none {
-			disk.File, disk.Size = f, now.size
+			disk.File, disk.Size = f, now.file.Size
 		}
 	}
 	if !write {

@@ -115,7 +115,7 @@ func TestWindowsStampSeesARewrite(t *testing.T) {
 		return s
 	}
 	before := stamp()
-	if before.none || before.ino == 0 || before.size == 0 {
+	if before.none || before.file.Ino == 0 || before.file.Size == 0 {
 		t.Fatalf("stamp of a cache file: %+v", before)
 	}
 	if again := stamp(); again != before {
