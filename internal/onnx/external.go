@@ -3,6 +3,7 @@ package onnx
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -31,8 +32,9 @@ type ExternalFile struct {
 	Exists bool
 	// Regular is true when it is a regular file (after following links).
 	Regular bool
-	// Size is the file's size when it exists.
+	// Size is the file's size when it exists, and Info what the file system said of it.
 	Size int64
+	Info os.FileInfo
 	// StatErr is set when the file could not be examined for a reason other
 	// than not existing (permissions, for example).
 	StatErr string
@@ -49,6 +51,11 @@ func (f ExternalFile) OK() bool {
 // holds the model. References with an empty location are left out (their
 // ExternalRef has a Problem).
 func (m *Model) ExternalFiles(dir string) []ExternalFile {
+	return m.externalFiles(dir, func(loc string) (os.FileInfo, error) { return StatExternal(dir, loc) })
+}
+
+// externalFiles is ExternalFiles, examining each file with stat.
+func (m *Model) externalFiles(dir string, stat func(loc string) (os.FileInfo, error)) []ExternalFile {
 	var files []*ExternalFile
 	by := map[string]*ExternalFile{}
 	for _, ref := range m.External {
@@ -68,7 +75,7 @@ func (m *Model) ExternalFiles(dir string) []ExternalFile {
 	}
 	out := make([]ExternalFile, len(files))
 	for i, f := range files {
-		f.examine(dir)
+		f.examine(dir, stat)
 		out[i] = *f
 	}
 	return out
@@ -76,8 +83,8 @@ func (m *Model) ExternalFiles(dir string) []ExternalFile {
 
 // examine checks f.Location and fills in what the file system says, through
 // StatExternal, the checks every reader of external data makes.
-func (f *ExternalFile) examine(dir string) {
-	st, err := StatExternal(dir, f.Location)
+func (f *ExternalFile) examine(dir string, stat func(loc string) (os.FileInfo, error)) {
+	st, err := stat(f.Location)
 	var ee *ExternalError
 	if err != nil && !errors.As(err, &ee) {
 		ee = &ExternalError{Problem: ExternalUnreadable, Reason: err.Error()}
@@ -98,7 +105,7 @@ func (f *ExternalFile) examine(dir string) {
 	f.Exists = true
 	f.Regular = ee == nil
 	if st != nil {
-		f.Size = st.Size()
+		f.Size, f.Info = st.Size(), st
 	}
 }
 

@@ -87,6 +87,13 @@ func TestExternalFiles(t *testing.T) {
 		{Location: "sub", Path: filepath.Join(dir, "sub"), Tensors: 1, Needed: 1, Exists: true, Regular: false, Size: got[7].Size},
 		{Location: filepath.Join(root, "secret.bin"), Unsafe: "it is an absolute path", Tensors: 1, Needed: 4},
 	}
+	for i := range got {
+		// Info is what the file system said of a file that is there.
+		if (got[i].Info != nil) != got[i].Exists {
+			t.Errorf("file %d (%s): Info %v with Exists %v", i, got[i].Location, got[i].Info, got[i].Exists)
+		}
+		got[i].Info = nil
+	}
 	if !reflect.DeepEqual(got, want) {
 		for i := range max(len(got), len(want)) {
 			if i >= len(got) || i >= len(want) || !reflect.DeepEqual(got[i], want[i]) {

@@ -141,6 +141,14 @@ func StatExternal(dir, loc string) (os.FileInfo, error) {
 		return nil, &ExternalError{Location: loc, Problem: ExternalUnreadable, Reason: err.Error(), Err: err}
 	}
 	defer root.Close()
+	return statExternalIn(root, dir, loc)
+}
+
+// statExternalIn is StatExternal through root, the model's folder dir held open.
+func statExternalIn(root *os.Root, dir, loc string) (os.FileInfo, error) {
+	if why := UnsafeLocation(loc); why != "" {
+		return nil, &ExternalError{Location: loc, Problem: ExternalUnsafe, Reason: why}
+	}
 	st, err := root.Stat(filepath.FromSlash(loc))
 	if err == nil && !st.Mode().IsRegular() {
 		err = &notRegularError{mode: st.Mode()}

@@ -11,8 +11,11 @@ import (
 
 // CheckInput checks that path, given as what ("model", "plugin"), is a regular file this
 // process can read, without blocking on a FIFO. The error says what to do.
-func CheckInput(what, path string) error {
-	err := Check(path)
+func CheckInput(what, path string) error { return InputError(what, path, Check(path)) }
+
+// InputError is CheckInput's error for err, what opening (Open) or checking the input path
+// returned: one line that says what to do; nil for nil.
+func InputError(what, path string, err error) error {
 	var nr *NotRegularError
 	switch {
 	case err == nil:
