@@ -164,6 +164,22 @@ func TestUnsafePathsRefused(t *testing.T) {
 			os.Mkdir(c, 0o755)
 			return []string{e.model, "--timing-cache", c}
 		}, "is a folder"},
+		// No -o: MODEL.engine is a name trtbuild chose, beside a model in a folder others may
+		// write, so it follows no link (a user's -o does, TestOutputsWrittenByTheRules).
+		{"default engine path is a link to another file", func(t *testing.T, e env) []string {
+			victim := filepath.Join(e.outside, "precious")
+			os.WriteFile(victim, []byte("root's own file\n"), 0o600)
+			os.Symlink(victim, filepath.Join(e.dir, "m.engine"))
+			return []string{e.model}
+		}, "m.engine is a symbolic link; trtbuild does not follow links for files it names itself"},
+		{"default engine path is a dangling link", func(t *testing.T, e env) []string {
+			os.Symlink(filepath.Join(e.outside, "made"), filepath.Join(e.dir, "m.engine"))
+			return []string{e.model}
+		}, "or give the engine's path with -o"},
+		{"default engine path is a FIFO", func(t *testing.T, e env) []string {
+			mkfifo(t, filepath.Join(e.dir, "m.engine"))
+			return []string{e.model}
+		}, "FIFO"},
 		{"timing cache links to a system file", func(t *testing.T, e env) []string {
 			victim := filepath.Join(e.outside, "passwd")
 			os.WriteFile(victim, []byte("root:x:0:0\n"), 0o644)

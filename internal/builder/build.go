@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/regfile"
@@ -74,6 +75,7 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 	if err != nil {
 		return progress.Result{}, err
 	}
+	defer p.src.Close()
 	for _, w := range p.warnings {
 		fmt.Fprintln(fe.Diagnostics, "trtbuild: warning: "+pathtext.Line(w))
 	}
@@ -103,7 +105,7 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 	info := progress.BuildInfo{Model: model, Engine: engine, Backend: req.Backend, Precision: precisionName(&o), Layers: len(req.NodeNames), Version: Version,
 		Command: o.Command, Settings: buildSettings(req)}
 	ctl := watchCacheWork(ctx, sigs, began, o.Timeout)
-	keyed, hit, err := engineCacheLookup(ctl.ctx, &fe, &o, req, info, files, outs)
+	keyed, hit, err := engineCacheLookup(ctl.ctx, &fe, &o, p.src, req, info, files, outs)
 	defer keyed.close()
 	when := "during the engine cache lookup; nothing was built"
 	if hit.Cached {
@@ -122,7 +124,7 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 		Worker:        worker.StartOptions{Command: exe, Request: req},
 		Engine:        engine,
 		Output:        files.engine,
-		Commit:        func(*progress.Result) error { return files.commitEngine(context.Background()) },
+		Commit:        func(res *progress.Result) error { return commitBuilt(p.src, files, res) },
 		Began:         began,
 		Info:          info,
 		NewRenderer:   func(c progress.Controls) progress.Renderer { return outs.wrap(fe.NewRenderer(c)) },
@@ -159,9 +161,24 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 // planned is what a build will do, decided before anything starts.
 type planned struct {
 	model, engine string
-	req           worker.Request
-	paths         *buildPaths
-	warnings      []string
+	// src is the model, opened once: every check, the key and the pin of commitBuilt read it.
+	src      *onnx.Source
+	req      worker.Request
+	paths    *buildPaths
+	warnings []string
+}
+
+// commitBuilt puts the engine the worker built in place, unless the model it read by its path
+// may not be the one src holds, which the key and the preflight read: then the build fails
+// with what changed, and nothing is written (the right engine or none).
+func commitBuilt(src *onnx.Source, files *buildFiles, res *progress.Result) error {
+	if err := src.Changed(); err != nil {
+		res.Status = progress.StatusFailed
+		res.Error = pathtext.Line(err.Error()) + "; the engine built may not be of the model that was checked, so it was not kept"
+		res.Hint = "build again once the model is in place"
+		return nil
+	}
+	return files.commitEngine(context.Background())
 }
 
 // Plan is a build as Check decides it, before anything starts: the model, the engine, the
@@ -180,46 +197,55 @@ func Check(o Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	p.src.Close()
 	return Plan{Model: p.model, Engine: p.engine, Request: p.req, Warnings: p.warnings}, nil
 }
 
 // planBuild checks o and decides the build: the model, the engine, the worker's request (the
 // model's preflight included) and every file it writes, with the warnings to show.
-func planBuild(o *Options) (*planned, error) {
-	model, err := checkModelPath(o.Model)
+// The model it opens (planned.src) is the caller's to close.
+func planBuild(o *Options) (_ *planned, err error) {
+	src, err := openModel(o.Model)
 	if err != nil {
 		return nil, err
 	}
-	engine, err := resolveEngine(model, o.Engine)
+	defer func() {
+		if err != nil {
+			src.Close()
+		}
+	}()
+	engine, derived, err := resolveEngine(src, o.Engine)
 	if err != nil {
 		return nil, err
 	}
-	req, m, warnings, err := prepareRequest(o, model)
+	req, m, warnings, err := prepareRequest(o, src)
 	if err != nil {
 		return nil, err
 	}
 	if err := applyScenario(o.Sim.Scenario, req.Backend, o.Sim.Speed, o.Sim, &req); err != nil {
 		return nil, err
 	}
-	paths, cacheWarnings, err := checkBuildPaths(o, model, engine, req.Backend, m)
+	paths, cacheWarnings, err := checkBuildPaths(o, src, engine, derived, req.Backend, m)
 	if err != nil {
 		return nil, err
 	}
 	if _, _, err := checkEngineCache(o.EngineCache); err != nil {
 		return nil, err
 	}
-	return &planned{model: model, engine: engine, req: req, paths: paths, warnings: append(warnings, cacheWarnings...)}, nil
+	return &planned{model: src.Path(), engine: engine, src: src, req: req, paths: paths, warnings: append(warnings, cacheWarnings...)}, nil
 }
 
-// checkModelPath checks that the model is given and is a readable regular file.
-func checkModelPath(model string) (string, error) {
+// openModel opens the model, once for everything a build reads of it (onnx.Source): it must be
+// given and be a readable regular file.
+func openModel(model string) (*onnx.Source, error) {
 	if model == "" {
-		return "", exitcode.Usagef("no model given; usage: trtbuild [flags] MODEL.onnx (try: trtbuild --backend sim testdata/models/convnet.onnx)")
+		return nil, exitcode.Usagef("no model given; usage: trtbuild [flags] MODEL.onnx (try: trtbuild --backend sim testdata/models/convnet.onnx)")
 	}
-	if err := regfile.CheckInput("model", model); err != nil {
-		return "", err
+	src, err := onnx.OpenSource(model)
+	if err != nil {
+		return nil, regfile.InputError("model", model, err)
 	}
-	return model, nil
+	return src, nil
 }
 
 // RefusalResult is the result line of a build that never started: err's message, split at its

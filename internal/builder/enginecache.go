@@ -13,6 +13,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/enginecache"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/manifest"
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/plan"
 	"github.com/trtbuild/trtbuild/internal/probe"
@@ -67,6 +68,7 @@ func openEngineCache(c EngineCache) (*enginecache.Cache, error) {
 // keyedBuild is one build with its key: what the engine cache looks up and the manifest says.
 type keyedBuild struct {
 	cache   *enginecache.Cache // nil without --engine-cache
+	src     *onnx.Source       // the model the key was hashed from
 	key     string
 	parts   buildkey.Parts
 	hashes  buildkey.ModelHashes
@@ -87,7 +89,7 @@ type keyedBuild struct {
 // build is done. ctx ends the lookup
 // (a signal, the time budget). An entry that is broken is removed and said so: the build goes
 // on, into files that start empty again.
-func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, req worker.Request, info progress.BuildInfo, files *buildFiles, outs *outputs) (*keyedBuild, progress.Result, error) {
+func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, src *onnx.Source, req worker.Request, info progress.BuildInfo, files *buildFiles, outs *outputs) (*keyedBuild, progress.Result, error) {
 	var none progress.Result
 	cache, err := openEngineCache(o.EngineCache)
 	var unusable *enginecache.UnusableError
@@ -99,10 +101,10 @@ func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, req worker
 		return nil, none, err
 	}
 	if cache == nil {
-		k := &keyedBuild{ready: make(chan struct{})}
+		k := &keyedBuild{src: src, ready: make(chan struct{})}
 		go func() {
 			defer close(k.ready)
-			key, err := computeKey(nil, o, req, info)
+			key, err := computeKey(nil, o, src, req, info)
 			if err != nil {
 				k.err = err
 				return
@@ -113,7 +115,7 @@ func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, req worker
 		}()
 		return k, none, nil
 	}
-	k, err := abandonable(ctx, func() (*keyedBuild, error) { return computeKey(cache, o, req, info) })
+	k, err := abandonable(ctx, func() (*keyedBuild, error) { return computeKey(cache, o, src, req, info) })
 	if ctx.Err() != nil {
 		cache.Close()
 		return nil, none, err // the caller reports the signal or budget
@@ -174,8 +176,8 @@ func (k *keyedBuild) close() {
 	}
 }
 
-// computeKey finds the target and computes the build's key.
-func computeKey(cache *enginecache.Cache, o *Options, req worker.Request, info progress.BuildInfo) (*keyedBuild, error) {
+// computeKey finds the target and computes the build's key, hashing the model src holds.
+func computeKey(cache *enginecache.Cache, o *Options, src *onnx.Source, req worker.Request, info progress.BuildInfo) (*keyedBuild, error) {
 	target, err := probe.Target(req.Backend, req.Device, req.TensorRTLib)
 	if err != nil {
 		return nil, err
@@ -185,12 +187,12 @@ func computeKey(cache *enginecache.Cache, o *Options, req worker.Request, info p
 		// as they would on the real GPUs.
 		target.GPU, target.ComputeCapability, target.MIG = o.KeyTarget.GPU, o.KeyTarget.ComputeCapability, o.KeyTarget.MIG
 	}
-	k := &keyedBuild{cache: cache, model: req.Model, backend: req.Backend, trt: target.TensorRT, prec: info.Precision}
+	k := &keyedBuild{cache: cache, src: src, model: req.Model, backend: req.Backend, trt: target.TensorRT, prec: info.Precision}
 	hash := o.ModelHashes
 	if hash == nil {
-		hash = buildkey.HashModel
+		hash = buildkey.HashSource
 	}
-	if k.hashes, err = hash(req.Model); err != nil {
+	if k.hashes, err = hash(src); err != nil {
 		return nil, err
 	}
 	if k.parts, k.hashes, err = buildkey.FromHashes(req, target, k.hashes); err != nil {
@@ -254,6 +256,13 @@ func (k *keyedBuild) afterBuild(ctx context.Context, diag io.Writer, res progres
 	}
 	if k.err != nil {
 		fmt.Fprintf(diag, "trtbuild: warning: no manifest written: %v\n", k.err)
+		return
+	}
+	// The key is of the bytes the held model had when they were hashed (without an engine
+	// cache, while the worker built): the manifest and the cache describe the engine by that
+	// key only if the model stayed what the worker read, from its opening to now.
+	if err := k.src.Changed(); err != nil {
+		fmt.Fprintf(diag, "trtbuild: warning: no manifest written and nothing stored in the engine cache: %s; the key may not be the engine's\n", pathtext.Line(err.Error()))
 		return
 	}
 	m := k.manifest(files.engine.Target().Path, files.size, files.sum)

@@ -19,11 +19,12 @@ type Preflighted struct {
 // particular and without looking at the engine's or any other output's path, so that it runs
 // where no TensorRT is installed (`trtbuild inspect --check`). It writes nothing.
 func Preflight(o Options) (Preflighted, error) {
-	model, err := checkModelPath(o.Model)
+	src, err := openModel(o.Model)
 	if err != nil {
 		return Preflighted{}, err
 	}
-	req, m, warnings, err := prepareRequestOn(&o, model, "sim")
+	defer src.Close()
+	req, m, warnings, err := prepareRequestOn(&o, src, "sim")
 	if err != nil {
 		return Preflighted{}, err
 	}

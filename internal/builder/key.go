@@ -3,7 +3,9 @@ package builder
 import (
 	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/probe"
+	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // KeyPrefix starts every build key.
@@ -19,11 +21,12 @@ type BuildKey struct {
 // Key computes the key of the build o describes, from the same request the build would send
 // its worker, without building. warnings are the checks' warnings, for stderr.
 func Key(o Options) (k BuildKey, warnings []string, err error) {
-	model, err := checkModelPath(o.Model)
+	src, err := openModel(o.Model)
 	if err != nil {
 		return k, nil, err
 	}
-	req, _, warnings, err := prepareRequest(&o, model)
+	defer src.Close()
+	req, _, warnings, err := prepareRequest(&o, src)
 	if err != nil {
 		return k, nil, err
 	}
@@ -31,11 +34,25 @@ func Key(o Options) (k BuildKey, warnings []string, err error) {
 	if err != nil {
 		return k, warnings, exitcode.Wrap(exitcode.Failed, err)
 	}
-	parts, _, err := buildkey.FromRequest(req, target)
-	if err != nil {
-		return k, warnings, exitcode.Usagef("%v", err)
+	k, err = keyOf(&o, src, req, target)
+	return k, warnings, err
+}
+
+// keyOf is the key of req on target, hashing the model src holds (with o.ModelHashes when set).
+func keyOf(o *Options, src *onnx.Source, req worker.Request, target buildkey.Target) (BuildKey, error) {
+	hash := o.ModelHashes
+	if hash == nil {
+		hash = buildkey.HashSource
 	}
-	return BuildKey{Key: parts.Key(), Parts: parts}, warnings, nil
+	hashes, err := hash(src)
+	if err != nil {
+		return BuildKey{}, exitcode.Usagef("%v", err)
+	}
+	parts, _, err := buildkey.FromHashes(req, target, hashes)
+	if err != nil {
+		return BuildKey{}, exitcode.Usagef("%v", err)
+	}
+	return BuildKey{Key: parts.Key(), Parts: parts}, nil
 }
 
 // KeyOn computes the key of the build o describes as it would run on target, a builder and
@@ -46,20 +63,17 @@ func KeyOn(o Options, target buildkey.Target) (BuildKey, error) {
 	if target.Backend != "tensorrt" && target.Backend != "sim" {
 		return BuildKey{}, exitcode.Usagef("invalid backend %q: a key is of a tensorrt or a sim build", target.Backend)
 	}
-	model, err := checkModelPath(o.Model)
+	src, err := openModel(o.Model)
 	if err != nil {
 		return BuildKey{}, err
 	}
-	req, _, _, err := prepareRequestOn(&o, model, target.Backend)
+	defer src.Close()
+	req, _, _, err := prepareRequestOn(&o, src, target.Backend)
 	if err != nil {
 		return BuildKey{}, err
 	}
 	if o.KeyTarget != nil && target.Backend == "sim" {
 		target.GPU, target.ComputeCapability, target.MIG = o.KeyTarget.GPU, o.KeyTarget.ComputeCapability, o.KeyTarget.MIG
 	}
-	parts, _, err := buildkey.FromRequest(req, target)
-	if err != nil {
-		return BuildKey{}, exitcode.Usagef("%v", err)
-	}
-	return BuildKey{Key: parts.Key(), Parts: parts}, nil
+	return keyOf(&o, src, req, target)
 }

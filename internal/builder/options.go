@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/onnx"
 )
 
 // Options describe one build, as every front end gives it: the command line binds its flags
@@ -86,9 +87,10 @@ type Options struct {
 	// KeyTarget, for a simulated build, is the GPU its build key names (a matrix cell's
 	// target), so cells map to keys as they would on the real GPUs.
 	KeyTarget *buildkey.Target
-	// ModelHashes, when set, hashes a model for the build key (a matrix hashes each model once
-	// for all its cells); nil: buildkey.HashModel.
-	ModelHashes func(model string) (buildkey.ModelHashes, error)
+	// ModelHashes, when set, hashes the model a build opened for its key (a matrix hashes each
+	// model once for all its cells, keyed by the file's onnx.Source.Identity); nil:
+	// buildkey.HashSource.
+	ModelHashes func(src *onnx.Source) (buildkey.ModelHashes, error)
 }
 
 // Profile is one optimization profile's shapes as trtexec writes them

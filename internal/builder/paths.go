@@ -29,9 +29,11 @@ type buildPaths struct {
 }
 
 // checkBuildPaths applies the output rules (internal/outpath) to every file the build writes,
-// and refuses any output that is the model, one of its external data files, a plugin, or
-// another output, after symbolic and hard links are resolved. It returns warnings.
-func checkBuildPaths(o *Options, model, engine, backend string, m *onnx.Model) (*buildPaths, []string, error) {
+// and refuses any output that is the model src holds, one of its external data files, a
+// plugin, or another output, after symbolic and hard links are resolved. derived says that
+// trtbuild named the engine itself (no -o: MODEL.engine), so that it follows no link, as the
+// manifest's path does. It returns warnings.
+func checkBuildPaths(o *Options, src *onnx.Source, engine string, derived bool, backend string, m *onnx.Model) (*buildPaths, []string, error) {
 	var p buildPaths
 	var err error
 	var outputs []outpath.Named
@@ -40,7 +42,13 @@ func checkBuildPaths(o *Options, model, engine, backend string, m *onnx.Model) (
 	if o.OwnOutputs {
 		whole = outpath.Own
 	}
-	if p.engine, err = outpath.Check("the engine", engine, whole); err != nil {
+	if derived {
+		// MODEL.engine, beside a model in a folder others may write: a link planted there
+		// would make trtbuild replace the file it leads to.
+		if p.engine, err = outpath.Check("the engine", engine, outpath.Own); err != nil {
+			return nil, nil, exitcode.Usagef("%s, or give the engine's path with -o", exitcode.OneLine(err))
+		}
+	} else if p.engine, err = outpath.Check("the engine", engine, whole); err != nil {
 		return nil, nil, err
 	}
 	outputs = append(outputs, outpath.Named{Name: "-o", Target: p.engine})
@@ -100,22 +108,20 @@ func checkBuildPaths(o *Options, model, engine, backend string, m *onnx.Model) (
 		}
 	}
 
-	inputs := []outpath.Named{}
-	addInput := func(name, path string) {
-		if t, err := outpath.Inspect(path); err == nil && t.Info != nil {
-			inputs = append(inputs, outpath.Named{Name: name, Target: t})
-		}
-	}
-	addInput("the model", model)
+	// The model and its external data as the held Source found them: the files that were read.
+	inputs := []outpath.Named{{Name: "the model", Target: outpath.Target{Path: src.Path(), Final: absClean(src.Path()), Kind: outpath.Regular, Info: src.Info()}}}
 	if m != nil {
-		for _, f := range m.ExternalFiles(filepath.Dir(model)) {
-			if f.Path != "" {
-				addInput("the model's external data file", f.Path)
+		for _, f := range src.ExternalFiles(m) {
+			if f.Path != "" && f.Info != nil {
+				inputs = append(inputs, outpath.Named{Name: "the model's external data file",
+					Target: outpath.Target{Path: f.Path, Final: absClean(f.Path), Kind: outpath.Regular, Info: f.Info}})
 			}
 		}
 	}
 	for _, pl := range o.Plugins {
-		addInput("the plugin", pl)
+		if t, err := outpath.Inspect(pl); err == nil && t.Info != nil {
+			inputs = append(inputs, outpath.Named{Name: "the plugin", Target: t})
+		}
 	}
 	if err := outpath.Conflicts(outputs, inputs); err != nil {
 		return nil, nil, exitcode.Usagef("%v", err)

@@ -56,8 +56,8 @@ const minTensorRTOpset = 9
 // dimensions are all named by given inputs are added to the request's profiles. With skip
 // (--no-preflight) the shape and opset rules are skipped, never the external data rule:
 // external data files stay inside the model's folder.
-func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip bool) (m *onnx.Model, warnings []string, err error) {
-	m, err = onnx.ReadMetadata(model)
+func checkModel(src *onnx.Source, req *worker.Request, profiles []shapeFlags, skip bool) (m *onnx.Model, warnings []string, err error) {
+	m, err = src.Metadata()
 	if err != nil && skip {
 		return nil, nil, exitcode.Usagef("%v; --no-preflight skips the shape checks, not this one: trtbuild must read the model to keep its external data inside its folder", err)
 	}
@@ -73,7 +73,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 		return nil, nil, err
 	}
 	if skip {
-		if err := preflight.CheckExternal(m, model); err != nil {
+		if err := preflight.CheckExternal(m, src); err != nil {
 			return nil, nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 		req.NodeNames = m.NodeNames()
@@ -86,7 +86,7 @@ func checkModel(model string, req *worker.Request, profiles []shapeFlags, skip b
 	seen := map[string]bool{}
 	var completed []shapes.Profile
 	for i, f := range profiles {
-		r, err := preflight.CheckProfile(m, model, preflight.Params{
+		r, err := preflight.CheckProfile(m, src, preflight.Params{
 			Shapes: f.shapes, Min: f.min, Opt: f.opt, Max: f.max, MinOpset: minTensorRTOpset,
 		})
 		if err != nil {

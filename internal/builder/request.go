@@ -32,21 +32,21 @@ const defaultSimStep = 40 * time.Millisecond
 // profiles, trtexec's build settings and the model's preflight checks (which complete the
 // profiles). It returns the model as read and the warnings to show. A build and `trtbuild key`
 // share it, so a key is computed from the request the build would send.
-func prepareRequest(o *Options, model string) (worker.Request, *onnx.Model, []string, error) {
+func prepareRequest(o *Options, src *onnx.Source) (worker.Request, *onnx.Model, []string, error) {
 	backend, err := resolveBackend(o.Backend)
 	if err != nil {
 		return worker.Request{}, nil, nil, err
 	}
-	return prepareRequestOn(o, model, backend)
+	return prepareRequestOn(o, src, backend)
 }
 
 // prepareRequestOn is prepareRequest for a resolved backend ("tensorrt" or "sim").
-func prepareRequestOn(o *Options, model, backend string) (worker.Request, *onnx.Model, []string, error) {
+func prepareRequestOn(o *Options, src *onnx.Source, backend string) (worker.Request, *onnx.Model, []string, error) {
 	flags, err := parseShapeFlags(o)
 	if err != nil {
 		return worker.Request{}, nil, nil, err
 	}
-	req, err := buildRequest(o, model, backend, flags)
+	req, err := buildRequest(o, src.Path(), backend, flags)
 	if err != nil {
 		return worker.Request{}, nil, nil, err
 	}
@@ -54,15 +54,19 @@ func prepareRequestOn(o *Options, model, backend string) (worker.Request, *onnx.
 	if err != nil {
 		return worker.Request{}, nil, nil, err
 	}
-	m, warnings, err := checkModel(model, &req, flags, o.NoPreflight)
+	m, warnings, err := checkModel(src, &req, flags, o.NoPreflight)
 	if err != nil {
 		return worker.Request{}, nil, nil, err
 	}
 	return req, m, append(txWarnings, warnings...), nil
 }
 
-func resolveEngine(model, engine string) (string, error) {
+// resolveEngine is the engine's path: engine, or when it is "" the model's path with .engine
+// (derived is then true: trtbuild named it, so it follows no link).
+func resolveEngine(src *onnx.Source, engine string) (path string, derived bool, err error) {
+	model := src.Path()
 	if engine == "" {
+		derived = true
 		ext := filepath.Ext(model)
 		if strings.EqualFold(ext, ".onnx") {
 			engine = strings.TrimSuffix(model, ext) + ".engine"
@@ -71,23 +75,20 @@ func resolveEngine(model, engine string) (string, error) {
 		}
 	}
 	if st, err := os.Stat(engine); err == nil && st.IsDir() {
-		return "", exitcode.Usagef("engine path %s is a directory; give a file name with -o", q(engine))
+		return "", false, exitcode.Usagef("engine path %s is a directory; give a file name with -o", q(engine))
 	}
-	if sameFile(model, engine) {
-		return "", exitcode.Usagef("engine path %s is the model itself; choose another path with -o", q(engine))
+	if isModel(src, engine) {
+		return "", false, exitcode.Usagef("engine path %s is the model itself; choose another path with -o", q(engine))
 	}
-	return engine, nil
+	return engine, derived, nil
 }
 
-func sameFile(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	if err1 == nil && err2 == nil {
-		return os.SameFile(sa, sb)
+// isModel reports whether path is the model src holds.
+func isModel(src *onnx.Source, path string) bool {
+	if st, err := os.Stat(path); err == nil {
+		return os.SameFile(st, src.Info())
 	}
-	aa, err1 := filepath.Abs(a)
-	ab, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == ab
+	return absClean(path) == absClean(src.Path())
 }
 
 func resolveBackend(name string) (string, error) {

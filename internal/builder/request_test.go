@@ -1,6 +1,7 @@
 package builder
 
 import (
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +81,8 @@ func TestSharedDimsFillTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := worker.Request{}
-	if _, _, err := checkModel(model, &req, flags, false); err != nil {
+	src := openTestModel(t, model)
+	if _, _, err := checkModel(src, &req, flags, false); err != nil {
 		t.Fatal(err)
 	}
 	if len(req.Profiles) != 1 {
@@ -174,4 +176,15 @@ func TestResolveTensorRTLibListSeparator(t *testing.T) {
 			t.Errorf("ResolveTensorRTLib(%q) = %v, want a usage error naming LD_LIBRARY_PATH", dir, err)
 		}
 	}
+}
+
+// openTestModel opens the model at path as a build does, closed when the test ends.
+func openTestModel(t *testing.T, path string) *onnx.Source {
+	t.Helper()
+	src, err := openModel(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { src.Close() })
+	return src
 }

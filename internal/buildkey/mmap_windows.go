@@ -2,6 +2,7 @@ package buildkey
 
 import (
 	"fmt"
+	"os"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -19,6 +20,11 @@ func mapFile(path string) (data []byte, release func(), err error) {
 		return nil, nil, err
 	}
 	defer f.Close()
+	return mapOpen(f)
+}
+
+// mapOpen is mapFile of the open file f (which may be closed once it returns).
+func mapOpen(f *os.File) (data []byte, release func(), err error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, nil, err

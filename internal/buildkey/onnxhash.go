@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	"google.golang.org/protobuf/encoding/protowire"
 
@@ -38,17 +40,34 @@ func HashModel(path string) (ModelHashes, error) {
 		return ModelHashes{}, fmt.Errorf("reading model %s: %w", path, err)
 	}
 	defer release()
-	hashes, err := hashBytes(data, filepath.Dir(path))
+	dir := filepath.Dir(path)
+	hashes, err := hashBytes(data, func(loc string) (*os.File, os.FileInfo, error) { return onnx.OpenExternal(dir, loc) })
 	if err != nil {
 		return ModelHashes{}, fmt.Errorf("hashing model %s: %w", path, err)
 	}
 	return hashes, nil
 }
 
-// hashBytes hashes a model's bytes; external data is read from the folder dir.
-func hashBytes(data []byte, dir string) (ModelHashes, error) {
+// HashSource hashes the model src holds (see ModelHashes), as HashModel hashes a path: the
+// model's bytes are read from the held file, its external data through the held folder.
+func HashSource(src *onnx.Source) (ModelHashes, error) {
+	data, release, err := mapOpen(src.File())
+	if err != nil {
+		return ModelHashes{}, fmt.Errorf("reading model %s: %w", src.Path(), err)
+	}
+	defer release()
+	hashes, err := hashBytes(data, src.OpenExternal)
+	if err != nil {
+		return ModelHashes{}, fmt.Errorf("hashing model %s: %w", src.Path(), err)
+	}
+	return hashes, nil
+}
+
+// hashBytes hashes a model's bytes; external data files are opened with open (by location,
+// relative to the model's folder).
+func hashBytes(data []byte, open func(loc string) (*os.File, os.FileInfo, error)) (ModelHashes, error) {
 	w := onnx.NewBytesWalker(data, "the model")
-	h := &hasher{w: w, graph: sha256.New(), weights: sha256.New(), dir: dir}
+	h := &hasher{w: w, graph: sha256.New(), weights: sha256.New(), open: open}
 	if err := h.message(w.Size(), kindModel, 0); err != nil {
 		var fe *onnx.FormatError
 		if errors.As(w.Error(err), &fe) {
@@ -156,7 +175,7 @@ func child(parent kind, field protowire.Number) kind {
 type hasher struct {
 	w              *onnx.Walker // over the model's bytes
 	graph, weights hash.Hash
-	dir            string // the model's folder, which holds its external data
+	open           func(loc string) (*os.File, os.FileInfo, error) // an external data file, by location
 	tensors        uint64
 	external       int64
 	buf            []byte
@@ -366,7 +385,7 @@ func (h *hasher) externalData(tensor string, entries [][2]string) error {
 	if location == "" {
 		return fmt.Errorf("tensor %q: external data without a location", tensor)
 	}
-	f, st, err := onnx.OpenExternal(h.dir, location)
+	f, st, err := h.open(location)
 	if err != nil {
 		return fmt.Errorf("tensor %q: %w", tensor, err)
 	}
@@ -393,4 +412,35 @@ func (h *hasher) externalData(tensor string, entries [][2]string) error {
 	}
 	h.external += n
 	return nil
+}
+
+// Memo hashes each model file once for several builds of it (a matrix's cells, a service's
+// checks): by the identity of the file a build opened (onnx.Source.Identity), so a file that
+// changed in between is hashed again. It is safe for concurrent use; the zero Memo is ready.
+type Memo struct {
+	mu   sync.Mutex
+	done map[string]*memoEntry
+}
+
+type memoEntry struct {
+	once   sync.Once
+	hashes ModelHashes
+	err    error
+}
+
+// Hash is HashSource of src, hashed once per file identity.
+func (m *Memo) Hash(src *onnx.Source) (ModelHashes, error) {
+	id := src.Identity()
+	m.mu.Lock()
+	if m.done == nil {
+		m.done = map[string]*memoEntry{}
+	}
+	e := m.done[id]
+	if e == nil {
+		e = &memoEntry{}
+		m.done[id] = e
+	}
+	m.mu.Unlock()
+	e.once.Do(func() { e.hashes, e.err = HashSource(src) })
+	return e.hashes, e.err
 }

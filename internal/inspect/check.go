@@ -62,10 +62,12 @@ type Preflight func() (profiles []shapes.Profile, warnings []string, err error)
 // (note as For returns it). A path that is no readable ONNX model is a usage error (exit status
 // 2), as for Model.
 func NewCheck(path string, pre Preflight, ops *parserops.List, note string) (*Check, error) {
-	if err := regfile.CheckInput("model", path); err != nil {
-		return nil, err
+	src, err := onnx.OpenSource(path)
+	if err != nil {
+		return nil, regfile.InputError("model", path, err)
 	}
-	m, err := onnx.ReadMetadata(path)
+	defer src.Close()
+	m, err := src.Metadata()
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
@@ -81,7 +83,7 @@ func NewCheck(path string, pre Preflight, ops *parserops.List, note string) (*Ch
 		// A build stops at its first refusal; external data is the refusal a user most needs
 		// to hear of with the others, so it is checked on its own too.
 		if rule != "external-data" {
-			if err := preflight.CheckExternal(m, path); err != nil {
+			if err := preflight.CheckExternal(m, src); err != nil {
 				c.Reasons = append(c.Reasons, Reason{Kind: KindRefused, Rule: "external-data", Message: exitcode.OneLine(err)})
 			}
 		}

@@ -19,11 +19,16 @@ import (
 // preflightOf is the build's preflight without shape flags, as the builder applies it.
 func preflightOf(path string) Preflight {
 	return func() ([]shapes.Profile, []string, error) {
-		m, err := onnx.ReadMetadata(path)
+		src, err := onnx.OpenSource(path)
 		if err != nil {
 			return nil, nil, err
 		}
-		r, err := preflight.CheckProfile(m, path, preflight.Params{})
+		defer src.Close()
+		m, err := src.Metadata()
+		if err != nil {
+			return nil, nil, err
+		}
+		r, err := preflight.CheckProfile(m, src, preflight.Params{})
 		if err != nil {
 			return nil, nil, err
 		}

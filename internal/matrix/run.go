@@ -162,34 +162,6 @@ func probeDevice(device int, libDir string) (Device, error) {
 	return DeviceOf(r.DeviceName), nil
 }
 
-// modelHashes hashes each model of a matrix run once, for all its cells; safe for the
-// workers to share.
-type modelHashes struct {
-	mu   sync.Mutex
-	done map[string]*hashOnce
-}
-
-type hashOnce struct {
-	once   sync.Once
-	hashes buildkey.ModelHashes
-	err    error
-}
-
-func (m *modelHashes) hash(model string) (buildkey.ModelHashes, error) {
-	m.mu.Lock()
-	if m.done == nil {
-		m.done = map[string]*hashOnce{}
-	}
-	h := m.done[model]
-	if h == nil {
-		h = &hashOnce{}
-		m.done[model] = h
-	}
-	m.mu.Unlock()
-	h.once.Do(func() { h.hashes, h.err = buildkey.HashModel(model) })
-	return h.hashes, h.err
-}
-
 // makeOutputDir makes the matrix's output folder: one the file names follows links, as every
 // path a user names; the default ("engines" beside the file) is trtbuild's own and follows none.
 func makeOutputDir(f *File) error {
@@ -228,7 +200,7 @@ func RunCell(f *File, cell Cell, o RunOptions, dev int, signals <-chan os.Signal
 	return runCell(f, cell, o, dev, signals, report, nil)
 }
 
-func runCell(f *File, cell Cell, o RunOptions, dev int, signals <-chan os.Signal, report string, hashes *modelHashes) (IndexCell, error) {
+func runCell(f *File, cell Cell, o RunOptions, dev int, signals <-chan os.Signal, report string, hashes *buildkey.Memo) (IndexCell, error) {
 	entry := NewIndexCell(cell)
 	out := f.OutputDir()
 	engine := filepath.Join(out, cell.Engine())
@@ -242,7 +214,7 @@ func runCell(f *File, cell Cell, o RunOptions, dev int, signals <-chan os.Signal
 		return entry, err
 	}
 	if hashes != nil {
-		b.ModelHashes = hashes.hash
+		b.ModelHashes = hashes.Hash
 	}
 	start := time.Now()
 	err = o.Build(dev, signals, b)
@@ -387,7 +359,7 @@ func Build(f *File, o BuildOptions) error {
 		}
 		return Cell{}, false
 	}
-	hashes := &modelHashes{}
+	hashes := &buildkey.Memo{}
 	var wg sync.WaitGroup
 	// A signal reaches every cell being built: each cancels, and no new cell starts.
 	stopFan := make(chan struct{})

@@ -86,7 +86,7 @@ func TestSharedDimsAccepted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := CheckProfile(m, path, params(t, tt.p...))
+			r, err := CheckPath(m, path, params(t, tt.p...))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,8 +17,18 @@ func Run(modelPath string, p Params) (*onnx.Model, []string, error) {
 	return m, warnings, err
 }
 
-// Check is CheckProfile without the profile.
+// Check is CheckProfile without the profile, for the model at modelPath.
 func Check(m *onnx.Model, modelPath string, p Params) ([]string, error) {
-	r, err := CheckProfile(m, modelPath, p)
+	r, err := CheckPath(m, modelPath, p)
 	return r.Warnings, err
+}
+
+// CheckPath is CheckProfile of the model at modelPath, opened as a Source for the check.
+func CheckPath(m *onnx.Model, modelPath string, p Params) (Result, error) {
+	src, err := onnx.OpenSource(modelPath)
+	if err != nil {
+		return Result{}, err
+	}
+	defer src.Close()
+	return CheckProfile(m, src, p)
 }

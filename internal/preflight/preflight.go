@@ -84,10 +84,10 @@ type Result struct {
 	Warnings []string
 }
 
-// CheckProfile applies rules 2 to 6 of the package comment to a model read from
-// modelPath (whose folder holds its external data) and returns the completed
+// CheckProfile applies rules 2 to 6 of the package comment to m, the model src
+// holds (whose folder holds its external data), and returns the completed
 // profile and the warnings, or the first failure as an *Error.
-func CheckProfile(m *onnx.Model, modelPath string, p Params) (Result, error) {
+func CheckProfile(m *onnx.Model, src *onnx.Source, p Params) (Result, error) {
 	var warnings []string
 	if err := checkShapeFlags(m, p); err != nil {
 		return Result{}, err
@@ -110,7 +110,7 @@ func CheckProfile(m *onnx.Model, modelPath string, p Params) (Result, error) {
 	if err := checkMissingShapes(m, inputs, bound, len(flagInputs(p)) > 0); err != nil {
 		return Result{}, err
 	}
-	if err := checkExternal(m, modelPath); err != nil {
+	if err := checkExternal(m, src); err != nil {
 		return Result{}, err
 	}
 	warnings = append(warnings, opsetWarnings(m, p)...)
@@ -299,18 +299,20 @@ func joinAnd(parts []string) string {
 // CheckExternal applies only rule 6, the external data rule, which keeps every external data
 // file inside the model's folder: it runs also when the other checks are skipped
 // (--no-preflight).
-func CheckExternal(m *onnx.Model, modelPath string) error { return checkExternal(m, modelPath) }
+// m is the model src holds; its external data files are examined through src's held folder.
+func CheckExternal(m *onnx.Model, src *onnx.Source) error { return checkExternal(m, src) }
 
 // checkExternal applies rule 6.
-func checkExternal(m *onnx.Model, modelPath string) error {
+func checkExternal(m *onnx.Model, src *onnx.Source) error {
+	modelPath := src.Path()
 	for _, ref := range m.External {
 		if ref.Problem != "" {
 			return fail("external-data", "tensor %q of %s has a broken external data reference: %s; export the model again",
 				ref.Tensor, filepath.Base(modelPath), ref.Problem)
 		}
 	}
-	dir := filepath.Dir(modelPath)
-	for _, f := range m.ExternalFiles(dir) {
+	dir := src.Dir()
+	for _, f := range src.ExternalFiles(m) {
 		var tensors string
 		if f.Tensors == 1 {
 			tensors = "1 tensor"
