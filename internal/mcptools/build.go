@@ -95,13 +95,14 @@ func (t *tools) missingModel(tool string) error {
 	return usagef("%s needs a model; give \"model\", the ONNX file%s", tool, t.modelRule())
 }
 
-// modelPath is the path of a tool's model argument, resolved as this server names models (see
-// modelRule); a missing one is missingModel's error.
-func (t *tools) modelPath(tool, model string) (string, error) {
+// modelPath is the path of a tool's model argument, as this server names models (see
+// modelRule): under serve a private copy of the model in the root (service.OpenModel), which
+// release removes; a missing one is missingModel's error.
+func (t *tools) modelPath(tool, model string) (path string, release func(), err error) {
 	if model == "" {
-		return "", t.missingModel(tool)
+		return "", nil, t.missingModel(tool)
 	}
-	return t.m.ResolveModel(model)
+	return t.m.OpenModel(model)
 }
 
 func (t *tools) engineRule() string {

@@ -45,10 +45,11 @@ func (t *tools) inspectTool() *mcp.Tool {
 }
 
 func (t *tools) inspect(_ context.Context, _ *mcp.CallToolRequest, a inspectArgs) (*mcp.CallToolResult, error) {
-	path, err := t.modelPath("inspect", a.Model)
+	path, release, err := t.modelPath("inspect", a.Model)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	var doc, text bytes.Buffer
 	if err := inspect.Model(&doc, path, true); err != nil {
 		return nil, err
@@ -97,10 +98,11 @@ func (t *tools) convertTool() *mcp.Tool {
 }
 
 func (t *tools) convert(_ context.Context, _ *mcp.CallToolRequest, a convertArgs) (*mcp.CallToolResult, error) {
-	in, err := t.modelPath("convert", a.Model)
+	in, release, err := t.modelPath("convert", a.Model)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	var target convert.Target
 	switch {
 	case a.FP16 && a.BF16:
@@ -194,10 +196,11 @@ func (t *tools) keyTool() *mcp.Tool {
 }
 
 func (t *tools) key(_ context.Context, _ *mcp.CallToolRequest, a keyArgs) (*mcp.CallToolResult, error) {
-	path, err := t.modelPath("key", a.Model)
+	path, release, err := t.modelPath("key", a.Model)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	opts, err := buildflags.Options(a.Options, t.refused)
 	if err != nil {
 		return nil, err

@@ -9,11 +9,15 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trtbuild/trtbuild/internal/onnx"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/regfile"
 )
 
 // modelRoot is the folder a service's models come from, open as an os.Root: a name is looked up
-// inside it, never above it (no "..", no absolute path) and never through a link that leads out.
+// inside it, never above it (no "..", no absolute path), never through a link that leads out,
+// and never through a link at the model's own name.
 type modelRoot struct {
 	root *os.Root
 	dir  string // the folder, absolute, links resolved
@@ -41,52 +45,60 @@ func openModelRoot(dir string) (*modelRoot, error) {
 	return &modelRoot{root: r, dir: abs}, nil
 }
 
-// resolve is the path of the model a request names, relative to the root: the file, found
-// inside the root, as a path below the root's folder that the builder opens (with the folder's
-// external data beside it). Errors are RequestErrors that say what to give instead.
-func (r *modelRoot) resolve(name string) (string, error) {
-	real, _, err := r.lookup(name)
-	return real, err
-}
-
-// lookup is resolve, with the file it found: a build checks again, before it starts, that
-// the name still leads to that file (see Manager.modelChanged).
-func (r *modelRoot) lookup(name string) (string, os.FileInfo, error) {
+// checkName refuses a model name that is not a plain relative path: it is looked up inside
+// the root, never above it.
+func checkName(name string) error {
 	shown := pathtext.Q(name)
 	switch {
 	case name == "":
-		return "", nil, badRequest("no model given", "name an ONNX file relative to the model root, as \"model\": \"resnet/model.onnx\"")
+		return badRequest("no model given", "name an ONNX file relative to the model root, as \"model\": \"resnet/model.onnx\"")
 	case strings.ContainsRune(name, 0) || strings.ContainsAny(name, "\\"):
-		return "", nil, badRequest(fmt.Sprintf("model %s has a NUL or a backslash in its name", shown), "name it with forward slashes, relative to the model root")
-	case filepath.IsAbs(name):
-		return "", nil, badRequest(fmt.Sprintf("model %s is an absolute path", shown), "name it relative to the model root")
+		return badRequest(fmt.Sprintf("model %s has a NUL or a backslash in its name", shown), "name it with forward slashes, relative to the model root")
+	case filepath.IsAbs(name) || strings.HasPrefix(name, "/"):
+		return badRequest(fmt.Sprintf("model %s is an absolute path", shown), "name it relative to the model root")
 	case !filepath.IsLocal(name):
-		return "", nil, badRequest(fmt.Sprintf("model %s leads out of the model root", shown), "name a file inside the model root, without \"..\"")
+		return badRequest(fmt.Sprintf("model %s leads out of the model root", shown), "name a file inside the model root, without \"..\"")
 	}
-	fi, err := r.root.Stat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, &RequestError{Status: http.StatusNotFound, Problem: fmt.Sprintf("no model %s in the model root", shown), Hint: "check the name; it is relative to the model root the server was started with"}
+	return nil
+}
+
+// open opens the model a request names, once, inside the root (onnx.OpenSourceIn): no part of
+// the name leads out of the root and its last part is no link. Everything the service reads
+// of the model is read from what open holds. Errors are RequestErrors that say what to give
+// instead.
+func (r *modelRoot) open(name string) (*onnx.Source, error) {
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return "", nil, badRequest(fmt.Sprintf("model %s cannot be opened inside the model root (%s)", shown, pathtext.Line(errText(err))), "a link that leads out of the model root is refused; name the file itself")
+	shown := pathtext.Q(name)
+	src, err := onnx.OpenSourceIn(r.root, "", name)
+	var nr *regfile.NotRegularError
+	switch {
+	case err == nil:
+		return src, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &RequestError{Status: http.StatusNotFound, Problem: fmt.Sprintf("no model %s in the model root", shown), Hint: "check the name; it is relative to the model root the server was started with"}
+	case errors.Is(err, onnx.ErrLinkedModel):
+		return nil, badRequest(fmt.Sprintf("model %s is a symbolic link", shown), "name the file itself; links in the model root are not followed at the model's name")
+	case errors.As(err, &nr):
+		return nil, badRequest(fmt.Sprintf("model %s is %s, not a regular file", shown, nr.Kind), "name the .onnx file")
 	}
-	if !fi.Mode().IsRegular() {
-		return "", nil, badRequest(fmt.Sprintf("model %s is not a regular file (%s)", shown, kindOf(fi.Mode())), "name the .onnx file")
+	return nil, badRequest(fmt.Sprintf("model %s cannot be opened inside the model root (%s)", shown, pathtext.Line(errText(err))), "a link that leads out of the model root is refused; name the file itself")
+}
+
+// copyModel copies the model src holds, with its external data, into dir, a private folder
+// of the state dir that no one else can write, at the model's name (dir/NAME), and returns
+// the copy's path. The builder, its worker and TensorRT read the copy by its path: nothing
+// done in the model root after open (a link planted at the name, a file renamed over it, the
+// folder swapped) reaches what is built, and the key is hashed from the bytes built.
+func copyModel(src *onnx.Source, name, dir string) (string, error) {
+	if sub := filepath.Dir(filepath.FromSlash(name)); sub != "." {
+		if err := outpath.MkdirOwn(dir, sub); err != nil {
+			return "", err
+		}
+		dir = filepath.Join(dir, sub)
 	}
-	// The builder opens the model by path: give it the file's own path inside the root, links
-	// resolved, and check that it is the file the root found.
-	real, err := filepath.EvalSymlinks(filepath.Join(r.dir, filepath.FromSlash(name)))
-	if err != nil {
-		return "", nil, badRequest(fmt.Sprintf("model %s: %s", shown, pathtext.Line(errText(err))), "name the file itself")
-	}
-	if rel, err := filepath.Rel(r.dir, real); err != nil || !filepath.IsLocal(rel) {
-		return "", nil, badRequest(fmt.Sprintf("model %s is a link out of the model root", shown), "name a file inside the model root")
-	}
-	again, err := os.Stat(real)
-	if err != nil || !os.SameFile(fi, again) {
-		return "", nil, badRequest(fmt.Sprintf("model %s changed while it was looked up", shown), "submit the build again")
-	}
-	return real, fi, nil
+	return src.CopyTo(dir)
 }
 
 // errText is an error's message without the path the os package puts in front of it.
@@ -96,19 +108,4 @@ func errText(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-// kindOf names a file mode that is not a regular file.
-func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	}
-	return "not a file"
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/history"
+	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
@@ -180,12 +181,20 @@ type Manager struct {
 
 	streamed atomic.Uint64
 	clients  atomic.Int64
+
+	hooks testHooks
+}
+
+// testHooks are points where a test acts in the middle of the Manager's work (export_test.go).
+type testHooks struct {
+	// opened runs when a request's model has been opened inside the model root, before
+	// anything is read from it.
+	opened func(name string)
 }
 
 // build is one build's record.
 type build struct {
 	id, model, key string
-	modelFile      os.FileInfo // the model the root found when it was submitted (nil: local)
 	options        map[string]json.RawMessage
 	idem, reqHash  string
 	opts           builder.Options
@@ -307,20 +316,62 @@ func (m *Manager) Refused() map[string]string { return m.cfg.Refused }
 // line does.
 func (m *Manager) Local() bool { return m.models == nil }
 
-// ResolveModel is the path of the model a request names: inside the model root, or, for a
-// local Manager, the caller's path made absolute. Errors are *RequestError.
-func (m *Manager) ResolveModel(name string) (string, error) {
-	if m.models != nil {
-		return m.models.resolve(name)
+// OpenModel is the path of the model a tool names, to read by path: for a Manager with a model
+// root, a private copy of the model (and its external data) opened inside the root, in a
+// folder of the state dir that release removes; for a local Manager, the caller's path made
+// absolute. Errors are *RequestError.
+func (m *Manager) OpenModel(name string) (path string, release func(), err error) {
+	if m.models == nil {
+		if name == "" {
+			return "", nil, badRequest("no model given", "name an ONNX file")
+		}
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return "", nil, badRequest(fmt.Sprintf("model %s: %v", pathtext.Q(name), err), "name an ONNX file")
+		}
+		return abs, func() {}, nil
 	}
-	if name == "" {
-		return "", badRequest("no model given", "name an ONNX file")
-	}
-	abs, err := filepath.Abs(name)
+	src, err := m.models.open(name)
 	if err != nil {
-		return "", badRequest(fmt.Sprintf("model %s: %v", pathtext.Q(name), err), "name an ONNX file")
+		return "", nil, err
 	}
-	return abs, nil
+	defer src.Close()
+	if err := m.mkdirPrivate(toolModels); err != nil {
+		return "", nil, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make a folder for the model's copy: " + exitcode.OneLine(err), Hint: "check the state dir"}
+	}
+	dir, err := os.MkdirTemp(filepath.Join(m.cfg.StateDir, toolModels), "model-")
+	if err != nil {
+		return "", nil, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make a folder for the model's copy: " + exitcode.OneLine(err), Hint: "check the state dir"}
+	}
+	release = func() { _ = os.RemoveAll(dir) }
+	rel, _ := filepath.Rel(m.cfg.StateDir, dir)
+	if path, err = m.copyModel(src, name, rel); err != nil {
+		release()
+		return "", nil, err
+	}
+	return path, release, nil
+}
+
+// modelDir is the folder of a build's folder that holds its copy of the model, and
+// toolModels the state dir's folder of the copies tools read (OpenModel).
+const modelDir, toolModels = "model", "models"
+
+// copyModel copies the model src holds (named name in the root) into rel, a folder of the
+// state dir made private here, and returns the copy's path. Errors are *RequestError.
+func (m *Manager) copyModel(src *onnx.Source, name, rel string) (string, error) {
+	if err := m.mkdirPrivate(rel); err != nil {
+		return "", &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make a folder for the model's copy: " + exitcode.OneLine(err), Hint: "check the state dir"}
+	}
+	path, err := copyModel(src, name, filepath.Join(m.cfg.StateDir, rel))
+	var fe *onnx.FormatError
+	var ee *onnx.ExternalError
+	switch {
+	case err == nil:
+		return path, nil
+	case errors.As(err, &fe), errors.As(err, &ee):
+		return "", refusal(exitcode.Wrap(exitcode.Usage, err))
+	}
+	return "", &RequestError{Status: http.StatusInternalServerError, Problem: fmt.Sprintf("cannot copy the model %s for its build: %s", pathtext.Q(name), exitcode.OneLine(err)), Hint: "check the state dir's free space"}
 }
 
 // OutputDir is a folder of the state dir for a tool's outputs (kind "converted"), made 0700.
@@ -401,26 +452,36 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	}
 	m.mu.Unlock()
 
+	var src *onnx.Source
 	var model string
-	var modelFile os.FileInfo
 	var err error
 	if m.models != nil {
-		model, modelFile, err = m.models.lookup(r.Model)
-	} else {
-		model, err = m.ResolveModel(r.Model)
-	}
-	if err != nil {
-		return Snapshot{}, false, err
+		if src, err = m.models.open(r.Model); err != nil {
+			return Snapshot{}, false, err
+		}
+		defer src.Close()
+		if m.hooks.opened != nil {
+			m.hooks.opened(r.Model)
+		}
+	} else if model, _, err = m.OpenModel(r.Model); err != nil {
+		return Snapshot{}, false, err // a local path: nothing to release
 	}
 	opts, err := buildflags.Options(r.Options, m.cfg.Refused)
 	if err != nil {
 		return Snapshot{}, false, refusal(err)
 	}
-	b := &build{id: newID(now), model: r.Model, modelFile: modelFile, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
+	b := &build{id: newID(now), model: r.Model, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
 		state: StateQueued, log: NewLog(), done: make(chan struct{})}
 	b.dir = filepath.Join(m.cfg.StateDir, "builds", b.id)
 	if err := m.mkdirPrivate(filepath.Join("builds", b.id)); err != nil {
 		return Snapshot{}, false, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make the build's folder: " + exitcode.OneLine(err), Hint: "check the state dir"}
+	}
+	if src != nil {
+		// The build reads its own copy of the model, made from what open holds.
+		if model, err = m.copyModel(src, r.Model, filepath.Join("builds", b.id, modelDir)); err != nil {
+			m.removeDir(b)
+			return Snapshot{}, false, err
+		}
 	}
 	opts.Model = model
 	if !m.Local() || opts.Engine == "" {
@@ -432,8 +493,7 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 		opts.EngineCache = m.cfg.EngineCache
 	}
 	opts.Command = nil
-	hashes := memoHashes()
-	opts.ModelHashes = hashes
+	opts.ModelHashes = new(buildkey.Memo).Hash
 	key, _, err := builder.Key(opts)
 	if err != nil {
 		m.removeDir(b)
@@ -551,25 +611,6 @@ func engineName(model string) string {
 	return strings.TrimSuffix(base, filepath.Ext(base)) + ".engine"
 }
 
-// memoHashes hashes a model once for every key of the same request (the check and the
-// cache lookup).
-func memoHashes() func(string) (buildkey.ModelHashes, error) {
-	var mu sync.Mutex
-	got := map[string]buildkey.ModelHashes{}
-	return func(model string) (buildkey.ModelHashes, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if h, ok := got[model]; ok {
-			return h, nil
-		}
-		h, err := buildkey.HashModel(model)
-		if err == nil {
-			got[model] = h
-		}
-		return h, err
-	}
-}
-
 func (m *Manager) removeDir(b *build) {
 	_ = os.RemoveAll(b.dir)
 }
@@ -621,13 +662,7 @@ func (m *Manager) schedule() {
 func (m *Manager) run(b *build) {
 	defer m.running.Done()
 	m.persist(b)
-	var res progress.Result
-	var err error
-	if changed := m.modelChanged(b); changed != nil {
-		res = progress.Result{Status: progress.StatusFailed, Error: changed.Problem, Hint: changed.Hint}
-	} else {
-		res, err = m.build(b)
-	}
+	res, err := m.build(b)
 	m.mu.Lock()
 	b.ended = time.Now()
 	if b.onGPU {
@@ -651,30 +686,6 @@ func (m *Manager) build(b *build) (progress.Result, error) {
 		CancelMessage: m.cfg.CancelMessage,
 		Began:         b.created, // a time budget counts the wait in the queue too
 	})
-}
-
-// modelChanged says why b may not start when its model is no longer the file the model root
-// found when b was submitted: its name (or a folder on the way) was replaced since, by a link
-// out of the root, say, which the builder, opening the model by its path, would follow.
-func (m *Manager) modelChanged(b *build) *RequestError {
-	if m.models == nil || b.modelFile == nil {
-		return nil
-	}
-	real, fi, err := m.models.lookup(b.model)
-	if err != nil {
-		var re *RequestError
-		if errors.As(err, &re) {
-			return &RequestError{Status: re.Status, Problem: re.Problem + " (it was there when the build was submitted)", Hint: re.Hint}
-		}
-		return badRequest(err.Error(), "submit the build again")
-	}
-	// The same inode may be a new file (a file system reuses a removed file's number): its
-	// size and modification time say whether it is the one that was checked.
-	if real != b.opts.Model || !os.SameFile(fi, b.modelFile) || fi.Size() != b.modelFile.Size() || !fi.ModTime().Equal(b.modelFile.ModTime()) {
-		return badRequest(fmt.Sprintf("model %s was replaced or changed after the build was submitted; nothing was built", pathtext.Q(b.model)),
-			"submit the build again once the model is in place")
-	}
-	return nil
 }
 
 // finish ends b with the builder's outcome: its result event (written now if the builder
@@ -701,6 +712,8 @@ func (m *Manager) finish(b *build, res progress.Result, err error) {
 	if res.Status == "" {
 		state = stateOf(builder.RefusalResult(err).Status)
 	}
+	// The build's copy of the model is not needed any more.
+	_ = os.RemoveAll(filepath.Join(b.dir, modelDir))
 	// The events file is in place before the state says the build ended.
 	if err := outpath.WriteOwn(filepath.Join(b.dir, "events.jsonl"), b.log.Lines(), 0o600); err != nil {
 		fmt.Fprintf(m.cfg.Log, "trtbuild: build %s: cannot keep its events: %s\n", b.id, exitcode.OneLine(err))
