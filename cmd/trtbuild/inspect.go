@@ -43,10 +43,11 @@ inputs, example --min-shapes/--opt-shapes/--max-shapes flags for a build.
 --check is a gate for CI: given the model and the build's flags (the shape flags, and any other
 build flag), it applies the build's own preflight and exits 0 when the build would start and
 nothing looks likely to fail, or prints the reasons, one line each, and exits 1: a build that
-would be refused (shapes missing or not fitting, external data missing or outside the model's
-folder, bad flags), shapes TensorRT cannot build (an input of more than 2^31-1 elements, a size
-of 0), and operators the ONNX parser of the targeted TensorRT does not import (onnx-tensorrt's
-operator list). It needs no TensorRT and no GPU. Exit status 2 means the model could not be read.`,
+would be refused (shapes missing, not fitting, or impossible: an opt or max size of 0, more than
+2^63-1 elements; external data missing or outside the model's folder; bad flags), inputs of more
+than 2^31-1 elements, which many TensorRT layers cannot index, and operators the ONNX parser of
+the targeted TensorRT does not import (onnx-tensorrt's operator list). It needs no TensorRT and
+no GPU. Exit status 2 means the model could not be read.`,
 		Example: `  trtbuild inspect testdata/models/convnet.onnx
   trtbuild inspect model.onnx --json | jq .inputs
   trtbuild inspect --check model.onnx --shapes images:8x3x224x224`,

@@ -65,7 +65,7 @@ func TestInspectCheck(t *testing.T) {
 		{"a huge batch", []string{dynamic, "--shapes", "images:99999999999x3x64x64"}, 1,
 			[]string{`likely to fail: input "images": the shape 99999999999x3x64x64 is 1228799999987712 elements`}, ""},
 		{"batch 0", []string{dynamic, "--shapes", "images:0x3x64x64"}, 1,
-			[]string{`likely to fail: input "images": the shape 0x3x64x64 gives dimension 0 (the batch) the size 0`}, ""},
+			[]string{`refused: input "images": the shape 0x3x64x64 gives dimension 0 (the batch) the size 0`}, "1 reason"},
 		{"a shape the model does not take", []string{convnet, "--shapes", "images:99999999999x3x224x224"}, 1,
 			[]string{`refused: --shapes images:99999999999x3x224x224 does not fit input "images"`}, ""},
 		{"missing external data", []string{missing}, 1, []string{`refused: external data file "external_data.bin" (2 tensors) of external_data.onnx is missing`}, ""},
@@ -118,7 +118,8 @@ func TestInspectCheckJSON(t *testing.T) {
 	}{
 		{"ok", []string{"--shapes", "images:2x3x64x64"}, 0, true, nil},
 		{"refused", nil, 1, false, []string{"refused"}},
-		{"likely to fail", []string{"--shapes", "images:0x3x64x64"}, 1, false, []string{"likely-fail"}},
+		{"likely to fail", []string{"--shapes", "images:99999999999x3x64x64"}, 1, false, []string{"likely-fail"}},
+		{"an impossible shape", []string{"--shapes", "images:0x3x64x64"}, 1, false, []string{"refused"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := trtbuild(t, nil, append([]string{"inspect", "--check", "--json", dynamic}, tt.args...)...)

@@ -50,8 +50,9 @@ const minTensorRTOpset = 9
 
 // checkModel reads the model's structure before any builder starts and applies the preflight
 // rules (internal/preflight) to every optimization profile: a file that is not ONNX, shapes
-// that do not fit the model's inputs, missing shapes for dynamic inputs and unsafe or missing
-// external data are refused here, with exit status 2, before any GPU time is spent. The
+// that do not fit the model's inputs, missing shapes for dynamic inputs, shapes TensorRT cannot
+// build for (an opt or max size of 0, more than 2^63-1 elements) and unsafe or missing external
+// data are refused here, with exit status 2, before any GPU time is spent. The
 // simulated builder gets the model's real node names. Inputs the flags leave out whose dynamic
 // dimensions are all named by given inputs are added to the request's profiles. With skip
 // (--no-preflight) the shape and opset rules are skipped, never the external data rule:

@@ -17,7 +17,10 @@
 //     dimensions are all named by given inputs is filled in from them (with
 //     a warning); otherwise one error lists all inputs still missing with a
 //     complete example flag line that keeps the sizes given.
-//  6. External data references are well formed, stay inside the model's
+//  6. Every shape the build gives TensorRT for an input is one it can build
+//     for (limits.go): no opt or max size of 0, and no more than 2^63-1
+//     elements. The same limits find the shapes Risks calls likely to fail.
+//  7. External data references are well formed, stay inside the model's
 //     folder (no absolute paths, no "..", no links leading out), and their
 //     files exist, are regular files, and are large enough.
 //
@@ -53,7 +56,8 @@ type Params struct {
 type Error struct {
 	// Rule is a short identifier of the failed check, for tests and
 	// programs: "shape-name", "shape-rank", "shape-static",
-	// "shape-shared-dim", "shape-order", "missing-shapes", "external-data".
+	// "shape-shared-dim", "shape-order", "missing-shapes", "shape-empty",
+	// "shape-volume", "external-data".
 	Rule string
 	Err  error
 }
@@ -84,7 +88,7 @@ type Result struct {
 	Warnings []string
 }
 
-// CheckProfile applies rules 2 to 6 of the package comment to m, the model src
+// CheckProfile applies rules 2 to 7 of the package comment to m, the model src
 // holds (whose folder holds its external data), and returns the completed
 // profile and the warnings, or the first failure as an *Error.
 func CheckProfile(m *onnx.Model, src *onnx.Source, p Params) (Result, error) {
@@ -108,6 +112,9 @@ func CheckProfile(m *onnx.Model, src *onnx.Source, p Params) (Result, error) {
 	inputs = append(inputs, filled...)
 	warnings = append(warnings, notes...)
 	if err := checkMissingShapes(m, inputs, bound, len(flagInputs(p)) > 0); err != nil {
+		return Result{}, err
+	}
+	if err := checkLimits(m, inputs); err != nil {
 		return Result{}, err
 	}
 	if err := checkExternal(m, src); err != nil {
@@ -296,13 +303,13 @@ func joinAnd(parts []string) string {
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
-// CheckExternal applies only rule 6, the external data rule, which keeps every external data
+// CheckExternal applies only rule 7, the external data rule, which keeps every external data
 // file inside the model's folder: it runs also when the other checks are skipped
-// (--no-preflight).
-// m is the model src holds; its external data files are examined through src's held folder.
+// (--no-preflight). m is the model src holds; its external data files are examined through
+// src's held folder.
 func CheckExternal(m *onnx.Model, src *onnx.Source) error { return checkExternal(m, src) }
 
-// checkExternal applies rule 6.
+// checkExternal applies rule 7.
 func checkExternal(m *onnx.Model, src *onnx.Source) error {
 	modelPath := src.Path()
 	for _, ref := range m.External {

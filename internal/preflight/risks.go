@@ -2,7 +2,6 @@ package preflight
 
 import (
 	"fmt"
-	"math/bits"
 	"sort"
 	"strings"
 
@@ -18,99 +17,45 @@ import (
 // Risk is one reason a build is likely to fail although preflight lets it start. Message is one
 // line naming the problem and the fix.
 type Risk struct {
-	// Rule is "shape-volume", "shape-empty" or "unsupported-op".
+	// Rule is "shape-volume" (limits.go) or "unsupported-op".
 	Rule    string `json:"rule"`
 	Message string `json:"message"`
 }
 
-// MaxVolume is the most elements an input may have before a build is judged likely to fail:
-// most TensorRT layers index tensors with 32-bit integers, and an input larger than that is
-// nearly always a typo in a shape flag (99999999999x3x224x224).
-const MaxVolume = 1<<31 - 1
-
 // Risks returns the risks of building m with profiles, the optimization profiles as the build
 // completes them (nil or empty when the model is static), for the ONNX parser whose operator
-// list is ops (nil: no operator check). The order is stable: shapes, then operators.
+// list is ops (nil: no operator check). The order is stable: shapes, then operators. Shapes the
+// limits refuse are CheckProfile's to report, not risks.
 func Risks(m *onnx.Model, profiles []shapes.Profile, ops *parserops.List) []Risk {
 	var risks []Risk
+	var all []inputShapes
 	given := map[string]bool{}
 	for i, p := range profiles {
 		where := ""
 		if len(profiles) > 1 {
 			where = fmt.Sprintf(" in profile %d", i)
 		}
-		for _, in := range p.Inputs {
-			given[in.Name] = true
-			sel := [3][]int64{in.Min, in.Opt, in.Max}
-			if rangeString(sel) == shapes.FormatDims(in.Opt) {
-				risks = append(risks, shapeRisks(in.Name, "the shape "+shapes.FormatDims(in.Opt)+where, in.Opt)...)
-				continue
-			}
-			for s, dims := range sel {
-				if r := shapeRisks(in.Name, fmt.Sprintf("the %s shape %s%s", selectorNames[s], shapes.FormatDims(dims), where), dims); len(r) > 0 {
-					risks = append(risks, r...)
-					break // one risk per input: the others follow from it
-				}
+		for _, s := range buildShapes(m, p.Inputs, where) {
+			if !s.own {
+				given[s.name] = true
+				all = append(all, s)
 			}
 		}
 	}
-	for _, in := range m.Inputs {
-		if given[in.Name] || in.Shape == nil || in.IsDynamic() {
-			continue
+	for _, s := range buildShapes(m, nil, "") {
+		if !given[s.name] {
+			all = append(all, s)
 		}
-		dims := make([]int64, len(in.Shape))
-		for i, d := range in.Shape {
-			dims[i] = d.Value
+	}
+	for _, s := range all {
+		if l := s.check(); l.rule != "" && !l.refused {
+			risks = append(risks, Risk{Rule: l.rule, Message: l.message})
 		}
-		risks = append(risks, shapeRisks(in.Name, "the model's shape "+DimsString(in.Shape), dims)...)
 	}
 	if ops != nil {
 		risks = append(risks, operatorRisks(m, ops)...)
 	}
 	return dedupe(risks)
-}
-
-// shapeRisks checks one shape of input: what names the shape for the message.
-func shapeRisks(input, what string, dims []int64) []Risk {
-	var risks []Risk
-	for i, d := range dims {
-		// Negative sizes never get here: the shape flags refuse them, and the ONNX reader takes
-		// a negative fixed dimension for an unknown one.
-		if d == 0 {
-			dim := fmt.Sprintf("dimension %d", i)
-			if i == 0 {
-				dim = "dimension 0 (the batch)"
-			}
-			risks = append(risks, Risk{Rule: "shape-empty", Message: fmt.Sprintf("input %q: %s gives %s the size 0, an empty tensor, which leaves TensorRT nothing to build for; give sizes of 1 or more", input, what, dim)})
-		}
-	}
-	if len(risks) > 0 {
-		return risks[:1]
-	}
-	if v, ok := volume(dims); !ok || v > MaxVolume {
-		return []Risk{{Rule: "shape-volume", Message: fmt.Sprintf("input %q: %s is %s elements, more than the 2^31-1 most TensorRT layers can index; check the shape flags for a typo", input, what, volumeText(v, ok))}}
-	}
-	return nil
-}
-
-// volume multiplies dims; ok is false when the product overflows 64 bits.
-func volume(dims []int64) (uint64, bool) {
-	v := uint64(1)
-	for _, d := range dims {
-		hi, lo := bits.Mul64(v, uint64(d))
-		if hi != 0 {
-			return 0, false
-		}
-		v = lo
-	}
-	return v, true
-}
-
-func volumeText(v uint64, ok bool) string {
-	if !ok {
-		return "more than 2^64"
-	}
-	return fmt.Sprintf("%d", v)
 }
 
 // operatorRisks names the standard operators of the main graph and its subgraphs that ops does

@@ -92,6 +92,37 @@ func TestRefusedRequests(t *testing.T) {
 	}
 }
 
+// TestImpossibleShapesOverHTTP: a shape TensorRT cannot build for is a 400 whose error and hint
+// are the preflight's one line, as the CLI prints it, and the build never starts.
+func TestImpossibleShapesOverHTTP(t *testing.T) {
+	ts := newTestServer(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "dynamic_batch.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ts.modelRoot, "dynamic_batch.onnx"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ shapes, want string }{
+		{"images:0x3x64x64", `input "images": the shape 0x3x64x64 gives dimension 0 (the batch) the size 0, an empty tensor, which leaves TensorRT nothing to build for; give sizes of 1 or more`},
+		{"images:9223372036854775807x3x64x64", `input "images": the shape 9223372036854775807x3x64x64 is more than 2^63-1 elements, more than TensorRT's 64-bit sizes can count; check the shape flags for a typo`},
+	} {
+		t.Run(tt.shapes, func(t *testing.T) {
+			resp, body := ts.do(t, "POST", "/v1/builds", `{"model": "dynamic_batch.onnx", "options": {"backend": "sim", "shapes": "`+tt.shapes+`"}}`)
+			if resp.StatusCode != 400 {
+				t.Fatalf("%d %s, want 400", resp.StatusCode, body)
+			}
+			if e := errorBody(t, body); e.Error+"; "+e.Hint != tt.want {
+				t.Errorf("error %q, hint %q; want %q", e.Error, e.Hint, tt.want)
+			}
+		})
+	}
+	resp, body := ts.do(t, "GET", "/v1/builds", "")
+	if resp.StatusCode != 200 || strings.Contains(string(body), "dynamic_batch") {
+		t.Errorf("the refused builds are listed: %d %s", resp.StatusCode, body)
+	}
+}
+
 func TestToken(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, content string, mode os.FileMode) string {

@@ -280,6 +280,13 @@ func TestRefusedRequests(t *testing.T) {
 	if err := os.Symlink("convnet.onnx", filepath.Join(e.models, "in.onnx")); err != nil {
 		t.Fatal(err)
 	}
+	dynamic, err := os.ReadFile("../../testdata/models/dynamic_batch.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.models, "dynamic_batch.onnx"), dynamic, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	fifos, err := makeFIFO(filepath.Join(e.models, "fifo.onnx"))
 	if err != nil {
 		t.Fatal(err)
@@ -302,6 +309,11 @@ func TestRefusedRequests(t *testing.T) {
 		{"convnet.onnx", `{"fp61": true}`, 400, `unknown option "fp61"`},
 		{"convnet.onnx", `{"backend": "sim", "shapes": "nope:1x2"}`, 400, "nope"},
 		{"convnet.onnx", `{"backend": "warp"}`, 400, "warp"},
+		// Shapes TensorRT cannot build for: the preflight's one line, as the CLI says it.
+		{"dynamic_batch.onnx", `{"backend": "sim", "shapes": "images:0x3x64x64"}`, 400,
+			`input "images": the shape 0x3x64x64 gives dimension 0 (the batch) the size 0, an empty tensor, which leaves TensorRT nothing to build for; give sizes of 1 or more`},
+		{"dynamic_batch.onnx", `{"backend": "sim", "shapes": "images:9223372036854775807x3x64x64"}`, 400,
+			`input "images": the shape 9223372036854775807x3x64x64 is more than 2^63-1 elements, more than TensorRT's 64-bit sizes can count; check the shape flags for a typo`},
 	} {
 		if tt.model == "fifo.onnx" && !fifos {
 			continue
