@@ -130,7 +130,7 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 	for _, w := range sum.Warnings {
 		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(w))
 	}
-	files, err := convert.Write(m, out)
+	files, err := convert.Write(m, out, convert.OutputUse(o.output))
 	if err != nil {
 		if errors.Is(err, convert.ErrWouldOverwrite) {
 			return exitcode.Usagef("%v", err)

@@ -180,6 +180,16 @@ func TestUnsafePathsRefused(t *testing.T) {
 			mkfifo(t, filepath.Join(e.dir, "m.engine"))
 			return []string{e.model}
 		}, "FIFO"},
+		{"convert's default output is a link", func(t *testing.T, e env) []string {
+			os.Symlink(filepath.Join(e.outside, "precious"), filepath.Join(e.dir, "m.fp16.onnx"))
+			return []string{"convert", "--fp16", e.model}
+		}, "m.fp16.onnx is a symbolic link; trtbuild does not follow links for files it names itself"},
+		{"report's default output is a link", func(t *testing.T, e env) []string {
+			tr := filepath.Join(e.dir, "t.jsonl")
+			os.WriteFile(tr, []byte("{}\n"), 0o644)
+			os.Symlink(filepath.Join(e.outside, "precious"), filepath.Join(e.dir, "t.html"))
+			return []string{"report", tr}
+		}, "t.html is a symbolic link; trtbuild does not follow links for files it names itself"},
 		{"timing cache links to a system file", func(t *testing.T, e env) []string {
 			victim := filepath.Join(e.outside, "passwd")
 			os.WriteFile(victim, []byte("root:x:0:0\n"), 0o644)

@@ -29,6 +29,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/convert/modelio"
 	"github.com/trtbuild/trtbuild/internal/convert/opschema"
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 )
 
 // Convert converts the model in place and returns what it did. Data of
@@ -299,12 +300,14 @@ func OutputName(model string, t Target) string {
 // ErrWouldOverwrite is wrapped by errors that refuse to write over an input file.
 var ErrWouldOverwrite = errors.New("output would overwrite an input file")
 
-// Write writes a converted model to out. The weights go to an external
-// data file named out + ".data" when the source model had external data or
-// when the model would not fit in one 2 GiB protobuf file. Both files are
-// written atomically. Write refuses to replace the source model or any of
-// its data files.
-func Write(m *modelio.Model, out string) (*Files, error) {
+// Write writes a converted model to out, used as use: outpath.WholeFile for
+// a path the user named, outpath.Own for one trtbuild chose (OutputName
+// beside the model), which follows no link. The weights go to an external
+// data file named out + ".data", a name trtbuild chooses, when the source
+// model had external data or when the model would not fit in one 2 GiB
+// protobuf file. Both files are written atomically. Write refuses to
+// replace the source model or any of its data files.
+func Write(m *modelio.Model, out string, use outpath.Use) (*Files, error) {
 	defer tightGC()()
 	external := m.External
 	if !external {
@@ -326,7 +329,7 @@ func Write(m *modelio.Model, out string) (*Files, error) {
 			}
 		}
 	}
-	w, err := m.Write(out, modelio.WriteOptions{External: external, DataName: dataName})
+	w, err := m.Write(out, modelio.WriteOptions{External: external, DataName: dataName, Use: use})
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +377,7 @@ func ConvertFile(in, outDir string, opts Options) (outPath string, summary Summa
 		return in, s, nil // nothing to convert: the model itself will do
 	}
 	out := filepath.Join(outDir, OutputName(in, opts.Target))
-	files, err := Write(m, out)
+	files, err := Write(m, out, outpath.Own)
 	if err != nil {
 		return "", Summary{}, err
 	}

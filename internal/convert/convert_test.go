@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/trtbuild/trtbuild/internal/outpath"
 	"math"
 	"os"
 	"path/filepath"
@@ -393,7 +394,7 @@ func TestWriteNeverOverwritesInputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, out := range []string{in, filepath.Join(dir, ".", "m.onnx")} {
-		if _, err := Write(m, out); !errors.Is(err, ErrWouldOverwrite) {
+		if _, err := Write(m, out, outpath.WholeFile); !errors.Is(err, ErrWouldOverwrite) {
 			t.Errorf("Write(%s) = %v, want ErrWouldOverwrite", out, err)
 		}
 	}
@@ -415,7 +416,7 @@ func TestWriteNeverOverwritesInputs(t *testing.T) {
 	if _, err := Convert(em, Options{Target: FP16}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Write(em, filepath.Join(dir, "external_data.bin")); !errors.Is(err, ErrWouldOverwrite) {
+	if _, err := Write(em, filepath.Join(dir, "external_data.bin"), outpath.WholeFile); !errors.Is(err, ErrWouldOverwrite) {
 		t.Errorf("writing over the input's data file: %v", err)
 	}
 }

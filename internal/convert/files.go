@@ -31,7 +31,10 @@ func OpenFiles(in, output string, to Target) (*modelio.Model, string, error) {
 	if err := regfile.CheckInput("model", in); err != nil {
 		return nil, "", err
 	}
-	target, err := outpath.Check("-o", out, outpath.WholeFile)
+	target, err := outpath.Check("-o", out, OutputUse(output))
+	if output == "" && err != nil {
+		return nil, "", exitcode.Usagef("%s, or give the converted model's path with -o", exitcode.OneLine(err))
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -55,4 +58,13 @@ func OpenFiles(in, output string, to Target) (*modelio.Model, string, error) {
 		return nil, "", exitcode.Usagef("-o %s is a device, but the converted model keeps its weights in an external data file beside it; give a file path", pathtext.Q(out))
 	}
 	return m, out, nil
+}
+
+// OutputUse is how the converted model's path is written: a path the user named with -o
+// (output) follows links, the default name beside the model, trtbuild's own, none.
+func OutputUse(output string) outpath.Use {
+	if output == "" {
+		return outpath.Own
+	}
+	return outpath.WholeFile
 }

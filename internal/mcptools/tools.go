@@ -143,7 +143,7 @@ func (t *tools) convert(_ context.Context, _ *mcp.CallToolRequest, a convertArgs
 	if sum.AlreadyTarget {
 		fmt.Fprintf(&text, "nothing to convert: %s has no float32 values to change to %s (float32 inputs and outputs cast at the boundary are kept); no file written, use the model as it is\n", pathtext.Q(a.Model), target)
 	} else {
-		files, err := convert.Write(m, out)
+		files, err := convert.Write(m, out, convert.OutputUse(a.Output))
 		if err != nil {
 			if errors.Is(err, convert.ErrWouldOverwrite) {
 				return nil, usagef("%v", err)

@@ -339,12 +339,20 @@ func (s *Stream) Cleanup() error {
 }
 
 // CreatePath is Inspect and Create for a WholeFile output: it refuses what Refusal refuses.
-func CreatePath(path string) (*Pending, error) {
-	t, err := Inspect(path)
+func CreatePath(path string) (*Pending, error) { return CreateAs(path, WholeFile) }
+
+// CreateAs is CreatePath for an output used as use: Own (a name trtbuild chose, inspected
+// with InspectOwn) follows no link.
+func CreateAs(path string, use Use) (*Pending, error) {
+	inspect := Inspect
+	if use == Own {
+		inspect = InspectOwn
+	}
+	t, err := inspect(path)
 	if err != nil {
 		return nil, err
 	}
-	if why := t.Refusal(WholeFile); why != "" {
+	if why := t.Refusal(use); why != "" {
 		return nil, fmt.Errorf("%s %s", pathtext.Q(path), why)
 	}
 	return Create(t)

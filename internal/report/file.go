@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,13 +20,19 @@ import (
 // --progress json output) to out ("": the trace's name with .html), as `trtbuild report`
 // does, and returns out. Bad input is a usage error (exit status 2) that says what to do.
 func WriteFromTrace(tracePath, out string) (string, error) {
+	// The default name beside the trace is trtbuild's choice: it follows no link.
+	use := outpath.WholeFile
 	if out == "" {
-		out = strings.TrimSuffix(tracePath, filepath.Ext(tracePath)) + ".html"
+		out, use = strings.TrimSuffix(tracePath, filepath.Ext(tracePath))+".html", outpath.Own
 	}
-	if _, err := FormatOf(out); err != nil {
+	format, err := FormatOf(out)
+	if err != nil {
 		return "", exitcode.Usagef("invalid -o: %v", err)
 	}
-	target, err := outpath.Check("-o", out, outpath.WholeFile)
+	target, err := outpath.Check("-o", out, use)
+	if use == outpath.Own && err != nil {
+		return "", exitcode.Usagef("%s, or give the report's path with -o", exitcode.OneLine(err))
+	}
 	if err != nil {
 		return "", err
 	}
@@ -43,8 +50,12 @@ func WriteFromTrace(tracePath, out string) (string, error) {
 	if err != nil {
 		return "", TraceError(tracePath, err)
 	}
-	if err := WriteFile(out, r); err != nil {
-		return "", exitcode.Wrap(exitcode.Failed, fmt.Errorf("%w; choose a writable path with -o", err))
+	var buf bytes.Buffer
+	if err := Write(&buf, format, r); err != nil {
+		return "", exitcode.Wrap(exitcode.Failed, err)
+	}
+	if err := writeTarget(target, buf.Bytes()); err != nil {
+		return "", exitcode.Wrap(exitcode.Failed, fmt.Errorf("writing the report: %w; choose a writable path with -o", err))
 	}
 	return out, nil
 }
@@ -99,4 +110,17 @@ func Load(path string) (*Report, error) {
 		return nil, TraceError(path, err)
 	}
 	return r, nil
+}
+
+// writeTarget writes data to t, the output Check inspected, atomically (internal/outpath).
+func writeTarget(t outpath.Target, data []byte) error {
+	p, err := outpath.Create(t)
+	if err != nil {
+		return err
+	}
+	defer p.Cleanup() //nolint:errcheck // a no-op once committed
+	if _, err := p.Write(data); err != nil {
+		return err
+	}
+	return p.CloseAtomicallyReplace()
 }

@@ -34,8 +34,13 @@ type WriteOptions struct {
 	// ExternalMin bytes or more to a data file next to the model.
 	External bool
 	// DataName is the data file's name, relative to the model's folder;
-	// empty means the model file's name with ".data" appended.
+	// empty means the model file's name with ".data" appended. trtbuild
+	// names it, so it follows no link (outpath.Own).
 	DataName string
+	// Use is how the model file's path is written: outpath.WholeFile for a
+	// path the user named (a link there is followed), outpath.Own for one
+	// trtbuild chose (none is).
+	Use outpath.Use
 }
 
 // Written describes the files Write produced.
@@ -564,7 +569,7 @@ func (m *Model) Write(path string, opts WriteOptions) (Written, error) {
 			return res, err
 		}
 		res.DataPath = filepath.Join(filepath.Dir(path), filepath.FromSlash(name))
-		if data, err = outpath.CreatePath(res.DataPath); err != nil {
+		if data, err = outpath.CreateAs(res.DataPath, outpath.Own); err != nil {
 			return res, fmt.Errorf("writing %s: %w", res.DataPath, err)
 		}
 		bw := bufio.NewWriterSize(data, 1<<20)
@@ -597,7 +602,7 @@ func (m *Model) Write(path string, opts WriteOptions) (Written, error) {
 	if size.n > MaxInline {
 		return res, fmt.Errorf("the converted model would be %d bytes, more than the 2 GiB a protobuf file may hold; write its weights to an external data file", size.n)
 	}
-	out, err := outpath.CreatePath(path)
+	out, err := outpath.CreateAs(path, opts.Use)
 	if err != nil {
 		return res, fmt.Errorf("writing %s: %w", path, err)
 	}
