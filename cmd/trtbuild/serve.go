@@ -41,6 +41,7 @@ type serveOptions struct {
 	simSlots                               int
 	shutdownTimeout                        time.Duration
 	engineCache, engineCacheSize           string
+	exposePaths                            bool
 }
 
 func newServeCmd(s *streams) *cobra.Command {
@@ -81,6 +82,7 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "after SIGTERM, how long running builds get to stop at a step boundary before they are stopped at once")
 	f.StringVar(&o.engineCache, "engine-cache", "", "the engine cache the builds share: DIR, auto (the user cache folder's trtbuild/engines) or off (default: the state dir's engines)")
 	f.StringVar(&o.engineCacheSize, "engine-cache-size", builder.DefaultOptions().EngineCache.Size, "remove the least recently used engines beyond this size")
+	f.BoolVar(&o.exposePaths, "expose-paths", false, "show clients the server's own paths (state dir, model root, engine cache) in events, reports and tool results; by default they see names relative to the model root and the state dir")
 	return cmd
 }
 
@@ -230,6 +232,6 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	}
 	return service.Config{
 		StateDir: state, ModelRoot: root, GPUs: o.gpus, SimSlots: o.simSlots,
-		Refused: serveRefused, EngineCache: cache, KeepHistory: true,
+		Refused: serveRefused, EngineCache: cache, KeepHistory: true, ExposePaths: o.exposePaths,
 	}, nil
 }

@@ -234,3 +234,58 @@ func TestServeMCPGuarded(t *testing.T) {
 		t.Errorf("key with the token: %s", resultText(t, res))
 	}
 }
+
+// TestServeShowsNoServerPaths: what the tools and the API show a client of `trtbuild serve`
+// names the model as the client did and the server's files relative to its state dir; the
+// model root's and the state dir's paths show only with --expose-paths.
+func TestServeShowsNoServerPaths(t *testing.T) {
+	t.Parallel()
+	for _, expose := range []bool{false, true} {
+		root := t.TempDir()
+		data, err := os.ReadFile(repoModel(t, "convnet.onnx"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, "convnet.onnx"), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		state := t.TempDir()
+		var args []string
+		if expose {
+			args = append(args, "--expose-paths")
+		}
+		s := startServe(t, root, state, args...)
+		c, err := connectMCP(t, s, "")
+		if err != nil {
+			t.Fatalf("connecting to %s/mcp: %v\n%s", s.url, err, s.stderr)
+		}
+		var seen strings.Builder
+		for _, call := range []mcp.CallToolParams{
+			{Name: "inspect", Arguments: map[string]any{"model": "convnet.onnx"}},
+			{Name: "key", Arguments: map[string]any{"model": "convnet.onnx", "options": map[string]any{"backend": "sim"}}},
+			{Name: "convert", Arguments: map[string]any{"model": "convnet.onnx", "fp16": true}},
+			{Name: "build", Arguments: map[string]any{"model": "convnet.onnx", "options": map[string]any{"backend": "sim", "sim-speed": 50, "no-timing-cache": true}}},
+			{Name: "inspect", Arguments: map[string]any{"model": "missing.onnx"}},
+		} {
+			res := c.call(t, context.Background(), &call)
+			for _, content := range res.Content {
+				if text, ok := content.(*mcp.TextContent); ok {
+					seen.WriteString(text.Text + "\n")
+				}
+			}
+			data, _ := json.Marshal(res.StructuredContent)
+			seen.Write(data)
+		}
+		b := s.submit(t, `{"backend": "sim", "sim-speed": 50, "no-timing-cache": true, "opt-level": 2}`)
+		seen.WriteString(strings.Join(s.events(t, b.ID), "\n"))
+		_, body := s.request(t, "GET", "/v1/builds/"+b.ID+"/report", "")
+		seen.WriteString(body)
+		shows := strings.Contains(seen.String(), root) || strings.Contains(seen.String(), state)
+		if shows != expose {
+			t.Errorf("with --expose-paths %v a client is shown the server's folders: %v\n%s", expose, shows, seen.String())
+		}
+		if !expose && !strings.Contains(seen.String(), `"convnet.onnx"`) {
+			t.Errorf("the model is not named as the client named it:\n%s", seen.String())
+		}
+	}
+}

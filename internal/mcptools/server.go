@@ -50,11 +50,11 @@ func NewServer(m *service.Manager, version string) *mcp.Server {
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
 	})
 	t := &tools{m: m, refused: m.Refused()}
-	addTool(s, t.buildTool(), t.build)
-	addTool(s, t.inspectTool(), t.inspect)
-	addTool(s, t.convertTool(), t.convert)
-	addTool(s, t.keyTool(), t.key)
-	addTool(s, t.engineInspectTool(), t.engineInspect)
+	addTool(s, m, t.buildTool(), t.build)
+	addTool(s, m, t.inspectTool(), t.inspect)
+	addTool(s, m, t.convertTool(), t.convert)
+	addTool(s, m, t.keyTool(), t.key)
+	addTool(s, m, t.engineInspectTool(), t.engineInspect)
 	return s
 }
 
@@ -88,7 +88,7 @@ type handler[In any] func(ctx context.Context, req *mcp.CallToolRequest, in In) 
 // (an unknown argument or a value of the wrong JSON type is refused in one line that names the
 // tool's arguments), and every error is a tool error result, not a protocol error, so the
 // model that called the tool reads what to change.
-func addTool[In any](s *mcp.Server, t *mcp.Tool, h handler[In]) {
+func addTool[In any](s *mcp.Server, m *service.Manager, t *mcp.Tool, h handler[In]) {
 	s.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var in In
 		if err := decodeArgs(t, req.Params.Arguments, &in); err != nil {
@@ -96,10 +96,28 @@ func addTool[In any](s *mcp.Server, t *mcp.Tool, h handler[In]) {
 		}
 		res, err := h(ctx, req, in)
 		if err != nil {
-			return errorResult(err), nil
+			res = errorResult(err)
 		}
-		return res, nil
+		return shownResult(m, res), nil
 	})
+}
+
+// shownResult is res with the server's paths as its clients are shown them (service.Manager's
+// Shown): a tool under serve names its files relative to the model root and the state dir.
+func shownResult(m *service.Manager, res *mcp.CallToolResult) *mcp.CallToolResult {
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			t.Text = m.Shown(t.Text)
+		}
+	}
+	if res.StructuredContent != nil {
+		if data, err := json.Marshal(res.StructuredContent); err == nil {
+			if shown := m.Shown(string(data)); shown != string(data) {
+				res.StructuredContent = json.RawMessage(shown)
+			}
+		}
+	}
+	return res
 }
 
 // decodeArgs decodes a tool call's arguments into v, refusing what t's input schema does not

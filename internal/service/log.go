@@ -31,10 +31,19 @@ type Log struct {
 	// frames are every event as a Server-Sent Events frame, one after the other, made once
 	// when the event is appended: a thousand clients of one build send the same bytes.
 	frames []byte
+	// shown rewrites the server's paths in each line as clients are shown them (nil: none).
+	shown *shownPaths
 }
 
 // NewLog is an empty log.
 func NewLog() *Log { return &Log{wake: make(chan struct{})} }
+
+// newShownLog is an empty log whose lines show the server's paths as shown does.
+func newShownLog(shown *shownPaths) *Log {
+	l := NewLog()
+	l.shown = shown
+	return l
+}
 
 // Write appends the complete lines of p, one event each; a line's type is its "type" field.
 // It keeps an unfinished line until the rest comes. It never fails: a renderer writing to the
@@ -73,6 +82,7 @@ func (l *Log) appendLocked(line []byte) {
 	if l.ended {
 		return // nothing follows the result
 	}
+	line = l.shown.line(line)
 	t := lineType(line)
 	seq := int64(len(l.events)) + 1
 	off := len(l.frames)

@@ -78,6 +78,10 @@ type Config struct {
 	KeepHistory bool
 	// CancelMessage is the notice of a first cancel (default: says how to stop at once).
 	CancelMessage string
+	// ExposePaths shows clients the server's own paths (the state dir's, the model root's,
+	// the engine cache's) where a build's events, report and tool results name them; by
+	// default they see names relative to the model root and the state dir instead.
+	ExposePaths bool
 	// Log receives the service's diagnostics, one line each (nil: none).
 	Log io.Writer
 }
@@ -214,6 +218,7 @@ type build struct {
 	encoded        []byte          // its snapshot's JSON, once finished
 	finishing      bool            // finish has begun: it runs once
 	budget         *time.Timer     // the time budget while queued
+	paths          *shownPaths     // the server's paths as its clients are shown them
 }
 
 // New opens the state dir (and its history) and returns a Manager. Builds that were queued
@@ -371,7 +376,7 @@ func (m *Manager) copyModel(src *onnx.Source, name, rel string) (string, error) 
 	case errors.As(err, &fe), errors.As(err, &ee):
 		return "", refusal(exitcode.Wrap(exitcode.Usage, err))
 	}
-	return "", &RequestError{Status: http.StatusInternalServerError, Problem: fmt.Sprintf("cannot copy the model %s for its build: %s", pathtext.Q(name), exitcode.OneLine(err)), Hint: "check the state dir's free space"}
+	return "", &RequestError{Status: http.StatusInternalServerError, Problem: fmt.Sprintf("cannot copy the model %s for its build: %s", pathtext.Q(name), m.shownFor("").text(exitcode.OneLine(err))), Hint: "check the state dir's free space"}
 }
 
 // OutputDir is a folder of the state dir for a tool's outputs (kind "converted"), made 0700.
@@ -473,6 +478,8 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	b := &build{id: newID(now), model: r.Model, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
 		state: StateQueued, log: NewLog(), done: make(chan struct{})}
 	b.dir = filepath.Join(m.cfg.StateDir, "builds", b.id)
+	b.paths = m.shownFor(filepath.Join(b.dir, modelDir))
+	b.log = newShownLog(b.paths)
 	if err := m.mkdirPrivate(filepath.Join("builds", b.id)); err != nil {
 		return Snapshot{}, false, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make the build's folder: " + exitcode.OneLine(err), Hint: "check the state dir"}
 	}
@@ -712,8 +719,13 @@ func (m *Manager) finish(b *build, res progress.Result, err error) {
 	if res.Status == "" {
 		state = stateOf(builder.RefusalResult(err).Status)
 	}
-	// The build's copy of the model is not needed any more.
+	// The build's copy of the model is not needed any more; its report shows the model by
+	// the name the client gave.
 	_ = os.RemoveAll(filepath.Join(b.dir, modelDir))
+	report := filepath.Join(b.dir, "report.html")
+	if err := b.paths.rewriteFile(report, func(path string, data []byte) error { return outpath.WriteOwn(path, data, 0o600) }); err != nil && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(m.cfg.Log, "trtbuild: build %s: cannot keep its report: %s\n", b.id, exitcode.OneLine(err))
+	}
 	// The events file is in place before the state says the build ended.
 	if err := outpath.WriteOwn(filepath.Join(b.dir, "events.jsonl"), b.log.Lines(), 0o600); err != nil {
 		fmt.Fprintf(m.cfg.Log, "trtbuild: build %s: cannot keep its events: %s\n", b.id, exitcode.OneLine(err))
