@@ -6,6 +6,8 @@
 //	serveattack -url http://127.0.0.1:PORT -state DIR attack [-reconnects 1000] [-storms 5]
 //	serveattack -url URL submit-running N     # N long builds, printed once running (and one queued)
 //	serveattack -url URL -state DIR interrupted ID...  # each build is interrupted, nothing left
+//	serveattack -url URL -state DIR -models ROOT -outside FILE [-trtbuild BIN] modelrace N
+//	                                                   # N builds of a name swapped to a link out
 //
 // The server must run simulated builds one at a time (--sim-slots 1) for attack, so that a
 // build can be kept queued.
@@ -39,6 +41,9 @@ var (
 	stateDir   = flag.String("state", "", "the server's state dir")
 	reconnects = flag.Int("reconnects", 1000, "reconnects with Last-Event-ID")
 	storms     = flag.Int("storms", 5, "cancel storms on a queued build")
+	modelsDir  = flag.String("models", "", "the server's model root (modelrace)")
+	outsideMod = flag.String("outside", "", "a model outside the model root (modelrace)")
+	trtbuildCm = flag.String("trtbuild", "", "the trtbuild binary, to race command-line builds too (modelrace)")
 )
 
 func main() {
@@ -59,6 +64,9 @@ func main() {
 		}
 	case "interrupted":
 		interrupted(args[1:])
+	case "modelrace":
+		n, _ := strconv.Atoi(args[1])
+		modelRace(n, *modelsDir, *outsideMod, *trtbuildCm)
 	default:
 		fmt.Fprintf(os.Stderr, "serveattack: unknown command %q\n", args[0])
 		os.Exit(2)
