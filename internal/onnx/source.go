@@ -303,7 +303,12 @@ func (s *Source) CopyTo(dir string) (string, error) {
 	}
 	base := filepath.Base(s.path)
 	dst := filepath.Join(dir, base)
-	if err := copyOwn(dst, io.NewSectionReader(s.file, 0, s.st.Size)); err != nil {
+	// From the file itself (its offset is CopyTo's alone), so that the copy can be made by
+	// copy_file_range, which shares the blocks where the file system can.
+	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
+		return "", fmt.Errorf("copying the model %s: %w", pathtext.Q(base), err)
+	}
+	if err := copyOwn(dst, io.LimitReader(s.file, s.st.Size)); err != nil {
 		return "", fmt.Errorf("copying the model %s: %w", pathtext.Q(base), err)
 	}
 	seen := map[string]bool{}
@@ -323,7 +328,7 @@ func (s *Source) CopyTo(dir string) (string, error) {
 				return "", fmt.Errorf("copying external data %q: %w", ref.Location, err)
 			}
 		}
-		err = copyOwn(filepath.Join(dir, rel), io.NewSectionReader(f, 0, st.Size()))
+		err = copyOwn(filepath.Join(dir, rel), io.LimitReader(f, st.Size()))
 		f.Close()
 		if err != nil {
 			return "", fmt.Errorf("copying external data %q: %w", ref.Location, err)
