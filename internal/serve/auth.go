@@ -5,13 +5,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"strings"
 
-	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 )
 
@@ -20,47 +18,6 @@ const SessionCookie = "trtbuild_session"
 
 // PageTokenHeader is the header a browser's POST carries the page token in.
 const PageTokenHeader = "X-Trtbuild-Token"
-
-// maxTokenBytes bounds a token file: a token is a line, not a document.
-const maxTokenBytes = 4096
-
-// readTokenFile reads the bearer token: the file's one line, without its line end. The file
-// must be a regular file that neither its group nor others may read or write, and the token
-// must not be empty or hold a space or control byte.
-func readTokenFile(name string) (string, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", exitcode.Usagef("--token-file %s: %s; give a file holding the token", pathtext.Q(name), errText(exitcode.PathCause(err)))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", exitcode.Usagef("--token-file %s: %s", pathtext.Q(name), errText(exitcode.PathCause(err)))
-	}
-	if !st.Mode().IsRegular() {
-		return "", exitcode.Usagef("--token-file %s is not a regular file; give a file holding the token", pathtext.Q(name))
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return "", exitcode.Usagef("--token-file %s may be read or written by its group or others (mode %04o); make it yours alone: chmod 600 %s", pathtext.Q(name), st.Mode().Perm(), pathtext.Q(name))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+1))
-	if err != nil {
-		return "", exitcode.Usagef("--token-file %s: %s", pathtext.Q(name), errText(exitcode.PathCause(err)))
-	}
-	if len(data) > maxTokenBytes {
-		return "", exitcode.Usagef("--token-file %s is over %d bytes; a token is one line", pathtext.Q(name), maxTokenBytes)
-	}
-	tok := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
-	if tok == "" {
-		return "", exitcode.Usagef("--token-file %s is empty; write a token into it, e.g. openssl rand -hex 32 > %s", pathtext.Q(name), pathtext.Q(name))
-	}
-	for _, c := range []byte(tok) {
-		if c <= ' ' || c == 0x7f {
-			return "", exitcode.Usagef("--token-file %s holds a space, a line break or a control byte; the token must be one word on one line", pathtext.Q(name))
-		}
-	}
-	return tok, nil
-}
 
 // sessionValue is the session cookie's value for token: derived from it, so that the cookie
 // does not hold the token itself and stays valid across restarts with the same token.

@@ -102,6 +102,11 @@ func New(cfg Config) (*Server, error) {
 		if s.token, err = readTokenFile(cfg.TokenFile); err != nil {
 			return nil, err
 		}
+		if !isLoopback(host) {
+			if err := checkTokenStrength(cfg.TokenFile, s.token, cfg.Addr); err != nil {
+				return nil, err
+			}
+		}
 		s.session = sessionValue(s.token)
 	} else if !isLoopback(host) {
 		return nil, exitcode.Usagef("--listen %s is not a loopback address and there is no --token-file: anyone who reaches it could start builds; give --token-file FILE (a secret only you can read: chmod 600 FILE), or listen on 127.0.0.1", cfg.Addr)
