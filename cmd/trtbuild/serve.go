@@ -36,7 +36,7 @@ var serveRefused = map[string]string{
 
 type serveOptions struct {
 	listen, tokenFile, modelRoot, stateDir string
-	allowHosts                             []string
+	allowHosts, allowOrigins, trustProxies []string
 	gpus                                   []int
 	simSlots                               int
 	shutdownTimeout                        time.Duration
@@ -73,7 +73,9 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", serve.DefaultAddr, "address to listen on, host:port (a non-loopback host needs --token-file; port 0 picks a free one)")
 	f.StringVar(&o.tokenFile, "token-file", "", "a file holding the token every request must carry (Authorization: Bearer TOKEN); only you may read it (chmod 600)")
-	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "another name clients reach the server by (a DNS name, a proxy's), allowed in the Host header")
+	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "another name clients reach the server by (a DNS name, a proxy's), allowed in the Host header: NAME on any port, or NAME:PORT")
+	f.StringSliceVar(&o.allowOrigins, "allow-origin", nil, "another origin whose pages may call the API from a browser, scheme://host[:port] (a reverse proxy's https://NAME)")
+	f.StringSliceVar(&o.trustProxies, "trust-proxy", nil, "IP addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For, -Host and -Proto headers are believed (default: none, the headers are ignored)")
 	f.StringVar(&o.modelRoot, "model-root", "", "the folder requests' models are in (a request names a path inside it; nothing outside it is read)")
 	f.StringVar(&o.stateDir, "state-dir", "", "the server's folder: history, engines, reports, traces (default: the user cache folder's trtbuild/serve)")
 	f.IntSliceVar(&o.gpus, "gpus", []int{0}, "the GPUs TensorRT builds run on, one build per GPU at a time")
@@ -97,7 +99,7 @@ func serveRun(s *streams, o *serveOptions) error {
 	}
 	defer m.Close()
 	srv, err := serve.New(serve.Config{
-		Addr: o.listen, TokenFile: o.tokenFile, AllowHosts: o.allowHosts,
+		Addr: o.listen, TokenFile: o.tokenFile, AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, TrustProxies: o.trustProxies,
 		Manager: m, Refused: serveRefused, Version: builder.Version, Logger: s.Err,
 		Page: webui.Handler,
 		MCP:  mcptools.HTTPHandler(m, builder.Version),

@@ -43,9 +43,17 @@ type Config struct {
 	// TokenFile holds the bearer token every request but /healthz must carry; "" for none
 	// (loopback only). It is read once, by New.
 	TokenFile string
-	// AllowHosts are further names (host or host:port) the Host header may carry, for a
-	// server reached through a name of its own (a reverse proxy, a DNS name).
+	// AllowHosts are further names the Host header may carry, for a server reached through a
+	// name of its own (a reverse proxy, a DNS name): a bare name on any port and without one,
+	// host:port on that port only.
 	AllowHosts []string
+	// AllowOrigins are origins (scheme://host[:port]) besides the server's own whose browser
+	// requests may call the API: the page as a reverse proxy serves it, https://NAME.
+	AllowOrigins []string
+	// TrustProxies are the IP addresses and CIDR prefixes of reverse proxies whose
+	// X-Forwarded-For (the client's address), X-Forwarded-Host and X-Forwarded-Proto (the Host
+	// and scheme the client used) the server believes; none: those headers are ignored.
+	TrustProxies []string
 	// Manager runs the builds.
 	Manager *service.Manager
 	// Refused are the options a request may not set (as service.Config.Refused); the OpenAPI
@@ -73,6 +81,10 @@ type Server struct {
 	pageToken string
 	openapi   []byte
 	hosts     atomic.Pointer[hostCheck] // set by Serve, before any request
+	names     allowedNames              // --allow-host
+	origins   map[string]bool           // --allow-origin, each as normalOrigin spells it
+	proxies   trustedProxies
+	failures  *failures // wrong tokens by client
 	routes    []route
 	handler   http.Handler
 	keepalive time.Duration // an event stream's comment after this long without an event
@@ -94,7 +106,16 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("--listen %s is not host:port (%v); give an address such as %s", cfg.Addr, errText(err), DefaultAddr)
 	}
-	s := &Server{cfg: cfg, m: cfg.Manager, keepalive: keepaliveEvery, logger: log.New(io.Discard, "", 0)}
+	s := &Server{cfg: cfg, m: cfg.Manager, keepalive: keepaliveEvery, logger: log.New(io.Discard, "", 0), failures: newFailures()}
+	if s.names, err = parseAllowHosts(cfg.AllowHosts); err != nil {
+		return nil, err
+	}
+	if s.origins, err = parseAllowOrigins(cfg.AllowOrigins); err != nil {
+		return nil, err
+	}
+	if s.proxies, err = parseTrustedProxies(cfg.TrustProxies); err != nil {
+		return nil, err
+	}
 	if cfg.Logger != nil {
 		s.logger = log.New(cfg.Logger, "trtbuild serve: ", 0)
 	}
@@ -120,7 +141,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.routes = s.routeTable()
-	s.handler = s.guard(s.mux())
+	s.handler = s.withPeer(s.guard(s.mux()))
 	s.http = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -153,7 +174,7 @@ func (s *Server) Listen() (net.Listener, error) {
 // (or a loopback name with its port, or one of Config.AllowHosts). It returns
 // http.ErrServerClosed after Shutdown.
 func (s *Server) Serve(l net.Listener) error {
-	h := newHostCheck(l.Addr().String(), s.cfg.AllowHosts)
+	h := newHostCheck(l.Addr().String(), s.names)
 	s.hosts.Store(&h)
 	return s.http.Serve(l)
 }
