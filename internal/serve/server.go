@@ -12,8 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -66,9 +65,11 @@ type Config struct {
 	MCP http.Handler
 	// Version is trtbuild's version, for the OpenAPI document and /metrics.
 	Version string
-	// Logger receives one line for each failure the server cannot answer a client for (a
-	// panic, an error writing a response, a refused connection); nil: discarded.
-	Logger io.Writer
+	// Log receives the server's events, one record each: every request answered with an
+	// error status (its status, method, path, client and the error it was sent), each event
+	// stream dropped for its client's lag, and the failures the server cannot answer a client
+	// for (a panic, an error writing a response, a refused connection); nil: none.
+	Log *slog.Logger
 }
 
 // Server is the HTTP server. New makes it; Serve or ListenAndServe runs it; Drain, then
@@ -89,7 +90,7 @@ type Server struct {
 	handler   http.Handler
 	keepalive time.Duration // an event stream's comment after this long without an event
 	draining  atomic.Bool
-	logger    *log.Logger
+	log       *slog.Logger
 	http      *http.Server
 }
 
@@ -106,7 +107,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("--listen %s is not host:port (%v); give an address such as %s", cfg.Addr, errText(err), DefaultAddr)
 	}
-	s := &Server{cfg: cfg, m: cfg.Manager, keepalive: keepaliveEvery, logger: log.New(io.Discard, "", 0), failures: newFailures()}
+	s := &Server{cfg: cfg, m: cfg.Manager, keepalive: keepaliveEvery, log: cfg.Log, failures: newFailures()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	if s.names, err = parseAllowHosts(cfg.AllowHosts); err != nil {
 		return nil, err
 	}
@@ -115,9 +119,6 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.proxies, err = parseTrustedProxies(cfg.TrustProxies); err != nil {
 		return nil, err
-	}
-	if cfg.Logger != nil {
-		s.logger = log.New(cfg.Logger, "trtbuild serve: ", 0)
 	}
 	if cfg.TokenFile != "" {
 		if s.token, err = readTokenFile(cfg.TokenFile); err != nil {
@@ -141,14 +142,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.routes = s.routeTable()
-	s.handler = s.withPeer(s.guard(s.mux()))
+	s.handler = s.withPeer(s.logErrors(s.guard(s.mux())))
 	s.http = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          s.logger,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelError),
 		// No WriteTimeout: an event stream lasts as long as its build. The stream sets a
 		// deadline on each of its writes instead (see events).
 	}
