@@ -40,6 +40,8 @@ var serveRefused = map[string]string{
 type serveOptions struct {
 	listen, tokenFile, modelRoot, stateDir string
 	logFormat                              string
+	mcpSessions                            int
+	mcpSessionIdle                         time.Duration
 	allowHosts, allowOrigins, trustProxies []string
 	gpus                                   []int
 	simSlots                               int
@@ -91,6 +93,8 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 	f.StringVar(&o.engineCache, "engine-cache", "", "the engine cache the builds share: DIR, auto (the user cache folder's trtbuild/engines) or off (default: the state dir's engines)")
 	f.StringVar(&o.engineCacheSize, "engine-cache-size", builder.DefaultOptions().EngineCache.Size, "remove the least recently used engines beyond this size")
 	f.StringVar(&o.logFormat, "log-format", "text", "the server's log on stderr, one line per event: text (key=value) or json")
+	f.IntVar(&o.mcpSessions, "mcp-sessions", mcptools.DefaultMaxSessions, "the most MCP sessions at /mcp alive at once: one more closes the session idle longest (503 when all are busy)")
+	f.DurationVar(&o.mcpSessionIdle, "mcp-session-idle", mcptools.DefaultSessionIdle, "close an MCP session after this long without a request")
 	return cmd
 }
 
@@ -117,7 +121,7 @@ func serveRun(s *streams, o *serveOptions) error {
 		Addr: o.listen, TokenFile: o.tokenFile, AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, TrustProxies: o.trustProxies,
 		Manager: m, Refused: serveRefused, Version: builder.Version, Log: log,
 		Page: webui.Handler,
-		MCP:  mcptools.HTTPHandler(m, builder.Version),
+		MCP:  mcptools.HTTPHandler(m, builder.Version, mcptools.HTTPOptions{MaxSessions: o.mcpSessions, SessionIdle: o.mcpSessionIdle, Log: log}),
 	})
 	if err != nil {
 		return err
@@ -233,6 +237,12 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	}
 	if o.shutdownTimeout <= 0 {
 		return cfg, exitcode.Usagef("--shutdown-timeout %s: give a time above 0, e.g. 30s", o.shutdownTimeout)
+	}
+	if o.mcpSessions < 1 {
+		return cfg, exitcode.Usagef("--mcp-sessions %d: give at least 1, e.g. %d", o.mcpSessions, mcptools.DefaultMaxSessions)
+	}
+	if o.mcpSessionIdle <= 0 {
+		return cfg, exitcode.Usagef("--mcp-session-idle %s: give a time above 0, e.g. %s", o.mcpSessionIdle, mcptools.DefaultSessionIdle)
 	}
 	cache := builder.DefaultOptions().EngineCache
 	if o.engineCacheSize != "" {

@@ -297,6 +297,8 @@ func TestServeRefusesToStart(t *testing.T) {
 		{"no model root", nil, "--model-root"},
 		{"bad gpus", []string{"--model-root", root, "--gpus", "0,0"}, "--gpus"},
 		{"bad log format", []string{"--model-root", root, "--log-format", "xml"}, "--log-format xml: give text or json"},
+		{"no MCP sessions", []string{"--model-root", root, "--mcp-sessions", "0"}, "--mcp-sessions 0: give at least 1"},
+		{"no MCP idle time", []string{"--model-root", root, "--mcp-session-idle", "0s"}, "--mcp-session-idle 0s: give a time above 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := trtbuild(t, nil, append([]string{"serve", "--state-dir", t.TempDir()}, tt.args...)...)
