@@ -81,7 +81,7 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", serve.DefaultAddr, "address to listen on, host:port (a non-loopback host needs --token-file; port 0 picks a free one)")
-	f.StringVar(&o.tokenFile, "token-file", "", "a file holding the token every request must carry (Authorization: Bearer TOKEN); only you may read it (chmod 600)")
+	f.StringVar(&o.tokenFile, "token-file", "", "a file holding the token every request must carry (Authorization: Bearer TOKEN); only you may read it (chmod 600); off loopback at least 16 random bytes (openssl rand -hex 32 > FILE)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "another name clients reach the server by (a DNS name, a proxy's), allowed in the Host header: NAME on any port, or NAME:PORT")
 	f.StringSliceVar(&o.allowOrigins, "allow-origin", nil, "another origin whose pages may call the API from a browser, scheme://host[:port] (a reverse proxy's https://NAME)")
 	f.StringSliceVar(&o.trustProxies, "trust-proxy", nil, "IP addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For, -Host and -Proto headers are believed (default: none, the headers are ignored)")
