@@ -1,7 +1,8 @@
 // Package mcptools is trtbuild's Model Context Protocol server, on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk): the tools build, inspect, convert, key and
 // engine_inspect over a *service.Manager, for `trtbuild mcp` on stdio (NewServer) and for
-// /mcp of `trtbuild serve`, streamable HTTP (HTTPHandler).
+// /mcp of `trtbuild serve`, streamable HTTP (HTTPHandler, with a bound on its live sessions
+// and an idle expiry: sessions.go).
 //
 // build submits through the Manager and follows the build's event log until its result:
 // a call with _meta.progressToken gets notifications/progress (progress and total in steps of

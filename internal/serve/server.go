@@ -2,8 +2,11 @@
 // events as Server-Sent Events, the OpenAPI document of that API, /metrics and /healthz, and
 // the web page and the MCP handler mounted at / and /mcp. It checks every request before any
 // handler sees it: the Host header (DNS rebinding), the bearer token or session cookie when the
-// server has a token file, the Origin and the page token of browser requests, and the type and
-// size of request bodies. docs/serve.md describes the API.
+// server has a token file (a client that sends wrong ones waits longer and longer), the Origin
+// and the page token of browser requests, and the type and size of request bodies; behind a
+// reverse proxy it names as trusted, the proxy's X-Forwarded-* headers stand for the client's
+// address, Host and scheme. It logs every request it answers with an error, through log/slog.
+// docs/serve.md describes the API.
 package serve
 
 import (
