@@ -136,7 +136,9 @@ func (l *sessionLimit) admit(w http.ResponseWriter, r *http.Request) bool {
 	l.opening++
 	l.mu.Unlock()
 	if ss := live[victim]; ss != nil {
-		_ = ss.Close()
+		// Close waits for the session's requests in flight: one its client sent just now
+		// ends first, and the new session does not wait for it.
+		go ss.Close()
 	}
 	return true
 }
