@@ -12,8 +12,8 @@ import (
 
 // TestNamedPipesAreRefused checks that a FIFO given as the model, or as a
 // model's external data, is refused at once with one line and exit 2 by
-// every command that reads models: reading one with no writer would block
-// forever, so a missing check hangs this test.
+// every command that reads models, and by serve as its token file: reading
+// one with no writer would block forever, so a missing check hangs this test.
 func TestNamedPipesAreRefused(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	dir := t.TempDir()
@@ -39,6 +39,9 @@ func TestNamedPipesAreRefused(t *testing.T) {
 		{"build with FIFO data", []string{"--backend", "sim", ext}, "is not a regular file"},
 		{"build with FIFO data without preflight", []string{"--backend", "sim", "--no-preflight", ext}, "is not a regular file"},
 		{"convert with FIFO data", []string{"convert", "--fp16", ext, "-o", filepath.Join(dir, "ext.onnx")}, "is not a regular file"},
+		// serve reads its token before it listens: a FIFO held it there, deaf to signals.
+		{"serve's token file", []string{"serve", "--model-root", dir, "--state-dir", filepath.Join(dir, "state1"), "--token-file", fifo}, "--token-file " + fifo + " is a named pipe (FIFO), not a regular file"},
+		{"serve's token file a device", []string{"serve", "--model-root", dir, "--state-dir", filepath.Join(dir, "state2"), "--token-file", "/dev/zero"}, "--token-file /dev/zero is a character device, not a regular file"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +17,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/mcptools"
 	"github.com/trtbuild/trtbuild/internal/serve"
+	"github.com/trtbuild/trtbuild/internal/serverlog"
 	"github.com/trtbuild/trtbuild/internal/service"
 	"github.com/trtbuild/trtbuild/internal/webui"
 )
@@ -36,7 +39,10 @@ var serveRefused = map[string]string{
 
 type serveOptions struct {
 	listen, tokenFile, modelRoot, stateDir string
-	allowHosts                             []string
+	logFormat                              string
+	mcpSessions                            int
+	mcpSessionIdle                         time.Duration
+	allowHosts, allowOrigins, trustProxies []string
 	gpus                                   []int
 	simSlots                               int
 	shutdownTimeout                        time.Duration
@@ -56,6 +62,9 @@ and trace are fetched from the server. The builds and their state are kept under
 so a restarted server lists what happened. The API is described at /v1/openapi.json; a web page
 is at /. See docs/serve.md.
 
+Its log is on stderr, one line per event (--log-format text or json): its start, each build's
+start and end, each request it refuses and why, the builds' warnings, history errors.
+
 It listens on 127.0.0.1 only, unless it has --token-file: then every request needs the token.
 SIGTERM or Ctrl-C stops taking builds, cancels the running ones at their next step boundary
 (within --shutdown-timeout) and exits 143 (130); a second signal stops them at once. On
@@ -73,8 +82,10 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", serve.DefaultAddr, "address to listen on, host:port (a non-loopback host needs --token-file; port 0 picks a free one)")
-	f.StringVar(&o.tokenFile, "token-file", "", "a file holding the token every request must carry (Authorization: Bearer TOKEN); only you may read it (chmod 600)")
-	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "another name clients reach the server by (a DNS name, a proxy's), allowed in the Host header")
+	f.StringVar(&o.tokenFile, "token-file", "", "a file holding the token every request must carry (Authorization: Bearer TOKEN); only you may read it (chmod 600); off loopback at least 16 random bytes (openssl rand -hex 32 > FILE)")
+	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "another name clients reach the server by (a DNS name, a proxy's), allowed in the Host header: NAME on any port, or NAME:PORT")
+	f.StringSliceVar(&o.allowOrigins, "allow-origin", nil, "another origin whose pages may call the API from a browser, scheme://host[:port] (a reverse proxy's https://NAME)")
+	f.StringSliceVar(&o.trustProxies, "trust-proxy", nil, "IP addresses or CIDR prefixes of reverse proxies whose X-Forwarded-For, -Host and -Proto headers are believed (default: none, the headers are ignored)")
 	f.StringVar(&o.modelRoot, "model-root", "", "the folder requests' models are in (a request names a path inside it; nothing outside it is read)")
 	f.StringVar(&o.stateDir, "state-dir", "", "the server's folder: history, engines, reports, traces (default: the user cache folder's trtbuild/serve)")
 	f.IntSliceVar(&o.gpus, "gpus", []int{0}, "the GPUs TensorRT builds run on, one build per GPU at a time")
@@ -83,14 +94,24 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 	f.StringVar(&o.engineCache, "engine-cache", "", "the engine cache the builds share: DIR, auto (the user cache folder's trtbuild/engines) or off (default: the state dir's engines)")
 	f.StringVar(&o.engineCacheSize, "engine-cache-size", builder.DefaultOptions().EngineCache.Size, "remove the least recently used engines beyond this size")
 	f.BoolVar(&o.exposePaths, "expose-paths", false, "show clients the server's own paths (state dir, model root, engine cache) in events, reports and tool results; by default they see names relative to the model root and the state dir")
+	f.StringVar(&o.logFormat, "log-format", "text", "the server's log on stderr, one line per event: text (key=value) or json")
+	f.IntVar(&o.mcpSessions, "mcp-sessions", mcptools.DefaultMaxSessions, "the most MCP sessions at /mcp alive at once: one more closes the session idle longest (503 when all are busy)")
+	f.DurationVar(&o.mcpSessionIdle, "mcp-session-idle", mcptools.DefaultSessionIdle, "close an MCP session after this long without a request")
 	return cmd
 }
 
 func serveRun(s *streams, o *serveOptions) error {
+	log, err := serverlog.New(s.Err, o.logFormat)
+	if err != nil {
+		return exitcode.Usagef("--log-format %s: give %s", q(o.logFormat), strings.Join(serverlog.Formats, " or "))
+	}
 	cfg, err := serviceConfig(o)
 	if err != nil {
 		return err
 	}
+	// The service's diagnostics (history errors, build warnings, unusable cache entries) are
+	// warnings of the server's log; each build's start and end are records of their own.
+	cfg.Log, cfg.Logger = serverlog.Lines(log, slog.LevelWarn), log
 	sigs, stopSignals := buildSignals(s)
 	defer stopSignals()
 	m, err := service.New(cfg)
@@ -99,10 +120,10 @@ func serveRun(s *streams, o *serveOptions) error {
 	}
 	defer m.Close()
 	srv, err := serve.New(serve.Config{
-		Addr: o.listen, TokenFile: o.tokenFile, AllowHosts: o.allowHosts,
-		Manager: m, Refused: serveRefused, Version: builder.Version, Logger: s.Err,
+		Addr: o.listen, TokenFile: o.tokenFile, AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, TrustProxies: o.trustProxies,
+		Manager: m, Refused: serveRefused, Version: builder.Version, Log: log,
 		Page: webui.Handler,
-		MCP:  mcptools.HTTPHandler(m, builder.Version),
+		MCP:  mcptools.HTTPHandler(m, builder.Version, mcptools.HTTPOptions{MaxSessions: o.mcpSessions, SessionIdle: o.mcpSessionIdle, Log: log}),
 	})
 	if err != nil {
 		return err
@@ -111,7 +132,7 @@ func serveRun(s *streams, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(s.Err, "trtbuild serve: listening on http://%s (models from %s, state in %s)\n", l.Addr(), q(cfg.ModelRoot), q(cfg.StateDir))
+	log.Info("listening on http://"+l.Addr().String(), "models", cfg.ModelRoot, "state", cfg.StateDir, "version", builder.Version)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	select {
@@ -119,14 +140,14 @@ func serveRun(s *streams, o *serveOptions) error {
 		shutdownNow(m)
 		return fmt.Errorf("serving on %s: %w", l.Addr(), err)
 	case sig := <-sigs:
-		return shutdown(s, o, srv, m, sig, sigs)
+		return shutdown(log, o, srv, m, sig, sigs)
 	}
 }
 
 // shutdown ends the server after sig: no new builds (503), the running ones cancelled at
 // their step boundary within --shutdown-timeout (a second signal, or SIGQUIT, stops them at
 // once), the open streams ended with their builds, then the process exits with sig's status.
-func shutdown(s *streams, o *serveOptions, srv *serve.Server, m *service.Manager, sig os.Signal, sigs <-chan os.Signal) error {
+func shutdown(log *slog.Logger, o *serveOptions, srv *serve.Server, m *service.Manager, sig os.Signal, sigs <-chan os.Signal) error {
 	code := exitcode.ForSignal(sig)
 	srv.Drain()
 	within := o.shutdownTimeout
@@ -140,18 +161,18 @@ func shutdown(s *streams, o *serveOptions, srv *serve.Server, m *service.Manager
 	if exitcode.StopsAtOnce(sig) {
 		stop()
 	} else {
-		fmt.Fprintf(s.Err, "trtbuild serve: %s; cancelling the builds (within %s; a second signal stops them at once)\n", exitcode.SignalName(sig), within)
+		log.Info(exitcode.SignalName(sig)+"; cancelling the builds (a second signal stops them at once)", "within_s", within.Seconds())
 	}
 	go func() {
 		select {
 		case sig := <-sigs:
-			fmt.Fprintf(s.Err, "trtbuild serve: %s; stopping the builds now\n", exitcode.SignalName(sig))
+			log.Info(exitcode.SignalName(sig) + "; stopping the builds now")
 			stop()
 		case <-ctx.Done():
 		}
 	}()
 	if err := m.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		fmt.Fprintf(s.Err, "trtbuild serve: shutting the builds down: %s\n", oneLine(err))
+		log.Error("shutting the builds down", "error", oneLine(err))
 	}
 	// The builds have ended, so their streams end too; other connections get a moment.
 	httpWait := 5 * time.Second
@@ -163,7 +184,7 @@ func shutdown(s *streams, o *serveOptions, srv *serve.Server, m *service.Manager
 	if err := srv.Shutdown(httpCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		srv.Close()
 	}
-	fmt.Fprintf(s.Err, "trtbuild serve: stopped\n")
+	log.Info("stopped")
 	return &exitcode.Error{Code: code, Err: errors.New(exitcode.SignalName(sig)), Reported: true}
 }
 
@@ -218,6 +239,12 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	}
 	if o.shutdownTimeout <= 0 {
 		return cfg, exitcode.Usagef("--shutdown-timeout %s: give a time above 0, e.g. 30s", o.shutdownTimeout)
+	}
+	if o.mcpSessions < 1 {
+		return cfg, exitcode.Usagef("--mcp-sessions %d: give at least 1, e.g. %d", o.mcpSessions, mcptools.DefaultMaxSessions)
+	}
+	if o.mcpSessionIdle <= 0 {
+		return cfg, exitcode.Usagef("--mcp-session-idle %s: give a time above 0, e.g. %s", o.mcpSessionIdle, mcptools.DefaultSessionIdle)
 	}
 	cache := builder.DefaultOptions().EngineCache
 	if o.engineCacheSize != "" {

@@ -22,10 +22,12 @@ type server struct {
 	cmd    *exec.Cmd
 	url    string
 	stderr *lockedBuffer
-	exited chan struct{}
+	exited chan struct{} // closed when stderr has ended: the server and its workers are gone
 }
 
-var listening = regexp.MustCompile(`^trtbuild serve: listening on (http://127\.0\.0\.1:\d+) \(models from .+, state in .+\)$`)
+// listening finds the server's first record, in either log format: level=INFO msg="listening
+// on http://…" models=… state=…, or the same as JSON.
+var listening = regexp.MustCompile(`\blevel"?[=:]"?INFO\b.*"listening on (http://127\.0\.0\.1:\d+)".*\bmodels"?[=:].*\bstate"?[=:]`)
 
 // startServe starts trtbuild serve over modelRoot and stateDir and waits for its listening line.
 func startServe(t *testing.T, modelRoot, stateDir string, args ...string) *server {
@@ -50,6 +52,7 @@ func startServe(t *testing.T, modelRoot, stateDir string, args ...string) *serve
 			}
 		}
 		close(found)
+		close(s.exited)
 	}()
 	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
@@ -68,6 +71,18 @@ func startServe(t *testing.T, modelRoot, stateDir string, args ...string) *serve
 		t.Fatalf("trtbuild serve did not say where it listens:\n%s", s.stderr)
 	}
 	return s
+}
+
+// waitLog waits until the server's stderr holds text.
+func (s *server) waitLog(t *testing.T, text string) {
+	t.Helper()
+	for !strings.Contains(s.stderr.String(), text) {
+		select {
+		case <-s.exited:
+			t.Fatalf("trtbuild serve ended without writing %q:\n%s", text, s.stderr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // request sends one request and returns the status and body.
@@ -281,6 +296,9 @@ func TestServeRefusesToStart(t *testing.T) {
 		{"a token others may read", []string{"--listen", "0.0.0.0:0", "--token-file", open, "--model-root", root}, "chmod 600"},
 		{"no model root", nil, "--model-root"},
 		{"bad gpus", []string{"--model-root", root, "--gpus", "0,0"}, "--gpus"},
+		{"bad log format", []string{"--model-root", root, "--log-format", "xml"}, "--log-format xml: give text or json"},
+		{"no MCP sessions", []string{"--model-root", root, "--mcp-sessions", "0"}, "--mcp-sessions 0: give at least 1"},
+		{"no MCP idle time", []string{"--model-root", root, "--mcp-session-idle", "0s"}, "--mcp-session-idle 0s: give a time above 0"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := trtbuild(t, nil, append([]string{"serve", "--state-dir", t.TempDir()}, tt.args...)...)

@@ -64,6 +64,8 @@ func TestOptionsRefusedWithOneLine(t *testing.T) {
 		{`{"opt-level": 9}`, `option "opt-level": use 0 to 5`},
 		{`{"timeout": 10}`, `option "timeout" takes a string, not 10`},
 		{`{"timeout": "10"}`, `option "timeout": a duration needs a unit`},
+		{`{"timeout": "9999999h"}`, `option "timeout": 9999999h is too long: the longest duration is 2562047h (about 292 years)`},
+		{`{"sim-step": "9999999h"}`, `option "sim-step": 9999999h is too long: the longest duration is 2562047h`},
 		{`{"keep-fp32": []}`, `option "keep-fp32" is an empty list`},
 		{`{"keep-fp32": [1]}`, `option "keep-fp32" takes a string or an array of strings, not [1]`},
 		{`{"report": "r.html"}`, `option "report" cannot be set here: the server writes`},

@@ -2,6 +2,7 @@ package buildflags
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -144,8 +145,17 @@ func (v nonEmptyString) Set(s string) error {
 func (v nonEmptyString) Type() string { return "string" }
 
 // durationValue is a duration flag whose errors say how to write a duration: a bare number,
-// which Go's time.ParseDuration refuses as "missing unit", gets "use a unit, like 2s or 20m".
+// which Go's time.ParseDuration refuses as "missing unit", gets "use a unit, like 2s or 20m",
+// and one written right but beyond what a time.Duration holds says it is too long.
 type durationValue struct{ d *time.Duration }
+
+// durationSyntax is what time.ParseDuration accepts: a sign, then numbers with units. A text
+// of this form that it refuses is too long for a time.Duration.
+var durationSyntax = regexp.MustCompile(`^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+$`)
+
+// maxDuration is the longest duration, as a message says it: time.Duration's limit in whole
+// hours, about 292 years.
+const maxDuration = "2562047h"
 
 func newDuration(p *time.Duration, def time.Duration) durationValue {
 	*p = def
@@ -166,6 +176,9 @@ func (v durationValue) Set(s string) error {
 		return fmt.Errorf("a duration needs a unit: use a unit, like %ss or %sm", t, t)
 	}
 	d, err := time.ParseDuration(t)
+	if err != nil && durationSyntax.MatchString(t) {
+		return fmt.Errorf("%s is too long: the longest duration is %s (about 292 years)", t, maxDuration)
+	}
 	if err != nil {
 		return fmt.Errorf("not a duration: write a number with a unit, like 90s, 20m or 1h30m")
 	}

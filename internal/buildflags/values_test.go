@@ -17,7 +17,7 @@ func TestDurationFlag(t *testing.T) {
 	for _, tt := range []struct {
 		in   string
 		want time.Duration
-	}{{"2s", 2 * time.Second}, {"1h30m", 90 * time.Minute}, {"0", 0}} {
+	}{{"2s", 2 * time.Second}, {"1h30m", 90 * time.Minute}, {"2562047h", 2562047 * time.Hour}, {"0", 0}} {
 		if err := v.Set(tt.in); err != nil || d != tt.want {
 			t.Errorf("Set(%q): %v, %v", tt.in, d, err)
 		}
@@ -29,6 +29,12 @@ func TestDurationFlag(t *testing.T) {
 		"2":    "a duration needs a unit: use a unit, like 2s or 2m",
 		"1.5":  "a duration needs a unit: use a unit, like 1.5s or 1.5m",
 		"soon": "not a duration: write a number with a unit, like 90s, 20m or 1h30m",
+		// Written right but beyond a time.Duration: too long, not "not a duration".
+		"9999999h":            "9999999h is too long: the longest duration is 2562047h (about 292 years)",
+		"2562048h":            "2562048h is too long: the longest duration is 2562047h (about 292 years)",
+		"99999999999999999s":  "99999999999999999s is too long: the longest duration is 2562047h (about 292 years)",
+		"1h9999999999999999m": "1h9999999999999999m is too long: the longest duration is 2562047h (about 292 years)",
+		"9999999hours":        "not a duration: write a number with a unit, like 90s, 20m or 1h30m",
 	} {
 		if err := v.Set(in); err == nil || err.Error() != want {
 			t.Errorf("Set(%q): %v, want %q", in, err, want)

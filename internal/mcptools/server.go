@@ -1,7 +1,8 @@
 // Package mcptools is trtbuild's Model Context Protocol server, on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk): the tools build, inspect, convert, key and
 // engine_inspect over a *service.Manager, for `trtbuild mcp` on stdio (NewServer) and for
-// /mcp of `trtbuild serve`, streamable HTTP (HTTPHandler).
+// /mcp of `trtbuild serve`, streamable HTTP (HTTPHandler, with a bound on its live sessions
+// and an idle expiry: sessions.go).
 //
 // build submits through the Manager and follows the build's event log until its result:
 // a call with _meta.progressToken gets notifications/progress (progress and total in steps of
@@ -24,7 +25,6 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -58,26 +58,17 @@ func NewServer(m *service.Manager, version string) *mcp.Server {
 	return s
 }
 
-// sessionIdle is how long a streamable HTTP session may go without a request before it is
-// closed, so that clients that vanish leave nothing behind.
-const sessionIdle = 30 * time.Minute
-
 // maxRequestBody is the largest HTTP request body the /mcp handler reads, as the HTTP API's.
 const maxRequestBody = 1 << 20
 
 // HTTPHandler serves the same tools over MCP's streamable HTTP transport, with one session
-// per client (notifications/cancelled and progress notifications belong to a session). The
-// caller (trtbuild serve) checks authentication, Host and Origin before it: the SDK's own
-// Host check, which knows only loopback names, is off, so that the names the caller allows
-// (trtbuild serve --allow-host) reach /mcp as they reach the rest of the API.
-func HTTPHandler(m *service.Manager, version string) http.Handler {
-	s := NewServer(m, version)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{
-		DisableLocalhostProtection:   true,
-		SessionTimeout:               sessionIdle,
-		MaxRequestBodyBytes:          maxRequestBody,
-		PropagateRequestCancellation: true,
-	})
+// per client (notifications/cancelled and progress notifications belong to a session), under
+// o's limits on sessions (see HTTPOptions). The caller (trtbuild serve) checks authentication,
+// Host and Origin before it: the SDK's own Host check, which knows only loopback names, is off,
+// so that the names the caller allows (trtbuild serve --allow-host) reach /mcp as they reach
+// the rest of the API.
+func HTTPHandler(m *service.Manager, version string, o HTTPOptions) http.Handler {
+	return newSessionLimit(NewServer(m, version), o)
 }
 
 // handler is a tool's handler, given its decoded arguments. An error it returns becomes the

@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
-	"io"
+	"fmt"
 	"net"
 	"net/http"
-	"os"
+	"strconv"
 	"strings"
+	"time"
 
-	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 )
 
@@ -20,47 +20,6 @@ const SessionCookie = "trtbuild_session"
 
 // PageTokenHeader is the header a browser's POST carries the page token in.
 const PageTokenHeader = "X-Trtbuild-Token"
-
-// maxTokenBytes bounds a token file: a token is a line, not a document.
-const maxTokenBytes = 4096
-
-// readTokenFile reads the bearer token: the file's one line, without its line end. The file
-// must be a regular file that neither its group nor others may read or write, and the token
-// must not be empty or hold a space or control byte.
-func readTokenFile(name string) (string, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return "", exitcode.Usagef("--token-file %s: %s; give a file holding the token", pathtext.Q(name), errText(exitcode.PathCause(err)))
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", exitcode.Usagef("--token-file %s: %s", pathtext.Q(name), errText(exitcode.PathCause(err)))
-	}
-	if !st.Mode().IsRegular() {
-		return "", exitcode.Usagef("--token-file %s is not a regular file; give a file holding the token", pathtext.Q(name))
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return "", exitcode.Usagef("--token-file %s may be read or written by its group or others (mode %04o); make it yours alone: chmod 600 %s", pathtext.Q(name), st.Mode().Perm(), pathtext.Q(name))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+1))
-	if err != nil {
-		return "", exitcode.Usagef("--token-file %s: %s", pathtext.Q(name), errText(exitcode.PathCause(err)))
-	}
-	if len(data) > maxTokenBytes {
-		return "", exitcode.Usagef("--token-file %s is over %d bytes; a token is one line", pathtext.Q(name), maxTokenBytes)
-	}
-	tok := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
-	if tok == "" {
-		return "", exitcode.Usagef("--token-file %s is empty; write a token into it, e.g. openssl rand -hex 32 > %s", pathtext.Q(name), pathtext.Q(name))
-	}
-	for _, c := range []byte(tok) {
-		if c <= ' ' || c == 0x7f {
-			return "", exitcode.Usagef("--token-file %s holds a space, a line break or a control byte; the token must be one word on one line", pathtext.Q(name))
-		}
-	}
-	return tok, nil
-}
 
 // sessionValue is the session cookie's value for token: derived from it, so that the cookie
 // does not hold the token itself and stays valid across restarts with the same token.
@@ -80,66 +39,11 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// hostCheck says which Host headers name this server.
-type hostCheck struct {
-	port    string
-	allowed map[string]bool // host:port, lower case
-	anyIP   bool            // listening on all interfaces: any local address's IP literal
-}
-
-func newHostCheck(listenAddr string, extra []string) hostCheck {
-	host, port, _ := net.SplitHostPort(listenAddr)
-	h := hostCheck{port: port, allowed: map[string]bool{}}
-	for _, name := range []string{"localhost", "127.0.0.1", "[::1]"} {
-		h.allowed[name+":"+port] = true
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
-		h.anyIP = true
-		if name, err := os.Hostname(); err == nil {
-			h.allowed[strings.ToLower(name)+":"+port] = true
-		}
-	} else {
-		h.allowed[strings.ToLower(net.JoinHostPort(host, port))] = true
-	}
-	for _, name := range extra {
-		name = strings.ToLower(name)
-		if _, _, err := net.SplitHostPort(name); err != nil {
-			name = net.JoinHostPort(strings.Trim(name, "[]"), port)
-		}
-		h.allowed[name] = true
-	}
-	return h
-}
-
-// ok reports whether the Host header hostport names this server.
-func (h hostCheck) ok(hostport string) bool {
-	hostport = strings.ToLower(hostport)
-	if _, _, err := net.SplitHostPort(hostport); err != nil {
-		hostport = net.JoinHostPort(strings.Trim(hostport, "[]"), "80") // no port: HTTP's default
-	}
-	if h.allowed[hostport] {
-		return true
-	}
-	if !h.anyIP {
-		return false
-	}
-	host, port, err := net.SplitHostPort(hostport)
-	ip := net.ParseIP(host)
-	if err != nil || port != h.port || ip == nil {
-		return false
-	}
-	addrs, _ := net.InterfaceAddrs()
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
-			return true
-		}
-	}
-	return false
-}
-
 // guard runs the checks every request passes before next sees it, in this order: the Host
-// header, the token (all but /healthz), the Origin and the page token of browser requests,
-// and a POST's body type and size.
+// header, the token (all but /healthz; a client that sent wrong ones waits, see failures), the
+// Origin and the page token of browser requests, and a POST's body type and size. Host and
+// Origin are compared with the peer's view (withPeer): through a trusted proxy, its
+// X-Forwarded-Host and -Proto.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hosts := s.hosts.Load()
@@ -147,32 +51,28 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, "the server is not listening yet", "try again in a moment")
 			return
 		}
-		if !hosts.ok(r.Host) {
-			writeError(w, http.StatusForbidden, "Host "+quoteHeader(r.Host)+" is not this server's address",
+		p := s.peerFrom(r)
+		if !hosts.ok(p.host) {
+			what := "Host "
+			if p.host != r.Host {
+				what = "X-Forwarded-Host "
+			}
+			writeError(w, http.StatusForbidden, what+quoteHeader(p.host)+" is not this server's address",
 				"connect to http://"+hosts.example()+"/ (a server reached by another name needs --allow-host NAME)")
 			return
 		}
-		if s.token != "" && r.URL.Path != "/healthz" {
-			if r.Method == http.MethodGet && r.URL.Path == "/" && r.URL.Query().Has("token") {
-				s.login(w, r)
-				return
-			}
-			if !s.authorized(r) {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="trtbuild"`)
-				writeError(w, http.StatusUnauthorized, "this server needs its token",
-					"send the header Authorization: Bearer TOKEN (the server's --token-file), or open /?token=TOKEN in a browser")
-				return
-			}
+		if s.token != "" && r.URL.Path != "/healthz" && !s.checkToken(w, r, p) {
+			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" && origin != "http://"+r.Host {
+		if origin := r.Header.Get("Origin"); origin != "" && !s.originOK(origin, p) {
 			writeError(w, http.StatusForbidden, "Origin "+quoteHeader(origin)+" is not this server's",
-				"another site may not call this API; use the page at http://"+r.Host+"/")
+				"another site may not call this API; use the page at "+p.origin()+"/ (a page reached through another origin, such as a reverse proxy's https://NAME, needs --allow-origin https://NAME or --trust-proxy ADDRESS)")
 			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions && fromBrowser(r) {
 			if !equal(r.Header.Get(PageTokenHeader), s.pageToken) {
 				writeError(w, http.StatusForbidden, "a browser's request without this page's token",
-					"send it from the page at http://"+r.Host+"/, which adds the header "+PageTokenHeader)
+					"send it from the page at "+p.origin()+"/, which adds the header "+PageTokenHeader)
 				return
 			}
 		}
@@ -190,6 +90,80 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// checkToken reports whether r carries the token, and answers it when not: 401, or 429 while
+// its client is shut out for sending wrong ones (then the token is not even compared, so that
+// a guess costs the wait). GET /?token=TOKEN, a browser's login, is answered here.
+func (s *Server) checkToken(w http.ResponseWriter, r *http.Request, p peer) bool {
+	client, known := clientKey(p.addr)
+	if known {
+		if wait := s.failures.wait(client); wait > 0 {
+			tooManyFailures(w, wait)
+			return false
+		}
+	}
+	login := r.Method == http.MethodGet && r.URL.Path == "/" && r.URL.Query().Has("token")
+	var ok bool
+	if login {
+		ok = equal(r.URL.Query().Get("token"), s.token)
+	} else {
+		ok = s.authorized(r)
+	}
+	if ok {
+		if known {
+			s.failures.succeed(client)
+		}
+		if login {
+			s.login(w, r, p)
+			return false
+		}
+		return true
+	}
+	// Only a wrong token counts: a request without one (a browser's first visit) guesses
+	// nothing.
+	if known && (login || r.Header.Get("Authorization") != "" || hasCookie(r, SessionCookie)) {
+		if wait := s.failures.fail(client); wait > 0 {
+			tooManyFailures(w, wait)
+			return false
+		}
+	}
+	if login {
+		writeError(w, http.StatusUnauthorized, "the token in the address is not this server's", "open /?token=TOKEN with the token of the server's --token-file")
+		return false
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="trtbuild"`)
+	writeError(w, http.StatusUnauthorized, "this server needs its token",
+		"send the header Authorization: Bearer TOKEN (the server's --token-file), or open /?token=TOKEN in a browser")
+	return false
+}
+
+// tooManyFailures answers 429 to a client shut out for wait.
+func tooManyFailures(w http.ResponseWriter, wait time.Duration) {
+	secs := int((wait + time.Second - 1) / time.Second)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	writeError(w, http.StatusTooManyRequests, "too many requests with a wrong token from this address",
+		fmt.Sprintf("wait %d s (Retry-After), then send the right token: the server's --token-file", secs))
+}
+
+// hasCookie reports whether r carries the cookie name.
+func hasCookie(r *http.Request, name string) bool {
+	_, err := r.Cookie(name)
+	return err == nil
+}
+
+// originOK reports whether a browser's Origin may call the API: the server's own origin as the
+// peer sees it, or one of --allow-origin.
+func (s *Server) originOK(origin string, p peer) bool {
+	o, ok := normalOrigin(origin)
+	if !ok {
+		return false
+	}
+	if s.origins[o] {
+		return true
+	}
+	own, ok := normalOrigin(p.origin())
+	return ok && o == own
 }
 
 // fromBrowser reports whether r comes from a browser's page (it has an Origin header, or a
@@ -214,14 +188,11 @@ func (s *Server) authorized(r *http.Request) bool {
 	return false
 }
 
-// login answers GET /?token=TOKEN: with the right token it sets the session cookie and
-// redirects to / (so the token leaves the address bar and the history).
-func (s *Server) login(w http.ResponseWriter, r *http.Request) {
-	if !equal(r.URL.Query().Get("token"), s.token) {
-		writeError(w, http.StatusUnauthorized, "the token in the address is not this server's", "open /?token=TOKEN with the token of the server's --token-file")
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: s.session, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+// login answers GET /?token=TOKEN with the right token: it sets the session cookie (Secure
+// when the peer came over https) and redirects to /, so that the token leaves the address bar
+// and the history.
+func (s *Server) login(w http.ResponseWriter, r *http.Request, p peer) {
+	http.SetCookie(w, &http.Cookie{Name: SessionCookie, Value: s.session, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: p.scheme == "https"})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
@@ -235,9 +206,6 @@ func isJSON(ct string) bool {
 	mt, _, _ := strings.Cut(ct, ";")
 	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
 }
-
-// example is an address clients may use, for messages.
-func (h hostCheck) example() string { return "127.0.0.1:" + h.port }
 
 // quoteHeader quotes a header's value for a message, control bytes escaped, cut to 200 bytes.
 func quoteHeader(v string) string {

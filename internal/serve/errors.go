@@ -54,7 +54,7 @@ func (s *Server) writeServiceError(w http.ResponseWriter, r *http.Request, err e
 	case errors.Is(err, service.ErrNotFound):
 		writeError(w, http.StatusNotFound, "no build "+quoteHeader(r.PathValue("id")), "list the builds: GET /v1/builds")
 	default:
-		s.logger.Printf("%s %s: %v", r.Method, r.URL.Path, err)
+		// logErrors logs it, with the request.
 		writeError(w, http.StatusInternalServerError, exitcode.OneLine(err), "")
 	}
 }

@@ -2,8 +2,11 @@
 // events as Server-Sent Events, the OpenAPI document of that API, /metrics and /healthz, and
 // the web page and the MCP handler mounted at / and /mcp. It checks every request before any
 // handler sees it: the Host header (DNS rebinding), the bearer token or session cookie when the
-// server has a token file, the Origin and the page token of browser requests, and the type and
-// size of request bodies. docs/serve.md describes the API.
+// server has a token file (a client that sends wrong ones waits longer and longer), the Origin
+// and the page token of browser requests, and the type and size of request bodies; behind a
+// reverse proxy it names as trusted, the proxy's X-Forwarded-* headers stand for the client's
+// address, Host and scheme. It logs every request it answers with an error, through log/slog.
+// docs/serve.md describes the API.
 package serve
 
 import (
@@ -12,8 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"sync/atomic"
@@ -43,9 +45,17 @@ type Config struct {
 	// TokenFile holds the bearer token every request but /healthz must carry; "" for none
 	// (loopback only). It is read once, by New.
 	TokenFile string
-	// AllowHosts are further names (host or host:port) the Host header may carry, for a
-	// server reached through a name of its own (a reverse proxy, a DNS name).
+	// AllowHosts are further names the Host header may carry, for a server reached through a
+	// name of its own (a reverse proxy, a DNS name): a bare name on any port and without one,
+	// host:port on that port only.
 	AllowHosts []string
+	// AllowOrigins are origins (scheme://host[:port]) besides the server's own whose browser
+	// requests may call the API: the page as a reverse proxy serves it, https://NAME.
+	AllowOrigins []string
+	// TrustProxies are the IP addresses and CIDR prefixes of reverse proxies whose
+	// X-Forwarded-For (the client's address), X-Forwarded-Host and X-Forwarded-Proto (the Host
+	// and scheme the client used) the server believes; none: those headers are ignored.
+	TrustProxies []string
 	// Manager runs the builds.
 	Manager *service.Manager
 	// Refused are the options a request may not set (as service.Config.Refused); the OpenAPI
@@ -58,9 +68,11 @@ type Config struct {
 	MCP http.Handler
 	// Version is trtbuild's version, for the OpenAPI document and /metrics.
 	Version string
-	// Logger receives one line for each failure the server cannot answer a client for (a
-	// panic, an error writing a response, a refused connection); nil: discarded.
-	Logger io.Writer
+	// Log receives the server's events, one record each: every request answered with an
+	// error status (its status, method, path, client and the error it was sent), each event
+	// stream dropped for its client's lag, and the failures the server cannot answer a client
+	// for (a panic, an error writing a response, a refused connection); nil: none.
+	Log *slog.Logger
 }
 
 // Server is the HTTP server. New makes it; Serve or ListenAndServe runs it; Drain, then
@@ -73,11 +85,15 @@ type Server struct {
 	pageToken string
 	openapi   []byte
 	hosts     atomic.Pointer[hostCheck] // set by Serve, before any request
+	names     allowedNames              // --allow-host
+	origins   map[string]bool           // --allow-origin, each as normalOrigin spells it
+	proxies   trustedProxies
+	failures  *failures // wrong tokens by client
 	routes    []route
 	handler   http.Handler
 	keepalive time.Duration // an event stream's comment after this long without an event
 	draining  atomic.Bool
-	logger    *log.Logger
+	log       *slog.Logger
 	http      *http.Server
 }
 
@@ -94,13 +110,27 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, exitcode.Usagef("--listen %s is not host:port (%v); give an address such as %s", cfg.Addr, errText(err), DefaultAddr)
 	}
-	s := &Server{cfg: cfg, m: cfg.Manager, keepalive: keepaliveEvery, logger: log.New(io.Discard, "", 0)}
-	if cfg.Logger != nil {
-		s.logger = log.New(cfg.Logger, "trtbuild serve: ", 0)
+	s := &Server{cfg: cfg, m: cfg.Manager, keepalive: keepaliveEvery, log: cfg.Log, failures: newFailures()}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.names, err = parseAllowHosts(cfg.AllowHosts); err != nil {
+		return nil, err
+	}
+	if s.origins, err = parseAllowOrigins(cfg.AllowOrigins); err != nil {
+		return nil, err
+	}
+	if s.proxies, err = parseTrustedProxies(cfg.TrustProxies); err != nil {
+		return nil, err
 	}
 	if cfg.TokenFile != "" {
 		if s.token, err = readTokenFile(cfg.TokenFile); err != nil {
 			return nil, err
+		}
+		if !isLoopback(host) {
+			if err := checkTokenStrength(cfg.TokenFile, s.token, cfg.Addr); err != nil {
+				return nil, err
+			}
 		}
 		s.session = sessionValue(s.token)
 	} else if !isLoopback(host) {
@@ -115,14 +145,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.routes = s.routeTable()
-	s.handler = s.guard(s.mux())
+	s.handler = s.withPeer(s.logErrors(s.guard(s.mux())))
 	s.http = &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       readTimeout,
 		IdleTimeout:       idleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
-		ErrorLog:          s.logger,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelError),
 		// No WriteTimeout: an event stream lasts as long as its build. The stream sets a
 		// deadline on each of its writes instead (see events).
 	}
@@ -148,7 +178,7 @@ func (s *Server) Listen() (net.Listener, error) {
 // (or a loopback name with its port, or one of Config.AllowHosts). It returns
 // http.ErrServerClosed after Shutdown.
 func (s *Server) Serve(l net.Listener) error {
-	h := newHostCheck(l.Addr().String(), s.cfg.AllowHosts)
+	h := newHostCheck(l.Addr().String(), s.names)
 	s.hosts.Store(&h)
 	return s.http.Serve(l)
 }

@@ -70,7 +70,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return // the client went away, or the server closes
 		}
 		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			s.logger.Printf("build %s's events: %v", id, err)
+			s.log.Error("event stream ended", "build", id, "error", err.Error())
 			return
 		}
 		if len(batch) == 0 && ended {
@@ -100,7 +100,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		if evlog.Head()-after > maxLag {
 			// Too slow for this build: the stream ends, and the client resumes from
 			// Last-Event-ID, reading the log, not slowing the build.
-			s.logger.Printf("dropped a client of build %s's events: %d events behind", id, evlog.Head()-after)
+			s.log.Warn("dropped a client of the event stream", "build", id, "client", s.peerFrom(r).addr.String(), "behind", evlog.Head()-after)
 			return
 		}
 	}

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -84,6 +85,8 @@ type Config struct {
 	ExposePaths bool
 	// Log receives the service's diagnostics, one line each (nil: none).
 	Log io.Writer
+	// Logger receives each build's start and end, one record each (nil: none).
+	Logger *slog.Logger
 }
 
 // RequestError is a request the service refuses: the HTTP status that says why, what is wrong
@@ -233,6 +236,9 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.CancelMessage == "" {
 		cfg.CancelMessage = "Cancel requested: the builder stops at its next step boundary (this can take a while); a hard cancel stops it now."
@@ -668,6 +674,7 @@ func (m *Manager) schedule() {
 // run builds b in a worker process, its events going to b's log.
 func (m *Manager) run(b *build) {
 	defer m.running.Done()
+	m.logStart(b)
 	m.persist(b)
 	res, err := m.build(b)
 	m.mu.Lock()
@@ -741,6 +748,7 @@ func (m *Manager) finish(b *build, res progress.Result, err error) {
 	}
 	m.mu.Unlock()
 	m.persist(b)
+	m.logEnd(b)
 	close(b.done)
 }
 
