@@ -102,7 +102,9 @@ func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, src *onnx.
 	}
 	if cache == nil {
 		k := &keyedBuild{src: src, ready: make(chan struct{})}
+		release := src.Hold() // the build may end before the key is computed
 		go func() {
+			defer release()
 			defer close(k.ready)
 			key, err := computeKey(nil, o, src, req, info)
 			if err != nil {
@@ -115,7 +117,11 @@ func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, src *onnx.
 		}()
 		return k, none, nil
 	}
-	k, err := abandonable(ctx, func() (*keyedBuild, error) { return computeKey(cache, o, src, req, info) })
+	release := src.Hold() // a signal abandons the hashing, which goes on after Run returns
+	k, err := abandonable(ctx, func() (*keyedBuild, error) {
+		defer release()
+		return computeKey(cache, o, src, req, info)
+	})
 	if ctx.Err() != nil {
 		cache.Close()
 		return nil, none, err // the caller reports the signal or budget

@@ -42,6 +42,8 @@ type Source struct {
 	meta     *Model
 	metaErr  error
 	external map[string]stamp // external data files read, by location
+	holds    int              // Hold's releases not yet called
+	closing  bool             // Close was called: the last release closes
 }
 
 // OpenSource opens the model at path, the caller's own path (links at it are followed, as the
@@ -282,8 +284,44 @@ func sameAs(was stamp, open func() (*os.File, error)) error {
 	return nil
 }
 
-// Close releases the model and its folder.
+// Hold keeps the Source open until release is called, even when Close is called first: work
+// that a caller may abandon (hashing a large model when a signal comes) holds it, and the files
+// are closed when the last holder is done.
+func (s *Source) Hold() (release func()) {
+	s.mu.Lock()
+	s.holds++
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			s.holds--
+			last := s.holds == 0 && s.closing
+			s.mu.Unlock()
+			if last {
+				s.close()
+			}
+		})
+	}
+}
+
+// Close releases the model and its folder, once no Hold is left.
 func (s *Source) Close() error {
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closing = true
+	held := s.holds > 0
+	s.mu.Unlock()
+	if held {
+		return nil
+	}
+	return s.close()
+}
+
+func (s *Source) close() error {
 	err := s.file.Close()
 	if cerr := s.folder.Close(); err == nil {
 		err = cerr

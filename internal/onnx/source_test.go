@@ -177,3 +177,25 @@ func TestSourceCopyTo(t *testing.T) {
 		t.Errorf("copying again: %v", err)
 	}
 }
+
+// TestSourceHeldPastClose: work holding a Source (hashing abandoned after a signal) reads on
+// after Close; the files are closed when the last holder releases.
+func TestSourceHeldPastClose(t *testing.T) {
+	src, err := OpenSource(filepath.Join(modelDir(t), "convnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := src.Hold()
+	if err := src.Close(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if _, err := src.ReaderAt().ReadAt(buf, 0); err != nil {
+		t.Fatalf("reading a held Source after Close: %v", err)
+	}
+	release()
+	release() // twice is once
+	if _, err := src.ReaderAt().ReadAt(buf, 0); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("after the last release: %v, want the file closed", err)
+	}
+}
