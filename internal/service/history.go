@@ -117,6 +117,8 @@ func (m *Manager) persist(b *build) {
 	if m.store == nil {
 		return
 	}
+	m.persistMu.Lock()
+	defer m.persistMu.Unlock()
 	m.mu.Lock()
 	h := history.Build{ID: b.id, State: b.state, Key: b.key, Model: b.model, IdempotencyKey: b.idem, RequestHash: b.reqHash,
 		Dir: filepath.Join("builds", b.id), Result: json.RawMessage(b.result), Created: b.created, Started: b.started, Ended: b.ended}
