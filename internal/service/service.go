@@ -44,6 +44,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/filelock"
 	"github.com/trtbuild/trtbuild/internal/history"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -81,7 +82,9 @@ type Config struct {
 	// EngineCache is where engines are reused from and stored; its Dir "" means none.
 	EngineCache builder.EngineCache
 	// KeepHistory keeps the builds in StateDir/history.db, so that a restarted service lists
-	// them; a build that was running when the service stopped is then "interrupted".
+	// them; a build that was running when the service stopped is then "interrupted". Such a
+	// Manager has the state dir to itself: New refuses it while another process uses the state
+	// dir, and refuses any other while it does. Managers without a history may share one.
 	KeepHistory bool
 	// CancelMessage is the notice of a first cancel (default: says how to stop at once).
 	CancelMessage string
@@ -173,7 +176,8 @@ type Manager struct {
 	models *modelRoot // nil: local paths
 	state  *os.Root   // the state dir
 	store  *history.Store
-	owner  *owner // this Manager's runs/ folder and its lock (statedir.go)
+	lock   *filelock.Lock // the state dir's lock (lockStateDir)
+	owner  *owner         // this Manager's runs/ folder and its lock (statedir.go)
 
 	mu       sync.Mutex
 	builds   map[string]*build
@@ -244,32 +248,35 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	cfg.StateDir = dir
-	m := &Manager{cfg: cfg, builds: map[string]*build{}, active: map[string]*run{}, runs: map[*run]bool{}, idem: map[string]*build{}, gpuBusy: map[int]*run{}}
+	lock, err := lockStateDir(dir, cfg.KeepHistory)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{lock: lock, cfg: cfg, builds: map[string]*build{}, active: map[string]*run{}, runs: map[*run]bool{}, idem: map[string]*build{}, gpuBusy: map[int]*run{}}
 	if m.state, err = os.OpenRoot(dir); err != nil {
+		lock.Release()
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 	}
 	for _, sub := range []string{"builds", "runs"} {
 		if err := m.mkdirPrivate(sub); err != nil {
-			m.state.Close()
+			m.Close()
 			return nil, exitcode.Usagef("state dir %s cannot be written (%s); give a folder this user may write", pathtext.Q(dir), exitcode.OneLine(exitcode.SyscallCause(err)))
 		}
 	}
 	if m.owner, err = m.takeOwner(); err != nil {
-		m.state.Close()
+		m.Close()
 		return nil, err
 	}
 	// An engine cache inside the state dir holds the engines too: its top folder is private.
 	if rel, err := filepath.Rel(dir, cfg.EngineCache.Dir); cfg.EngineCache.Dir != "" && err == nil && filepath.IsLocal(rel) {
 		if err := m.mkdirPrivate(strings.Split(rel, string(filepath.Separator))[0]); err != nil {
-			m.owner.release()
-			m.state.Close()
+			m.Close()
 			return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 		}
 	}
 	if cfg.ModelRoot != "" {
 		if m.models, err = openModelRoot(cfg.ModelRoot); err != nil {
-			m.owner.release()
-			m.state.Close()
+			m.Close()
 			return nil, err
 		}
 	}
@@ -322,6 +329,7 @@ func (m *Manager) Close() error {
 	if m.state != nil {
 		m.state.Close()
 	}
+	m.lock.Release()
 	return err
 }
 

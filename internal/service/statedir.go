@@ -24,6 +24,34 @@ type owner struct {
 	lock *filelock.Lock
 }
 
+// stateLockName is the state dir's lock file: a Manager that keeps the history (trtbuild
+// serve) holds it exclusively, the others (trtbuild mcp, once per IDE window) shared.
+const stateLockName = "lock"
+
+// lockStateDir takes the state dir's lock: exclusive for a Manager that keeps the history,
+// which marks the builds it finds unfinished interrupted, so that no other process may be
+// running them; shared for the others, which keep no history and may be many.
+func lockStateDir(dir string, exclusive bool) (*filelock.Lock, error) {
+	path := filepath.Join(dir, stateLockName)
+	l, held, err := filelock.TryLock(path, exclusive)
+	if err != nil {
+		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
+	}
+	if held {
+		return l, nil
+	}
+	if !exclusive {
+		return nil, exitcode.Usagef("state dir %s is in use by a trtbuild serve; give another --state-dir, or stop that server", pathtext.Q(dir))
+	}
+	// Held shared: by processes that keep no history (trtbuild mcp); else by another server.
+	other := "another trtbuild serve"
+	if probe, shared, _ := filelock.TryLock(path, false); shared {
+		probe.Release()
+		other = "trtbuild mcp"
+	}
+	return nil, exitcode.Usagef("state dir %s is in use by %s; give another --state-dir, or stop the other process", pathtext.Q(dir), other)
+}
+
 // ownerSuffix ends the name of an owner's lock file in runs/.
 const ownerSuffix = ".lock"
 
