@@ -406,6 +406,7 @@ func (m *Manager) finishBuild(b *build) {
 	m.mu.Unlock()
 	m.persist(b)
 	close(b.done)
+	m.kickRetain()
 }
 
 // endEarly ends b, which left its run before the run ended, with res.

@@ -43,6 +43,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/enginecache"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/filelock"
 	"github.com/trtbuild/trtbuild/internal/history"
@@ -86,6 +87,9 @@ type Config struct {
 	// Manager has the state dir to itself: New refuses it while another process uses the state
 	// dir, and refuses any other while it does. Managers without a history may share one.
 	KeepHistory bool
+	// Keep is the retention rule of ended builds' files (retain.go); its zero value keeps
+	// them all.
+	Keep Keep
 	// CancelMessage is the notice of a first cancel (default: says how to stop at once).
 	CancelMessage string
 	// Log receives the service's diagnostics, one line each (nil: none).
@@ -137,6 +141,9 @@ type Snapshot struct {
 	Hint     string          `json:"hint,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Engine   bool            `json:"engine_available"`
+	// FilesRemoved says why the build's files (engine, report, trace) were removed, once they
+	// were (the retention rule: Config.Keep).
+	FilesRemoved string `json:"files_removed,omitempty"`
 	// EnginePath is where the engine is, for a local caller (trtbuild mcp on stdio); a service
 	// does not show its paths.
 	EnginePath string `json:"-"`
@@ -178,6 +185,16 @@ type Manager struct {
 	store  *history.Store
 	lock   *filelock.Lock // the state dir's lock (lockStateDir)
 	owner  *owner         // this Manager's runs/ folder and its lock (statedir.go)
+	// cache is the engine cache, open, for the engines of hits it keeps (builder's CacheLink
+	// where no link could be made); nil without one.
+	cache *enginecache.Cache
+
+	// The retention rule's goroutine (retainer): kicked when a build ends, stopped by Close.
+	retainMu  sync.Mutex // one application of the rule at a time
+	kick      chan struct{}
+	closing   chan struct{}
+	retained  chan struct{} // closed when the retainer has returned; nil when none runs
+	closeOnce sync.Once
 
 	mu       sync.Mutex
 	builds   map[string]*build
@@ -221,6 +238,7 @@ type build struct {
 	// out while it was the run's last follower (the run is then cancelled for it).
 	leaving    *progress.Result
 	enginePath string        // where its engine is, once it has one
+	removed    string        // why its files were removed, once they were (retain.go)
 	done       chan struct{} // closed when it has ended
 	finished   bool          // ended for good: its snapshot no longer changes
 	encoded    []byte        // its snapshot's JSON, once finished
@@ -252,7 +270,7 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{lock: lock, cfg: cfg, builds: map[string]*build{}, active: map[string]*run{}, runs: map[*run]bool{}, idem: map[string]*build{}, gpuBusy: map[int]*run{}}
+	m := &Manager{lock: lock, cfg: cfg, kick: make(chan struct{}, 1), closing: make(chan struct{}), builds: map[string]*build{}, active: map[string]*run{}, runs: map[*run]bool{}, idem: map[string]*build{}, gpuBusy: map[int]*run{}}
 	if m.state, err = os.OpenRoot(dir); err != nil {
 		lock.Release()
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
@@ -280,11 +298,23 @@ func New(cfg Config) (*Manager, error) {
 			return nil, err
 		}
 	}
+	if !m.Local() && cfg.EngineCache.Dir != "" {
+		// The engines of the hits it keeps are served from it (File). A cache that cannot be
+		// opened now is the builds' to say: they warn and build without it.
+		if m.cache, err = builder.OpenEngineCache(cfg.EngineCache); err != nil {
+			m.cache = nil
+		}
+	}
 	if cfg.KeepHistory {
 		if err := m.loadHistory(); err != nil {
 			m.Close()
 			return nil, err
 		}
+	}
+	if cfg.Keep.Age > 0 || cfg.Keep.Bytes > 0 {
+		m.retained = make(chan struct{})
+		go m.retainer()
+		m.kickRetain() // what earlier processes left
 	}
 	return m, nil
 }
@@ -316,20 +346,30 @@ func openStateDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// Close closes the history; call it after Shutdown.
+// Close stops the retention rule and closes the history; call it after Shutdown. Closing
+// again does nothing.
 func (m *Manager) Close() error {
 	var err error
-	if m.store != nil {
-		err = m.store.Close()
-	}
-	if m.models != nil {
-		m.models.root.Close()
-	}
-	m.owner.release()
-	if m.state != nil {
-		m.state.Close()
-	}
-	m.lock.Release()
+	m.closeOnce.Do(func() {
+		close(m.closing)
+		if m.retained != nil {
+			<-m.retained
+		}
+		if m.cache != nil {
+			m.cache.Close()
+		}
+		if m.store != nil {
+			err = m.store.Close()
+		}
+		if m.models != nil {
+			m.models.root.Close()
+		}
+		m.owner.release()
+		if m.state != nil {
+			m.state.Close()
+		}
+		m.lock.Release()
+	})
 	return err
 }
 
@@ -357,6 +397,9 @@ func (m *Manager) ResolveModel(name string) (string, error) {
 }
 
 // OutputDir is a folder of the state dir for a tool's outputs (kind "converted"), made 0700.
+// What a tool writes there goes by the retention rule (Config.Keep), a folder of its own at a
+// time: each call's outputs in a new folder inside it, left alone for a minute after it
+// changed.
 func (m *Manager) OutputDir(kind string) (string, error) {
 	if kind == "" || !filepath.IsLocal(kind) || strings.ContainsRune(kind, filepath.Separator) {
 		return "", fmt.Errorf("output kind %q is not a folder name", kind)
@@ -364,6 +407,7 @@ func (m *Manager) OutputDir(kind string) (string, error) {
 	if err := m.mkdirPrivate(kind); err != nil {
 		return "", err
 	}
+	m.kickRetain() // its outputs are under the retention rule too
 	return filepath.Join(m.cfg.StateDir, kind), nil
 }
 
@@ -465,6 +509,8 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	}
 	opts.Report = filepath.Join(runDir, "report.html")
 	opts.OwnOutputs = !m.Local()
+	// A hit is a link to the cache's engine, or the cache's engine itself: never a copy.
+	opts.CacheLink = !m.Local()
 	if !m.Local() || opts.EngineCache.Dir == "" {
 		opts.EngineCache = m.cfg.EngineCache
 	}
@@ -791,13 +837,19 @@ func (m *Manager) File(id, kind string) (*os.File, error) {
 		}
 	}
 	m.mu.Lock()
-	engine := b.enginePath
+	engine, removed, outcome := b.enginePath, b.removed, b.outcome
 	m.mu.Unlock()
+	if removed != "" {
+		return nil, goneError(id, removed)
+	}
 	var name string
 	switch kind {
 	case "engine":
 		if state != StateSucceeded {
 			return nil, fmt.Errorf("build %s is %s: %w", id, state, os.ErrNotExist)
+		}
+		if keptInCache(outcome) {
+			return m.cachedEngine(id, b.key)
 		}
 		if m.Local() && engine != "" && !strings.HasPrefix(engine, b.dir+string(filepath.Separator)) {
 			return os.Open(engine) // the path the caller named
@@ -811,6 +863,45 @@ func (m *Manager) File(id, kind string) (*os.File, error) {
 		return nil, fmt.Errorf("no file %q of a build", kind)
 	}
 	return m.openOwn(filepath.Join("builds", id, name))
+}
+
+// keptInCache reports whether a build's result is an engine cache hit that the cache keeps:
+// no link could put it in the build's folder (builder.Options.CacheLink).
+func keptInCache(r progress.Result) bool {
+	return r.Status == progress.StatusBuilt && r.Cached && r.Engine == ""
+}
+
+// cachedEngine opens the engine of build id, a hit the engine cache keeps, from the cache,
+// verified as a hit is.
+func (m *Manager) cachedEngine(id, key string) (*os.File, error) {
+	gone := &GoneError{Problem: fmt.Sprintf("build %s's engine was the engine cache's, which no longer has it (its size limit removed it, or it was found broken)", id),
+		Hint: "submit the build again to build the engine anew"}
+	if m.cache == nil {
+		return nil, gone
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	verified, _, err := m.cache.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if verified == nil {
+		return nil, gone
+	}
+	defer verified.Close()
+	// The same file, opened by its path: a caller may name it (engine_inspect reads the file
+	// by its name).
+	f, err := os.Open(filepath.Join(m.cache.Entry(key), enginecache.EngineName))
+	if err != nil {
+		return nil, gone
+	}
+	a, err1 := verified.Stat()
+	b, err2 := f.Stat()
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		f.Close()
+		return nil, gone // replaced since it was verified
+	}
+	return f, nil
 }
 
 // openOwn opens a regular file below the state dir that is no link.
@@ -864,11 +955,14 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 		s.Result = json.RawMessage(result)
 		s.Where, s.Hint, s.Error = outcome.Where, outcome.Hint, outcome.Error
 		if s.State == StateSucceeded {
-			s.Engine = true
+			s.Engine = !keptInCache(outcome) || m.cache != nil && m.cache.Has(b.key)
 			s.EnginePath = b.enginePath
 		}
 	}
-	if s.Ended != nil && b.finished {
+	if b.removed != "" {
+		s.Engine, s.EnginePath, s.FilesRemoved = false, "", b.removed
+	}
+	if s.Ended != nil && b.finished && !keptInCache(outcome) {
 		if b.encoded == nil {
 			b.encoded, _ = json.Marshal(snapshotJSON(s))
 		}
