@@ -82,7 +82,7 @@ const sharedSim = `{"backend": "sim", "sim-speed": 5, "sim-post-silent": "3s", "
 
 // TestSharersKeepTheirOwnBudgetAndCancel: of three clients of one build, the one with a short
 // time budget times out alone and the one that cancels leaves alone; the third, without a
-// budget, gets the engine (issue 33, finding 1).
+// budget, gets the engine.
 func TestSharersKeepTheirOwnBudgetAndCancel(t *testing.T) {
 	ts := newTestServer(t)
 	stays := ts.submit(t, sharedSim, http.StatusCreated)
