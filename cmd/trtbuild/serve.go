@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
@@ -41,6 +43,7 @@ type serveOptions struct {
 	simSlots                               int
 	shutdownTimeout                        time.Duration
 	engineCache, engineCacheSize           string
+	keep                                   keepFlags
 }
 
 func newServeCmd(s *streams) *cobra.Command {
@@ -81,7 +84,35 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "after SIGTERM, how long running builds get to stop at a step boundary before they are stopped at once")
 	f.StringVar(&o.engineCache, "engine-cache", "", "the engine cache the builds share: DIR, auto (the user cache folder's trtbuild/engines) or off (default: the state dir's engines)")
 	f.StringVar(&o.engineCacheSize, "engine-cache-size", builder.DefaultOptions().EngineCache.Size, "remove the least recently used engines beyond this size")
+	o.keep.add(f)
 	return cmd
+}
+
+// keepFlags are the retention rule's flags, of trtbuild serve and trtbuild mcp.
+type keepFlags struct {
+	age  time.Duration
+	size string
+}
+
+func (k *keepFlags) add(f *pflag.FlagSet) {
+	f.DurationVar(&k.age, "keep-builds", service.DefaultKeepAge, "remove the files (engine, report, events) of builds that ended longer ago than this, and converted models; 0 keeps them")
+	f.StringVar(&k.size, "keep-builds-size", fmt.Sprintf("%dG", service.DefaultKeepBytes>>30), "remove the files of the oldest ended builds while they take more than this; 0 for no bound")
+}
+
+// rule is the retention rule the flags give.
+func (k *keepFlags) rule() (service.Keep, error) {
+	if k.age < 0 {
+		return service.Keep{}, exitcode.Usagef("--keep-builds %s: give a time of 0 or more, e.g. 168h (0 keeps the builds however old)", k.age)
+	}
+	rule := service.Keep{Age: k.age}
+	if strings.TrimSpace(k.size) != "0" {
+		n, err := builder.ParseSize(k.size)
+		if err != nil {
+			return service.Keep{}, exitcode.Usagef("invalid --keep-builds-size: %v (0 for no bound)", err)
+		}
+		rule.Bytes = int64(min(n, 1<<62))
+	}
+	return rule, nil
 }
 
 func serveRun(s *streams, o *serveOptions) error {
@@ -217,6 +248,10 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	if o.shutdownTimeout <= 0 {
 		return cfg, exitcode.Usagef("--shutdown-timeout %s: give a time above 0, e.g. 30s", o.shutdownTimeout)
 	}
+	keep, err := o.keep.rule()
+	if err != nil {
+		return cfg, err
+	}
 	cache := builder.DefaultOptions().EngineCache
 	if o.engineCacheSize != "" {
 		cache.Size = o.engineCacheSize
@@ -230,6 +265,6 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	}
 	return service.Config{
 		StateDir: state, ModelRoot: root, GPUs: o.gpus, SimSlots: o.simSlots,
-		Refused: serveRefused, EngineCache: cache, KeepHistory: true,
+		Refused: serveRefused, EngineCache: cache, KeepHistory: true, Keep: keep,
 	}, nil
 }
