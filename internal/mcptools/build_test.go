@@ -131,8 +131,7 @@ func waitStep(t *testing.T, m *service.Manager, id string) {
 // sharedSim is a build of a few seconds that two calls share.
 const sharedSim = `{"backend": "sim", "sim-speed": 5, "sim-post-silent": "3s", "no-timing-cache": true}`
 
-// TestSharedBuildCalls: two calls of the same build each keep their own budget and cancel
-// (issue 33, finding 1).
+// TestSharedBuildCalls: two calls of the same build each keep their own budget and cancel.
 func TestSharedBuildCalls(t *testing.T) {
 	t.Run("a short budget times out alone", func(t *testing.T) {
 		c := newInMemory(t)

@@ -210,6 +210,19 @@ func (m *Manager) Delete(id string) error {
 		m.mu.Unlock()
 		return ErrNotFound
 	}
+	if state, _, _ := b.shown(); !b.finished && state != b.state {
+		// Its result is out, its files are being put in place: it ends in a moment.
+		m.mu.Unlock()
+		select {
+		case <-b.done:
+		case <-time.After(time.Minute):
+		}
+		m.mu.Lock()
+		if m.builds[id] != b {
+			m.mu.Unlock()
+			return ErrNotFound // deleted meanwhile
+		}
+	}
 	if !b.finished {
 		state, _, _ := b.shown()
 		m.mu.Unlock()

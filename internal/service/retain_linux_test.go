@@ -14,7 +14,7 @@ import (
 
 // TestCacheHitKeptInTheCache: where the engine cache is on another file system than the state
 // dir (no link can be made), a hit's engine stays in the cache, and is served from there while
-// the cache has it (issue 33, finding 2).
+// the cache has it.
 func TestCacheHitKeptInTheCache(t *testing.T) {
 	e := newEnv(t)
 	other, err := os.MkdirTemp("/dev/shm", "trtbuild-service-")

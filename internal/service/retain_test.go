@@ -27,7 +27,7 @@ func built(t *testing.T, m *Manager, seed string) Snapshot {
 }
 
 // TestCacheHitLinksTheEngine: a hit costs no second copy of the engine: the hit's engine is
-// the engine cache's file (issue 33, finding 2).
+// the engine cache's file.
 func TestCacheHitLinksTheEngine(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager(t, nil)
@@ -49,8 +49,7 @@ func TestCacheHitLinksTheEngine(t *testing.T) {
 
 // TestRetention: the files of ended builds go by the rule, oldest first: beyond the size
 // bound, then past the age; a build's record stays, saying its files are gone and why, also
-// after a restart; what other processes left, and converted models, go by the same rule
-// (issue 33, finding 2).
+// after a restart; what other processes left, and converted models, go by the same rule.
 func TestRetention(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager(t, nil)

@@ -41,7 +41,7 @@ func isPrefix(t *testing.T, m *Manager, short, long string) {
 }
 
 // TestSharerBudgetIsItsOwn: of two clients of one run, the one with a short time budget times
-// out alone; the other, without a budget, gets its engine (issue 33, finding 1).
+// out alone; the other, without a budget, gets its engine.
 func TestSharerBudgetIsItsOwn(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager(t, nil)

@@ -11,8 +11,7 @@ import (
 
 // TestOneServerPerStateDir: a second Manager that keeps the history (a second trtbuild serve)
 // is refused on a state dir in use, with a one-line error that names it and what to do, and
-// the first one's running build is left as it is; once the first closes, it may start
-// (issue 33, finding 3).
+// the first one's running build is left as it is; once the first closes, it may start.
 func TestOneServerPerStateDir(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager(t, nil)
@@ -59,7 +58,7 @@ func TestOneServerPerStateDir(t *testing.T) {
 
 // TestManagersWithoutHistoryShareAStateDir: two Managers without a history (two trtbuild mcp,
 // one per IDE window) work on one state dir at once, each cleaning up only what a dead
-// process left; a server is refused meanwhile (issue 33, finding 3).
+// process left; a server is refused meanwhile.
 func TestManagersWithoutHistoryShareAStateDir(t *testing.T) {
 	e := newEnv(t)
 	local := func(c *Config) { c.KeepHistory = false }
