@@ -204,6 +204,8 @@ func (m *Manager) remove(it kept, why string) {
 // Delete removes build id, an ended one: its files and its record. A queued or running build
 // is refused (409: cancel it first). Errors are ErrNotFound and *RequestError.
 func (m *Manager) Delete(id string) error {
+	m.retainMu.Lock() // not while the rule is applied: it would write the record again
+	defer m.retainMu.Unlock()
 	m.mu.Lock()
 	b := m.builds[id]
 	if b == nil {

@@ -310,7 +310,9 @@ func (m *Manager) endRun(rn *run, res progress.Result, err error) {
 	at := eventTime(line)
 	files := m.runFiles(rn)
 	for _, b := range followers {
-		m.adopt(rn, b, files, outcome)
+		if b.leaving == nil { // one that leaves when the run ends has none of its files
+			m.adopt(rn, b, files, outcome)
+		}
 	}
 	if err := os.RemoveAll(rn.dir); err != nil {
 		fmt.Fprintf(m.cfg.Log, "trtbuild: build %s: cannot remove its run's folder: %s\n", rn.id, exitcode.OneLine(err))
@@ -471,9 +473,9 @@ func (m *Manager) budgetOut(b *build) {
 	now := time.Now()
 	m.mu.Lock()
 	rn := b.run
-	if rn == nil || b.finishing || b.leaving != nil {
+	if rn == nil || b.finishing || b.leaving != nil || b.log.result() != nil {
 		m.mu.Unlock()
-		return
+		return // it has ended, or its run has: the budget did not run out first
 	}
 	res := m.budgetResult(b, rn, now)
 	if len(rn.followers) > 1 {

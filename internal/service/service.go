@@ -720,7 +720,8 @@ func (m *Manager) Cancel(id string, hard bool) (Snapshot, error) {
 		m.mu.Unlock()
 		return Snapshot{}, ErrNotFound
 	}
-	if rn := b.run; rn != nil && !b.finishing {
+	// A build whose run's result is out has ended: it is left as it is.
+	if rn := b.run; rn != nil && !b.finishing && b.log.result() == nil {
 		if len(rn.followers) > 1 {
 			m.leaveLocked(b)
 			res := m.leftResult(rn, progress.StatusCancelled, time.Now())
