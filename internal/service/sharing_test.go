@@ -214,3 +214,33 @@ func TestBudgetOfTheLastSharerStopsTheRun(t *testing.T) {
 		t.Error("the run was not cancelled at a step boundary")
 	}
 }
+
+// TestOnlyTheBudgetMayDiffer: requests share a run when every option but the time budget is
+// the same; one that differs in an option outside the build key (here kill-after) gets a run
+// of its own, though its build key is the same.
+func TestOnlyTheBudgetMayDiffer(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	o := `{"backend": "sim", "sim-speed": 0.5, "no-timing-cache": true, %s}`
+	var ids []string
+	for _, extra := range []string{`"kill-after": "10s"`, `"kill-after": "10s", "timeout": "1h"`, `"kill-after": "20s"`} {
+		s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, strings.Replace(o, "%s", extra, 1))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, s.ID)
+	}
+	m.mu.Lock()
+	a, b, c := m.builds[ids[0]], m.builds[ids[1]], m.builds[ids[2]]
+	shared, apart, sameKey := a.run != nil && a.run == b.run, a.run != c.run, a.key == c.key
+	m.mu.Unlock()
+	if !shared || !apart || !sameKey {
+		t.Fatalf("the same options but the budget share a run: %v; another kill-after does not: %v; with the same build key: %v", shared, apart, sameKey)
+	}
+	for _, id := range ids {
+		if _, err := m.Cancel(id, true); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, m, id)
+	}
+}
