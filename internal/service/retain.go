@@ -46,6 +46,7 @@ const youngest = time.Minute
 // what to do, each one line.
 type GoneError struct{ Problem, Hint string }
 
+// Error is the problem and the hint on one line.
 func (e *GoneError) Error() string { return e.Problem + "; " + e.Hint }
 
 // goneError is the GoneError of a build whose files were removed for why.
@@ -157,16 +158,38 @@ func (m *Manager) retainable(now time.Time) []kept {
 	}
 	seen := map[fileID]bool{}
 	for i := range items {
-		items[i].bytes = m.treeBytes(items[i].rel, seen)
+		b := items[i].build
+		var files []fileUse
+		if b != nil {
+			m.mu.Lock()
+			files = b.files
+			m.mu.Unlock()
+		}
+		if files == nil {
+			// An ended build's files do not change: a build of this Manager's is read once.
+			files = m.treeFiles(items[i].rel)
+			if b != nil {
+				m.mu.Lock()
+				b.files = files
+				m.mu.Unlock()
+			}
+		}
+		items[i].bytes = countOnce(files, seen)
 	}
 	return items
 }
 
-// treeBytes is the size of the files in the folder rel of the state dir, each file counted
-// once (seen: the files counted before, by identity, where the system says it; an engine
-// linked into several builds' folders is one file).
-func (m *Manager) treeBytes(rel string, seen map[fileID]bool) int64 {
-	var n int64
+// fileUse is one file of a folder the rule may remove: its size, and its identity where the
+// system says it.
+type fileUse struct {
+	id    fileID
+	known bool
+	size  int64
+}
+
+// treeFiles are the regular files in the folder rel of the state dir (no link followed).
+func (m *Manager) treeFiles(rel string) []fileUse {
+	files := []fileUse{}
 	_ = fs.WalkDir(m.state.FS(), filepath.ToSlash(rel), func(_ string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return nil
@@ -175,15 +198,26 @@ func (m *Manager) treeBytes(rel string, seen map[fileID]bool) int64 {
 		if err != nil {
 			return nil
 		}
-		if id, ok := identity(fi); ok {
-			if seen[id] {
-				return nil
-			}
-			seen[id] = true
-		}
-		n += fi.Size()
+		id, known := identity(fi)
+		files = append(files, fileUse{id: id, known: known, size: fi.Size()})
 		return nil
 	})
+	return files
+}
+
+// countOnce is the bytes of files, each file counted once (seen: those counted before, by
+// identity: an engine linked into several builds' folders is one file).
+func countOnce(files []fileUse, seen map[fileID]bool) int64 {
+	var n int64
+	for _, f := range files {
+		if f.known {
+			if seen[f.id] {
+				continue
+			}
+			seen[f.id] = true
+		}
+		n += f.size
+	}
 	return n
 }
 

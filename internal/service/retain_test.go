@@ -80,7 +80,7 @@ func TestRetention(t *testing.T) {
 	}
 
 	// The size bound: what the newer build takes, and a byte; the rest goes, oldest first.
-	m.cfg.Keep = Keep{Bytes: m.treeBytes(filepath.Join("builds", newer.ID), map[fileID]bool{}) + 1}
+	m.cfg.Keep = Keep{Bytes: countOnce(m.treeFiles(filepath.Join("builds", newer.ID)), map[fileID]bool{}) + 1}
 	m.retain(time.Now())
 	for _, gone := range []string{filepath.Join("builds", old.ID), filepath.Join("builds", ended), filepath.Join("converted", "convert-1")} {
 		if _, err := os.Stat(filepath.Join(e.state, gone)); !os.IsNotExist(err) {

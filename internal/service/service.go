@@ -239,6 +239,7 @@ type build struct {
 	leaving    *progress.Result
 	enginePath string        // where its engine is, once it has one
 	removed    string        // why its files were removed, once they were (retain.go)
+	files      []fileUse     // its folder's files once it ended, read once by the rule
 	done       chan struct{} // closed when it has ended
 	finished   bool          // ended for good: its snapshot no longer changes
 	encoded    []byte        // its snapshot's JSON, once finished
