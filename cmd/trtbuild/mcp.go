@@ -26,6 +26,7 @@ type mcpOptions struct {
 	stateDir string
 	simSlots int
 	gpus     string
+	keep     keepFlags
 }
 
 // newMCPCmd returns `trtbuild mcp`, the Model Context Protocol server on stdin and stdout.
@@ -54,6 +55,7 @@ them at once). docs/mcp.md describes the tools; the README shows the client conf
 	f.StringVar(&o.stateDir, "state-dir", "", "the folder of the server's builds, their engines and event logs (default: trtbuild/mcp in the user cache folder)")
 	f.IntVar(&o.simSlots, "sim-slots", 4, "simulated builds (--backend sim) that run at once")
 	f.StringVar(&o.gpus, "gpus", "0", "CUDA devices to build on, one TensorRT build on each at a time, e.g. 0,1")
+	o.keep.add(f)
 	return cmd
 }
 
@@ -65,6 +67,10 @@ func mcpRun(s *streams, o *mcpOptions) error {
 	if o.simSlots < 1 {
 		return exitcode.Usagef("invalid --sim-slots %d: give 1 or more simulated builds at once", o.simSlots)
 	}
+	keep, err := o.keep.rule()
+	if err != nil {
+		return err
+	}
 	dir := o.stateDir
 	if dir == "" {
 		cache, err := os.UserCacheDir()
@@ -73,8 +79,11 @@ func mcpRun(s *streams, o *mcpOptions) error {
 		}
 		dir = filepath.Join(cache, "trtbuild", "mcp")
 	}
-	m, err := service.New(service.Config{StateDir: dir, GPUs: gpus, SimSlots: o.simSlots, Log: s.Err})
+	m, err := service.New(service.Config{StateDir: dir, GPUs: gpus, SimSlots: o.simSlots, Log: s.Err, Keep: keep})
 	if err != nil {
+		if exitcode.Of(err) == exitcode.Usage {
+			return err // it names the state dir and what to do
+		}
 		return exitcode.Usagef("--state-dir: %v", err)
 	}
 	defer m.Close()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
@@ -48,6 +49,7 @@ type serveOptions struct {
 	shutdownTimeout                        time.Duration
 	engineCache, engineCacheSize           string
 	exposePaths                            bool
+	keep                                   keepFlags
 }
 
 func newServeCmd(s *streams) *cobra.Command {
@@ -97,7 +99,35 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 	f.StringVar(&o.logFormat, "log-format", "text", "the server's log on stderr, one line per event: text (key=value) or json")
 	f.IntVar(&o.mcpSessions, "mcp-sessions", mcptools.DefaultMaxSessions, "the most MCP sessions at /mcp alive at once: one more closes the session idle longest (503 when all are busy)")
 	f.DurationVar(&o.mcpSessionIdle, "mcp-session-idle", mcptools.DefaultSessionIdle, "close an MCP session after this long without a request")
+	o.keep.add(f)
 	return cmd
+}
+
+// keepFlags are the retention rule's flags, of trtbuild serve and trtbuild mcp.
+type keepFlags struct {
+	age  time.Duration
+	size string
+}
+
+func (k *keepFlags) add(f *pflag.FlagSet) {
+	f.DurationVar(&k.age, "keep-builds", service.DefaultKeepAge, "remove the files (engine, report, events) of builds that ended longer ago than this, and converted models; 0 keeps them")
+	f.StringVar(&k.size, "keep-builds-size", fmt.Sprintf("%dG", service.DefaultKeepBytes>>30), "remove the files of the oldest ended builds while they take more than this; 0 for no bound")
+}
+
+// rule is the retention rule the flags give.
+func (k *keepFlags) rule() (service.Keep, error) {
+	if k.age < 0 {
+		return service.Keep{}, exitcode.Usagef("--keep-builds %s: give a time of 0 or more, e.g. 168h (0 keeps the builds however old)", k.age)
+	}
+	rule := service.Keep{Age: k.age}
+	if strings.TrimSpace(k.size) != "0" {
+		n, err := builder.ParseSize(k.size)
+		if err != nil {
+			return service.Keep{}, exitcode.Usagef("invalid --keep-builds-size: %v (0 for no bound)", err)
+		}
+		rule.Bytes = int64(min(n, 1<<62))
+	}
+	return rule, nil
 }
 
 func serveRun(s *streams, o *serveOptions) error {
@@ -246,6 +276,10 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	if o.mcpSessionIdle <= 0 {
 		return cfg, exitcode.Usagef("--mcp-session-idle %s: give a time above 0, e.g. %s", o.mcpSessionIdle, mcptools.DefaultSessionIdle)
 	}
+	keep, err := o.keep.rule()
+	if err != nil {
+		return cfg, err
+	}
 	cache := builder.DefaultOptions().EngineCache
 	if o.engineCacheSize != "" {
 		cache.Size = o.engineCacheSize
@@ -259,6 +293,6 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	}
 	return service.Config{
 		StateDir: state, ModelRoot: root, GPUs: o.gpus, SimSlots: o.simSlots,
-		Refused: serveRefused, EngineCache: cache, KeepHistory: true, ExposePaths: o.exposePaths,
+		Refused: serveRefused, EngineCache: cache, KeepHistory: true, ExposePaths: o.exposePaths, Keep: keep,
 	}, nil
 }

@@ -299,6 +299,8 @@ func TestServeRefusesToStart(t *testing.T) {
 		{"bad log format", []string{"--model-root", root, "--log-format", "xml"}, "--log-format xml: give text or json"},
 		{"no MCP sessions", []string{"--model-root", root, "--mcp-sessions", "0"}, "--mcp-sessions 0: give at least 1"},
 		{"no MCP idle time", []string{"--model-root", root, "--mcp-session-idle", "0s"}, "--mcp-session-idle 0s: give a time above 0"},
+		{"a negative keep age", []string{"--model-root", root, "--keep-builds", "-1h"}, "--keep-builds -1h0m0s: give a time of 0 or more"},
+		{"a keep size that is none", []string{"--model-root", root, "--keep-builds-size", "10Q"}, "invalid --keep-builds-size"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := trtbuild(t, nil, append([]string{"serve", "--state-dir", t.TempDir()}, tt.args...)...)
@@ -307,6 +309,20 @@ func TestServeRefusesToStart(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q; want exit 2 and one line with %q", r.code, r.stderr, tt.want)
 			}
 		})
+	}
+}
+
+// TestServeOnePerStateDir: a second trtbuild serve on the state dir of one that runs does not
+// start: exit 2 and one line naming the state dir and what to do.
+func TestServeOnePerStateDir(t *testing.T) {
+	t.Parallel()
+	root, state := serveModelRoot(t), t.TempDir()
+	startServe(t, root, state)
+	r := trtbuild(t, nil, "serve", "--listen", "127.0.0.1:0", "--model-root", root, "--state-dir", state)
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	want := "is in use by another trtbuild serve; give another --state-dir, or stop the other process"
+	if r.code != 2 || len(lines) != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, state) {
+		t.Fatalf("exit %d, stderr %q; want exit 2 and one line with the state dir and %q", r.code, r.stderr, want)
 	}
 }
 

@@ -36,6 +36,10 @@ func checkEngineCache(c EngineCache) (limit uint64, trust enginecache.Trust, err
 	return limit, trust, nil
 }
 
+// OpenEngineCache opens the engine cache c names, as a build does (nil, nil for none): a
+// service serves from it the engines of the hits that CacheLink could not link.
+func OpenEngineCache(c EngineCache) (*enginecache.Cache, error) { return openEngineCache(c) }
+
 // openEngineCache opens the --engine-cache folder; nil when the flag is not given.
 func openEngineCache(c EngineCache) (*enginecache.Cache, error) {
 	if c.Dir == "" {
@@ -131,7 +135,7 @@ func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, src *onnx.
 		return nil, none, exitcode.Usagef("cannot compute the build key for --engine-cache: %v", err)
 	}
 	start := time.Now()
-	look, err := cache.Get(ctx, k.key, files.engine)
+	look, linked, kept, err := fetchCached(ctx, cache, k.key, o.CacheLink && !files.device, files)
 	if err != nil {
 		return k, none, exitcode.Wrap(exitcode.Failed, err)
 	}
@@ -149,15 +153,33 @@ func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, src *onnx.
 		return k, none, nil
 	}
 	if ctx.Err() != nil {
+		if linked != nil {
+			linked.Close()
+			os.Remove(files.engine.Target().Final) //nolint:errcheck // the link made a moment ago
+		}
 		return k, none, nil // a signal or the budget came during the copy: nothing is put in place
 	}
-	if err := k.serve(ctx, fe.Diagnostics, files, look); err != nil {
-		return k, none, exitcode.Wrap(exitcode.Failed, err)
+	how, engine := "copied from", info.Engine
+	switch {
+	case kept:
+		how, engine = "kept in", ""
+	case linked != nil:
+		how = "linked from"
+		files.adoptLinked(linked, look.Bytes)
+	}
+	if !kept {
+		if err := k.serve(ctx, fe.Diagnostics, files, look, linked != nil); err != nil {
+			return k, none, exitcode.Wrap(exitcode.Failed, err)
+		}
 	}
 	took := time.Since(start)
-	msg := fmt.Sprintf("Engine cache hit: %s copied from %s in %s (key %s); nothing was built.",
-		info.Engine, cache.Dir(), took.Round(time.Millisecond), buildkey.Short(k.key))
-	res := progress.Result{Status: progress.StatusBuilt, Engine: info.Engine, EngineBytes: look.Bytes, Duration: took, Cached: true}
+	what := info.Engine
+	if kept {
+		what = "the engine"
+	}
+	msg := fmt.Sprintf("Engine cache hit: %s %s %s in %s (key %s); nothing was built.",
+		what, how, cache.Dir(), took.Round(time.Millisecond), buildkey.Short(k.key))
+	res := progress.Result{Status: progress.StatusBuilt, Engine: engine, EngineBytes: look.Bytes, Duration: took, Cached: true}
 	hit := []progress.Event{{Type: progress.EventLog, Severity: progress.SeverityInfo, Message: msg}}
 	// --report and --trace record the hit as they record a build: the build line, the hit,
 	// the result.
@@ -208,11 +230,29 @@ func computeKey(cache *enginecache.Cache, o *Options, src *onnx.Source, req work
 	return k, nil
 }
 
-// serve puts the engine copied from the cache in place, and the manifest beside it: the stored
-// one (verified by the cache against the engine), with this copy's path and cache use.
-func (k *keyedBuild) serve(ctx context.Context, errOut io.Writer, files *buildFiles, look enginecache.Lookup) error {
-	if err := files.commitEngine(ctx); err != nil {
-		return fmt.Errorf("writing the engine: %w", err)
+// fetchCached looks key up in cache: with link, a hit is hard linked at the engine's path
+// (linked, the entry's engine open), or, where no link can be made, kept in the cache (kept:
+// nothing is written); else it is copied into the engine's pending file.
+func fetchCached(ctx context.Context, cache *enginecache.Cache, key string, link bool, files *buildFiles) (look enginecache.Lookup, linked *os.File, kept bool, err error) {
+	if !link {
+		look, err = cache.Get(ctx, key, files.engine)
+		return look, nil, false, err
+	}
+	look, linked, err = cache.Link(ctx, key, files.engine.Target().Final)
+	if errors.Is(err, enginecache.ErrNoLink) {
+		return look, nil, look.Hit, nil
+	}
+	return look, linked, false, err
+}
+
+// serve puts the engine copied from the cache in place (or finds it there, linked), and the
+// manifest beside it: the stored one (verified by the cache against the engine), with this
+// copy's path and cache use.
+func (k *keyedBuild) serve(ctx context.Context, errOut io.Writer, files *buildFiles, look enginecache.Lookup, linked bool) error {
+	if !linked {
+		if err := files.commitEngine(ctx); err != nil {
+			return fmt.Errorf("writing the engine: %w", err)
+		}
 	}
 	if files.manifest == nil {
 		return nil // --no-manifest, or a device: nothing to describe

@@ -94,6 +94,17 @@ func (f *buildFiles) commitEngine(ctx context.Context) error {
 	return nil
 }
 
+// adoptLinked takes engine, the engine cache's file that is now linked at the engine's path
+// (enginecache.Link), as the build's engine: the pending file is dropped, and putManifest
+// writes the manifest beside the link as beside an engine committed.
+func (f *buildFiles) adoptLinked(engine *os.File, size int64) {
+	f.engine.Cleanup() //nolint:errcheck // nothing was written to it
+	if f.built != nil {
+		f.built.Close()
+	}
+	f.built, f.size = engine, size
+}
+
 // putManifest puts m in place beside the engine, unless another build has replaced the engine
 // since this one committed it (that build writes its own manifest). It reports whether it
 // wrote m.

@@ -70,6 +70,13 @@ type Options struct {
 	// engine for the build (a service answers a hit at once and queues the rest).
 	EngineCache EngineCache
 	CacheOnly   bool
+	// CacheLink puts an engine cache hit in place as a hard link to the entry's engine,
+	// verified as a copy is, instead of a copy: the engine costs no second copy. Where no
+	// link can be made (the cache on another file system), nothing is put in place: the
+	// result is the hit's, with Engine empty, and the caller serves the engine from the cache
+	// (enginecache.Cache.Open). For trtbuild's own folders (a service's), whose files nobody
+	// writes: a write to the link would write to the cache's entry.
+	CacheLink bool
 
 	// Timeout ends the build after this long (0: never), StallTimeout after this long without
 	// a progress event; KillAfter is how long a cancel may take before the worker is killed

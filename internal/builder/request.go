@@ -313,6 +313,10 @@ func buildSettings(req worker.Request) json.RawMessage {
 	return b
 }
 
+// ParseSize reads a size as --engine-cache-size does: a number with an optional unit B, K, M,
+// G or T (base 2, case-insensitive; a bare number is MiB), more than zero.
+func ParseSize(s string) (uint64, error) { return parseSize(s, false) }
+
 // parseSize reads a memory size: a number with an optional unit B, K/KiB, M/MiB, G/GiB, T/TiB
 // (base 2, case-insensitive). A bare number is MiB, as in trtexec's --memPoolSize. Zero is
 // refused unless allowZero.

@@ -201,17 +201,95 @@ func (e *entryFault) Error() string { return e.why }
 // matches its manifest. Whatever Get wrote to dst is to be discarded unless Hit is set (it
 // writes while it verifies). A broken entry is removed and reported in Skipped and Repaired.
 func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, error) {
+	l, engine, err := c.verified(ctx, key, dst)
+	if engine != nil {
+		engine.Close()
+	}
+	return l, err
+}
+
+// ErrNoLink is the error of a link the file system cannot make: the engine cache and the
+// destination are on two file systems, or the file system has no hard links.
+var ErrNoLink = errors.New("the engine cannot be linked from the engine cache (another file system, or one without hard links)")
+
+// Link puts key's engine at dst, a path that must not exist yet, as a hard link to the
+// entry's engine, once that is verified as Get verifies what it copies (a trusted entry, its
+// manifest's key, the engine's size and SHA-256): the engine costs no second copy. On a hit
+// it returns the engine open, at its start, and the file at dst is that file (checked after
+// the link: a file put in the entry's place meanwhile is not kept). When no link can be made
+// (ErrNoLink, wrapped) the hit is verified all the same: Hit is set, and nothing is written.
+//
+// The link shares its bytes with the entry: what writes to one writes to the other (a changed
+// entry is then not served: Get and Link verify it, and remove it). Link is for trtbuild's own
+// folders, whose files nobody writes.
+func (c *Cache) Link(ctx context.Context, key, dst string) (Lookup, *os.File, error) {
+	l, engine, err := c.verified(ctx, key, io.Discard)
+	if err != nil || engine == nil {
+		return l, nil, err
+	}
+	if err := os.Link(filepath.Join(c.Entry(key), EngineName), dst); err != nil {
+		engine.Close()
+		if noLink(err) {
+			return l, nil, fmt.Errorf("linking %s: %w", pathtext.Q(dst), ErrNoLink)
+		}
+		return Lookup{}, nil, fmt.Errorf("linking the engine cache's engine at %s: %w", pathtext.Q(dst), err)
+	}
+	held, err := engine.Stat()
+	linked, lerr := os.Lstat(dst)
+	if err != nil || lerr != nil || !os.SameFile(held, linked) {
+		// The entry's engine was replaced between its check and the link: what was linked
+		// is not the file verified.
+		os.Remove(dst) //nolint:errcheck // it is not ours to keep either way
+		engine.Close()
+		return Lookup{Skipped: "its engine changed while it was linked"}, nil, nil
+	}
+	if _, err := engine.Seek(0, io.SeekStart); err != nil {
+		os.Remove(dst) //nolint:errcheck // as above
+		engine.Close()
+		return Lookup{}, nil, err
+	}
+	return l, engine, nil
+}
+
+// Open opens key's engine for reading when the cache has a trustworthy entry whose engine
+// matches its manifest, verified as Get verifies it, and positioned at its start: for a
+// caller that serves the engine from the cache. Without such an entry it returns a nil file.
+func (c *Cache) Open(ctx context.Context, key string) (*os.File, Lookup, error) {
+	l, engine, err := c.verified(ctx, key, io.Discard)
+	if err != nil || engine == nil {
+		return nil, l, err
+	}
+	if _, err := engine.Seek(0, io.SeekStart); err != nil {
+		engine.Close()
+		return nil, Lookup{}, err
+	}
+	return engine, l, nil
+}
+
+// Has reports whether the cache has an entry for key (not whether it can be served: Get,
+// Link and Open verify that).
+func (c *Cache) Has(key string) bool {
+	if !buildkey.Valid(key) || c.entries == nil {
+		return false
+	}
+	_, err := statAt(c.entries, key)
+	return err == nil
+}
+
+// verified looks key's entry up and verifies it, copying its engine to dst as it reads it.
+// On a hit it returns the engine file, still open; Get's rules otherwise.
+func (c *Cache) verified(ctx context.Context, key string, dst io.Writer) (Lookup, *os.File, error) {
 	if !buildkey.Valid(key) {
-		return Lookup{}, fmt.Errorf("invalid build key %q", key)
+		return Lookup{}, nil, fmt.Errorf("invalid build key %q", key)
 	}
 	if c.entries == nil {
-		return Lookup{}, nil // a read-only cache that has no entries yet
+		return Lookup{}, nil, nil // a read-only cache that has no entries yet
 	}
 	// No lock: entries appear and disappear whole (renamed), and are read from descriptors, so
 	// a lookup needs none, and nobody holding the lock can delay it.
 	entry, engine, mdata, fault := c.openEntry(key)
 	if fault == nil && engine == nil {
-		return Lookup{}, nil // no entry
+		return Lookup{}, nil, nil // no entry
 	}
 	if fault == nil {
 		var m *manifest.Manifest
@@ -222,14 +300,13 @@ func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, err
 			if err != nil {
 				engine.Close()
 				entry.Close()
-				return Lookup{}, err
+				return Lookup{}, nil, err
 			}
 			if fault == nil {
 				// Recently used: a read-only cache still serves.
 				_ = touchAt(c.entries, key, c.now())
-				engine.Close()
 				entry.Close()
-				return Lookup{Hit: true, Bytes: n, Manifest: mdata}, nil
+				return Lookup{Hit: true, Bytes: n, Manifest: mdata}, engine, nil
 			}
 		}
 		if st, err := statFile(entry); err == nil {
@@ -240,13 +317,13 @@ func (c *Cache) Get(ctx context.Context, key string, dst io.Writer) (Lookup, err
 		entry.Close()
 	}
 	if fault.id.known() && !c.stillThere(key, fault) {
-		return Lookup{}, nil // evicted or replaced while it was read: no entry to speak of
+		return Lookup{}, nil, nil // evicted or replaced while it was read: no entry to speak of
 	}
 	l := Lookup{Skipped: fault.why}
 	if !fault.untrusted {
 		l.Repaired = c.repair(key, fault) == nil
 	}
-	return l, nil
+	return l, nil, nil
 }
 
 // stillThere reports whether key's entry is still the folder f was found in.

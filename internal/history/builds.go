@@ -23,6 +23,7 @@ type Build struct {
 	Result                json.RawMessage // the result event's JSON line (nil until it ended)
 	Created               time.Time       // when it was submitted; required
 	Started, Ended        time.Time       // zero when not yet
+	Removed               string          // why its files were removed ("" while they are there)
 }
 
 // Filter selects the builds List returns.
@@ -45,7 +46,7 @@ const (
 )
 
 // columns are the builds table's columns in the order scanBuild reads them.
-const columns = `id, state, build_key, model, options, idempotency_key, request_hash, dir, result, created, started, ended`
+const columns = `id, state, build_key, model, options, idempotency_key, request_hash, dir, result, created, started, ended, removed`
 
 // Put stores b, replacing the build with the same ID if there is one. It refuses a build
 // without an ID, state or created time, a time outside the years 1678 to 2262 (what unix
@@ -72,14 +73,15 @@ func (s *Store) Put(b Build) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.w.Exec(`INSERT INTO builds (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	_, err = s.w.Exec(`INSERT INTO builds (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (id) DO UPDATE SET
 			state = excluded.state, build_key = excluded.build_key, model = excluded.model,
 			options = excluded.options, idempotency_key = excluded.idempotency_key,
 			request_hash = excluded.request_hash, dir = excluded.dir, result = excluded.result,
-			created = excluded.created, started = excluded.started, ended = excluded.ended`,
+			created = excluded.created, started = excluded.started, ended = excluded.ended,
+			removed = excluded.removed`,
 		b.ID, b.State, b.Key, b.Model, text(b.Options), b.IdempotencyKey, b.RequestHash, b.Dir,
-		text(b.Result), created, started, ended)
+		text(b.Result), created, started, ended, b.Removed)
 	if isUnique(err) && b.IdempotencyKey != "" {
 		var other string
 		if s.r.QueryRow(`SELECT id FROM builds WHERE idempotency_key = ?`, b.IdempotencyKey).Scan(&other) == nil {
@@ -89,6 +91,14 @@ func (s *Store) Put(b Build) error {
 	}
 	if err != nil {
 		return fmt.Errorf("history: storing build %s: %w", b.ID, err)
+	}
+	return nil
+}
+
+// Delete removes the build with this ID; removing one that is not there is no error.
+func (s *Store) Delete(id string) error {
+	if _, err := s.w.Exec(`DELETE FROM builds WHERE id = ?`, id); err != nil {
+		return fmt.Errorf("history: removing build %s: %w", id, err)
 	}
 	return nil
 }
@@ -227,7 +237,7 @@ func scanBuild(r scanner) (Build, error) {
 	var created int64
 	var started, ended sql.NullInt64
 	err := r.Scan(&b.ID, &b.State, &b.Key, &b.Model, &options, &b.IdempotencyKey, &b.RequestHash,
-		&b.Dir, &result, &created, &started, &ended)
+		&b.Dir, &result, &created, &started, &ended, &b.Removed)
 	if err != nil {
 		return Build{}, err
 	}

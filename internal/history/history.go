@@ -4,9 +4,10 @@
 //
 // What is stored: one row per build (Build): its id, state, build key, model name as the
 // request gave it, the request's options object as given, its idempotency key and request
-// hash, its folder relative to the state dir, the result event's JSON line once it ended, and
-// its created, started and ended times (UTC, in unix nanoseconds, so they round-trip exactly).
-// A schema_version table records the layout's version; Open refuses a file of a newer version.
+// hash, its folder relative to the state dir, the result event's JSON line once it ended, its
+// created, started and ended times (UTC, in unix nanoseconds, so they round-trip exactly), and
+// why its files were removed, once they were. A schema_version table records the layout's
+// version; Open brings a file of an older version up to this one, and refuses a newer one.
 //
 // Where: the file the caller names, history.db in the server's state dir. This package checks
 // the file itself (a regular file, never a symbolic link, FIFO or folder; created 0600 when it
@@ -40,9 +41,9 @@ import (
 
 // schemaVersion is the version of the layout below; a database records its own version in
 // its schema_version table.
-const schemaVersion = 1
+const schemaVersion = 2
 
-// schema creates the layout of version 1 in an empty database.
+// schema creates the layout of this version in an empty database.
 var schema = []string{
 	`CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT`,
 	`CREATE TABLE builds (
@@ -57,7 +58,8 @@ var schema = []string{
 		result          TEXT,
 		created         INTEGER NOT NULL,
 		started         INTEGER,
-		ended           INTEGER
+		ended           INTEGER,
+		removed         TEXT NOT NULL DEFAULT ''
 	) STRICT`,
 	// List: newest first.
 	`CREATE INDEX builds_created ON builds (created DESC, id DESC)`,
@@ -65,6 +67,12 @@ var schema = []string{
 	`CREATE INDEX builds_state ON builds (state, created DESC, id DESC)`,
 	// ByIdempotencyKey, and one build per key.
 	`CREATE UNIQUE INDEX builds_idempotency_key ON builds (idempotency_key) WHERE idempotency_key != ''`,
+}
+
+// upgrades bring a database of version i+1 (the index) to version i+2.
+var upgrades = [][]string{
+	// 1 to 2: why a build's files were removed ('' while they are there).
+	{`ALTER TABLE builds ADD COLUMN removed TEXT NOT NULL DEFAULT ''`},
 }
 
 // busyTimeoutMS is how long a connection waits for another process's lock on the file.
@@ -254,8 +262,18 @@ func (s *Store) init() error {
 		if version > schemaVersion {
 			return fmt.Errorf("history database %s has schema version %d, newer than this trtbuild's %d; use a newer trtbuild or another --state-dir", pathtext.Q(s.path), version, schemaVersion)
 		}
-		if version != schemaVersion {
+		if version < 1 {
 			return fmt.Errorf("history database %s has schema version %d, which no trtbuild wrote; %s", pathtext.Q(s.path), version, fix)
+		}
+		for ; version < schemaVersion; version++ {
+			for _, stmt := range upgrades[version-1] {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("upgrading the history database %s to schema version %d: %w", pathtext.Q(s.path), version+1, err)
+				}
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE schema_version SET version = ?`, version+1); err != nil {
+				return fmt.Errorf("upgrading the history database %s to schema version %d: %w", pathtext.Q(s.path), version+1, err)
+			}
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -85,6 +85,7 @@ func ids(builds []Build) []string {
 func TestRoundTrip(t *testing.T) {
 	full := build(1, "succeeded")
 	full.IdempotencyKey = "req-1"
+	full.Removed = "older than --keep-builds 168h0m0s"
 	tests := []struct {
 		name string
 		b    Build
@@ -461,6 +462,21 @@ func TestOpenFile(t *testing.T) {
 	}
 }
 
+// raw runs SQL on the file at p without this package.
+func raw(t *testing.T, p string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, stmt := range stmts {
+		if _, err := db.Exec(stmt); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func TestOpenRefuses(t *testing.T) {
 	// valid makes a history database at p.
 	valid := func(t *testing.T, p string) {
@@ -470,19 +486,6 @@ func TestOpenRefuses(t *testing.T) {
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
-		}
-	}
-	// raw runs SQL on the file at p without this package.
-	raw := func(t *testing.T, p string, stmts ...string) {
-		db, err := sql.Open("sqlite", p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer db.Close()
-		for _, stmt := range stmts {
-			if _, err := db.Exec(stmt); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 	tests := []struct {
@@ -524,8 +527,8 @@ func TestOpenRefuses(t *testing.T) {
 		}, "history database %s is an SQLite database of something else (it has no schema_version table); move it away or use another --state-dir"},
 		{"newer schema", func(t *testing.T, p string) {
 			valid(t, p)
-			raw(t, p, "UPDATE schema_version SET version = 2")
-		}, "history database %s has schema version 2, newer than this trtbuild's 1; use a newer trtbuild or another --state-dir"},
+			raw(t, p, "UPDATE schema_version SET version = 3")
+		}, "history database %s has schema version 3, newer than this trtbuild's 2; use a newer trtbuild or another --state-dir"},
 		{"empty version table", func(t *testing.T, p string) {
 			valid(t, p)
 			raw(t, p, "DELETE FROM schema_version")
@@ -652,5 +655,58 @@ func BenchmarkList10000(b *testing.B) {
 		if len(list) != 10000 {
 			b.Fatalf("List = %d builds; want 10000", len(list))
 		}
+	}
+}
+
+// TestDelete: a deleted build is gone, with its idempotency key; deleting it again is no error.
+func TestDelete(t *testing.T) {
+	s, _ := open(t)
+	b := build(1, "succeeded")
+	b.IdempotencyKey = "k"
+	if err := s.Put(b); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if err := s.Delete(b.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, found, err := s.Get(b.ID); found || err != nil {
+		t.Fatalf("Get after Delete: found %v, %v", found, err)
+	}
+	if err := s.Put(build(2, "queued")); err != nil {
+		t.Fatal(err)
+	}
+	other := build(3, "queued")
+	other.IdempotencyKey = "k"
+	if err := s.Put(other); err != nil {
+		t.Fatalf("the deleted build's idempotency key is still taken: %v", err)
+	}
+}
+
+// TestUpgradeFromVersion1: a database that an earlier trtbuild wrote (schema version 1, without
+// the removed column) is brought up to this version, its builds kept.
+func TestUpgradeFromVersion1(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "history.db")
+	raw(t, p, "CREATE TABLE schema_version (version INTEGER NOT NULL) STRICT")
+	raw(t, p, "INSERT INTO schema_version (version) VALUES (1)")
+	raw(t, p, `CREATE TABLE builds (id TEXT PRIMARY KEY NOT NULL, state TEXT NOT NULL, build_key TEXT NOT NULL, model TEXT NOT NULL, options TEXT,
+		idempotency_key TEXT NOT NULL, request_hash TEXT NOT NULL, dir TEXT NOT NULL, result TEXT, created INTEGER NOT NULL, started INTEGER, ended INTEGER) STRICT`)
+	raw(t, p, `INSERT INTO builds VALUES ('old', 'succeeded', 'k', 'm.onnx', NULL, '', 'h', 'builds/old', NULL, 1, NULL, 2)`)
+	s, err := Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, found, err := s.Get("old")
+	if err != nil || !found || got.State != "succeeded" || got.Removed != "" {
+		t.Fatalf("the old build: %+v %v %v", got, found, err)
+	}
+	got.Removed = "gone"
+	if err := s.Put(got); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _ := s.Get("old"); again.Removed != "gone" {
+		t.Fatalf("removed after the upgrade: %q", again.Removed)
 	}
 }

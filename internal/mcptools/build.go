@@ -131,7 +131,7 @@ func (t *tools) build(ctx context.Context, req *mcp.CallToolRequest, a buildArgs
 		}
 		opts["timeout"] = b
 	}
-	snap, created, err := t.m.Submit(service.Request{Model: a.Model, Options: opts})
+	snap, _, err := t.m.Submit(service.Request{Model: a.Model, Options: opts})
 	if err != nil {
 		return nil, err
 	}
@@ -139,16 +139,17 @@ func (t *tools) build(ctx context.Context, req *mcp.CallToolRequest, a buildArgs
 	if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 		n = newNotifier(ctx, req.Session, tok)
 	}
-	snap = t.follow(ctx, snap, created, n)
+	snap = t.follow(ctx, snap, n)
 	r := t.buildResult(snap)
 	return result(r.line(), r, r.State != "succeeded"), nil
 }
 
 // follow follows the build's event log until its result, feeding n (nil: no progress
 // notifications), and returns the build's final snapshot. When ctx ends (the client cancelled
-// the call, or went away) it cancels the build, if this call created it, and waits for the
-// result; a build shared with another request is left running.
-func (t *tools) follow(ctx context.Context, snap service.Snapshot, created bool, n *notifier) service.Snapshot {
+// the call, or went away) it cancels the call's build and waits for its result: a build that
+// shares its run with other requests leaves it at once, and the run goes on for them; the
+// run's last follower cancels the run and ends when it has stopped.
+func (t *tools) follow(ctx context.Context, snap service.Snapshot, n *notifier) service.Snapshot {
 	log, ok := t.m.Events(snap.ID)
 	if !ok {
 		if s, ok := t.m.Get(snap.ID); ok {
@@ -174,9 +175,6 @@ func (t *tools) follow(ctx context.Context, snap service.Snapshot, created bool,
 	select {
 	case <-done:
 	case <-ctx.Done():
-		if !created {
-			break
-		}
 		t.m.Cancel(snap.ID, false) //nolint:errcheck // an ended build: nothing to cancel
 		select {
 		case <-done:
@@ -194,13 +192,11 @@ func (t *tools) follow(ctx context.Context, snap service.Snapshot, created bool,
 		<-ticking
 		n.send() // the last state
 	}
-	if ctx.Err() == nil || created {
-		// The result event is in the log a moment before the build's state says it ended.
-		wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
-		defer cancel()
-		if s, err := t.m.Wait(wait, snap.ID); err == nil {
-			return s
-		}
+	// The result event is in the log a moment before the build's state says it ended.
+	wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
+	defer cancel()
+	if s, err := t.m.Wait(wait, snap.ID); err == nil {
+		return s
 	}
 	if s, ok := t.m.Get(snap.ID); ok {
 		return s

@@ -22,9 +22,10 @@ func TestCancelAndShare(t *testing.T) {
 	if resp.StatusCode != http.StatusConflict {
 		t.Fatalf("the key with another request: %d %s", resp.StatusCode, body)
 	}
-	// The same build without a key shares the queued or running one.
-	if shared := ts.submit(t, slowSim, http.StatusOK); shared.ID != first.ID {
-		t.Fatalf("the same build is %s, not the running %s", shared.ID, first.ID)
+	// The same build without a key is a build of its own, which follows the same run.
+	shared := ts.submit(t, slowSim, http.StatusCreated)
+	if shared.ID == first.ID {
+		t.Fatalf("the same build without the key is build %s too", first.ID)
 	}
 	var types []string
 	_, events, _ := ts.stream(t, first.ID, "", nil, func(ev sseEvent) bool {
@@ -55,6 +56,67 @@ func TestCancelAndShare(t *testing.T) {
 	// Cancelling an ended build changes nothing.
 	if resp, body := ts.do(t, "POST", "/v1/builds/"+first.ID+"/cancel?hard=true", ""); resp.StatusCode != 202 || !strings.Contains(string(body), `"cancelled"`) {
 		t.Fatalf("cancel of an ended build: %d %s", resp.StatusCode, body)
+	}
+	// The other client's build went on; its cancel, the last, cancels the run.
+	if s, _ := ts.m.Get(shared.ID); s.State != "running" {
+		t.Fatalf("the other client's build is %s after the first cancelled, want running", s.State)
+	}
+	if resp, body := ts.do(t, "POST", "/v1/builds/"+shared.ID+"/cancel", ""); resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", resp.StatusCode, body)
+	}
+	_, events, _ = ts.stream(t, shared.ID, "", nil, nil)
+	if last := events[len(events)-1]; last.typ != "result" || !strings.Contains(last.data, `"status":"cancelled"`) {
+		t.Fatalf("the last client's stream ended with %+v", last)
+	}
+	noticed := false
+	for _, ev := range events {
+		noticed = noticed || ev.typ == "log" && strings.Contains(ev.data, "Cancel requested")
+	}
+	if !noticed {
+		t.Error("the run was not cancelled at a step boundary: no cancel notice")
+	}
+}
+
+// sharedSim is a build of a few seconds that two clients share.
+const sharedSim = `{"backend": "sim", "sim-speed": 5, "sim-post-silent": "3s", "no-timing-cache": true}`
+
+// TestSharersKeepTheirOwnBudgetAndCancel: of three clients of one build, the one with a short
+// time budget times out alone and the one that cancels leaves alone; the third, without a
+// budget, gets the engine.
+func TestSharersKeepTheirOwnBudgetAndCancel(t *testing.T) {
+	ts := newTestServer(t)
+	stays := ts.submit(t, sharedSim, http.StatusCreated)
+	budget := ts.submit(t, strings.Replace(sharedSim, "{", `{"timeout": "1s", `, 1), http.StatusCreated)
+	cancels := ts.submit(t, sharedSim, http.StatusCreated)
+	_, events, _ := ts.stream(t, budget.ID, "", nil, nil)
+	if last := events[len(events)-1]; last.typ != "result" || !strings.Contains(last.data, `"status":"timed_out"`) || !strings.Contains(last.data, "build exceeded --timeout 1s") {
+		t.Fatalf("the stream of the build with a budget ended with %+v", last)
+	}
+	_, _, _ = ts.stream(t, cancels.ID, "", nil, func(ev sseEvent) bool {
+		if ev.typ == "step" {
+			if resp, body := ts.do(t, "POST", "/v1/builds/"+cancels.ID+"/cancel?hard=true", ""); resp.StatusCode != http.StatusAccepted || !strings.Contains(string(body), `"cancelled"`) {
+				t.Fatalf("cancel: %d %s", resp.StatusCode, body)
+			}
+			return false
+		}
+		return true
+	})
+	if s, _ := ts.m.Get(stays.ID); s.State != "running" {
+		t.Fatalf("the build without a budget is %s, want running", s.State)
+	}
+	_, events, _ = ts.stream(t, stays.ID, "", nil, nil)
+	if last := events[len(events)-1]; !strings.Contains(last.data, `"status":"built"`) {
+		t.Fatalf("the build without a budget ended with %+v", last)
+	}
+	ts.waitState(t, stays.ID, "succeeded")
+	resp, body := ts.do(t, "GET", "/v1/builds/"+stays.ID+"/engine", "")
+	if resp.StatusCode != 200 || !strings.HasPrefix(string(body), "TRTBUILD-SIMULATED-PLAN") {
+		t.Fatalf("engine: %d", resp.StatusCode)
+	}
+	for _, id := range []string{budget.ID, cancels.ID} {
+		if resp, body := ts.do(t, "GET", "/v1/builds/"+id+"/engine", ""); resp.StatusCode != http.StatusNotFound {
+			t.Errorf("the engine of build %s, which left: %d %s", id, resp.StatusCode, body)
+		}
 	}
 }
 

@@ -30,6 +30,7 @@ func (s *Server) routeTable() []route {
 		{"POST", "/v1/builds", s.submit},
 		{"GET", "/v1/builds", s.list},
 		{"GET", "/v1/builds/{id}", s.get},
+		{"DELETE", "/v1/builds/{id}", s.delete},
 		{"GET", "/v1/builds/{id}/events", s.events},
 		{"POST", "/v1/builds/{id}/cancel", s.cancel},
 		{"GET", "/v1/builds/{id}/engine", s.file("engine", "application/octet-stream")},
@@ -268,6 +269,16 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, snap)
 }
 
+// delete removes an ended build, its files and its record: 204; a queued or running one is
+// 409 (cancel it first).
+func (s *Server) delete(w http.ResponseWriter, r *http.Request) {
+	if err := s.m.Delete(r.PathValue("id")); err != nil {
+		s.writeServiceError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
 // cancelBody is POST .../cancel's optional body.
 type cancelBody struct {
 	Hard *bool `json:"hard"`
@@ -312,6 +323,11 @@ func (s *Server) file(kind, contentType string) http.HandlerFunc {
 		}
 		f, err := s.m.File(id, kind)
 		if err != nil {
+			var gone *service.GoneError
+			if errors.As(err, &gone) {
+				writeError(w, http.StatusGone, gone.Problem, gone.Hint)
+				return
+			}
 			if errors.Is(err, os.ErrNotExist) || errors.Is(err, service.ErrNotFound) {
 				writeError(w, http.StatusNotFound, "build "+quoteHeader(id)+" has no "+kind+" (it is "+snap.State+")",
 					"a build's "+kind+" is there once it has ended with one; GET /v1/builds/"+id+" says its state")

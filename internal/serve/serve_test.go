@@ -32,14 +32,17 @@ type testServer struct {
 	m                              *service.Manager
 }
 
-// serverOption changes the Config before New, or the Server before it serves.
+// serverOption changes the Manager's Config before service.New, the Config before New, or the
+// Server before it serves.
 type serverOption struct {
+	svc func(*service.Config)
 	cfg func(*Config)
 	srv func(*Server)
 }
 
-func withConfig(f func(*Config)) serverOption { return serverOption{cfg: f} }
-func withServer(f func(*Server)) serverOption { return serverOption{srv: f} }
+func withService(f func(*service.Config)) serverOption { return serverOption{svc: f} }
+func withConfig(f func(*Config)) serverOption          { return serverOption{cfg: f} }
+func withServer(f func(*Server)) serverOption          { return serverOption{srv: f} }
 
 func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	t.Helper()
@@ -54,9 +57,15 @@ func newTestServer(t *testing.T, opts ...serverOption) *testServer {
 	}
 	cache := builder.DefaultOptions().EngineCache
 	cache.Dir = filepath.Join(state, "engines")
-	m, err := service.New(service.Config{StateDir: state, ModelRoot: root, SimSlots: 4, KeepHistory: true,
+	scfg := service.Config{StateDir: state, ModelRoot: root, SimSlots: 4, KeepHistory: true,
 		Refused:     map[string]string{"save-engine": "the server keeps each build's engine"},
-		EngineCache: cache})
+		EngineCache: cache}
+	for _, o := range opts {
+		if o.svc != nil {
+			o.svc(&scfg)
+		}
+	}
+	m, err := service.New(scfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,15 +5,15 @@ import (
 	"time"
 )
 
-// logStart puts b's start in the service's log (Config.Logger): its id, model, where it runs
-// and how long it was queued.
-func (m *Manager) logStart(b *build) {
+// logStart puts rn's start in the service's log (Config.Logger): its id (its first build's),
+// model, where it runs, how long it was queued, and the builds that follow it.
+func (m *Manager) logStart(rn *run) {
 	m.mu.Lock()
 	on := "sim"
-	if b.onGPU {
-		on = fmt.Sprintf("gpu %d", b.gpu)
+	if rn.onGPU {
+		on = fmt.Sprintf("gpu %d", rn.gpu)
 	}
-	attrs := []any{"build", b.id, "model", b.model, "on", on, "queued_s", seconds(b.started.Sub(b.created))}
+	attrs := []any{"build", rn.id, "model", rn.model, "on", on, "queued_s", seconds(rn.started.Sub(rn.created)), "followers", len(rn.followers)}
 	m.mu.Unlock()
 	m.cfg.Logger.Info("build started", attrs...)
 }

@@ -42,7 +42,7 @@ func (m *Manager) loadHistory() error {
 			continue
 		}
 		b := &build{id: h.ID, model: h.Model, key: h.Key, idem: h.IdempotencyKey, reqHash: h.RequestHash, state: h.State,
-			created: h.Created, started: h.Started, ended: h.Ended, done: make(chan struct{})}
+			created: h.Created, started: h.Started, ended: h.Ended, removed: h.Removed, done: make(chan struct{})}
 		b.setResult(h.Result)
 		b.finished = b.state != StateQueued && b.state != StateRunning
 		b.dir = filepath.Join(m.cfg.StateDir, "builds", h.ID)
@@ -117,9 +117,12 @@ func (m *Manager) persist(b *build) {
 	if m.store == nil {
 		return
 	}
+	m.persistMu.Lock()
+	defer m.persistMu.Unlock()
 	m.mu.Lock()
 	h := history.Build{ID: b.id, State: b.state, Key: b.key, Model: b.model, IdempotencyKey: b.idem, RequestHash: b.reqHash,
-		Dir: filepath.Join("builds", b.id), Result: json.RawMessage(b.result), Created: b.created, Started: b.started, Ended: b.ended}
+		Dir: filepath.Join("builds", b.id), Result: json.RawMessage(b.result), Created: b.created, Started: b.started, Ended: b.ended,
+		Removed: b.removed}
 	if b.state == StateQueued || b.state == StateRunning {
 		h.Ended = time.Time{}
 	}

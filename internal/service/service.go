@@ -5,10 +5,19 @@
 // ladder, shared builds for the same build key, answers from the engine cache, and the history
 // of builds kept across restarts (internal/history).
 //
+// A build is what a client submitted: its id, its own time budget and its own cancel. It
+// follows a run, the build in a worker process (run.go): requests with the same build key and
+// the same options (all but the time budget) follow one run, which goes on while any of them
+// follows it. A build that leaves its run (its client cancelled, its budget ran out) ends then,
+// with a result of its own; the run is cancelled when the last one leaves.
+//
 // Each build has its own folder in the state dir, builds/<id>/, trtbuild's own (no link is
-// followed there) and private (0700, as builds/ and an engine cache inside the state dir are,
-// so that a state dir others may read shows them nothing): the engine (unless a local caller named it elsewhere), report.html and
-// events.jsonl, the build's event log, written when it ends.
+// followed there) and private (0700, as builds/, runs/ and an engine cache inside the state
+// dir are, so that a state dir others may read shows them nothing): the engine (unless a
+// local caller named it elsewhere), report.html and events.jsonl, the build's event log,
+// written when it ends. A run writes in runs/<owner>/<id>/ (statedir.go), and its files are
+// linked into the folder of every build that followed it to the end. Ended builds' files are
+// removed by the retention rule (Config.Keep, retain.go); DELETE removes one build.
 package service
 
 import (
@@ -35,13 +44,14 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/enginecache"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/filelock"
 	"github.com/trtbuild/trtbuild/internal/history"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
-	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 // The states of a build.
@@ -75,8 +85,13 @@ type Config struct {
 	// EngineCache is where engines are reused from and stored; its Dir "" means none.
 	EngineCache builder.EngineCache
 	// KeepHistory keeps the builds in StateDir/history.db, so that a restarted service lists
-	// them; a build that was running when the service stopped is then "interrupted".
+	// them; a build that was running when the service stopped is then "interrupted". Such a
+	// Manager has the state dir to itself: New refuses it while another process uses the state
+	// dir, and refuses any other while it does. Managers without a history may share one.
 	KeepHistory bool
+	// Keep is the retention rule of ended builds' files (retain.go); its zero value keeps
+	// them all.
+	Keep Keep
 	// CancelMessage is the notice of a first cancel (default: says how to stop at once).
 	CancelMessage string
 	// ExposePaths shows clients the server's own paths (the state dir's, the model root's,
@@ -134,6 +149,9 @@ type Snapshot struct {
 	Hint     string          `json:"hint,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Engine   bool            `json:"engine_available"`
+	// FilesRemoved says why the build's files (engine, report, trace) were removed, once they
+	// were (the retention rule: Config.Keep).
+	FilesRemoved string `json:"files_removed,omitempty"`
 	// EnginePath is where the engine is, for a local caller (trtbuild mcp on stdio); a service
 	// does not show its paths.
 	EnginePath string `json:"-"`
@@ -173,18 +191,34 @@ type Manager struct {
 	models *modelRoot // nil: local paths
 	state  *os.Root   // the state dir
 	store  *history.Store
+	lock   *filelock.Lock // the state dir's lock (lockStateDir)
+	owner  *owner         // this Manager's runs/ folder and its lock (statedir.go)
+	// cache is the engine cache, open, for the engines of hits it keeps (builder's CacheLink
+	// where no link could be made); nil without one.
+	cache *enginecache.Cache
+
+	// The retention rule's goroutine (retainer): kicked when a build ends, stopped by Close.
+	retainMu  sync.Mutex // one application of the rule at a time
+	kick      chan struct{}
+	closing   chan struct{}
+	retained  chan struct{} // closed when the retainer has returned; nil when none runs
+	closeOnce sync.Once
 
 	mu       sync.Mutex
 	builds   map[string]*build
-	order    []*build          // by creation, oldest first
-	queue    []*build          // queued, in order
-	active   map[string]*build // queued or running, by build key
-	idem     map[string]*build // by idempotency key
-	gpuBusy  map[int]*build
+	order    []*build        // by creation, oldest first
+	queue    []*run          // queued, in order
+	active   map[string]*run // runs new builds may follow, by sharing key (shareKey)
+	runs     map[*run]bool   // every run that has not ended
+	idem     map[string]*build
+	gpuBusy  map[int]*run
 	simBusy  int
 	draining bool
-	running  sync.WaitGroup
-	gpuSecs  float64 // ended TensorRT builds' seconds
+	running  sync.WaitGroup // every run, from its creation to its end
+	gpuSecs  float64        // ended TensorRT runs' seconds
+	// persistMu orders the writes of one build's record: each writes its state as it is when
+	// it takes persistMu, so a later write never has an older state.
+	persistMu sync.Mutex
 
 	streamed atomic.Uint64
 	clients  atomic.Int64
@@ -199,29 +233,34 @@ type testHooks struct {
 	opened func(name string)
 }
 
-// build is one build's record.
+// build is one build's record: what a client submitted and sees. It follows a run (run.go)
+// until the run ends or the build leaves it.
 type build struct {
 	id, model, key string
 	options        map[string]json.RawMessage
 	idem, reqHash  string
-	opts           builder.Options
-	onGPU          bool
 	dir            string // absolute
-	state          string
+	state          string // queued and running as its run is; then how it ended
 	created        time.Time
 	started, ended time.Time
-	log            *Log
+	log            *Log // a view of its run's log (Log.view), cut when it leaves the run
 	result         []byte
-	sigs           chan os.Signal // the build's cancel ladder; nil until it runs
-	cancels        int            // rungs asked for
-	gpu            int
-	done           chan struct{}   // closed when it has ended
 	outcome        progress.Result // result's fields, read once
-	finished       bool            // ended for good: its snapshot no longer changes
-	encoded        []byte          // its snapshot's JSON, once finished
-	finishing      bool            // finish has begun: it runs once
-	budget         *time.Timer     // the time budget while queued
-	paths          *shownPaths     // the server's paths as its clients are shown them
+	// run is the run it follows; nil once it ended, and for a build of an earlier service.
+	run *run
+	// timeout is its own time budget, counted from created (0: none); budget its timer.
+	timeout time.Duration
+	budget  *time.Timer
+	// leaving is the result it ends with when its run ends, for a build whose time budget ran
+	// out while it was the run's last follower (the run is then cancelled for it).
+	leaving    *progress.Result
+	enginePath string        // where its engine is, once it has one
+	removed    string        // why its files were removed, once they were (retain.go)
+	files      []fileUse     // its folder's files once it ended, read once by the rule
+	done       chan struct{} // closed when it has ended
+	finished   bool          // ended for good: its snapshot no longer changes
+	encoded    []byte        // its snapshot's JSON, once finished
+	finishing  bool          // its end has begun: it happens once
 }
 
 // New opens the state dir (and its history) and returns a Manager. Builds that were queued
@@ -248,25 +287,43 @@ func New(cfg Config) (*Manager, error) {
 		return nil, err
 	}
 	cfg.StateDir = dir
-	m := &Manager{cfg: cfg, builds: map[string]*build{}, active: map[string]*build{}, idem: map[string]*build{}, gpuBusy: map[int]*build{}}
+	lock, err := lockStateDir(dir, cfg.KeepHistory)
+	if err != nil {
+		return nil, err
+	}
+	m := &Manager{lock: lock, cfg: cfg, kick: make(chan struct{}, 1), closing: make(chan struct{}), builds: map[string]*build{}, active: map[string]*run{}, runs: map[*run]bool{}, idem: map[string]*build{}, gpuBusy: map[int]*run{}}
 	if m.state, err = os.OpenRoot(dir); err != nil {
+		lock.Release()
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 	}
-	if err := m.mkdirPrivate("builds"); err != nil {
-		m.state.Close()
-		return nil, exitcode.Usagef("state dir %s cannot be written (%s); give a folder this user may write", pathtext.Q(dir), exitcode.OneLine(exitcode.SyscallCause(err)))
+	for _, sub := range []string{"builds", "runs"} {
+		if err := m.mkdirPrivate(sub); err != nil {
+			m.Close()
+			return nil, exitcode.Usagef("state dir %s cannot be written (%s); give a folder this user may write", pathtext.Q(dir), exitcode.OneLine(exitcode.SyscallCause(err)))
+		}
+	}
+	if m.owner, err = m.takeOwner(); err != nil {
+		m.Close()
+		return nil, err
 	}
 	// An engine cache inside the state dir holds the engines too: its top folder is private.
 	if rel, err := filepath.Rel(dir, cfg.EngineCache.Dir); cfg.EngineCache.Dir != "" && err == nil && filepath.IsLocal(rel) {
 		if err := m.mkdirPrivate(strings.Split(rel, string(filepath.Separator))[0]); err != nil {
-			m.state.Close()
+			m.Close()
 			return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 		}
 	}
 	if cfg.ModelRoot != "" {
 		if m.models, err = openModelRoot(cfg.ModelRoot); err != nil {
-			m.state.Close()
+			m.Close()
 			return nil, err
+		}
+	}
+	if !m.Local() && cfg.EngineCache.Dir != "" {
+		// The engines of the hits it keeps are served from it (File). A cache that cannot be
+		// opened now is the builds' to say: they warn and build without it.
+		if m.cache, err = builder.OpenEngineCache(cfg.EngineCache); err != nil {
+			m.cache = nil
 		}
 	}
 	if cfg.KeepHistory {
@@ -274,6 +331,11 @@ func New(cfg Config) (*Manager, error) {
 			m.Close()
 			return nil, err
 		}
+	}
+	if cfg.Keep.Age > 0 || cfg.Keep.Bytes > 0 {
+		m.retained = make(chan struct{})
+		go m.retainer()
+		m.kickRetain() // what earlier processes left
 	}
 	return m, nil
 }
@@ -305,18 +367,30 @@ func openStateDir(dir string) (string, error) {
 	return abs, nil
 }
 
-// Close closes the history; call it after Shutdown.
+// Close stops the retention rule and closes the history; call it after Shutdown. Closing
+// again does nothing.
 func (m *Manager) Close() error {
 	var err error
-	if m.store != nil {
-		err = m.store.Close()
-	}
-	if m.models != nil {
-		m.models.root.Close()
-	}
-	if m.state != nil {
-		m.state.Close()
-	}
+	m.closeOnce.Do(func() {
+		close(m.closing)
+		if m.retained != nil {
+			<-m.retained
+		}
+		if m.cache != nil {
+			m.cache.Close()
+		}
+		if m.store != nil {
+			err = m.store.Close()
+		}
+		if m.models != nil {
+			m.models.root.Close()
+		}
+		m.owner.release()
+		if m.state != nil {
+			m.state.Close()
+		}
+		m.lock.Release()
+	})
 	return err
 }
 
@@ -386,6 +460,9 @@ func (m *Manager) copyModel(src *onnx.Source, name, rel string) (string, error) 
 }
 
 // OutputDir is a folder of the state dir for a tool's outputs (kind "converted"), made 0700.
+// What a tool writes there goes by the retention rule (Config.Keep), a folder of its own at a
+// time: each call's outputs in a new folder inside it, left alone for a minute after it
+// changed.
 func (m *Manager) OutputDir(kind string) (string, error) {
 	if kind == "" || !filepath.IsLocal(kind) || strings.ContainsRune(kind, filepath.Separator) {
 		return "", fmt.Errorf("output kind %q is not a folder name", kind)
@@ -393,6 +470,7 @@ func (m *Manager) OutputDir(kind string) (string, error) {
 	if err := m.mkdirPrivate(kind); err != nil {
 		return "", err
 	}
+	m.kickRetain() // its outputs are under the retention rule too
 	return filepath.Join(m.cfg.StateDir, kind), nil
 }
 
@@ -440,9 +518,10 @@ func requestHash(r Request) string {
 }
 
 // Submit checks a request with the command line's rules and queues its build. A request with
-// the idempotency key of an earlier one gets that build; a build with the build key of a queued
-// or running one is that build (created is false for both); an engine cache hit is succeeded
-// when Submit returns. Errors are *RequestError.
+// the idempotency key of an earlier one gets that build (created is false). A build with the
+// build key and options of a queued or running one is a build of its own that follows that
+// one's run: its own id, time budget and cancel, the run's events, result and engine. An
+// engine cache hit is succeeded when Submit returns. Errors are *RequestError.
 func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	now := time.Now()
 	if len(r.IdempotencyKey) > 200 || strings.ContainsFunc(r.IdempotencyKey, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
@@ -482,123 +561,105 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 		return Snapshot{}, false, refusal(err)
 	}
 	b := &build{id: newID(now), model: r.Model, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
-		state: StateQueued, log: NewLog(), done: make(chan struct{})}
+		state: StateQueued, done: make(chan struct{}), timeout: opts.Timeout}
 	b.dir = filepath.Join(m.cfg.StateDir, "builds", b.id)
-	b.paths = m.shownFor(filepath.Join(b.dir, modelDir))
-	b.log = newShownLog(b.paths)
 	if err := m.mkdirPrivate(filepath.Join("builds", b.id)); err != nil {
 		return Snapshot{}, false, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make the build's folder: " + exitcode.OneLine(err), Hint: "check the state dir"}
 	}
+	// A new run writes in a folder of its own, named after this build (statedir.go); its
+	// files are linked into the folders of the builds that follow it to its end.
+	runDir := m.owner.runDir(b.id)
 	if src != nil {
-		// The build reads its own copy of the model, made from what open holds.
-		if model, err = m.copyModel(src, r.Model, filepath.Join("builds", b.id, modelDir)); err != nil {
+		// The run reads its own copy of the model, made from what open holds, in its folder
+		// (removed with it); a request that follows another's run removes its copy unused.
+		if err := m.owner.mkdirRun(m, b.id); err != nil {
 			m.removeDir(b)
+			return Snapshot{}, false, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make the build's folder: " + exitcode.OneLine(err), Hint: "check the state dir"}
+		}
+		rel, _ := filepath.Rel(m.cfg.StateDir, filepath.Join(runDir, modelDir))
+		if model, err = m.copyModel(src, r.Model, rel); err != nil {
+			m.removeDir(b)
+			m.removeOwned(runDir)
 			return Snapshot{}, false, err
 		}
 	}
 	opts.Model = model
 	if !m.Local() || opts.Engine == "" {
-		opts.Engine = filepath.Join(b.dir, engineName(model))
+		opts.Engine = filepath.Join(runDir, engineName(model))
 	}
-	opts.Report = filepath.Join(b.dir, "report.html")
+	opts.Report = filepath.Join(runDir, "report.html")
 	opts.OwnOutputs = !m.Local()
+	// A hit is a link to the cache's engine, or the cache's engine itself: never a copy.
+	opts.CacheLink = !m.Local()
 	if !m.Local() || opts.EngineCache.Dir == "" {
 		opts.EngineCache = m.cfg.EngineCache
 	}
 	opts.Command = nil
 	opts.ModelHashes = new(buildkey.Memo).Hash
+	// The budget is the build's own (b.timeout): the run, which others may follow, has none.
+	opts.Timeout = 0
 	key, _, err := builder.Key(opts)
 	if err != nil {
 		m.removeDir(b)
 		return Snapshot{}, false, refusal(err)
 	}
-	b.key, b.opts = key.Key, opts
-	b.onGPU = opts.Backend != "sim"
+	b.key = key.Key
+	// Requests share a run by the model's name in the root (each has its own copy, whose
+	// content the key holds), or by the local caller's path.
+	shareName := model
+	if src != nil {
+		shareName = r.Model
+	}
+	share := shareKey(key.Key, shareName, r.Options)
 
 	m.mu.Lock()
 	if m.draining {
 		m.mu.Unlock()
 		m.removeDir(b)
+		m.removeOwned(runDir)
 		return Snapshot{}, false, &RequestError{Status: http.StatusServiceUnavailable, Problem: "the server is shutting down", Hint: "submit the build again once it is back"}
 	}
-	if other := m.active[b.key]; other != nil {
-		if r.IdempotencyKey != "" {
-			m.idem[r.IdempotencyKey] = other
-		}
-		s := m.snapshotLocked(other)
-		m.mu.Unlock()
-		m.removeDir(b)
-		return s, false, nil
+	rn := m.active[share]
+	fresh := rn == nil
+	if !fresh && src != nil {
+		defer m.removeOwned(runDir) // this request follows another's run, which has its own copy
 	}
-	// b is known from here on (a request with the same key shares it), and queued once the
-	// engine cache turns out to have no engine for it.
+	if fresh {
+		rn = &run{id: b.id, key: key.Key, share: share, model: r.Model, opts: opts, onGPU: opts.Backend != "sim",
+			dir: runDir, state: StateQueued, created: now, log: newShownLog(m.shownFor(filepath.Join(runDir, modelDir))), sigs: make(chan os.Signal, 2)}
+		// Known from here on: a request with the same key and options follows it, also
+		// while the engine cache is looked up.
+		m.active[share] = rn
+		m.runs[rn] = true
+		m.running.Add(1)
+	}
+	m.followLocked(b, rn)
 	m.builds[b.id] = b
 	m.order = append(m.order, b)
-	m.active[b.key] = b
 	if b.idem != "" {
 		m.idem[b.idem] = b
 	}
 	m.mu.Unlock()
 	m.persist(b)
-
-	if opts.EngineCache.Dir != "" && m.fromCache(b) {
-		s, _ := m.Get(b.id)
-		return s, true, nil
+	if fresh {
+		m.start(rn)
 	}
-	m.mu.Lock()
-	if b.state == StateQueued && !b.finishing {
-		m.queue = append(m.queue, b)
-		if opts.Timeout > 0 {
-			b.budget = time.AfterFunc(time.Until(b.created.Add(opts.Timeout)), func() { m.queuedTimeout(b) })
-		}
-	}
-	s := m.snapshotLocked(b)
-	m.mu.Unlock()
-	m.schedule()
+	s, _ := m.Get(b.id)
 	return s, true, nil
 }
 
-// queuedTimeout ends b as timed out when its time budget ran out while it was queued.
-func (m *Manager) queuedTimeout(b *build) {
-	m.mu.Lock()
-	if b.state != StateQueued || b.finishing {
-		m.mu.Unlock()
-		return
+// shareKey is what the builds that follow one run have in common: the build key, the model
+// file, and every option but the time budget, which each keeps for itself. Options outside the
+// build key (the engine's path of a local caller, --trace, --stall-timeout, --kill-after) are
+// in it, so that a client never gets what another asked for.
+func shareKey(key, model string, options map[string]json.RawMessage) string {
+	rest := make(map[string]json.RawMessage, len(options))
+	for k, v := range options {
+		if k != "timeout" {
+			rest[k] = v
+		}
 	}
-	m.dropQueuedLocked(b)
-	m.mu.Unlock()
-	m.finish(b, progress.Result{Status: progress.StatusTimedOut,
-		Error: fmt.Sprintf("the time budget of %s ran out while the build was queued; nothing was built", b.opts.Timeout),
-		Hint:  "give a longer timeout, or submit when the queue is shorter"}, nil)
-}
-
-// showCacheHit puts an engine cache hit in b's log as the command line's --progress json shows
-// one: the build line, the hit's log line, the result.
-func (b *build) showCacheHit(info progress.BuildInfo, start time.Time, hit []progress.Event, res progress.Result) error {
-	j := tui.NewJSON(b.log, nil)
-	j.Begin(progress.NewState(info, start))
-	j.Handle(hit)
-	return j.End(res)
-}
-
-// fromCache answers b from the engine cache when it holds b's engine: b has then ended.
-func (m *Manager) fromCache(b *build) bool {
-	o := b.opts
-	o.CacheOnly = true
-	began := time.Now()
-	res, err := builder.Run(context.Background(), o, builder.Frontend{
-		Cached:      b.showCacheHit,
-		Diagnostics: m.diagnostics(b.id),
-		Began:       began,
-	})
-	if errors.Is(err, builder.ErrNotCached) || !res.Cached {
-		return false
-	}
-	m.mu.Lock()
-	b.started, b.ended = began, time.Now()
-	m.mu.Unlock()
-	m.finish(b, res, err)
-	return true
+	return key + "\n" + requestHash(Request{Model: model, Options: rest})
 }
 
 // refusal is the RequestError of options the builder refuses.
@@ -628,135 +689,11 @@ func (m *Manager) removeDir(b *build) {
 	_ = os.RemoveAll(b.dir)
 }
 
-// schedule starts the queued builds that have a free slot, in order: a TensorRT build needs a
-// free GPU, a simulated one a free simulation slot.
-func (m *Manager) schedule() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.draining {
-		return
-	}
-	kept := m.queue[:0]
-	for _, b := range m.queue {
-		gpu, ok := -1, false
-		if b.onGPU {
-			for _, g := range m.cfg.GPUs {
-				if m.gpuBusy[g] == nil {
-					gpu, ok = g, true
-					break
-				}
-			}
-		} else {
-			ok = m.simBusy < m.cfg.SimSlots
-		}
-		if !ok {
-			kept = append(kept, b)
-			continue
-		}
-		if b.onGPU {
-			m.gpuBusy[gpu] = b
-			b.gpu = gpu
-			b.opts.Device = gpu
-		} else {
-			m.simBusy++
-		}
-		b.state, b.started = StateRunning, time.Now()
-		b.sigs = make(chan os.Signal, 2)
-		m.running.Add(1)
-		go m.run(b)
-	}
-	for i := len(kept); i < len(m.queue); i++ {
-		m.queue[i] = nil
-	}
-	m.queue = kept
-}
-
-// run builds b in a worker process, its events going to b's log.
-func (m *Manager) run(b *build) {
-	defer m.running.Done()
-	m.logStart(b)
-	m.persist(b)
-	res, err := m.build(b)
-	m.mu.Lock()
-	b.ended = time.Now()
-	if b.onGPU {
-		delete(m.gpuBusy, b.gpu)
-		m.gpuSecs += b.ended.Sub(b.started).Seconds()
-	} else {
-		m.simBusy--
-	}
-	m.mu.Unlock()
-	m.finish(b, res, err)
-	m.schedule()
-}
-
-// build runs b's build with the builder, its events going to b's log.
-func (m *Manager) build(b *build) (progress.Result, error) {
-	return builder.Run(context.Background(), b.opts, builder.Frontend{
-		NewRenderer:   func(progress.Controls) progress.Renderer { return tui.NewJSON(b.log, nil) },
-		Cached:        b.showCacheHit,
-		Diagnostics:   m.diagnostics(b.id),
-		Signals:       b.sigs,
-		CancelMessage: m.cfg.CancelMessage,
-		Began:         b.created, // a time budget counts the wait in the queue too
-	})
-}
-
-// finish ends b with the builder's outcome: its result event (written now if the builder
-// refused before one was), its state, and its log and record on disk.
-func (m *Manager) finish(b *build, res progress.Result, err error) {
-	m.mu.Lock()
-	if b.finishing {
-		m.mu.Unlock()
-		return // a cancel ended it first
-	}
-	b.finishing = true
-	if b.budget != nil {
-		b.budget.Stop()
-	}
-	m.mu.Unlock()
-	if !b.log.Ended() {
-		r := res
-		if r.Status == "" {
-			r = builder.RefusalResult(err)
-		}
-		_ = tui.NewJSON(b.log, nil).End(r)
-	}
-	state := stateOf(res.Status)
-	if res.Status == "" {
-		state = stateOf(builder.RefusalResult(err).Status)
-	}
-	// The build's copy of the model is not needed any more; its report shows the model by
-	// the name the client gave.
-	_ = os.RemoveAll(filepath.Join(b.dir, modelDir))
-	report := filepath.Join(b.dir, "report.html")
-	if err := b.paths.rewriteFile(report, func(path string, data []byte) error { return outpath.WriteOwn(path, data, 0o600) }); err != nil && !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(m.cfg.Log, "trtbuild: build %s: cannot keep its report: %s\n", b.id, exitcode.OneLine(err))
-	}
-	// The events file is in place before the state says the build ended.
-	if err := outpath.WriteOwn(filepath.Join(b.dir, "events.jsonl"), b.log.Lines(), 0o600); err != nil {
-		fmt.Fprintf(m.cfg.Log, "trtbuild: build %s: cannot keep its events: %s\n", b.id, exitcode.OneLine(err))
-	}
-	m.mu.Lock()
-	if b.ended.IsZero() {
-		b.ended = time.Now()
-	}
-	b.setResult(b.log.result())
-	b.state, b.finished = state, true
-	if m.active[b.key] == b {
-		delete(m.active, b.key)
-	}
-	m.mu.Unlock()
-	m.persist(b)
-	m.logEnd(b)
-	close(b.done)
-}
-
 // shown is b's state, result and the result's fields as clients see them. The result event is
-// out a moment before the builder returns: a client that read it finds the build ended when it
-// asks next, though finish has not yet recorded it. m.mu is held.
+// out a moment before the run ends: a client that read it finds the build ended when it asks
+// next, though finishBuild has not yet recorded it. m.mu is held.
 func (b *build) shown() (string, []byte, progress.Result) {
-	if b.state == StateRunning && b.log != nil {
+	if !b.finished && b.log != nil {
 		if line := b.log.result(); line != nil {
 			var r progress.Result
 			_ = json.Unmarshal(line, &r)
@@ -817,9 +754,11 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// Cancel asks build id to stop: a queued build is dropped, a running one stops at its next step
-// boundary (asking again changes nothing); hard stops its worker at once. A build that has ended is left
-// as it is.
+// Cancel asks build id to stop. A build that others' builds share a run with leaves it at
+// once: it ends cancelled, and the run goes on for them (hard or not). The run's last follower
+// cancels the run: a queued run is dropped, a running one stops at its next step boundary
+// (asking again changes nothing); hard stops its worker at once; the build ends with the
+// run. A build that has ended is left as it is.
 func (m *Manager) Cancel(id string, hard bool) (Snapshot, error) {
 	m.mu.Lock()
 	b := m.builds[id]
@@ -827,40 +766,23 @@ func (m *Manager) Cancel(id string, hard bool) (Snapshot, error) {
 		m.mu.Unlock()
 		return Snapshot{}, ErrNotFound
 	}
-	switch {
-	case b.finishing:
-	case b.state == StateQueued:
-		m.dropQueuedLocked(b)
-		m.mu.Unlock()
-		m.finish(b, progress.Result{Status: progress.StatusCancelled, Error: "cancelled while queued; nothing was built"}, nil)
-		m.mu.Lock()
-	case b.state == StateRunning:
-		// A cancel is idempotent (a client may send it again); hard is the second rung.
-		want := 1
-		if hard {
-			want = 2
-		}
-		for ; b.cancels < want; b.cancels++ {
-			select {
-			case b.sigs <- os.Interrupt:
-			default:
-			}
+	// A build whose run's result is out has ended: it is left as it is.
+	if rn := b.run; rn != nil && !b.finishing && b.log.result() == nil {
+		if len(rn.followers) > 1 {
+			m.leaveLocked(b)
+			res := m.leftResult(rn, progress.StatusCancelled, time.Now())
+			m.mu.Unlock()
+			m.endEarly(b, res)
+			m.mu.Lock()
+		} else if dropped := m.stopLocked(rn, hard); dropped {
+			m.mu.Unlock()
+			m.endRun(rn, progress.Result{Status: progress.StatusCancelled, Error: "cancelled while queued; nothing was built"}, nil)
+			m.mu.Lock()
 		}
 	}
 	s := m.snapshotLocked(b)
 	m.mu.Unlock()
 	return s, nil
-}
-
-// dropQueuedLocked takes b out of the queue.
-func (m *Manager) dropQueuedLocked(b *build) {
-	for i, q := range m.queue {
-		if q == b {
-			m.queue = append(m.queue[:i], m.queue[i+1:]...)
-			break
-		}
-	}
-	b.ended = time.Now()
 }
 
 // Get is build id's snapshot.
@@ -942,24 +864,30 @@ func (m *Manager) Events(id string) (*Log, bool) {
 func (m *Manager) File(id, kind string) (*os.File, error) {
 	m.mu.Lock()
 	b := m.builds[id]
-	var state, engine string
+	var state string
 	settling := false
 	if b != nil {
 		state, _, _ = b.shown()
-		engine = b.opts.Engine
-		settling = state != b.state // its result is out, its files are still being written
+		settling = state != b.state // its result is out, its files are still being put in place
 	}
 	m.mu.Unlock()
 	if b == nil {
 		return nil, ErrNotFound
 	}
-	if settling && kind != "engine" {
-		// The report and the events file are written after the result event (the engine
-		// before it): wait for them, as long as the manifest and the cache store take.
+	if settling {
+		// The run's engine and report are linked into the build's folder, and its events
+		// file written, after the result event: wait for them, as long as the manifest and
+		// the cache store take.
 		select {
 		case <-b.done:
 		case <-time.After(time.Minute):
 		}
+	}
+	m.mu.Lock()
+	engine, removed, outcome := b.enginePath, b.removed, b.outcome
+	m.mu.Unlock()
+	if removed != "" {
+		return nil, goneError(id, removed)
 	}
 	var name string
 	switch kind {
@@ -967,8 +895,11 @@ func (m *Manager) File(id, kind string) (*os.File, error) {
 		if state != StateSucceeded {
 			return nil, fmt.Errorf("build %s is %s: %w", id, state, os.ErrNotExist)
 		}
-		if m.Local() && engine != "" {
-			return os.Open(engine)
+		if keptInCache(outcome) {
+			return m.cachedEngine(id, b.key)
+		}
+		if m.Local() && engine != "" && !strings.HasPrefix(engine, b.dir+string(filepath.Separator)) {
+			return os.Open(engine) // the path the caller named
 		}
 		name = engineName(b.model)
 	case "report":
@@ -979,6 +910,45 @@ func (m *Manager) File(id, kind string) (*os.File, error) {
 		return nil, fmt.Errorf("no file %q of a build", kind)
 	}
 	return m.openOwn(filepath.Join("builds", id, name))
+}
+
+// keptInCache reports whether a build's result is an engine cache hit that the cache keeps:
+// no link could put it in the build's folder (builder.Options.CacheLink).
+func keptInCache(r progress.Result) bool {
+	return r.Status == progress.StatusBuilt && r.Cached && r.Engine == ""
+}
+
+// cachedEngine opens the engine of build id, a hit the engine cache keeps, from the cache,
+// verified as a hit is.
+func (m *Manager) cachedEngine(id, key string) (*os.File, error) {
+	gone := &GoneError{Problem: fmt.Sprintf("build %s's engine was the engine cache's, which no longer has it (its size limit removed it, or it was found broken)", id),
+		Hint: "submit the build again to build the engine anew"}
+	if m.cache == nil {
+		return nil, gone
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	verified, _, err := m.cache.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if verified == nil {
+		return nil, gone
+	}
+	defer verified.Close()
+	// The same file, opened by its path: a caller may name it (engine_inspect reads the file
+	// by its name).
+	f, err := os.Open(filepath.Join(m.cache.Entry(key), enginecache.EngineName))
+	if err != nil {
+		return nil, gone
+	}
+	a, err1 := verified.Stat()
+	b, err2 := f.Stat()
+	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
+		f.Close()
+		return nil, gone // replaced since it was verified
+	}
+	return f, nil
 }
 
 // openOwn opens a regular file below the state dir that is no link.
@@ -1012,12 +982,12 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 		t := b.ended
 		s.Ended = &t
 	}
-	if b.state == StateQueued {
+	if rn := b.run; b.state == StateQueued && rn != nil && rn.queued {
 		for _, q := range m.queue {
-			if q.onGPU == b.onGPU {
+			if q.onGPU == rn.onGPU {
 				s.Position++
 			}
-			if q == b {
+			if q == rn {
 				break
 			}
 		}
@@ -1032,11 +1002,14 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 		s.Result = json.RawMessage(result)
 		s.Where, s.Hint, s.Error = outcome.Where, outcome.Hint, outcome.Error
 		if s.State == StateSucceeded {
-			s.Engine = true
-			s.EnginePath = outcome.Engine
+			s.Engine = !keptInCache(outcome) || m.cache != nil && m.cache.Has(b.key)
+			s.EnginePath = b.enginePath
 		}
 	}
-	if s.Ended != nil && b.finished {
+	if b.removed != "" {
+		s.Engine, s.EnginePath, s.FilesRemoved = false, "", b.removed
+	}
+	if s.Ended != nil && b.finished && !keptInCache(outcome) {
 		if b.encoded == nil {
 			b.encoded, _ = json.Marshal(snapshotJSON(s))
 		}
@@ -1051,21 +1024,23 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 func (m *Manager) Shutdown(ctx context.Context) error {
 	m.mu.Lock()
 	m.draining = true
-	queued := append([]*build(nil), m.queue...)
-	m.mu.Unlock()
-	for _, b := range queued {
-		_, _ = m.Cancel(b.id, false)
-	}
-	m.mu.Lock()
-	var running []*build
-	for _, b := range m.builds {
-		if b.state == StateRunning {
-			running = append(running, b)
+	var queued, running []*run
+	for rn := range m.runs {
+		if rn.queued {
+			queued = append(queued, rn)
+		} else {
+			running = append(running, rn)
 		}
 	}
+	for _, rn := range queued {
+		m.stopLocked(rn, false)
+	}
+	for _, rn := range running {
+		m.stopLocked(rn, false)
+	}
 	m.mu.Unlock()
-	for _, b := range running {
-		_, _ = m.Cancel(b.id, false)
+	for _, rn := range queued {
+		m.endRun(rn, progress.Result{Status: progress.StatusCancelled, Error: "cancelled while queued: the server is shutting down; nothing was built"}, nil)
 	}
 	done := make(chan struct{})
 	go func() { m.running.Wait(); close(done) }()
@@ -1074,9 +1049,11 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 	}
-	for _, b := range running {
-		_, _ = m.Cancel(b.id, true)
+	m.mu.Lock()
+	for _, rn := range running {
+		m.stopLocked(rn, true)
 	}
+	m.mu.Unlock()
 	<-done
 	return ctx.Err()
 }
@@ -1102,8 +1079,8 @@ func (m *Manager) Stats() Stats {
 		s.ByState[state]++
 	}
 	now := time.Now()
-	for _, b := range m.gpuBusy {
-		s.GPUBusySeconds += now.Sub(b.started).Seconds()
+	for _, rn := range m.gpuBusy {
+		s.GPUBusySeconds += now.Sub(rn.started).Seconds()
 	}
 	return s
 }

@@ -231,7 +231,7 @@ func TestHardCancelStopsAnIgnoringBuilder(t *testing.T) {
 	}
 }
 
-func TestSameKeySharesAndIdempotencyKeyReplays(t *testing.T) {
+func TestSameKeyFollowsOneRunAndIdempotencyKeyReplays(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager(t, nil)
 	o := `{"backend": "sim", "sim-speed": 2, "no-timing-cache": true}`
@@ -239,9 +239,10 @@ func TestSameKeySharesAndIdempotencyKeyReplays(t *testing.T) {
 	if err != nil || !created {
 		t.Fatal(created, err)
 	}
+	// The same build: a build of its own that follows the same run.
 	b, created, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"sim-speed": 2, "backend": "sim", "no-timing-cache": true}`)})
-	if err != nil || created || b.ID != a.ID {
-		t.Fatalf("same key: %+v created %v %v, want build %s", b, created, err, a.ID)
+	if err != nil || !created || b.ID == a.ID {
+		t.Fatalf("same key: %+v created %v %v, want a build of its own", b, created, err)
 	}
 	c, created, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{ "backend":"sim","sim-speed":2, "no-timing-cache":true }`), IdempotencyKey: "k1"})
 	if err != nil || created || c.ID != a.ID {
@@ -252,8 +253,18 @@ func TestSameKeySharesAndIdempotencyKeyReplays(t *testing.T) {
 	if !errors.As(err, &re) || re.Status != http.StatusConflict {
 		t.Fatalf("another request with the key: %v", err)
 	}
-	if end := wait(t, m, a.ID); end.State != StateSucceeded {
-		t.Fatalf("%+v", end)
+	for _, id := range []string{a.ID, b.ID} {
+		if end := wait(t, m, id); end.State != StateSucceeded || !end.Engine {
+			t.Fatalf("%+v", end)
+		}
+	}
+	sameRun(t, m, a.ID, b.ID)
+	ea, eb := filepath.Join(e.state, "builds", a.ID, "convnet.engine"), filepath.Join(e.state, "builds", b.ID, "convnet.engine")
+	if sa, sb := stat(t, ea), stat(t, eb); !os.SameFile(sa, sb) {
+		t.Errorf("the two builds' engines are two files, not the run's one")
+	}
+	if left, _ := os.ReadDir(m.owner.dir); len(left) != 0 {
+		t.Errorf("the run's folder is left: %v", left)
 	}
 	// The same build again is an engine cache hit: succeeded at once, a build of its own.
 	hit, created, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, o)})
@@ -266,6 +277,33 @@ func TestSameKeySharesAndIdempotencyKeyReplays(t *testing.T) {
 	if json.Unmarshal(hit.Result, &res) != nil || !res.Cached {
 		t.Errorf("cache hit's result %s", hit.Result)
 	}
+}
+
+// sameRun fails unless the builds followed one run to its end: the same events, the run's
+// build line (with its start) first and its result last.
+func sameRun(t *testing.T, m *Manager, ids ...string) {
+	t.Helper()
+	var first []byte
+	for i, id := range ids {
+		l, ok := m.Events(id)
+		if !ok {
+			t.Fatalf("no build %s", id)
+		}
+		if i == 0 {
+			first = l.Lines()
+		} else if string(l.Lines()) != string(first) {
+			t.Errorf("build %s's events are not build %s's: they followed two runs", id, ids[0])
+		}
+	}
+}
+
+func stat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
 }
 
 func TestRefusedRequests(t *testing.T) {
@@ -473,7 +511,7 @@ func TestTimeBudgetCountsTheQueue(t *testing.T) {
 	wait(t, m, first.ID)
 }
 
-func TestConcurrentSameRequestsShareOneBuild(t *testing.T) {
+func TestConcurrentSameRequestsFollowOneRun(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager(t, nil)
 	ids := make(chan string, 8)
@@ -486,16 +524,14 @@ func TestConcurrentSameRequestsShareOneBuild(t *testing.T) {
 			ids <- s.ID
 		}()
 	}
-	seen := map[string]bool{}
+	var all []string
 	for i := 0; i < 8; i++ {
-		seen[<-ids] = true
+		all = append(all, <-ids)
 	}
-	if len(seen) != 1 {
-		t.Errorf("8 identical requests at once made %d builds", len(seen))
-	}
-	for id := range seen {
+	for _, id := range all {
 		if end := wait(t, m, id); end.State != StateSucceeded {
 			t.Errorf("%+v", end)
 		}
 	}
+	sameRun(t, m, all...)
 }
