@@ -1060,6 +1060,51 @@ else
 fi
 serve_pid=""
 
+# --- serve's hardening: what one client does stays its own, what the server keeps is bounded ----
+# Sharers keep their own budget and cancel, MCP sessions are capped, DELETE (serveattack
+# hardening); a second server on the same state dir, a FIFO or device as --token-file and a weak
+# token off loopback are refused at start, in one line, without hanging.
+rm -rf "$serve_state"
+serve_start --sim-slots 4 --mcp-sessions 5
+if [ -z "$serve_url" ]; then
+	record "hardening: the server starts" 0 "$(tail -3 "$work/serve.log" | tr '\n' ' ')"
+else
+	env "$marker" "$sa" -url "$serve_url" -sessions 5 hardening >"$work/serve.out" 2>"$work/serve.err"
+	src=$?
+	serve_record <"$work/serve.out"
+	[ "$src" = 0 ] || record "hardening: the attack program ran" 0 "exit $src: $(head -3 "$work/serve.err")"
+	# A second server on the same state dir is refused while the first runs.
+	env "$marker" timeout -s KILL 60 "$tb" serve --listen 127.0.0.1:0 --model-root "$work/serve-models" --state-dir "$serve_state" >"$work/out" 2>"$work/err"
+	rc=$?
+	if [ "$rc" = 2 ] && [ "$(grep -c '' "$work/err")" = 1 ] && grep -q "another" "$work/err"; then
+		record "serve: a second server on the same state dir is refused" 1
+	else
+		record "serve: a second server on the same state dir is refused" 0 "exit $rc: $(head -3 "$work/err" | tr '\n' ' ')"
+	fi
+	kill -TERM "$serve_pid" 2>/dev/null
+	wait "$serve_pid" 2>/dev/null
+fi
+serve_pid=""
+mkfifo "$work/token.fifo"
+printf 'ab12\n' >"$work/weak.token"
+chmod 600 "$work/weak.token"
+for c in "FIFO as --token-file|--listen 127.0.0.1:0 --token-file $work/token.fifo|not a regular file" \
+	"/dev/zero as --token-file|--listen 127.0.0.1:0 --token-file /dev/zero|not a regular file" \
+	"a weak token on all interfaces|--listen 0.0.0.0:0 --token-file $work/weak.token|openssl rand"; do
+	name=${c%%|*}
+	rest=${c#*|}
+	args=${rest%|*}
+	want=${rest##*|}
+	# shellcheck disable=SC2086 # the arguments, a word each
+	env "$marker" timeout -s KILL 30 "$tb" serve $args --model-root "$work/serve-models" --state-dir "$work/serve-state-$RANDOM" >"$work/out" 2>"$work/err"
+	rc=$?
+	if [ "$rc" = 2 ] && [ "$(grep -c '' "$work/err")" = 1 ] && grep -q -- "$want" "$work/err"; then
+		record "serve: $name is refused at start" 1
+	else
+		record "serve: $name is refused at start" 0 "exit $rc (137: it hung): $(head -3 "$work/err" | tr '\n' ' ')"
+	fi
+done
+
 # --- Nothing anywhere at the end ----------------------------------------------------------------
 left=$(workers)
 if [ -z "$left" ]; then record "no worker left at the end" 1; else record "no worker left at the end" 0 "$left"; kill -KILL $left 2>/dev/null; fi

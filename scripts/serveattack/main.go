@@ -8,6 +8,7 @@
 //	serveattack -url URL -state DIR interrupted ID...  # each build is interrupted, nothing left
 //	serveattack -url URL -state DIR -models ROOT -outside FILE [-trtbuild BIN] modelrace N
 //	                                                   # N builds of a name swapped to a link out
+//	serveattack -url URL -sessions N hardening        # sharers' budgets and cancels, sessions, DELETE
 //
 // The server must run simulated builds one at a time (--sim-slots 1) for attack, so that a
 // build can be kept queued.
@@ -44,6 +45,7 @@ var (
 	modelsDir  = flag.String("models", "", "the server's model root (modelrace)")
 	outsideMod = flag.String("outside", "", "a model outside the model root (modelrace)")
 	trtbuildCm = flag.String("trtbuild", "", "the trtbuild binary, to race command-line builds too (modelrace)")
+	sessions   = flag.Int("sessions", 0, "the server's --mcp-sessions (hardening)")
 )
 
 func main() {
@@ -64,6 +66,8 @@ func main() {
 		}
 	case "interrupted":
 		interrupted(args[1:])
+	case "hardening":
+		hardening(*sessions)
 	case "modelrace":
 		n, _ := strconv.Atoi(args[1])
 		modelRace(n, *modelsDir, *outsideMod, *trtbuildCm)
