@@ -136,12 +136,15 @@ func TestFindTensorRT(t *testing.T) {
 		standIn{File: "libnvonnxparser.so.10", Src: parserSrc})
 	venv := filepath.Join(root, "venv")
 	pip := standin.VirtualEnv(t, venv, goodSet()...)
+	buildStandIns(t, filepath.Join(root, "eleven"), standin.Set(110100, 106)...)
+	buildStandIns(t, filepath.Join(root, "both"), append(standin.Set(110100, 106), goodSet()...)...)
 
 	tests := []struct {
 		name    string
 		search  trt.Search
 		plugins bool
 		want    map[trt.Library]string // library -> folder it must come from
+		major   int                    // the major of libnvinfer taken (0: not checked)
 		errHas  []string
 	}{
 		{name: "--tensorrt-lib folder", search: trt.Search{Dir: good, DirFrom: "--tensorrt-lib"}, plugins: true,
@@ -156,16 +159,23 @@ func TestFindTensorRT(t *testing.T) {
 			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "trtroot", "lib")}},
 		{name: "an explicit folder is the only place for TensorRT",
 			search: trt.Search{Dir: filepath.Join(root, "empty"), DirFrom: "TRTBUILD_TENSORRT_LIB", Root: filepath.Join(root, "trtroot")},
-			errHas: []string{"cannot load libnvinfer.so.10", "TRTBUILD_TENSORRT_LIB " + filepath.Join(root, "empty", "libnvinfer.so.10"), "No such file"}},
+			errHas: []string{"cannot load libnvinfer.so.11 or libnvinfer.so.10", "TRTBUILD_TENSORRT_LIB " + filepath.Join(root, "empty", "libnvinfer.so.11"),
+				"TRTBUILD_TENSORRT_LIB " + filepath.Join(root, "empty", "libnvinfer.so.10"), "No such file", "install TensorRT 11 or 10"}},
 		{name: "another major in the folder chosen is refused, and no other is tried",
 			search: trt.Search{Root: filepath.Join(root, "major11"), VirtualEnv: venv},
 			errHas: []string{"TENSORRT_ROOT " + filepath.Join(root, "major11", "lib", "libnvinfer.so.10"), "TensorRT version mismatch", "compiled against TensorRT 10.16.0 but loaded libnvinfer 11.1.0",
 				"install TensorRT 10, or point --tensorrt-lib (or TRTBUILD_TENSORRT_LIB)"}},
 		{name: "the places without libnvinfer are named",
 			search: trt.Search{Root: filepath.Join(root, "nothing-here")},
-			errHas: []string{"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib", "libnvinfer.so.10") + ": no such file",
-				"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib64", "libnvinfer.so.10") + ": no such file",
-				"system (LD_LIBRARY_PATH=", "libnvinfer.so.10: cannot open shared object file"}},
+			errHas: []string{"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib", "libnvinfer.so.{11,10}") + ": no such file",
+				"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib64", "libnvinfer.so.{11,10}") + ": no such file",
+				"system (LD_LIBRARY_PATH=", "libnvinfer.so.11: cannot open shared object file", "libnvinfer.so.10: cannot open shared object file"}},
+		{name: "TensorRT 11 in a folder: the 11 shim's libraries",
+			search: trt.Search{Dir: filepath.Join(root, "eleven"), DirFrom: "--tensorrt-lib"}, plugins: true,
+			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "eleven"), trt.LibONNXParser: filepath.Join(root, "eleven"), trt.LibPlugin: filepath.Join(root, "eleven")}},
+		{name: "both majors in a folder: the newer",
+			search: trt.Search{Dir: filepath.Join(root, "both"), DirFrom: "--tensorrt-lib"}, plugins: true,
+			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "both")}, major: 11},
 		{name: "an older minor is refused",
 			search: trt.Search{Dir: filepath.Join(root, "older", "lib"), DirFrom: "--tensorrt-lib"},
 			errHas: []string{"loaded libnvinfer 10.13.0 is older than the TensorRT 10.16.0 headers"}},
@@ -178,8 +188,8 @@ func TestFindTensorRT(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.search.Major = 10
-			found, err := FindTensorRT(tt.search.Locate(), compiled10_16, tt.plugins)
+			tt.search.Majors = CompiledMajors()
+			found, err := FindTensorRT(tt.search.Locate(), tt.plugins)
 			if len(tt.errHas) > 0 {
 				if err == nil {
 					found.Close()
@@ -214,6 +224,9 @@ func TestFindTensorRT(t *testing.T) {
 					t.Errorf("%s from %s, want %s", lib, got[lib].Path, dir)
 				}
 			}
+			if tt.major != 0 && got[trt.LibInfer].Version/10000 != tt.major {
+				t.Errorf("libnvinfer %d taken, want major %d", got[trt.LibInfer].Version, tt.major)
+			}
 		})
 	}
 }
@@ -228,8 +241,8 @@ const loaderHelperEnv = "TRTBUILD_LOADER_TEST_HELPER"
 // LD_LIBRARY_PATH, which the dynamic loader reads at start-up), installs it and prints what
 // is installed as JSON.
 func loaderHelper() int {
-	loc := trt.SearchFromEnv(10, 0, "", os.Getenv).Locate()
-	found, err := FindTensorRT(loc, compiled10_16, true)
+	loc := trt.SearchFromEnv(CompiledMajors(), 0, "", os.Getenv).Locate()
+	found, err := FindTensorRT(loc, true)
 	if err != nil {
 		json.NewEncoder(os.Stdout).Encode(map[string]string{"error": err.Error()})
 		return 0
@@ -249,7 +262,7 @@ func loaderHelper() int {
 		}
 	}
 	// A second install of the same role is refused.
-	again, err := FindTensorRT(loc, compiled10_16, false)
+	again, err := FindTensorRT(loc, false)
 	if err == nil {
 		if err := again.Install(); err != nil {
 			out["second install: "+err.Error()] = LibraryInfo{}

@@ -154,8 +154,8 @@ func TestFindTensorRTWindows(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			getenv := func(k string) string { return tt.env[k] }
-			loc := trt.SearchFromEnv(11, 13, tt.flag, getenv).Locate()
-			found, err := FindTensorRT(loc, compiled11_1, true)
+			loc := trt.SearchFromEnv([]int{11}, 13, tt.flag, getenv).Locate()
+			found, err := FindTensorRT(loc, true)
 			if len(tt.errHas) > 0 {
 				if err == nil {
 					found.Close()

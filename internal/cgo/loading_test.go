@@ -38,7 +38,7 @@ func TestBuilderResourceNeedsTheParentsLibraryPath(t *testing.T) {
 	libs := standin.VirtualEnv(t, venv, standin.Loading(compiled10_16, 72, 90, false, "NVIDIA H200")...)
 	log := filepath.Join(t.TempDir(), "standin.log")
 	env := map[string]string{"VIRTUAL_ENV": venv, "HOME": t.TempDir()}
-	loc := trt.SearchFromEnv(10, 13, "", func(k string) string { return env[k] }).Locate()
+	loc := trt.SearchFromEnv([]int{10}, 13, "", func(k string) string { return env[k] }).Locate()
 	loc.UserLibraryPath = "" // the user set none
 	if loc.Dir != libs || loc.From != "pip (VIRTUAL_ENV)" {
 		t.Fatalf("located %+v, want pip's %s", loc, libs)
@@ -102,7 +102,7 @@ func builderResourceChild() int {
 		fmt.Println("bad location:", err)
 		return 1
 	}
-	found, err := FindTensorRT(loc, compiled10_16, false)
+	found, err := FindTensorRT(loc, false)
 	if err != nil {
 		fmt.Println("cannot find TensorRT:", err)
 		return 1

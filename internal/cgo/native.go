@@ -1,6 +1,7 @@
 package cgo
 
 /*
+#cgo CPPFLAGS: -I${SRCDIR}/cudadecl
 #cgo CXXFLAGS: -std=c++17 -O2 -Wall -Wextra
 #cgo LDFLAGS: -lstdc++ -lpthread
 #include <stdlib.h>

@@ -30,7 +30,7 @@ const (
 // osNames is how Linux names TensorRT's libraries and where it keeps them.
 var osNames = libraryNames{
 	base:       [...]string{"libnvinfer", "libnvonnxparser", "libnvinfer_plugin", "libcuda"},
-	file:       func(lib Library, major int) string { return fmt.Sprintf("%s.so.%d", lib, major) },
+	file:       func(lib Library, major string) string { return fmt.Sprintf("%s.so.%s", lib, major) },
 	leanFile:   func(major int) string { return fmt.Sprintf("libnvinfer_lean.so.%d", major) },
 	driverDirs: []Place{{Where: "WSL", Path: WSLDriverDir}},
 	driverFix:  "install the NVIDIA driver (nvidia-smi must work), or run the container with --gpus all",

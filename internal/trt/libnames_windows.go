@@ -27,7 +27,7 @@ const (
 // Lib\site-packages, or a folder on PATH.
 var osNames = libraryNames{
 	base:     [...]string{"nvinfer", "nvonnxparser", "nvinfer_plugin", "nvcuda"},
-	file:     func(lib Library, major int) string { return fmt.Sprintf("%s_%d.dll", lib, major) },
+	file:     func(lib Library, major string) string { return fmt.Sprintf("%s_%s.dll", lib, major) },
 	leanFile: func(major int) string { return fmt.Sprintf("nvinfer_lean_%d.dll", major) },
 	// nvcuda.dll is found by its bare name in System32; there is no second place.
 	driverFix: "install the NVIDIA driver (nvidia-smi must work)",

@@ -45,7 +45,7 @@ func (v Version) String() string {
 }
 
 // The messages of CheckVersions are majorMismatchFormat and olderLibraryFormat, in the OS's
-// words (libnames_unix.go, libnames_windows.go). internal/cgo/tensorrt_common.cpp builds the
+// words (libnames_unix.go, libnames_windows.go). internal/cgo/shim/tensorrt_common.cpp builds the
 // same text for the same cases (version_test.go checks that it still does).
 
 // CheckVersions compares the TensorRT version trtbuild was compiled against with the one the

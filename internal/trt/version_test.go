@@ -120,7 +120,7 @@ func FuzzParse(f *testing.F) {
 // C++ (it cannot call Go), still spells its messages like CheckVersions: every literal piece of
 // the Go formats must appear inside one string literal of the shim.
 func TestShimVersionMessages(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "cgo", "tensorrt_common.cpp"))
+	src, err := os.ReadFile(filepath.Join("..", "cgo", "shim", "tensorrt_common.cpp"))
 	if err != nil {
 		t.Fatalf("reading the shim: %v", err)
 	}

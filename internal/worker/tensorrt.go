@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
@@ -16,9 +15,6 @@ import (
 func loadTensorRT(req Request, getenv func(string) string) ([]string, error) {
 	loc := tensorRTLocation(req, getenv)
 	if err := cgo.LoadTensorRT(loc, !req.NoBuiltinPlugins); err != nil {
-		if errors.Is(err, cgo.ErrNotCompiled) {
-			return nil, err
-		}
 		return nil, fmt.Errorf("cannot use TensorRT: %w (or preview the build without a GPU with --backend sim)", err)
 	}
 	if err := cgo.LoadCUDADriver(loc); err != nil {

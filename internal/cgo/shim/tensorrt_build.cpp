@@ -1,11 +1,9 @@
-//go:build tensorrt
-
 // tensorrt_build.cpp: one TensorRT build: select the device, load plugins, parse the ONNX
 // model, build and serialize the plan into the caller's file; and the backend's factory
 // functions behind trtb.h (see tensorrt_shim.hpp for how the backend is split and its rules).
 
 #include "tensorrt_shim.hpp"
-#include "trtb_platform.hpp"
+#include "../trtb_platform.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -17,7 +15,7 @@
 #include <vector>
 
 namespace trtb {
-namespace trt {
+namespace TRTB_SHIM {
 namespace {
 
 #if TRTB_HAS_STREAM_WRITER
@@ -369,26 +367,19 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     return ok();
 }
 
-}  // namespace trt
+// The shim's entry points (shim_entry.hpp), which tensorrt.cpp calls for the major of the
+// installed library.
 
-using trt::check_versions;
-using trt::copy_settings;
-using trt::copy_text;
-using trt::kCompiledVersion;
-using trt::Settings;
-using trt::TensorRTBuild;
-
-// make_tensorrt_build needs the libraries loaded (trtb_loader.h) and of a version the headers
-// accept; Go has checked that already when it loaded them, and this check repeats it.
-
-std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_status* status) {
+// make_build needs the libraries loaded (trtb_loader.h) and of a version the headers accept;
+// Go has checked that already when it loaded them, and this check repeats it.
+std::unique_ptr<Build> make_build(const trtb_options& options, trtb_status* status) {
     std::unique_ptr<Build> build;
     guarded(status, [&]() -> int32_t {
         std::string message;
-        if (!trt::loaded(&message)) {
+        if (!TRTB_SHIM::loaded(&message)) {
             return set_status(status, TRTB_ERR_UNAVAILABLE, message);
         }
-        if (!check_versions(trt::loaded_version(), &message)) {
+        if (!check_versions(TRTB_SHIM::loaded_version(), &message)) {
             return set_status(status, TRTB_ERR_VERSION_MISMATCH, message);
         }
         Settings settings;
@@ -402,11 +393,7 @@ std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_sta
     return build;
 }
 
-int32_t tensorrt_available() {
-    return 1;
-}
-
-int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* status) {
+int32_t version(int32_t device, trtb_version_info* info, trtb_status* status) {
     return guarded(status, [&]() -> int32_t {
         if (info == nullptr) {
             return set_status(status, TRTB_ERR_INVALID_ARGUMENT, "version info is NULL");
@@ -415,14 +402,14 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
         copy_text(info->backend, sizeof(info->backend), "tensorrt", sizeof("tensorrt"));
         info->compiled_version = kCompiledVersion;
         std::string why;
-        if (!trt::loaded(&why)) {
+        if (!TRTB_SHIM::loaded(&why)) {
             return set_status(status, TRTB_ERR_UNAVAILABLE, why);
         }
-        info->loaded_version = trt::loaded_version();
+        info->loaded_version = TRTB_SHIM::loaded_version();
         // getNvOnnxParserVersion() (0.1.0, that is 100, in the releases seen so far;
         // NV_ONNX_PARSER_VERSION in NvOnnxParser.h), for the build key: a different
         // libnvonnxparser beside the same libnvinfer may parse differently.
-        info->onnx_parser_version = trt::loaded_parser_version();
+        info->onnx_parser_version = TRTB_SHIM::loaded_parser_version();
 
         // The GPU through the CUDA driver API. Versions are worth reporting without one, so
         // the status says why there is none only after they are filled in.
@@ -453,10 +440,10 @@ int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* s
     });
 }
 
-int32_t tensorrt_check_builder(int32_t device, trtb_status* status) {
+int32_t check_builder(int32_t device, trtb_status* status) {
     return guarded(status, [&]() -> int32_t {
         std::string why;
-        if (!trt::loaded(&why)) {
+        if (!TRTB_SHIM::loaded(&why)) {
             return set_status(status, TRTB_ERR_UNAVAILABLE, why);
         }
         if (!make_device_current(device, &why)) {
@@ -465,18 +452,18 @@ int32_t tensorrt_check_builder(int32_t device, trtb_status* status) {
         // What TensorRT logs while it makes the builder (it loads its builder resource then)
         // goes to a log of this check only; its errors are the answer.
         EventQueue queue;
-        trt::Logger log(queue, TRTB_SEVERITY_WARNING);
+        TRTB_SHIM::Logger log(queue, TRTB_SEVERITY_WARNING);
         int32_t code = TRTB_OK;
         {
-            trt::ProcessLogger::SinkScope sink(log);
+            TRTB_SHIM::ProcessLogger::SinkScope sink(log);
             const uint64_t mark = log.mark();
-            std::unique_ptr<nvinfer1::IBuilder> builder(trt::create_builder(trt::ProcessLogger::get()));
+            std::unique_ptr<nvinfer1::IBuilder> builder(TRTB_SHIM::create_builder(TRTB_SHIM::ProcessLogger::get()));
             if (builder == nullptr) {
                 uint64_t older = 0;
                 const std::vector<std::string> errors = log.errors_since(mark, &older);
                 code = set_status(status, TRTB_ERR_UNAVAILABLE,
                                   "TensorRT could not create a builder: " +
-                                      (errors.empty() ? std::string("TensorRT reported no error") : trt::join_listed(errors)));
+                                      (errors.empty() ? std::string("TensorRT reported no error") : TRTB_SHIM::join_listed(errors)));
             }
         }  // the builder is deleted before the device's context is let go
         release_device(device);
@@ -484,12 +471,11 @@ int32_t tensorrt_check_builder(int32_t device, trtb_status* status) {
     });
 }
 
-}  // namespace trtb
-
-extern "C" void trtb_tensorrt_compiled(trtb_compiled_info* info) {
-    if (info != nullptr) {
-        info->tensorrt_version = static_cast<int32_t>(NV_TENSORRT_VERSION);
-        info->tensorrt_build = static_cast<int32_t>(NV_TENSORRT_BUILD);
-        info->cuda_version = static_cast<int32_t>(CUDART_VERSION);
-    }
+void compiled(trtb_compiled_info* info) {
+    info->tensorrt_version = static_cast<int32_t>(NV_TENSORRT_VERSION);
+    info->tensorrt_build = static_cast<int32_t>(NV_TENSORRT_BUILD);
+    info->cuda_version = static_cast<int32_t>(CUDART_VERSION);
 }
+
+}  // namespace TRTB_SHIM
+}  // namespace trtb

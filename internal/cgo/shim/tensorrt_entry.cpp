@@ -1,5 +1,3 @@
-//go:build tensorrt
-
 // tensorrt_entry.cpp: TensorRT's and the CUDA driver's C entry points as the TensorRT backend
 // calls them: through the libraries the worker loaded at run time (trtb_loader.h), never
 // through the link.
@@ -9,16 +7,15 @@
 // names a function without using it, so nothing is linked).
 
 #include "tensorrt_shim.hpp"
-#include "trtb_loader.hpp"
+#include "../trtb_loader.hpp"
 
-#include <NvInferPlugin.h>
 #include <cuda.h>
 
 #include <mutex>
 #include <type_traits>
 
 namespace trtb {
-namespace trt {
+namespace TRTB_SHIM {
 
 // The entry points' types, as NvInfer.h, NvInferRuntimeBase.h, NvInferRuntime.h,
 // NvOnnxParser.h and NvInferPlugin.h declare them (10.x and 11.x alike), minus noexcept.
@@ -154,5 +151,5 @@ bool init_builtin_plugins() {
     return registered;
 }
 
-}  // namespace trt
+}  // namespace TRTB_SHIM
 }  // namespace trtb

@@ -1,5 +1,3 @@
-//go:build tensorrt
-
 // tensorrt_common.cpp: text helpers, the version check and enum mappings of the TensorRT
 // backend (see tensorrt_shim.hpp for how the backend is split and its rules).
 
@@ -10,7 +8,7 @@
 #include <vector>
 
 namespace trtb {
-namespace trt {
+namespace TRTB_SHIM {
 
 // ---------------------------------------------------------------------------------------------
 // Text helpers.
@@ -213,5 +211,5 @@ std::string parser_code_name(nvonnxparser::ErrorCode code) {
     return "error code " + std::to_string(static_cast<int32_t>(code));
 }
 
-}  // namespace trt
+}  // namespace TRTB_SHIM
 }  // namespace trtb

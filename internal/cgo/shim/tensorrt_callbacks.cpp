@@ -1,5 +1,3 @@
-//go:build tensorrt
-
 // tensorrt_callbacks.cpp: the objects TensorRT calls back during a build: the process's ILogger
 // and the build's log behind it, the IErrorRecorder and the IProgressMonitor. Their threading and ownership rules are on their
 // declarations in tensorrt_shim.hpp: any TensorRT thread, copy the text, one short lock, no Go,
@@ -13,7 +11,7 @@
 #include <vector>
 
 namespace trtb {
-namespace trt {
+namespace TRTB_SHIM {
 
 // ---------------------------------------------------------------------------------------------
 // Logger.
@@ -187,5 +185,5 @@ void ProgressMonitor::phaseFinish(char const* phaseName) noexcept {
     guarded_void([&] { build_.queue.push_phase_finish(phaseName != nullptr ? phaseName : ""); });
 }
 
-}  // namespace trt
+}  // namespace TRTB_SHIM
 }  // namespace trtb

@@ -1,5 +1,3 @@
-//go:build tensorrt
-
 // tensorrt_trtexec.cpp: trtexec's other build settings in the TensorRT backend (see
 // tensorrt_shim.hpp for how the backend is split and its rules): I/O types and formats, layer
 // precisions with constraints (10.x), profiling verbosity, tactic sources, DLA with GPU
@@ -13,7 +11,7 @@
 #include <utility>
 
 namespace trtb {
-namespace trt {
+namespace TRTB_SHIM {
 namespace {
 
 // data_type maps a trtb_data_type to TensorRT's DataType.
@@ -335,5 +333,5 @@ Outcome TensorRTBuild::apply_extra_settings(Objects& o) {
     return ok();
 }
 
-}  // namespace trt
+}  // namespace TRTB_SHIM
 }  // namespace trtb

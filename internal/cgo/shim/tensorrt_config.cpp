@@ -1,5 +1,3 @@
-//go:build tensorrt
-
 // tensorrt_config.cpp: the build options of the TensorRT backend: trtb_options checked and
 // copied into Settings, Settings applied to the IBuilderConfig, and the optimization profiles
 // (see tensorrt_shim.hpp for how the backend is split and its rules).
@@ -16,7 +14,7 @@
 #define TRTB_HAS_BUILD_ROUTE TRTB_TRT_AT_LEAST(11, 1)
 
 namespace trtb {
-namespace trt {
+namespace TRTB_SHIM {
 namespace {
 
 #if !TRTB_HAS_PRECISION_FLAGS
@@ -404,5 +402,5 @@ Outcome TensorRTBuild::add_profiles(Objects& o) {
     return ok();
 }
 
-}  // namespace trt
+}  // namespace TRTB_SHIM
 }  // namespace trtb

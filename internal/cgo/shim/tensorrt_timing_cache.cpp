@@ -1,5 +1,3 @@
-//go:build tensorrt
-
 // tensorrt_timing_cache.cpp: the timing cache of the TensorRT backend: attached to the config
 // before the build, serialized after it, and merged into the cache file's contents the way
 // trtexec updates its --timingCacheFile (see tensorrt_shim.hpp for how the backend is split and
@@ -17,7 +15,7 @@
 #include <vector>
 
 namespace trtb {
-namespace trt {
+namespace TRTB_SHIM {
 
 int64_t TensorRTBuild::count_cache_keys(const nvinfer1::ITimingCache* cache) {
 #if TRTB_HAS_TIMING_CACHE_KEYS
@@ -271,5 +269,5 @@ Outcome TensorRTBuild::write_cache(bool disk_is_given, std::string_view disk, in
     return write(merged);
 }
 
-}  // namespace trt
+}  // namespace TRTB_SHIM
 }  // namespace trtb

@@ -53,14 +53,34 @@
 #ifndef TRTB_TENSORRT_SHIM_HPP
 #define TRTB_TENSORRT_SHIM_HPP
 
-#include "timing_cache_rules.hpp"
-#include "trtb_internal.hpp"
-#include "trtb_loader.hpp"
-#include "trtb_platform.hpp"
+#include "../timing_cache_rules.hpp"
+#include "../trtb_internal.hpp"
+#include "../trtb_loader.hpp"
+#include "../trtb_platform.hpp"
+#include "shim_entry.hpp"
 
-#include <NvInfer.h>
-#include <NvOnnxParser.h>
-#include <cuda_runtime_api.h>
+#include <cuda_runtime_api.h>  // cudadecl/: the few CUDA types TensorRT's headers name
+
+// The headers of one TensorRT major, vendored in third_party/tensorrt (TRTB_SHIM_MAJOR is set by
+// the file that compiles the shim for that major: tensorrt10.cpp, tensorrt11.cpp). TensorRT's
+// namespaces are renamed per major, and the shim's own is TRTB_SHIM: the two shims are
+// different types and functions in one binary, and no inline function of one major's headers
+// stands for the other's (their classes share names but not vtable layouts).
+#if TRTB_SHIM_MAJOR == 10
+#define nvinfer1 trtb_v10_nvinfer1
+#define nvonnxparser trtb_v10_nvonnxparser
+#define TRTB_SHIM trt10
+#elif TRTB_SHIM_MAJOR == 11
+#define nvinfer1 trtb_v11_nvinfer1
+#define nvonnxparser trtb_v11_nvonnxparser
+#define TRTB_SHIM trt11
+#else
+#error "compile the TensorRT shim through tensorrt10.cpp or tensorrt11.cpp (TRTB_SHIM_MAJOR)"
+#endif
+#include "tensorrt_headers.hpp"
+#if NV_TENSORRT_MAJOR != TRTB_SHIM_MAJOR
+#error "the vendored headers are not of the major they are filed under"
+#endif
 
 #include <atomic>
 #include <cstddef>
@@ -93,7 +113,7 @@
 static_assert(TRTB_MAX_DIMS == nvinfer1::Dims::MAX_DIMS, "trtb_shape must hold TensorRT's largest rank");
 
 namespace trtb {
-namespace trt {
+namespace TRTB_SHIM {
 
 using nvinfer1::BuilderFlag;
 using Severity = nvinfer1::ILogger::Severity;
@@ -441,7 +461,7 @@ private:
     Objects objects_;
 };
 
-}  // namespace trt
+}  // namespace TRTB_SHIM
 }  // namespace trtb
 
 #endif  // TRTB_TENSORRT_SHIM_HPP
