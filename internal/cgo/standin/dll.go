@@ -55,7 +55,11 @@ func CompileDLL(cxx, out string, l Lib) error {
 	}
 	args := []string{"-std=c++17", "-shared", "-static", "-o", out, src}
 	if l.Headers {
-		args = append(append([]string{"-DTRTBUILD_STANDIN_HEADERS"}, strings.Fields(os.Getenv("CGO_CPPFLAGS"))...), args...)
+		flags, err := HeaderFlags(l.File)
+		if err != nil {
+			return err
+		}
+		args = append(flags, args...)
 	}
 	if l.LinkMissing {
 		nowhere := filepath.Join(tmp, MissingImport)

@@ -7,17 +7,53 @@ package standin
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 )
+
+// fileMajor finds the TensorRT major in a library's file name: libnvinfer.so.11, nvinfer_11.dll.
+var fileMajor = regexp.MustCompile(`(?:\.so\.|_)(\d+)(?:\.dll)?$`)
+
+// HeaderFlags are the compiler flags of a stand-in compiled with TensorRT's headers (Headers):
+// the vendored headers of the major file names, and trtbuild's CUDA declarations, found from
+// the module's root above the working folder (a test's package folder).
+func HeaderFlags(file string) ([]string, error) {
+	m := fileMajor.FindStringSubmatch(file)
+	if m == nil {
+		return nil, fmt.Errorf("stand-in %s names no TensorRT major", file)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, fmt.Errorf("no go.mod above the working folder: run the test in the module")
+		}
+		dir = parent
+	}
+	include := filepath.Join(dir, "third_party", "tensorrt", "v"+m[1], "include")
+	if _, err := os.Stat(include); err != nil {
+		return nil, fmt.Errorf("no vendored headers of TensorRT %s: %w", m[1], err)
+	}
+	return []string{"-DTRTBUILD_STANDIN_HEADERS", "-I" + include, "-I" + filepath.Join(dir, "internal", "cgo", "cudadecl")}, nil
+}
 
 // Lib is one stand-in library.
 type Lib struct {
 	File string // file name, e.g. libnvinfer.so.10
 	Src  string // C++ source
-	// Headers compiles Src with TensorRT's headers (the include folders of CGO_CPPFLAGS, as
-	// cgo has them for a -tags tensorrt build) and TRTBUILD_STANDIN_HEADERS defined: a
+	// Headers compiles Src with the vendored TensorRT headers of the major its File names
+	// (third_party/tensorrt/vN/include, HeaderFlags) and TRTBUILD_STANDIN_HEADERS defined: a
 	// stand-in that calls the logger the backend hands it must see nvinfer1::ILogger as the
-	// backend was compiled (TensorRT 11's ILogger has IVersionedInterface's virtuals first).
+	// shim of that major was compiled (TensorRT 11's ILogger has IVersionedInterface's
+	// virtuals first).
 	Headers bool
 	// LinkMissing (Windows DLLs only) links the library against MissingImport, which is not put
 	// next to it, so that it does not load.

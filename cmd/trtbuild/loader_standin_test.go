@@ -1,8 +1,9 @@
-//go:build tensorrt
+//go:build !windows
 
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +13,9 @@ import (
 	"github.com/trtbuild/trtbuild/internal/cgo/standin"
 )
 
-// These run with -tags tensorrt (scripts/check-tensorrt-headers.sh runs them): the binary
-// TestMain builds then has the TensorRT backend, and stand-ins compiled with the same headers
-// play TensorRT. The user sets no LD_LIBRARY_PATH in any of them.
+// Stand-ins compiled with the vendored headers of each TensorRT major play TensorRT for the
+// binary TestMain builds, which has the shims of both. The user sets no LD_LIBRARY_PATH in
+// any of them.
 
 // layout is one way TensorRT is installed, and how trtbuild is told (or finds it).
 type layout struct {
@@ -44,7 +45,12 @@ var layouts = []layout{
 // through the driver API, with no CUDA runtime anywhere; and a build reaches
 // createInferBuilder with the resource loaded (the stand-in then makes no builder).
 func TestLoaderLayoutsReachTheBuilder(t *testing.T) {
-	c := cgo.CompiledFor()
+	for _, c := range cgo.CompiledShims() {
+		t.Run(fmt.Sprintf("TensorRT %d", c.Major()), func(t *testing.T) { loaderLayoutsReachTheBuilder(t, c) })
+	}
+}
+
+func loaderLayoutsReachTheBuilder(t *testing.T, c cgo.Compiled) {
 	const gpu = "NVIDIA A100-SXM4-40GB MIG 1g.5gb"
 	resource := standin.BuilderResourceFile(c.TensorRT, 80)
 	model := repoModel(t, "convnet.onnx")
@@ -66,6 +72,7 @@ func TestLoaderLayoutsReachTheBuilder(t *testing.T) {
 				"cuda      driver 13.0 at " + filepath.Join(dir, "libcuda.so.1"),
 				"gpu       0: " + gpu + ", compute capability 8.0, 108 SMs (1 device(s))",
 				"builder   created and deleted on GPU 0",
+				fmt.Sprintf("shim      builds with the TensorRT %d shim", c.Major()),
 			} {
 				if !strings.Contains(r.stdout, want) {
 					t.Errorf("version does not say %q:\n%s", want, r.stdout)
@@ -95,7 +102,7 @@ func TestLoaderLayoutsReachTheBuilder(t *testing.T) {
 // and the folder where it is; a build fails the same way with the builder-resource hint.
 func TestCheckBuilderNamesTheMissingResource(t *testing.T) {
 	t.Parallel()
-	c := cgo.CompiledFor()
+	c := cgo.CompiledShims()[0]
 	root := t.TempDir()
 	libs := standin.Loading(c.TensorRT, c.Build, 90, true, "NVIDIA H200")
 	resource := standin.BuilderResourceFile(c.TensorRT, 90)

@@ -1,4 +1,4 @@
-//go:build tensorrt
+//go:build !windows
 
 package matrix
 
@@ -16,13 +16,13 @@ import (
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
-// TestTargetCheckLoadsTensorRT: in a TensorRT binary the target check asks the probe, a child
-// that loads TensorRT (here stand-in libraries of the TensorRT compiled for and a CUDA runtime with one
+// TestTargetCheckLoadsTensorRT: the target check asks the probe, a child that loads TensorRT
+// (here stand-in libraries of the newest TensorRT compiled for and a CUDA driver with one
 // GPU, "Stand-in GPU"): a target of that GPU type passes, another is refused by name, and a
 // cell of it reaches the builder, whose stand-in makes no builder. Before the probe, the
 // parent asked a TensorRT it never loads, and every cell answered "not loaded".
 func TestTargetCheckLoadsTensorRT(t *testing.T) {
-	c := cgo.CompiledFor()
+	c := cgo.CompiledShims()[0]
 	lib := standin.Build(t, t.TempDir(), standin.Set(c.TensorRT, c.Build)...)
 	t.Setenv("TRTBUILD_TENSORRT_LIB", lib)
 	here := Target{Name: "standin", GPU: GPULabel("Stand-in GPU"), ComputeCapability: "9.0"}
