@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // fileMajor finds the TensorRT major in a library's file name: libnvinfer.so.11, nvinfer_11.dll.
@@ -88,6 +90,25 @@ extern "C" int getInferLibVersion() { return trtbuild_standin_nowhere(); }
 extern "C" void* createInferBuilder_INTERNAL(void*, int) { return nullptr; }
 `
 )
+
+// ShimVersions are the TensorRT versions (NV_TENSORRT_VERSION style) and builds of the
+// vendored headers the shims are compiled against: 11.1.0.106 and 10.16.0.72. internal/cgo's
+// tests check them against cgo.CompiledShims; the Windows DLLs of ShimLibs are compiled
+// beforehand for these.
+var ShimVersions = [][2]int{{110100, 106}, {101600, 72}}
+
+// ShimLibs is a whole TensorRT of version and build as this OS names its files (libnvinfer.so.N
+// or nvinfer_N.dll, and the parser and plugins), whose builder factory returns null, and a CUDA
+// driver with one "Stand-in GPU" of compute capability 9.0 and 132 SMs, in one folder.
+func ShimLibs(version, build int) []Lib {
+	major := version / 10000
+	return []Lib{
+		{File: trt.FileName(trt.LibInfer, major), Src: InferSrc(version, build)},
+		{File: trt.FileName(trt.LibONNXParser, major), Src: ParserSrc},
+		{File: trt.FileName(trt.LibPlugin, major), Src: PluginSrc},
+		{File: trt.FileName(trt.LibCUDADriver, 0), Src: Driver("Stand-in GPU", 9, 0, 132).Src},
+	}
+}
 
 // Good is a whole TensorRT 10.16.0 (build 72) and a CUDA driver with one GPU.
 func Good() []Lib {
