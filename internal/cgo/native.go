@@ -30,7 +30,8 @@ type Backend int32
 const (
 	// BackendSim is the simulated builder, compiled into every binary.
 	BackendSim Backend = 1
-	// BackendTensorRT is NVIDIA TensorRT, compiled in with the build tag "tensorrt".
+	// BackendTensorRT is NVIDIA TensorRT 10 or 11, whichever the worker loaded (a shim of
+	// each is in every binary).
 	BackendTensorRT Backend = 2
 )
 

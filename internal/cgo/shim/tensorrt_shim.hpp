@@ -1,23 +1,28 @@
-// tensorrt_shim.hpp: the pieces of the TensorRT backend behind trtb.h, for TensorRT 10.x and
-// 11.x, shared by its source files. Included only by files compiled with the Go build tag
-// "tensorrt"; never by Go, never by the simulated builder.
+// tensorrt_shim.hpp: the pieces of the TensorRT backend behind trtb.h, shared by its source
+// files. The shim is compiled once per TensorRT major, against the vendored headers of that
+// major (third_party/tensorrt/vN), by tensorrt10.cpp and tensorrt11.cpp, which set
+// TRTB_SHIM_MAJOR and include every file of shim/; never by Go directly, never by the
+// simulated builder. tensorrt.cpp calls the entry points of shim_entry.hpp of the major of the
+// library the worker installed.
 //
 // The backend is split by job:
 //   tensorrt_common.cpp        text helpers, version checks, enum mappings
 //   tensorrt_entry.cpp         TensorRT's and CUDA's C entry points, through the run-time loader
 //   tensorrt_callbacks.cpp     the ILogger, IErrorRecorder and IProgressMonitor TensorRT calls
 //   tensorrt_config.cpp        trtb_options -> Settings -> IBuilderConfig, optimization profiles
-//   tensorrt_build.cpp         device, plugins, parse, build, serialize; the factory functions
+//   tensorrt_build.cpp         device, plugins, parse, build, serialize; the entry points
 //   tensorrt_timing_cache.cpp  attaching, saving and merging the timing cache
 //   tensorrt_trtexec.cpp       trtexec's other build settings: I/O formats, layer precisions,
 //                              profiling verbosity, tactic sources, DLA, memory pools, --best
 //
-// It is compiled against NVIDIA's public headers (NvInfer.h, NvOnnxParser.h) and CUDA's
-// (cuda_runtime_api.h, which TensorRT's headers include, and cuda.h), whose folders come from
-// the environment (CGO_CPPFLAGS or CGO_CXXFLAGS, see
-// docs/tensorrt.md). It behaves like the simulated builder: builder callbacks only copy events
-// into the build's EventQueue, stepComplete returns false once cancel is requested, and every
-// failure is a trtb_status with one line of text.
+// TensorRT's headers (tensorrt_headers.hpp) are read in namespaces renamed per major
+// (nvinfer1 is trtb_v10_nvinfer1 or trtb_v11_nvinfer1), and the shim's own namespace is
+// TRTB_SHIM (trtb::trt10, trtb::trt11): the two shims share no name, so no inline function of
+// one major's headers, whose classes have other vtable layouts, ever stands for the other's.
+// CUDA's headers are not needed: cudadecl/ declares the few names used (cuda_runtime_api.h's
+// stream types, the driver API of cuda.h). The shim behaves like the simulated builder:
+// builder callbacks only copy events into the build's EventQueue, stepComplete returns false
+// once cancel is requested, and every failure is a trtb_status with one line of text.
 //
 // Ownership and threading rules:
 //   - A TensorRTBuild owns its Logger, ErrorRecorder and ProgressMonitor as members. Every
@@ -44,8 +49,8 @@
 //   - No TensorRT enum value crosses trtb.h: options arrive as trtbuild's own enums and are
 //     mapped to TensorRT names here, because TensorRT 11 renumbered BuilderFlag and
 //     NetworkDefinitionCreationFlag.
-//   - Every function the rest of the package calls (make_tensorrt_build, tensorrt_available,
-//     tensorrt_version, TensorRTBuild::run, TensorRTBuild::write_timing_cache) runs its body
+//   - Every function the rest of the package calls (make_build, version, check_builder,
+//     TensorRTBuild::run, TensorRTBuild::write_timing_cache) runs its body
 //     through trtb::guarded (trtb_internal.hpp), which turns every exception into a status;
 //     the void callbacks that cannot fail the build run through trtb::guarded_void.
 //   - Options are checked by trtb::check_options (options.cpp), the one checker of both
