@@ -485,8 +485,7 @@ func ResolveTensorRTLib(dir string) (string, error) {
 	return abs, nil
 }
 
-// CheckBackend checks a backend name (auto, tensorrt or sim) as a build would: TensorRT must
-// be compiled in for auto and tensorrt.
+// CheckBackend checks a backend name (auto, tensorrt or sim) as a build would.
 func CheckBackend(name string) error {
 	_, err := resolveBackend(name)
 	return err

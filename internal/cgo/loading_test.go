@@ -15,9 +15,8 @@ import (
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
-// The loading rule of TensorRT's builder resources in a binary without the tensorrt tag: the
-// run-time loader is in every binary, and the trtbench hook creates a builder through the
-// installed libnvinfer (trtb_test_create_builder) without TensorRT's headers.
+// The loading rule of TensorRT's builder resources, below the shims: the trtbench hook creates a
+// builder through the installed libnvinfer (trtb_test_create_builder) with no shim involved.
 
 // builderChildEnv makes the test binary run builderResourceChild instead of the tests: it
 // installs the libraries of the trt.Location given as JSON in the variable and creates a
