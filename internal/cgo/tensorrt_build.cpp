@@ -378,8 +378,9 @@ using trt::kCompiledVersion;
 using trt::Settings;
 using trt::TensorRTBuild;
 
-// make_tensorrt_build needs the libraries loaded (trtb_loader.h) and of a version the headers
-// accept; Go has checked that already when it loaded them, and this check repeats it.
+// make_tensorrt_build needs the libraries loaded (trtb_loader.h) and of the headers' major; Go
+// has checked that already when it loaded them (and the minor, which only Go judges), and
+// this check repeats the major's.
 
 std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_status* status) {
     std::unique_ptr<Build> build;
