@@ -11,6 +11,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/cgo/standin"
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // Stand-ins compiled with the vendored headers of each TensorRT major play TensorRT for the
@@ -131,4 +132,86 @@ func TestCheckBuilderNamesTheMissingResource(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], "trtbuild: --check-builder: TensorRT could not create a builder") {
 		t.Errorf("stderr is not the one line of the failed check: %q", r.stderr)
 	}
+}
+
+// flagArgs are the arguments that turn on each build option a table of older minors can
+// refuse (trt.FlagsNeedingMinors).
+var flagArgs = map[string][]string{
+	"--set-build-route": {"--set-build-route", "-conv_use_long_w=off"},
+}
+
+// TestOlderMinorsWithStandIns: libraries of older minors of the major the backend was compiled
+// for, played by stand-ins, as internal/trt's table of older minors for these headers says:
+// the oldest minor the headers drive loads, and a build reaches createInferBuilder; the minor
+// before it is refused, exit 2, with the table's reason; and a build with an option that needs
+// a newer minor than the library's is refused, exit 2, in one line naming the option and both
+// versions, while the same build on that newer minor goes on.
+func TestOlderMinorsWithStandIns(t *testing.T) {
+	for _, c := range cgo.CompiledShims() {
+		t.Run(fmt.Sprintf("TensorRT %d", c.Major()), func(t *testing.T) { olderMinorsWithStandIns(t, c) })
+	}
+}
+
+func olderMinorsWithStandIns(t *testing.T, c cgo.Compiled) {
+	table, ok := trt.OlderMinorsFor(c.TensorRT)
+	if !ok {
+		t.Fatalf("no table of older minors for the headers compiled (TensorRT %d)", c.TensorRT)
+	}
+	model := repoModel(t, "convnet.onnx")
+	version := func(minor, patch int) int { return table.Major*10000 + minor*100 + patch }
+	build := func(t *testing.T, loaded int, extra ...string) result {
+		t.Helper()
+		root := t.TempDir()
+		dir := standin.Build(t, filepath.Join(root, "trt"), standin.Loading(loaded, 7, 80, true, "NVIDIA A100-SXM4-40GB")...)
+		args := []string{"--backend", "tensorrt", "--no-timing-cache", "--progress", "plain", "--tensorrt-lib", dir, "-o", filepath.Join(root, "m.engine"), model}
+		return trtbuild(t, nil, append(args, extra...)...)
+	}
+	reachesBuilder := func(t *testing.T, r result) {
+		t.Helper()
+		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "TensorRT could not create a builder: stand-in libnvinfer") {
+			t.Errorf("build exited %d, want 1 at the stand-in's builder:\n%s%s", r.code, r.stdout, r.stderr)
+		}
+	}
+	if table.Oldest < table.HeaderMinor {
+		t.Run(fmt.Sprintf("%d.%d is driven", table.Major, table.Oldest), func(t *testing.T) {
+			t.Parallel()
+			reachesBuilder(t, build(t, version(table.Oldest, 0)))
+		})
+	}
+	if table.Oldest > 0 {
+		t.Run(fmt.Sprintf("%d.%d is refused", table.Major, table.Oldest-1), func(t *testing.T) {
+			t.Parallel()
+			r := build(t, version(table.Oldest-1, 3))
+			want := fmt.Sprintf(" %d.%d.3 is older than TensorRT %d.%d, the oldest the TensorRT %s headers trtbuild was compiled against can drive (%s)",
+				table.Major, table.Oldest-1, table.Major, table.Oldest, trtVersion(c.TensorRT), table.Why)
+			if r.code != 2 || !strings.Contains(r.stderr, want) {
+				t.Errorf("build exited %d, want 2 saying %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+			}
+		})
+	}
+	for _, f := range table.Flags {
+		args := flagArgs[f.Flag]
+		if args == nil {
+			t.Errorf("the table says %s needs %d.%d; add the arguments that use it to flagArgs", f.Flag, table.Major, f.Minor)
+			continue
+		}
+		t.Run(f.Flag, func(t *testing.T) {
+			t.Parallel()
+			r := build(t, version(f.Minor-1, 0), args...)
+			want := fmt.Sprintf("%s needs TensorRT %d.%d or newer; this is %d.%d.0", f.Flag, table.Major, f.Minor, table.Major, f.Minor-1)
+			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != 2 || !strings.HasSuffix(lines[len(lines)-1], want) {
+				t.Errorf("build exited %d, want 2 ending with the line %q:\n%s%s", r.code, want, r.stdout, r.stderr)
+			}
+			reachesBuilder(t, build(t, version(f.Minor, 0), args...))
+		})
+	}
+}
+
+// trtVersion formats an NV_TENSORRT_VERSION integer as trt.Version does.
+func trtVersion(v int) string {
+	ver, err := trt.FromInt(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return ver.String()
 }

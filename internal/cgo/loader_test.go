@@ -5,6 +5,7 @@ package cgo
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,8 +130,16 @@ func TestFindTensorRT(t *testing.T) {
 	buildStandIns(t, filepath.Join(root, "trtroot", "lib"), goodSet()...)
 	buildStandIns(t, filepath.Join(root, "major11", "lib"),
 		standIn{File: "libnvinfer.so.10", Src: inferSrc(110100, 106)})
+	// The oldest minor the headers drive (internal/trt's table of older minors), and the one before.
+	table, ok := trt.OlderMinorsFor(compiled10_16)
+	if !ok || table.Oldest == 0 {
+		t.Fatalf("internal/trt has no table of older minors for 10.16 with an oldest above 10.0: %+v", table)
+	}
+	oldest := 100000 + table.Oldest*100
+	drivable := buildStandIns(t, filepath.Join(root, "drivable"), standIn{File: "libnvinfer.so.10", Src: inferSrc(oldest, 5)},
+		standIn{File: "libnvonnxparser.so.10", Src: parserSrc})
 	buildStandIns(t, filepath.Join(root, "older", "lib"),
-		standIn{File: "libnvinfer.so.10", Src: inferSrc(101300, 5)})
+		standIn{File: "libnvinfer.so.10", Src: inferSrc(oldest-100+3, 5)})
 	buildStandIns(t, filepath.Join(root, "noplugin"),
 		standIn{File: "libnvinfer.so.10", Src: inferSrc(101600, 72)},
 		standIn{File: "libnvonnxparser.so.10", Src: parserSrc})
@@ -176,9 +185,12 @@ func TestFindTensorRT(t *testing.T) {
 		{name: "both majors in a folder: the newer",
 			search: trt.Search{Dir: filepath.Join(root, "both"), DirFrom: "--tensorrt-lib"}, plugins: true,
 			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "both")}, major: 11},
-		{name: "an older minor is refused",
+		{name: "the oldest minor the headers drive is accepted",
+			search: trt.Search{Dir: drivable, DirFrom: "--tensorrt-lib"},
+			want:   map[trt.Library]string{trt.LibInfer: drivable, trt.LibONNXParser: drivable}},
+		{name: "an older minor is refused, saying why",
 			search: trt.Search{Dir: filepath.Join(root, "older", "lib"), DirFrom: "--tensorrt-lib"},
-			errHas: []string{"loaded libnvinfer 10.13.0 is older than the TensorRT 10.16.0 headers"}},
+			errHas: []string{fmt.Sprintf("loaded libnvinfer 10.%d.3 is older than TensorRT 10.%d, the oldest the TensorRT 10.16.0 headers trtbuild was compiled against can drive (%s)", table.Oldest-1, table.Oldest, table.Why)}},
 		{name: "the standard plugins are required by default",
 			search: trt.Search{Dir: filepath.Join(root, "noplugin"), DirFrom: "--tensorrt-lib"}, plugins: true,
 			errHas: []string{"cannot load libnvinfer_plugin.so.10", "--no-builtin-plugins"}},

@@ -25,6 +25,8 @@ const (
 		"put the TensorRT %d libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT %d headers"
 	olderLibraryFormat = "%w: loaded libnvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; " +
 		"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers"
+	belowOldestFormat = "%w: loaded libnvinfer %s is older than TensorRT %d.%d, the oldest the TensorRT %s headers trtbuild was " +
+		"compiled against can drive (%s); install TensorRT %d.%d or newer"
 )
 
 // osNames is how Linux names TensorRT's libraries and where it keeps them.

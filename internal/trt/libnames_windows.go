@@ -20,6 +20,8 @@ const (
 		"point --tensorrt-lib at the folder of the TensorRT %d DLLs or rebuild trtbuild with the TensorRT %d headers"
 	olderLibraryFormat = "%w: loaded nvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; " +
 		"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers"
+	belowOldestFormat = "%w: loaded nvinfer %s is older than TensorRT %d.%d, the oldest the TensorRT %s headers trtbuild was " +
+		"compiled against can drive (%s); install TensorRT %d.%d or newer"
 )
 
 // osNames is how Windows names TensorRT's DLLs and where they are kept: the zip's lib\ (up to

@@ -81,3 +81,29 @@ func describeTarget(device int) (tensorRT, gpu string) {
 	}
 	return tensorRT, gpu
 }
+
+// flagInUse tells, for each build option that internal/trt's table of older minors says needs
+// a newer minor than the oldest the backend drives (trt.FlagsNeedingMinors), whether a request
+// uses it.
+var flagInUse = map[string]func(Request) bool{
+	"--set-build-route": func(r Request) bool { return r.BuildRoute != "" },
+}
+
+// checkLoadedMinor refuses, in one line, a request whose options need a newer TensorRT minor
+// than the library loaded (trt.CheckFlags): the backend compiled against newer headers would
+// call what that library lacks. An option the table names that flagInUse does not know counts
+// as used.
+func checkLoadedMinor(req Request) error {
+	info, ok := cgo.InstalledLibrary(trt.LibInfer)
+	if !ok {
+		return nil
+	}
+	shim, ok := cgo.CompiledFor(info.Version / 10000)
+	if !ok {
+		return nil // the loader refused it already
+	}
+	return trt.CheckFlags(shim.TensorRT, info.Version, func(flag string) bool {
+		used, known := flagInUse[flag]
+		return !known || used(req)
+	})
+}

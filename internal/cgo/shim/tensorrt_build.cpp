@@ -370,8 +370,9 @@ Outcome TensorRTBuild::build(trtb_result* result) {
 // The shim's entry points (shim_entry.hpp), which tensorrt.cpp calls for the major of the
 // installed library.
 
-// make_build needs the libraries loaded (trtb_loader.h) and of a version the headers accept;
-// Go has checked that already when it loaded them, and this check repeats it.
+// make_build needs the libraries loaded (trtb_loader.h) and of the headers' major; Go has
+// checked that already when it loaded them (and the minor, which only Go judges), and this
+// check repeats the major's.
 std::unique_ptr<Build> make_build(const trtb_options& options, trtb_status* status) {
     std::unique_ptr<Build> build;
     guarded(status, [&]() -> int32_t {

@@ -31,8 +31,11 @@ std::string version_text(int32_t v) {
     return std::to_string(d.major) + "." + std::to_string(d.minor) + "." + std::to_string(d.patch);
 }
 
-// check_versions applies the rule of internal/trt.CheckVersions to the loaded library, with
-// the same messages: a different major, or an older minor, is a mismatch.
+// check_versions refuses a library of another major than the headers, with
+// internal/trt.CheckVersions' message: the interfaces the backend implements change layout
+// between majors and enum values were renumbered in 11.0. The minor is Go's to judge: Go
+// installs no library CheckVersions refuses, and refuses the options an older minor lacks
+// (trt.CheckFlags) before a build reaches the backend.
 bool check_versions(int32_t loaded, std::string* message) {
     if (loaded <= 0) {
         *message = "loaded TensorRT library version: libnvinfer reported version " +
@@ -41,44 +44,22 @@ bool check_versions(int32_t loaded, std::string* message) {
     }
     const Version c = decode_version(kCompiledVersion);
     const Version l = decode_version(loaded);
-    // The messages name the library and the fix as internal/trt's do on this OS.
+    if (c.major == l.major) {
+        return true;
+    }
+    // The message names the library and the fix as internal/trt's does on this OS.
 #ifdef _WIN32
-    if (c.major != l.major) {
-        *message = "TensorRT version mismatch: trtbuild was compiled against TensorRT " +
-                   version_text(kCompiledVersion) + " but loaded nvinfer " + version_text(loaded) +
-                   "; point --tensorrt-lib at the folder of the TensorRT " + std::to_string(c.major) +
-                   " DLLs or rebuild trtbuild with the TensorRT " + std::to_string(l.major) + " headers";
-        return false;
-    }
-    if (l.minor < c.minor) {
-        *message = "TensorRT version mismatch: loaded nvinfer " + version_text(loaded) +
-                   " is older than the TensorRT " + version_text(kCompiledVersion) +
-                   " headers trtbuild was compiled against; install TensorRT " +
-                   std::to_string(c.major) + "." + std::to_string(c.minor) +
-                   " or newer, or rebuild trtbuild with the TensorRT " + std::to_string(l.major) +
-                   "." + std::to_string(l.minor) + " headers";
-        return false;
-    }
+    *message = "TensorRT version mismatch: trtbuild was compiled against TensorRT " + version_text(kCompiledVersion) +
+               " but loaded nvinfer " + version_text(loaded) + "; point --tensorrt-lib at the folder of the TensorRT " +
+               std::to_string(c.major) + " DLLs or rebuild trtbuild with the TensorRT " + std::to_string(l.major) +
+               " headers";
 #else
-    if (c.major != l.major) {
-        *message = "TensorRT version mismatch: trtbuild was compiled against TensorRT " +
-                   version_text(kCompiledVersion) + " but loaded libnvinfer " + version_text(loaded) +
-                   "; put the TensorRT " + std::to_string(c.major) +
-                   " libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT " +
-                   std::to_string(l.major) + " headers";
-        return false;
-    }
-    if (l.minor < c.minor) {
-        *message = "TensorRT version mismatch: loaded libnvinfer " + version_text(loaded) +
-                   " is older than the TensorRT " + version_text(kCompiledVersion) +
-                   " headers trtbuild was compiled against; install TensorRT " +
-                   std::to_string(c.major) + "." + std::to_string(c.minor) +
-                   " or newer, or rebuild trtbuild with the TensorRT " + std::to_string(l.major) +
-                   "." + std::to_string(l.minor) + " headers";
-        return false;
-    }
+    *message = "TensorRT version mismatch: trtbuild was compiled against TensorRT " + version_text(kCompiledVersion) +
+               " but loaded libnvinfer " + version_text(loaded) + "; put the TensorRT " + std::to_string(c.major) +
+               " libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT " + std::to_string(l.major) +
+               " headers";
 #endif
-    return true;
+    return false;
 }
 
 // one_line turns a message from TensorRT into one line: line breaks and tabs become spaces,

@@ -9,8 +9,8 @@
 #include <vector>
 
 // IBuilderConfig::setBuildRoute came with TensorRT 11.1 (absent from the 11.0 and 10.x
-// headers); a library older than the headers is refused at load (check_versions), so the
-// headers decide.
+// headers). With 11.1's headers on an 11.0 library, Go refuses --set-build-route before the
+// build reaches the backend (trt.CheckFlags, from internal/trt's table of older minors).
 #define TRTB_HAS_BUILD_ROUTE TRTB_TRT_AT_LEAST(11, 1)
 
 namespace trtb {

@@ -141,8 +141,9 @@ struct Version {
 Version decode_version(int32_t v);
 std::string version_text(int32_t v);
 
-// check_versions applies the rule of internal/trt.CheckVersions to the loaded library, with
-// the same messages: a different major, or an older minor, is a mismatch.
+// check_versions refuses a library of another major than the headers, with the message of
+// internal/trt.CheckVersions; which older minors the headers drive is Go's to judge
+// (internal/trt's table of older minors), before the library is installed.
 bool check_versions(int32_t loaded, std::string* message);
 
 // one_line turns a message from TensorRT into one line: line breaks and tabs become spaces,

@@ -143,7 +143,7 @@ func WindowsTestLibs() []Lib {
 	add("says10", Lib{File: "nvinfer_11.dll", Src: InferSrc(101600, 72)})
 	add("nofactory", Lib{File: "nvinfer_11.dll", Src: strings.Replace(InferNoFactorySrc, "101600", "110100", 1)})
 	add("missingimport", Lib{File: "nvinfer_11.dll", Src: UnresolvedSrc, LinkMissing: true})
-	for _, v := range ShimVersions {
+	for _, v := range append(append([][2]int(nil), ShimVersions...), MinorVersions...) {
 		add("shim"+strconv.Itoa(v[0]), ShimLibs(v[0], v[1])...)
 	}
 	return out

@@ -97,6 +97,12 @@ extern "C" void* createInferBuilder_INTERNAL(void*, int) { return nullptr; }
 // beforehand for these.
 var ShimVersions = [][2]int{{110100, 106}, {101600, 72}}
 
+// MinorVersions are the older minors the shims meet in the tests: the oldest each drives
+// (internal/trt's table of older minors: 11.0 and 10.14) and, where there is one, the minor
+// before it, which is refused (10.13.3). internal/cgo's tests check them against the table;
+// the Windows DLLs of ShimLibs are compiled beforehand for these too.
+var MinorVersions = [][2]int{{110000, 5}, {101400, 5}, {101303, 5}}
+
 // ShimLibs is a whole TensorRT of version and build as this OS names its files (libnvinfer.so.N
 // or nvinfer_N.dll, and the parser and plugins), whose builder factory returns null, and a CUDA
 // driver with one "Stand-in GPU" of compute capability 9.0 and 132 SMs, in one folder.
