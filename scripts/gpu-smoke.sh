@@ -4,11 +4,9 @@
 # Usage: scripts/gpu-smoke.sh [--sim] [TRTBUILD]
 #
 #   TRTBUILD  the trtbuild binary to check. Default: built from this checkout when Go is
-#             installed (-tags tensorrt; that needs only TensorRT's and CUDA's headers, found
-#             through CGO_CPPFLAGS, TENSORRT_ROOT/include, or a deb install's
-#             /usr/include/<multiarch>, and CUDA_HOME or /usr/local/cuda; see
-#             docs/tensorrt.md), else the trtbuild on PATH. TensorRT itself is loaded at run
-#             time, as trtbuild version shows. In the image of Dockerfile.cuda, which has no Go,
+#             installed (a plain go build: the TensorRT shims are compiled against the
+#             vendored headers; see docs/tensorrt.md), else the trtbuild on PATH. TensorRT
+#             itself is loaded at run time, as trtbuild version shows. In the image of Dockerfile.cuda, which has no Go,
 #             with the results kept in ./smoke:
 #               docker run --rm --init --gpus all -v "$PWD/smoke:/smoke" -e TMPDIR=/smoke \
 #                   --entrypoint /opt/trtbuild/scripts/gpu-smoke.sh trtbuild:cuda
@@ -113,33 +111,8 @@ fi
 # --- the binary
 if [[ -z $bin ]] && command -v go >/dev/null 2>&1 && [[ -f $repo/go.mod ]]; then
 	bin=$out/trtbuild
-	tags=()
-	if [[ $mode == tensorrt ]]; then
-		tags=(-tags tensorrt)
-		# Headers only: nothing of TensorRT or CUDA is linked (it is loaded at run time).
-		if [[ -z ${CGO_CPPFLAGS:-} ]]; then
-			multiarch=$(gcc -print-multiarch 2>/dev/null || true)
-			trt_inc=
-			for d in ${TENSORRT_ROOT:+"$TENSORRT_ROOT/include"} ${multiarch:+"/usr/include/$multiarch"} /usr/include; do
-				if [[ -f $d/NvInfer.h ]]; then
-					trt_inc=$d
-					break
-				fi
-			done
-			cuda_inc=
-			for d in ${CUDA_HOME:+"$CUDA_HOME/include"} /usr/local/cuda/include ${multiarch:+"/usr/include/$multiarch"} /usr/include; do
-				if [[ -f $d/cuda_runtime_api.h ]]; then
-					cuda_inc=$d
-					break
-				fi
-			done
-			[[ -n $trt_inc ]] || fail "no NvInfer.h in TENSORRT_ROOT/include, /usr/include/$multiarch or /usr/include; set CGO_CPPFLAGS or TENSORRT_ROOT"
-			[[ -n $cuda_inc ]] || fail "no cuda_runtime_api.h in CUDA_HOME/include, /usr/local/cuda/include or /usr/include; set CUDA_HOME"
-			export CGO_CPPFLAGS="-isystem $trt_inc -isystem $cuda_inc"
-		fi
-	fi
-	echo "building $bin ${tags[*]}${CGO_CPPFLAGS:+ (CGO_CPPFLAGS=$CGO_CPPFLAGS)}"
-	(cd "$repo" && go build "${tags[@]}" -o "$bin" ./cmd/trtbuild) || fail "go build ${tags[*]} failed; see docs/tensorrt.md"
+	echo "building $bin"
+	(cd "$repo" && go build -o "$bin" ./cmd/trtbuild) || fail "go build failed; see docs/tensorrt.md"
 elif [[ -z $bin ]]; then
 	bin=$(command -v trtbuild) || cannot "no trtbuild on PATH and no Go to build one: give the binary, scripts/gpu-smoke.sh PATH/TO/trtbuild"
 fi

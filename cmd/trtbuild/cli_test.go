@@ -32,9 +32,6 @@ func TestMain(m *testing.M) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
-	if tensorrtTag {
-		args = append(args, "-tags", "tensorrt")
-	}
 	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building trtbuild: %v\n%s", err, out)
@@ -468,29 +465,28 @@ func TestVersionWithoutTensorRT(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{"trtbuild ", "go        go1.", "tensorrt  not compiled in (build with -tags tensorrt"} {
+	for _, want := range []string{"trtbuild ", "go        go1.", "tensorrt  compiled for TensorRT 10.16 and 11.1 (CUDA 13.0); not found: TensorRT library not found: cannot load libnvinfer.so.11 or libnvinfer.so.10"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("version output lacks %q:\n%s", want, r.stdout)
 		}
 	}
 }
 
-// TestCheckBuilderWithoutTensorRT: a binary without the TensorRT backend can make no builder,
-// so `version --check-builder`, which gates GPU jobs, fails in one line that says how to get one.
+// TestCheckBuilderWithoutTensorRT: where no TensorRT is found no builder can be made, so
+// `version --check-builder`, which gates GPU jobs, fails in one line that says where it looked
+// and how to point trtbuild at TensorRT.
 func TestCheckBuilderWithoutTensorRT(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders, cache and HOME
-	if tensorrtTag {
-		t.Skip("this binary has the TensorRT backend")
-	}
 	r := trtbuild(t, nil, "version", "--check-builder")
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	if !strings.Contains(r.stdout, "tensorrt  not compiled in") {
+	if !strings.Contains(r.stdout, "tensorrt  compiled for TensorRT 10.16 and 11.1") {
 		t.Errorf("the version lines are missing:\n%s", r.stdout)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if len(lines) != 1 || !strings.HasPrefix(lines[0], "trtbuild: --check-builder: this trtbuild was built without TensorRT; build it with `go build -tags tensorrt") {
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "trtbuild: --check-builder: cannot use TensorRT: TensorRT library not found") ||
+		!strings.Contains(lines[0], "point --tensorrt-lib") {
 		t.Errorf("stderr is not the one-line explanation:\n%s", r.stderr)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/inspect"
 	"github.com/trtbuild/trtbuild/internal/parserops"
 	"github.com/trtbuild/trtbuild/internal/shapes"
-	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // inspectOwnFlags are inspect's flags; every other flag it takes is a build flag, for --check.
@@ -96,13 +95,10 @@ func changedBuildFlag(f *pflag.FlagSet) string {
 }
 
 // inspectCheck runs `inspect --check`: the build's preflight with the build flags, then the
-// risks, against the operator list of TensorRT major (0: the compiled one, else 10).
+// risks, against the operator list of TensorRT major (0: the newest this binary drives).
 func inspectCheck(stdout io.Writer, build *buildflags.Flags, model string, major int, asJSON bool) error {
 	if major == 0 {
-		major = 10
-		if v, err := trt.FromInt(cgo.CompiledFor().TensorRT); err == nil {
-			major = v.Major
-		}
+		major = cgo.CompiledMajors()[0]
 	}
 	ops, note, err := parserops.For(major)
 	if err != nil {

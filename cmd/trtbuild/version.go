@@ -58,9 +58,6 @@ type versionQuery struct {
 	asJSON       bool
 }
 
-// notCompiledIn is what version says of TensorRT in a binary built without it.
-const notCompiledIn = "not compiled in (build with -tags tensorrt; --backend sim works without it)"
-
 // versionReport is `trtbuild version --json`: the facts the text shows.
 type versionReport struct {
 	Version  string          `json:"version"`
@@ -73,8 +70,11 @@ type versionReport struct {
 
 // versionTensorRT is what version found of TensorRT.
 type versionTensorRT struct {
-	// CompiledIn says that this binary has the TensorRT backend (built with -tags tensorrt).
-	CompiledIn bool `json:"compiled_in"`
+	// CompiledFor are the TensorRT versions whose shims are compiled in, oldest first
+	// ("10.16", "11.1"): it builds with a TensorRT of either major.
+	CompiledFor []string `json:"compiled_for"`
+	// Shim is the major of the shim that builds with the TensorRT found (0 when none was).
+	Shim int `json:"shim,omitempty"`
 	// Found says that the TensorRT libraries were found and loaded; Version is theirs
 	// (10.16.0.72), Reason why none was (or why the probe could not run).
 	Found   bool   `json:"found"`
@@ -92,25 +92,16 @@ func writeVersion(s *streams, q versionQuery) error {
 	fmt.Fprintf(&text, "trtbuild %s%s\n", v.Version, commitSuffix(v.Commit))
 	fmt.Fprintf(&text, "go        %s %s/%s\n", v.Go, v.OS, v.Arch)
 	var checkErr error
-	if !probe.Compiled() {
-		fmt.Fprintln(&text, "tensorrt  "+notCompiledIn)
-		v.TensorRT.Reason = notCompiledIn
-		if q.checkBuilder {
-			// No builder can be made: a check that gates a GPU job must not pass.
-			checkErr = exitcode.Wrap(exitcode.Failed, fmt.Errorf("--check-builder: %w", probe.ErrNotCompiled))
-		}
-	} else {
-		dir, err := builder.ResolveTensorRTLib(q.libDir)
-		if err != nil {
-			return err
-		}
-		// A short-lived child loads TensorRT to describe it, as a build's worker would.
-		r, err := probe.RunCheck(q.device, dir, q.checkBuilder)
-		r.WriteText(&text, err)
-		v.TensorRT = describeTensorRT(r, err)
-		if q.checkBuilder {
-			checkErr = builderCheck(r, err)
-		}
+	dir, err := builder.ResolveTensorRTLib(q.libDir)
+	if err != nil {
+		return err
+	}
+	// A short-lived child loads TensorRT to describe it, as a build's worker would.
+	r, err := probe.RunCheck(q.device, dir, q.checkBuilder)
+	r.WriteText(&text, err)
+	v.TensorRT = describeTensorRT(r, err)
+	if q.checkBuilder {
+		checkErr = builderCheck(r, err)
 	}
 	out := text.Bytes()
 	if q.asJSON {
@@ -128,7 +119,7 @@ func writeVersion(s *streams, q versionQuery) error {
 
 // describeTensorRT is the JSON of what the probe found (r), or why it could not run (runErr).
 func describeTensorRT(r probe.Report, runErr error) versionTensorRT {
-	t := versionTensorRT{CompiledIn: true, Probe: &r}
+	t := versionTensorRT{CompiledFor: probe.CompiledVersions(r.Compiled), Shim: r.Shim, Probe: &r}
 	switch {
 	case runErr != nil:
 		t.Reason = runErr.Error()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -42,11 +43,12 @@ func TestVersionJSON(t *testing.T) {
 	var v struct {
 		Version, Commit, Go, OS, Arch string
 		TensorRT                      struct {
-			CompiledIn bool            `json:"compiled_in"`
-			Found      bool            `json:"found"`
-			Version    string          `json:"version"`
-			Reason     string          `json:"reason"`
-			Probe      json.RawMessage `json:"probe"`
+			CompiledFor []string        `json:"compiled_for"`
+			Shim        int             `json:"shim"`
+			Found       bool            `json:"found"`
+			Version     string          `json:"version"`
+			Reason      string          `json:"reason"`
+			Probe       json.RawMessage `json:"probe"`
 		}
 	}
 	d := json.NewDecoder(strings.NewReader(r.stdout))
@@ -68,24 +70,18 @@ func TestVersionJSON(t *testing.T) {
 	if !strings.Contains(text.stdout, "go        "+v.Go+" "+v.OS+"/"+v.Arch+"\n") {
 		t.Errorf("the text's go line differs from the JSON's:\n%s", text.stdout)
 	}
-	if v.TensorRT.CompiledIn != tensorrtTag {
-		t.Errorf("compiled_in %v in a binary built with the tensorrt tag %v", v.TensorRT.CompiledIn, tensorrtTag)
+	if !slices.Equal(v.TensorRT.CompiledFor, []string{"10.16", "11.1"}) {
+		t.Errorf("compiled_for %q, want the vendored headers' 10.16 and 11.1", v.TensorRT.CompiledFor)
 	}
-	if !tensorrtTag && (v.TensorRT.Found || v.TensorRT.Version != "" || len(v.TensorRT.Probe) != 0 ||
-		!strings.Contains(text.stdout, "tensorrt  "+v.TensorRT.Reason+"\n") || !strings.HasPrefix(v.TensorRT.Reason, "not compiled in")) {
+	if v.TensorRT.Found || v.TensorRT.Version != "" || v.TensorRT.Shim != 0 || len(v.TensorRT.Probe) == 0 ||
+		!strings.Contains(text.stdout, "tensorrt  compiled for TensorRT 10.16 and 11.1 (CUDA 13.0); not found: "+v.TensorRT.Reason+"\n") {
 		t.Errorf("without TensorRT: %+v\ntext:\n%s", v.TensorRT, text.stdout)
-	}
-	if tensorrtTag && v.TensorRT.Found == (v.TensorRT.Reason != "") {
-		t.Errorf("found %v with reason %q", v.TensorRT.Found, v.TensorRT.Reason)
 	}
 }
 
 // TestVersionJSONCheckBuilder: --check-builder fails as it does with text, after the JSON.
 func TestVersionJSONCheckBuilder(t *testing.T) {
 	t.Parallel() // a real subprocess
-	if tensorrtTag {
-		t.Skip("this binary has the TensorRT backend")
-	}
 	r := trtbuild(t, nil, "version", "--json", "--check-builder")
 	var v map[string]any
 	if r.code != 1 || json.Unmarshal([]byte(r.stdout), &v) != nil || !strings.HasPrefix(r.stderr, "trtbuild: --check-builder: ") || strings.Count(r.stderr, "\n") != 1 {

@@ -97,9 +97,6 @@ func resolveBackend(name string) (string, error) {
 		// Whether TensorRT loads is found out by the worker, which alone loads it: with auto
 		// as with tensorrt, a TensorRT that cannot be loaded fails the build (exit 2) with the
 		// places searched, never a silent simulated build.
-		if !probe.Compiled() {
-			return "", exitcode.Wrap(exitcode.Usage, probe.ErrNotCompiled)
-		}
 		return "tensorrt", nil
 	case "sim":
 		return "sim", nil
@@ -492,8 +489,7 @@ func ResolveTensorRTLib(dir string) (string, error) {
 	return abs, nil
 }
 
-// CheckBackend checks a backend name (auto, tensorrt or sim) as a build would: TensorRT must
-// be compiled in for auto and tensorrt.
+// CheckBackend checks a backend name (auto, tensorrt or sim) as a build would.
 func CheckBackend(name string) error {
 	_, err := resolveBackend(name)
 	return err

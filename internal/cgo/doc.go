@@ -1,6 +1,10 @@
 // Package cgo is trtbuild's only door to C: it wraps the C ABI of trtb.h, behind which sit
-// the simulated builder (always compiled) and the TensorRT shim (compiled with the build tag
-// "tensorrt"). No other package imports "C". The measurement and test ABI of trtb_bench.h
+// the simulated builder and the TensorRT shim, both in every binary. The shim (shim/) is
+// compiled twice, against the vendored headers of TensorRT 10.16 and of 11.1
+// (third_party/tensorrt; tensorrt10.cpp, tensorrt11.cpp), each in namespaces of its own, and
+// tensorrt.cpp hands a build to the one of the major of the libnvinfer the worker loaded. No
+// CUDA header is needed: cudadecl/ declares the few CUDA names TensorRT's headers and the shim
+// use. No other package imports "C". The measurement and test ABI of trtb_bench.h
 // (bench.cpp, bench.go), which this package's benchmarks and queue tests drive, is compiled
 // only with the build tag "trtbench", so a trtbuild binary holds none of it.
 //

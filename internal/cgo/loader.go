@@ -108,19 +108,52 @@ func InstalledLibrary(lib trt.Library) (LibraryInfo, bool) {
 	return libraryInfo(&info), true
 }
 
-// Compiled describes the headers the TensorRT backend was compiled against; all zero in a
-// binary built without the "tensorrt" tag.
+// Compiled describes the headers one TensorRT shim of this binary was compiled against (the
+// vendored headers of third_party/tensorrt).
 type Compiled struct {
 	TensorRT int // NV_TENSORRT_VERSION
 	Build    int // NV_TENSORRT_BUILD
-	CUDA     int // CUDART_VERSION (major*1000+minor*10)
+	CUDA     int // CUDART_VERSION (major*1000+minor*10) of the CUDA declarations
 }
 
-// CompiledFor returns the headers the TensorRT backend was compiled against.
-func CompiledFor() Compiled {
-	var info C.trtb_compiled_info
-	C.trtb_tensorrt_compiled(&info)
-	return Compiled{TensorRT: int(info.tensorrt_version), Build: int(info.tensorrt_build), CUDA: int(info.cuda_version)}
+// Major is the TensorRT major the shim drives.
+func (c Compiled) Major() int {
+	v, err := trt.FromInt(c.TensorRT)
+	if err != nil {
+		return 0
+	}
+	return v.Major
+}
+
+// CompiledShims describes every TensorRT shim of this binary, newest major first: TensorRT 11
+// and 10.
+func CompiledShims() []Compiled {
+	var info [4]C.trtb_compiled_info
+	n := int(C.trtb_tensorrt_compiled(&info[0], C.int32_t(len(info))))
+	out := make([]Compiled, 0, n)
+	for i := 0; i < n && i < len(info); i++ {
+		out = append(out, Compiled{TensorRT: int(info[i].tensorrt_version), Build: int(info[i].tensorrt_build), CUDA: int(info[i].cuda_version)})
+	}
+	return out
+}
+
+// CompiledFor is the shim of TensorRT major, and whether there is one.
+func CompiledFor(major int) (Compiled, bool) {
+	for _, c := range CompiledShims() {
+		if c.Major() == major {
+			return c, true
+		}
+	}
+	return Compiled{}, false
+}
+
+// CompiledMajors are the TensorRT majors this binary drives, newest first.
+func CompiledMajors() []int {
+	var out []int
+	for _, c := range CompiledShims() {
+		out = append(out, c.Major())
+	}
+	return out
 }
 
 // TensorRTLibraries are the libraries of one TensorRT, found and opened, in use once
@@ -159,38 +192,48 @@ func openFound(loc trt.Location, lib trt.Library, check func(LibraryInfo) error)
 	return found, err
 }
 
-// LocateTensorRT chooses where the TensorRT this binary was compiled for is (trt.Search.Locate,
+// LocateTensorRT chooses where a TensorRT of a major this binary drives is (trt.Search.Locate,
 // the one place that decides) from the --tensorrt-lib value (flagDir, "" for none) and the
-// environment; it only looks at files and loads nothing, so the parent may call it. In a
-// binary built without the "tensorrt" tag the major is 0 and the answer is of no use.
+// environment; it only looks at files and loads nothing, so the parent may call it.
 func LocateTensorRT(flagDir string, getenv func(string) string) trt.Location {
-	c := CompiledFor()
-	major := 0
-	if v, err := trt.FromInt(c.TensorRT); err == nil {
-		major = v.Major
-	}
-	return trt.SearchFromEnv(major, c.CUDA/1000, flagDir, getenv).Locate()
+	shims := CompiledShims()
+	return trt.SearchFromEnv(CompiledMajors(), shims[0].CUDA/1000, flagDir, getenv).Locate()
 }
 
-// FindTensorRT opens the libraries of the TensorRT version compiled (an NV_TENSORRT_VERSION
-// integer) where loc says, the folder the parent chose (trt.Search.Locate): libnvinfer first,
-// accepted only when trt.CheckVersions(compiled, its version) passes, then libnvonnxparser and
-// the standard plugins (when plugins is true). Nothing is installed: the caller installs them
-// (Install) or closes them. The error names every place searched (a *trt.SearchError).
-func FindTensorRT(loc trt.Location, compiled int, plugins bool) (*TensorRTLibraries, error) {
+// FindTensorRT opens the TensorRT libraries where loc says, the folder the parent chose
+// (trt.Search.Locate): libnvinfer first, of loc's major or, when the parent found none, of each
+// major this binary drives in turn, accepted only when trt.CheckVersions passes for the shim of
+// its major; then libnvonnxparser and the standard plugins (when plugins is true) of that
+// major. Nothing is installed: the caller installs them (Install) or closes them. The error
+// names every place searched (a *trt.SearchError).
+func FindTensorRT(loc trt.Location, plugins bool) (*TensorRTLibraries, error) {
 	found := &TensorRTLibraries{}
 	steps := []struct {
 		lib   trt.Library
 		dst   **Library
 		check func(LibraryInfo) error
 	}{
-		{trt.LibInfer, &found.Infer, func(info LibraryInfo) error { return trt.CheckVersions(compiled, info.Version) }},
+		{trt.LibInfer, &found.Infer, func(info LibraryInfo) error {
+			// The shim of the major the file is named for (libnvinfer.so.10), which must be
+			// the one the library reports.
+			c, ok := CompiledFor(trt.FileMajor(info.Path))
+			if !ok {
+				c = CompiledShims()[0]
+			}
+			return trt.CheckVersions(c.TensorRT, info.Version)
+		}},
 		{trt.LibONNXParser, &found.ONNXParser, nil},
 		{trt.LibPlugin, &found.Plugin, nil},
 	}
 	for _, st := range steps {
 		if st.lib == trt.LibPlugin && !plugins {
 			continue
+		}
+		if st.lib != trt.LibInfer && loc.Major == 0 {
+			// The parser and the plugins are of the major of the libnvinfer loaded.
+			if v, err := trt.FromInt(found.Infer.Info.Version); err == nil {
+				loc.Major = v.Major
+			}
 		}
 		l, err := openFound(loc, st.lib, st.check)
 		if err != nil {
@@ -245,28 +288,18 @@ func (o *loadOnce) do(load func() error) error {
 
 var loadedTensorRT, loadedDriver loadOnce
 
-// ErrNotCompiled is returned by LoadTensorRT in a binary built without the "tensorrt" tag.
-// It is the one explanation of a binary without TensorRT that trtbuild gives in Go.
-var ErrNotCompiled = errors.New("this trtbuild was built without TensorRT; build it with `go build -tags tensorrt ./cmd/trtbuild` (see README, \"Building with TensorRT\", or Dockerfile.cuda), or preview the build without a GPU with --backend sim")
-
-// LoadTensorRT finds and installs the TensorRT libraries this binary was compiled for at loc,
+// LoadTensorRT finds and installs the TensorRT libraries at loc, of a major this binary drives,
 // once per process; later calls return the first call's outcome. Only the worker and the
 // probe call it: the parent process never loads TensorRT.
 func LoadTensorRT(loc trt.Location, plugins bool) error {
 	return loadedTensorRT.do(func() error {
-		c := CompiledFor()
-		if c.TensorRT == 0 {
-			return ErrNotCompiled
+		if len(loc.Majors) == 0 {
+			loc.Majors = CompiledMajors()
 		}
-		v, err := trt.FromInt(c.TensorRT)
-		if err != nil {
-			return err
-		}
-		loc.Major = v.Major
 		if err := addLibraryDirs(loc); err != nil {
 			return err
 		}
-		found, err := FindTensorRT(loc, c.TensorRT, plugins)
+		found, err := FindTensorRT(loc, plugins)
 		if err != nil {
 			return err
 		}

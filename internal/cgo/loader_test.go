@@ -5,6 +5,7 @@ package cgo
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -129,19 +130,30 @@ func TestFindTensorRT(t *testing.T) {
 	buildStandIns(t, filepath.Join(root, "trtroot", "lib"), goodSet()...)
 	buildStandIns(t, filepath.Join(root, "major11", "lib"),
 		standIn{File: "libnvinfer.so.10", Src: inferSrc(110100, 106)})
+	// The oldest minor the headers drive (internal/trt's table of older minors), and the one before.
+	table, ok := trt.OlderMinorsFor(compiled10_16)
+	if !ok || table.Oldest == 0 {
+		t.Fatalf("internal/trt has no table of older minors for 10.16 with an oldest above 10.0: %+v", table)
+	}
+	oldest := 100000 + table.Oldest*100
+	drivable := buildStandIns(t, filepath.Join(root, "drivable"), standIn{File: "libnvinfer.so.10", Src: inferSrc(oldest, 5)},
+		standIn{File: "libnvonnxparser.so.10", Src: parserSrc})
 	buildStandIns(t, filepath.Join(root, "older", "lib"),
-		standIn{File: "libnvinfer.so.10", Src: inferSrc(101300, 5)})
+		standIn{File: "libnvinfer.so.10", Src: inferSrc(oldest-100+3, 5)})
 	buildStandIns(t, filepath.Join(root, "noplugin"),
 		standIn{File: "libnvinfer.so.10", Src: inferSrc(101600, 72)},
 		standIn{File: "libnvonnxparser.so.10", Src: parserSrc})
 	venv := filepath.Join(root, "venv")
 	pip := standin.VirtualEnv(t, venv, goodSet()...)
+	buildStandIns(t, filepath.Join(root, "eleven"), standin.Set(110100, 106)...)
+	buildStandIns(t, filepath.Join(root, "both"), append(standin.Set(110100, 106), goodSet()...)...)
 
 	tests := []struct {
 		name    string
 		search  trt.Search
 		plugins bool
 		want    map[trt.Library]string // library -> folder it must come from
+		major   int                    // the major of libnvinfer taken (0: not checked)
 		errHas  []string
 	}{
 		{name: "--tensorrt-lib folder", search: trt.Search{Dir: good, DirFrom: "--tensorrt-lib"}, plugins: true,
@@ -156,19 +168,29 @@ func TestFindTensorRT(t *testing.T) {
 			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "trtroot", "lib")}},
 		{name: "an explicit folder is the only place for TensorRT",
 			search: trt.Search{Dir: filepath.Join(root, "empty"), DirFrom: "TRTBUILD_TENSORRT_LIB", Root: filepath.Join(root, "trtroot")},
-			errHas: []string{"cannot load libnvinfer.so.10", "TRTBUILD_TENSORRT_LIB " + filepath.Join(root, "empty", "libnvinfer.so.10"), "No such file"}},
+			errHas: []string{"cannot load libnvinfer.so.11 or libnvinfer.so.10", "TRTBUILD_TENSORRT_LIB " + filepath.Join(root, "empty", "libnvinfer.so.11"),
+				"TRTBUILD_TENSORRT_LIB " + filepath.Join(root, "empty", "libnvinfer.so.10"), "No such file", "install TensorRT 11 or 10"}},
 		{name: "another major in the folder chosen is refused, and no other is tried",
 			search: trt.Search{Root: filepath.Join(root, "major11"), VirtualEnv: venv},
 			errHas: []string{"TENSORRT_ROOT " + filepath.Join(root, "major11", "lib", "libnvinfer.so.10"), "TensorRT version mismatch", "compiled against TensorRT 10.16.0 but loaded libnvinfer 11.1.0",
 				"install TensorRT 10, or point --tensorrt-lib (or TRTBUILD_TENSORRT_LIB)"}},
 		{name: "the places without libnvinfer are named",
 			search: trt.Search{Root: filepath.Join(root, "nothing-here")},
-			errHas: []string{"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib", "libnvinfer.so.10") + ": no such file",
-				"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib64", "libnvinfer.so.10") + ": no such file",
-				"system (LD_LIBRARY_PATH=", "libnvinfer.so.10: cannot open shared object file"}},
-		{name: "an older minor is refused",
+			errHas: []string{"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib", "libnvinfer.so.{11,10}") + ": no such file",
+				"TENSORRT_ROOT " + filepath.Join(root, "nothing-here", "lib64", "libnvinfer.so.{11,10}") + ": no such file",
+				"system (LD_LIBRARY_PATH=", "libnvinfer.so.11: cannot open shared object file", "libnvinfer.so.10: cannot open shared object file"}},
+		{name: "TensorRT 11 in a folder: the 11 shim's libraries",
+			search: trt.Search{Dir: filepath.Join(root, "eleven"), DirFrom: "--tensorrt-lib"}, plugins: true,
+			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "eleven"), trt.LibONNXParser: filepath.Join(root, "eleven"), trt.LibPlugin: filepath.Join(root, "eleven")}},
+		{name: "both majors in a folder: the newer",
+			search: trt.Search{Dir: filepath.Join(root, "both"), DirFrom: "--tensorrt-lib"}, plugins: true,
+			want: map[trt.Library]string{trt.LibInfer: filepath.Join(root, "both")}, major: 11},
+		{name: "the oldest minor the headers drive is accepted",
+			search: trt.Search{Dir: drivable, DirFrom: "--tensorrt-lib"},
+			want:   map[trt.Library]string{trt.LibInfer: drivable, trt.LibONNXParser: drivable}},
+		{name: "an older minor is refused, saying why",
 			search: trt.Search{Dir: filepath.Join(root, "older", "lib"), DirFrom: "--tensorrt-lib"},
-			errHas: []string{"loaded libnvinfer 10.13.0 is older than the TensorRT 10.16.0 headers"}},
+			errHas: []string{fmt.Sprintf("loaded libnvinfer 10.%d.3 is older than TensorRT 10.%d, the oldest the TensorRT 10.16.0 headers trtbuild was compiled against can drive (%s)", table.Oldest-1, table.Oldest, table.Why)}},
 		{name: "the standard plugins are required by default",
 			search: trt.Search{Dir: filepath.Join(root, "noplugin"), DirFrom: "--tensorrt-lib"}, plugins: true,
 			errHas: []string{"cannot load libnvinfer_plugin.so.10", "--no-builtin-plugins"}},
@@ -178,8 +200,8 @@ func TestFindTensorRT(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.search.Major = 10
-			found, err := FindTensorRT(tt.search.Locate(), compiled10_16, tt.plugins)
+			tt.search.Majors = CompiledMajors()
+			found, err := FindTensorRT(tt.search.Locate(), tt.plugins)
 			if len(tt.errHas) > 0 {
 				if err == nil {
 					found.Close()
@@ -214,6 +236,9 @@ func TestFindTensorRT(t *testing.T) {
 					t.Errorf("%s from %s, want %s", lib, got[lib].Path, dir)
 				}
 			}
+			if tt.major != 0 && got[trt.LibInfer].Version/10000 != tt.major {
+				t.Errorf("libnvinfer %d taken, want major %d", got[trt.LibInfer].Version, tt.major)
+			}
 		})
 	}
 }
@@ -228,8 +253,8 @@ const loaderHelperEnv = "TRTBUILD_LOADER_TEST_HELPER"
 // LD_LIBRARY_PATH, which the dynamic loader reads at start-up), installs it and prints what
 // is installed as JSON.
 func loaderHelper() int {
-	loc := trt.SearchFromEnv(10, 0, "", os.Getenv).Locate()
-	found, err := FindTensorRT(loc, compiled10_16, true)
+	loc := trt.SearchFromEnv(CompiledMajors(), 0, "", os.Getenv).Locate()
+	found, err := FindTensorRT(loc, true)
 	if err != nil {
 		json.NewEncoder(os.Stdout).Encode(map[string]string{"error": err.Error()})
 		return 0
@@ -249,7 +274,7 @@ func loaderHelper() int {
 		}
 	}
 	// A second install of the same role is refused.
-	again, err := FindTensorRT(loc, compiled10_16, false)
+	again, err := FindTensorRT(loc, false)
 	if err == nil {
 		if err := again.Install(); err != nil {
 			out["second install: "+err.Error()] = LibraryInfo{}

@@ -11,8 +11,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
-const compiled11_1 = 110100 // NV_TENSORRT_VERSION the Windows search tests pretend to be built with
-
 // windowsStandIns puts standin.WindowsTestLibs into a fresh folder and returns it.
 func windowsStandIns(t *testing.T) string {
 	t.Helper()
@@ -141,21 +139,22 @@ func TestFindTensorRTWindows(t *testing.T) {
 		{name: "TENSORRT_ROOT's bin", env: map[string]string{"TENSORRT_ROOT": root, "PATH": trt11}, from: "TENSORRT_ROOT", dir: filepath.Join(root, "bin")},
 		{name: "PATH, after a folder without it", env: map[string]string{"PATH": empty + ";relative;" + trt11}, from: "PATH", dir: trt11},
 		{name: "the explicit folder is never replaced", flag: empty, env: map[string]string{"PATH": trt11},
-			errHas: []string{"TensorRT library not found: cannot load nvinfer_11.dll; searched: --tensorrt-lib " + filepath.Join(empty, "nvinfer_11.dll") + ": ", "(error 126)",
-				"; install TensorRT 11, or point --tensorrt-lib (or TRTBUILD_TENSORRT_LIB) at the folder holding nvinfer_11.dll"}},
-		{name: "a TensorRT 10 folder when 11 is wanted", flag: filepath.Join(dir, "trt10"),
-			errHas: []string{"cannot load nvinfer_11.dll; searched: --tensorrt-lib " + filepath.Join(dir, "trt10", "nvinfer_11.dll")}},
+			errHas: []string{"TensorRT library not found: cannot load nvinfer_11.dll or nvinfer_10.dll; searched: --tensorrt-lib " + filepath.Join(empty, "nvinfer_11.dll") + ": ", "(error 126)",
+				"--tensorrt-lib " + filepath.Join(empty, "nvinfer_10.dll") + ": ",
+				"; install TensorRT 11 or 10, or point --tensorrt-lib (or TRTBUILD_TENSORRT_LIB) at the folder holding nvinfer_11.dll or nvinfer_10.dll"}},
+		{name: "a TensorRT 10 folder: the 10 shim's libraries", flag: filepath.Join(dir, "trt10"), from: "--tensorrt-lib", dir: filepath.Join(dir, "trt10")},
 		{name: "nvinfer_11.dll saying 10.16", flag: filepath.Join(dir, "says10"),
 			errHas: []string{"--tensorrt-lib " + filepath.Join(dir, "says10", "nvinfer_11.dll") + ": ", "10.16"}},
 		{name: "nothing anywhere", env: map[string]string{"TENSORRT_ROOT": empty, "PATH": empty},
-			errHas: []string{"searched: TENSORRT_ROOT " + filepath.Join(empty, "lib", "nvinfer_11.dll") + ": no such file; TENSORRT_ROOT " +
-				filepath.Join(empty, "bin", "nvinfer_11.dll") + ": no such file; PATH nvinfer_11.dll: in none of its 1 folders; system (trtbuild.exe's folder, System32) nvinfer_11.dll: "}},
+			errHas: []string{"searched: TENSORRT_ROOT " + filepath.Join(empty, "lib", "nvinfer_{11,10}.dll") + ": no such file; TENSORRT_ROOT " +
+				filepath.Join(empty, "bin", "nvinfer_{11,10}.dll") + ": no such file; PATH nvinfer_{11,10}.dll: in none of its 1 folders; system (trtbuild.exe's folder, System32) nvinfer_11.dll: ",
+				"system (trtbuild.exe's folder, System32) nvinfer_10.dll: "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			getenv := func(k string) string { return tt.env[k] }
-			loc := trt.SearchFromEnv(11, 13, tt.flag, getenv).Locate()
-			found, err := FindTensorRT(loc, compiled11_1, true)
+			loc := trt.SearchFromEnv(CompiledMajors(), 13, tt.flag, getenv).Locate()
+			found, err := FindTensorRT(loc, true)
 			if len(tt.errHas) > 0 {
 				if err == nil {
 					found.Close()

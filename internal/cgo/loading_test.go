@@ -15,9 +15,8 @@ import (
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
-// The loading rule of TensorRT's builder resources in a binary without the tensorrt tag: the
-// run-time loader is in every binary, and the trtbench hook creates a builder through the
-// installed libnvinfer (trtb_test_create_builder) without TensorRT's headers.
+// The loading rule of TensorRT's builder resources, below the shims: the trtbench hook creates a
+// builder through the installed libnvinfer (trtb_test_create_builder) with no shim involved.
 
 // builderChildEnv makes the test binary run builderResourceChild instead of the tests: it
 // installs the libraries of the trt.Location given as JSON in the variable and creates a
@@ -38,7 +37,7 @@ func TestBuilderResourceNeedsTheParentsLibraryPath(t *testing.T) {
 	libs := standin.VirtualEnv(t, venv, standin.Loading(compiled10_16, 72, 90, false, "NVIDIA H200")...)
 	log := filepath.Join(t.TempDir(), "standin.log")
 	env := map[string]string{"VIRTUAL_ENV": venv, "HOME": t.TempDir()}
-	loc := trt.SearchFromEnv(10, 13, "", func(k string) string { return env[k] }).Locate()
+	loc := trt.SearchFromEnv([]int{10}, 13, "", func(k string) string { return env[k] }).Locate()
 	loc.UserLibraryPath = "" // the user set none
 	if loc.Dir != libs || loc.From != "pip (VIRTUAL_ENV)" {
 		t.Fatalf("located %+v, want pip's %s", loc, libs)
@@ -102,7 +101,7 @@ func builderResourceChild() int {
 		fmt.Println("bad location:", err)
 		return 1
 	}
-	found, err := FindTensorRT(loc, compiled10_16, false)
+	found, err := FindTensorRT(loc, false)
 	if err != nil {
 		fmt.Println("cannot find TensorRT:", err)
 		return 1

@@ -34,7 +34,7 @@ func init() { childHelpers[dllResourceChildEnv] = dllResourceChild }
 func TestBuilderResourceThroughAddDllDirectory(t *testing.T) {
 	dir := windowsStandIns(t)
 	trt10 := filepath.Join(dir, "trt10")
-	loc := trt.SearchFromEnv(10, 13, trt10, func(string) string { return "" }).Locate()
+	loc := trt.SearchFromEnv([]int{10}, 13, trt10, func(string) string { return "" }).Locate()
 	choice, err := json.Marshal(loc)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +90,7 @@ func dllResourceChild() int {
 			return 1
 		}
 	}
-	found, err := FindTensorRT(loc, compiled10_16, false)
+	found, err := FindTensorRT(loc, false)
 	if err != nil {
 		fmt.Println("cannot find TensorRT:", err)
 		return 1

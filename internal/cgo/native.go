@@ -1,6 +1,7 @@
 package cgo
 
 /*
+#cgo CPPFLAGS: -I${SRCDIR}/cudadecl
 #cgo CXXFLAGS: -std=c++17 -O2 -Wall -Wextra
 #cgo LDFLAGS: -lstdc++ -lpthread
 #include <stdlib.h>
@@ -29,7 +30,8 @@ type Backend int32
 const (
 	// BackendSim is the simulated builder, compiled into every binary.
 	BackendSim Backend = 1
-	// BackendTensorRT is NVIDIA TensorRT, compiled in with the build tag "tensorrt".
+	// BackendTensorRT is NVIDIA TensorRT 10 or 11, whichever the worker loaded (a shim of
+	// each is in every binary).
 	BackendTensorRT Backend = 2
 )
 
@@ -102,8 +104,8 @@ type Code int32
 const (
 	CodeOK              Code = 0  // success
 	CodeInvalidArgument Code = 1  // an option is malformed or out of range
-	CodeUnavailable     Code = 2  // the backend is not compiled in, or its library cannot be used
-	CodeVersionMismatch Code = 3  // compiled against one TensorRT major, loaded another
+	CodeUnavailable     Code = 2  // the backend's library is not loaded, or cannot be used
+	CodeVersionMismatch Code = 3  // the library loaded is of a version no shim drives
 	CodeParse           Code = 4  // the model could not be parsed
 	CodeUnsupported     Code = 5  // the option exists but this backend or version cannot do it
 	CodeBuildFailed     Code = 6  // the builder ran and returned no engine
@@ -353,7 +355,7 @@ type Build struct {
 // NewBuild checks o and prepares a build on backend b without starting it. Everything C needs
 // is copied into C memory and freed before NewBuild returns, except the timing cache, which it
 // takes over (see Options.TimingCache). The error is an *Error, with
-// CodeInvalidArgument for bad options and CodeUnavailable for a backend not compiled in.
+// CodeInvalidArgument for bad options and CodeUnavailable for TensorRT not loaded.
 func NewBuild(b Backend, o Options) (*Build, error) {
 	return newBuild(b, o, defaultBatchEvents, defaultBatchText)
 }

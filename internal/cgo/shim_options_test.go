@@ -1,4 +1,4 @@
-//go:build tensorrt && !windows
+//go:build !windows
 
 package cgo
 
@@ -13,36 +13,39 @@ import (
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
-// These tests need the -tags tensorrt build, so TensorRT's headers at build time (see
-// scripts/check-tensorrt-headers.sh, which runs them); TensorRT itself is played by stand-in
-// libraries.
+// These drive the shim of each TensorRT major compiled in; TensorRT itself is played by
+// stand-in libraries of that major.
 
 // shimOptionsChildEnv makes TestShimOptionsChild run: in a child process, since the libraries
 // it installs stay for the life of the process.
 const shimOptionsChildEnv = "TRTBUILD_SHIM_OPTIONS_CHILD"
 
 // TestShimChecksOptionsAsTheSimDoes runs TestShimOptionsChild in a child process with stand-ins
-// for the TensorRT the shim was compiled for on LD_LIBRARY_PATH.
+// of each TensorRT major compiled in on LD_LIBRARY_PATH: the shim of that major takes the
+// build.
 func TestShimChecksOptionsAsTheSimDoes(t *testing.T) {
 	if os.Getenv(shimOptionsChildEnv) != "" {
 		t.Skip("the child runs only TestShimOptionsChild")
 	}
 	noSystemTensorRT(t)
-	c := CompiledFor()
-	major := c.TensorRT / 10000
-	dir := buildStandIns(t, t.TempDir(),
-		standIn{File: "libnvinfer.so." + strconv.Itoa(major), Src: inferSrc(c.TensorRT, c.Build)},
-		standIn{File: "libnvonnxparser.so." + strconv.Itoa(major), Src: parserSrc},
-		driverStandIn("Stand-in GPU", 9, 0, 132))
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "-test.run=^TestShimOptionsChild$", "-test.v")
-	cmd.Env = append(os.Environ(), shimOptionsChildEnv+"=1", "LD_LIBRARY_PATH="+dir, "TENSORRT_ROOT=", "TRTBUILD_TENSORRT_LIB=", "VIRTUAL_ENV=", "CONDA_PREFIX=", "PYTHONUSERBASE="+t.TempDir())
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestShimOptionsChild") {
-		t.Fatalf("child: %v\n%s", err, out)
+	for _, c := range CompiledShims() {
+		major := strconv.Itoa(c.Major())
+		t.Run("TensorRT "+major, func(t *testing.T) {
+			dir := buildStandIns(t, t.TempDir(),
+				standIn{File: "libnvinfer.so." + major, Src: inferSrc(c.TensorRT, c.Build)},
+				standIn{File: "libnvonnxparser.so." + major, Src: parserSrc},
+				driverStandIn("Stand-in GPU", 9, 0, 132))
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(exe, "-test.run=^TestShimOptionsChild$", "-test.v")
+			cmd.Env = append(os.Environ(), shimOptionsChildEnv+"="+major, "LD_LIBRARY_PATH="+dir, "TENSORRT_ROOT=", "TRTBUILD_TENSORRT_LIB=", "VIRTUAL_ENV=", "CONDA_PREFIX=", "PYTHONUSERBASE="+t.TempDir())
+			out, err := cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "--- PASS: TestShimOptionsChild") {
+				t.Fatalf("child: %v\n%s", err, out)
+			}
+		})
 	}
 }
 
@@ -53,12 +56,15 @@ func TestShimOptionsChild(t *testing.T) {
 	if os.Getenv(shimOptionsChildEnv) == "" {
 		t.Skip("runs in a child process of TestShimChecksOptionsAsTheSimDoes")
 	}
-	c := CompiledFor()
-	major := c.TensorRT / 10000
-	loc := trt.SearchFromEnv(major, c.CUDA/1000, "", os.Getenv).Locate()
-	found, err := FindTensorRT(loc, c.TensorRT, false)
+	major, _ := strconv.Atoi(os.Getenv(shimOptionsChildEnv))
+	c, _ := CompiledFor(major)
+	loc := trt.SearchFromEnv(CompiledMajors(), c.CUDA/1000, "", os.Getenv).Locate()
+	found, err := FindTensorRT(loc, false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if found.Infer.Info.Version != c.TensorRT {
+		t.Fatalf("loaded libnvinfer %d, want the stand-in of %d", found.Infer.Info.Version, c.TensorRT)
 	}
 	if err := found.Install(); err != nil {
 		t.Fatal(err)

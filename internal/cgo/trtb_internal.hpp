@@ -336,8 +336,8 @@ bool write_all(int fd, const char* data, size_t n, std::string* error);
 // new_handle wraps a Build in the opaque handle that trtb_build_create hands out (api.cpp).
 trtb_build* new_handle(std::unique_ptr<Build> build);
 
-// Factories, one per backend. make_tensorrt_build is defined by the TensorRT shim when it is
-// compiled in and by tensorrt_absent.cpp otherwise. They throw nothing; errors go to status.
+// Factories, one per backend. The TensorRT ones are tensorrt.cpp's, which hands each call to
+// the shim of the major of the library installed. They throw nothing; errors go to status.
 std::unique_ptr<Build> make_sim_build(const trtb_options& options, trtb_status* status);
 std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_status* status);
 int32_t tensorrt_available();

@@ -96,19 +96,20 @@ int32_t trtb_library_installed(int32_t role, trtb_library_info *info);
  * process logger): TensorRT loads its builder resource library then, by file name. The
  * libraries must be installed. TRTB_ERR_UNAVAILABLE when there is no device or TensorRT
  * returns no builder, with the errors TensorRT logged (Error Code 6: ... Unable to load
- * library: ...); TRTB_ERR_UNAVAILABLE also in a binary built without the "tensorrt" tag. Not
- * while a TensorRT build runs in the process. */
+ * library: ...). Not while a TensorRT build runs in the process. */
 int32_t trtb_check_builder(int32_t device, trtb_status *status);
 
-/* trtb_tensorrt_compiled describes the headers the TensorRT backend was compiled against:
- * NV_TENSORRT_VERSION, NV_TENSORRT_BUILD and CUDART_VERSION, or all 0 in a binary built
- * without the "tensorrt" tag. */
+/* trtb_tensorrt_compiled describes the headers each TensorRT shim of this binary was compiled
+ * against (the vendored headers of third_party/tensorrt): NV_TENSORRT_VERSION,
+ * NV_TENSORRT_BUILD and CUDART_VERSION of the declarations in cudadecl/, newest major first.
+ * It fills at most n entries of info and returns how many shims there are (2: TensorRT 11 and
+ * 10). */
 typedef struct trtb_compiled_info {
     int32_t tensorrt_version;
     int32_t tensorrt_build;
     int32_t cuda_version;
 } trtb_compiled_info;
-void trtb_tensorrt_compiled(trtb_compiled_info *info);
+int32_t trtb_tensorrt_compiled(trtb_compiled_info *info, int32_t n);
 
 #ifdef __cplusplus
 }

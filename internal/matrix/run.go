@@ -147,9 +147,6 @@ func (t Target) Mismatch(d Device) string {
 
 // probeDevice is CUDA device d as the probe finds it.
 func probeDevice(device int, libDir string) (Device, error) {
-	if !probe.Compiled() {
-		return Device{}, exitcode.Wrap(exitcode.Usage, probe.ErrNotCompiled)
-	}
 	r, err := probe.Run(device, libDir)
 	switch {
 	case err != nil:

@@ -48,8 +48,11 @@ func (l Library) Where() string {
 // Report is what the probe found. Every problem is a field, so that `trtbuild version` can
 // show what it found up to that point; Run fails only when the probe itself could not run.
 type Report struct {
-	// Compiled is the TensorRT (and CUDA) whose headers the backend was compiled against.
-	Compiled cgo.Compiled `json:"compiled"`
+	// Compiled are the TensorRT (and CUDA) headers of the shims compiled in, newest first: the
+	// vendored headers of TensorRT 11.1 and 10.16.
+	Compiled []cgo.Compiled `json:"compiled"`
+	// Shim is the major of the shim that builds with the library loaded (0 when none is).
+	Shim int `json:"shim,omitempty"`
 	// Location is where the parent chose TensorRT (the folder, and what else it saw).
 	Location *trt.Location `json:"location,omitempty"`
 	// LoadError says why TensorRT could not be loaded ("" when it was).
@@ -84,12 +87,6 @@ type Report struct {
 	TargetError string           `json:"target_error,omitempty"`
 }
 
-// ErrNotCompiled explains a binary built without TensorRT, and what to do.
-var ErrNotCompiled = cgo.ErrNotCompiled
-
-// Compiled reports whether this binary has the TensorRT backend (built with -tags tensorrt).
-func Compiled() bool { return cgo.Available(cgo.BackendTensorRT) }
-
 // Locate is where the TensorRT of this binary is, for the --tensorrt-lib value libDir
 // (absolute, or "" for TRTBUILD_TENSORRT_LIB and the search): cgo.LocateTensorRT, the one
 // rule that the probe, the worker and `trtbuild version` share.
@@ -110,7 +107,7 @@ func Serve(w io.Writer, device int, libDir string, getenv func(string) string) e
 // dynamic loader cannot find fails here. A failed check is a field of the report, not an
 // error.
 func ServeCheck(w io.Writer, device int, libDir string, getenv func(string) string, checkBuilder bool) error {
-	r := Report{Compiled: cgo.CompiledFor(), Device: device}
+	r := Report{Compiled: cgo.CompiledShims(), Device: device}
 	loc, err := childLocation(libDir, getenv)
 	if err != nil {
 		return err
@@ -130,6 +127,7 @@ func ServeCheck(w io.Writer, device int, libDir string, getenv func(string) stri
 		r.Parser = library(parser)
 	}
 	loc.Major = infer.Version / 10000
+	r.Shim = loc.Major
 	if c, err := loc.Find(trt.LibPlugin, func(c trt.Candidate) error {
 		l, err := cgo.OpenLibrary(trt.LibPlugin, c.Path)
 		if err == nil {
@@ -197,7 +195,7 @@ func Run(device int, libDir string) (Report, error) {
 // LD_LIBRARY_PATH, as a build's worker does (on Windows it adds them to its DLL search itself,
 // in cgo.LoadTensorRT), and loads from that choice.
 func RunCheck(device int, libDir string, checkBuilder bool) (Report, error) {
-	failed := Report{Compiled: cgo.CompiledFor(), Device: device} // what the parent knows itself
+	failed := Report{Compiled: cgo.CompiledShims(), Device: device} // what the parent knows itself
 	exe, err := os.Executable()
 	if err != nil {
 		return failed, fmt.Errorf("finding trtbuild's own executable to ask TensorRT for its version: %w", err)
@@ -275,7 +273,7 @@ func target(device int, parser *Library) (buildkey.Target, error) {
 	case v.LoadedBuild > 0:
 		build = fmt.Sprint(v.LoadedBuild) // what the loaded library says
 	case v.Loaded == 0 || v.Loaded == v.Compiled:
-		if c := cgo.CompiledFor(); c.Build > 0 {
+		if c, ok := cgo.CompiledFor(ver.Major); ok && c.Build > 0 {
 			// The library has no getInferLibBuildVersion: the headers' build, for the same version.
 			build = fmt.Sprint(c.Build)
 		}

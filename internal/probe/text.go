@@ -3,6 +3,9 @@ package probe
 import (
 	"fmt"
 	"io"
+	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/cgo"
 
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/trt"
@@ -14,7 +17,7 @@ import (
 // probe could not run at all. File names go through pathtext.Q and messages through
 // pathtext.Line: each item is one line, whatever a folder's name holds.
 func (r Report) WriteText(w io.Writer, runErr error) {
-	compiled := fmt.Sprintf("compiled for %s (CUDA %s)", FormatTensorRT(r.Compiled.TensorRT, r.Compiled.Build), FormatCUDA(r.Compiled.CUDA))
+	compiled := CompiledText(r.Compiled)
 	switch {
 	case runErr != nil:
 		fmt.Fprintf(w, "tensorrt  %s; not found: %s\n", compiled, pathtext.Line(runErr.Error()))
@@ -29,6 +32,13 @@ func (r Report) WriteText(w io.Writer, runErr error) {
 		from = " (" + r.Location.From + ")"
 	}
 	fmt.Fprintf(w, "tensorrt  %s; found %s at %s%s\n", compiled, FormatTensorRT(r.Infer.Version, r.Infer.Build), pathtext.Q(r.Infer.Where()), from)
+	if r.Shim != 0 {
+		for _, c := range r.Compiled {
+			if c.Major() == r.Shim {
+				fmt.Fprintf(w, "shim      builds with the TensorRT %d shim (compiled for %s)\n", r.Shim, shortVersion(c.TensorRT))
+			}
+		}
+	}
 	if r.Parser != nil {
 		if r.Parser.Version > 0 {
 			fmt.Fprintf(w, "parser    %s (ONNX parser %d.%d.%d)\n", pathtext.Q(r.Parser.Where()), r.Parser.Version/10000, r.Parser.Version/100%100, r.Parser.Version%100)
@@ -96,6 +106,34 @@ func FormatTensorRT(v, build int) string {
 		s += fmt.Sprintf(".%d", build)
 	}
 	return s
+}
+
+// CompiledVersions are the TensorRT versions of the shims cs, oldest first: "10.16", "11.1".
+func CompiledVersions(cs []cgo.Compiled) []string {
+	var vs []string
+	for i := len(cs) - 1; i >= 0; i-- {
+		vs = append(vs, shortVersion(cs[i].TensorRT))
+	}
+	return vs
+}
+
+// CompiledText says which TensorRT versions the shims compiled in drive and the CUDA they
+// declare: "compiled for TensorRT 10.16 and 11.1 (CUDA 13.0)".
+func CompiledText(cs []cgo.Compiled) string {
+	cuda := 0
+	for _, c := range cs {
+		cuda = max(cuda, c.CUDA)
+	}
+	return fmt.Sprintf("compiled for TensorRT %s (CUDA %s)", strings.Join(CompiledVersions(cs), " and "), FormatCUDA(cuda))
+}
+
+// shortVersion is major.minor of an NV_TENSORRT_VERSION integer.
+func shortVersion(v int) string {
+	ver, err := trt.FromInt(v)
+	if err != nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%d.%d", ver.Major, ver.Minor)
 }
 
 // FormatCUDA shows a CUDART_VERSION-style number (major*1000+minor*10) as major.minor.

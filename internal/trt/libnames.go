@@ -5,7 +5,7 @@ package trt
 // and its messages are the same everywhere (Search.Locate, SearchError); only these differ.
 type libraryNames struct {
 	base         [4]string                          // Library.String, by Library
-	file         func(Library, int) string          // FileName of a TensorRT library for a major
+	file         func(Library, string) string       // FileName of a TensorRT library for a major (or "N")
 	leanFile     func(major int) string             // the lean runtime, which pip keeps in tensorrt_lean_libs
 	driverDirs   []Place                            // folders the CUDA driver is looked in after its bare name
 	driverFix    string                             // what to do when the driver is missing

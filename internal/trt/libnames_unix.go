@@ -25,12 +25,14 @@ const (
 		"put the TensorRT %d libraries first on LD_LIBRARY_PATH or rebuild trtbuild with the TensorRT %d headers"
 	olderLibraryFormat = "%w: loaded libnvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; " +
 		"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers"
+	belowOldestFormat = "%w: loaded libnvinfer %s is older than TensorRT %d.%d, the oldest the TensorRT %s headers trtbuild was " +
+		"compiled against can drive (%s); install TensorRT %d.%d or newer"
 )
 
 // osNames is how Linux names TensorRT's libraries and where it keeps them.
 var osNames = libraryNames{
 	base:       [...]string{"libnvinfer", "libnvonnxparser", "libnvinfer_plugin", "libcuda"},
-	file:       func(lib Library, major int) string { return fmt.Sprintf("%s.so.%d", lib, major) },
+	file:       func(lib Library, major string) string { return fmt.Sprintf("%s.so.%s", lib, major) },
 	leanFile:   func(major int) string { return fmt.Sprintf("libnvinfer_lean.so.%d", major) },
 	driverDirs: []Place{{Where: "WSL", Path: WSLDriverDir}},
 	driverFix:  "install the NVIDIA driver (nvidia-smi must work), or run the container with --gpus all",

@@ -20,6 +20,8 @@ const (
 		"point --tensorrt-lib at the folder of the TensorRT %d DLLs or rebuild trtbuild with the TensorRT %d headers"
 	olderLibraryFormat = "%w: loaded nvinfer %s is older than the TensorRT %s headers trtbuild was compiled against; " +
 		"install TensorRT %d.%d or newer, or rebuild trtbuild with the TensorRT %d.%d headers"
+	belowOldestFormat = "%w: loaded nvinfer %s is older than TensorRT %d.%d, the oldest the TensorRT %s headers trtbuild was " +
+		"compiled against can drive (%s); install TensorRT %d.%d or newer"
 )
 
 // osNames is how Windows names TensorRT's DLLs and where they are kept: the zip's lib\ (up to
@@ -27,7 +29,7 @@ const (
 // Lib\site-packages, or a folder on PATH.
 var osNames = libraryNames{
 	base:     [...]string{"nvinfer", "nvonnxparser", "nvinfer_plugin", "nvcuda"},
-	file:     func(lib Library, major int) string { return fmt.Sprintf("%s_%d.dll", lib, major) },
+	file:     func(lib Library, major string) string { return fmt.Sprintf("%s_%s.dll", lib, major) },
 	leanFile: func(major int) string { return fmt.Sprintf("nvinfer_lean_%d.dll", major) },
 	// nvcuda.dll is found by its bare name in System32; there is no second place.
 	driverFix: "install the NVIDIA driver (nvidia-smi must work)",

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -58,12 +59,74 @@ type Candidate struct {
 // FileName returns the file name of lib for TensorRT major: on Linux the SONAME, which carries
 // the major version (TensorRT's CMakeLists sets SOVERSION to the major): libnvinfer.so.10; on
 // Windows the DLL name, which carries it too: nvinfer_10.dll. The CUDA driver's is
-// CUDADriverFile.
+// CUDADriverFile. Major 0, for messages, is the name without a version (libnvinfer.so.N).
 func FileName(lib Library, major int) string {
 	if lib == LibCUDADriver {
 		return CUDADriverFile
 	}
-	return osNames.file(lib, major)
+	if major == 0 {
+		return osNames.file(lib, "N")
+	}
+	return osNames.file(lib, strconv.Itoa(major))
+}
+
+// FileMajor is the TensorRT major a library's file name carries (libnvinfer.so.11,
+// nvinfer_11.dll: 11), or 0 when it carries none.
+func FileMajor(path string) int {
+	base := filepath.Base(path)
+	i := strings.LastIndexAny(base, "._")
+	rest := base[i+1:]
+	if strings.EqualFold(rest, "dll") { // nvinfer_11.dll
+		stem := base[:i]
+		rest = stem[strings.LastIndexByte(stem, '_')+1:]
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
+// fileNameOf names lib's files for majors: the one file of one major, or for several a pattern
+// in braces (libnvinfer.so.{11,10}), for messages.
+func fileNameOf(lib Library, majors []int) string {
+	switch len(majors) {
+	case 0:
+		return FileName(lib, 0)
+	case 1:
+		return FileName(lib, majors[0])
+	}
+	var ms []string
+	for _, m := range majors {
+		ms = append(ms, strconv.Itoa(m))
+	}
+	return osNames.file(lib, "{"+strings.Join(ms, ",")+"}")
+}
+
+// majors are the majors whose files l's candidates name: the one found, or every one driven.
+func (l Location) majors() []int {
+	if l.Major != 0 || len(l.Majors) == 0 {
+		return []int{l.Major}
+	}
+	return l.Majors
+}
+
+// fileNames names lib's files for l's majors: "libnvinfer.so.11 or libnvinfer.so.10".
+func (l Location) fileNames(lib Library) string {
+	var names []string
+	for _, m := range l.majors() {
+		names = append(names, FileName(lib, m))
+	}
+	return strings.Join(names, " or ")
+}
+
+// majorsText is "11 or 10": the majors of l's candidates.
+func (l Location) majorsText() string {
+	var names []string
+	for _, m := range l.majors() {
+		names = append(names, fmt.Sprint(m))
+	}
+	return strings.Join(names, " or ")
 }
 
 // Candidates returns where lib is looked for once the parent has chosen l (Locate):
@@ -73,18 +136,25 @@ func FileName(lib Library, major int) string {
 //   - the CUDA driver: by bare file name (the driver's installer registers it in the loader's
 //     cache), then in WSL's driver folder.
 func (l Location) Candidates(lib Library) []Candidate {
-	name := FileName(lib, l.Major)
 	if lib == LibCUDADriver {
+		name := FileName(lib, 0)
 		out := []Candidate{{Path: name, Where: "system"}}
 		for _, dir := range osNames.driverDirs {
 			out = append(out, Candidate{Path: filepath.Join(dir.Path, name), Where: dir.Where})
 		}
 		return out
 	}
-	if l.Dir != "" {
-		return []Candidate{{Path: filepath.Join(l.Dir, name), Where: l.From}}
+	// Before libnvinfer is loaded, without a major found: each major driven, newest first.
+	var out []Candidate
+	for _, m := range l.majors() {
+		name := FileName(lib, m)
+		if l.Dir != "" {
+			out = append(out, Candidate{Path: filepath.Join(l.Dir, name), Where: l.From})
+		} else {
+			out = append(out, Candidate{Path: name, Where: "system"})
+		}
 	}
-	return []Candidate{{Path: name, Where: "system"}}
+	return out
 }
 
 // Attempt is one candidate tried and why it was not taken.
@@ -109,7 +179,7 @@ func (e *SearchError) Unwrap() error { return ErrNotFound }
 // Error is one line: what is missing, every place searched with why it failed, and the fix.
 func (e *SearchError) Error() string {
 	var b strings.Builder
-	name := FileName(e.Lib, e.Location.Major)
+	name := e.Location.fileNames(e.Lib)
 	what := ErrNotFound.Error()
 	if e.Lib == LibCUDADriver {
 		what = "CUDA driver not found"
@@ -136,7 +206,7 @@ func (e *SearchError) Error() string {
 	if e.Lib == LibCUDADriver {
 		b.WriteString("; " + osNames.driverFix)
 	} else {
-		fmt.Fprintf(&b, "; install TensorRT %d, or point --tensorrt-lib (or %s) at the folder holding %s", e.Location.Major, EnvLibDir, name)
+		fmt.Fprintf(&b, "; install TensorRT %s, or point --tensorrt-lib (or %s) at the folder holding %s", e.Location.majorsText(), EnvLibDir, name)
 	}
 	return b.String()
 }

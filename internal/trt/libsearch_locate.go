@@ -11,12 +11,13 @@ import (
 )
 
 // Search says where the TensorRT libraries are looked for (SearchFromEnv); Locate turns it
-// into the one folder chosen (a Location). The zero value, with a Major, searches only where
+// into the one folder chosen (a Location). The zero value, with Majors, searches only where
 // the system's dynamic loader looks.
 type Search struct {
-	// Major is the TensorRT major version trtbuild was compiled against: it names the files
-	// (libnvinfer.so.10) and only that major is accepted.
-	Major int
+	// Majors are the TensorRT majors trtbuild drives (a shim of each is compiled in), newest
+	// first: they name the files (libnvinfer.so.11, libnvinfer.so.10) and only those majors
+	// are accepted. In a folder that holds several, the newest is taken.
+	Majors []int
 	// CUDAMajor is the CUDA major of the headers (CUDART_VERSION/1000): which of pip's CUDA
 	// runtime packages (nvidia/cu13, nvidia/cuda_runtime for 12) belongs to this TensorRT. 0
 	// takes 13, then 12.
@@ -44,11 +45,11 @@ type Search struct {
 	PathDirs []string
 }
 
-// SearchFromEnv builds a Search for TensorRT major and CUDA major cudaMajor from the
-// --tensorrt-lib value (flagDir, may be empty) and the environment.
-func SearchFromEnv(major, cudaMajor int, flagDir string, getenv func(string) string) Search {
+// SearchFromEnv builds a Search for the TensorRT majors (newest first) and CUDA major
+// cudaMajor from the --tensorrt-lib value (flagDir, may be empty) and the environment.
+func SearchFromEnv(majors []int, cudaMajor int, flagDir string, getenv func(string) string) Search {
 	s := Search{
-		Major: major, CUDAMajor: cudaMajor, Root: getenv(EnvRoot),
+		Majors: majors, CUDAMajor: cudaMajor, Root: getenv(EnvRoot),
 		VirtualEnv: getenv("VIRTUAL_ENV"), CondaPrefix: getenv("CONDA_PREFIX"), UserBase: getenv("PYTHONUSERBASE"),
 	}
 	osNames.fromEnv(&s, getenv)
@@ -86,7 +87,12 @@ type Place struct {
 // probe, which load from it and nowhere else, and started with its folders on
 // LD_LIBRARY_PATH (Environ).
 type Location struct {
+	// Major is the TensorRT major found (the one file libnvinfer.so.<Major> names), 0 when
+	// none was: then the system's dynamic loader is asked for each of Majors, newest first,
+	// and the major of the libnvinfer it loads decides the others'.
 	Major int `json:"major"`
+	// Majors are the majors this trtbuild drives, newest first.
+	Majors []int `json:"majors,omitempty"`
 	// Dir holds libnvinfer.so.<Major> (and the parser, plugins and builder resources); "" means
 	// none of the folders did and the system's dynamic loader is asked (From is "system").
 	Dir  string `json:"dir,omitempty"`
@@ -173,8 +179,8 @@ func newestFirst(paths []string) []string {
 	return slices.Compact(out)
 }
 
-// Locate chooses the folder of the TensorRT libraries, by looking for the file
-// libnvinfer.so.<Major> (nothing is loaded) in this order:
+// Locate chooses the folder of the TensorRT libraries, by looking for the files
+// libnvinfer.so.<major> of Majors (nothing is loaded) in this order:
 //  1. Dir (--tensorrt-lib or TRTBUILD_TENSORRT_LIB), which is taken whether the file is there
 //     or not: an explicit choice is never replaced by another TensorRT;
 //  2. TENSORRT_ROOT/lib, then TENSORRT_ROOT/lib64 (an unpacked tarball);
@@ -190,37 +196,46 @@ func (s Search) Locate() Location {
 }
 
 func (s Search) locate(glob func(string) []string, exists func(string) bool) Location {
-	loc := Location{Major: s.Major, From: "system", UserLibraryPath: s.LDLibraryPath}
-	name := FileName(LibInfer, s.Major)
+	loc := Location{Majors: s.Majors, From: "system", UserLibraryPath: s.LDLibraryPath}
+	// found is the newest major whose libnvinfer is in dir, and its path (0, "" for none).
+	found := func(dir string) (int, string) {
+		for _, m := range s.Majors {
+			if p := filepath.Join(dir, FileName(LibInfer, m)); exists(p) {
+				return m, p
+			}
+		}
+		return 0, filepath.Join(dir, fileNameOf(LibInfer, s.Majors))
+	}
 	chosen := false
 	if s.Dir != "" {
 		loc.Dir, loc.From, chosen = filepath.Clean(s.Dir), s.DirFrom, true
+		loc.Major, _ = found(loc.Dir)
 		if filepath.Base(loc.Dir) == "tensorrt_libs" {
 			s.pipExtras(&loc, exists)
 		}
 	}
 	pathFolders := 0 // PATH's folders looked in without libnvinfer, said as one place
 	for _, f := range s.folders(glob) {
-		path := filepath.Join(f.dir, name)
+		major, path := found(f.dir)
 		switch {
-		case !exists(path) && !chosen && f.where == "PATH":
+		case major == 0 && !chosen && f.where == "PATH":
 			pathFolders++
-		case !exists(path) && !chosen:
+		case major == 0 && !chosen:
 			loc.Looked = append(loc.Looked, Place{Where: f.where, Path: path, Why: "no such file"})
-		case !exists(path) || f.dir == loc.Dir:
+		case major == 0 || f.dir == loc.Dir:
 		case chosen:
 			loc.Others = append(loc.Others, Place{Where: f.where, Path: path})
 		case !FitsLibraryPath(f.dir):
 			loc.Looked = append(loc.Looked, Place{Where: f.where, Path: path, Why: "its folder holds ':' or ';', which LD_LIBRARY_PATH cannot hold"}) // Linux only
 		default:
-			loc.Dir, loc.From, chosen = f.dir, f.where, true
+			loc.Dir, loc.From, loc.Major, chosen = f.dir, f.where, major, true
 			if f.pip {
 				s.pipExtras(&loc, exists)
 			}
 		}
 	}
 	if pathFolders > 0 && !chosen {
-		loc.Looked = append(loc.Looked, Place{Where: "PATH", Path: name, Why: fmt.Sprintf("in none of its %d folders", pathFolders)})
+		loc.Looked = append(loc.Looked, Place{Where: "PATH", Path: fileNameOf(LibInfer, s.Majors), Why: fmt.Sprintf("in none of its %d folders", pathFolders)})
 	}
 	return loc
 }
@@ -229,7 +244,7 @@ func (s Search) locate(glob func(string) []string, exists func(string) bool) Loc
 // runtime (tensorrt_lean_libs/) and the CUDA runtime of TensorRT's CUDA major.
 func (s Search) pipExtras(loc *Location, exists func(string) bool) {
 	site := filepath.Dir(loc.Dir)
-	if lean := filepath.Join(site, "tensorrt_lean_libs"); exists(filepath.Join(lean, osNames.leanFile(s.Major))) {
+	if lean := filepath.Join(site, "tensorrt_lean_libs"); exists(filepath.Join(lean, osNames.leanFile(loc.Major))) {
 		loc.LeanDir = lean
 	}
 	for _, rt := range osNames.cudaRuntimes {

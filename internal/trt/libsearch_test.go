@@ -34,8 +34,8 @@ func TestSearchFromEnv(t *testing.T) {
 			tt.env["LD_LIBRARY_PATH"] = "/ld"
 			tt.env["VIRTUAL_ENV"] = "/venv"
 			tt.env["CONDA_PREFIX"] = "/conda"
-			s := SearchFromEnv(10, 13, tt.flag, func(k string) string { return tt.env[k] })
-			want := Search{Major: 10, CUDAMajor: 13, Dir: tt.dir, DirFrom: tt.dirFrom, Root: "/root", LDLibraryPath: "/ld",
+			s := SearchFromEnv([]int{10}, 13, tt.flag, func(k string) string { return tt.env[k] })
+			want := Search{Majors: []int{10}, CUDAMajor: 13, Dir: tt.dir, DirFrom: tt.dirFrom, Root: "/root", LDLibraryPath: "/ld",
 				VirtualEnv: "/venv", CondaPrefix: "/conda", UserBase: tt.user, SystemPrefixes: []string{"/usr/local", "/usr"}}
 			if !reflect.DeepEqual(s, want) {
 				t.Errorf("SearchFromEnv = %+v, want %+v", s, want)
@@ -78,26 +78,38 @@ func TestLocate(t *testing.T) {
 		sysSite + "/tensorrt_libs/libnvinfer.so.10":                    true,
 		"/conda/lib/python3.11/site-packages/tensorrt_libs/README.txt": true,
 		"/opt/trt:x/lib/libnvinfer.so.10":                              true,
+		"/both/libnvinfer.so.10":                                       true,
+		"/both/libnvinfer.so.11":                                       true,
 	}
 	tests := []struct {
 		name   string
 		search Search
 		want   Location
 	}{
-		{name: "nothing anywhere: the system's dynamic loader", search: Search{Major: 11, LDLibraryPath: "/ld"},
-			want: Location{Major: 11, From: "system", UserLibraryPath: "/ld"}},
+		{name: "nothing anywhere: the system's dynamic loader, for each major", search: Search{Majors: []int{11, 10}, LDLibraryPath: "/ld"},
+			want: Location{From: "system", UserLibraryPath: "/ld"}},
+		{name: "a folder of the older major is taken: the major is the file's",
+			search: Search{Majors: []int{11, 10}, Root: "/opt/trt"},
+			want: Location{Major: 10, Dir: "/opt/trt/lib64", From: EnvRoot, Looked: []Place{
+				{Where: EnvRoot, Path: "/opt/trt/lib/libnvinfer.so.{11,10}", Why: "no such file"}}}},
+		{name: "a folder of both majors: the newer",
+			search: Search{Majors: []int{11, 10}, Dir: "/both", DirFrom: "--tensorrt-lib"},
+			want:   Location{Major: 11, Dir: "/both", From: "--tensorrt-lib"}},
+		{name: "an explicit folder of neither: no major, the loader tries each there",
+			search: Search{Majors: []int{11, 10}, Dir: "/none", DirFrom: "--tensorrt-lib"},
+			want:   Location{Dir: "/none", From: "--tensorrt-lib"}},
 		{name: "an explicit folder is taken even without the file, and the rest is only seen",
-			search: Search{Major: 10, Dir: "/x", DirFrom: "--tensorrt-lib", Root: "/opt/trt", VirtualEnv: "/venv"},
-			want: Location{Major: 10, Dir: "/x", From: "--tensorrt-lib", Others: []Place{
+			search: Search{Majors: []int{10}, Dir: "/x", DirFrom: "--tensorrt-lib", Root: "/opt/trt", VirtualEnv: "/venv"},
+			want: Location{Dir: "/x", From: "--tensorrt-lib", Others: []Place{
 				{Where: EnvRoot, Path: "/opt/trt/lib64/libnvinfer.so.10"},
 				{Where: "pip (VIRTUAL_ENV)", Path: venvSite + "/tensorrt_libs/libnvinfer.so.10"},
 				{Where: "pip (VIRTUAL_ENV)", Path: oldSite + "/tensorrt_libs/libnvinfer.so.10"},
 			}}},
-		{name: "TENSORRT_ROOT/lib64 after lib", search: Search{Major: 10, Root: "/opt/trt"},
+		{name: "TENSORRT_ROOT/lib64 after lib", search: Search{Majors: []int{10}, Root: "/opt/trt"},
 			want: Location{Major: 10, Dir: "/opt/trt/lib64", From: EnvRoot, Looked: []Place{
 				{Where: EnvRoot, Path: "/opt/trt/lib/libnvinfer.so.10", Why: "no such file"}}}},
 		{name: "pip in a virtual environment: the newest Python, its lean runtime and CUDA 13 runtime",
-			search: Search{Major: 10, CUDAMajor: 13, VirtualEnv: "/venv", CondaPrefix: "/conda", SystemPrefixes: []string{"/usr"}},
+			search: Search{Majors: []int{10}, CUDAMajor: 13, VirtualEnv: "/venv", CondaPrefix: "/conda", SystemPrefixes: []string{"/usr"}},
 			want: Location{Major: 10, Dir: venvSite + "/tensorrt_libs", From: "pip (VIRTUAL_ENV)",
 				LeanDir: venvSite + "/tensorrt_lean_libs", CUDARuntime: venvSite + "/nvidia/cu13/lib/libcudart.so.13",
 				Others: []Place{
@@ -105,22 +117,23 @@ func TestLocate(t *testing.T) {
 					{Where: "pip (system)", Path: sysSite + "/tensorrt_libs/libnvinfer.so.10"},
 				}}},
 		{name: "a TensorRT built for CUDA 12 takes pip's CUDA 12 runtime",
-			search: Search{Major: 10, CUDAMajor: 12, Dir: venvSite + "/tensorrt_libs", DirFrom: EnvLibDir},
+			search: Search{Majors: []int{10}, CUDAMajor: 12, Dir: venvSite + "/tensorrt_libs", DirFrom: EnvLibDir},
 			want: Location{Major: 10, Dir: venvSite + "/tensorrt_libs", From: EnvLibDir,
 				LeanDir: venvSite + "/tensorrt_lean_libs", CUDARuntime: venvSite + "/nvidia/cuda_runtime/lib/libcudart.so.12"}},
 		{name: "conda's site without libnvinfer is looked in, then the system's dist-packages",
-			search: Search{Major: 10, CondaPrefix: "/conda", SystemPrefixes: []string{"/usr"}},
+			search: Search{Majors: []int{10}, CondaPrefix: "/conda", SystemPrefixes: []string{"/usr"}},
 			want: Location{Major: 10, Dir: sysSite + "/tensorrt_libs", From: "pip (system)", Looked: []Place{
 				{Where: "pip (CONDA_PREFIX)", Path: "/conda/lib/python3.11/site-packages/tensorrt_libs/libnvinfer.so.10", Why: "no such file"}}}},
 		{name: "a folder LD_LIBRARY_PATH cannot hold (':' splits it) is passed over",
-			search: Search{Major: 10, Root: "/opt/trt:x"},
-			want: Location{Major: 10, From: "system", Looked: []Place{
+			search: Search{Majors: []int{10}, Root: "/opt/trt:x"},
+			want: Location{From: "system", Looked: []Place{
 				{Where: EnvRoot, Path: "/opt/trt:x/lib/libnvinfer.so.10", Why: "its folder holds ':' or ';', which LD_LIBRARY_PATH cannot hold"},
 				{Where: EnvRoot, Path: "/opt/trt:x/lib64/libnvinfer.so.10", Why: "no such file"}}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.search.locate(files.glob, files.exists)
+			tt.want.Majors = tt.search.Majors
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("locate =\n%+v\nwant\n%+v", got, tt.want)
 			}
@@ -299,7 +312,7 @@ func TestLocatePrefixWithGlobCharacters(t *testing.T) {
 		{venv: filepath.Join(root, "env[1]"), want: bracket},
 		{venv: filepath.Join(root, "a*"), want: ""},
 	} {
-		loc := Search{Major: 10, VirtualEnv: tt.venv}.Locate()
+		loc := Search{Majors: []int{10}, VirtualEnv: tt.venv}.Locate()
 		if loc.Dir != tt.want || len(loc.Others) != 0 {
 			t.Errorf("VIRTUAL_ENV=%s: Locate chose %q (others %+v), want %q", tt.venv, loc.Dir, loc.Others, tt.want)
 		}

@@ -27,7 +27,7 @@ func TestSearchWindows(t *testing.T) {
 	}
 	env := map[string]string{"TENSORRT_ROOT": `C:\trt`, "VIRTUAL_ENV": `C:\venv`, "PATH": `C:\Windows\system32;C:\cuda\bin;;relative`,
 		"APPDATA": `C:\Users\u\AppData\Roaming`, EnvLibDir: `D:\TensorRT-11.1\bin\nvinfer_11.dll`}
-	s := SearchFromEnv(11, 13, `D:\TensorRT-11.1\bin\nvinfer_11.dll`, func(k string) string { return env[k] })
+	s := SearchFromEnv([]int{11}, 13, `D:\TensorRT-11.1\bin\nvinfer_11.dll`, func(k string) string { return env[k] })
 	if s.Dir != `D:\TensorRT-11.1\bin` || s.DirFrom != EnvLibDir {
 		t.Errorf("the DLL named: Dir %q from %q, want its folder from %s", s.Dir, s.DirFrom, EnvLibDir)
 	}

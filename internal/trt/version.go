@@ -1,7 +1,9 @@
 // Package trt holds what trtbuild knows about TensorRT that needs neither the library nor a
 // GPU: version numbers and the guard between the headers trtbuild was compiled against and
-// the library it loaded, the precision plan of each TensorRT major version, and hints for
-// known build errors. It has no cgo, so its rules are tested on every machine.
+// the library it loaded, with the table of the older minors those headers drive and the
+// options that need newer ones (minors.go, apiminors_gen.go), the precision plan of each
+// TensorRT major version, and hints for known build errors. It has no cgo, so its rules are
+// tested on every machine.
 package trt
 
 import (
@@ -44,9 +46,10 @@ func (v Version) String() string {
 	return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Patch)
 }
 
-// The messages of CheckVersions are majorMismatchFormat and olderLibraryFormat, in the OS's
-// words (libnames_unix.go, libnames_windows.go). internal/cgo/tensorrt_common.cpp builds the
-// same text for the same cases (version_test.go checks that it still does).
+// The messages of CheckVersions are majorMismatchFormat, belowOldestFormat and
+// olderLibraryFormat, in the OS's words (libnames_unix.go, libnames_windows.go).
+// internal/cgo/shim/tensorrt_common.cpp builds the first for the same case (version_test.go
+// checks that it still does); the minor is this package's alone to judge.
 
 // CheckVersions compares the TensorRT version trtbuild was compiled against with the one the
 // loaded library reports, both as NV_TENSORRT_VERSION integers. It returns an error wrapping
@@ -54,12 +57,14 @@ func (v Version) String() string {
 //
 //   - the major versions differ: the C++ interfaces trtbuild implements change layout between
 //     majors and enum values were renumbered in 11.0, so such a pair must never build; or
-//   - the library is an older minor release than the headers: TensorRT keeps a minor release
-//     compatible with applications built for older ones, not newer ones, and calls added in the
-//     newer headers (such as buildSerializedNetworkToStream in 10.13) do not exist in it.
+//   - the library is an older minor release than the headers and older than the oldest minor
+//     those headers can drive: the table of older minors (OlderMinors, apiminors_gen.go) says
+//     from which minor on every class the backend calls through is laid out as in the headers
+//     and everything a build calls exists, and why not before. Headers no table was generated
+//     from drive no older minor.
 //
-// A newer minor release, or any patch release, is accepted. The TensorRT shim in internal/cgo
-// applies the same rule with the same messages.
+// A newer minor release, any patch release, and an older minor from the table's oldest on
+// are accepted; the options a build on an older minor cannot use are CheckFlags' to refuse.
 func CheckVersions(compiled, loaded int) error {
 	c, err := FromInt(compiled)
 	if err != nil {
@@ -72,8 +77,15 @@ func CheckVersions(compiled, loaded int) error {
 	switch {
 	case c.Major != l.Major:
 		return fmt.Errorf(majorMismatchFormat, ErrVersionMismatch, c, l, c.Major, l.Major)
-	case l.Minor < c.Minor:
+	case l.Minor >= c.Minor:
+		return nil
+	}
+	t, ok := olderMinorsFor(c)
+	switch {
+	case !ok:
 		return fmt.Errorf(olderLibraryFormat, ErrVersionMismatch, l, c, c.Major, c.Minor, l.Major, l.Minor)
+	case l.Minor < t.Oldest:
+		return fmt.Errorf(belowOldestFormat, ErrVersionMismatch, l, c.Major, t.Oldest, c, t.Why, c.Major, t.Oldest)
 	}
 	return nil
 }

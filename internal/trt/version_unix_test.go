@@ -19,8 +19,12 @@ func TestCheckVersions(t *testing.T) {
 		{name: "newer minor loaded", compiled: 101300, loaded: 101600},
 		{name: "older patch loaded", compiled: 110101, loaded: 110100},
 		{
-			name: "older minor loaded", compiled: 101600, loaded: 100800, mismatch: true,
-			wantErr: []string{"loaded libnvinfer 10.8.0 is older than the TensorRT 10.16.0 headers", "install TensorRT 10.16 or newer", "TensorRT 10.8 headers"},
+			name: "older minor loaded, headers without a table", compiled: 101300, loaded: 100800, mismatch: true,
+			wantErr: []string{"loaded libnvinfer 10.8.0 is older than the TensorRT 10.13.0 headers", "install TensorRT 10.13 or newer", "TensorRT 10.8 headers"},
+		},
+		{
+			name: "older minor loaded, below the oldest the headers drive", compiled: 101600, loaded: 100000, mismatch: true,
+			wantErr: []string{"loaded libnvinfer 10.0.0 is older than TensorRT 10.", "the oldest the TensorRT 10.16.0 headers trtbuild was compiled against can drive", "; install TensorRT 10."},
 		},
 		{
 			name: "10 headers, 11 library", compiled: 101600, loaded: 110100, mismatch: true,

@@ -182,6 +182,9 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 		}
 		w.info(loaded, 0)
 		w.tensorRT, w.gpu = describeTarget(req.Device)
+		if err := checkLoadedMinor(req); err != nil {
+			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: true}, 0)
+		}
 	}
 
 	notes, conv, cleanup, err := precisionPath(&req)

@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
@@ -16,9 +15,6 @@ import (
 func loadTensorRT(req Request, getenv func(string) string) ([]string, error) {
 	loc := tensorRTLocation(req, getenv)
 	if err := cgo.LoadTensorRT(loc, !req.NoBuiltinPlugins); err != nil {
-		if errors.Is(err, cgo.ErrNotCompiled) {
-			return nil, err
-		}
 		return nil, fmt.Errorf("cannot use TensorRT: %w (or preview the build without a GPU with --backend sim)", err)
 	}
 	if err := cgo.LoadCUDADriver(loc); err != nil {
@@ -84,4 +80,30 @@ func describeTarget(device int) (tensorRT, gpu string) {
 		gpu = fmt.Sprintf("%s, compute capability %d.%d", v.DeviceName, v.ComputeMajor, v.ComputeMinor)
 	}
 	return tensorRT, gpu
+}
+
+// flagInUse tells, for each build option that internal/trt's table of older minors says needs
+// a newer minor than the oldest the backend drives (trt.FlagsNeedingMinors), whether a request
+// uses it.
+var flagInUse = map[string]func(Request) bool{
+	"--set-build-route": func(r Request) bool { return r.BuildRoute != "" },
+}
+
+// checkLoadedMinor refuses, in one line, a request whose options need a newer TensorRT minor
+// than the library loaded (trt.CheckFlags): the backend compiled against newer headers would
+// call what that library lacks. An option the table names that flagInUse does not know counts
+// as used.
+func checkLoadedMinor(req Request) error {
+	info, ok := cgo.InstalledLibrary(trt.LibInfer)
+	if !ok {
+		return nil
+	}
+	shim, ok := cgo.CompiledFor(info.Version / 10000)
+	if !ok {
+		return nil // the loader refused it already
+	}
+	return trt.CheckFlags(shim.TensorRT, info.Version, func(flag string) bool {
+		used, known := flagInUse[flag]
+		return !known || used(req)
+	})
 }

@@ -35,7 +35,11 @@ func Build(t *testing.T, dir string, libs ...Lib) string {
 		out := filepath.Join(dir, l.File)
 		args := []string{"-std=c++17", "-shared", "-fPIC", "-o", out, "-Wl,-soname," + filepath.Base(l.File), src, "-ldl"}
 		if l.Headers {
-			args = append(append([]string{"-DTRTBUILD_STANDIN_HEADERS"}, strings.Fields(os.Getenv("CGO_CPPFLAGS"))...), args...)
+			flags, err := HeaderFlags(l.File)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args = append(flags, args...)
 		}
 		cmd := exec.Command(cxx, args...)
 		if b, err := cmd.CombinedOutput(); err != nil {

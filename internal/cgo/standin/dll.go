@@ -55,7 +55,11 @@ func CompileDLL(cxx, out string, l Lib) error {
 	}
 	args := []string{"-std=c++17", "-shared", "-static", "-o", out, src}
 	if l.Headers {
-		args = append(append([]string{"-DTRTBUILD_STANDIN_HEADERS"}, strings.Fields(os.Getenv("CGO_CPPFLAGS"))...), args...)
+		flags, err := HeaderFlags(l.File)
+		if err != nil {
+			return err
+		}
+		args = append(flags, args...)
 	}
 	if l.LinkMissing {
 		nowhere := filepath.Join(tmp, MissingImport)
@@ -139,6 +143,9 @@ func WindowsTestLibs() []Lib {
 	add("says10", Lib{File: "nvinfer_11.dll", Src: InferSrc(101600, 72)})
 	add("nofactory", Lib{File: "nvinfer_11.dll", Src: strings.Replace(InferNoFactorySrc, "101600", "110100", 1)})
 	add("missingimport", Lib{File: "nvinfer_11.dll", Src: UnresolvedSrc, LinkMissing: true})
+	for _, v := range append(append([][2]int(nil), ShimVersions...), MinorVersions...) {
+		add("shim"+strconv.Itoa(v[0]), ShimLibs(v[0], v[1])...)
+	}
 	return out
 }
 

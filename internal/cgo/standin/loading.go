@@ -69,7 +69,7 @@ static void standin_note(const std::string& line) {
 // to libnvinfer, which has no RUNPATH). When that fails it logs "createInferBuilder: Error
 // Code 6: API Usage Error (Unable to load library: NAME: <dlerror>)" through the logger it was
 // given and returns null; when it loads, see EnvBuilder. Compile it with Headers for the
-// TensorRT backend of a -tags tensorrt build.
+// TensorRT shim of its major.
 func LoadingInferSrc(version, build, sm int) string {
 	return loggerPrelude + fmt.Sprintf(`
 struct StandinBuilder {

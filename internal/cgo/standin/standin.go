@@ -7,17 +7,55 @@ package standin
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
+
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
+
+// fileMajor finds the TensorRT major in a library's file name: libnvinfer.so.11, nvinfer_11.dll.
+var fileMajor = regexp.MustCompile(`(?:\.so\.|_)(\d+)(?:\.dll)?$`)
+
+// HeaderFlags are the compiler flags of a stand-in compiled with TensorRT's headers (Headers):
+// the vendored headers of the major file names, and trtbuild's CUDA declarations, found from
+// the module's root above the working folder (a test's package folder).
+func HeaderFlags(file string) ([]string, error) {
+	m := fileMajor.FindStringSubmatch(file)
+	if m == nil {
+		return nil, fmt.Errorf("stand-in %s names no TensorRT major", file)
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return nil, fmt.Errorf("no go.mod above the working folder: run the test in the module")
+		}
+		dir = parent
+	}
+	include := filepath.Join(dir, "third_party", "tensorrt", "v"+m[1], "include")
+	if _, err := os.Stat(include); err != nil {
+		return nil, fmt.Errorf("no vendored headers of TensorRT %s: %w", m[1], err)
+	}
+	return []string{"-DTRTBUILD_STANDIN_HEADERS", "-I" + include, "-I" + filepath.Join(dir, "internal", "cgo", "cudadecl")}, nil
+}
 
 // Lib is one stand-in library.
 type Lib struct {
 	File string // file name, e.g. libnvinfer.so.10
 	Src  string // C++ source
-	// Headers compiles Src with TensorRT's headers (the include folders of CGO_CPPFLAGS, as
-	// cgo has them for a -tags tensorrt build) and TRTBUILD_STANDIN_HEADERS defined: a
+	// Headers compiles Src with the vendored TensorRT headers of the major its File names
+	// (third_party/tensorrt/vN/include, HeaderFlags) and TRTBUILD_STANDIN_HEADERS defined: a
 	// stand-in that calls the logger the backend hands it must see nvinfer1::ILogger as the
-	// backend was compiled (TensorRT 11's ILogger has IVersionedInterface's virtuals first).
+	// shim of that major was compiled (TensorRT 11's ILogger has IVersionedInterface's
+	// virtuals first).
 	Headers bool
 	// LinkMissing (Windows DLLs only) links the library against MissingImport, which is not put
 	// next to it, so that it does not load.
@@ -52,6 +90,31 @@ extern "C" int getInferLibVersion() { return trtbuild_standin_nowhere(); }
 extern "C" void* createInferBuilder_INTERNAL(void*, int) { return nullptr; }
 `
 )
+
+// ShimVersions are the TensorRT versions (NV_TENSORRT_VERSION style) and builds of the
+// vendored headers the shims are compiled against: 11.1.0.106 and 10.16.0.72. internal/cgo's
+// tests check them against cgo.CompiledShims; the Windows DLLs of ShimLibs are compiled
+// beforehand for these.
+var ShimVersions = [][2]int{{110100, 106}, {101600, 72}}
+
+// MinorVersions are the older minors the shims meet in the tests: the oldest each drives
+// (internal/trt's table of older minors: 11.0 and 10.14) and, where there is one, the minor
+// before it, which is refused (10.13.3). internal/cgo's tests check them against the table;
+// the Windows DLLs of ShimLibs are compiled beforehand for these too.
+var MinorVersions = [][2]int{{110000, 5}, {101400, 5}, {101303, 5}}
+
+// ShimLibs is a whole TensorRT of version and build as this OS names its files (libnvinfer.so.N
+// or nvinfer_N.dll, and the parser and plugins), whose builder factory returns null, and a CUDA
+// driver with one "Stand-in GPU" of compute capability 9.0 and 132 SMs, in one folder.
+func ShimLibs(version, build int) []Lib {
+	major := version / 10000
+	return []Lib{
+		{File: trt.FileName(trt.LibInfer, major), Src: InferSrc(version, build)},
+		{File: trt.FileName(trt.LibONNXParser, major), Src: ParserSrc},
+		{File: trt.FileName(trt.LibPlugin, major), Src: PluginSrc},
+		{File: trt.FileName(trt.LibCUDADriver, 0), Src: Driver("Stand-in GPU", 9, 0, 132).Src},
+	}
+}
 
 // Good is a whole TensorRT 10.16.0 (build 72) and a CUDA driver with one GPU.
 func Good() []Lib {
