@@ -119,8 +119,6 @@ func TestBadInput(t *testing.T) {
 		{"opt level out of range", []string{"--backend", "sim", "--opt-level", "9", model}, `invalid argument "9" for "--opt-level" flag: use 0 to 5`},
 		{"bad progress", []string{"--backend", "sim", "--progress", "fancy", model}, "invalid --progress"},
 		{"bad backend", []string{"--backend", "gpu", model}, "invalid --backend"},
-		{"no tensorrt", []string{model}, "built without TensorRT"},
-		{"no tensorrt explicit", []string{"--backend", "tensorrt", model}, "--backend sim"},
 		{"missing --tensorrt-lib", []string{"--backend", "sim", "--tensorrt-lib", filepath.Join(dir, "nope"), model}, "--tensorrt-lib " + filepath.Join(dir, "nope") + " does not exist; give the folder that holds libnvinfer.so.N"},
 		{"keep-fp32 without fp16", []string{"--backend", "sim", "--keep-fp32", "Conv", model}, "--keep-fp32 keeps nodes in float32 when --fp16 or --bf16 converts the model"},
 		{"fp8 with ampere+", []string{"--backend", "sim", "--fp8", "--hardware-compat", "ampere+", model}, "--fp8 cannot be combined with --hardware-compat ampere+"},
@@ -158,6 +156,34 @@ func TestBadInput(t *testing.T) {
 			}
 			if r.stdout != "" {
 				t.Errorf("stdout should be empty on a usage error, got:\n%s", r.stdout)
+			}
+			if _, err := os.Stat(strings.TrimSuffix(model, ".onnx") + ".engine"); err == nil {
+				t.Error("an engine was written")
+			}
+		})
+	}
+}
+
+// TestNoTensorRTFound: where no TensorRT of either major is found, a build (with the default
+// backend, auto, as with tensorrt) starts its worker, which cannot load one: exit 2, one line on
+// stderr naming every place searched and how to point trtbuild at TensorRT, and no engine. It
+// never becomes a simulated build silently.
+func TestNoTensorRTFound(t *testing.T) {
+	t.Parallel() // real subprocesses in their own folders, cache and HOME
+	for _, args := range [][]string{nil, {"--backend", "tensorrt"}} {
+		t.Run(strings.Join(append([]string{"backend"}, args...), " "), func(t *testing.T) {
+			model := repoModel(t, "convnet.onnx")
+			r := trtbuild(t, nil, append(args, "--progress", "plain", model)...)
+			if r.code != 2 {
+				t.Fatalf("exit %d, want 2\nstderr: %s", r.code, r.stderr)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "trtbuild: cannot use TensorRT: TensorRT library not found: cannot load libnvinfer.so.11 or libnvinfer.so.10; searched: ") ||
+				!strings.Contains(lines[0], "point --tensorrt-lib") || !strings.Contains(lines[0], "--backend sim") {
+				t.Errorf("stderr should be the one line of the search; got:\n%s", r.stderr)
+			}
+			if !strings.Contains(r.stdout, "(backend tensorrt,") || !strings.Contains(r.stdout, "Build failed") || !strings.Contains(r.stdout, "Hint: no TensorRT 10 or 11 was found") {
+				t.Errorf("stdout should show the failed TensorRT build:\n%s", r.stdout)
 			}
 			if _, err := os.Stat(strings.TrimSuffix(model, ".onnx") + ".engine"); err == nil {
 				t.Error("an engine was written")

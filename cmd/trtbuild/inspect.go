@@ -9,7 +9,6 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/buildflags"
-	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/inspect"
 	"github.com/trtbuild/trtbuild/internal/parserops"
@@ -95,10 +94,11 @@ func changedBuildFlag(f *pflag.FlagSet) string {
 }
 
 // inspectCheck runs `inspect --check`: the build's preflight with the build flags, then the
-// risks, against the operator list of TensorRT major (0: the newest this binary drives).
+// risks, against the operator list of TensorRT major (0: 10, the newest whose list onnx-tensorrt
+// publishes; --tensorrt-version 11 applies 11's refusals).
 func inspectCheck(stdout io.Writer, build *buildflags.Flags, model string, major int, asJSON bool) error {
 	if major == 0 {
-		major = cgo.CompiledMajors()[0]
+		major = 10
 	}
 	ops, note, err := parserops.For(major)
 	if err != nil {

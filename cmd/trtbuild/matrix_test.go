@@ -232,7 +232,7 @@ func TestMatrixBadInput(t *testing.T) {
 		{"unknown field", testMatrix + "colour: blue\n", nil, `unknown field "colour"`},
 		{"bad build flag", testMatrix + "build_flags: [--opt-level, \"9\"]\n", nil, "check build_flags"},
 		{"missing model", strings.Replace(testMatrix, "models/convnet.onnx", "models/gone.onnx", 1), nil, "gone.onnx"},
-		{"no tensorrt", testMatrix, []string{"matrix", "build", bad}, "built without TensorRT"},
+		{"no tensorrt", testMatrix, []string{"matrix", "build", bad}, "no GPU here can build a cell: GPU 0: cannot use TensorRT: TensorRT library not found"},
 		{"bad gpus", testMatrix, []string{"matrix", "build", bad, "--backend", "sim", "--gpus", "0,x"}, "invalid --gpus"},
 		{"cell without index", testMatrix, []string{"matrix", "cell", bad, "--backend", "sim"}, "needs --index"},
 		{"cell out of range", testMatrix, []string{"matrix", "cell", bad, "--backend", "sim", "--index", "6"}, "0 to 5"},

@@ -282,6 +282,10 @@ func Build(f *File, o BuildOptions) error {
 			}
 			gpu[d] = dev
 		}
+		if len(gpu) == 0 {
+			// No device here can build anything (no TensorRT found, say): nothing to skip to.
+			return exitcode.Usagef("no GPU here can build a cell: %s; run the matrix where TensorRT and the GPUs are, or preview it with --backend sim", strings.Join(probeErrs, "; "))
+		}
 	}
 	deviceFor := make(map[int][]int) // cell index → devices that can build it
 	for _, c := range cells {

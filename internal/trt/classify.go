@@ -76,6 +76,14 @@ var rules = []rule{
 		hint: "TensorRT loads its builder resource library by file name from the worker's LD_LIBRARY_PATH, which starts with the TensorRT folder trtbuild chose: that folder lacks it; trtbuild version --check-builder names the file and the folder to add",
 	},
 	{
+		// The search found no libnvinfer of a major trtbuild drives (SearchError).
+		name: "no-tensorrt",
+		patterns: [][]string{
+			{"tensorrt library not found"},
+		},
+		hint: "no TensorRT 10 or 11 was found where trtbuild looks: install one (pip install tensorrt, or NVIDIA's tarball or packages), or point --tensorrt-lib at the folder that holds libnvinfer; trtbuild version shows where it looked",
+	},
+	{
 		name: "tensorrt-library",
 		patterns: [][]string{
 			{"libnvinfer", "cannot open shared object file"},

@@ -46,6 +46,11 @@ var classifyTests = []struct {
 		rule:     "unsupported-gpu",
 	},
 	{
+		name:     "no TensorRT found",
+		messages: []string{"cannot use TensorRT: TensorRT library not found: cannot load libnvinfer.so.11 or libnvinfer.so.10; searched: system (LD_LIBRARY_PATH=unset, ld.so.cache) libnvinfer.so.11: cannot open shared object file: No such file or directory"},
+		rule:     "no-tensorrt",
+	},
+	{
 		name:     "library path",
 		messages: []string{"trtbuild: error while loading shared libraries: libnvinfer.so.10: cannot open shared object file: No such file or directory"},
 		rule:     "tensorrt-library",
