@@ -1041,7 +1041,10 @@ serve_pid=""
 # model inside the root and a symbolic link to one outside it, while clients submit builds of
 # that name and the command line builds it into an engine cache of its own
 # (serveattack modelrace): nothing outside the root is built, keyed, cached or quoted, and
-# every engine cache entry is the engine of the model its key was hashed from.
+# every engine cache entry is the engine of the model its key was hashed from. Beside it, the
+# command line builds a model whose folder is exchanged with another holding a model of the
+# same name (renameat2 RENAME_EXCHANGE) a million times a minute: its cache entries too must
+# each be the engine of their key's model.
 race_submits=500
 [ -n "$quick" ] && race_submits=100
 rm -rf "$serve_state"

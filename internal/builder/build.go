@@ -120,8 +120,18 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 	if o.CacheOnly {
 		return progress.Result{}, ErrNotCached
 	}
+	// The worker works in the folder the model was opened in, held open, and reads the model
+	// by its name there: a folder or link swapped on the model's path meanwhile cannot give it
+	// another model than the one checked, hashed and keyed (Source.Changed pins the name).
+	folder, err := p.src.OpenFolder()
+	if err != nil {
+		return progress.Result{}, fmt.Errorf("opening the folder of the model %s: %w", q(model), err)
+	}
+	defer folder.Close()
+	workerReq := req
+	workerReq.Model = p.src.Base()
 	res, err := runSession(Config{
-		Worker:        worker.StartOptions{Command: exe, Request: req},
+		Worker:        worker.StartOptions{Command: exe, Request: workerReq, ModelFolder: folder, ModelDir: p.src.Dir()},
 		Engine:        engine,
 		Output:        files.engine,
 		Commit:        func(res *progress.Result) error { return commitBuilt(p.src, files, res) },

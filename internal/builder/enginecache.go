@@ -215,7 +215,7 @@ func computeKey(cache *enginecache.Cache, o *Options, src *onnx.Source, req work
 		// as they would on the real GPUs.
 		target.GPU, target.ComputeCapability, target.MIG = o.KeyTarget.GPU, o.KeyTarget.ComputeCapability, o.KeyTarget.MIG
 	}
-	k := &keyedBuild{cache: cache, src: src, model: req.Model, backend: req.Backend, trt: target.TensorRT, prec: info.Precision}
+	k := &keyedBuild{cache: cache, src: src, model: src.Path(), backend: req.Backend, trt: target.TensorRT, prec: info.Precision}
 	hash := o.ModelHashes
 	if hash == nil {
 		hash = buildkey.HashSource

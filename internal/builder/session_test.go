@@ -20,9 +20,18 @@ import (
 // The test binary doubles as a fake build worker: with TRTBUILD_FAKE_WORKER set it speaks the
 // worker protocol (control lines on stdin, events on fd 3) with a scripted behaviour, so the
 // session's budgets and cancel ladder are tested against a real child process.
+// Started as the build worker (WorkerSubcommand), it is the real one, for the tests that run
+// builds through Run.
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("TRTBUILD_FAKE_WORKER"); mode != "" {
 		fakeWorker(mode)
+		os.Exit(0)
+	}
+	if len(os.Args) > 1 && os.Args[1] == WorkerSubcommand {
+		if err := ServeWorker(); err != nil {
+			fmt.Fprintln(os.Stderr, "trtbuild: build worker:", err)
+			os.Exit(1)
+		}
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

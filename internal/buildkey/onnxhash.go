@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"sync"
 
@@ -41,7 +42,7 @@ func HashModel(path string) (ModelHashes, error) {
 	}
 	defer release()
 	dir := filepath.Dir(path)
-	hashes, err := hashBytes(data, func(loc string) (*os.File, os.FileInfo, error) { return onnx.OpenExternal(dir, loc) })
+	hashes, err := hashMapped(data, func(loc string) (*os.File, os.FileInfo, error) { return onnx.OpenExternal(dir, loc) })
 	if err != nil {
 		return ModelHashes{}, fmt.Errorf("hashing model %s: %w", path, err)
 	}
@@ -56,11 +57,32 @@ func HashSource(src *onnx.Source) (ModelHashes, error) {
 		return ModelHashes{}, fmt.Errorf("reading model %s: %w", src.Path(), err)
 	}
 	defer release()
-	hashes, err := hashBytes(data, src.OpenExternal)
+	hashes, err := hashMapped(data, src.OpenExternal)
 	if err != nil {
 		return ModelHashes{}, fmt.Errorf("hashing model %s: %w", src.Path(), err)
 	}
 	return hashes, nil
+}
+
+// ErrCutShort is HashModel's and HashSource's error when the model file was cut short while it
+// was read: its mapped pages past the new end fault (SIGBUS), which becomes this error instead
+// of a crash.
+var ErrCutShort = errors.New("the model was cut short while it was read: build again once it is written in full")
+
+// hashMapped is hashBytes of a file's mapped bytes, turning a fault on them (the file was
+// truncated meanwhile) into ErrCutShort.
+func hashMapped(data []byte, open func(loc string) (*os.File, os.FileInfo, error)) (hashes ModelHashes, err error) {
+	was := debug.SetPanicOnFault(true) // this goroutine's alone
+	defer func() {
+		debug.SetPanicOnFault(was)
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); !fault {
+				panic(r)
+			}
+			hashes, err = ModelHashes{}, ErrCutShort
+		}
+	}()
+	return hashBytes(data, open)
 }
 
 // hashBytes hashes a model's bytes; external data files are opened with open (by location,

@@ -32,10 +32,11 @@ type Source struct {
 	path   string // the model's path as given (messages name it)
 	file   *os.File
 	st     stamp
-	folder *os.Root // the model's folder
-	dir    string   // its path, as given
-	// restat opens the model by its name again, as a reader that opens it by path would (the
-	// build's worker), for Changed.
+	folder *os.Root // the folder that holds the file
+	dir    string   // its path
+	base   string   // the file's name in it
+	// restat opens the model by its name in the held folder again, as the build's worker
+	// does (WorkIn), for Changed.
 	restat func() (*os.File, error)
 
 	mu       sync.Mutex
@@ -47,27 +48,41 @@ type Source struct {
 }
 
 // OpenSource opens the model at path, the caller's own path (links at it are followed, as the
-// caller asked), and its folder. Anything but a regular file is refused without blocking; the
-// error is regfile.Open's, for regfile.InputError to describe.
+// caller asked), and the folder the file is in, found from the file opened (its links
+// resolved, so that a link swapped afterwards leads nowhere that matters). Anything but a
+// regular file is refused without blocking; the error is regfile.Open's, for
+// regfile.InputError to describe.
 func OpenSource(path string) (*Source, error) {
 	f, _, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	fail := func(err error) (*Source, error) {
+		f.Close()
+		return nil, fmt.Errorf("reading model: %s: %w", pathtext.Q(path), err)
+	}
 	st, err := stampFile(f)
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("reading model: %w", err)
+		return fail(err)
 	}
-	dir := filepath.Dir(path)
+	real, err := openedPath(f, path)
+	if err != nil {
+		return fail(err)
+	}
+	dir, base := filepath.Split(real)
 	folder, err := os.OpenRoot(dir)
 	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("reading model: the folder of %s: %w", pathtext.Q(path), err)
+		return fail(fmt.Errorf("its folder: %w", err))
 	}
-	return &Source{path: path, file: f, st: st, folder: folder, dir: dir,
+	// The name in the folder must be the file opened: a swap in between is refused.
+	if named, err := folder.Lstat(base); err != nil || !os.SameFile(named, st.info) {
+		folder.Close()
+		return fail(errors.New("it was replaced while it was opened; open it again"))
+	}
+	held := folder
+	return &Source{path: path, file: f, st: st, folder: folder, dir: filepath.Clean(dir), base: base,
 		restat: func() (*os.File, error) {
-			f, _, err := OpenModel(path)
+			f, _, err := openRegular(func() (*os.File, error) { return held.OpenFile(base, os.O_RDONLY|syscall.O_NONBLOCK, 0) })
 			return f, err
 		}}, nil
 }
@@ -136,7 +151,7 @@ func OpenSourceIn(root *os.Root, rootDir, name string) (*Source, error) {
 	}
 	held := folder
 	return &Source{path: filepath.Join(rootDir, filepath.FromSlash(name)), file: f, st: stamped, folder: folder,
-		dir: filepath.Join(rootDir, filepath.FromSlash(dir)), restat: func() (*os.File, error) {
+		dir: filepath.Join(rootDir, filepath.FromSlash(dir)), base: base, restat: func() (*os.File, error) {
 			if lst, err := held.Lstat(base); err != nil || lst.Mode()&fs.ModeSymlink != 0 {
 				return nil, cmpErr(err, ErrLinkedModel)
 			}
@@ -164,8 +179,16 @@ func unwrapPathError(err error) error {
 // Path is the model's path as given (for a Source opened in a root, below the root's folder).
 func (s *Source) Path() string { return s.path }
 
-// Dir is the model's folder, as given.
+// Dir is the folder that holds the model file (for a Source opened by path, with the links
+// of the path resolved): its external data are relative to it.
 func (s *Source) Dir() string { return s.dir }
+
+// Base is the model file's name in Dir.
+func (s *Source) Base() string { return s.base }
+
+// OpenFolder opens the held folder itself, for a worker that works in it (see Changed): the
+// caller closes it.
+func (s *Source) OpenFolder() (*os.File, error) { return s.folder.Open(".") }
 
 // Info is what the file system said of the model when it was opened.
 func (s *Source) Info() os.FileInfo { return s.st.info }
@@ -231,10 +254,13 @@ func (s *Source) ExternalFiles(m *Model) []ExternalFile {
 	return m.externalFiles(s.dir, s.StatExternal)
 }
 
-// Changed says whether the model a reader opening it by its path would read now is not the
-// one this Source read: the name leads to another file, or the file (or an external data file
-// this Source read) was written to, renamed or linked since it was opened — every such change
-// moves a file's change time, which no one can set back. nil means unchanged.
+// Changed says whether the model a reader opening it by its name in the held folder would read
+// now (as the build's worker does, working in that folder) is not the one this Source read:
+// the name leads to another file, or the file (or an external data file this Source read)
+// was written to, renamed or linked since it was opened — every such change moves a file's
+// change time, which no one can set back. What happens on the way to the folder (a folder or a
+// link of the path swapped) cannot reach a reader that works in the folder it holds. nil means
+// unchanged.
 func (s *Source) Changed() error {
 	err := sameAs(s.st, s.restat)
 	if err != nil {
@@ -251,10 +277,12 @@ func (s *Source) Changed() error {
 		s.mu.Lock()
 		was := s.external[loc]
 		s.mu.Unlock()
-		// By its path, as the builder opens it (TensorRT resolves a location against the
-		// model's path), and through the held folder.
+		// By its name in the held folder, as the worker working there opens it (TensorRT
+		// resolves a location against the model's folder).
 		err := sameAs(was, func() (*os.File, error) {
-			f, _, err := regfile.Open(filepath.Join(s.dir, filepath.FromSlash(loc)))
+			f, _, err := openRegular(func() (*os.File, error) {
+				return s.folder.OpenFile(filepath.FromSlash(loc), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+			})
 			return f, err
 		})
 		if err != nil {
@@ -346,7 +374,7 @@ func (s *Source) CopyTo(dir string) (string, error) {
 	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
 		return "", fmt.Errorf("copying the model %s: %w", pathtext.Q(base), err)
 	}
-	if err := copyOwn(dst, io.LimitReader(s.file, s.st.Size)); err != nil {
+	if err := copyOwn(dst, s.file, s.st.Size); err != nil {
 		return "", fmt.Errorf("copying the model %s: %w", pathtext.Q(base), err)
 	}
 	seen := map[string]bool{}
@@ -366,7 +394,7 @@ func (s *Source) CopyTo(dir string) (string, error) {
 				return "", fmt.Errorf("copying external data %q: %w", ref.Location, err)
 			}
 		}
-		err = copyOwn(filepath.Join(dir, rel), io.LimitReader(f, st.Size()))
+		err = copyOwn(filepath.Join(dir, rel), f, st.Size())
 		f.Close()
 		if err != nil {
 			return "", fmt.Errorf("copying external data %q: %w", ref.Location, err)
@@ -375,8 +403,13 @@ func (s *Source) CopyTo(dir string) (string, error) {
 	return dst, nil
 }
 
-// copyOwn writes what src holds to path, a file trtbuild names itself (outpath.Own).
-func copyOwn(path string, src io.Reader) error {
+// ErrCutShort is CopyTo's error when a file it copies ends before the size it had when it was
+// opened: it was cut short meanwhile, and no copy is left.
+var ErrCutShort = errors.New("it was cut short while it was copied: submit it again once it is written in full")
+
+// copyOwn writes the size bytes src holds to path, a file trtbuild names itself (outpath.Own).
+// A src that ends before size is ErrCutShort, and nothing is left at path.
+func copyOwn(path string, src io.Reader, size int64) error {
 	t, err := outpath.InspectOwn(path)
 	if err != nil {
 		return err
@@ -388,7 +421,11 @@ func copyOwn(path string, src io.Reader) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(p.File, src); err != nil {
+	n, err := io.Copy(p.File, io.LimitReader(src, size))
+	if err == nil && n != size {
+		err = ErrCutShort
+	}
+	if err != nil {
 		p.Cleanup() //nolint:errcheck // the copy's error is the one to report
 		return err
 	}

@@ -199,3 +199,90 @@ func TestSourceHeldPastClose(t *testing.T) {
 		t.Errorf("after the last release: %v, want the file closed", err)
 	}
 }
+
+// TestSourceHoldsTheFolderItOpened: a model reached through links (a linked folder, a linked
+// file) is held in the folder the file is in, under the file's own name; swapping the links
+// afterwards changes nothing that the Source reads or pins.
+func TestSourceHoldsTheFolderItOpened(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need a privilege on Windows")
+	}
+	real := modelDir(t)
+	real, err := filepath.EvalSymlinks(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := modelDir(t)
+	links := t.TempDir()
+	folderLink := filepath.Join(links, "models")
+	if err := os.Symlink(real, folderLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("ext.onnx", filepath.Join(real, "linked.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	src, err := OpenSource(filepath.Join(folderLink, "linked.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if src.Dir() != real || src.Base() != "ext.onnx" {
+		t.Errorf("Dir, Base = %s, %s; want %s, ext.onnx", src.Dir(), src.Base(), real)
+	}
+	if src.Path() != filepath.Join(folderLink, "linked.onnx") {
+		t.Errorf("Path = %s, want the path as given", src.Path())
+	}
+	m, err := src.Metadata()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.ExternalFiles(m)) == 0 {
+		t.Fatal("no external data")
+	}
+	// The folder link now leads to another folder with the same files.
+	if err := os.Remove(folderLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other, folderLink); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.Changed(); err != nil {
+		t.Errorf("Changed after the link was swapped: %v; the held folder did not change", err)
+	}
+	folder, err := src.OpenFolder()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer folder.Close()
+	held, err := folder.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err := os.Stat(real); err != nil || !os.SameFile(held, want) {
+		t.Errorf("OpenFolder is not the folder the model is in (%v)", err)
+	}
+}
+
+// TestSourceCopyToCutShort: a model cut short after it was opened is not copied in part: the
+// copy fails with ErrCutShort and leaves nothing at its name.
+func TestSourceCopyToCutShort(t *testing.T) {
+	dir := modelDir(t)
+	src, err := OpenSource(filepath.Join(dir, "convnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	if _, err := src.Metadata(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "convnet.onnx"), src.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if _, err := src.CopyTo(out); !errors.Is(err, ErrCutShort) {
+		t.Errorf("CopyTo of a model cut short: %v, want ErrCutShort", err)
+	}
+	if _, err := os.Lstat(filepath.Join(out, "convnet.onnx")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a part copy was left: %v", err)
+	}
+}

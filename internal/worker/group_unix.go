@@ -3,6 +3,7 @@
 package worker
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
@@ -16,8 +17,11 @@ type processGroup struct{}
 // terminal's Ctrl-C reaches only the parent, which decides what to do, with the event pipe and
 // the plan file as fds 3 and 4 (see the package comment), and with the parent-death signal
 // where there is one.
-func newProcessGroup(cmd *exec.Cmd, events, plan *os.File) (*processGroup, error) {
+func newProcessGroup(cmd *exec.Cmd, events, plan, modelFolder *os.File) (*processGroup, error) {
 	cmd.ExtraFiles = []*os.File{events, plan} // fds 3 and 4
+	if modelFolder != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, modelFolder) // fd 5, ModelFolderFD
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	setParentDeathSignal(cmd.SysProcAttr)
 	return &processGroup{}, nil
@@ -43,3 +47,17 @@ func (*processGroup) kill(cmd *exec.Cmd) error {
 
 // release is called once the worker has exited.
 func (*processGroup) release() {}
+
+// modelFolderArg is Request.ModelFolder for the folder the worker inherits as fd 5.
+func modelFolderArg(*os.File, string) string { return ModelFolderFD }
+
+// enterModelFolder makes the worker work in the model's folder, fd 5 (ModelFolderFD).
+func enterModelFolder(arg string) error {
+	if arg != ModelFolderFD {
+		return fmt.Errorf("model folder %q is not %s", arg, ModelFolderFD)
+	}
+	if err := syscall.Fchdir(5); err != nil {
+		return fmt.Errorf("entering the model's folder: %w", err)
+	}
+	return nil
+}

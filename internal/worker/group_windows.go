@@ -46,7 +46,7 @@ type processGroup struct {
 // newProcessGroup makes the worker's job and sets cmd up to start the worker suspended, with
 // the event pipe and the plan file as inherited handles named in handlesEnv (cmd.Env must be
 // set).
-func newProcessGroup(cmd *exec.Cmd, events, plan *os.File) (*processGroup, error) {
+func newProcessGroup(cmd *exec.Cmd, events, plan, _ *os.File) (*processGroup, error) {
 	job, err := windows.CreateJobObject(nil, nil) // nil attributes: the handle is not inheritable
 	if err != nil {
 		return nil, fmt.Errorf("creating the build worker's job object: %w", err)
@@ -227,3 +227,15 @@ func inheritedFiles() (events, plan *os.File, err error) {
 // watchParent does nothing on Windows: the worker's job ends it with its parent, and the end
 // of the control pipe cancels the build before that where the parent closed it.
 func watchParent(*watchdog) (stop func()) { return func() {} }
+
+// modelFolderArg is Request.ModelFolder on Windows: the folder's path (dir), which the parent's
+// open handle keeps in place.
+func modelFolderArg(_ *os.File, dir string) string { return dir }
+
+// enterModelFolder makes the worker work in the model's folder, named by its path.
+func enterModelFolder(arg string) error {
+	if err := os.Chdir(arg); err != nil {
+		return fmt.Errorf("entering the model's folder: %w", err)
+	}
+	return nil
+}

@@ -22,7 +22,11 @@ type StartOptions struct {
 	Command []string
 	Env     []string
 	Plan    *os.File // the temporary plan file (see the package comment)
-	Request Request
+	// ModelFolder, when not nil, is the model's folder, held open, and ModelDir its path: the
+	// worker works in it (Request.ModelFolder), reading Request.Model, the file's name there.
+	ModelFolder *os.File
+	ModelDir    string
+	Request     Request
 	// TailLines is how many lines of the worker's stdout/stderr to keep for crash reports;
 	// 0 means 40.
 	TailLines int
@@ -57,6 +61,9 @@ func Start(opts StartOptions) (*Process, error) {
 	if opts.Plan == nil {
 		return nil, errors.New("no plan file")
 	}
+	if opts.ModelFolder != nil {
+		opts.Request.ModelFolder = modelFolderArg(opts.ModelFolder, opts.ModelDir)
+	}
 	msg, err := encodeControl(control{Type: controlBuild, Request: &opts.Request})
 	if err != nil {
 		return nil, err
@@ -78,7 +85,7 @@ func Start(opts StartOptions) (*Process, error) {
 	// The worker compares its parent with this pid to tell its parent's death (it is
 	// reparented) from a parent that happens to be PID 1, as trtbuild is in a container.
 	cmd.Env = append(env[:len(env):len(env)], parentPIDEnv+"="+strconv.Itoa(os.Getpid()))
-	group, err := newProcessGroup(cmd, evW, opts.Plan)
+	group, err := newProcessGroup(cmd, evW, opts.Plan, opts.ModelFolder)
 	if err != nil {
 		evR.Close()
 		evW.Close()

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"path/filepath"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/trt"
@@ -13,7 +14,14 @@ import (
 // Request is everything the worker needs to run one build. The parent validates it and sends
 // it to the worker as the first line of the control pipe (see internal/worker).
 type Request struct {
-	Model       string            `json:"model"`
+	Model string `json:"model"`
+	// ModelFolder, when set, is the model's folder, held open by the parent (StartOptions.
+	// ModelFolder): the worker works in it, and Model is the file's name there, so that the
+	// model and its external data are read from the folder the parent opened and checked,
+	// whatever is renamed or re-linked on the path to it meanwhile. It is ModelFolderFD on
+	// Unix (the folder is that inherited descriptor) and the folder's path on Windows (the
+	// parent's handle keeps it in place).
+	ModelFolder string            `json:"model_folder,omitempty"`
 	Backend     string            `json:"backend"` // "sim" or "tensorrt"
 	LogSeverity progress.Severity `json:"log_severity"`
 	Device      int               `json:"device,omitempty"`
@@ -115,4 +123,28 @@ type SimConfig struct {
 	// FP16FailNode makes the build fail as TensorRT 11.2 fails an FP16 Conv it has no kernel
 	// for, naming this node, unless the node is kept in float32.
 	FP16FailNode string `json:"fp16_fail_node,omitempty"`
+}
+
+// ModelFolderFD is Request.ModelFolder when the folder is the worker's inherited descriptor 5,
+// after the event pipe (3) and the plan file (4).
+const ModelFolderFD = "fd:5"
+
+// absolute makes the request's paths other than the model's absolute against dir (the
+// worker's first working folder), before the worker moves into the model's folder.
+func (r *Request) absolute(dir string) {
+	abs := func(p string) string {
+		if p == "" || p == "auto" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	r.TimingCache, r.TimingCacheOut, r.TensorRTLib = abs(r.TimingCache), abs(r.TimingCacheOut), abs(r.TensorRTLib)
+	for i, p := range r.Plugins {
+		r.Plugins[i] = abs(p)
+	}
+	if r.TensorRT != nil {
+		loc := *r.TensorRT
+		loc.Dir, loc.LeanDir, loc.CUDARuntime = abs(loc.Dir), abs(loc.LeanDir), abs(loc.CUDARuntime)
+		r.TensorRT = &loc
+	}
 }

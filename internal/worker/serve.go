@@ -159,6 +159,15 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 	}
 	req := *c.Request
 	w := &eventWriter{w: events}
+	if req.ModelFolder != "" {
+		// Every other path of the request stays what it named from where the worker started.
+		if cwd, err := os.Getwd(); err == nil {
+			req.absolute(cwd)
+		}
+		if err := enterModelFolder(req.ModelFolder); err != nil {
+			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)
+		}
+	}
 
 	// Control: cancel on request; the end of the pipe means the parent is gone. Read from the
 	// start, so that nothing below (a lock wait, a slow model conversion) can keep a worker

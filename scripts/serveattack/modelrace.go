@@ -77,6 +77,30 @@ func toggler(name, inside, outside string, stop <-chan struct{}, swaps *atomic.I
 	}
 }
 
+// cliRace builds model with the command line runs times into an engine cache of its own, and
+// says how many were built and refused as changed, and the outputs that were neither.
+func cliRace(tb, model, cache, engine string, runs int) (built, changed int, problems []string) {
+	for i := range runs {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd := exec.CommandContext(ctx, tb, "--backend", "sim", "--sim-speed", "1000", "--no-timing-cache", "--progress", "quiet",
+			"--engine-cache", cache, "--avg-timing", strconv.Itoa(i%50+1), "-o", engine, model)
+		out, err := cmd.CombinedOutput()
+		cancel()
+		switch {
+		case err == nil:
+			built++
+		case strings.Contains(string(out), "changed while it was being built"):
+			changed++
+		case strings.Contains(string(out), "does not exist") || strings.Contains(string(out), "symbolic link") || strings.Contains(string(out), "cannot read model"):
+		default:
+			if len(problems) < 3 {
+				problems = append(problems, strings.TrimSpace(string(out)))
+			}
+		}
+	}
+	return built, changed, problems
+}
+
 func modelRace(n int, models, outside, tb string) {
 	insideData, err := os.ReadFile(filepath.Join(models, "convnet.onnx"))
 	if err != nil {
@@ -180,34 +204,52 @@ func modelRace(n int, models, outside, tb string) {
 	}
 	// The command line, sharing an engine cache of its own, builds the toggled name too: it
 	// follows the link as the user's own path, but each entry must be the engine of the model
-	// its key was hashed from.
+	// its key was hashed from. Beside it, the folder of a model is exchanged with another
+	// holding a model of the same name, as fast as the file system lets it.
 	cliCache := filepath.Join(filepath.Dir(*stateDir), "race-cli-cache")
-	cliRuns, cliBuilt, cliChanged := 0, 0, 0
-	var cliProblems []string
+	folderCache := filepath.Join(filepath.Dir(*stateDir), "race-folder-cache")
+	folders := filepath.Join(filepath.Dir(*stateDir), "race-folders")
+	cliRuns := max(n/20, 5)
+	var (
+		cliBuilt, cliChanged, folderBuilt, folderChanged int
+		cliProblems, folderProblems                      []string
+		folderSwaps                                      atomic.Int64
+	)
+	folderStop := make(chan struct{})
+	folderDone := make(chan struct{})
 	if tb != "" {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range max(n/20, 5) {
-				cliRuns++
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				cmd := exec.CommandContext(ctx, tb, "--backend", "sim", "--sim-speed", "1000", "--no-timing-cache", "--progress", "quiet",
-					"--engine-cache", cliCache, "--avg-timing", strconv.Itoa(i%50+1), "-o", filepath.Join(filepath.Dir(*stateDir), "race-cli.engine"), name)
-				out, err := cmd.CombinedOutput()
-				cancel()
-				switch {
-				case err == nil:
-					cliBuilt++
-				case strings.Contains(string(out), "changed while it was being built"):
-					cliChanged++
-				case strings.Contains(string(out), "does not exist") || strings.Contains(string(out), "symbolic link") || strings.Contains(string(out), "cannot read model"):
-				default:
-					if len(cliProblems) < 3 {
-						cliProblems = append(cliProblems, strings.TrimSpace(string(out)))
-					}
+		os.RemoveAll(folders)
+		for dir, data := range map[string][]byte{"models": insideData, "other": nil} {
+			if err := os.MkdirAll(filepath.Join(folders, dir), 0o755); err != nil {
+				fmt.Fprintln(os.Stderr, "serveattack:", err)
+				os.Exit(1)
+			}
+			if data == nil {
+				if data, err = os.ReadFile(outside); err != nil {
+					fmt.Fprintln(os.Stderr, "serveattack:", err)
+					os.Exit(1)
 				}
 			}
+			if err := os.WriteFile(filepath.Join(folders, dir, "victim.onnx"), data, 0o644); err != nil {
+				fmt.Fprintln(os.Stderr, "serveattack:", err)
+				os.Exit(1)
+			}
+		}
+		go func() {
+			folderToggler(filepath.Join(folders, "models"), filepath.Join(folders, "other"), folderStop, &folderSwaps)
+			close(folderDone)
 		}()
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			cliBuilt, cliChanged, cliProblems = cliRace(tb, name, cliCache, filepath.Join(filepath.Dir(*stateDir), "race-cli.engine"), cliRuns)
+		}()
+		go func() {
+			defer wg.Done()
+			folderBuilt, folderChanged, folderProblems = cliRace(tb, filepath.Join(folders, "models", "victim.onnx"), folderCache, filepath.Join(filepath.Dir(*stateDir), "race-folder.engine"), cliRuns)
+		}()
+	} else {
+		close(folderDone)
 	}
 	for i := range n {
 		work <- i
@@ -215,7 +257,9 @@ func modelRace(n int, models, outside, tb string) {
 	close(work)
 	wg.Wait()
 	close(stop)
+	close(folderStop)
 	<-done
+	<-folderDone
 
 	result(fmt.Sprintf("model race: %d submits while the name was swapped %d times: nothing from outside the root", n, swaps.Load()),
 		len(problems) == 0, "%d built, %d shared or cached, %d refused, %d other; %s", built, shared, refused, other, strings.Join(problems, "; "))
@@ -225,6 +269,9 @@ func modelRace(n int, models, outside, tb string) {
 		bad := cacheEntriesInconsistent(cliCache)
 		result(fmt.Sprintf("model race: %d command-line builds (%d built, %d refused as changed): each cache entry is the engine of its key's model", cliRuns, cliBuilt, cliChanged),
 			len(bad) == 0 && len(cliProblems) == 0, "%s %s", strings.Join(bad, "; "), strings.Join(cliProblems, "; "))
+		bad = cacheEntriesInconsistent(folderCache)
+		result(fmt.Sprintf("model race: %d command-line builds while the model's folder was exchanged %d times (%d built, %d refused as changed): each cache entry is the engine of its key's model", cliRuns, folderSwaps.Load(), folderBuilt, folderChanged),
+			len(bad) == 0 && len(folderProblems) == 0, "%s %s", strings.Join(bad, "; "), strings.Join(folderProblems, "; "))
 	}
 }
 
