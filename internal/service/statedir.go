@@ -30,10 +30,10 @@ const stateLockName = "lock"
 
 // lockStateDir takes the state dir's lock: exclusive for a Manager that keeps the history,
 // which marks the builds it finds unfinished interrupted, so that no other process may be
-// running them; shared for the others, which keep no history and may be many.
+// running them; shared for the others, which keep no history and may be many. It is the lock
+// of the folder itself (filelock.TryLockDir), which removing its lock file does not undo.
 func lockStateDir(dir string, exclusive bool) (*filelock.Lock, error) {
-	path := filepath.Join(dir, stateLockName)
-	l, held, err := filelock.TryLock(path, exclusive)
+	l, held, err := filelock.TryLockDir(dir, stateLockName, exclusive)
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 	}
@@ -45,7 +45,7 @@ func lockStateDir(dir string, exclusive bool) (*filelock.Lock, error) {
 	}
 	// Held shared: by processes that keep no history (trtbuild mcp); else by another server.
 	other := "another trtbuild serve"
-	if probe, shared, _ := filelock.TryLock(path, false); shared {
+	if probe, shared, _ := filelock.TryLockDir(dir, stateLockName, false); shared {
 		probe.Release()
 		other = "trtbuild mcp"
 	}
