@@ -126,6 +126,42 @@ func (m *Manager) removeOwned(dir string) {
 // runDir is the folder of the run named id.
 func (o *owner) runDir(id string) string { return filepath.Join(o.dir, id) }
 
+// claimRunDir marks the folder of the run named id in use (Manager.runDirs), before it is
+// made: sweepRuns leaves it alone until releaseRunDir.
+func (m *Manager) claimRunDir(id string) {
+	m.mu.Lock()
+	m.runDirs[id] = true
+	m.mu.Unlock()
+}
+
+// releaseRunDir marks the folder of the run named id no longer in use: it is removed, or
+// sweepRuns removes it.
+func (m *Manager) releaseRunDir(id string) {
+	m.mu.Lock()
+	delete(m.runDirs, id)
+	m.mu.Unlock()
+}
+
+// sweepRuns removes the folders of this Manager's runs/<owner>/ that no request or run uses:
+// what a request left that ended half-way. Its queued and running builds' folders stay.
+func (m *Manager) sweepRuns() {
+	entries, err := os.ReadDir(m.owner.dir)
+	if err != nil {
+		return
+	}
+	var stale []string
+	m.mu.Lock()
+	for _, e := range entries {
+		if !m.runDirs[e.Name()] {
+			stale = append(stale, e.Name())
+		}
+	}
+	m.mu.Unlock()
+	for _, name := range stale {
+		m.removeOwned(m.owner.runDir(name))
+	}
+}
+
 // mkdirRun makes the folder of the run named id.
 func (o *owner) mkdirRun(m *Manager, id string) error {
 	return m.mkdirPrivate(filepath.Join("runs", o.name, id))
