@@ -134,7 +134,7 @@ func TestBadInput(t *testing.T) {
 		{"profile out of order", []string{"--backend", "sim", "--profile", "1", model}, "the next one here is 0"},
 		{"bad shapes in profile 1", []string{"--backend", "sim", "--shapes", "images:1x3x224x224", "--profile", "1", "--shapes", "images:1x3", model}, "profile 1"},
 		{"zero kill-after", []string{"--backend", "sim", "--kill-after", "0s", model}, "invalid --kill-after"},
-		{"negative timeout", []string{"--backend", "sim", "--timeout", "-1s", model}, "invalid time budget"},
+		{"negative timeout", []string{"--backend", "sim", "--timeout", "-1s", model}, `invalid argument "-1s" for "--timeout" flag: -1s is negative: give a positive duration, like 20m`},
 		{"bad sim speed", []string{"--backend", "sim", "--sim-speed", "0", model}, "invalid --sim-speed"},
 		{"random bytes", []string{"--backend", "sim", repoModel(t, "random_bytes.onnx")}, "is not an ONNX model"},
 		{"wrong magic", []string{"--backend", "sim", repoModel(t, "wrong_magic.onnx")}, "is not an ONNX model"},

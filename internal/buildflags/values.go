@@ -146,7 +146,8 @@ func (v nonEmptyString) Type() string { return "string" }
 
 // durationValue is a duration flag whose errors say how to write a duration: a bare number,
 // which Go's time.ParseDuration refuses as "missing unit", gets "use a unit, like 2s or 20m",
-// and one written right but beyond what a time.Duration holds says it is too long.
+// one written right but beyond what a time.Duration holds says it is too long, and a negative
+// one, which no duration flag means (a time budget of -5s would be none at all), is refused.
 type durationValue struct{ d *time.Duration }
 
 // durationSyntax is what time.ParseDuration accepts: a sign, then numbers with units. A text
@@ -181,6 +182,9 @@ func (v durationValue) Set(s string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("not a duration: write a number with a unit, like 90s, 20m or 1h30m")
+	}
+	if d < 0 {
+		return fmt.Errorf("%s is negative: give a positive duration, like 20m", t)
 	}
 	*v.d = d
 	return nil

@@ -35,6 +35,8 @@ func TestDurationFlag(t *testing.T) {
 		"99999999999999999s":  "99999999999999999s is too long: the longest duration is 2562047h (about 292 years)",
 		"1h9999999999999999m": "1h9999999999999999m is too long: the longest duration is 2562047h (about 292 years)",
 		"9999999hours":        "not a duration: write a number with a unit, like 90s, 20m or 1h30m",
+		"-5s":                 "-5s is negative: give a positive duration, like 20m",
+		"-1h30m":              "-1h30m is negative: give a positive duration, like 20m",
 	} {
 		if err := v.Set(in); err == nil || err.Error() != want {
 			t.Errorf("Set(%q): %v, want %q", in, err, want)

@@ -6,12 +6,17 @@
 // The lock file is opened as trtbuild opens its own files: never through a symbolic link (on
 // Windows, no reparse point), never blocking on a FIFO planted there, and only when it is a
 // regular file. The file is created (0600) when it is missing, and its contents are never read.
+//
+// A lock file can be removed while it is held, and a later TryLock then locks a new file at
+// its path: a lock that must hold whatever is done to the files in a folder is TryLockDir's,
+// which on Unix locks the folder itself.
 package filelock
 
 import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 )
@@ -20,6 +25,7 @@ import (
 type Lock struct {
 	f    *os.File
 	path string
+	dir  *os.File // TryLockDir's folder, locked too; nil where it is not
 }
 
 // TryLock opens path, creating it when it is missing, and takes its lock, exclusive or
@@ -50,6 +56,28 @@ func TryLock(path string, exclusive bool) (l *Lock, held bool, err error) {
 	return &Lock{f: f, path: path}, true, nil
 }
 
+// TryLockDir takes the lock of the folder dir, exclusive or shared, without waiting, as TryLock
+// does: on Unix flock(2) on the folder itself, which no removal or rename of a file inside it
+// can undo, and also TryLock's on its file name (created when missing), which trtbuild
+// versions before this one take alone. Windows locks no folders: there it is the lock of the
+// file name alone, which cannot be removed or renamed while it is held (openLockFile). Where
+// the file system locks no folders (NFS), the file's lock is taken alone too.
+func TryLockDir(dir, name string, exclusive bool) (l *Lock, held bool, err error) {
+	d, ok, err := lockDir(dir, exclusive)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	l, held, err = TryLock(filepath.Join(dir, name), exclusive)
+	if err != nil || !held {
+		if d != nil {
+			d.Close()
+		}
+		return nil, held, err
+	}
+	l.dir = d
+	return l, true, nil
+}
+
 // Stat is the locked file's information, from its open file (not its path).
 func (l *Lock) Stat() (os.FileInfo, error) { return l.f.Stat() }
 
@@ -71,6 +99,10 @@ func (l *Lock) Release() error {
 	}
 	err := l.f.Close()
 	l.f = nil
+	if l.dir != nil {
+		l.dir.Close()
+		l.dir = nil
+	}
 	return err
 }
 

@@ -3,8 +3,11 @@ package filelock
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/trtbuild/trtbuild/internal/winetest"
 )
 
 func TestConflicts(t *testing.T) {
@@ -58,5 +61,52 @@ func TestRefusesWhatIsNoFile(t *testing.T) {
 	}
 	if _, err := os.Stat(target); !os.IsNotExist(err) {
 		t.Errorf("the link's target was created: %v", err)
+	}
+}
+
+// TestDirLockHoldsWithoutItsFile: a folder's lock holds when its lock file is removed (or, on
+// Windows, cannot be removed while it is held): a second TryLockDir of the folder is refused,
+// exclusive or shared, until the first is released.
+func TestDirLockHoldsWithoutItsFile(t *testing.T) {
+	dir := winetest.TempDir(t)
+	a, held, err := TryLockDir(dir, "lock", true)
+	if err != nil || !held {
+		t.Fatalf("first lock: %v %v", held, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "lock")); err == nil && runtime.GOOS == "windows" {
+		t.Error("a held lock file was removed")
+	}
+	for _, exclusive := range []bool{true, false} {
+		if b, held, err := TryLockDir(dir, "lock", exclusive); held || err != nil {
+			b.Release()
+			t.Fatalf("a second lock (exclusive %v) after the lock file was removed: held %v, %v", exclusive, held, err)
+		}
+	}
+	if err := a.Release(); err != nil {
+		t.Fatal(err)
+	}
+	c, held, err := TryLockDir(dir, "lock", true)
+	if err != nil || !held {
+		t.Fatalf("after the first was released: %v %v", held, err)
+	}
+	c.Release()
+}
+
+// TestDirLockShared: shared locks of a folder go together, and exclude an exclusive one.
+func TestDirLockShared(t *testing.T) {
+	dir := winetest.TempDir(t)
+	a, held, err := TryLockDir(dir, "lock", false)
+	if err != nil || !held {
+		t.Fatalf("first shared lock: %v %v", held, err)
+	}
+	defer a.Release()
+	b, held, err := TryLockDir(dir, "lock", false)
+	if err != nil || !held {
+		t.Fatalf("second shared lock: %v %v", held, err)
+	}
+	defer b.Release()
+	if c, held, err := TryLockDir(dir, "lock", true); held || err != nil {
+		c.Release()
+		t.Fatalf("an exclusive lock while two shared are held: %v %v", held, err)
 	}
 }

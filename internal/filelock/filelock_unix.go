@@ -46,3 +46,27 @@ func tryLock(f *os.File, exclusive bool) (bool, error) {
 		return false, err
 	}
 }
+
+// lockDir opens the folder dir (no link followed) and takes flock(2) on it without waiting:
+// nil, false, nil when another holds a conflicting lock, and nil, true, nil where the file
+// system locks no folders (EBADF, ENOLCK, EINVAL, EOPNOTSUPP: NFS, for one), whose callers
+// rely on the lock file alone.
+func lockDir(dir string, exclusive bool) (*os.File, bool, error) {
+	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, false, fmt.Errorf("opening the folder %s to lock it: %w", pathtext.Q(dir), err)
+	}
+	ok, err := tryLock(d, exclusive)
+	switch {
+	case err == nil && ok:
+		return d, true, nil
+	case err == nil:
+		d.Close()
+		return nil, false, nil
+	}
+	d.Close()
+	if errors.Is(err, unix.EBADF) || errors.Is(err, unix.ENOLCK) || errors.Is(err, unix.EINVAL) || errors.Is(err, unix.EOPNOTSUPP) {
+		return nil, true, nil
+	}
+	return nil, false, fmt.Errorf("locking the folder %s: %w", pathtext.Q(dir), err)
+}

@@ -98,8 +98,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 func (s *Server) checkToken(w http.ResponseWriter, r *http.Request, p peer) bool {
 	client, known := clientKey(p.addr)
 	if known {
-		if wait := s.failures.wait(client); wait > 0 {
-			tooManyFailures(w, wait)
+		if wait, who := s.failures.wait(client); wait > 0 {
+			tooManyFailures(w, wait, who)
 			return false
 		}
 	}
@@ -123,8 +123,8 @@ func (s *Server) checkToken(w http.ResponseWriter, r *http.Request, p peer) bool
 	// Only a wrong token counts: a request without one (a browser's first visit) guesses
 	// nothing.
 	if known && (login || r.Header.Get("Authorization") != "" || hasCookie(r, SessionCookie)) {
-		if wait := s.failures.fail(client); wait > 0 {
-			tooManyFailures(w, wait)
+		if wait, who := s.failures.fail(client); wait > 0 {
+			tooManyFailures(w, wait, who)
 			return false
 		}
 	}
@@ -138,11 +138,12 @@ func (s *Server) checkToken(w http.ResponseWriter, r *http.Request, p peer) bool
 	return false
 }
 
-// tooManyFailures answers 429 to a client shut out for wait.
-func tooManyFailures(w http.ResponseWriter, wait time.Duration) {
+// tooManyFailures answers 429 to a client shut out for wait, by who (failures' byClient or
+// byServer).
+func tooManyFailures(w http.ResponseWriter, wait time.Duration, who string) {
 	secs := int((wait + time.Second - 1) / time.Second)
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
-	writeError(w, http.StatusTooManyRequests, "too many requests with a wrong token from this address",
+	writeError(w, http.StatusTooManyRequests, "too many requests with a wrong token "+who,
 		fmt.Sprintf("wait %d s (Retry-After), then send the right token: the server's --token-file", secs))
 }
 

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"math"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -17,8 +16,9 @@ import (
 const maxTokenBytes = 4096
 
 // readTokenFile reads the bearer token: the file's one line, without its line end. The file
-// must be a regular file (a link to one is followed) that neither its group nor others may read
-// or write, and the token must not be empty or hold a space or control byte. The file is
+// must be a regular file (a link to one is followed) of the server's user (checkTokenOwner)
+// that neither its group nor others may read or write, and the token must not be empty or hold
+// a space or control byte. The file is
 // opened without blocking and refused before any read when it is not a regular file: a FIFO
 // would hold the server at its start, a device would never end.
 func readTokenFile(name string) (string, error) {
@@ -34,6 +34,9 @@ func readTokenFile(name string) (string, error) {
 		return "", exitcode.Usagef("--token-file %s: %s", pathtext.Q(name), errText(exitcode.PathCause(err)))
 	}
 	defer f.Close()
+	if err := checkTokenOwner(name, f, st); err != nil {
+		return "", err
+	}
 	if st.Mode().Perm()&0o077 != 0 {
 		return "", exitcode.Usagef("--token-file %s may be read or written by its group or others (mode %04o); make it yours alone: chmod 600 %s", pathtext.Q(name), st.Mode().Perm(), pathtext.Q(name))
 	}
@@ -82,10 +85,11 @@ var alphabets = []struct {
 	{"base64url", "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-_"},
 }
 
-// tokenBits estimates the random bits of tok: its length (without base64's
-// '=' padding) times the bits of one character of the smallest alphabet it is written in (hex
-// 4, base64 6, printable ASCII 6.55), and 0 when it has fewer than minDistinct distinct
-// characters.
+// tokenBits estimates the random bits of tok: the characters repetition does not explain
+// (freshChars; without base64's '=' padding) times the bits of one character of the smallest
+// alphabet it is written in (hex 4, base64 6, printable ASCII 6.55), and 0 when it has fewer
+// than minDistinct distinct characters. A word repeated ("abcdefgh" six times,
+// "password1password1…") has the bits of one copy.
 func tokenBits(tok string) float64 {
 	body := strings.TrimRight(tok, "=")
 	distinct := map[rune]bool{}
@@ -102,7 +106,34 @@ func tokenBits(tok string) float64 {
 			break
 		}
 	}
-	return float64(utf8.RuneCountInString(body)) * math.Log2(float64(size))
+	return float64(freshChars([]rune(body))) * math.Log2(float64(size))
+}
+
+// minRepeat is the shortest repetition freshChars counts as one character: 8 characters of a
+// random token of 16 bytes, written in hex, repeat by chance about once in ten million tokens.
+const minRepeat = 8
+
+// freshChars is the number of characters of r that repetition does not explain: reading from
+// the start, a run of minRepeat or more characters that copies earlier ones (the copy may
+// overlap the run, as in "abcabcabc") counts as one character, as a compressor would write it.
+func freshChars(r []rune) int {
+	n := 0
+	for i := 0; i < len(r); n++ {
+		longest := 0
+		for j := 0; j < i; j++ {
+			k := 0
+			for i+k < len(r) && r[j+k] == r[i+k] {
+				k++
+			}
+			longest = max(longest, k)
+		}
+		if longest >= minRepeat {
+			i += longest
+		} else {
+			i++
+		}
+	}
+	return n
 }
 
 // checkTokenStrength refuses a token too weak for a server others can reach: fewer than

@@ -3,6 +3,7 @@
 package serve
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,4 +77,40 @@ func waitUnblocking(t *testing.T, done <-chan error, fifo string) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// TestTokenFileOfAnotherUser: a token file that belongs to another user than the server's
+// is refused in one line that names both users, mode 0600 or not; the old code accepted a
+// file of nobody's for a root server.
+func TestTokenFileOfAnotherUser(t *testing.T) {
+	m := newTestServer(t).m
+	newServer := func(file string) error {
+		_, err := New(Config{Addr: "127.0.0.1:0", TokenFile: file, Manager: m})
+		return err
+	}
+	mine := strongToken(t)
+	if err := newServer(mine); err != nil {
+		t.Fatalf("the server's own token file: %v", err)
+	}
+	t.Run("the server runs as another user", func(t *testing.T) {
+		euid := os.Geteuid()
+		geteuid = func() int { return euid + 1 }
+		defer func() { geteuid = os.Geteuid }()
+		want := fmt.Sprintf("belongs to user %d, not to the server's user %d; give a token file of your own (chown %d ", euid, euid+1, euid+1)
+		if err := newServer(mine); err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("New: %v, want one line with %q", err, want)
+		}
+	})
+	t.Run("root and a file of nobody's", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("only root can give a file to another user")
+		}
+		nobody := strongToken(t)
+		if err := os.Chown(nobody, 65534, 65534); err != nil {
+			t.Skip(err)
+		}
+		if err := newServer(nobody); err == nil || !strings.Contains(err.Error(), "belongs to user 65534, not to the server's user 0") {
+			t.Fatalf("New: %v, want the file of user 65534 refused", err)
+		}
+	})
 }

@@ -19,7 +19,8 @@ import (
 // (OutputDir). What it removes goes oldest first (by when the build ended); a build's record
 // stays in the history, saying its files are gone and why. The engine cache has its own bound
 // (--engine-cache-size): an engine a hit linked from it (no copy) counts in both while both
-// hold it.
+// hold it. The models' copies of queued and running builds count in Bytes too (inUseBytes):
+// the rule never removes them, and ended builds' files go to make room for them.
 type Keep struct {
 	// Age removes what ended this long ago; 0 keeps it however old.
 	Age time.Duration
@@ -55,8 +56,9 @@ func goneError(id, why string) *GoneError {
 		Hint: "submit the build again for its engine (the engine cache answers at once while it still has it)"}
 }
 
-// retainer runs the retention rule in the background: every retainEvery, and soon after it
-// is kicked (a build ended, a tool asked for an output folder). Close stops it.
+// retainer runs the retention rule in the background, after sweepRuns: every retainEvery, and
+// soon after it is kicked (a build ended, a request copied a model, a tool asked for an output
+// folder). Close stops it.
 func (m *Manager) retainer() {
 	defer close(m.retained)
 	tick := time.NewTicker(retainEvery)
@@ -68,6 +70,7 @@ func (m *Manager) retainer() {
 		case <-tick.C:
 		case <-m.kick:
 		}
+		m.sweepRuns()
 		m.retain(time.Now())
 	}
 }
@@ -101,7 +104,7 @@ func (m *Manager) retain(now time.Time) {
 	defer m.retainMu.Unlock()
 	items := m.retainable(now)
 	sort.Slice(items, func(i, j int) bool { return items[i].ended.Before(items[j].ended) })
-	var total int64
+	total := m.inUseBytes()
 	for _, it := range items {
 		total += it.bytes
 	}
@@ -177,6 +180,18 @@ func (m *Manager) retainable(now time.Time) []kept {
 		items[i].bytes = countOnce(files, seen)
 	}
 	return items
+}
+
+// inUseBytes is what builds and tools at work hold in the state dir: runs/ (the models' copies
+// of queued and running builds, what they are writing) and models/ (the copies tools read).
+// It counts in Keep.Bytes, so that ended builds' files make room for it, but it is not the
+// rule's to remove.
+func (m *Manager) inUseBytes() int64 {
+	var n int64
+	for _, rel := range []string{"runs", toolModels} {
+		n += countOnce(m.treeFiles(rel), map[fileID]bool{})
+	}
+	return n
 }
 
 // fileUse is one file of a folder the rule may remove: its size, and its identity where the

@@ -318,6 +318,7 @@ func (m *Manager) endRun(rn *run, res progress.Result, err error) {
 	if err := os.RemoveAll(rn.dir); err != nil {
 		fmt.Fprintf(m.cfg.Log, "trtbuild: build %s: cannot remove its run's folder: %s\n", rn.id, exitcode.OneLine(err))
 	}
+	m.releaseRunDir(rn.id)
 	for _, b := range followers {
 		if b.leaving != nil {
 			own := *b.leaving

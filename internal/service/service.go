@@ -51,6 +51,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
+	"github.com/trtbuild/trtbuild/internal/preflight"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -197,7 +198,8 @@ type Manager struct {
 	// where no link could be made); nil without one.
 	cache *enginecache.Cache
 
-	// The retention rule's goroutine (retainer): kicked when a build ends, stopped by Close.
+	// The retention rule's goroutine (retainer), which also sweeps runs/ (sweepRuns): kicked
+	// when a build ends, stopped by Close.
 	retainMu  sync.Mutex // one application of the rule at a time
 	kick      chan struct{}
 	closing   chan struct{}
@@ -216,6 +218,10 @@ type Manager struct {
 	draining bool
 	running  sync.WaitGroup // every run, from its creation to its end
 	gpuSecs  float64        // ended TensorRT runs' seconds
+	// runDirs names the folders of this Manager's runs/<owner>/ in use: a request's from
+	// before it makes its folder until it is refused or follows another's run, a run's until
+	// endRun has removed it. The rest are leftovers, which sweepRuns removes.
+	runDirs map[string]bool
 	// persistMu orders the writes of one build's record: each writes its state as it is when
 	// it takes persistMu, so a later write never has an older state.
 	persistMu sync.Mutex
@@ -226,11 +232,15 @@ type Manager struct {
 	hooks testHooks
 }
 
-// testHooks are points where a test acts in the middle of the Manager's work (export_test.go).
+// testHooks are points where a test acts in the middle of the Manager's work.
 type testHooks struct {
 	// opened runs when a request's model has been opened inside the model root, before
 	// anything is read from it.
 	opened func(name string)
+	// copied runs when a request's model has been copied (to path), before the copy is read.
+	copied func(path string)
+	// diskSpace stands for the file system's free and total bytes at a folder (diskSpace).
+	diskSpace func(dir string) (free, total uint64, err error)
 }
 
 // build is one build's record: what a client submitted and sees. It follows a run (run.go)
@@ -291,7 +301,7 @@ func New(cfg Config) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{lock: lock, cfg: cfg, kick: make(chan struct{}, 1), closing: make(chan struct{}), builds: map[string]*build{}, active: map[string]*run{}, runs: map[*run]bool{}, idem: map[string]*build{}, gpuBusy: map[int]*run{}}
+	m := &Manager{lock: lock, cfg: cfg, kick: make(chan struct{}, 1), closing: make(chan struct{}), builds: map[string]*build{}, active: map[string]*run{}, runs: map[*run]bool{}, runDirs: map[string]bool{}, idem: map[string]*build{}, gpuBusy: map[int]*run{}}
 	if m.state, err = os.OpenRoot(dir); err != nil {
 		lock.Release()
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
@@ -404,8 +414,9 @@ func (m *Manager) Local() bool { return m.models == nil }
 // OpenModel is the path of the model a tool names, to read by path: for a Manager with a model
 // root, a private copy of the model (and its external data) opened inside the root, in a
 // folder of the state dir that release removes; for a local Manager, the caller's path made
-// absolute. Errors are *RequestError.
+// absolute. Errors are *RequestError, with the server's paths as clients are shown them.
 func (m *Manager) OpenModel(name string) (path string, release func(), err error) {
+	defer func() { err = m.shownError(err, "") }()
 	if m.models == nil {
 		if name == "" {
 			return "", nil, badRequest("no model given", "name an ONNX file")
@@ -442,8 +453,12 @@ func (m *Manager) OpenModel(name string) (path string, release func(), err error
 const modelDir, toolModels = "model", "models"
 
 // copyModel copies the model src holds (named name in the root) into rel, a folder of the
-// state dir made private here, and returns the copy's path. Errors are *RequestError.
+// state dir made private here, and returns the copy's path; a copy that would leave the state
+// dir's file system too little room is refused (checkRoom). Errors are *RequestError.
 func (m *Manager) copyModel(src *onnx.Source, name, rel string) (string, error) {
+	if err := m.checkRoom(src, name); err != nil {
+		return "", err
+	}
 	if err := m.mkdirPrivate(rel); err != nil {
 		return "", &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make a folder for the model's copy: " + exitcode.OneLine(err), Hint: "check the state dir"}
 	}
@@ -521,8 +536,21 @@ func requestHash(r Request) string {
 // the idempotency key of an earlier one gets that build (created is false). A build with the
 // build key and options of a queued or running one is a build of its own that follows that
 // one's run: its own id, time budget and cancel, the run's events, result and engine. An
-// engine cache hit is succeeded when Submit returns. Errors are *RequestError.
-func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
+// engine cache hit is succeeded when Submit returns. Errors are *RequestError, with the
+// server's paths as clients are shown them (shownError); a refused request leaves no folder.
+func (m *Manager) Submit(r Request) (_ Snapshot, _ bool, err error) {
+	// The folders this request made, removed when it is refused, and the folder of its
+	// model's copy, whose paths a refusal shows relative to the model root.
+	var made []string
+	var modelCopy string
+	defer func() {
+		if err != nil {
+			for _, dir := range made {
+				m.removeOwned(dir)
+			}
+			err = m.shownError(err, modelCopy)
+		}
+	}()
 	now := time.Now()
 	if len(r.IdempotencyKey) > 200 || strings.ContainsFunc(r.IdempotencyKey, func(c rune) bool { return c < 0x21 || c > 0x7e }) {
 		return Snapshot{}, false, badRequest("the idempotency key is longer than 200 characters or has characters other than printable ASCII", "use a UUID")
@@ -544,7 +572,6 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 
 	var src *onnx.Source
 	var model string
-	var err error
 	if m.models != nil {
 		if src, err = m.models.open(r.Model); err != nil {
 			return Snapshot{}, false, err
@@ -563,24 +590,35 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	b := &build{id: newID(now), model: r.Model, options: r.Options, idem: r.IdempotencyKey, reqHash: hash, created: now,
 		state: StateQueued, done: make(chan struct{}), timeout: opts.Timeout}
 	b.dir = filepath.Join(m.cfg.StateDir, "builds", b.id)
+	made = append(made, b.dir)
 	if err := m.mkdirPrivate(filepath.Join("builds", b.id)); err != nil {
 		return Snapshot{}, false, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make the build's folder: " + exitcode.OneLine(err), Hint: "check the state dir"}
 	}
 	// A new run writes in a folder of its own, named after this build (statedir.go); its
-	// files are linked into the folders of the builds that follow it to its end.
+	// files are linked into the folders of the builds that follow it to its end. The folder
+	// is this request's until a new run takes it over.
 	runDir := m.owner.runDir(b.id)
+	m.claimRunDir(b.id)
+	fresh := false
+	defer func() {
+		if !fresh {
+			m.releaseRunDir(b.id)
+		}
+	}()
 	if src != nil {
 		// The run reads its own copy of the model, made from what open holds, in its folder
 		// (removed with it); a request that follows another's run removes its copy unused.
+		made = append(made, runDir)
 		if err := m.owner.mkdirRun(m, b.id); err != nil {
-			m.removeDir(b)
 			return Snapshot{}, false, &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make the build's folder: " + exitcode.OneLine(err), Hint: "check the state dir"}
 		}
-		rel, _ := filepath.Rel(m.cfg.StateDir, filepath.Join(runDir, modelDir))
+		modelCopy = filepath.Join(runDir, modelDir)
+		rel, _ := filepath.Rel(m.cfg.StateDir, modelCopy)
 		if model, err = m.copyModel(src, r.Model, rel); err != nil {
-			m.removeDir(b)
-			m.removeOwned(runDir)
 			return Snapshot{}, false, err
+		}
+		if m.hooks.copied != nil {
+			m.hooks.copied(model)
 		}
 	}
 	opts.Model = model
@@ -600,7 +638,6 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	opts.Timeout = 0
 	key, _, err := builder.Key(opts)
 	if err != nil {
-		m.removeDir(b)
 		return Snapshot{}, false, refusal(err)
 	}
 	b.key = key.Key
@@ -615,12 +652,10 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	m.mu.Lock()
 	if m.draining {
 		m.mu.Unlock()
-		m.removeDir(b)
-		m.removeOwned(runDir)
 		return Snapshot{}, false, &RequestError{Status: http.StatusServiceUnavailable, Problem: "the server is shutting down", Hint: "submit the build again once it is back"}
 	}
 	rn := m.active[share]
-	fresh := rn == nil
+	fresh = rn == nil
 	if !fresh && src != nil {
 		defer m.removeOwned(runDir) // this request follows another's run, which has its own copy
 	}
@@ -644,6 +679,9 @@ func (m *Manager) Submit(r Request) (Snapshot, bool, error) {
 	if fresh {
 		m.start(rn)
 	}
+	if src != nil {
+		m.kickRetain() // its copy counts in the retention rule's size
+	}
 	s, _ := m.Get(b.id)
 	return s, true, nil
 }
@@ -662,14 +700,23 @@ func shareKey(key, model string, options map[string]json.RawMessage) string {
 	return key + "\n" + requestHash(Request{Model: model, Options: rest})
 }
 
-// refusal is the RequestError of options the builder refuses.
+// refusal is the RequestError of a request the builder refuses: its options, or its model. A
+// refusal of the model's external data gets externalHint; another message without a hint of
+// its own gets one about the options.
 func refusal(err error) error {
 	var re *RequestError
 	if errors.As(err, &re) {
 		return re
 	}
 	problem, hint := buildflags.SplitHint(exitcode.OneLine(err))
-	if hint == "" {
+	var ee *onnx.ExternalError
+	var pe *preflight.Error
+	switch {
+	case errors.As(err, &ee), errors.As(err, &pe) && pe.Rule == "external-data":
+		// What the message says to do is part of its sentence (or its reason holds a "; "):
+		// the whole message is the problem.
+		problem, hint = exitcode.OneLine(err), externalHint
+	case hint == "":
 		hint = "options are trtbuild's flags (trtbuild --help), with JSON types: the options schema lists each (GET /v1/openapi.json, or the MCP build tool's input schema)"
 	}
 	status := http.StatusBadRequest
@@ -679,14 +726,13 @@ func refusal(err error) error {
 	return &RequestError{Status: status, Problem: problem, Hint: hint}
 }
 
+// externalHint is what to do about a model whose external data cannot be read.
+const externalHint = "fix the model's external data: each file it names must be a regular file in the model's folder (or below it), named by a relative path, as large as the model needs; or export the model again with its data inside"
+
 // engineName is the engine's file name for a model: its name with .engine.
 func engineName(model string) string {
 	base := filepath.Base(model)
 	return strings.TrimSuffix(base, filepath.Ext(base)) + ".engine"
-}
-
-func (m *Manager) removeDir(b *build) {
-	_ = os.RemoveAll(b.dir)
 }
 
 // shown is b's state, result and the result's fields as clients see them. The result event is

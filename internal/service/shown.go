@@ -2,6 +2,7 @@ package service
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -88,6 +89,18 @@ func (s *shownPaths) rewriteFile(path string, write func(path string, data []byt
 	return write(path, shown)
 }
 
+// shownError is err, a refusal of a request whose model's copy is in the folder modelCopy ("":
+// none yet), as the client is shown it: a *RequestError's problem and hint with the server's
+// paths rewritten (shownText), whichever layer wrote them (the os package names the model
+// root's path in its errors, the model's reader its copy's). Other errors are left as they are.
+func (m *Manager) shownError(err error, modelCopy string) error {
+	var re *RequestError
+	if !errors.As(err, &re) {
+		return err
+	}
+	return &RequestError{Status: re.Status, Problem: m.shownText(re.Problem, modelCopy), Hint: m.shownText(re.Hint, modelCopy)}
+}
+
 // toolCopy is a tool's copy of a model as shown once the state dir is left out: OpenModel's
 // folder, which clients are shown as nothing, so the model has the name they gave it.
 var toolCopy = regexp.MustCompile(regexp.QuoteMeta(toolModels) + `[/\\]+model-[0-9]+[/\\]+`)
@@ -95,8 +108,11 @@ var toolCopy = regexp.MustCompile(regexp.QuoteMeta(toolModels) + `[/\\]+model-[0
 // Shown is text (a tool's result or error) with the server's paths as clients are shown them
 // (see shownPaths): the model a tool read by the name the client gave, the state dir's files
 // relative to it. A local Manager, or one with Config.ExposePaths, shows text as it is.
-func (m *Manager) Shown(text string) string {
-	s := m.shownFor("")
+func (m *Manager) Shown(text string) string { return m.shownText(text, "") }
+
+// shownText is Shown for a request whose model's copy is in the folder modelCopy ("": none).
+func (m *Manager) shownText(text, modelCopy string) string {
+	s := m.shownFor(modelCopy)
 	if s == nil {
 		return text
 	}

@@ -30,10 +30,10 @@ const stateLockName = "lock"
 
 // lockStateDir takes the state dir's lock: exclusive for a Manager that keeps the history,
 // which marks the builds it finds unfinished interrupted, so that no other process may be
-// running them; shared for the others, which keep no history and may be many.
+// running them; shared for the others, which keep no history and may be many. It is the lock
+// of the folder itself (filelock.TryLockDir), which removing its lock file does not undo.
 func lockStateDir(dir string, exclusive bool) (*filelock.Lock, error) {
-	path := filepath.Join(dir, stateLockName)
-	l, held, err := filelock.TryLock(path, exclusive)
+	l, held, err := filelock.TryLockDir(dir, stateLockName, exclusive)
 	if err != nil {
 		return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 	}
@@ -45,7 +45,7 @@ func lockStateDir(dir string, exclusive bool) (*filelock.Lock, error) {
 	}
 	// Held shared: by processes that keep no history (trtbuild mcp); else by another server.
 	other := "another trtbuild serve"
-	if probe, shared, _ := filelock.TryLock(path, false); shared {
+	if probe, shared, _ := filelock.TryLockDir(dir, stateLockName, false); shared {
 		probe.Release()
 		other = "trtbuild mcp"
 	}
@@ -125,6 +125,42 @@ func (m *Manager) removeOwned(dir string) {
 
 // runDir is the folder of the run named id.
 func (o *owner) runDir(id string) string { return filepath.Join(o.dir, id) }
+
+// claimRunDir marks the folder of the run named id in use (Manager.runDirs), before it is
+// made: sweepRuns leaves it alone until releaseRunDir.
+func (m *Manager) claimRunDir(id string) {
+	m.mu.Lock()
+	m.runDirs[id] = true
+	m.mu.Unlock()
+}
+
+// releaseRunDir marks the folder of the run named id no longer in use: it is removed, or
+// sweepRuns removes it.
+func (m *Manager) releaseRunDir(id string) {
+	m.mu.Lock()
+	delete(m.runDirs, id)
+	m.mu.Unlock()
+}
+
+// sweepRuns removes the folders of this Manager's runs/<owner>/ that no request or run uses:
+// what a request left that ended half-way. Its queued and running builds' folders stay.
+func (m *Manager) sweepRuns() {
+	entries, err := os.ReadDir(m.owner.dir)
+	if err != nil {
+		return
+	}
+	var stale []string
+	m.mu.Lock()
+	for _, e := range entries {
+		if !m.runDirs[e.Name()] {
+			stale = append(stale, e.Name())
+		}
+	}
+	m.mu.Unlock()
+	for _, name := range stale {
+		m.removeOwned(m.owner.runDir(name))
+	}
+}
 
 // mkdirRun makes the folder of the run named id.
 func (o *owner) mkdirRun(m *Manager, id string) error {

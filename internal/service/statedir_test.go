@@ -96,3 +96,26 @@ func TestManagersWithoutHistoryShareAStateDir(t *testing.T) {
 		t.Errorf("a server on the state dir of two mcp: %v", err)
 	}
 }
+
+// TestStateDirLockOutlivesItsFile: removing the state dir's lock file while a server holds it
+// lets no second server (nor a trtbuild mcp) start on the state dir, where it would mark the
+// first one's running builds interrupted.
+func TestStateDirLockOutlivesItsFile(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	os.Remove(filepath.Join(e.state, stateLockName)) //nolint:errcheck // Windows refuses it while it is held
+	for _, history := range []bool{true, false} {
+		if other, err := New(Config{StateDir: e.state, ModelRoot: e.models, KeepHistory: history}); err == nil {
+			other.Close()
+			t.Fatalf("a second manager (history %v) started on a state dir in use once its lock file was removed", history)
+		} else if !strings.Contains(err.Error(), "is in use by") {
+			t.Errorf("a second manager (history %v): %v, want \"is in use by\"", history, err)
+		}
+	}
+	m.Close()
+	again, err := New(Config{StateDir: e.state, ModelRoot: e.models, KeepHistory: true})
+	if err != nil {
+		t.Fatalf("a server after the first closed: %v", err)
+	}
+	again.Close()
+}
