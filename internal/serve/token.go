@@ -16,7 +16,7 @@ import (
 const maxTokenBytes = 4096
 
 // readTokenFile reads the bearer token: the file's one line, without its line end. The file
-// must be a regular file (a link to one is followed) of the server's user (checkTokenOwner)
+// must be a regular file (a link to one is followed) of the server's user (checkTokenPrivate)
 // that neither its group nor others may read or write, and the token must not be empty or hold
 // a space or control byte. The file is
 // opened without blocking and refused before any read when it is not a regular file: a FIFO
@@ -34,11 +34,8 @@ func readTokenFile(name string) (string, error) {
 		return "", exitcode.Usagef("--token-file %s: %s", pathtext.Q(name), errText(exitcode.PathCause(err)))
 	}
 	defer f.Close()
-	if err := checkTokenOwner(name, f, st); err != nil {
+	if err := checkTokenPrivate(name, f, st); err != nil {
 		return "", err
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return "", exitcode.Usagef("--token-file %s may be read or written by its group or others (mode %04o); make it yours alone: chmod 600 %s", pathtext.Q(name), st.Mode().Perm(), pathtext.Q(name))
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxTokenBytes+1))
 	if err != nil {

@@ -13,16 +13,18 @@ import (
 // geteuid is the user a token file must belong to: the server's effective user.
 var geteuid = os.Geteuid
 
-// checkTokenOwner refuses a token file (name, opened as f, st its information) that belongs to
-// another user than the server's effective one: its owner could change the token, or read it
-// whatever its mode says, and root's server would trust a file nobody owns.
-func checkTokenOwner(name string, _ *os.File, st os.FileInfo) error {
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil
+// checkTokenPrivate refuses a token file (name, opened as f, st its information) that belongs
+// to another user than the server's effective one (its owner could change the token, or read
+// it whatever its mode says, and root's server would trust a file nobody owns), or that its
+// group or others may read or write.
+func checkTokenPrivate(name string, _ *os.File, st os.FileInfo) error {
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		if uid := geteuid(); int(sys.Uid) != uid {
+			return exitcode.Usagef("--token-file %s belongs to user %d, not to the server's user %d; give a token file of your own (chown %d %s)", pathtext.Q(name), sys.Uid, uid, uid, pathtext.Q(name))
+		}
 	}
-	if uid := geteuid(); int(sys.Uid) != uid {
-		return exitcode.Usagef("--token-file %s belongs to user %d, not to the server's user %d; give a token file of your own (chown %d %s)", pathtext.Q(name), sys.Uid, uid, uid, pathtext.Q(name))
+	if st.Mode().Perm()&0o077 != 0 {
+		return exitcode.Usagef("--token-file %s may be read or written by its group or others (mode %04o); make it yours alone: chmod 600 %s", pathtext.Q(name), st.Mode().Perm(), pathtext.Q(name))
 	}
 	return nil
 }

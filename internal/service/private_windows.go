@@ -1,10 +1,10 @@
 package service
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"unsafe"
 
 	"golang.org/x/sys/windows"
 
@@ -42,50 +42,19 @@ func checkPrivate(abs string, _ os.FileInfo) error {
 	if err != nil {
 		return fmt.Errorf("state dir %s: reading its owner: %w", pathtext.Q(abs), err)
 	}
-	user, err := winowner.Self()
-	if err != nil {
-		return fmt.Errorf("state dir %s: %w", pathtext.Q(abs), err)
-	}
-	admins, _ := windows.CreateWellKnownSid(windows.WinBuiltinAdministratorsSid)
-	system, _ := windows.CreateWellKnownSid(windows.WinLocalSystemSid)
-	creator, _ := windows.CreateWellKnownSid(windows.WinCreatorOwnerSid)
-	trusted := []*windows.SID{user, system, admins, creator}
 	if !winowner.IsSelf(owner) {
+		user, _ := winowner.Self()
 		return fmt.Errorf("state dir %s belongs to %s, not to this user (%s); give a folder of your own", pathtext.Q(abs), winowner.Name(owner), winowner.Name(user))
 	}
-	dacl, _, err := sd.DACL()
-	if err != nil {
-		return fmt.Errorf("state dir %s: reading its permissions: %w", pathtext.Q(abs), err)
-	}
-	if dacl == nil {
+	others, err := winowner.Others(sd, writeAccess)
+	if errors.Is(err, winowner.ErrNoAccessList) {
 		return fmt.Errorf("state dir %s has no access list: everyone can write to it; give a private folder (under %%LOCALAPPDATA%%)", pathtext.Q(abs))
 	}
-	var others []string
-	for i := uint32(0); i < uint32(dacl.AceCount); i++ {
-		var ace *windows.ACCESS_ALLOWED_ACE
-		if err := windows.GetAce(dacl, i, &ace); err != nil {
-			return fmt.Errorf("state dir %s: reading its permissions: %w", pathtext.Q(abs), err)
-		}
-		if ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE || ace.Header.AceFlags&windows.INHERIT_ONLY_ACE != 0 || ace.Mask&writeAccess == 0 {
-			continue
-		}
-		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
-		if isOneOf(sid, trusted) {
-			continue
-		}
-		others = append(others, winowner.Name(sid))
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", pathtext.Q(abs), err)
 	}
 	if len(others) > 0 {
 		return fmt.Errorf("state dir %s can be written by others (%s); remove their access (icacls %s /inheritance:r /grant:r %%USERNAME%%:F), or give a private folder (under %%LOCALAPPDATA%%)", pathtext.Q(abs), strings.Join(others, ", "), pathtext.Q(abs))
 	}
 	return nil
-}
-
-func isOneOf(sid *windows.SID, sids []*windows.SID) bool {
-	for _, s := range sids {
-		if s != nil && sid.Equals(s) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,7 +1,10 @@
 package winowner
 
 import (
+	"errors"
 	"fmt"
+	"slices"
+	"unsafe"
 
 	"golang.org/x/sys/windows"
 )
@@ -83,4 +86,47 @@ func Name(sid *windows.SID) string {
 		return fmt.Sprintf("%s\\%s (%s)", domain, account, sid)
 	}
 	return fmt.Sprintf("%s (%s)", account, sid)
+}
+
+// ErrNoAccessList is Others' error for a file or folder without an access list: everyone may
+// do everything with it.
+var ErrNoAccessList = errors.New("it has no access list: everyone may read and write it")
+
+// Others names the accounts that the access list of sd (read with DACL_SECURITY_INFORMATION)
+// allows any of the rights in mask, other than this user, LocalSystem, Administrators and the
+// owner (CREATOR OWNER): those with whom the file or folder is shared. A nil access list,
+// which allows everyone everything, is ErrNoAccessList.
+func Others(sd *windows.SECURITY_DESCRIPTOR, mask windows.ACCESS_MASK) ([]string, error) {
+	dacl, _, err := sd.DACL()
+	if err != nil {
+		return nil, fmt.Errorf("reading the access list: %w", err)
+	}
+	if dacl == nil {
+		return nil, ErrNoAccessList
+	}
+	user, err := Self()
+	if err != nil {
+		return nil, err
+	}
+	trusted := []*windows.SID{user}
+	for _, k := range []windows.WELL_KNOWN_SID_TYPE{windows.WinLocalSystemSid, windows.WinBuiltinAdministratorsSid, windows.WinCreatorOwnerSid} {
+		if sid, err := windows.CreateWellKnownSid(k); err == nil {
+			trusted = append(trusted, sid)
+		}
+	}
+	var others []string
+	for i := uint32(0); i < uint32(dacl.AceCount); i++ {
+		var ace *windows.ACCESS_ALLOWED_ACE
+		if err := windows.GetAce(dacl, i, &ace); err != nil {
+			return nil, fmt.Errorf("reading the access list: %w", err)
+		}
+		if ace.Header.AceType != windows.ACCESS_ALLOWED_ACE_TYPE || ace.Header.AceFlags&windows.INHERIT_ONLY_ACE != 0 || ace.Mask&mask == 0 {
+			continue
+		}
+		sid := (*windows.SID)(unsafe.Pointer(&ace.SidStart))
+		if !slices.ContainsFunc(trusted, sid.Equals) {
+			others = append(others, Name(sid))
+		}
+	}
+	return others, nil
 }
