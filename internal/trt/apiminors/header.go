@@ -3,6 +3,7 @@ package apiminors
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,6 +49,14 @@ type Member struct {
 	Override bool // declared override
 	Static   bool
 	Forward  *Forward // the call an inline body forwards to, if any
+	// Pure is true for a pure virtual declaration (= 0).
+	Pure bool
+	// Decl is the declaration as the header spells its types, without parameter names,
+	// default arguments, attributes, virt-specifiers or noexcept, what an override is
+	// declared with: "nvinfer1::ITensor const* getLayerOutputTensor(char const*, int64_t)".
+	// Returns is its return type as spelled ("void", "IPluginRegistry&"); both are empty for
+	// a destructor.
+	Decl, Returns string
 }
 
 // Forward is the call of a public class's inline method body to its implementation object:
@@ -613,6 +622,7 @@ func (p *parser) function(c *Class, i, paren, end int) (Member, bool, error) {
 				k = cl
 			}
 		case t == "=":
+			m.Pure = p.tok(k+1) == "0"
 			k = end // = 0, = default, = delete
 		case t == "->":
 			// A trailing return type replaces "auto".
@@ -637,8 +647,69 @@ func (p *parser) function(c *Class, i, paren, end int) (Member, bool, error) {
 		m.Params = "()"
 	} else {
 		m.Sig = strings.TrimSpace(normType(ret)+" "+m.Name) + m.Params
+		m.Returns = joinTokens(toTokens(ret))
+		m.Decl = strings.TrimSpace(m.Returns+" "+m.Name) + "(" + spelledParams(p.s.toks[paren+1:closeParen]) + ")"
+		if len(quals) > 0 {
+			m.Decl += " " + strings.Join(quals, " ")
+		}
 	}
 	return m, true, nil
+}
+
+// spelledParams writes a parameter list's types as the header spells them, for a
+// declaration that must compile where the header's does: default arguments, attributes and
+// parameter names go (an unnamed parameter draws no unused-parameter warning), nothing else
+// changes.
+func spelledParams(toks []token) string {
+	if len(toks) == 0 || len(toks) == 1 && toks[0].text == "void" {
+		return ""
+	}
+	var out []string
+	for _, param := range splitTop(toks, true) {
+		var ts []string
+		for k := 0; k < len(param); k++ {
+			t := param[k].text
+			if t == "=" {
+				break
+			}
+			if t == "[" && k+1 < len(param) && param[k+1].text == "[" {
+				for k < len(param) && !(param[k].text == "]" && k > 0 && param[k-1].text == "]") {
+					k++
+				}
+				continue
+			}
+			if isAttributeMacro(t) {
+				if k+1 < len(param) && param[k+1].text == "(" {
+					for depth := 0; k+1 < len(param); k++ {
+						if param[k+1].text == "(" {
+							depth++
+						} else if param[k+1].text == ")" {
+							depth--
+							if depth == 0 {
+								k++
+								break
+							}
+						}
+					}
+				}
+				continue
+			}
+			ts = append(ts, t)
+		}
+		// The name: the identifier before an array's brackets, or a last identifier after the
+		// type that is not part of a qualified name or a builtin type's words.
+		n := len(ts)
+		switch {
+		case n >= 3 && ts[n-1] == "]":
+			if open := slices.Index(ts, "["); open >= 2 && isIdent(ts[open-1]) && !builtin[ts[open-1]] && ts[open-2] != "::" {
+				ts = append(ts[:open-1:open-1], ts[open:]...)
+			}
+		case n >= 2 && isIdent(ts[n-1]) && !builtin[ts[n-1]] && ts[n-2] != "::":
+			ts = ts[:n-1]
+		}
+		out = append(out, joinTokens(toTokens(ts)))
+	}
+	return strings.Join(out, ", ")
 }
 
 // forward finds the first call field->method(...) in a body, where field is a data member.

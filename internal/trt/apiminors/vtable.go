@@ -15,6 +15,10 @@ type Slot struct {
 	Sig     string // as Member.Sig, from the declaration that introduced the slot
 	NParams int
 	Class   string // the class that introduced it
+	// Decl and Returns are Member.Decl and Member.Returns of the declaration that introduced
+	// it; Pure is true while no class from there to the one laid out defines it.
+	Decl, Returns string
+	Pure          bool
 }
 
 // Lookup finds a class by a name as a C++ name in namespace scope would find it: name may be
@@ -124,13 +128,15 @@ func (h *Header) vtable(c *Class, depth int) ([]Slot, error) {
 			}
 		}
 		if overrides >= 0 {
-			continue // the base's slot
+			slots[overrides].Pure = slots[overrides].Pure && m.Pure // the base's slot
+			continue
 		}
 		if m.Override {
 			return nil, fmt.Errorf("%s::%s%s overrides nothing in its bases", c.Name, m.Name, m.Params)
 		}
 		if m.Virtual {
-			slots = append(slots, Slot{Name: m.Name, Params: m.Params, Sig: m.Sig, NParams: m.NParams, Class: c.Name})
+			slots = append(slots, Slot{Name: m.Name, Params: m.Params, Sig: m.Sig, NParams: m.NParams, Class: c.Name,
+				Decl: m.Decl, Returns: m.Returns, Pure: m.Pure})
 		}
 	}
 	return slots, nil
