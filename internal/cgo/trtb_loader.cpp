@@ -136,6 +136,50 @@ const T* entry_points(int32_t role, T trtb_library::*member) {
 
 }  // namespace
 
+int32_t install_linked(const LinkedLibraries& libs, trtb_status* status) {
+    trtb_library* made[TRTB_LIB_COUNT] = {};
+    for (int32_t role = 0; role < TRTB_LIB_COUNT; ++role) {
+        made[role] = new (std::nothrow) trtb_library();
+        if (made[role] == nullptr) {
+            for (trtb_library* lib : made) {
+                delete lib;
+            }
+            return set_status(status, TRTB_ERR_OUT_OF_MEMORY, "out of memory installing " + libs.name);
+        }
+        trtb_library* lib = made[role];
+        lib->role = role;
+        lib->info.role = role;
+        lib->info.build = -1;
+        copy_cut(lib->info.path, sizeof(lib->info.path), libs.name);
+    }
+    made[TRTB_LIB_INFER]->infer = libs.infer;
+    made[TRTB_LIB_INFER]->info.version = libs.infer.get_version();
+    made[TRTB_LIB_INFER]->info.build = libs.infer.get_build != nullptr ? libs.infer.get_build() : -1;
+    made[TRTB_LIB_ONNX_PARSER]->parser = libs.parser;
+    made[TRTB_LIB_ONNX_PARSER]->info.version = libs.parser.get_version != nullptr ? libs.parser.get_version() : 0;
+    made[TRTB_LIB_PLUGIN]->plugin = libs.plugin;
+    made[TRTB_LIB_CUDA_DRIVER]->driver = libs.driver;
+    int version = 0;
+    if (libs.driver.driver_get_version != nullptr && libs.driver.driver_get_version(&version) == kCudaSuccess) {
+        made[TRTB_LIB_CUDA_DRIVER]->info.version = version;
+    }
+    std::lock_guard<std::mutex> lock(install_mu);
+    for (int32_t role = 0; role < TRTB_LIB_COUNT; ++role) {
+        if (installed[role].load(std::memory_order_acquire) != nullptr) {
+            for (trtb_library* lib : made) {
+                delete lib;
+            }
+            return set_status(status, TRTB_ERR_STATE,
+                              std::string(role_name(role)) + " is already loaded in this process; " + libs.name +
+                                  " cannot be installed beside it");
+        }
+    }
+    for (int32_t role = 0; role < TRTB_LIB_COUNT; ++role) {
+        installed[role].store(made[role], std::memory_order_release);
+    }
+    return set_status(status, TRTB_OK, "");
+}
+
 const InferEntryPoints* installed_infer() { return entry_points(TRTB_LIB_INFER, &trtb_library::infer); }
 const ParserEntryPoints* installed_parser() { return entry_points(TRTB_LIB_ONNX_PARSER, &trtb_library::parser); }
 const PluginEntryPoints* installed_plugin() { return entry_points(TRTB_LIB_PLUGIN, &trtb_library::plugin); }

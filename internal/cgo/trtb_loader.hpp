@@ -79,6 +79,21 @@ constexpr int kAttrComputeCapabilityMajor = 75;        // CU_DEVICE_ATTRIBUTE_CO
 constexpr int kAttrComputeCapabilityMinor = 76;        // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 constexpr unsigned int kStreamNonBlocking = 0x1;       // CU_STREAM_NON_BLOCKING
 
+// LinkedLibraries are the entry points of a TensorRT compiled into the binary: the stand-in
+// TensorRT (trtb_fake.h). name is what the libraries' trtb_library_info path says.
+struct LinkedLibraries {
+    InferEntryPoints infer{};
+    ParserEntryPoints parser{};
+    PluginEntryPoints plugin{};
+    DriverEntryPoints driver{};
+    std::string name;
+};
+
+// install_linked installs libs as the process's libnvinfer, libnvonnxparser, libnvinfer_plugin
+// and CUDA driver, all or none: TRTB_ERR_STATE when one of them is installed already. The
+// tables are copied; the functions they point to are the binary's, valid for its life.
+int32_t install_linked(const LinkedLibraries& libs, trtb_status* status);
+
 // The installed entry points, or null when that library is not installed. The pointers stay
 // valid for the life of the process once installed (libraries are never unloaded).
 const InferEntryPoints* installed_infer();

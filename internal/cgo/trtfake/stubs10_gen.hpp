@@ -1192,6 +1192,9 @@ constexpr int32_t kBuilderFlagValues[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 
 // kNetworkDefinitionCreationFlagValues are the values of nvinfer1::NetworkDefinitionCreationFlag's enumerators in TensorRT 10.16.0.
 constexpr int32_t kNetworkDefinitionCreationFlagValues[] = {0, 1, 2, 3};
 
+// kTacticSourceValues are the values of nvinfer1::TacticSource's enumerators in TensorRT 10.16.0.
+constexpr int32_t kTacticSourceValues[] = {0, 1, 2, 3, 4};
+
 }  // namespace trtfake_stubs
 }  // namespace nvinfer1
 

@@ -1092,6 +1092,9 @@ constexpr int32_t kBuilderFlagValues[] = {2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 15, 1
 // kNetworkDefinitionCreationFlagValues are the values of nvinfer1::NetworkDefinitionCreationFlag's enumerators in TensorRT 11.1.0.
 constexpr int32_t kNetworkDefinitionCreationFlagValues[] = {0, 1, 2};
 
+// kTacticSourceValues are the values of nvinfer1::TacticSource's enumerators in TensorRT 11.1.0.
+constexpr int32_t kTacticSourceValues[] = {0, 1};
+
 }  // namespace trtfake_stubs
 }  // namespace nvinfer1
 

@@ -36,6 +36,7 @@ var StubClasses = []string{
 var StubEnums = []string{
 	"nvinfer1::BuilderFlag",
 	"nvinfer1::NetworkDefinitionCreationFlag",
+	"nvinfer1::TacticSource",
 }
 
 // StubGenerator is the command that writes the stubs, as the generated files name it.

@@ -102,6 +102,9 @@ func generate() ([]file, error) {
 	if _, err := add("bert_tiny.onnx", bertTiny()); err != nil {
 		return nil, err
 	}
+	if _, err := add("transformer_block.onnx", transformerBlock()); err != nil {
+		return nil, err
+	}
 	ext, bin := externalData()
 	if _, err := add("external_data.onnx", ext); err != nil {
 		return nil, err
@@ -302,6 +305,53 @@ func bertTiny() *onnxpb.ModelProto {
 
 // externalData is a linear layer whose weight (64x64) and bias (64) are in
 // external_data.bin, the bias at a page-aligned offset as ONNX recommends.
+// transformerBlock is one pre-norm transformer encoder block over 32-wide tokens (batch x seq x
+// 32): LayerNormalization, single-head attention (a Softmax between two MatMuls), residual
+// adds and a two-layer MLP. TensorRT hands such graphs to its Myelin compiler.
+func transformerBlock() *onnxpb.ModelProto {
+	b := &builder{g: &onnxpb.GraphProto{Name: "transformer_block"}, rnd: tm.NewRand(11)}
+	const d, hidden = 32, 64
+	ones := make([]float32, d)
+	for i := range ones {
+		ones[i] = 1
+	}
+	weight := func(name string, rows, cols int64) string {
+		return b.init(tm.Floats(name, []int64{rows, cols}, b.rnd.Floats(int(rows*cols), float32(1/math.Sqrt(float64(rows))))))
+	}
+	vector := func(name string, n int64) string {
+		return b.init(tm.Floats(name, []int64{n}, b.rnd.Floats(int(n), 0.1)))
+	}
+	norm := func(name, in string) string {
+		g := b.init(tm.Floats(name+".weight", []int64{d}, ones))
+		return b.node(tm.Node(name, "LayerNormalization", []string{in, g, vector(name+".bias", d)}, []string{name + "_out"},
+			tm.AttrInt("axis", -1), tm.AttrFloat("epsilon", 1e-5)))
+	}
+	x := norm("block/ln1", "tokens")
+	q := b.op("block/attn/q", "MatMul", x, weight("block/attn/q.weight", d, d))
+	k := b.op("block/attn/k", "MatMul", x, weight("block/attn/k.weight", d, d))
+	v := b.op("block/attn/v", "MatMul", x, weight("block/attn/v.weight", d, d))
+	kt := b.node(tm.Node("block/attn/k_t", "Transpose", []string{k}, []string{"block/attn/k_t_out"}, tm.AttrInts("perm", 0, 2, 1)))
+	s := b.op("block/attn/scores", "MatMul", q, kt)
+	scale := b.init(tm.Floats("block/attn/scale", []int64{}, []float32{float32(math.Sqrt(d))}))
+	s = b.op("block/attn/scale_div", "Div", s, scale)
+	p := b.node(tm.Node("block/attn/softmax", "Softmax", []string{s}, []string{"block/attn/softmax_out"}, tm.AttrInt("axis", -1)))
+	a := b.op("block/attn/context", "MatMul", p, v)
+	a = b.op("block/attn/out", "MatMul", a, weight("block/attn/out.weight", d, d))
+	a = b.op("block/attn/out_bias", "Add", a, vector("block/attn/out.bias", d))
+	r := b.op("block/residual1", "Add", "tokens", a)
+	x = norm("block/ln2", r)
+	x = b.op("block/mlp/fc1", "MatMul", x, weight("block/mlp/fc1.weight", d, hidden))
+	x = b.op("block/mlp/fc1_bias", "Add", x, vector("block/mlp/fc1.bias", hidden))
+	x = b.op("block/mlp/relu", "Relu", x)
+	x = b.op("block/mlp/fc2", "MatMul", x, weight("block/mlp/fc2.weight", hidden, d))
+	x = b.op("block/mlp/fc2_bias", "Add", x, vector("block/mlp/fc2.bias", d))
+	b.node(tm.Node("block/residual2", "Add", []string{r, x}, []string{"hidden"}))
+
+	b.g.Input = []*onnxpb.ValueInfoProto{tm.Value("tokens", tm.F32, "batch", "seq", d)}
+	b.g.Output = []*onnxpb.ValueInfoProto{tm.Value("hidden", tm.F32, "batch", "seq", d)}
+	return tm.Model(b.g)
+}
+
 func externalData() (*onnxpb.ModelProto, []byte) {
 	rnd := tm.NewRand(4)
 	const n = 64

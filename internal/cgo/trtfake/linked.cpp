@@ -1,0 +1,84 @@
+// linked.cpp: the C entry points of the stand-in installed in the binary (trtb_fake_install,
+// trtb_fake.h): libnvinfer's, libnvonnxparser's and libnvinfer_plugin's, as function pointers
+// for the loader's tables (trtb_loader.hpp), which the shim calls as it calls a loaded
+// TensorRT's.
+//
+// Global state: the settings of the installed stand-in. TensorRT's entry points take no
+// context (createInferBuilder_INTERNAL(logger, version)), so, as a loaded library's state is,
+// they are the process's: set once, when the stand-in is installed, and read by every builder
+// created after (each copies them).
+
+#include "linked.hpp"
+#include "objects.hpp"
+
+#include <mutex>
+#include <string>
+
+namespace trtb {
+namespace TRTB_FAKE {
+
+namespace {
+
+std::mutex settings_mu;
+const Settings* installed_settings = nullptr;  // guarded by settings_mu; never freed once set
+
+const Settings& settings() {
+    static const Settings defaults;
+    std::lock_guard<std::mutex> lock(settings_mu);
+    return installed_settings != nullptr ? *installed_settings : defaults;
+}
+
+int32_t get_version() {
+    const Settings& s = settings();
+    return s.version != 0 ? s.version : kHeaderVersion;
+}
+
+int32_t get_build() {
+    const Settings& s = settings();
+    return s.build >= 0 ? s.build : kHeaderBuild;
+}
+
+void* create_builder_entry(void* logger, int32_t version) {
+    return create_builder(logger, version, settings());
+}
+
+void* create_parser_entry(void* network, void* logger, int version) {
+    return create_parser(network, logger, version);
+}
+
+int get_parser_version() {
+    return kParserVersion;
+}
+
+// init_plugins is initLibNvInferPlugins: the stand-in has no plugin to register.
+bool init_plugins(void*, char const*) {
+    return true;
+}
+
+}  // namespace
+
+bool linked_entry_points(const std::string& settings_text, InferEntryPoints* infer, ParserEntryPoints* parser,
+                         PluginEntryPoints* plugin, std::string* why) {
+    Settings s;
+    if (!parse_settings(settings_text, &s, why)) {
+        return false;
+    }
+    {
+        std::lock_guard<std::mutex> lock(settings_mu);
+        if (installed_settings != nullptr) {
+            *why = "the stand-in TensorRT " + std::to_string(kMajor) + " is already installed";
+            return false;
+        }
+        installed_settings = new Settings(std::move(s));
+    }
+    infer->get_version = get_version;
+    infer->get_build = get_build;
+    infer->create_builder = create_builder_entry;
+    parser->create_parser = create_parser_entry;
+    parser->get_version = get_parser_version;
+    plugin->init_plugins = init_plugins;
+    return true;
+}
+
+}  // namespace TRTB_FAKE
+}  // namespace trtb

@@ -1,0 +1,35 @@
+// linked.hpp: the entry points of the stand-in TensorRT of each major compiled into the binary
+// (linked.cpp, through internal/cgo/trtfake10.cpp and trtfake11.cpp), for trtb_fake_install.
+// They name no TensorRT type, so the installer needs no TensorRT header.
+#ifndef TRTB_FAKE_LINKED_HPP
+#define TRTB_FAKE_LINKED_HPP
+
+#include "../trtb_loader.hpp"
+
+#include <string>
+
+#define TRTB_DECLARE_FAKE(ns)                                                                            \
+    namespace trtb {                                                                                     \
+    namespace ns {                                                                                       \
+    /* linked_entry_points fills the tables of libnvinfer's, libnvonnxparser's and                      \
+       libnvinfer_plugin's entry points of the stand-in, whose builders take settings_text             \
+       (settings.hpp). Once per process: false with *why when the text is bad or it was done. */       \
+    bool linked_entry_points(const std::string& settings_text, InferEntryPoints* infer,                  \
+                             ParserEntryPoints* parser, PluginEntryPoints* plugin, std::string* why);    \
+    }                                                                                                    \
+    }
+
+TRTB_DECLARE_FAKE(fake10)
+TRTB_DECLARE_FAKE(fake11)
+
+#undef TRTB_DECLARE_FAKE
+
+namespace trtb {
+namespace fake_driver {
+// entry_points fills the table of the stand-in CUDA driver (driver.cpp): one "TensorRT stand-in
+// GPU" of compute capability 9.0 with 132 SMs, driver 13.0.
+void entry_points(DriverEntryPoints* driver);
+}  // namespace fake_driver
+}  // namespace trtb
+
+#endif  // TRTB_FAKE_LINKED_HPP
