@@ -64,3 +64,5 @@
 // into the file. Each Build allocates its drain buffers in C memory once and frees them in
 // Close. Strings handed out by Drain are Go copies.
 package cgo
+
+//go:generate go run ./sourcedigest -root ../..
