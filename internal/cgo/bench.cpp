@@ -6,8 +6,10 @@
 #include "trtb_bench.h"
 #include "trtb_internal.hpp"
 #include "trtb_loader.hpp"
+#include "trtfake/probe.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <stdexcept>
@@ -330,5 +332,28 @@ extern "C" int32_t trtb_test_create_builder(trtb_status* status) {
         }
         delete static_cast<trtb_test::AnyBuilder*>(builder);
         return trtb::set_status(status, TRTB_OK, "");
+    });
+}
+
+extern "C" int32_t trtb_test_fake_probe(int32_t major, const char* what, char* out, int32_t size) {
+    trtb_status status{};
+    return trtb::guarded(&status, [&]() -> int32_t {
+        std::string answer;
+        switch (major) {
+            case 10:
+                answer = trtb::fake10::probe(what != nullptr ? what : "");
+                break;
+            case 11:
+                answer = trtb::fake11::probe(what != nullptr ? what : "");
+                break;
+            default:
+                return TRTB_ERR_INVALID_ARGUMENT;
+        }
+        if (out != nullptr && size > 0) {
+            const size_t n = std::min(answer.size(), static_cast<size_t>(size) - 1);
+            std::memcpy(out, answer.data(), n);
+            out[n] = '\0';
+        }
+        return TRTB_OK;
     });
 }

@@ -7,6 +7,7 @@
 package cgo
 
 /*
+#include <stdlib.h>
 #include "trtb_bench.h"
 */
 import "C"
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unsafe"
 )
 
 // benchResult is trtb_bench_result.
@@ -209,4 +211,18 @@ func testCreateBuilder() error {
 		return statusError(&st)
 	}
 	return nil
+}
+
+// fakeProbe asks the stand-in TensorRT of major a question through TensorRT's API
+// (trtb_test_fake_probe) and returns its answer.
+func fakeProbe(major int, what string) (string, error) {
+	cw := C.CString(what)
+	defer C.free(unsafe.Pointer(cw))
+	buf := make([]byte, 1<<16)
+	out := (*C.char)(C.malloc(C.size_t(len(buf))))
+	defer C.free(unsafe.Pointer(out))
+	if code := C.trtb_test_fake_probe(C.int32_t(major), cw, out, C.int32_t(len(buf))); code != C.TRTB_OK {
+		return "", fmt.Errorf("trtb_test_fake_probe(%d, %q): code %d", major, what, code)
+	}
+	return C.GoString(out), nil
 }

@@ -16,7 +16,7 @@
 // internal/cgo/shim/tensorrt_shim.hpp e6cc0145c7d6c82c
 // internal/cgo/shim/tensorrt_timing_cache.cpp f53fd71e20b5e084
 // internal/cgo/shim/tensorrt_trtexec.cpp ec039fcd78ddfff0
-// internal/cgo/trtfake/build.cpp 8d60b13af0d53fae
+// internal/cgo/trtfake/build.cpp 515006403d05b7d6
 // internal/cgo/trtfake/builder.cpp 6e22b6e591386d2d
 // internal/cgo/trtfake/config.cpp 7548722db8897cfc
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b
@@ -31,6 +31,8 @@
 // internal/cgo/trtfake/network.cpp c638e0910a7137d2
 // internal/cgo/trtfake/objects.hpp 8537adb470568c64
 // internal/cgo/trtfake/parser.cpp 9ca2edd081f54aa2
+// internal/cgo/trtfake/probe.cpp 1d1640df8b781797
+// internal/cgo/trtfake/probe.hpp 1e561a297cbddd8b
 // internal/cgo/trtfake/settings.cpp 6fdda307a3d120a1
 // internal/cgo/trtfake/settings.hpp 92564ed1180cdd00
 // internal/cgo/trtfake/stubs10_gen.hpp d4f20b386ab6b3a6

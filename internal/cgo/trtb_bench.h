@@ -142,6 +142,14 @@ int32_t trtb_test_thread_capture(const char *const *own, int32_t nb_own, const c
  */
 int32_t trtb_test_create_builder(trtb_status *status);
 
+/*
+ * trtb_test_fake_probe asks the stand-in TensorRT of major (10 or 11) compiled into the binary
+ * a question through TensorRT's own API (trtfake/probe.cpp: "unimplemented", "weak-typing") and
+ * writes what it answered into out (size bytes, NUL-terminated, cut to fit). Returns
+ * TRTB_ERR_INVALID_ARGUMENT for another major.
+ */
+int32_t trtb_test_fake_probe(int32_t major, const char *what, char *out, int32_t size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -100,3 +100,72 @@ func TestSpelledParams(t *testing.T) {
 		}
 	}
 }
+
+// TestStandInImplementsWhatTheShimUses: every member function the shim calls (Uses), of each
+// major, is implemented by the stand-in's own class (internal/cgo/trtfake/objects.hpp), not
+// left to the generated stub that fails the build: a call the shim starts to make is listed
+// in Uses (uses_test.go holds the list to the shim), and then this test names what the
+// stand-in must implement.
+func TestStandInImplementsWhatTheShimUses(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "internal", "cgo", "trtfake", "objects.hpp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := NewHeader()
+	if err := fake.Add("objects.hpp", string(src)); err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in's classes by the stub class they derive from.
+	byStub := map[string]*Class{}
+	for _, c := range fake.Classes {
+		for _, b := range c.Bases {
+			if i := strings.LastIndex(b, "::"); i >= 0 {
+				b = b[i+2:]
+			}
+			if strings.HasSuffix(b, "Stubs") {
+				byStub[b] = c
+			}
+		}
+	}
+	for _, major := range StubMajors {
+		h, err := ReadVendored(moduleRoot(t), major)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range Uses {
+			if u.Callback || u.Member == "~" || !u.forMajor(major) || h.Lookup("", u.Type) == nil {
+				continue // implemented by the shim, a delete, another major's, or an enumerator
+			}
+			if _, err := resolve(h, u, nil, ""); err != nil {
+				t.Errorf("TensorRT %d: %s: %v", major, memberName(u), err)
+				continue
+			}
+			// A public class's inline method forwards to its implementation object (even the
+			// few declared virtual); an interface's is its own.
+			impl, method := h.Lookup("", u.Type), u.Member
+			for _, m := range impl.Members {
+				if m.Name == u.Member && m.Forward != nil {
+					fc, err := fieldClass(h, impl, m.Forward.Field)
+					if err != nil {
+						t.Fatal(err)
+					}
+					impl, method = fc, m.Forward.Method
+					break
+				}
+			}
+			stub := impl.Name[strings.LastIndex(impl.Name, "::")+2:] + "Stubs"
+			c := byStub[stub]
+			if c == nil {
+				t.Errorf("TensorRT %d: %s goes through %s, which no class of the stand-in implements (none derives from %s)", major, memberName(u), impl.Name, stub)
+				continue
+			}
+			found := false
+			for _, m := range c.Members {
+				found = found || m.Name == method && m.Override
+			}
+			if !found {
+				t.Errorf("TensorRT %d: the shim calls %s (%s::%s), which the stand-in's %s leaves to its stub", major, memberName(u), shortName(impl.Name), method, c.Name)
+			}
+		}
+	}
+}
