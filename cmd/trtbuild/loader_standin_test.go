@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
@@ -40,18 +41,42 @@ var layouts = []layout{
 	}},
 }
 
-// TestLoaderLayoutsReachTheBuilder: for each layout, `version --check-builder` creates and
+// TestLoaderLayoutsBuildAnEngine: for each layout, `version --check-builder` creates and
 // deletes a builder whose libnvinfer opened its builder resource by bare file name (found
 // through the LD_LIBRARY_PATH the parent gave the probe), on the GPU the driver stand-in names
-// through the driver API, with no CUDA runtime anywhere; and a build reaches
-// createInferBuilder with the resource loaded (the stand-in then makes no builder).
-func TestLoaderLayoutsReachTheBuilder(t *testing.T) {
+// through the driver API, with no CUDA runtime anywhere; and a build goes through the worker,
+// the loader and the shim of the major to an engine: the stand-in TensorRT's plan, written with
+// TensorRT's progress tree on the way.
+func TestLoaderLayoutsBuildAnEngine(t *testing.T) {
 	for _, c := range cgo.CompiledShims() {
-		t.Run(fmt.Sprintf("TensorRT %d", c.Major()), func(t *testing.T) { loaderLayoutsReachTheBuilder(t, c) })
+		t.Run(fmt.Sprintf("TensorRT %d", c.Major()), func(t *testing.T) { loaderLayoutsBuildAnEngine(t, c) })
 	}
 }
 
-func loaderLayoutsReachTheBuilder(t *testing.T, c cgo.Compiled) {
+// builtByStandIn checks that a build over stand-in libraries of version and build exited 0
+// and wrote their plan to engine.
+func builtByStandIn(t *testing.T, r result, engine string, version, build int) {
+	t.Helper()
+	if r.code != 0 || !strings.Contains(r.stdout+r.stderr, "Built "+engine) {
+		t.Fatalf("build exited %d, want 0 with the engine built:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	plan, err := os.ReadFile(engine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"TRTBUILD-SIMULATED-PLAN 1\n", "\nbuilder trtfake\n", fmt.Sprintf("\ntensorrt %s.%d\n", trtVersion(version), build)} {
+		if !strings.Contains(string(plan), want) {
+			t.Errorf("the engine lacks %q:\n%s", want, plan)
+		}
+	}
+	for _, phase := range []string{"Building engine 5/6", "Cloning network graph", "Timing graph nodes", "Timing tensor reformats", "Determining refit engines"} {
+		if !strings.Contains(r.stdout+r.stderr, phase) {
+			t.Errorf("the progress shows no %q:\n%s%s", phase, r.stdout, r.stderr)
+		}
+	}
+}
+
+func loaderLayoutsBuildAnEngine(t *testing.T, c cgo.Compiled) {
 	const gpu = "NVIDIA A100-SXM4-40GB MIG 1g.5gb"
 	resource := standin.BuilderResourceFile(c.TensorRT, 80)
 	model := repoModel(t, "convnet.onnx")
@@ -59,11 +84,11 @@ func loaderLayoutsReachTheBuilder(t *testing.T, c cgo.Compiled) {
 		t.Run(l.name, func(t *testing.T) {
 			t.Parallel()
 			root := t.TempDir()
-			env, args, dir := l.lay(t, root, standin.Loading(c.TensorRT, c.Build, 80, true, gpu))
+			env, args, dir := l.lay(t, root, standin.Loading(c.TensorRT, c.Build, 80, gpu))
 			log := filepath.Join(root, "standin.log")
 			env = append(env, standin.EnvLog+"="+log)
 
-			r := trtbuild(t, append(env, standin.EnvBuilder+"=object"), append([]string{"version", "--check-builder"}, args...)...)
+			r := trtbuild(t, env, append([]string{"version", "--check-builder"}, args...)...)
 			if r.code != 0 {
 				t.Fatalf("version --check-builder exited %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
@@ -87,12 +112,11 @@ func loaderLayoutsReachTheBuilder(t *testing.T, c cgo.Compiled) {
 			}
 
 			os.Remove(log)
-			r = trtbuild(t, env, append([]string{"--backend", "tensorrt", "--no-timing-cache", "--progress", "plain", "-o", filepath.Join(root, "m.engine"), model}, args...)...)
-			if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "TensorRT could not create a builder: stand-in libnvinfer: builder resource "+resource+" loaded; no builder here") {
-				t.Fatalf("build exited %d, want 1 at the stand-in's builder:\n%s%s", r.code, r.stdout, r.stderr)
-			}
-			if got := standin.ReadLog(t, log); got != "builder resource "+resource+" loaded" {
-				t.Errorf("the build's stand-ins noted %q", got)
+			engine := filepath.Join(root, "m.engine")
+			r = trtbuild(t, env, append([]string{"--backend", "tensorrt", "--no-timing-cache", "--progress", "plain", "-o", engine, model}, args...)...)
+			builtByStandIn(t, r, engine, c.TensorRT, c.Build)
+			if got, want := standin.ReadLog(t, log), "builder resource "+resource+" loaded\nstream created: non-blocking\nstream destroyed\nbuilder deleted"; got != want {
+				t.Errorf("the build's stand-ins noted %q, want %q", got, want)
 			}
 		})
 	}
@@ -105,7 +129,7 @@ func TestCheckBuilderNamesTheMissingResource(t *testing.T) {
 	t.Parallel()
 	c := cgo.CompiledShims()[0]
 	root := t.TempDir()
-	libs := standin.Loading(c.TensorRT, c.Build, 90, true, "NVIDIA H200")
+	libs := standin.Loading(c.TensorRT, c.Build, 90, "NVIDIA H200")
 	resource := standin.BuilderResourceFile(c.TensorRT, 90)
 	var without []standin.Lib
 	for _, l := range libs {
@@ -115,7 +139,7 @@ func TestCheckBuilderNamesTheMissingResource(t *testing.T) {
 	}
 	dir := standin.Build(t, filepath.Join(root, "incomplete"), without...)
 	other := standin.Build(t, filepath.Join(root, "TensorRT", "lib"), libs...)
-	env := []string{standin.EnvBuilder + "=object", "TENSORRT_ROOT=" + filepath.Dir(other)}
+	env := []string{"TENSORRT_ROOT=" + filepath.Dir(other)}
 	r := trtbuild(t, env, "version", "--check-builder", "--tensorrt-lib", dir)
 	if r.code != 1 {
 		t.Fatalf("version --check-builder exited %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
@@ -142,10 +166,10 @@ var flagArgs = map[string][]string{
 
 // TestOlderMinorsWithStandIns: libraries of older minors of the major the backend was compiled
 // for, played by stand-ins, as internal/trt's table of older minors for these headers says:
-// the oldest minor the headers drive loads, and a build reaches createInferBuilder; the minor
+// the oldest minor the headers drive loads, and a build builds an engine; the minor
 // before it is refused, exit 2, with the table's reason; and a build with an option that needs
 // a newer minor than the library's is refused, exit 2, in one line naming the option and both
-// versions, while the same build on that newer minor goes on.
+// versions, while the same build on that newer minor builds an engine.
 func TestOlderMinorsWithStandIns(t *testing.T) {
 	for _, c := range cgo.CompiledShims() {
 		t.Run(fmt.Sprintf("TensorRT %d", c.Major()), func(t *testing.T) { olderMinorsWithStandIns(t, c) })
@@ -159,23 +183,30 @@ func olderMinorsWithStandIns(t *testing.T, c cgo.Compiled) {
 	}
 	model := repoModel(t, "convnet.onnx")
 	version := func(minor, patch int) int { return table.Major*10000 + minor*100 + patch }
+	engines := map[*testing.T]string{}
+	var mu sync.Mutex
 	build := func(t *testing.T, loaded int, extra ...string) result {
 		t.Helper()
 		root := t.TempDir()
-		dir := standin.Build(t, filepath.Join(root, "trt"), standin.Loading(loaded, 7, 80, true, "NVIDIA A100-SXM4-40GB")...)
-		args := []string{"--backend", "tensorrt", "--no-timing-cache", "--progress", "plain", "--tensorrt-lib", dir, "-o", filepath.Join(root, "m.engine"), model}
+		dir := standin.Build(t, filepath.Join(root, "trt"), standin.Loading(loaded, 7, 80, "NVIDIA A100-SXM4-40GB")...)
+		engine := filepath.Join(root, "m.engine")
+		mu.Lock()
+		engines[t] = engine
+		mu.Unlock()
+		args := []string{"--backend", "tensorrt", "--no-timing-cache", "--progress", "plain", "--tensorrt-lib", dir, "-o", engine, model}
 		return trtbuild(t, nil, append(args, extra...)...)
 	}
-	reachesBuilder := func(t *testing.T, r result) {
+	buildsEngine := func(t *testing.T, r result, loaded int) {
 		t.Helper()
-		if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "TensorRT could not create a builder: stand-in libnvinfer") {
-			t.Errorf("build exited %d, want 1 at the stand-in's builder:\n%s%s", r.code, r.stdout, r.stderr)
-		}
+		mu.Lock()
+		engine := engines[t]
+		mu.Unlock()
+		builtByStandIn(t, r, engine, loaded, 7)
 	}
 	if table.Oldest < table.HeaderMinor {
 		t.Run(fmt.Sprintf("%d.%d is driven", table.Major, table.Oldest), func(t *testing.T) {
 			t.Parallel()
-			reachesBuilder(t, build(t, version(table.Oldest, 0)))
+			buildsEngine(t, build(t, version(table.Oldest, 0)), version(table.Oldest, 0))
 		})
 	}
 	if table.Oldest > 0 {
@@ -202,7 +233,7 @@ func olderMinorsWithStandIns(t *testing.T, c cgo.Compiled) {
 			if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != 2 || !strings.HasSuffix(lines[len(lines)-1], want) {
 				t.Errorf("build exited %d, want 2 ending with the line %q:\n%s%s", r.code, want, r.stdout, r.stderr)
 			}
-			reachesBuilder(t, build(t, version(f.Minor, 0), args...))
+			buildsEngine(t, build(t, version(f.Minor, 0), args...), version(f.Minor, 0))
 		})
 	}
 }

@@ -34,7 +34,7 @@ func init() { childHelpers[builderChildEnv] = builderResourceChild }
 func TestBuilderResourceNeedsTheParentsLibraryPath(t *testing.T) {
 	noSystemTensorRT(t)
 	venv := filepath.Join(t.TempDir(), "venv")
-	libs := standin.VirtualEnv(t, venv, standin.Loading(compiled10_16, 72, 90, false, "NVIDIA H200")...)
+	libs := standin.VirtualEnv(t, venv, standin.Loading(compiled10_16, 72, 90, "NVIDIA H200")...)
 	log := filepath.Join(t.TempDir(), "standin.log")
 	env := map[string]string{"VIRTUAL_ENV": venv, "HOME": t.TempDir()}
 	loc := trt.SearchFromEnv([]int{10}, 13, "", func(k string) string { return env[k] }).Locate()
@@ -56,7 +56,7 @@ func TestBuilderResourceNeedsTheParentsLibraryPath(t *testing.T) {
 			base = append(base, kv)
 		}
 	}
-	base = append(base, builderChildEnv+"="+string(choice), standin.EnvLog+"="+log, standin.EnvBuilder+"=object")
+	base = append(base, builderChildEnv+"="+string(choice), standin.EnvLog+"="+log)
 	resource := standin.BuilderResourceFile(compiled10_16, 90)
 	tests := []struct {
 		name string

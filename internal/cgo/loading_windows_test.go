@@ -61,7 +61,7 @@ func TestBuilderResourceThroughAddDllDirectory(t *testing.T) {
 			os.Remove(log)
 			cmd := exec.Command(exe)
 			cmd.Env = append(os.Environ(), dllResourceChildEnv+"="+string(choice), dllResourceAddEnv+"="+tt.add,
-				standin.EnvLog+"="+log, standin.EnvBuilder+"=object")
+				standin.EnvLog+"="+log)
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("child: %v\n%s", err, out)

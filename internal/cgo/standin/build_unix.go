@@ -33,7 +33,15 @@ func Build(t *testing.T, dir string, libs ...Lib) string {
 			t.Fatal(err)
 		}
 		out := filepath.Join(dir, l.File)
-		args := []string{"-std=c++17", "-shared", "-fPIC", "-o", out, "-Wl,-soname," + filepath.Base(l.File), src, "-ldl"}
+		args := []string{"-std=c++17", "-shared", "-fPIC", "-o", out, "-Wl,-soname," + filepath.Base(l.File), src}
+		if l.Fake != 0 {
+			core, err := fakeCore(cxx, l.Fake, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, core, "-lpthread")
+		}
+		args = append(args, "-ldl")
 		if l.Headers {
 			flags, err := HeaderFlags(l.File)
 			if err != nil {

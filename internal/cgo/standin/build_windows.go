@@ -39,7 +39,11 @@ func Build(t *testing.T, dir string, libs ...Lib) string {
 			}
 			continue
 		}
-		if err := copyFile(filepath.Join(prebuilt, DLLKey(l)), out); err != nil {
+		key, err := DLLKey(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := copyFile(filepath.Join(prebuilt, key), out); err != nil {
 			t.Fatalf("stand-in %s was not compiled beforehand (%v): run `go run ./internal/cgo/standin/mkdll %s` again", l.File, err, prebuilt)
 		}
 	}

@@ -32,10 +32,17 @@ const MissingImport = "trtbuild_standin_nowhere.dll"
 
 // DLLKey is the file name the DLL of l is stored under in the EnvDLLs folder: a hash of what
 // goes into it, so that a changed source is never served from an old build.
-func DLLKey(l Lib) string {
+func DLLKey(l Lib) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%t\x00%t\x00", l.Src, l.Headers, l.LinkMissing)
-	return hex.EncodeToString(h.Sum(nil))[:32] + ".dll"
+	fmt.Fprintf(h, "%s\x00%t\x00%t\x00%d\x00", l.Src, l.Headers, l.LinkMissing, l.Fake)
+	if l.Fake != 0 {
+		sources, err := FakeSourceHash(l.Fake)
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte(sources))
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32] + ".dll", nil
 }
 
 // CompileDLL compiles l into the DLL out with the MinGW C++ compiler cxx (every extern "C"
@@ -61,6 +68,13 @@ func CompileDLL(cxx, out string, l Lib) error {
 		}
 		args = append(flags, args...)
 	}
+	if l.Fake != 0 {
+		core, err := fakeCore(cxx, l.Fake, false)
+		if err != nil {
+			return err
+		}
+		args = append(args, core)
+	}
 	if l.LinkMissing {
 		nowhere := filepath.Join(tmp, MissingImport)
 		nsrc := filepath.Join(tmp, "nowhere.cpp")
@@ -84,43 +98,6 @@ func DLLBuilderResourceFile(major, sm int) string {
 	return fmt.Sprintf("nvinfer_builder_resource_sm%d_%d.dll", sm, major)
 }
 
-// loadingInferDLLSrc is LoadingInferSrc for Windows: nvinfer_<major>.dll of version and build
-// that, at createInferBuilder, loads its builder resource for sm by bare name with
-// LoadLibraryA, as an application loads a DLL it does not link: Windows then searches the
-// process's DLL folders (trtbuild adds TensorRT's with AddDllDirectory), not nvinfer's own
-// folder. When that fails it logs "createInferBuilder: Error Code 6: API Usage Error (Unable to
-// load library: NAME: error N)" and returns null; when it loads, see EnvBuilder.
-func loadingInferDLLSrc(version, build, sm int) string {
-	src := loggerPrelude + fmt.Sprintf(`
-#include <windows.h>
-struct StandinBuilder {
-    virtual ~StandinBuilder() { standin_note("builder deleted"); }
-};
-extern "C" int32_t getInferLibVersion() noexcept { return %d; }
-extern "C" int32_t getInferLibBuildVersion() noexcept { return %d; }
-extern "C" void* createInferBuilder_INTERNAL(void* logger, int32_t) noexcept {
-    const char* name = "%s";
-    UINT old = SetErrorMode(SEM_FAILCRITICALERRORS | SEM_NOOPENFILEERRORBOX);
-    HMODULE h = LoadLibraryA(name);
-    DWORD err = GetLastError();
-    SetErrorMode(old);
-    if (h == nullptr) {
-        standin_error(logger, std::string("createInferBuilder: Error Code 6: API Usage Error (Unable to load library: ") + name +
-                                  ": error " + std::to_string(err) + ")");
-        return nullptr;
-    }
-    standin_note(std::string("builder resource ") + name + " loaded");
-    const char* want = getenv("%s");
-    if (want != nullptr && strcmp(want, "object") == 0) {
-        return new StandinBuilder();
-    }
-    standin_error(logger, std::string("stand-in nvinfer: builder resource ") + name + " loaded; no builder here");
-    return nullptr;
-}
-`, version, build, DLLBuilderResourceFile(version/10000, sm), EnvBuilder)
-	return src
-}
-
 // WindowsTestLibs are the stand-in DLLs the Windows tests of internal/cgo load, by file name
 // relative to the folder a test builds them in: a whole TensorRT 10.16 (nvinfer_10.dll loading
 // its builder resource by bare name) with a driver; a TensorRT 11.1 and the same names of
@@ -135,7 +112,7 @@ func WindowsTestLibs() []Lib {
 			out = append(out, l)
 		}
 	}
-	loading := LoadingDLLs(101600, 72, 90, false, "Stand-in GPU")
+	loading := LoadingDLLs(101600, 72, 90, "Stand-in GPU")
 	add("trt10", loading[:4]...)
 	add("driver", loading[4])
 	add("trt11", Lib{File: infer(110100), Src: InferSrc(110100, 5)}, Lib{File: "nvonnxparser_11.dll", Src: ParserSrc},
@@ -149,17 +126,16 @@ func WindowsTestLibs() []Lib {
 	return out
 }
 
-// LoadingDLLs is Loading for Windows: a TensorRT of version and build whose nvinfer loads its
-// builder resource for sm by bare name (loadingInferDLLSrc, compiled with TensorRT's headers
-// when headers is true), with that resource, a parser, the plugins and nvcuda.dll describing
-// gpu.
-func LoadingDLLs(version, build, sm int, headers bool, gpu string) []Lib {
+// LoadingDLLs is Loading for Windows: a stand-in TensorRT of version and build whose
+// nvinfer_<major>.dll loads its builder resource for sm by bare name with LoadLibraryA, as an
+// application loads a DLL it does not link (Windows then searches the process's DLL folders,
+// which trtbuild adds TensorRT's to with AddDllDirectory, not nvinfer's own folder; when that
+// fails it logs "createInferBuilder: Error Code 6: API Usage Error (Unable to load library:
+// NAME: error N)"), with that resource, a parser, the plugins and nvcuda.dll describing gpu.
+func LoadingDLLs(version, build, sm int, gpu string) []Lib {
 	major := strconv.Itoa(version / 10000)
-	return []Lib{
-		{File: "nvinfer_" + major + ".dll", Src: loadingInferDLLSrc(version, build, sm), Headers: headers},
-		{File: DLLBuilderResourceFile(version/10000, sm), Src: BuilderResource(version, sm).Src},
-		{File: "nvonnxparser_" + major + ".dll", Src: ParserVersionSrc(100)},
-		{File: "nvinfer_plugin_" + major + ".dll", Src: PluginSrc},
-		{File: "nvcuda.dll", Src: Driver(gpu, sm/10, sm%10, 108).Src},
-	}
+	libs := FakeTensorRT(version, build, DLLBuilderResourceFile(version/10000, sm), "nvinfer_"+major+".dll",
+		"nvonnxparser_"+major+".dll", "nvinfer_plugin_"+major+".dll")
+	return append(libs, Lib{File: DLLBuilderResourceFile(version/10000, sm), Src: BuilderResource(version, sm).Src},
+		Lib{File: "nvcuda.dll", Src: Driver(gpu, sm/10, sm%10, 108).Src})
 }

@@ -16,10 +16,6 @@ const (
 	// ("builder resource libnvinfer_builder_resource_sm90.so.10.16.0 loaded", "builder
 	// deleted", "stream created: non-blocking, context current"), so a test can see it.
 	EnvLog = "TRTBUILD_STANDIN_LOG"
-	// EnvBuilder "object" makes the loading libnvinfer hand back a builder object (whose only
-	// use may be its deletion: `trtbuild version --check-builder`); otherwise it logs an error
-	// once the resource is loaded and returns null, so a build stops there.
-	EnvBuilder = "TRTBUILD_STANDIN_BUILDER"
 )
 
 // BuilderResourceFile names TensorRT's builder resource for GPU architecture sm (86 for
@@ -62,40 +58,6 @@ static void standin_note(const std::string& line) {
     fclose(f);
 }
 `
-
-// LoadingInferSrc is a libnvinfer of version (NV_TENSORRT_VERSION style) and build that, as
-// the real one does at createInferBuilder, opens its builder resource for sm by bare file name
-// (BuilderResourceFile; the dynamic loader looks in LD_LIBRARY_PATH and its cache, never next
-// to libnvinfer, which has no RUNPATH). When that fails it logs "createInferBuilder: Error
-// Code 6: API Usage Error (Unable to load library: NAME: <dlerror>)" through the logger it was
-// given and returns null; when it loads, see EnvBuilder. Compile it with Headers for the
-// TensorRT shim of its major.
-func LoadingInferSrc(version, build, sm int) string {
-	return loggerPrelude + fmt.Sprintf(`
-struct StandinBuilder {
-    virtual ~StandinBuilder() { standin_note("builder deleted"); }
-};
-extern "C" int32_t getInferLibVersion() noexcept { return %d; }
-extern "C" int32_t getInferLibBuildVersion() noexcept { return %d; }
-extern "C" void* createInferBuilder_INTERNAL(void* logger, int32_t) noexcept {
-    const char* name = "%s";
-    void* h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) {
-        const char* why = dlerror();
-        standin_error(logger, std::string("createInferBuilder: Error Code 6: API Usage Error (Unable to load library: ") + name +
-                                  ": " + (why != nullptr ? why : "unknown") + ")");
-        return nullptr;
-    }
-    standin_note(std::string("builder resource ") + name + " loaded");
-    const char* want = getenv("%s");
-    if (want != nullptr && strcmp(want, "object") == 0) {
-        return new StandinBuilder();
-    }
-    standin_error(logger, std::string("stand-in libnvinfer: builder resource ") + name + " loaded; no builder here");
-    return nullptr;
-}
-`, version, build, BuilderResourceFile(version, sm), EnvBuilder)
-}
 
 // BuilderResource is the stand-in of one builder resource library (it only has to load).
 func BuilderResource(version, sm int) Lib {
@@ -190,20 +152,20 @@ func VirtualEnv(t *testing.T, root string, libs ...Lib) string {
 	return Build(t, filepath.Join(site, "tensorrt_libs"), libs...)
 }
 
-// Loading is a TensorRT of version and build whose libnvinfer loads its builder resource for
-// sm by bare name (LoadingInferSrc, compiled with TensorRT's headers when headers is true),
-// with that resource, a parser, the plugins and a driver describing gpu: what a pip install,
-// a tarball's lib/ or a --tensorrt-lib folder holds (the driver, in a real install, comes with
-// the NVIDIA driver; here it is found through the same LD_LIBRARY_PATH as the resource).
-func Loading(version, build, sm int, headers bool, gpu string) []Lib {
+// Loading is a stand-in TensorRT of version and build (FakeTensorRT) whose libnvinfer loads
+// its builder resource for sm by bare file name at createInferBuilder, as the real one does
+// (the dynamic loader looks in LD_LIBRARY_PATH and its cache, never next to libnvinfer, which
+// has no RUNPATH; when that fails it logs "createInferBuilder: Error Code 6: API Usage Error
+// (Unable to load library: NAME: <dlerror>)" and returns null), with that resource, a parser,
+// the plugins and a driver describing gpu: what a pip install, a tarball's lib/ or a
+// --tensorrt-lib folder holds (the driver, in a real install, comes with the NVIDIA driver;
+// here it is found through the same LD_LIBRARY_PATH as the resource). A build over it goes
+// through the shim of its major to a plan.
+func Loading(version, build, sm int, gpu string) []Lib {
 	major := strconv.Itoa(version / 10000)
-	return []Lib{
-		{File: "libnvinfer.so." + major, Src: LoadingInferSrc(version, build, sm), Headers: headers},
-		BuilderResource(version, sm),
-		{File: "libnvonnxparser.so." + major, Src: ParserVersionSrc(100)},
-		{File: "libnvinfer_plugin.so." + major, Src: PluginSrc},
-		Driver(gpu, sm/10, sm%10, 108),
-	}
+	libs := FakeTensorRT(version, build, BuilderResourceFile(version, sm), "libnvinfer.so."+major,
+		"libnvonnxparser.so."+major, "libnvinfer_plugin.so."+major)
+	return append(libs, BuilderResource(version, sm), Driver(gpu, sm/10, sm%10, 108))
 }
 
 // ReadLog returns the lines the stand-ins noted in the EnvLog file path ("" when none).

@@ -1,8 +1,10 @@
 // Package standin compiles stand-in shared libraries for tests: each exports the C entry
 // points of one TensorRT or CUDA library (or deliberately lacks one), built with the C++
-// compiler cgo uses. They need no TensorRT, CUDA or GPU; nothing in them builds anything. The
-// tests of the run-time loader, the probe and a matrix's target check load them where the real
-// libraries would be.
+// compiler cgo uses. They need no TensorRT, CUDA or GPU. Most are a few lines that answer the
+// loader; the libnvinfer of a whole stand-in TensorRT (FakeTensorRT: Loading, ShimLibs) is the
+// stand-in TensorRT of internal/cgo/trtfake, over which the shim builds a plan. The tests of the
+// run-time loader, the probe, a matrix's target check and the shim over a loaded TensorRT load
+// them where the real libraries would be.
 package standin
 
 import (
@@ -60,6 +62,10 @@ type Lib struct {
 	// LinkMissing (Windows DLLs only) links the library against MissingImport, which is not put
 	// next to it, so that it does not load.
 	LinkMissing bool
+	// Fake, when 10 or 11, links Src with the stand-in TensorRT of that major
+	// (internal/cgo/trtfake/library.cpp, compiled once per major): a libnvinfer made by
+	// FakeTensorRT.
+	Fake int
 }
 
 // InferSrc is a libnvinfer exporting version (getInferLibVersion) and build
@@ -103,17 +109,15 @@ var ShimVersions = [][2]int{{110100, 106}, {101600, 72}}
 // the Windows DLLs of ShimLibs are compiled beforehand for these too.
 var MinorVersions = [][2]int{{110000, 5}, {101400, 5}, {101303, 5}}
 
-// ShimLibs is a whole TensorRT of version and build as this OS names its files (libnvinfer.so.N
-// or nvinfer_N.dll, and the parser and plugins), whose builder factory returns null, and a CUDA
-// driver with one "Stand-in GPU" of compute capability 9.0 and 132 SMs, in one folder.
+// ShimLibs is a whole stand-in TensorRT of version and build as this OS names its files
+// (libnvinfer.so.N or nvinfer_N.dll, and the parser and plugins; FakeTensorRT, with no builder
+// resource to load), and a CUDA driver with one "Stand-in GPU" of compute capability 9.0 and
+// 132 SMs, in one folder.
 func ShimLibs(version, build int) []Lib {
 	major := version / 10000
-	return []Lib{
-		{File: trt.FileName(trt.LibInfer, major), Src: InferSrc(version, build)},
-		{File: trt.FileName(trt.LibONNXParser, major), Src: ParserSrc},
-		{File: trt.FileName(trt.LibPlugin, major), Src: PluginSrc},
-		{File: trt.FileName(trt.LibCUDADriver, 0), Src: Driver("Stand-in GPU", 9, 0, 132).Src},
-	}
+	libs := FakeTensorRT(version, build, "", trt.FileName(trt.LibInfer, major), trt.FileName(trt.LibONNXParser, major),
+		trt.FileName(trt.LibPlugin, major))
+	return append(libs, Lib{File: trt.FileName(trt.LibCUDADriver, 0), Src: Driver("Stand-in GPU", 9, 0, 132).Src})
 }
 
 // Good is a whole TensorRT 10.16.0 (build 72) and a CUDA driver with one GPU.

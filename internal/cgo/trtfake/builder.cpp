@@ -49,6 +49,9 @@ Registry::PluginLibraryHandle Registry::loadLibrary(nvinfer1::AsciiChar const* p
 
 BuilderImpl::~BuilderImpl() {
     registry_.setErrorRecorder(nullptr);
+    if (ctx_->settings().on_builder_deleted) {
+        ctx_->settings().on_builder_deleted();
+    }
 }
 
 nvinfer1::IBuilderConfig* BuilderImpl::createBuilderConfig() noexcept {

@@ -11,6 +11,9 @@
 #include <vector>
 
 #ifdef _WIN32
+#ifndef NOMINMAX
+#define NOMINMAX  // windows.h's min and max macros would stand for std::min and std::max
+#endif
 #include <windows.h>
 #endif
 

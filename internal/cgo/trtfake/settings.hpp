@@ -6,6 +6,7 @@
 #include "trtfake.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ struct Settings {
     std::string device = "sm_90";   // the device the timing cache names
     int32_t version = 0;            // what getInferLibVersion says; 0: the headers' release
     int32_t build = -1;             // getInferLibBuildVersion; -1: the headers'
+    // on_builder_deleted, when set, is called as a builder is deleted: the stand-in library
+    // notes it for the loader's tests (library.cpp). No setting of the text sets it.
+    std::function<void()> on_builder_deleted;
 };
 
 // parse_settings reads "key=value;key=value" (spaces around keys and values ignored; an empty

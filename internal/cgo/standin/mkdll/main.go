@@ -34,7 +34,12 @@ func main() {
 		os.Exit(1)
 	}
 	for _, l := range standin.WindowsTestLibs() {
-		out := filepath.Join(dir, standin.DLLKey(l))
+		key, err := standin.DLLKey(l)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mkdll:", err)
+			os.Exit(1)
+		}
+		out := filepath.Join(dir, key)
 		if _, err := os.Stat(out); err == nil {
 			continue // the same source was compiled before
 		}
