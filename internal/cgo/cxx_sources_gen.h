@@ -24,7 +24,7 @@
 // internal/cgo/trtfake/entry.cpp 453390f6450fd61b
 // internal/cgo/trtfake/graph.cpp a8ebd1d73c836fe0
 // internal/cgo/trtfake/graph.hpp ae43599a59c9ba29
-// internal/cgo/trtfake/library.cpp 3dfd2454d0f0ecf9
+// internal/cgo/trtfake/library.cpp 3a41d8916339358c
 // internal/cgo/trtfake/linked.cpp 122f9e656cee0a6d
 // internal/cgo/trtfake/linked.hpp 0124048ffc031625
 // internal/cgo/trtfake/model.cpp 13f080a5d113b194

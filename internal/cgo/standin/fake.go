@@ -29,20 +29,26 @@ const EnvSettings = "TRTBUILD_TRTFAKE"
 // adds to the stand-in of its major: its version, and the builder resource it loads by bare
 // file name when it creates a builder ("" for none), as the real libnvinfer does.
 func FakeInferSrc(version, build int, resource string) string {
+	// The stand-in exports only what it marks (library.cpp), so these are marked too.
 	return fmt.Sprintf(`#include <stdint.h>
-extern "C" int32_t getInferLibVersion() noexcept { return %d; }
-extern "C" int32_t getInferLibBuildVersion() noexcept { return %d; }
+#ifdef _WIN32
+#define STANDIN_EXPORT extern "C" __declspec(dllexport)
+#else
+#define STANDIN_EXPORT extern "C" __attribute__((visibility("default")))
+#endif
+STANDIN_EXPORT int32_t getInferLibVersion() noexcept { return %d; }
+STANDIN_EXPORT int32_t getInferLibBuildVersion() noexcept { return %d; }
 extern "C" int32_t trtb_fake_library_version() { return %d; }
 extern "C" int32_t trtb_fake_library_build() { return %d; }
 extern "C" const char* trtb_fake_library_resource() { return %s; }
 `, version, build, version, build, strconv.Quote(resource))
 }
 
-// FakeParserSrc is the stand-in libnvonnxparser for the stand-in libnvinfer of file name infer
-// (libnvinfer.so.10, nvinfer_10.dll): its parser is the libnvinfer's, found in the libnvinfer
+// FakeParserSrc is the stand-in libnvonnxparser of a major: its parser is the stand-in
+// libnvinfer's of that major (libnvinfer.so.N; nvinfer_N.dll on Windows), found in the one
 // already loaded (the loader loads libnvinfer first, as the real libnvonnxparser needs it);
 // getNvOnnxParserVersion answers version.
-func FakeParserSrc(infer string, version int) string {
+func FakeParserSrc(major, version int) string {
 	return fmt.Sprintf(`#ifdef _WIN32
 #include <windows.h>
 #else
@@ -53,15 +59,15 @@ extern "C" void* createNvOnnxParser_INTERNAL(void* network, void* logger, int ve
     typedef void* (*Create)(void*, void*, int);
     Create create = nullptr;
 #ifdef _WIN32
-    HMODULE h = GetModuleHandleA(%[2]s);
+    HMODULE h = GetModuleHandleA("nvinfer_%[2]d.dll");
     if (h != nullptr) create = reinterpret_cast<Create>(reinterpret_cast<void*>(GetProcAddress(h, "trtb_fake_create_parser")));
 #else
-    void* h = dlopen(%[2]s, RTLD_NOW | RTLD_NOLOAD);
+    void* h = dlopen("libnvinfer.so.%[2]d", RTLD_NOW | RTLD_NOLOAD);
     if (h != nullptr) create = reinterpret_cast<Create>(dlsym(h, "trtb_fake_create_parser"));
 #endif
     return create != nullptr ? create(network, logger, version) : nullptr;
 }
-`, version, strconv.Quote(infer))
+`, version, major)
 }
 
 // FakeTensorRT is a whole stand-in TensorRT of version and build as this OS names its files
@@ -70,7 +76,7 @@ extern "C" void* createNvOnnxParser_INTERNAL(void* network, void* logger, int ve
 func FakeTensorRT(version, build int, resource string, infer, parser, plugin string) []Lib {
 	return []Lib{
 		{File: infer, Src: FakeInferSrc(version, build, resource), Fake: version / 10000},
-		{File: parser, Src: FakeParserSrc(filepath.Base(infer), 100)},
+		{File: parser, Src: FakeParserSrc(version/10000, 100)},
 		{File: plugin, Src: PluginSrc},
 	}
 }

@@ -97,12 +97,14 @@ TRTB_FAKE_EXPORT void* createInferBuilder_INTERNAL(void* logger, int32_t version
     try {
         const char* resource = trtb_fake_library_resource();
         std::string why;
-        if (!load_resource(resource, &why)) {
-            log_error(logger, std::string("createInferBuilder: Error Code 6: API Usage Error (Unable to load library: ") +
-                                  resource + ": " + why + ")");
-            return nullptr;
+        if (resource[0] != '\0') {  // "": a stand-in with no builder resource
+            if (!load_resource(resource, &why)) {
+                log_error(logger, std::string("createInferBuilder: Error Code 6: API Usage Error (Unable to load library: ") +
+                                      resource + ": " + why + ")");
+                return nullptr;
+            }
+            note(std::string("builder resource ") + resource + " loaded");
         }
-        note(std::string("builder resource ") + resource + " loaded");
         trtb::TRTB_FAKE::Settings settings;
         const char* text = std::getenv("TRTBUILD_TRTFAKE");
         if (!trtb::TRTB_FAKE::parse_settings(text != nullptr ? text : "", &settings, &why)) {
