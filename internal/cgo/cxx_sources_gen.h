@@ -39,7 +39,7 @@
 // internal/cgo/trtfake/stubs10_gen.hpp d4f20b386ab6b3a6
 // internal/cgo/trtfake/stubs11_gen.hpp 2948b7fac407a0d4
 // internal/cgo/trtfake/timing_cache.cpp 683cd14cc8f67090
-// internal/cgo/trtfake/trtfake.hpp 6499d7084fc0f06d
+// internal/cgo/trtfake/trtfake.hpp 0c8b4547cedd5ed0
 // internal/cgo/trtfake/unimplemented.hpp 442a3a5c08a767ad
 // third_party/tensorrt/v10/LICENSE 0f219bd1fa873d90
 // third_party/tensorrt/v10/NOTICE 11f21123560478f5

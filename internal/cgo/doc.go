@@ -4,9 +4,19 @@
 // (third_party/tensorrt; tensorrt10.cpp, tensorrt11.cpp), each in namespaces of its own, and
 // tensorrt.cpp hands a build to the one of the major of the libnvinfer the worker loaded. No
 // CUDA header is needed: cudadecl/ declares the few CUDA names TensorRT's headers and the shim
-// use. No other package imports "C". The measurement and test ABI of trtb_bench.h
+// use. A stand-in TensorRT of each major is compiled in too (trtfake/, trtfake10.cpp,
+// trtfake11.cpp): a TensorRT with no GPU, written against the same headers, which
+// InstallStandIn (trtb_fake.h) puts in place of the loaded libraries so that the shim builds
+// over it; internal/cgo/standin compiles the same stand-in into the loader tests' libnvinfer.
+// No other package imports "C". The measurement and test ABI of trtb_bench.h
 // (bench.cpp, bench.go), which this package's benchmarks and queue tests drive, is compiled
 // only with the build tag "trtbench", so a trtbuild binary holds none of it.
+//
+// The C++ that the package's files include from its sub-folders (shim/, trtfake/, cudadecl/)
+// and third_party/tensorrt is invisible to Go's build cache, which hashes only this folder's
+// files: cxx_sources_gen.h carries their digest, and go generate ./internal/cgo refreshes it
+// after such a file changes, so that the next build compiles the change (a test fails while
+// it is stale).
 //
 // # Life of a build
 //

@@ -12,10 +12,10 @@
 // # Two ways in, one stand-in
 //
 //   - Inside the binary: internal/cgo/trtfake10.cpp and trtfake11.cpp compile every file here
-//     once per major, and trtb_fake_install (trtb_fake.h) installs the stand-in of a major, and
-//     its CUDA driver (driver.cpp, one "TensorRT stand-in GPU"), as the loaded libraries: the
-//     shim then builds over it as over a real TensorRT. (Stage 2 of the issue makes
-//     `--backend sim` do exactly that.)
+//     once per major, and trtb_fake_install (trtb_fake.h; cgo.InstallStandIn) installs the
+//     stand-in of a major, and its CUDA driver (driver.cpp, one "TensorRT stand-in GPU"), as
+//     the loaded libraries: the shim then builds over it as over a real TensorRT. Stage 1 of
+//     the issue uses it in internal/cgo's tests; stage 2 makes `--backend sim` do exactly that.
 //   - As libraries: internal/cgo/standin compiles the same files with library.cpp into
 //     libnvinfer.so.<major> (nvinfer_<major>.dll), whose createInferBuilder loads its builder
 //     resource by file name as the real one does; libnvonnxparser links against it, and the
@@ -66,7 +66,8 @@
 //
 // Callbacks come from the thread that called the build, one at a time, as trtexec's builds
 // (IBuilder::setMaxThreads stays 1). The threads setting is a stress setting the traces never
-// showed: it evaluates the candidates of a node on that many threads at once, so the monitor is
+// showed: it times that many nodes at once on threads of its own, each reporting its phases
+// and, under a lock and in order, the parent's steps of the nodes done, so the monitor is
 // called from several threads with equally named phases open on each.
 //
 // Cancel: stepComplete returning false stops the build at that step: every open phase
@@ -78,40 +79,49 @@
 //
 // # Settings, and the simulated builder's knobs (stage 2 of the issue)
 //
-// A stand-in's Settings (settings.cpp) come as text, "key=value;key=value": from
+// A stand-in's Settings (settings.hpp) come as text, "key=value;key=value": through
 // trtb_fake_install inside the binary, from the environment variable TRTBUILD_TRTFAKE in a
-// stand-in library (read when a builder is created). Durations take ns, us, ms or s. Each
-// --sim-* knob of the simulated builder (trtb_sim_options) maps onto one of them:
+// stand-in library (read when a builder is created). Durations take ns, us, ms or s. Stage 2
+// makes `--backend sim` install the stand-in with the text its --sim-* flags (and the
+// scenarios of --sim-scenario, which are sets of them) map to, one setting each:
 //
-//   --sim-speed (step_ns)          step=DURATION      one "Measuring tactic time" step at 8 averaging
-//                                                     iterations (scaled by setAvgTimingIterations);
-//                                                     other steps take a quarter of it
-//   --sim-seed (seed)              seed=N             tactic counts, timings and choices
-//   --sim-threads (threads)        threads=N          the stress setting above (1: serial, as real)
-//   --sim-tactics (tactics)        tactics=N          every evaluation times N tactics
-//   iterations                     iterations=N       steps of the second "Measuring tactic time"
-//   --sim-fail-phase (fail_phase)  fail-phase=GLOB    the build fails (Error Code 10, the node being
-//                                                     timed) when a phase of that name starts
-//   --sim-early-phase              early-phase=GLOB   such phases finish after half their steps
-//   --sim-crash (abort_phase)      abort-phase=GLOB   abort() when such a phase starts
-//   --sim-slow-cancel              long-step=DURATION the first measuring step takes this long, and
-//     (long_step_ns, ignore_cancel) ignore-cancel=1    stepComplete's false is not honoured
-//   --sim-silence (silent_ns,      silent=, pre-silent=, post-silent=DURATION: nothing reported at
-//     pre/post_silent_ns)                             the start of "Timing graph nodes", before the
-//                                                     root phase, and while the engine is generated
-//   flood                          flood=1            no sleeping at all (benchmarks)
-//   hold_after                     hold-after=N       after N measured tactics, wait silently for a
-//                                                     cancel
-//   skip_finish_on_stop            skip-finish=1      after a cancel or failure, finish no phase
-//   fp16_fail_node, keep_fp32      fp16-fail-node=NAME, keep-fp32=A,B: TensorRT 11.2's "No
-//                                                     low-precision conv kernel" failure of a node
-//   (new)                          regime=auto|cnn|myelin, myelin=DURATION (the silent Myelin step),
-//                                                     device=NAME (the timing cache's device),
-//                                                     version=N (what getInferLibVersion says)
+//   --sim-speed, --sim-step (trtb_sim_options.step_ns)
+//                       step=DURATION     one "Measuring tactic time" step at 8 averaging iterations
+//                                         (scaled by setAvgTimingIterations, as the simulator's); a
+//                                         warm-up step takes half of it, any other step a quarter
+//   --sim-seed          seed=N            tactic counts, timings and choices
+//   --sim-threads       threads=N         the stress setting above (1: serial, as every real trace)
+//   --sim-tactics       tactics=N         every evaluation of a node times N tactics
+//   --sim-iterations    iterations=N      steps of the full "Measuring tactic time" (default 4, as
+//                                         the traces)
+//   --sim-fail-phase    fail-phase=GLOB   the build fails when such a phase starts: Error Code 10
+//                                         (no implementation) for the node being timed, or Error
+//                                         Code 2 (an assertion) outside node timing
+//   --sim-early-phase   early-phase=GLOB  such phases report only the first half of their steps,
+//                                         so they finish early
+//   --sim-abort-phase   abort-phase=GLOB  abort() when such a phase starts (the crash scenario)
+//   --sim-long-step     long-step=DURATION  the first measuring step takes this long, and
+//   --sim-ignore-cancel ignore-cancel=1   stepComplete's false is not honoured (slow cancel)
+//   --sim-silent        silent=DURATION   nothing reported at the start of "Timing graph nodes"
+//   --sim-pre-silent    pre-silent=DURATION   nothing before the root phase starts
+//   --sim-post-silent   post-silent=DURATION  nothing while the engine is generated (silence)
+//   --sim-flood         flood=1           no sleeping at all (benchmarks)
+//   --sim-skip-finish   skip-finish=1     after a cancel or failure, finish no phase
+//   trtb_sim_options.hold_after   hold-after=N   after N measured tactics the builder stalls,
+//                                         asking the monitor again every 50 ms with the step it
+//                                         reported last (real traces repeat a step now and then)
+//                                         until it says stop
+//   fp16_fail_node, --keep-fp32  fp16-fail-node=NAME; keep-fp32=A,B   TensorRT 11.2's "No
+//                                         low-precision conv kernel" failure of a node
+//   (new)                         regime=auto|cnn|myelin; myelin=DURATION (the silent Myelin step,
+//                                         default 2,500 steps plus 100 per node it takes);
+//                                         device=NAME (the device timing caches name);
+//                                         version=N, build=N (what getInferLibVersion and
+//                                         getInferLibBuildVersion say)
 //
 // trtb_sim_options.layers, layer_ops and shape_key have no setting: the stand-in reads the
-// model itself, so the names, op types and shapes come from the file, one way for the library
-// and the binary alike.
+// model itself, so names, op types and shapes come from the file, one way for the library and
+// the binary alike, and stage 2 drops them with sim.cpp.
 //
 // # Rules
 //
@@ -129,8 +139,9 @@
 //     which the shim deletes last) still has its logger. The logger, the error recorder and the
 //     monitor are the caller's and must outlive every object that can call them (NvInfer.h).
 //   - Global state: none but what the C entry points need. They take no context, so the
-//     settings of a stand-in installed in the binary are the process's (entry.cpp), as a
-//     loaded library's are; each builder copies them when it is created.
+//     settings of a stand-in installed in the binary are the process's (linked.cpp), as a
+//     loaded library's are, and so is what its CUDA driver keeps (driver.cpp); each builder
+//     copies the settings when it is created.
 #ifndef TRTB_FAKE_TRTFAKE_HPP
 #define TRTB_FAKE_TRTFAKE_HPP
 
