@@ -16,7 +16,7 @@
 // internal/cgo/shim/tensorrt_shim.hpp e6cc0145c7d6c82c
 // internal/cgo/shim/tensorrt_timing_cache.cpp f53fd71e20b5e084
 // internal/cgo/shim/tensorrt_trtexec.cpp ec039fcd78ddfff0
-// internal/cgo/trtfake/build.cpp 8d60b13af0d53fae
+// internal/cgo/trtfake/build.cpp 815828b0efdca7e2
 // internal/cgo/trtfake/builder.cpp 2e6f4ec5f74e72f5
 // internal/cgo/trtfake/config.cpp 7548722db8897cfc
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b
@@ -27,11 +27,11 @@
 // internal/cgo/trtfake/library.cpp 3a41d8916339358c
 // internal/cgo/trtfake/linked.cpp 122f9e656cee0a6d
 // internal/cgo/trtfake/linked.hpp 0124048ffc031625
-// internal/cgo/trtfake/model.cpp 13f080a5d113b194
-// internal/cgo/trtfake/model.hpp 57e547e958ea5069
+// internal/cgo/trtfake/model.cpp 49745a1ddb39ccbb
+// internal/cgo/trtfake/model.hpp bd48175c1b85b001
 // internal/cgo/trtfake/network.cpp c638e0910a7137d2
 // internal/cgo/trtfake/objects.hpp 8537adb470568c64
-// internal/cgo/trtfake/parser.cpp 9ca2edd081f54aa2
+// internal/cgo/trtfake/parser.cpp 1b0c133f51166232
 // internal/cgo/trtfake/probe.cpp 1d1640df8b781797
 // internal/cgo/trtfake/probe.hpp 1e561a297cbddd8b
 // internal/cgo/trtfake/settings.cpp 6fdda307a3d120a1

@@ -509,6 +509,9 @@ private:
     // asking the monitor again every kHoldPoll (with the step it reported last, as TensorRT's
     // traces repeat one now and then) until it says stop.
     void hold(Phase& ev, int32_t t) {
+        if (run_.monitor == nullptr) {
+            return;  // nothing could ever cancel the stall
+        }
         const int32_t step = std::max(0, std::max(ev.last(), t - 1));
         for (;;) {
             std::this_thread::sleep_for(kHoldPoll);

@@ -1,11 +1,15 @@
 // model.cpp: the stand-in parser's reading of an ONNX file (model.hpp): protobuf's wire format,
 // walked field by field through a buffered file reader. Only the fields the stand-in needs are
-// decoded; every other field (weights, attributes and the subgraphs in them, doc strings) is
-// skipped by seeking, so reading costs the same for a model of 2 KB and one of 2 GB, and a
-// length that claims more than its message holds is an error, never an allocation.
+// decoded; every other field (weights, doc strings) is skipped by seeking, so reading costs the
+// same for a model of 2 KB and one of 2 GB, and a length that claims more than its message
+// holds is an error, never an allocation. What protobuf would refuse is refused: a field past
+// its message, a wire type it does not know, a group left open, messages nested deeper than its
+// recursion limit (so the messages that can hold messages are walked, not skipped), a model over
+// its 2 GB limit.
 
 #include "model.hpp"
 
+#include <cerrno>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -24,6 +28,87 @@ namespace {
 
 // kMaxText bounds a name or op type: longer is not a model the stand-in reads.
 constexpr uint64_t kMaxText = 1 << 20;
+
+// kRecursionLimit is protobuf's default recursion limit, which TensorRT's parser reads models
+// with (onnx-tensorrt's deserializeOnnxModel sets only the total bytes limit): a message nested
+// deeper than this below the model fails the parse. Every message counts, groups too: an If node
+// holding an If node costs three levels (GraphProto, NodeProto, AttributeProto), so subgraphs
+// fail at 33 deep.
+constexpr int kRecursionLimit = 100;
+
+// kMaxMessage is protobuf's limit on one message (INT_MAX bytes): a model file over 2 GB must
+// keep its weights as external data.
+constexpr uint64_t kMaxMessage = 2147483647;
+
+// Msg names the messages of onnx.proto by what they hold, for the nesting depth that protobuf
+// counts: kLeaf is one that holds no message.
+enum class Msg : uint8_t {
+    kLeaf,
+    kModel,
+    kGraph,
+    kNode,
+    kAttribute,
+    kValueInfo,
+    kType,
+    kTypeTensor,  // TypeProto.Tensor and TypeProto.SparseTensor: a shape
+    kTypeOf,      // TypeProto.Sequence and TypeProto.Optional: elem_type (1)
+    kTypeMap,     // TypeProto.Map: value_type (2)
+    kShape,       // TensorShapeProto: dims
+    kTensor,      // TensorProto: segment, external_data, metadata_props
+    kSparseTensor,
+    kAnnotation,  // TensorAnnotation
+    kTrainingInfo,
+    kFunction,
+    kNodeDevice,  // NodeDeviceConfigurationProto
+    kShardingSpec,
+    kShardedDim,
+};
+
+// kChildren is, for each message that holds messages, the fields (length-delimited) that hold
+// them and what they hold (onnx.proto).
+constexpr struct {
+    Msg parent;
+    uint32_t field;
+    Msg child;
+} kChildren[] = {
+    {Msg::kModel, 7, Msg::kGraph}, {Msg::kModel, 8, Msg::kLeaf}, {Msg::kModel, 14, Msg::kLeaf},
+    {Msg::kModel, 20, Msg::kTrainingInfo}, {Msg::kModel, 25, Msg::kFunction}, {Msg::kModel, 26, Msg::kLeaf},
+    {Msg::kGraph, 1, Msg::kNode}, {Msg::kGraph, 5, Msg::kTensor}, {Msg::kGraph, 11, Msg::kValueInfo},
+    {Msg::kGraph, 12, Msg::kValueInfo}, {Msg::kGraph, 13, Msg::kValueInfo}, {Msg::kGraph, 14, Msg::kAnnotation},
+    {Msg::kGraph, 15, Msg::kSparseTensor}, {Msg::kGraph, 16, Msg::kLeaf},
+    {Msg::kNode, 5, Msg::kAttribute}, {Msg::kNode, 9, Msg::kLeaf}, {Msg::kNode, 10, Msg::kNodeDevice},
+    {Msg::kAttribute, 5, Msg::kTensor}, {Msg::kAttribute, 6, Msg::kGraph}, {Msg::kAttribute, 10, Msg::kTensor},
+    {Msg::kAttribute, 11, Msg::kGraph}, {Msg::kAttribute, 14, Msg::kType}, {Msg::kAttribute, 15, Msg::kType},
+    {Msg::kAttribute, 22, Msg::kSparseTensor}, {Msg::kAttribute, 23, Msg::kSparseTensor},
+    {Msg::kValueInfo, 2, Msg::kType}, {Msg::kValueInfo, 4, Msg::kLeaf},
+    {Msg::kType, 1, Msg::kTypeTensor}, {Msg::kType, 4, Msg::kTypeOf}, {Msg::kType, 5, Msg::kTypeMap},
+    {Msg::kType, 7, Msg::kLeaf}, {Msg::kType, 8, Msg::kTypeTensor}, {Msg::kType, 9, Msg::kTypeOf},
+    {Msg::kTypeTensor, 2, Msg::kShape},
+    {Msg::kTypeOf, 1, Msg::kType},
+    {Msg::kTypeMap, 2, Msg::kType},
+    {Msg::kShape, 1, Msg::kLeaf},
+    {Msg::kTensor, 3, Msg::kLeaf}, {Msg::kTensor, 13, Msg::kLeaf}, {Msg::kTensor, 16, Msg::kLeaf},
+    {Msg::kSparseTensor, 1, Msg::kTensor}, {Msg::kSparseTensor, 2, Msg::kTensor},
+    {Msg::kAnnotation, 2, Msg::kLeaf},
+    {Msg::kTrainingInfo, 1, Msg::kGraph}, {Msg::kTrainingInfo, 2, Msg::kGraph}, {Msg::kTrainingInfo, 3, Msg::kLeaf},
+    {Msg::kTrainingInfo, 4, Msg::kLeaf},
+    {Msg::kFunction, 7, Msg::kNode}, {Msg::kFunction, 9, Msg::kLeaf}, {Msg::kFunction, 11, Msg::kAttribute},
+    {Msg::kFunction, 12, Msg::kValueInfo}, {Msg::kFunction, 14, Msg::kLeaf},
+    {Msg::kNodeDevice, 2, Msg::kShardingSpec},
+    {Msg::kShardingSpec, 3, Msg::kLeaf}, {Msg::kShardingSpec, 4, Msg::kShardedDim},
+    {Msg::kShardedDim, 2, Msg::kLeaf},
+};
+
+// child finds the message that field of parent holds; false for a field that holds none.
+bool child(Msg parent, uint32_t field, Msg* out) {
+    for (const auto& c : kChildren) {
+        if (c.parent == parent && c.field == field) {
+            *out = c.child;
+            return true;
+        }
+    }
+    return false;
+}
 
 // The fields read, by message (onnx.proto).
 enum : uint32_t {
@@ -54,7 +139,7 @@ enum : uint32_t {
     kDimParam = 2,
 };
 
-enum : uint32_t { kVarint = 0, kFixed64 = 1, kBytes = 2, kFixed32 = 5 };
+enum : uint32_t { kVarint = 0, kFixed64 = 1, kBytes = 2, kStartGroup = 3, kEndGroup = 4, kFixed32 = 5 };
 
 std::FILE* open_file(const std::string& path) {
 #ifdef _WIN32
@@ -154,6 +239,9 @@ public:
         if (!varint(&t) || pos() > end) {
             return fail("a field tag past its message");
         }
+        if (t > 0xffffffffULL) {
+            return fail("a field tag over 32 bits");
+        }
         *field = static_cast<uint32_t>(t >> 3);
         *wire = static_cast<uint32_t>(t & 7);
         if (*field == 0) {
@@ -191,7 +279,7 @@ public:
                 }
                 break;
             default:
-                return fail("wire type " + std::to_string(wire) + ", which ONNX does not use");
+                return fail("wire type " + std::to_string(wire) + ", which protobuf does not know");
         }
         if (n > end - pos()) {
             return fail("a field past its message");
@@ -215,7 +303,9 @@ private:
     std::string error_;
 };
 
-// WireParser decodes the fields of model.hpp, each message bounded by where it ends.
+// WireParser decodes the fields of model.hpp, each message bounded by where it ends and at the
+// depth protobuf counts for it (the model 0, its graph 1, ...). A field it does not decode is
+// skipped, or walked when it holds messages (walk).
 class WireParser {
 public:
     WireParser(WireReader& r, Model& m) : r_(r), m_(m) {}
@@ -234,7 +324,7 @@ public:
                 }
                 m_.ir_version = static_cast<int64_t>(n);
             } else if (field == kModelGraph && wire == kBytes) {
-                if (!r_.length(end, &n) || !this->graph(r_.pos() + n)) {
+                if (!r_.length(end, &n) || !this->graph(r_.pos() + n, 1)) {
                     return false;
                 }
                 graph = true;
@@ -242,7 +332,7 @@ public:
                 if (!r_.length(end, &n) || !opset(r_.pos() + n)) {
                     return false;
                 }
-            } else if (!r_.skip_field(wire, end)) {
+            } else if (!other(Msg::kModel, field, wire, end, 0)) {
                 return false;
             }
         }
@@ -261,6 +351,61 @@ private:
         return r_.length(end, &n) && r_.text(n, out);
     }
 
+    // other skips a field of a message of kind in that ends at end, at depth: a field that
+    // holds a message is walked, a group is skipped to its end, both one level deeper.
+    bool other(Msg kind, uint32_t field, uint32_t wire, uint64_t end, int depth) {
+        Msg c = Msg::kLeaf;
+        if (wire == kBytes && child(kind, field, &c)) {
+            uint64_t n = 0;
+            return r_.length(end, &n) && walk(c, r_.pos() + n, depth + 1);
+        }
+        if (wire == kStartGroup) {
+            return group(field, end, depth + 1);
+        }
+        if (wire == kEndGroup) {
+            return r_.fail("a group ends that was not started");
+        }
+        return r_.skip_field(wire, end);
+    }
+
+    // walk reads through a message of kind at depth, for the messages nested in it.
+    bool walk(Msg kind, uint64_t end, int depth) {
+        if (depth > kRecursionLimit) {
+            return r_.fail("messages nested deeper than protobuf's recursion limit of " +
+                           std::to_string(kRecursionLimit));
+        }
+        while (r_.pos() < end) {
+            uint32_t field = 0, wire = 0;
+            if (!r_.tag(end, &field, &wire) || !other(kind, field, wire, end, depth)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // group skips an unknown group (field) at depth, up to its end tag.
+    bool group(uint32_t field, uint64_t end, int depth) {
+        if (depth > kRecursionLimit) {
+            return r_.fail("groups nested deeper than protobuf's recursion limit of " +
+                           std::to_string(kRecursionLimit));
+        }
+        for (;;) {
+            if (r_.pos() >= end) {
+                return r_.fail("a group left open");
+            }
+            uint32_t f = 0, wire = 0;
+            if (!r_.tag(end, &f, &wire)) {
+                return false;
+            }
+            if (wire == kEndGroup) {
+                return f == field || r_.fail("a group ended by another's end tag");
+            }
+            if (!other(Msg::kLeaf, f, wire, end, depth)) {
+                return false;
+            }
+        }
+    }
+
     bool opset(uint64_t end) {
         std::string domain;
         uint64_t version = 0;
@@ -275,7 +420,7 @@ private:
             } else if (field == kOpsetVersion && wire == kVarint) {
                 ok = r_.varint(&version);
             } else {
-                ok = r_.skip_field(wire, end);
+                ok = other(Msg::kLeaf, field, wire, end, 1);
             }
             if (!ok) {
                 return false;
@@ -287,7 +432,7 @@ private:
         return true;
     }
 
-    bool graph(uint64_t end) {
+    bool graph(uint64_t end, int depth) {
         std::vector<Value> inputs;
         while (r_.pos() < end) {
             uint32_t field = 0, wire = 0;
@@ -296,20 +441,18 @@ private:
             }
             uint64_t n = 0;
             bool ok = true;
-            if (wire != kBytes) {
-                ok = r_.skip_field(wire, end);
-            } else if (field == kGraphNode) {
+            if (wire == kBytes && field == kGraphNode) {
                 m_.nodes.emplace_back();
-                ok = r_.length(end, &n) && node(r_.pos() + n, &m_.nodes.back());
-            } else if (field == kGraphInitializer) {
+                ok = r_.length(end, &n) && node(r_.pos() + n, &m_.nodes.back(), depth + 1);
+            } else if (wire == kBytes && field == kGraphInitializer) {
                 m_.initializers.emplace_back();
-                ok = r_.length(end, &n) && tensor(r_.pos() + n, &m_.initializers.back());
-            } else if (field == kGraphInput || field == kGraphOutput) {
+                ok = r_.length(end, &n) && tensor(r_.pos() + n, &m_.initializers.back(), depth + 1);
+            } else if (wire == kBytes && (field == kGraphInput || field == kGraphOutput)) {
                 std::vector<Value>& to = field == kGraphInput ? inputs : m_.outputs;
                 to.emplace_back();
-                ok = r_.length(end, &n) && value(r_.pos() + n, &to.back());
+                ok = r_.length(end, &n) && value(r_.pos() + n, &to.back(), depth + 1);
             } else {
-                ok = r_.skip_field(wire, end);
+                ok = other(Msg::kGraph, field, wire, end, depth);
             }
             if (!ok) {
                 return false;
@@ -328,27 +471,27 @@ private:
         return true;
     }
 
-    bool node(uint64_t end, Node* out) {
+    // node reads a node of the main graph; its attributes (and the subgraphs in them, which
+    // the stand-in does not time) are walked.
+    bool node(uint64_t end, Node* out, int depth) {
         while (r_.pos() < end) {
             uint32_t field = 0, wire = 0;
             if (!r_.tag(end, &field, &wire)) {
                 return false;
             }
             bool ok = true;
-            if (wire != kBytes) {
-                ok = r_.skip_field(wire, end);
-            } else if (field == kNodeInput || field == kNodeOutput) {
+            if (wire == kBytes && (field == kNodeInput || field == kNodeOutput)) {
                 std::vector<std::string>& to = field == kNodeInput ? out->inputs : out->outputs;
                 to.emplace_back();
                 ok = string_field(end, &to.back());
-            } else if (field == kNodeName) {
+            } else if (wire == kBytes && field == kNodeName) {
                 ok = string_field(end, &out->name);
-            } else if (field == kNodeOp) {
+            } else if (wire == kBytes && field == kNodeOp) {
                 ok = string_field(end, &out->op);
-            } else if (field == kNodeDomain) {
+            } else if (wire == kBytes && field == kNodeDomain) {
                 ok = string_field(end, &out->domain);
             } else {
-                ok = r_.skip_field(wire, end);  // attributes (and the subgraphs in them), doc strings
+                ok = other(Msg::kNode, field, wire, end, depth);  // attributes, doc strings
             }
             if (!ok) {
                 return false;
@@ -357,7 +500,7 @@ private:
         return true;
     }
 
-    bool tensor(uint64_t end, Initializer* out) {
+    bool tensor(uint64_t end, Initializer* out, int depth) {
         while (r_.pos() < end) {
             uint32_t field = 0, wire = 0;
             if (!r_.tag(end, &field, &wire)) {
@@ -383,7 +526,7 @@ private:
             } else if (field == kTensorName && wire == kBytes) {
                 ok = string_field(end, &out->name);
             } else {
-                ok = r_.skip_field(wire, end);  // the data: raw, typed or external
+                ok = other(Msg::kTensor, field, wire, end, depth);  // the data: raw, typed or external
             }
             if (!ok) {
                 return false;
@@ -392,7 +535,7 @@ private:
         return true;
     }
 
-    bool value(uint64_t end, Value* out) {
+    bool value(uint64_t end, Value* out, int depth) {
         while (r_.pos() < end) {
             uint32_t field = 0, wire = 0;
             if (!r_.tag(end, &field, &wire)) {
@@ -403,9 +546,9 @@ private:
             if (field == kValueName && wire == kBytes) {
                 ok = string_field(end, &out->name);
             } else if (field == kValueType && wire == kBytes) {
-                ok = r_.length(end, &n) && type(r_.pos() + n, out);
+                ok = r_.length(end, &n) && type(r_.pos() + n, out, depth + 1);
             } else {
-                ok = r_.skip_field(wire, end);
+                ok = other(Msg::kValueInfo, field, wire, end, depth);
             }
             if (!ok) {
                 return false;
@@ -414,7 +557,7 @@ private:
         return true;
     }
 
-    bool type(uint64_t end, Value* out) {
+    bool type(uint64_t end, Value* out, int depth) {
         while (r_.pos() < end) {
             uint32_t field = 0, wire = 0;
             if (!r_.tag(end, &field, &wire)) {
@@ -423,9 +566,9 @@ private:
             uint64_t n = 0;
             bool ok = true;
             if (field == kTypeTensor && wire == kBytes) {
-                ok = r_.length(end, &n) && tensor_type(r_.pos() + n, out);
+                ok = r_.length(end, &n) && tensor_type(r_.pos() + n, out, depth + 1);
             } else {
-                ok = r_.skip_field(wire, end);  // sequences, maps, optionals: not tensors
+                ok = other(Msg::kType, field, wire, end, depth);  // sequences, maps, optionals: not tensors
             }
             if (!ok) {
                 return false;
@@ -434,7 +577,7 @@ private:
         return true;
     }
 
-    bool tensor_type(uint64_t end, Value* out) {
+    bool tensor_type(uint64_t end, Value* out, int depth) {
         while (r_.pos() < end) {
             uint32_t field = 0, wire = 0;
             if (!r_.tag(end, &field, &wire)) {
@@ -447,9 +590,9 @@ private:
                 out->type = static_cast<int32_t>(n);
             } else if (field == kTensorTypeShape && wire == kBytes) {
                 out->has_shape = true;
-                ok = r_.length(end, &n) && shape(r_.pos() + n, out);
+                ok = r_.length(end, &n) && shape(r_.pos() + n, out, depth + 1);
             } else {
-                ok = r_.skip_field(wire, end);
+                ok = other(Msg::kTypeTensor, field, wire, end, depth);
             }
             if (!ok) {
                 return false;
@@ -458,7 +601,7 @@ private:
         return true;
     }
 
-    bool shape(uint64_t end, Value* out) {
+    bool shape(uint64_t end, Value* out, int depth) {
         while (r_.pos() < end) {
             uint32_t field = 0, wire = 0;
             if (!r_.tag(end, &field, &wire)) {
@@ -467,9 +610,9 @@ private:
             uint64_t n = 0;
             bool ok = true;
             if (field == kShapeDim && wire == kBytes) {
-                ok = r_.length(end, &n) && dim(r_.pos() + n, out);
+                ok = r_.length(end, &n) && dim(r_.pos() + n, out, depth + 1);
             } else {
-                ok = r_.skip_field(wire, end);
+                ok = other(Msg::kShape, field, wire, end, depth);
             }
             if (!ok) {
                 return false;
@@ -478,7 +621,7 @@ private:
         return true;
     }
 
-    bool dim(uint64_t end, Value* out) {
+    bool dim(uint64_t end, Value* out, int depth) {
         int64_t d = -1;  // a named dimension, or none given
         while (r_.pos() < end) {
             uint32_t field = 0, wire = 0;
@@ -494,7 +637,7 @@ private:
                 ok = r_.skip_field(wire, end);
                 d = -1;
             } else {
-                ok = r_.skip_field(wire, end);
+                ok = other(Msg::kLeaf, field, wire, end, depth);
             }
             if (!ok) {
                 return false;
@@ -528,13 +671,13 @@ int64_t type_bytes(int32_t type) {
     }
 }
 
-bool read_model(const std::string& path, Model* out, std::string* why) {
+ReadOutcome read_model(const std::string& path, Model* out, std::string* why) {
+    errno = 0;
     std::FILE* f = open_file(path);
     if (f == nullptr) {
         *why = "cannot open " + path;
-        return false;
+        return errno == ENOENT ? ReadOutcome::kMissing : ReadOutcome::kUnreadable;
     }
-    uint64_t size = 0;
     bool ok = false;
 #ifdef _WIN32
     ok = _fseeki64(f, 0, SEEK_END) == 0;
@@ -546,9 +689,15 @@ bool read_model(const std::string& path, Model* out, std::string* why) {
     if (!ok || end < 0 || !seek_to(f, 0)) {
         std::fclose(f);
         *why = "cannot read " + path;
-        return false;
+        return ReadOutcome::kUnreadable;
     }
-    size = static_cast<uint64_t>(end);
+    const uint64_t size = static_cast<uint64_t>(end);
+    if (size > kMaxMessage) {
+        std::fclose(f);
+        *why = "a model of " + std::to_string(size) + " bytes, over protobuf's limit of " +
+               std::to_string(kMaxMessage);
+        return ReadOutcome::kMalformed;
+    }
     Model m;
     m.file_bytes = size;
     WireReader r(f, size);
@@ -557,10 +706,10 @@ bool read_model(const std::string& path, Model* out, std::string* why) {
     std::fclose(f);
     if (!ok) {
         *why = r.error();
-        return false;
+        return ReadOutcome::kMalformed;
     }
     *out = std::move(m);
-    return true;
+    return ReadOutcome::kRead;
 }
 
 }  // namespace TRTB_FAKE

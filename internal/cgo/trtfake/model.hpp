@@ -63,9 +63,16 @@ struct Model {
     uint64_t file_bytes = 0;
 };
 
-// read_model reads the model at path (UTF-8). A file that cannot be read, or is not an ONNX
-// model (bad wire format, a field running past its message, no graph), fails with *why.
-bool read_model(const std::string& path, Model* out, std::string* why);
+// ReadOutcome is what read_model made of a file.
+enum class ReadOutcome {
+    kRead,
+    kMissing,     // there is no such file
+    kUnreadable,  // it could not be opened or read
+    kMalformed,   // it is not an ONNX model: bad wire format, a field running past its message, no graph
+};
+
+// read_model reads the model at path (UTF-8); when it is not read, *why says why.
+ReadOutcome read_model(const std::string& path, Model* out, std::string* why);
 
 // type_bytes is the size of one element of an ONNX type (half a byte for 4-bit types rounds
 // up to 1); 4 for what is not known.
