@@ -32,7 +32,7 @@
 // internal/cgo/trtfake/network.cpp c638e0910a7137d2
 // internal/cgo/trtfake/objects.hpp 8537adb470568c64
 // internal/cgo/trtfake/parser.cpp 1b0c133f51166232
-// internal/cgo/trtfake/probe.cpp 1d1640df8b781797
+// internal/cgo/trtfake/probe.cpp ec69eaf75cfe09ff
 // internal/cgo/trtfake/probe.hpp 1e561a297cbddd8b
 // internal/cgo/trtfake/settings.cpp 6fdda307a3d120a1
 // internal/cgo/trtfake/settings.hpp 1698d6ded8489c33

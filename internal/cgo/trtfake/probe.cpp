@@ -3,8 +3,8 @@
 //   "unimplemented"  a function the stand-in does not implement (IBuilder::setMaxThreads) is
 //                    called, then a network is built: both fail, naming the function.
 //   "weak-typing"    weak typing is asked for: TensorRT 10's stand-in is given kFP16 on a
-//                    strongly typed network and a build of it; TensorRT 11's, which has no
-//                    weak typing, the BuilderFlag value TensorRT 10 gave kFP16.
+//                    strongly typed network of one layer and a build of it; TensorRT 11's,
+//                    which has no weak typing, the BuilderFlag value TensorRT 10 gave kFP16.
 
 #include "objects.hpp"
 #include "probe.hpp"
@@ -82,6 +82,18 @@ std::string probe(const std::string& what) {
 #if TRTB_SHIM_MAJOR == 10
         std::unique_ptr<nvinfer1::INetworkDefinition> network(builder->createNetworkV2(
             1U << static_cast<uint32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED)));
+        // A network as a parse leaves one (x -> Relu -> y), so that the build refuses the flag,
+        // not an empty network.
+        Model m;
+        m.ir_version = 8;
+        m.opset = 17;
+        m.nodes.push_back(Node{"relu", "Relu", "", {"x"}, {"y"}});
+        m.inputs.push_back(Value{"x", kOnnxFloat, true, {1, 8}});
+        m.outputs.push_back(Value{"y", kOnnxFloat, true, {1, 8}});
+        std::string why;
+        if (!static_cast<Network*>(network.get())->impl().fill(std::move(m), &why)) {
+            return "result: no network: " + why + "\n" + answers.text();
+        }
         std::unique_ptr<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
