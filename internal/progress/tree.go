@@ -26,10 +26,10 @@ type Phase struct {
 	Children []int // in start order; children folded away (see FoldKeep) are left out
 	// Open is the number of children that have started and not finished.
 	Open int
-	// Generation numbers the root phases in start order, from 1 (0 for a phase with a
-	// parent): TensorRT at optimization level 5 builds the whole engine up to three times in
-	// one build, one root phase each (see Label). Rebuild marks a root phase that the
-	// worker's second build attempt started after the first failed (State sets it).
+	// Generation numbers the root phases of one name in start order, from 1 (0 for a phase
+	// with a parent): TensorRT at optimization level 5 builds the whole engine up to three
+	// times in one build, one "Building engine" each (see Label). Rebuild marks a root phase
+	// that the worker's second build attempt started after the first failed (State sets it).
 	Generation int
 	Rebuild    bool
 	// doneKids counts the finished children since the last fold.
@@ -105,8 +105,6 @@ type Tree struct {
 	LastProgress time.Duration
 	// spent are the phases where the time went, longest first (see Spent).
 	spent []Spent
-	// rootCount counts the root phases started.
-	rootCount int
 }
 
 // Spent is one of the phases where a build's time went: a finished phase that is no wrapper of
@@ -204,9 +202,13 @@ func (t *Tree) Apply(e *Event) *Phase {
 			parent.Children = append(parent.Children, p.ID)
 			parent.Open++
 		} else {
+			p.Generation = 1
+			for _, id := range t.roots {
+				if r := t.phases[id]; r != nil && r.Name == p.Name {
+					p.Generation = max(p.Generation, r.Generation+1)
+				}
+			}
 			t.roots = append(t.roots, p.ID)
-			t.rootCount++
-			p.Generation = t.rootCount
 		}
 		t.phases[p.ID] = p
 		t.live[p.ID] = struct{}{}
@@ -407,7 +409,7 @@ func (t *Tree) TopLevel() ([]int, *Phase) {
 // it keeps, not to the size of the tree.
 func (t *Tree) prune(keepDone int, extra []int) *Tree {
 	out := &Tree{phases: make(map[int]*Phase), open: t.open, Last: t.Last, LastProgress: t.LastProgress,
-		spent: slices.Clone(t.spent), rootCount: t.rootCount}
+		spent: slices.Clone(t.spent)}
 	var keep func(id int)
 	keep = func(id int) {
 		p := t.phases[id]

@@ -159,3 +159,20 @@ func TestWrapperAndSpent(t *testing.T) {
 		t.Errorf("spent[0] %+v", sp)
 	}
 }
+
+// TestGenerations: root phases of one name are numbered, and named by their number after the
+// first; a root phase of another name starts its own count.
+func TestGenerations(t *testing.T) {
+	tr := NewTree()
+	for i, name := range []string{"Converting", "Building engine", "Building engine", "Building engine"} {
+		tr.Apply(&Event{Type: EventPhaseStart, Time: ms(10 * i), ID: i + 1, Name: name, Steps: 1})
+		tr.Apply(&Event{Type: EventPhaseFinish, Time: ms(10*i + 5), ID: i + 1})
+	}
+	var got []string
+	for _, id := range tr.Roots() {
+		got = append(got, tr.Get(id).Label())
+	}
+	if want := "Converting|Building engine|Building engine (generation 2)|Building engine (generation 3)"; strings.Join(got, "|") != want {
+		t.Errorf("labels %s, want %s", strings.Join(got, "|"), want)
+	}
+}
