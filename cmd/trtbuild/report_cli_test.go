@@ -251,7 +251,10 @@ func lineTime(line string) (time.Duration, bool) {
 	if m == nil {
 		return 0, false
 	}
-	n := func(s string) time.Duration { v, _ := strconv.ParseFloat(s, 64); return time.Duration(v * float64(time.Second)) }
+	n := func(s string) time.Duration {
+		v, _ := strconv.ParseFloat(s, 64)
+		return time.Duration(v * float64(time.Second))
+	}
 	switch {
 	case m[1] != "":
 		return n(m[1])*3600 + n(m[2])*60, true
