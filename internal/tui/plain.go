@@ -18,10 +18,10 @@ type PlainOptions struct {
 	// phase that names a layer, TensorRT 8.7's "Finding fastest tactic for <layer>", only its
 	// end: one line per timed layer), and deeper phases are counted in status lines.
 	Verbose bool
-	// Quiet is the longest the log stays without a line while a build runs: once nothing was
-	// printed for this long, a status line says where the build is. Zero means 8s, which
-	// with the session's tick once a second keeps every quiet stretch under 10 s (CI systems
-	// end jobs whose log is silent for minutes).
+	// Quiet is how long the log may stay without a line while a build runs: once nothing was
+	// printed for this long, a status line says where the build is. Zero means 7s, which with
+	// the session's tick once a second keeps every quiet stretch under 10 s, with room for a
+	// late tick (CI systems end jobs whose log is silent for minutes).
 	Quiet time.Duration
 	// Now is the clock of status lines; nil means time.Now.
 	Now func() time.Time
@@ -59,7 +59,7 @@ const (
 	plainProgressGap   = time.Second
 	plainProgressEvery = 5 * time.Second
 	// plainQuiet is PlainOptions.Quiet's default.
-	plainQuiet = 8 * time.Second
+	plainQuiet = 7 * time.Second
 	// plainKinds is how many kinds of phase a status line names with their counts.
 	plainKinds = 3
 )
@@ -230,7 +230,7 @@ func (p *Plain) Tick(now time.Time) {
 }
 
 // status prints where the build is at wall time now: "#8 12.3s Timing graph nodes 5/12 ›
-// Evaluating tactic times 98/153 › Measuring tactic time 1/4; 412 phases ended in the last 8.0s
+// Evaluating tactic times 98/153 › Measuring tactic time 1/4; 412 phases ended in the last 7.0s
 // (Measuring tactic time 406, Evaluating tactic times 6)", or, while the builder reports
 // nothing, "…; no progress reported for 1m30s", with the time left where the live view shows
 // it, and the cancel waiting for the next step.

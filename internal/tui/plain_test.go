@@ -118,7 +118,7 @@ func TestPlainThrottlesProgress(t *testing.T) {
 }
 
 // TestPlainStatusInSilence: while the builder reports nothing, a status line says where it is
-// and for how long it has been silent whenever the log has been quiet for 8 s, so no quiet
+// and for how long it has been silent whenever the log has been quiet for 7 s, so no quiet
 // stretch reaches 10 s with the session's tick once a second.
 func TestPlainStatusInSilence(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
@@ -136,9 +136,10 @@ func TestPlainStatusInSilence(t *testing.T) {
 		}
 	}
 	want := []string{
-		"#7 8.0s Timing graph nodes 0/3; no progress reported for 8.0s",
-		"#7 16.0s Timing graph nodes 0/3; no progress reported for 16.0s",
-		"#7 24.0s Timing graph nodes 0/3; no progress reported for 24.0s",
+		"#7 7.0s Timing graph nodes 0/3; no progress reported for 7.0s",
+		"#7 14.0s Timing graph nodes 0/3; no progress reported for 14.0s",
+		"#7 21.0s Timing graph nodes 0/3; no progress reported for 21.0s",
+		"#7 28.0s Timing graph nodes 0/3; no progress reported for 28.0s",
 	}
 	if strings.Join(beats, "\n") != strings.Join(want, "\n") {
 		t.Errorf("status lines:\n%s\nwant:\n%s", strings.Join(beats, "\n"), strings.Join(want, "\n"))
@@ -152,9 +153,9 @@ func TestPlainStatusBeforeTheFirstPhase(t *testing.T) {
 	var out bytes.Buffer
 	p := keep(NewPlain(&out, PlainOptions{Now: clock.now}), clock.now)
 	p.Begin(progress.BuildInfo{Backend: "tensorrt"})
-	clock.t = clock.t.Add(9 * time.Second)
+	clock.t = clock.t.Add(7 * time.Second)
 	p.Tick(clock.t)
-	if want := "   9.0s waiting for the builder's first phase; no progress reported for 9.0s\n"; !strings.HasSuffix(out.String(), want) {
+	if want := "   7.0s waiting for the builder's first phase; no progress reported for 7.0s\n"; !strings.HasSuffix(out.String(), want) {
 		t.Errorf("got:\n%s\nwant the last line:\n%s", &out, want)
 	}
 }
@@ -320,16 +321,18 @@ func TestPlainStatusTimeLeft(t *testing.T) {
 		}
 	}
 	const layer = "#20 %s Finding fastest tactic for /blocks/block.6/Conv 2/6; no progress reported for %s"
+	const left = "; about 15–25 min of layer timing left"
 	want := []string{
-		fmt.Sprintf(layer, "3m53s", "8.0s") + "; about 15–25 min of layer timing left",
-		fmt.Sprintf(layer, "4m01s", "16.0s") + "; about 15–25 min of layer timing left",
-		fmt.Sprintf(layer, "4m09s", "24.0s") + "; about 15–25 min of layer timing left",
-		fmt.Sprintf(layer, "4m17s", "32.0s") + "; about 15–25 min of layer timing left",
-		fmt.Sprintf(layer, "4m25s", "40.0s") + "; about 15–25 min of layer timing left",
-		fmt.Sprintf(layer, "4m33s", "48.0s") + "; about 15–25 min of layer timing left",
+		fmt.Sprintf(layer, "3m52s", "7.0s") + left,
+		fmt.Sprintf(layer, "3m59s", "14.0s") + left,
+		fmt.Sprintf(layer, "4m06s", "21.0s") + left,
+		fmt.Sprintf(layer, "4m13s", "28.0s") + left,
+		fmt.Sprintf(layer, "4m20s", "35.0s") + left,
+		fmt.Sprintf(layer, "4m27s", "42.0s") + left,
+		fmt.Sprintf(layer, "4m34s", "49.0s") + left,
 		fmt.Sprintf(layer, "4m41s", "56.0s"), // the layer has run longer than any before it: no estimate
-		fmt.Sprintf(layer, "4m49s", "1m04s"),
-		fmt.Sprintf(layer, "4m57s", "1m12s"),
+		fmt.Sprintf(layer, "4m48s", "1m03s"),
+		fmt.Sprintf(layer, "4m55s", "1m10s"),
 	}
 	if strings.Join(beats, "\n") != strings.Join(want, "\n") {
 		t.Errorf("status lines:\n%s\nwant:\n%s", strings.Join(beats, "\n"), strings.Join(want, "\n"))
