@@ -335,7 +335,7 @@ func (s *State) End(res Result, now time.Time) Result {
 		if res.Status == StatusFailed && s.FailedNode != nil {
 			if node := s.FailedNode(append(slices.Clone(s.errors), res.Error)); node != "" {
 				if res.Where == nil {
-					s.where = &Where{}
+					s.where = &Where{Path: []string{}}
 					res.Where = s.where
 				}
 				res.Where.Node = node
