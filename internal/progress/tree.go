@@ -146,15 +146,9 @@ func (t *Tree) noteSpent(p *Phase) {
 	if len(t.spent) == SpentKeep && d <= t.spent[len(t.spent)-1].Duration {
 		return
 	}
-	sp := Spent{ID: p.ID, Path: t.Path(p.ID), Label: p.Label(), Start: p.Start, Duration: d, Self: max(d-p.busy, 0),
+	sp := Spent{ID: p.ID, Label: p.Label(), Start: p.Start, Duration: d, Self: max(d-p.busy, 0),
 		Done: p.Done, Steps: p.Steps, Early: p.Early, Aborted: p.Aborted}
-	for q := p; q != nil; q = t.phases[q.Parent] {
-		sp.IDs = append(sp.IDs, q.ID)
-		if q.Parent == 0 {
-			break
-		}
-	}
-	slices.Reverse(sp.IDs)
+	sp.Path, sp.IDs = t.lineage(p.ID, true)
 	if root := t.phases[sp.IDs[0]]; root != nil {
 		sp.Generation = root.Generation
 	}
@@ -331,14 +325,39 @@ func (t *Tree) Walk(fn func(p *Phase) bool) {
 
 // Path returns the names from the root down to the phase with the given ID.
 func (t *Tree) Path(id int) []string {
-	var names []string
-	for p := t.phases[id]; p != nil; p = t.phases[p.Parent] {
-		names = append([]string{p.Name}, names...)
+	names, _ := t.lineage(id, false)
+	return names
+}
+
+// lineage returns the names from the root down to the phase with the given ID and, when ids,
+// their IDs, each in one allocation.
+func (t *Tree) lineage(id int, ids bool) ([]string, []int) {
+	p := t.phases[id]
+	if p == nil {
+		return nil, nil
+	}
+	names := make([]string, p.Depth+1)
+	var idList []int
+	if ids {
+		idList = make([]int, p.Depth+1)
+	}
+	i := len(names) - 1
+	for ; p != nil && i >= 0; p, i = t.phases[p.Parent], i-1 {
+		names[i] = p.Name
+		if ids {
+			idList[i] = p.ID
+		}
 		if p.Parent == 0 {
 			break
 		}
 	}
-	return names
+	if i > 0 { // an ancestor is gone (never in a tree that folds only settled subtrees)
+		names = names[i:]
+		if ids {
+			idList = idList[i:]
+		}
+	}
+	return names, idList
 }
 
 // Active returns the open phases a person would read as where the build is: from the newest
