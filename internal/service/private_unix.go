@@ -5,6 +5,8 @@ package service
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"syscall"
 
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -22,6 +24,19 @@ func checkPrivate(abs string, fi os.FileInfo) error {
 	}
 	if fi.Mode().Perm()&0o022 != 0 {
 		return fmt.Errorf("state dir %s can be written by others (mode %04o); run chmod go-w %s, or give a private folder", pathtext.Q(abs), fi.Mode().Perm(), pathtext.Q(abs))
+	}
+	return nil
+}
+
+// checkOwnFolder refuses the folder rel of the state dir when another user owns it
+// (*ForeignFolderError); it reads the folder through the state dir's root, following no link.
+func (m *Manager) checkOwnFolder(rel string) error {
+	fi, err := m.state.Lstat(rel)
+	if err != nil {
+		return err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return &ForeignFolderError{Path: filepath.Join(m.cfg.StateDir, rel), Owner: "user " + strconv.FormatUint(uint64(st.Uid), 10)}
 	}
 	return nil
 }

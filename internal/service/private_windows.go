@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/windows"
@@ -55,6 +56,25 @@ func checkPrivate(abs string, _ os.FileInfo) error {
 	}
 	if len(others) > 0 {
 		return fmt.Errorf("state dir %s can be written by others (%s); remove their access (icacls %s /inheritance:r /grant:r %%USERNAME%%:F), or give a private folder (under %%LOCALAPPDATA%%)", pathtext.Q(abs), strings.Join(others, ", "), pathtext.Q(abs))
+	}
+	return nil
+}
+
+// checkOwnFolder refuses the folder rel of the state dir when another user owns it
+// (*ForeignFolderError), as checkPrivate reads an owner: this user, SYSTEM, or Administrators
+// for an elevated user.
+func (m *Manager) checkOwnFolder(rel string) error {
+	abs := filepath.Join(m.cfg.StateDir, rel)
+	sd, err := windows.GetNamedSecurityInfo(abs, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION)
+	if err != nil {
+		return fmt.Errorf("%s: reading its owner: %w", pathtext.Q(abs), err)
+	}
+	owner, _, err := sd.Owner()
+	if err != nil {
+		return fmt.Errorf("%s: reading its owner: %w", pathtext.Q(abs), err)
+	}
+	if !winowner.IsSelf(owner) {
+		return &ForeignFolderError{Path: abs, Owner: winowner.Name(owner)}
 	}
 	return nil
 }

@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"io"
 	"log/slog"
 	"net/http"
@@ -198,6 +199,12 @@ type Manager struct {
 	// where no link could be made); nil without one.
 	cache *enginecache.Cache
 
+	// roomMu guards copying, the bytes of model copies checkRoom let start that may not be
+	// on the disk yet: each copy that starts counts them against the free room, so that
+	// copies starting together cannot each take the same room.
+	roomMu  sync.Mutex
+	copying uint64
+
 	// The retention rule's goroutine (retainer), which also sweeps runs/ (sweepRuns): kicked
 	// when a build ends, stopped by Close.
 	retainMu  sync.Mutex // one application of the rule at a time
@@ -309,7 +316,18 @@ func New(cfg Config) (*Manager, error) {
 	for _, sub := range []string{"builds", "runs"} {
 		if err := m.mkdirPrivate(sub); err != nil {
 			m.Close()
+			if errors.As(err, new(*ForeignFolderError)) {
+				return nil, exitcode.Wrap(exitcode.Usage, err)
+			}
 			return nil, exitcode.Usagef("state dir %s cannot be written (%s); give a folder this user may write", pathtext.Q(dir), exitcode.OneLine(exitcode.SyscallCause(err)))
+		}
+	}
+	// The folders made when first needed, if an earlier server left them: another user's
+	// would let its owner swap what the retention rule removes there.
+	for _, sub := range []string{toolModels, "converted"} {
+		if err := m.checkOwnFolder(sub); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			m.Close()
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	if m.owner, err = m.takeOwner(); err != nil {
@@ -320,6 +338,9 @@ func New(cfg Config) (*Manager, error) {
 	if rel, err := filepath.Rel(dir, cfg.EngineCache.Dir); cfg.EngineCache.Dir != "" && err == nil && filepath.IsLocal(rel) {
 		if err := m.mkdirPrivate(strings.Split(rel, string(filepath.Separator))[0]); err != nil {
 			m.Close()
+			if errors.As(err, new(*ForeignFolderError)) {
+				return nil, exitcode.Wrap(exitcode.Usage, err)
+			}
 			return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 		}
 	}
@@ -456,9 +477,11 @@ const modelDir, toolModels = "model", "models"
 // state dir made private here, and returns the copy's path; a copy that would leave the state
 // dir's file system too little room is refused (checkRoom). Errors are *RequestError.
 func (m *Manager) copyModel(src *onnx.Source, name, rel string) (string, error) {
-	if err := m.checkRoom(src, name); err != nil {
+	copied, err := m.checkRoom(src, name)
+	if err != nil {
 		return "", err
 	}
+	defer copied()
 	if err := m.mkdirPrivate(rel); err != nil {
 		return "", &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make a folder for the model's copy: " + exitcode.OneLine(err), Hint: "check the state dir"}
 	}
@@ -491,15 +514,32 @@ func (m *Manager) OutputDir(kind string) (string, error) {
 
 // mkdirPrivate makes the folder rel of the state dir (no link followed) and makes it 0700:
 // the engines, reports and events in it are no one else's to read, even when the state dir
-// itself may be read by others (a folder made with mkdir, mode 0755).
+// itself may be read by others (a folder made with mkdir, mode 0755). A folder already there
+// that another user owns is refused (*ForeignFolderError): its owner could swap what the
+// server writes and serves in it, whatever its mode.
 func (m *Manager) mkdirPrivate(rel string) error {
 	if err := outpath.MkdirOwn(m.cfg.StateDir, rel); err != nil {
+		return err
+	}
+	if err := m.checkOwnFolder(rel); err != nil {
 		return err
 	}
 	if err := m.state.Chmod(rel, 0o700); err != nil {
 		return fmt.Errorf("making %s private: %w", pathtext.Q(filepath.Join(m.cfg.StateDir, rel)), exitcode.SyscallCause(err))
 	}
 	return nil
+}
+
+// ForeignFolderError is a folder of the state dir that another user owns (a state dir whose
+// owner changed with a chown that was not recursive, or a folder planted before it was
+// private).
+type ForeignFolderError struct {
+	Path  string // the folder
+	Owner string // its owner, as the system names it
+}
+
+func (e *ForeignFolderError) Error() string {
+	return fmt.Sprintf("%s in the state dir belongs to %s, not to this user, who could swap the engines served from it; remove it, or give this user the whole state dir (chown -R), or give another --state-dir", pathtext.Q(e.Path), e.Owner)
 }
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{12}-[0-9a-f]{8}$`)
