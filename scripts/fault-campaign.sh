@@ -745,6 +745,22 @@ stage_second_user() {
 			not_served "2nd user: trusted entry, g/o-writable file: not served" "$d/t.engine" "$evil"
 		fi
 	done
+
+	# 6. A folder in serve's private state dir that the attacker owns (a chown that was not
+	# recursive): the server does not start, in one line, exit 2, rather than serve engines from
+	# it or write through a link its owner puts there; nothing is written in that folder.
+	local sub st
+	for sub in builds runs converted; do
+		fresh
+		st="$d/state"
+		mkdir -m 700 "$st"
+		mkdir -m 755 "$st/$sub"
+		chown "$auid:$agid" "$st/$sub"
+		before=$(sums "$st/$sub")
+		run serve --listen 127.0.0.1:0 --state-dir "$st" --model-root "$d"
+		after=$(sums "$st/$sub")
+		judge_refused "2nd user: serve's state dir holds the attacker's $sub/" "belongs to user $auid" "$before" "$after"
+	done
 	chmod 700 "$work"
 }
 
