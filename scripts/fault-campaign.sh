@@ -761,6 +761,16 @@ stage_second_user() {
 		after=$(sums "$st/$sub")
 		judge_refused "2nd user: serve's state dir holds the attacker's $sub/" "belongs to user $auid" "$before" "$after"
 	done
+	# A state dir in a folder the attacker owns: she could swap it for a folder of hers while the
+	# server runs, which then writes its files where she points.
+	fresh
+	mkdir -m 755 "$d/above"
+	chown "$auid:$agid" "$d/above"
+	mkdir -m 700 "$d/above/state"
+	before=$(sums "$d/above")
+	run serve --listen 127.0.0.1:0 --state-dir "$d/above/state" --model-root "$d"
+	after=$(sums "$d/above")
+	judge_refused "2nd user: serve's state dir is in the attacker's folder" "which belongs to user $auid" "$before" "$after"
 	chmod 700 "$work"
 }
 

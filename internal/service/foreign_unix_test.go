@@ -49,3 +49,87 @@ func TestForeignFolderInStateDir(t *testing.T) {
 		})
 	}
 }
+
+// TestForeignBuildFolderNotServed: a build's folder that another user owns (one a chown that
+// was not recursive left, whose owner kept a way in, such as a working folder inside it) is
+// not served from: its engine, report and events are refused, and the server's log says why.
+// The old code served whatever its owner put there.
+func TestForeignBuildFolderNotServed(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a folder to another user takes root")
+	}
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	s := built(t, m, "1")
+	if f, err := m.File(s.ID, "engine"); err != nil {
+		t.Fatalf("the engine of its own folder: %v", err)
+	} else {
+		f.Close()
+	}
+	if err := os.Chown(filepath.Join(e.state, "builds", s.ID), 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"engine", "report", "trace"} {
+		if f, err := m.File(s.ID, kind); err == nil {
+			f.Close()
+			t.Errorf("the %s of a folder user 65534 owns was served", kind)
+		}
+	}
+}
+
+// TestStateDirBelowAFolderOthersCanChange: a state dir in a folder another user owns, or may
+// write without the sticky bit, is refused at start in one line that names that folder: its
+// owner could swap the state dir for a folder of their own while the server runs, and the
+// server, reaching its state dir by path, would write its files there. Below a sticky folder
+// such as /tmp, where only an entry's owner may rename it, the state dir is accepted.
+func TestStateDirBelowAFolderOthersCanChange(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mode  os.FileMode
+		owner int // -1: this user
+		want  string
+	}{
+		{"written by others", 0o777, -1, "which others can write (mode 0777)"},
+		{"written by its group", 0o775, -1, "which others can write (mode 0775)"},
+		{"sticky and written by all", 0o777 | os.ModeSticky, -1, ""},
+		{"another user's", 0o755, 65534, "which belongs to user 65534"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.owner >= 0 && os.Geteuid() != 0 {
+				t.Skip("giving a folder to another user takes root")
+			}
+			e := newEnv(t)
+			above := filepath.Join(t.TempDir(), "shared")
+			if err := os.Mkdir(above, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Chmod(above, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			if tc.owner >= 0 {
+				if err := os.Chown(above, tc.owner, tc.owner); err != nil {
+					t.Fatal(err)
+				}
+			}
+			state := filepath.Join(above, "state")
+			if err := os.Mkdir(state, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			m, err := New(Config{StateDir: state, ModelRoot: e.models, KeepHistory: true})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused below a sticky folder: %v", err)
+				}
+				m.Close()
+				return
+			}
+			if err == nil {
+				m.Close()
+				t.Fatalf("the server started on a state dir in %s (%v)", above, tc.mode)
+			}
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, above) || !strings.Contains(msg, tc.want) {
+				t.Fatalf("start: %v; want one line naming %s with %q", err, above, tc.want)
+			}
+		})
+	}
+}

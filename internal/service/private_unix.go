@@ -40,3 +40,26 @@ func (m *Manager) checkOwnFolder(rel string) error {
 	}
 	return nil
 }
+
+// checkAbove refuses a state dir (abs, with no link in it) below a folder another user could
+// rename it out of, or swap it in: every folder above it must be root's or this user's, and
+// written by no one else unless it is sticky, as /tmp is (there only an entry's owner, or root,
+// may rename it).
+func checkAbove(abs string) error {
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return fmt.Errorf("state dir %s: %w", pathtext.Q(abs), err)
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+			return fmt.Errorf("state dir %s is in %s, which belongs to user %d, who could swap the state dir for a folder of their own; give a state dir below folders only this user and root own", pathtext.Q(abs), pathtext.Q(dir), st.Uid)
+		}
+		if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
+			return fmt.Errorf("state dir %s is in %s, which others can write (mode %04o), who could swap the state dir for a folder of their own; give a state dir below folders only this user and root can write (or run chmod go-w %s)", pathtext.Q(abs), pathtext.Q(dir), fi.Mode().Perm(), pathtext.Q(dir))
+		}
+		if filepath.Dir(dir) == dir {
+			return nil
+		}
+	}
+}

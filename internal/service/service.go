@@ -29,8 +29,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -48,6 +48,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/enginecache"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/filelock"
+	"github.com/trtbuild/trtbuild/internal/fserr"
 	"github.com/trtbuild/trtbuild/internal/history"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/outpath"
@@ -395,6 +396,14 @@ func openStateDir(dir string) (string, error) {
 	if err := checkPrivate(abs, fi); err != nil {
 		return "", err
 	}
+	// The server reaches its state dir by this path as long as it runs: a folder above it
+	// that another user may change would let them swap the state dir for one of their own.
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	if err := checkAbove(abs); err != nil {
+		return "", err
+	}
 	return abs, nil
 }
 
@@ -494,7 +503,20 @@ func (m *Manager) copyModel(src *onnx.Source, name, rel string) (string, error) 
 	case errors.As(err, &fe), errors.As(err, &ee):
 		return "", refusal(exitcode.Wrap(exitcode.Usage, err))
 	}
-	return "", &RequestError{Status: http.StatusInternalServerError, Problem: fmt.Sprintf("cannot copy the model %s for its build: %s", pathtext.Q(name), m.shownFor("").text(exitcode.OneLine(err))), Hint: "check the state dir's free space"}
+	return "", copyError(name, err, m.shownFor("").text)
+}
+
+// copyError is the refusal of a model's copy that failed with err: 507 when the state dir's file
+// system filled up (the room was there when the copy was let in: the model or its external data
+// grew since, or other files took the room), 500 otherwise; shown turns err's text into what
+// clients are shown.
+func copyError(name string, err error, shown func(string) string) *RequestError {
+	if fserr.Of(err) == fserr.DiskFull {
+		return &RequestError{Status: http.StatusInsufficientStorage,
+			Problem: fmt.Sprintf("the state dir's file system filled up while the model %s was copied for its build (it, or its external data, is larger than when the copy was let in, or other files took the room)", pathtext.Q(name)),
+			Hint:    "submit it again once the model is in place and running builds have ended; the server's operator can free room there (a smaller --keep-builds-size) or give a --state-dir with more room"}
+	}
+	return &RequestError{Status: http.StatusInternalServerError, Problem: fmt.Sprintf("cannot copy the model %s for its build: %s", pathtext.Q(name), shown(exitcode.OneLine(err))), Hint: "check the state dir's free space"}
 }
 
 // OutputDir is a folder of the state dir for a tool's outputs (kind "converted"), made 0700.
@@ -1037,8 +1059,18 @@ func (m *Manager) cachedEngine(id, key string) (*os.File, error) {
 	return f, nil
 }
 
-// openOwn opens a regular file below the state dir that is no link.
+// openOwn opens a regular file below the state dir that is no link, in a folder of this user.
 func (m *Manager) openOwn(rel string) (*os.File, error) {
+	if dir := filepath.Dir(rel); dir != "." {
+		// A folder another user owns (a build's folder left by a chown that was not
+		// recursive) is its owner's to change, whoever may reach it now.
+		if err := m.checkOwnFolder(dir); err != nil {
+			if errors.As(err, new(*ForeignFolderError)) {
+				m.cfg.Logger.Warn("refused a file of the state dir", "error", err.Error())
+			}
+			return nil, fmt.Errorf("%s: %w (%w)", rel, os.ErrNotExist, err)
+		}
+	}
 	fi, err := m.state.Lstat(rel)
 	if err != nil {
 		return nil, err
