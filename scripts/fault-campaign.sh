@@ -771,6 +771,16 @@ stage_second_user() {
 	run serve --listen 127.0.0.1:0 --state-dir "$d/above/state" --model-root "$d"
 	after=$(sums "$d/above")
 	judge_refused "2nd user: serve's state dir is in the attacker's folder" "which belongs to user $auid" "$before" "$after"
+	# The same through a link of the attacker's, to a folder of root's: she could point the link
+	# elsewhere once the server runs. Refused before anything is made through it.
+	fresh
+	mkdir -m 700 "$d/target"
+	ln -s "$d/target" "$d/via"
+	chown -h "$auid:$agid" "$d/via"
+	before=$(sums "$d/target")
+	run serve --listen 127.0.0.1:0 --state-dir "$d/via/state" --model-root "$d"
+	after=$(sums "$d/target")
+	judge_refused "2nd user: serve's state dir is reached through the attacker's link" "which belongs to user $auid" "$before" "$after"
 	chmod 700 "$work"
 }
 

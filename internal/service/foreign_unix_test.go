@@ -127,9 +127,89 @@ func TestStateDirBelowAFolderOthersCanChange(t *testing.T) {
 				m.Close()
 				t.Fatalf("the server started on a state dir in %s (%v)", above, tc.mode)
 			}
-			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, above) || !strings.Contains(msg, tc.want) {
-				t.Fatalf("start: %v; want one line naming %s with %q", err, above, tc.want)
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, above) || !strings.Contains(msg, tc.want) || exitcode.Of(err) != exitcode.Usage {
+				t.Fatalf("start: %v (exit %v); want one line naming %s with %q, exit 2", err, exitcode.Of(err), above, tc.want)
 			}
 		})
+	}
+}
+
+// TestStateDirThroughALinkOfAnotherUser: the state dir's path as given is checked, links and
+// all, not only the folder it leads to: a link on the way that another user owns, or that
+// lies in a folder of theirs, is refused at start, before anything is made through it. Its
+// owner could point it elsewhere once the server runs, which would then make its engine cache
+// and write its files there.
+func TestStateDirThroughALinkOfAnotherUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a folder or link to another user takes root")
+	}
+	for _, tc := range []struct{ name, linkOwner, folderOwner string }{
+		{"a link of theirs", "other", "self"},
+		{"a link in a folder of theirs", "self", "other"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			target := filepath.Join(t.TempDir(), "target")
+			if err := os.Mkdir(target, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			folder := filepath.Join(t.TempDir(), "theirs")
+			if err := os.Mkdir(folder, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			link := filepath.Join(folder, "via")
+			if err := os.Symlink(target, link); err != nil {
+				t.Fatal(err)
+			}
+			if tc.linkOwner == "other" {
+				if err := os.Lchown(link, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.folderOwner == "other" {
+				if err := os.Chown(folder, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, err := New(Config{StateDir: filepath.Join(link, "state"), ModelRoot: e.models, KeepHistory: true})
+			if err == nil {
+				m.Close()
+				t.Fatal("the server started on a state dir reached through a link another user may change")
+			}
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, "which belongs to user 65534") || exitcode.Of(err) != exitcode.Usage {
+				t.Fatalf("start: %v; want one line naming user 65534's link or folder", err)
+			}
+			if _, err := os.Lstat(filepath.Join(target, "state")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the state dir was made through the link before it was refused: %v", err)
+			}
+		})
+	}
+}
+
+// TestTimingCacheFolderOthersCanChange: the builds' timing caches live in the user cache
+// folder (a HOME or XDG_CACHE_HOME the server was started with), which the server reads and
+// writes as long as it runs: a path there that others may change is refused at start, in one
+// line, as the state dir's is. The old code wrote root's timing cache through another user's
+// link.
+func TestTimingCacheFolderOthersCanChange(t *testing.T) {
+	e := newEnv(t)
+	shared := filepath.Join(t.TempDir(), "shared")
+	if err := os.Mkdir(shared, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(shared, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", shared)
+	m, err := New(Config{StateDir: e.state, ModelRoot: e.models, KeepHistory: true})
+	if err == nil {
+		m.Close()
+		t.Fatal("the server started with its timing caches in a folder anyone may write")
+	}
+	if msg := err.Error(); strings.Contains(msg, "\n") || !strings.HasPrefix(msg, "timing cache folder ") || !strings.Contains(msg, shared) || !strings.Contains(msg, "which others can write (mode 0777)") {
+		t.Fatalf("start: %v; want one line naming the timing cache folder and %s", err, shared)
+	}
+	if exitcode.Of(err) != exitcode.Usage {
+		t.Errorf("exit %v, want 2", exitcode.Of(err))
 	}
 }

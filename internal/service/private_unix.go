@@ -3,7 +3,9 @@
 package service
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,25 +43,76 @@ func (m *Manager) checkOwnFolder(rel string) error {
 	return nil
 }
 
-// checkAbove refuses a state dir (abs, with no link in it) below a folder another user could
-// rename it out of, or swap it in: every folder above it must be root's or this user's, and
-// written by no one else unless it is sticky, as /tmp is (there only an entry's owner, or root,
-// may rename it).
+// checkAbove refuses a state dir (abs, absolute) that another user could swap while the
+// server runs, which reaches it by this path: every folder above it on the path as given, and
+// on the path its links lead to, must be root's or this user's and written by no one else unless it
+// is sticky, as /tmp is (there only an entry's owner, or root, may rename it); every link on
+// the way must be root's or this user's. The parts of the path that do not exist yet are not
+// checked: make them, then check again (preparePath).
 func checkAbove(abs string) error {
-	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+	if err := checkWalk(abs, abs); err != nil {
+		return err
+	}
+	existing := abs
+	for {
+		if _, err := os.Lstat(existing); err == nil || filepath.Dir(existing) == existing {
+			break
+		}
+		existing = filepath.Dir(existing)
+	}
+	real, err := filepath.EvalSymlinks(existing)
+	if err != nil {
+		return fmt.Errorf("%s: %w", pathtext.Q(abs), err)
+	}
+	return checkWalk(abs, real)
+}
+
+// checkWalk checks each folder above path that exists, from the root down, for checkAbove;
+// abs is the path named in its messages. path itself is its caller's to check (checkPrivate,
+// checkOwnDir).
+func checkWalk(abs, path string) error {
+	var parts []string
+	for p := filepath.Dir(path); ; p = filepath.Dir(p) {
+		parts = append(parts, p)
+		if filepath.Dir(p) == p {
+			break
+		}
+	}
+	for i := len(parts) - 1; i >= 0; i-- {
+		dir := parts[i]
 		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
 		if err != nil {
-			return fmt.Errorf("state dir %s: %w", pathtext.Q(abs), err)
+			return fmt.Errorf("%s: %w", pathtext.Q(abs), err)
 		}
 		st, ok := fi.Sys().(*syscall.Stat_t)
 		if ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
-			return fmt.Errorf("state dir %s is in %s, which belongs to user %d, who could swap the state dir for a folder of their own; give a state dir below folders only this user and root own", pathtext.Q(abs), pathtext.Q(dir), st.Uid)
+			return fmt.Errorf("%s is reached through %s, which belongs to user %d, who could swap it for a folder of their own; give a folder reached only through folders and links of this user or root", pathtext.Q(abs), pathtext.Q(dir), st.Uid)
 		}
-		if fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
-			return fmt.Errorf("state dir %s is in %s, which others can write (mode %04o), who could swap the state dir for a folder of their own; give a state dir below folders only this user and root can write (or run chmod go-w %s)", pathtext.Q(abs), pathtext.Q(dir), fi.Mode().Perm(), pathtext.Q(dir))
-		}
-		if filepath.Dir(dir) == dir {
-			return nil
+		if fi.Mode()&os.ModeSymlink == 0 && fi.Mode().Perm()&0o022 != 0 && fi.Mode()&os.ModeSticky == 0 {
+			return fmt.Errorf("%s is reached through %s, which others can write (mode %04o), who could swap it for a folder of their own; give a folder reached only through folders this user and root can write (or run chmod go-w %s)", pathtext.Q(abs), pathtext.Q(dir), fi.Mode().Perm(), pathtext.Q(dir))
 		}
 	}
+	return nil
+}
+
+// checkOwnDir refuses abs, a folder the server keeps files in (what names it), unless it is a
+// folder (no link) of this user or root that no one else can write.
+func checkOwnDir(abs, what string) error {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, pathtext.Q(abs), err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s %s is not a folder (a link or a file); remove it, or give another folder", what, pathtext.Q(abs))
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s %s belongs to user %d, not to this user; give a folder of your own", what, pathtext.Q(abs), st.Uid)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Errorf("%s %s can be written by others (mode %04o); run chmod go-w %s, or give a private folder", what, pathtext.Q(abs), fi.Mode().Perm(), pathtext.Q(abs))
+	}
+	return nil
 }

@@ -79,7 +79,12 @@ func (m *Manager) checkOwnFolder(rel string) error {
 	return nil
 }
 
-// checkAbove is the Unix rule for the folders above the state dir; on Windows what another user
-// may do there is the folders' access lists', which are not read yet: a state dir under the
-// user's profile (the default, %LOCALAPPDATA%) is private by its parents' lists.
+// checkAbove is the Unix rule for the folders and links on the state dir's path; on Windows
+// what another user may do there is the folders' access lists', which are not read yet: a
+// state dir under the user's profile (the default, %LOCALAPPDATA%) is private by its parents'
+// lists.
 func checkAbove(string) error { return nil }
+
+// checkOwnDir is the Unix rule for a folder the server keeps files in besides the state dir;
+// on Windows its access list is not read yet (see checkAbove).
+func checkOwnDir(string, string) error { return nil }

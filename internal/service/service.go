@@ -55,6 +55,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/preflight"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/timingcache"
 )
 
 // The states of a build.
@@ -302,7 +303,21 @@ func New(cfg Config) (*Manager, error) {
 	}
 	dir, err := openStateDir(cfg.StateDir)
 	if err != nil {
-		return nil, err
+		if exitcode.Of(err) == exitcode.Usage {
+			return nil, err
+		}
+		return nil, exitcode.Wrap(exitcode.Usage, err) // the state dir given is to be changed
+	}
+	// The builds keep their timing caches in the user cache folder (timingcache.DefaultDir),
+	// which this server reads and writes as long as it runs: its path is held to the state
+	// dir's rule, so that no other user can swap it (a HOME or XDG_CACHE_HOME of theirs).
+	if tc, err := timingcache.DefaultDir(); err == nil {
+		if err := preparePath(tc, "timing cache folder"); err != nil {
+			return nil, exitcode.Wrap(exitcode.Usage, err)
+		}
+		if err := checkOwnDir(tc, "timing cache folder"); err != nil {
+			return nil, exitcode.Wrap(exitcode.Usage, err)
+		}
 	}
 	cfg.StateDir = dir
 	lock, err := lockStateDir(dir, cfg.KeepHistory)
@@ -383,8 +398,12 @@ func openStateDir(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return "", fmt.Errorf("cannot make the state dir %s: %w", pathtext.Q(abs), exitcode.SyscallCause(err))
+	// The server reaches its state dir by this path as long as it runs: a folder or link on
+	// the way that another user may change would let them swap the state dir for one of their
+	// own. Checked before it is made, so as not to make it through their link, and again
+	// after, for the folders made.
+	if err := preparePath(abs, "state dir"); err != nil {
+		return "", err
 	}
 	fi, err := os.Lstat(abs)
 	if err != nil {
@@ -396,15 +415,23 @@ func openStateDir(dir string) (string, error) {
 	if err := checkPrivate(abs, fi); err != nil {
 		return "", err
 	}
-	// The server reaches its state dir by this path as long as it runs: a folder above it
-	// that another user may change would let them swap the state dir for one of their own.
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
+	return abs, nil
+}
+
+// preparePath makes the folder abs (what names it in messages), 0700, once checkAbove finds
+// no one else can swap the part of its path that exists, and checks the whole path again once
+// made: a folder another user made on the way meanwhile is theirs, and refused.
+func preparePath(abs, what string) error {
+	if err := checkAbove(abs); err != nil {
+		return fmt.Errorf("%s %w", what, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return fmt.Errorf("cannot make the %s %s: %w", what, pathtext.Q(abs), exitcode.SyscallCause(err))
 	}
 	if err := checkAbove(abs); err != nil {
-		return "", err
+		return fmt.Errorf("%s %w", what, err)
 	}
-	return abs, nil
+	return nil
 }
 
 // Close stops the retention rule and closes the history; call it after Shutdown. Closing
