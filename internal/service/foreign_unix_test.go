@@ -146,6 +146,7 @@ func TestStateDirThroughALinkOfAnotherUser(t *testing.T) {
 	for _, tc := range []struct{ name, linkOwner, folderOwner string }{
 		{"a link of theirs", "other", "self"},
 		{"a link in a folder of theirs", "self", "other"},
+		{"a link of theirs behind a link of ours", "other", "self"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -171,7 +172,16 @@ func TestStateDirThroughALinkOfAnotherUser(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			m, err := New(Config{StateDir: filepath.Join(link, "state"), ModelRoot: e.models, KeepHistory: true})
+			given := link
+			if strings.HasSuffix(tc.name, "behind a link of ours") {
+				// Ours leads to theirs, which leads to the target: only a walk that follows
+				// each link meets theirs.
+				given = filepath.Join(t.TempDir(), "ours")
+				if err := os.Symlink(link, given); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, err := New(Config{StateDir: filepath.Join(given, "state"), ModelRoot: e.models, KeepHistory: true})
 			if err == nil {
 				m.Close()
 				t.Fatal("the server started on a state dir reached through a link another user may change")
@@ -211,5 +221,42 @@ func TestTimingCacheFolderOthersCanChange(t *testing.T) {
 	}
 	if exitcode.Of(err) != exitcode.Usage {
 		t.Errorf("exit %v, want 2", exitcode.Of(err))
+	}
+}
+
+// TestMkdirNoFollow: the folders a state dir's path lacks are made without following a link:
+// one put where a folder is to be made (between the check of the path and the making, by
+// another user in a sticky folder) is refused, and nothing is made where it leads; a link the
+// check found was resolved before (resolveAbove), and is followed.
+func TestMkdirNoFollow(t *testing.T) {
+	base := t.TempDir()
+	elsewhere := t.TempDir()
+	if err := os.Symlink(elsewhere, filepath.Join(base, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if err := mkdirNoFollow(filepath.Join(base, "a", "b", "state")); err == nil {
+		t.Fatal("made through a link")
+	}
+	if _, err := os.Lstat(filepath.Join(elsewhere, "b")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a folder was made where the link leads: %v", err)
+	}
+	made := filepath.Join(base, "c", "d", "state")
+	if err := mkdirNoFollow(made); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := resolveAbove(filepath.Join(base, "a", "e", "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mkdirNoFollow(resolved); err != nil {
+		t.Fatalf("the folders below a link found when checked: %v", err)
+	}
+	if fi, err := os.Lstat(filepath.Join(elsewhere, "e", "state")); err != nil || !fi.IsDir() {
+		t.Errorf("the state dir below a link found when checked: %v %v", fi, err)
+	}
+	for _, dir := range []string{filepath.Join(base, "c"), filepath.Join(base, "c", "d"), made} {
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v, want a folder, 0700", dir, fi, err)
+		}
 	}
 }

@@ -85,6 +85,13 @@ func (m *Manager) checkOwnFolder(rel string) error {
 // lists.
 func checkAbove(string) error { return nil }
 
+// resolveAbove is abs (see checkAbove).
+func resolveAbove(abs string) (string, error) { return abs, nil }
+
 // checkOwnDir is the Unix rule for a folder the server keeps files in besides the state dir;
 // on Windows its access list is not read yet (see checkAbove).
 func checkOwnDir(string, string) error { return nil }
+
+// mkdirNoFollow makes the folder abs and those missing above it (on Windows by os.MkdirAll; see
+// checkAbove).
+func mkdirNoFollow(abs string) error { return os.MkdirAll(abs, 0o700) }

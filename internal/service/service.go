@@ -422,10 +422,11 @@ func openStateDir(dir string) (string, error) {
 // no one else can swap the part of its path that exists, and checks the whole path again once
 // made: a folder another user made on the way meanwhile is theirs, and refused.
 func preparePath(abs, what string) error {
-	if err := checkAbove(abs); err != nil {
+	resolved, err := resolveAbove(abs)
+	if err != nil {
 		return fmt.Errorf("%s %w", what, err)
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
+	if err := mkdirNoFollow(resolved); err != nil {
 		return fmt.Errorf("cannot make the %s %s: %w", what, pathtext.Q(abs), exitcode.SyscallCause(err))
 	}
 	if err := checkAbove(abs); err != nil {
