@@ -50,6 +50,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/filelock"
 	"github.com/trtbuild/trtbuild/internal/fserr"
 	"github.com/trtbuild/trtbuild/internal/history"
+	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -1032,7 +1033,8 @@ func (m *Manager) File(id, kind string) (*os.File, error) {
 			return nil, fmt.Errorf("build %s is %s: %w", id, state, os.ErrNotExist)
 		}
 		if keptInCache(outcome) {
-			return m.cachedEngine(id, b.key)
+			f, _, err := m.cachedEngine(id, b.key)
+			return f, err
 		}
 		if m.Local() && engine != "" && !strings.HasPrefix(engine, b.dir+string(filepath.Separator)) {
 			return os.Open(engine) // the path the caller named
@@ -1048,6 +1050,57 @@ func (m *Manager) File(id, kind string) (*os.File, error) {
 	return m.openOwn(filepath.Join("builds", id, name))
 }
 
+// EngineWithManifest opens the engine of build id, as File does, with a function that reads
+// the manifest that describes it: the one the engine cache verified for a hit it keeps, the
+// one beside it in the build's folder otherwise (manifest.ErrNotFound when there is none). A
+// caller that describes the engine (engine_inspect) reads these, never the file again by its
+// name.
+func (m *Manager) EngineWithManifest(id string) (*os.File, func() (*manifest.Manifest, error), error) {
+	m.mu.Lock()
+	b := m.builds[id]
+	m.mu.Unlock()
+	if b == nil {
+		return nil, nil, ErrNotFound
+	}
+	f, err := m.File(id, "engine")
+	if err != nil {
+		return nil, nil, err
+	}
+	m.mu.Lock()
+	engine, outcome, dir := b.enginePath, b.outcome, b.dir
+	m.mu.Unlock()
+	switch {
+	case keptInCache(outcome):
+		f.Close()
+		verified, l, err := m.cachedEngine(id, b.key)
+		if err != nil {
+			return nil, nil, err
+		}
+		return verified, func() (*manifest.Manifest, error) { return manifest.Parse(l.Manifest) }, nil
+	case m.Local() && engine != "" && !strings.HasPrefix(engine, dir+string(filepath.Separator)):
+		return f, func() (*manifest.Manifest, error) { return manifest.Read(manifest.Path(engine)) }, nil // the caller's own path
+	}
+	beside := filepath.Join("builds", id, engineName(b.model)+manifest.Suffix)
+	return f, func() (*manifest.Manifest, error) {
+		mf, err := m.openOwn(beside)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, manifest.ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer mf.Close()
+		data, err := io.ReadAll(io.LimitReader(mf, manifest.MaxBytes+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > manifest.MaxBytes {
+			return nil, fmt.Errorf("%s: not a trtbuild manifest: larger than %d bytes", beside, manifest.MaxBytes)
+		}
+		return manifest.Parse(data)
+	}, nil
+}
+
 // keptInCache reports whether a build's result is an engine cache hit that the cache keeps:
 // no link could put it in the build's folder (builder.Options.CacheLink).
 func keptInCache(r progress.Result) bool {
@@ -1056,35 +1109,24 @@ func keptInCache(r progress.Result) bool {
 
 // cachedEngine opens the engine of build id, a hit the engine cache keeps, from the cache,
 // verified as a hit is.
-func (m *Manager) cachedEngine(id, key string) (*os.File, error) {
+func (m *Manager) cachedEngine(id, key string) (*os.File, enginecache.Lookup, error) {
 	gone := &GoneError{Problem: fmt.Sprintf("build %s's engine was the engine cache's, which no longer has it (its size limit removed it, or it was found broken)", id),
 		Hint: "submit the build again to build the engine anew"}
 	if m.cache == nil {
-		return nil, gone
+		return nil, enginecache.Lookup{}, gone
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	verified, _, err := m.cache.Open(ctx, key)
+	// The descriptor the cache verified, and nothing opened again by its path: the cache's
+	// folder may be another user's, who could put a file, a link or a FIFO there since.
+	verified, l, err := m.cache.Open(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, enginecache.Lookup{}, err
 	}
 	if verified == nil {
-		return nil, gone
+		return nil, enginecache.Lookup{}, gone
 	}
-	defer verified.Close()
-	// The same file, opened by its path: a caller may name it (engine_inspect reads the file
-	// by its name).
-	f, err := os.Open(filepath.Join(m.cache.Entry(key), enginecache.EngineName))
-	if err != nil {
-		return nil, gone
-	}
-	a, err1 := verified.Stat()
-	b, err2 := f.Stat()
-	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
-		f.Close()
-		return nil, gone // replaced since it was verified
-	}
-	return f, nil
+	return verified, l, nil
 }
 
 // openOwn opens a regular file below the state dir that is no link, in a folder of this user.
