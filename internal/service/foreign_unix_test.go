@@ -260,3 +260,63 @@ func TestMkdirNoFollow(t *testing.T) {
 		}
 	}
 }
+
+// TestEngineCacheOutsideTheStateDir: an engine cache outside the state dir is opened by its path
+// by every build, which also removes what killed builds left in its tmp/: a cache folder another
+// user owns, or a link of theirs on its path, is refused at start in one line, exit 2 (its owner
+// could rename it and put a link to a folder of root's in its place, whose files the next build's
+// cleanup would remove). A shared cache folder of root's that anyone may write is accepted.
+func TestEngineCacheOutsideTheStateDir(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving a folder or link to another user takes root")
+	}
+	for _, tc := range []struct{ name, want string }{
+		{"a folder of theirs", "belongs to user 65534"},
+		{"a link of theirs on the way", "which belongs to user 65534"},
+		{"a shared folder of root's", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			top := t.TempDir()
+			cache := filepath.Join(top, "cache")
+			if err := os.Mkdir(cache, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			switch tc.name {
+			case "a folder of theirs":
+				if err := os.Chown(cache, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			case "a link of theirs on the way":
+				link := filepath.Join(top, "via")
+				if err := os.Symlink(top, link); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Lchown(link, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+				cache = filepath.Join(link, "cache")
+			case "a shared folder of root's":
+				if err := os.Chmod(cache, 0o777|os.ModeSticky); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m, err := New(Config{StateDir: e.state, ModelRoot: e.models, KeepHistory: true,
+				EngineCache: builder.EngineCache{Dir: cache, Size: "1G", Trust: "self"}})
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				m.Close()
+				return
+			}
+			if err == nil {
+				m.Close()
+				t.Fatalf("the server started with its engine cache at %s (%s)", cache, tc.name)
+			}
+			if msg := err.Error(); strings.Contains(msg, "\n") || !strings.Contains(msg, tc.want) || exitcode.Of(err) != exitcode.Usage {
+				t.Fatalf("start: %v (exit %v); want one line with %q, exit 2", err, exitcode.Of(err), tc.want)
+			}
+		})
+	}
+}

@@ -193,3 +193,19 @@ func mkdirNoFollow(abs string) error {
 	unix.Close(fd)
 	return nil
 }
+
+// checkOwnedFolder refuses abs (what names it) unless it is a folder, no link, of this user or
+// root; others may write in it.
+func checkOwnedFolder(abs, what string) error {
+	fi, err := os.Lstat(abs)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", what, pathtext.Q(abs), err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s %s is not a folder (a link or a file); give the folder itself", what, pathtext.Q(abs))
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s %s belongs to user %d, who could swap it for a folder of their own while the server runs; give a folder of this user or root (shared with others if need be)", what, pathtext.Q(abs), st.Uid)
+	}
+	return nil
+}

@@ -95,3 +95,6 @@ func checkOwnDir(string, string) error { return nil }
 // mkdirNoFollow makes the folder abs and those missing above it (on Windows by os.MkdirAll; see
 // checkAbove).
 func mkdirNoFollow(abs string) error { return os.MkdirAll(abs, 0o700) }
+
+// checkOwnedFolder is the Unix rule for the engine cache folder (see checkAbove).
+func checkOwnedFolder(string, string) error { return nil }

@@ -351,6 +351,10 @@ func New(cfg Config) (*Manager, error) {
 		m.Close()
 		return nil, err
 	}
+	if err := checkCacheOutside(dir, cfg.EngineCache.Dir); err != nil {
+		m.Close()
+		return nil, exitcode.Wrap(exitcode.Usage, err)
+	}
 	// An engine cache inside the state dir holds the engines too: its top folder is private.
 	if rel, err := filepath.Rel(dir, cfg.EngineCache.Dir); cfg.EngineCache.Dir != "" && err == nil && filepath.IsLocal(rel) {
 		if err := m.mkdirPrivate(strings.Split(rel, string(filepath.Separator))[0]); err != nil {
@@ -417,6 +421,37 @@ func openStateDir(dir string) (string, error) {
 		return "", err
 	}
 	return abs, nil
+}
+
+// checkCacheOutside holds an engine cache outside the state dir (dir "auto" or a path) to the
+// state dir's rule for its path: the builds open it by that path for as long as the server runs,
+// and remove what killed builds left in its tmp/, so a folder or link on the way, or the cache
+// folder itself, that another user may change would let them point the server's writes and
+// removals at a folder of their choosing. The cache folder may be shared (written by others,
+// sticky or not: its entries are checked one by one), but must be root's or this user's.
+func checkCacheOutside(stateDir, cache string) error {
+	if cache == "" {
+		return nil
+	}
+	dir := cache
+	if dir == "auto" {
+		d, err := enginecache.DefaultDir()
+		if err != nil {
+			return nil // the builds say so
+		}
+		dir = d
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("--engine-cache %s: %w", pathtext.Q(dir), err)
+	}
+	if rel, err := filepath.Rel(stateDir, abs); err == nil && filepath.IsLocal(rel) {
+		return nil // the state dir's, checked with it
+	}
+	if err := preparePath(abs, "engine cache"); err != nil {
+		return err
+	}
+	return checkOwnedFolder(abs, "engine cache")
 }
 
 // preparePath makes the folder abs (what names it in messages), 0700, once checkAbove finds
