@@ -745,6 +745,42 @@ stage_second_user() {
 			not_served "2nd user: trusted entry, g/o-writable file: not served" "$d/t.engine" "$evil"
 		fi
 	done
+
+	# 6. A folder in serve's private state dir that the attacker owns (a chown that was not
+	# recursive): the server does not start, in one line, exit 2, rather than serve engines from
+	# it or write through a link its owner puts there; nothing is written in that folder.
+	local sub st
+	for sub in builds runs converted; do
+		fresh
+		st="$d/state"
+		mkdir -m 700 "$st"
+		mkdir -m 755 "$st/$sub"
+		chown "$auid:$agid" "$st/$sub"
+		before=$(sums "$st/$sub")
+		run serve --listen 127.0.0.1:0 --state-dir "$st" --model-root "$d"
+		after=$(sums "$st/$sub")
+		judge_refused "2nd user: serve's state dir holds the attacker's $sub/" "belongs to user $auid" "$before" "$after"
+	done
+	# A state dir in a folder the attacker owns: she could swap it for a folder of hers while the
+	# server runs, which then writes its files where she points.
+	fresh
+	mkdir -m 755 "$d/above"
+	chown "$auid:$agid" "$d/above"
+	mkdir -m 700 "$d/above/state"
+	before=$(sums "$d/above")
+	run serve --listen 127.0.0.1:0 --state-dir "$d/above/state" --model-root "$d"
+	after=$(sums "$d/above")
+	judge_refused "2nd user: serve's state dir is in the attacker's folder" "which belongs to user $auid" "$before" "$after"
+	# The same through a link of the attacker's, to a folder of root's: she could point the link
+	# elsewhere once the server runs. Refused before anything is made through it.
+	fresh
+	mkdir -m 700 "$d/target"
+	ln -s "$d/target" "$d/via"
+	chown -h "$auid:$agid" "$d/via"
+	before=$(sums "$d/target")
+	run serve --listen 127.0.0.1:0 --state-dir "$d/via/state" --model-root "$d"
+	after=$(sums "$d/target")
+	judge_refused "2nd user: serve's state dir is reached through the attacker's link" "which belongs to user $auid" "$before" "$after"
 	chmod 700 "$work"
 }
 

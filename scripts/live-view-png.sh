@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes docs/img/live-view.png, the README's picture of the live view, from a real run: a
-# simulated build in a private tmux server, captured with its colours in the middle of tactic
+# Makes docs/img/live-view.png, the README's picture of the live view, from a real run: trtbuild
+# replaying real TensorRT 10.16.1 progress (internal/testtraces, the cookbook's MNIST build at
+# 5 ms a callback) in a private tmux server, captured with its colours in the middle of tactic
 # timing, drawn by scripts/ansi2png.py. Needs tmux, python3-pil and fonts-dejavu-core.
 # Usage: scripts/live-view-png.sh [path/to/trtbuild]   (default: build it)
 set -euo pipefail
@@ -27,16 +28,14 @@ ln -s "$(realpath "$bin")" "$work/bin/trtbuild"
 
 t -f /dev/null new-session -d -s png -x "$cols" -y "$rows" \
 	"env LANG=C.UTF-8 XDG_CACHE_HOME='$work/cache' PATH='$work/bin:$PATH' PS1='\$ ' bash --norc --noprofile"
-mkdir -p "$work/testdata/models"
-cp testdata/models/convnet.onnx "$work/testdata/models/"
+cp internal/testtraces/testdata/trt-10.16.1-mnist-5ms.jsonl "$work/trt-10.16.1-mnist.jsonl"
 t send-keys -t png "cd '$work' && clear" Enter
 sleep 0.3
-t send-keys -t png "trtbuild --backend sim --sim-threads 3 --sim-step 120ms --sim-seed 7 testdata/models/convnet.onnx" Enter
+t send-keys -t png "trtbuild replay trt-10.16.1-mnist.jsonl" Enter
 
-# Wait until some layers are done, three are being timed, and a warning was printed above.
+# Wait until "Timing graph nodes" is well into its first node with 153 candidate tactics.
 deadline=$((SECONDS + 60))
-until t capture-pane -p -t png | grep -q "warning:" &&
-	[ "$(t capture-pane -p -t png | grep -c '✓ tactic ')" -ge 3 ]; do
+until t capture-pane -p -t png | grep -Eq 'Evaluating tactic times .* (1[0-4][0-9])/153'; do
 	((SECONDS < deadline)) || { t capture-pane -p -t png >&2; echo "live-view-png: the view never got there" >&2; exit 1; }
 	sleep 0.1
 done

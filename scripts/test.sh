@@ -11,6 +11,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+echo "== gofmt"
+unformatted=$(gofmt -l cmd internal scripts)
+if [ -n "$unformatted" ]; then
+	echo "not gofmt-formatted (run gofmt -w on them):"
+	echo "$unformatted"
+	exit 1
+fi
+
 echo "== go vet"
 go vet ./...
 go vet -tags trtbench ./internal/cgo

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -245,4 +246,52 @@ func trtVersion(v int) string {
 		return fmt.Sprint(v)
 	}
 	return ver.String()
+}
+
+// TestNoLibraryFromTheModelsFolder: the build worker works in the model's folder, which others
+// may write; a library planted there (libcuda.so.1, which the backend opens by bare name) is
+// never loaded, even where the user's LD_LIBRARY_PATH has an empty entry (glibc's "the working
+// folder", as `LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/cuda/lib64` leaves it): the entry
+// keeps naming the folder trtbuild was started in.
+func TestNoLibraryFromTheModelsFolder(t *testing.T) {
+	t.Parallel()
+	c := cgo.CompiledShims()[0]
+	root := t.TempDir()
+	var tensorrt, driver []standin.Lib
+	for _, l := range standin.Loading(c.TensorRT, c.Build, 80, true, "NVIDIA A100-SXM4-40GB") {
+		if l.File == trt.CUDADriverFile {
+			driver = append(driver, l)
+		} else {
+			tensorrt = append(tensorrt, l)
+		}
+	}
+	trtDir := standin.Build(t, filepath.Join(root, "trt"), tensorrt...)
+	driverDir := standin.Build(t, filepath.Join(root, "driver"), driver...)
+	marker := filepath.Join(root, "planted-library-ran")
+	models := filepath.Join(root, "models")
+	standin.Build(t, models, standin.Lib{File: trt.CUDADriverFile, Src: `#include <stdio.h>
+__attribute__((constructor)) static void planted() { FILE* f = fopen("` + marker + `", "w"); if (f) fclose(f); }
+`})
+	data, err := os.ReadFile(repoModel(t, "convnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(models, "convnet.onnx")
+	if err := os.WriteFile(model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(root, "work") // where trtbuild starts: the empty entry's folder
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "--backend", "tensorrt", "--tensorrt-lib", trtDir, "--no-timing-cache", "--progress", "plain", "-o", filepath.Join(root, "m.engine"), model)
+	cmd.Dir = work
+	cmd.Env = append(testEnv(t), standin.EnvLog+"="+filepath.Join(root, "standin.log"), "LD_LIBRARY_PATH=:"+driverDir)
+	r := runResult(t, cmd)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the libcuda.so.1 planted in the model's folder was loaded (exit %d)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r.code != 1 || !strings.Contains(r.stdout+r.stderr, "no builder here") {
+		t.Fatalf("build exited %d, want 1 at the stand-in's builder, with the driver of %s:\n%s%s", r.code, driverDir, r.stdout, r.stderr)
+	}
 }

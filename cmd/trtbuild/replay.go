@@ -5,12 +5,14 @@ import (
 	"errors"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/replay"
 	"github.com/trtbuild/trtbuild/internal/report"
+	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 type replayOptions struct {
@@ -48,6 +50,18 @@ type replayControls struct{ cancel context.CancelFunc }
 // RequestCancel implements progress.Controls.
 func (c replayControls) RequestCancel() { c.cancel() }
 
+// replayTick is how often the session ticks during a replay: the live view at its frame rate;
+// the other outputs once a second of the recording, as during the build, so that a faster
+// replay prints the status lines the build printed (the plain log's, whenever it was quiet for
+// 8 s of the recording).
+func replayTick(mode tui.Mode, speed float64) time.Duration {
+	tick := tickFor(mode)
+	if mode == tui.ModeTTY || speed <= 1 {
+		return tick
+	}
+	return max(time.Duration(float64(tick)/speed), 10*time.Millisecond)
+}
+
 func replayRun(s *streams, o *replayOptions, path string) error {
 	speed, err := replay.ParseSpeed(o.speed)
 	if err != nil {
@@ -79,7 +93,7 @@ func replayRun(s *streams, o *replayOptions, path string) error {
 	// build's, as the rows' times are.
 	clock := replay.NewClock(speed)
 	r := newRendererAt(mode, s, s.Out, o.verbose, replayControls{cancel}, clock.Now)
-	err = replay.PlayReader(ctx, tr, r, replay.Options{Speed: speed, Tick: tickFor(mode), Clock: clock})
+	err = replay.PlayReader(ctx, tr, r, replay.Options{Speed: speed, Tick: replayTick(mode, speed), Clock: clock})
 	var bad *replay.TraceError
 	switch {
 	case errors.Is(err, context.Canceled):

@@ -7,10 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trtbuild/trtbuild/internal/testtraces"
 )
 
 // TestReportAndTrace builds once with --report and --trace, then checks that `trtbuild report`
@@ -237,5 +240,81 @@ func TestReportDiff(t *testing.T) {
 		if r := trtbuild(t, nil, args...); r.code != 2 {
 			t.Errorf("%v: exit %d, want 2\n%s", args, r.code, r.stderr)
 		}
+	}
+}
+
+// buildTime reads the build time of a plain log line: "#8 12.3s …", "   1m42s …".
+var buildTime = regexp.MustCompile(`^(?:#\d+|  ) (?:(\d+)h(\d\d)m|(\d+)m(\d\d)s|(\d+\.\d)s) `)
+
+func lineTime(line string) (time.Duration, bool) {
+	m := buildTime.FindStringSubmatch(line)
+	if m == nil {
+		return 0, false
+	}
+	n := func(s string) time.Duration {
+		v, _ := strconv.ParseFloat(s, 64)
+		return time.Duration(v * float64(time.Second))
+	}
+	switch {
+	case m[1] != "":
+		return n(m[1])*3600 + n(m[2])*60, true
+	case m[3] != "":
+		return n(m[3])*60 + n(m[4]), true
+	}
+	return n(m[5]), true
+}
+
+// TestReplayRealTraceIsNeverQuiet replays real TensorRT 10.16.1 progress at 5 ms a callback
+// (internal/testtraces) twice as fast with --progress plain: by the build times its lines
+// print, the log is never quiet for 10 s, and lines name the timing phases throughout the 29 s
+// of "Timing graph nodes"; and `trtbuild report` of it lists where the time went first.
+func TestReplayRealTraceIsNeverQuiet(t *testing.T) {
+	t.Parallel() // a real subprocess
+	data, err := testtraces.Bytes(testtraces.TRT10161Paced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracePath := filepath.Join(t.TempDir(), "trace.jsonl")
+	if err := os.WriteFile(tracePath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := trtbuild(t, nil, "replay", "--speed", "2", "--progress", "plain", tracePath)
+	if r.code != 0 {
+		t.Fatalf("replay: exit %d\n%s", r.code, r.stderr)
+	}
+	var prev, quiet time.Duration
+	timing := 0
+	for _, l := range strings.Split(r.stdout, "\n") {
+		at, ok := lineTime(l)
+		if !ok {
+			continue
+		}
+		quiet, prev = max(quiet, at-prev), at
+		if at > time.Second && at < 29*time.Second && strings.Contains(l, "Timing graph nodes") {
+			timing++
+		}
+	}
+	if quiet >= 10*time.Second || prev < 32*time.Second || timing < 3 {
+		t.Errorf("longest quiet stretch %v, last line at %v, %d lines name the timing phase:\n%s", quiet, prev, timing, r.stdout)
+	}
+	t.Logf("longest quiet stretch %v; %d lines in the timing window", quiet, timing)
+
+	out := filepath.Join(t.TempDir(), "report.json")
+	if r := trtbuild(t, nil, "report", tracePath, "-o", out); r.code != 0 {
+		t.Fatalf("report: exit %d\n%s", r.code, r.stderr)
+	}
+	var rep struct {
+		Slowest []struct {
+			Path     []string
+			Duration float64
+		}
+	}
+	raw, _ := os.ReadFile(out)
+	if err := json.Unmarshal(raw, &rep); err != nil || len(rep.Slowest) < 2 {
+		t.Fatalf("report %s: %v", raw, err)
+	}
+	first, second := rep.Slowest[0], rep.Slowest[1]
+	if first.Path[len(first.Path)-1] != "Timing graph nodes" || first.Duration < 28 || second.Path[len(second.Path)-1] != "Evaluating tactic times" || second.Duration < 8 {
+		t.Errorf("slowest: %+v", rep.Slowest[:2])
 	}
 }

@@ -251,9 +251,7 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	if state, err = filepath.Abs(state); err != nil {
 		return cfg, exitcode.Usagef("--state-dir %s: %v", q(o.stateDir), err)
 	}
-	if err := os.MkdirAll(state, 0o700); err != nil {
-		return cfg, exitcode.Usagef("--state-dir %s: %s; give a folder the server may write", q(state), exitcode.PathCause(err))
-	}
+	// service.New makes it, once no other user can swap the folders and links on its path.
 	if len(o.gpus) == 0 {
 		return cfg, exitcode.Usagef("--gpus is empty; give the GPUs to build on, e.g. --gpus 0,1")
 	}

@@ -134,7 +134,7 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 		Worker:        worker.StartOptions{Command: exe, Request: workerReq, ModelFolder: folder, ModelDir: p.src.Dir()},
 		Engine:        engine,
 		Output:        files.engine,
-		Commit:        func(res *progress.Result) error { return commitBuilt(p.src, files, res) },
+		Commit:        func(res *progress.Result) error { return commitBuilt(p.src, keyed, files, res) },
 		Began:         began,
 		Info:          info,
 		NewRenderer:   func(c progress.Controls) progress.Renderer { return outs.wrap(fe.NewRenderer(c)) },
@@ -178,11 +178,18 @@ type planned struct {
 	warnings []string
 }
 
-// commitBuilt puts the engine the worker built in place, unless the model it read by its path
-// may not be the one src holds, which the key and the preflight read: then the build fails
-// with what changed, and nothing is written (the right engine or none).
-func commitBuilt(src *onnx.Source, files *buildFiles, res *progress.Result) error {
-	if err := src.Changed(); err != nil {
+// commitBuilt puts the engine the worker built in place, unless the model it read by its name
+// in the held folder may not be the one src holds, which the key and the preflight read (the
+// pin, Source.Changed; with an engine cache, whose entries others take by the key, the bytes
+// hashed again too): then the build fails with what changed, and nothing is written (the
+// right engine or none).
+func commitBuilt(src *onnx.Source, keyed *keyedBuild, files *buildFiles, res *progress.Result) error {
+	err := src.Changed()
+	if err == nil && keyed != nil && keyed.cache != nil {
+		// The engine goes where other builds take it by its key: the bytes are hashed again.
+		err = keyed.sameBytes()
+	}
+	if err != nil {
 		res.Status = progress.StatusFailed
 		res.Error = pathtext.Line(err.Error()) + "; the engine built may not be of the model that was checked, so it was not kept"
 		res.Hint = "build again once the model is in place"

@@ -270,6 +270,20 @@ func (k *keyedBuild) serve(ctx context.Context, errOut io.Writer, files *buildFi
 	return nil
 }
 
+// sameBytes hashes the model again and says whether its bytes are still the ones the key
+// was computed from. Writes through a shared mapping change a file's bytes without moving its
+// stamp until the kernel writes them back, which Source.Changed cannot see.
+func (k *keyedBuild) sameBytes() error {
+	again, err := buildkey.HashSource(k.src) // never a memo (Options.ModelHashes): the bytes now
+	if err != nil {
+		return fmt.Errorf("the model could not be hashed again to check it: %w", err)
+	}
+	if again.Graph != k.hashes.Graph || again.Weights != k.hashes.Weights || again.Bytes != k.hashes.Bytes || again.ExternalBytes != k.hashes.ExternalBytes {
+		return fmt.Errorf("the model %s changed while it was being built (its bytes are not the ones its key was computed from, though its file times did not move, as a write through a shared mapping leaves them)", pathtext.Q(k.model))
+	}
+	return nil
+}
+
 // manifest describes the engine of this build.
 func (k *keyedBuild) manifest(file string, bytes int64, sum string) *manifest.Manifest {
 	return &manifest.Manifest{

@@ -185,6 +185,7 @@ func (s *session) run(commit func(res *progress.Result)) (progress.Result, error
 	s.lastProgress = s.start
 	s.state = progress.NewState(s.cfg.Info, s.start)
 	s.state.Hinter = trt.Hint
+	s.state.FailedNode = trt.FailedNode
 	s.render.Begin(s.state)
 
 	final, stateErr := s.loop()

@@ -47,6 +47,13 @@ func Engine(path string) (*EngineReport, error) {
 		return nil, exitcode.Usagef("cannot read engine %s: %v", pathtext.Q(path), exitcode.PathCause(err))
 	}
 	defer f.Close()
+	return EngineOf(f, st, path, func() (*manifest.Manifest, error) { return manifest.Read(manifest.Path(path)) })
+}
+
+// EngineOf is Engine of an engine already open, f (st its Stat), named path in the report, with
+// the manifest readManifest gives (manifest.ErrNotFound when there is none): what a caller
+// that opened and verified the file itself reports, without opening it again by its name.
+func EngineOf(f *os.File, st os.FileInfo, path string, readManifest func() (*manifest.Manifest, error)) (*EngineReport, error) {
 	h, err := plan.Read(io.NewSectionReader(f, 0, st.Size()))
 	if errors.Is(err, plan.ErrNotEngine) {
 		return nil, exitcode.Usagef("%s is %v; give a file that trtbuild or TensorRT built", pathtext.Q(path), err)
@@ -59,7 +66,7 @@ func Engine(path string) (*EngineReport, error) {
 		return nil, exitcode.Usagef("cannot read engine %s: %v", pathtext.Q(path), exitcode.PathCause(err))
 	}
 	r := &EngineReport{Engine: path, Bytes: st.Size(), SHA256: sum, Header: h}
-	m, err := manifest.Read(manifest.Path(path))
+	m, err := readManifest()
 	switch {
 	case errors.Is(err, manifest.ErrNotFound):
 		r.ManifestNote = "no manifest (" + filepath.Base(manifest.Path(path)) + ") beside the engine"

@@ -256,6 +256,9 @@ func (r BuildResult) line() string {
 	if w := r.Where; w != nil && len(w.Path) > 0 {
 		parts = append(parts, fmt.Sprintf("in %s (%d/%d steps)", pathtext.Line(strings.Join(w.Path, " > ")), w.Done, w.Steps))
 	}
+	if w := r.Where; w != nil && w.Node != "" {
+		parts = append(parts, "on node "+pathtext.Line(w.Node))
+	}
 	if r.Hint != "" {
 		parts = append(parts, "hint: "+pathtext.Line(r.Hint))
 	}

@@ -18,6 +18,9 @@ type phaseProgress struct {
 	last float64
 	// message is the newest phase path, kept when no phase is open any more.
 	message string
+	// built says the result said the engine was built: TensorRT ends its top phase before
+	// its last step (at 5 of 6), so only the result says the build went all the way.
+	built bool
 }
 
 func newPhaseProgress() *phaseProgress {
@@ -34,15 +37,19 @@ func (p *phaseProgress) apply(line []byte) {
 	switch e.Type {
 	case progress.EventPhaseStart, progress.EventStep, progress.EventPhaseFinish:
 		p.tree.Apply(&e)
+	case progress.EventResult:
+		p.built = e.Result != nil && e.Result.Status == progress.StatusBuilt
 	}
 }
 
 // now is the build's progress: the completed steps of the top phase, plus the share of the
 // step it is in that its open child phases have done (so an hour in the top phase's first step
-// still moves), never less than before; total, the top phase's steps (those of earlier top
-// phases added, when a build has several one after another); and message, the path of the
-// deepest open phase ("Building engine > Timing graph nodes > …"). ok is false before the first
-// phase started.
+// still moves), never less than before, and all of them once the result says the engine was
+// built; total, the top phase's steps (those of earlier top phases added, when a build has
+// several one after another: TensorRT's engine generations); and message, the path of open
+// phases down to the deepest ("Building engine > Timing graph nodes > Evaluating tactic
+// times"), a later top phase named with its generation. ok is false before the first phase
+// started.
 func (p *phaseProgress) now() (done, total float64, message string, ok bool) {
 	roots := p.tree.Roots()
 	if len(roots) == 0 {
@@ -56,13 +63,17 @@ func (p *phaseProgress) now() (done, total float64, message string, ok bool) {
 	top := p.tree.Get(roots[len(roots)-1])
 	done = total + p.value(top)
 	total += float64(top.Steps)
-	if top.Finished && !top.Early {
+	if top.Finished && !top.Early || p.built {
 		done = total // a build cut short (cancelled, failed) stays where it was
 	}
 	done = min(max(done, p.last, 0), total)
 	p.last = done
-	if d := p.tree.Deepest(); d != nil {
-		p.message = strings.Join(p.tree.Path(d.ID), " > ")
+	if path := p.tree.Active(); len(path) > 0 {
+		names := make([]string, len(path))
+		for i, ph := range path {
+			names[i] = ph.Label()
+		}
+		p.message = strings.Join(names, " > ")
 	}
 	return done, total, p.message, true
 }

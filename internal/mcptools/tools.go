@@ -252,25 +252,32 @@ func (t *tools) engineInspectTool() *mcp.Tool {
 }
 
 func (t *tools) engineInspect(_ context.Context, _ *mcp.CallToolRequest, a engineInspectArgs) (*mcp.CallToolResult, error) {
-	var path string
+	var r *inspect.EngineReport
+	var err error
 	switch {
 	case a.Engine != "" && a.Build != "":
 		return nil, usagef("engine_inspect got both an engine and a build; give one")
 	case a.Engine != "":
-		path = a.Engine
+		r, err = inspect.Engine(a.Engine)
 	case a.Build != "":
-		f, err := t.m.File(a.Build, "engine")
-		if err != nil {
-			return nil, err
+		// The engine the server opened and verified, and its verified manifest: nothing
+		// opened again by a name another user could have changed since.
+		f, readManifest, ferr := t.m.EngineWithManifest(a.Build)
+		if ferr != nil {
+			return nil, ferr
 		}
-		path = f.Name()
+		st, serr := f.Stat()
+		if serr != nil {
+			f.Close()
+			return nil, serr
+		}
+		r, err = inspect.EngineOf(f, st, f.Name(), readManifest)
 		f.Close()
 	case t.m.Local():
 		return nil, usagef("engine_inspect needs an engine; give \"engine\", the engine file's path, or \"build\", the ID of a build")
 	default:
 		return nil, usagef("engine_inspect needs an engine; give \"build\", the ID of a build of this server")
 	}
-	r, err := inspect.Engine(path)
 	if err != nil {
 		return nil, err
 	}

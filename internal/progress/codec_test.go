@@ -27,7 +27,7 @@ func sampleEvents() []Event {
 		{Type: EventResult, Time: 6 * time.Millisecond, Result: &Result{Status: StatusBuilt, Engine: "models/convnet.engine", EngineBytes: 1234, Duration: 6 * time.Millisecond, CacheHits: 3, CacheMisses: 5, CacheUsed: true, PeakRSS: 1 << 20}},
 		// A failed build's result, with the session's attribution and hint (added in v1).
 		{Type: EventResult, Time: 7 * time.Millisecond, Result: &Result{Status: StatusFailed, Error: "Could not find any implementation for node stem/conv1.", Duration: 7 * time.Millisecond,
-			Where: &Where{ID: 2, Path: []string{"Building engine", "Finding fastest tactic for stem/conv1"}, Done: 1, Steps: 6, Seconds: 0.0015}, Hint: "raise --workspace"}},
+			Where: &Where{ID: 2, Path: []string{"Building engine", "Finding fastest tactic for stem/conv1"}, Done: 1, Steps: 6, Seconds: 0.0015, Node: "stem/conv1"}, Hint: "raise --workspace"}},
 		// A cancelled build that dropped steps, and a build refused for its input (exit 2).
 		{Type: EventResult, Time: 8 * time.Millisecond, Result: &Result{Status: StatusCancelled, Duration: 8 * time.Millisecond, DroppedSteps: 35, CancelSeen: 123456789}},
 		{Type: EventResult, Result: &Result{Status: StatusFailed, Error: "TensorRT 10 libraries not found", UsageError: true}},

@@ -3,6 +3,7 @@ package progress
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -47,12 +48,16 @@ type FoldedPhase struct {
 	Steps    int
 }
 
-// Kind is what phases of this name have in common: the name without the subject after its
-// first " for " ("Finding fastest tactic for conv1" is of kind "Finding fastest tactic for …"),
-// or the name itself.
+// Kind is what phases of this name have in common: for a name that names a layer (see Layer)
+// the name up to its first " for " ("Finding fastest tactic for conv1" is of kind "Finding
+// fastest tactic for …"); any other name is its own kind ("Preparing graph for optimization",
+// "Evaluating tactic times").
 func Kind(name string) string {
-	if sub := subject(name); sub != "" {
-		return name[:len(name)-len(sub)] + "…"
+	if Layer(name) == "" {
+		return name
+	}
+	if i := strings.Index(name, " for "); i >= 0 {
+		return name[:i+len(" for ")] + "…"
 	}
 	return name
 }

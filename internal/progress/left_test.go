@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -63,12 +64,21 @@ func repeat(n int, d time.Duration) []time.Duration {
 	return out
 }
 
-// TestLeft checks the estimate of the timing phase from the layers timed so far: a range from
-// the faster and the slower half of the layers, blended with the timing-cache hit rate, and
-// nothing where the data does not support one.
+// spread is the range Left gives for n nodes of the given mean and standard deviation: three
+// standard deviations of their sum below the mean, two above.
+func spread(n int, mean, sd time.Duration) (lo, hi time.Duration) {
+	sum, dev := float64(n)*float64(mean), math.Sqrt(float64(n))*float64(sd)
+	return time.Duration(math.Round(max(sum-3*dev, 0))), time.Duration(math.Round(sum + 2*dev))
+}
+
+// TestLeft checks the estimate of the timing phase from the layers (nodes) timed so far: the
+// nodes left at the mean time per node, give or take the spread of their sum, and nothing where
+// the data does not support one.
 func TestLeft(t *testing.T) {
 	s := time.Second
 	mixed := append(repeat(5, 10*s), repeat(5, 30*s)...) // 10 layers: a fast half and a slow half
+	mixedLo, mixedHi := spread(10, 20*s, 10*s)
+	hitsLo, hitsHi := spread(10, 10*s, 10*s)
 	tests := []struct {
 		name   string
 		steps  int
@@ -81,8 +91,8 @@ func TestLeft(t *testing.T) {
 	}{
 		{name: "too few layers", steps: 100, times: repeat(MinTimedLayers-1, 10*s)},
 		{name: "equal layers", steps: 20, times: repeat(10, 6*s), ok: true, lo: 60 * s, hi: 60 * s},
-		{name: "spread", steps: 20, times: mixed, ok: true, lo: 100 * s, hi: 300 * s},
-		{name: "half of them hits", steps: 20, times: append(repeat(5, 0), repeat(5, 20*s)...), ok: true, lo: 100 * s, hi: 100 * s},
+		{name: "spread", steps: 20, times: mixed, ok: true, lo: mixedLo, hi: mixedHi},
+		{name: "half of them hits", steps: 20, times: append(repeat(5, 0), repeat(5, 20*s)...), ok: true, lo: hitsLo, hi: hitsHi},
 		{name: "only hits", steps: 1000, times: repeat(10, 0), ok: true},
 		{name: "only hits, then silence", steps: 1000, times: repeat(10, 0), after: time.Second},
 		{name: "asked a moment later", steps: 20, times: repeat(10, 6*s), after: 5 * s, ok: true, lo: 60 * s, hi: 60 * s},
@@ -92,7 +102,13 @@ func TestLeft(t *testing.T) {
 				{Type: EventStep, Time: 31 * s, ID: 99, Step: 0}}, after: 31 * s},
 		{name: "a layer runs as long as before", steps: 20, times: mixed,
 			extra: []Event{{Type: EventPhaseStart, ID: 99, Parent: 2, Name: "Finding fastest tactic for big", Steps: 4},
-				{Type: EventStep, Time: 20 * s, ID: 99, Step: 0}}, after: 25 * s, ok: true, lo: 100 * s, hi: 300 * s},
+				{Type: EventStep, Time: 20 * s, ID: 99, Step: 0}}, after: 25 * s, ok: true, lo: mixedLo, hi: mixedHi},
+		{name: "a search in progress at its own pace", steps: 20, times: repeat(10, 6*s),
+			extra: []Event{{Type: EventPhaseStart, ID: 99, Parent: 2, Name: "Evaluating tactic times", Steps: 100},
+				{Type: EventStep, Time: 10 * s, ID: 99, Step: 9}}, after: 10 * s, ok: true, lo: 90*s + 54*s, hi: 90*s + 60*s},
+		{name: "a search in progress, too few of its steps", steps: 20, times: repeat(10, 6*s),
+			extra: []Event{{Type: EventPhaseStart, ID: 99, Parent: 2, Name: "Evaluating tactic times", Steps: 100},
+				{Type: EventStep, Time: 10 * s, ID: 99, Step: 3}}, after: 10 * s},
 		{name: "no layer left", steps: 10, times: repeat(10, 6*s)},
 		{name: "timing finished", steps: 20, times: repeat(10, 6*s), extra: []Event{{Type: EventPhaseFinish, ID: 2}}},
 		{name: "cancelled", steps: 20, times: repeat(10, 6*s), cancel: true},
@@ -125,7 +141,8 @@ func TestLeft(t *testing.T) {
 	}
 }
 
-// TestLeftParallel: layers timed two at a time finish the phase in half the time.
+// TestLeftParallel: layers timed two at a time finish the phase in half the time; the two
+// steps that come at one instant share the stretch before them.
 func TestLeftParallel(t *testing.T) {
 	s := time.Second
 	evs := []Event{
@@ -134,9 +151,11 @@ func TestLeftParallel(t *testing.T) {
 	for i := range 6 {
 		at := time.Duration(i) * 10 * s
 		for th := range 2 {
+			evs = append(evs, Event{Type: EventPhaseStart, Time: at, ID: 10 + 2*i + th, Parent: 1, Name: "Finding fastest tactic for l", Steps: 1, Thread: uint64(th)})
+		}
+		for th := range 2 {
 			id := 10 + 2*i + th
 			evs = append(evs,
-				Event{Type: EventPhaseStart, Time: at, ID: id, Parent: 1, Name: "Finding fastest tactic for l", Steps: 1, Thread: uint64(th)},
 				Event{Type: EventStep, Time: at + 10*s, ID: id, Step: 0},
 				Event{Type: EventPhaseFinish, Time: at + 10*s, ID: id},
 				Event{Type: EventStep, Time: at + 10*s, ID: 1, Step: 2*i + th})

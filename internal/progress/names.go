@@ -6,9 +6,12 @@ import (
 )
 
 // TimingPhase is the name of TensorRT's node-timing phase ("Timing graph nodes"): one step per
-// layer of the optimized graph, each layer searched in a child phase of its own ("Finding
-// fastest tactic for <layer>"). It is the one phase whose pace says how long it still runs
-// (see Pace).
+// node (layer) of the optimized graph. Its child phases search the nodes' tactics: in
+// TensorRT 10.16 and 11.x "Evaluating tactic times" (its steps the tactics; several of them
+// between two steps of the parent, none for a node served by the timing cache), in 8.7 and
+// 9.x "Finding fastest tactic for <layer>", one per layer. It is the one phase whose pace says
+// how long it still runs (see Pace). TensorRT 10.16 and 11.x name no layer in any phase: the
+// layer a build works on is known only from TensorRT's log (see State.FailedNode).
 const TimingPhase = "Timing graph nodes"
 
 // Label is a phase name as a narrow view shows it: the kind of work, abbreviated where the
@@ -33,10 +36,11 @@ func (l Label) String() string {
 }
 
 // shortKinds are the known prefixes of phase names that embed a layer name, with what a narrow
-// view shows instead. TensorRT's names (docs/tensorrt.md): "Finding fastest tactic for <layer>"
-// and its reformatting layers, "Reformatting CopyNode for Input Tensor <i> to <layer>" and
-// "… for Output Tensor <i> to <layer>". Phases of other names ("Timing graph nodes",
-// "Measuring tactic time", "Building engine") keep them.
+// view shows instead: TensorRT 8.7 and 9.x's "Finding fastest tactic for <layer>" and its
+// reformatting layers, "Reformatting CopyNode for Input Tensor <i> to <layer>" and "… for
+// Output Tensor <i> to <layer>" (the simulated builder reports them too). No phase of TensorRT
+// 10.16 or 11.x names a layer ("Evaluating tactic times", "Preparing graph for optimization"):
+// they, and every other name, are kept whole and are no layer's.
 var shortKinds = []struct {
 	prefix, short string
 	index         bool // the prefix is followed by "<i> to "
@@ -77,4 +81,15 @@ func ShortLabel(name string) Label {
 		return Label{Kind: kind, Subject: inner.Subject}
 	}
 	return Label{Subject: name}
+}
+
+// Layer returns the layer a phase name names, or "" when it names none: only names of a kind
+// known to carry one do ("Finding fastest tactic for stem/conv1" names "stem/conv1"). A name
+// that merely says what it is for ("Preparing graph for optimization") names no layer.
+func Layer(name string) string {
+	l := ShortLabel(name)
+	if l.Kind == "" {
+		return ""
+	}
+	return l.Subject
 }

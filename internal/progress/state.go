@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +47,10 @@ type View interface {
 	// phase event (Begin until there is one).
 	Begin() time.Time
 	LastProgress() time.Time
+	// Silent is how long the builder has reported no phase event at wall time now: during
+	// TensorRT's long steps (a Myelin node is one step) it is minutes, and a cancel waits for
+	// the step to end.
+	Silent(now time.Time) time.Duration
 	// BuildNow estimates the builder's clock at wall time now, never behind the newest event.
 	BuildNow(now time.Time) time.Duration
 	// Cancel is the state of the cancel ladder.
@@ -90,11 +95,17 @@ type State struct {
 	// failed build (with a node kept in float32) sends the second attempt's phases after the
 	// first's, in one stream. Failure attribution and hints look only at the current attempt.
 	attempt time.Duration
+	rebuild bool // the next root phase starts the new attempt
 	where   *Where
 	// pace follows the timing phase's layers, for the time-left estimate.
 	pace pacer
 	// Hinter, when set, turns a failed build's error and log messages into a one-line hint.
 	Hinter func(messages []string) string
+	// FailedNode, when set, finds the node (a layer of the network) that a failed build's
+	// error and log messages name: TensorRT names it in its error texts ("Could not find any
+	// implementation for node /model/model.6/Conv + PWN(...)"), and in no phase name since
+	// 10.16. The newest message that names one wins.
+	FailedNode func(messages []string) string
 }
 
 // Where names the phase a build failed or stopped in.
@@ -105,6 +116,10 @@ type Where struct {
 	// Steps is the phase's step count; Seconds how long it ran.
 	Steps   int     `json:"steps"`
 	Seconds float64 `json:"seconds"`
+	// Node is the node (a layer of the network) a failed build's error names, as TensorRT's
+	// error text gives it ("/model/model.6/Conv + PWN(/model/model.7/LeakyRelu)"); empty when
+	// no message names one. It is never taken from a phase name.
+	Node string `json:"node,omitempty"`
 }
 
 // NewState returns the state of a build of info that starts at wall time begin.
@@ -133,7 +148,13 @@ func (s *State) Apply(batch []Event, now time.Time) *Result {
 		}
 		p := s.tree.Apply(e)
 		if p != nil && e.Type == EventPhaseStart {
+			if s.rebuild && p.Parent == 0 {
+				p.Rebuild, s.rebuild = true, false
+			}
 			s.pace.started(p)
+		}
+		if p != nil && e.Type == EventStep {
+			s.pace.stepped(p, e.Time)
 		}
 		if e.Type == EventPhaseStart || e.Type == EventStep || e.Type == EventPhaseFinish {
 			s.progress = now
@@ -144,21 +165,23 @@ func (s *State) Apply(batch []Event, now time.Time) *Result {
 		if p != nil && e.Type == EventPhaseFinish {
 			e.Early = p.Early
 			s.noteFinish(p)
-			s.pace.finished(p)
 		}
 	}
 	return res
 }
 
 // noteAttempt starts a new build attempt at e when e is a root phase that starts after an
-// earlier one ended early with nothing left open: the builder's failed attempt is over and
-// the worker builds again (see the worker's buildKeepingFP32). What the failed attempt
-// reported no longer explains a failure; the tree keeps its phases, before the new ones.
+// earlier one ended early, with an error, and nothing left open: the builder's failed attempt
+// is over and the worker builds again (see the worker's buildKeepingFP32). What the failed
+// attempt reported no longer explains a failure; the tree keeps its phases, before the new
+// ones. A root phase after one that ended without an error is another engine generation of
+// the same build (TensorRT's root phase always ends early, at step 4 of 6, and at
+// optimization level 5 TensorRT builds the engine up to three times, see Phase.Generation).
 func (s *State) noteAttempt(e *Event) {
-	if e.Parent != 0 || s.tree.Open() != 0 || s.lastEarly == 0 || len(s.tree.Roots()) == 0 {
+	if e.Parent != 0 || s.tree.Open() != 0 || s.lastEarly == 0 || len(s.tree.Roots()) == 0 || len(s.errors) == 0 {
 		return
 	}
-	s.attempt, s.lastEarly = e.Time, 0
+	s.attempt, s.lastEarly, s.rebuild = e.Time, 0, true
 	s.problems, s.errors = s.problems[:0], s.errors[:0]
 }
 
@@ -309,6 +332,15 @@ func (s *State) End(res Result, now time.Time) Result {
 			s.where = &Where{ID: p.ID, Path: s.tree.Path(p.ID), Done: p.Done, Steps: p.Steps, Seconds: (end - p.Start).Seconds()}
 			res.Where = s.where
 		}
+		if res.Status == StatusFailed && s.FailedNode != nil {
+			if node := s.FailedNode(append(slices.Clone(s.errors), res.Error)); node != "" {
+				if res.Where == nil {
+					s.where = &Where{Path: []string{}}
+					res.Where = s.where
+				}
+				res.Where.Node = node
+			}
+		}
 		if res.Status == StatusFailed && s.Hinter != nil {
 			res.Hint = s.Hinter(append([]string{res.Error}, s.problems...))
 		}
@@ -317,12 +349,13 @@ func (s *State) End(res Result, now time.Time) Result {
 	return res
 }
 
-// failing finds the phase a failure happened in. The builder's error message usually names
-// it (TensorRT names the node: "Could not find any implementation for node /features/…/Conv"),
-// and the thread that failed is the one working on that node, whichever thread happened to end
-// its phases last: the newest phase whose name, or the subject after its " for ", appears in the
-// error is taken, among the phases of the current attempt (see noteAttempt). Otherwise the deepest phase still open, then the deepest of the last phases
-// that finished early.
+// failing finds the phase a failure happened in. The builder's error message may name it: a
+// phase whose whole name, or whose layer (TensorRT 8.7 and 9.x name the layer in the phase,
+// "Finding fastest tactic for /features/…/Conv", see Layer), appears in the error is taken,
+// the newest such phase among those of the current attempt (see noteAttempt), since the
+// thread that failed is the one working on that layer, whichever thread happened to end its
+// phases last. Otherwise (TensorRT 10.16 and 11.x name no layer in any phase) the deepest
+// phase still open, then the deepest of the last phases that finished early.
 func (s *State) failing(errMsg string) *Phase {
 	msgs := append([]string{errMsg}, s.errors...)
 	var best *Phase
@@ -331,7 +364,7 @@ func (s *State) failing(errMsg string) *Phase {
 		if p.Start < s.attempt {
 			return true // an earlier attempt's
 		}
-		for _, key := range []string{p.Name, subject(p.Name)} {
+		for _, key := range []string{p.Name, Layer(p.Name)} {
 			if len(key) < 4 || len(key) < bestKey {
 				continue
 			}
@@ -356,16 +389,6 @@ func (s *State) failing(errMsg string) *Phase {
 	return s.tree.Get(s.lastEarly)
 }
 
-// subject is what a phase name is about: the text after its first " for " ("Finding fastest
-// tactic for conv1" is about "conv1", "Finding fastest tactic for Reformatting CopyNode for x"
-// about "Reformatting CopyNode for x"), or "" when it has none.
-func subject(name string) string {
-	if i := strings.Index(name, " for "); i >= 0 {
-		return strings.TrimSpace(name[i+len(" for "):])
-	}
-	return ""
-}
-
 // Info implements View.
 func (s *State) Info() BuildInfo { return s.info }
 
@@ -377,6 +400,9 @@ func (s *State) Begin() time.Time { return s.begin }
 
 // LastProgress implements View.
 func (s *State) LastProgress() time.Time { return s.progress }
+
+// Silent implements View.
+func (s *State) Silent(now time.Time) time.Duration { return max(now.Sub(s.progress), 0) }
 
 // Cancel implements View.
 func (s *State) Cancel() Cancel { return s.cancel }
@@ -421,6 +447,10 @@ type Snapshot struct {
 	// Pace is the timing phase's pace, for the time-left estimate (see Snapshot.Left).
 	Pace Pace
 }
+
+// Silent is how long the builder has reported no phase event at wall time now, as
+// State.Silent says.
+func (s *Snapshot) Silent(now time.Time) time.Duration { return max(now.Sub(s.LastProgress), 0) }
 
 // Left estimates how long the timing phase still runs at wall time now, as State.Left does.
 func (s *Snapshot) Left(now time.Time) (Left, bool) {

@@ -249,6 +249,9 @@ func TestSecondAttempt(t *testing.T) {
 	if roots := st.Tree().Roots(); !reflect.DeepEqual(roots, []int{1, 4}) {
 		t.Fatalf("roots %v, want [1 4]", roots)
 	}
+	if p := st.Tree().Get(4); !p.Rebuild || p.Label() != "Building engine (rebuild)" {
+		t.Errorf("the second attempt's root: rebuild %v, label %q", p.Rebuild, p.Label())
+	}
 	st.Apply(second2[3:], t0)
 	res := st.End(Result{Status: StatusFailed, Error: "Failing node: " + second + " (rebuilt once with " + first + " kept in float32)"}, t0)
 	if res.Where == nil || res.Where.ID != 6 {

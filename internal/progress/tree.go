@@ -1,6 +1,10 @@
 package progress
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // Phase is one node of the phase tree.
 type Phase struct {
@@ -22,9 +26,53 @@ type Phase struct {
 	Children []int // in start order; children folded away (see FoldKeep) are left out
 	// Open is the number of children that have started and not finished.
 	Open int
+	// Generation numbers the root phases of one name in start order, from 1 (0 for a phase
+	// with a parent): TensorRT at optimization level 5 builds the whole engine up to three
+	// times in one build, one "Building engine" each (see Label). Rebuild marks a root phase
+	// that the worker's second build attempt started after the first failed (State sets it).
+	Generation int
+	Rebuild    bool
 	// doneKids counts the finished children since the last fold.
 	doneKids int
+	// longest is the longest finished child; busy the time finished children covered (their
+	// union, exact for children that do not overlap), busyEnd the latest end among them.
+	longest, busy, busyEnd time.Duration
+	// lastKind is the Kind of the newest finished child; repeats says whether two children
+	// finished one after the other were of one kind (repeated work, not stages).
+	lastKind string
+	repeats  bool
 }
+
+// Label is the phase's name as the views show it: a root phase after the first is named with
+// its generation ("Building engine (generation 2)"), or as the rebuild it is.
+func (p *Phase) Label() string {
+	switch {
+	case p.Rebuild:
+		return p.Name + " (rebuild)"
+	case p.Generation > 1:
+		return p.Name + " (generation " + itoa(p.Generation) + ")"
+	}
+	return p.Name
+}
+
+// Wrapper reports whether p's time is explained by its finished child phases, measured up to
+// now for a phase still running: one child took WrapperShare of it or more ("Timing tactics"
+// is mostly its "Timing graph nodes"), or its children covered StagesShare of it and were
+// stages, no two of one kind one after the other ("Building engine from subgraph" is
+// "Optimizing graph" and then "Computing profile costs"). Then its children, not p, say where
+// the time went. A phase whose time is spread over repeated work ("Timing graph nodes" over
+// its many "Evaluating tactic times") is no wrapper: it is where that time went.
+func (p *Phase) Wrapper(now time.Duration) bool {
+	d := float64(p.Duration(now))
+	return d > 0 && (float64(p.longest) >= WrapperShare*d || !p.repeats && float64(p.busy) >= StagesShare*d)
+}
+
+// WrapperShare and StagesShare are the shares of a phase's time that make it a wrapper (see
+// Phase.Wrapper): of its longest child, and of its children that are stages.
+const (
+	WrapperShare = 2.0 / 3
+	StagesShare  = 0.9
+)
 
 // Duration returns how long the phase ran, measured up to now for a phase still running.
 func (p *Phase) Duration(now time.Duration) time.Duration {
@@ -55,6 +103,62 @@ type Tree struct {
 	// Last is the time of the newest event applied; LastProgress of the newest phase event.
 	Last         time.Duration
 	LastProgress time.Duration
+	// spent are the phases where the time went, longest first (see Spent).
+	spent []Spent
+}
+
+// Spent is one of the phases where a build's time went: a finished phase that is no wrapper of
+// one child (see Phase.Wrapper), whatever its name. TensorRT 10's "Timing graph nodes", whose
+// time is spread over many "Evaluating tactic times", is one; so is one "Evaluating tactic
+// times" that took seconds; "Building engine", which one child fills, is not.
+type Spent struct {
+	ID int
+	// Path is the names from the root down to the phase; IDs their phase IDs.
+	Path []string
+	IDs  []int
+	// Label is the phase's label (Phase.Label); Generation that of its root phase (see
+	// Phase.Generation).
+	Label      string
+	Generation int
+	Start      time.Duration
+	Duration   time.Duration
+	// Self is Duration less the time its children covered.
+	Self        time.Duration
+	Done, Steps int
+	Early       bool
+	Aborted     bool
+}
+
+// SpentKeep is how many phases Tree.Spent keeps.
+const SpentKeep = 16
+
+// Spent returns where the build's time went: the longest phases that are no wrapper of one
+// child (Phase.Wrapper), longest first, at most SpentKeep, folded phases included. A phase is
+// counted when it finishes (or when the build ends it). The slice must not be modified.
+func (t *Tree) Spent() []Spent { return t.spent }
+
+// noteSpent keeps p among the phases where the time went when it is one and long enough.
+func (t *Tree) noteSpent(p *Phase) {
+	d := p.End - p.Start
+	if d <= 0 || p.Wrapper(p.End) {
+		return
+	}
+	if len(t.spent) == SpentKeep && d <= t.spent[len(t.spent)-1].Duration {
+		return
+	}
+	sp := Spent{ID: p.ID, Label: p.Label(), Start: p.Start, Duration: d, Self: max(d-p.busy, 0),
+		Done: p.Done, Steps: p.Steps, Early: p.Early, Aborted: p.Aborted}
+	sp.Path, sp.IDs = t.lineage(p.ID, true)
+	if root := t.phases[sp.IDs[0]]; root != nil {
+		sp.Generation = root.Generation
+	}
+	at, _ := slices.BinarySearchFunc(t.spent, sp, func(a, b Spent) int {
+		return cmp.Or(cmp.Compare(b.Duration, a.Duration), cmp.Compare(a.ID, b.ID))
+	})
+	t.spent = slices.Insert(t.spent, at, sp)
+	if len(t.spent) > SpentKeep {
+		t.spent = t.spent[:SpentKeep]
+	}
 }
 
 // NewTree returns an empty tree.
@@ -92,6 +196,12 @@ func (t *Tree) Apply(e *Event) *Phase {
 			parent.Children = append(parent.Children, p.ID)
 			parent.Open++
 		} else {
+			p.Generation = 1
+			for _, id := range t.roots {
+				if r := t.phases[id]; r != nil && r.Name == p.Name {
+					p.Generation = max(p.Generation, r.Generation+1)
+				}
+			}
 			t.roots = append(t.roots, p.ID)
 		}
 		t.phases[p.ID] = p
@@ -122,6 +232,7 @@ func (t *Tree) Apply(e *Event) *Phase {
 		}
 		t.finish(p, e.Time)
 		p.Early = p.Done < p.Steps
+		t.noteSpent(p)
 		t.progress(e.Time)
 		return p
 	}
@@ -148,6 +259,14 @@ func (t *Tree) finish(p *Phase, at time.Duration) {
 		if parent.doneKids > 2*FoldKeep {
 			t.pending[parent.ID] = struct{}{}
 		}
+		parent.longest = max(parent.longest, p.End-p.Start)
+		kind := Kind(p.Name)
+		parent.repeats = parent.repeats || kind == parent.lastKind
+		parent.lastKind = kind
+		if from := max(p.Start, parent.busyEnd); p.End > from {
+			parent.busy += p.End - from
+		}
+		parent.busyEnd = max(parent.busyEnd, p.End)
 	}
 }
 
@@ -169,6 +288,7 @@ func (t *Tree) Abort(at time.Duration) []*Phase {
 		t.finish(p, at)
 		p.Aborted = true
 		p.Early = p.Done < p.Steps
+		t.noteSpent(p)
 	}
 	return open
 }
@@ -205,14 +325,71 @@ func (t *Tree) Walk(fn func(p *Phase) bool) {
 
 // Path returns the names from the root down to the phase with the given ID.
 func (t *Tree) Path(id int) []string {
-	var names []string
-	for p := t.phases[id]; p != nil; p = t.phases[p.Parent] {
-		names = append([]string{p.Name}, names...)
+	names, _ := t.lineage(id, false)
+	return names
+}
+
+// lineage returns the names from the root down to the phase with the given ID and, when ids,
+// their IDs, each in one allocation.
+func (t *Tree) lineage(id int, ids bool) ([]string, []int) {
+	p := t.phases[id]
+	if p == nil {
+		return nil, nil
+	}
+	names := make([]string, p.Depth+1)
+	var idList []int
+	if ids {
+		idList = make([]int, p.Depth+1)
+	}
+	i := len(names) - 1
+	for ; p != nil && i >= 0; p, i = t.phases[p.Parent], i-1 {
+		names[i] = p.Name
+		if ids {
+			idList[i] = p.ID
+		}
 		if p.Parent == 0 {
 			break
 		}
 	}
-	return names
+	if i > 0 { // an ancestor is gone (never in a tree that folds only settled subtrees)
+		names = names[i:]
+		if ids {
+			idList = idList[i:]
+		}
+	}
+	return names, idList
+}
+
+// Active returns the open phases a person would read as where the build is: from the newest
+// open root down, at each level the newest open child, root first; nil when nothing is open.
+// Where builder threads time layers side by side, it follows the newest of them. It costs
+// time in proportion to the depth, not to the size of the tree.
+func (t *Tree) Active() []*Phase {
+	var path []*Phase
+	for i := len(t.roots) - 1; i >= 0; i-- {
+		if p := t.phases[t.roots[i]]; p != nil && !p.Finished {
+			path = append(path, p)
+			break
+		}
+	}
+	for len(path) > 0 {
+		p := path[len(path)-1]
+		if p.Open == 0 {
+			break
+		}
+		var next *Phase
+		for i := len(p.Children) - 1; i >= 0; i-- {
+			if c := t.phases[p.Children[i]]; c != nil && !c.Finished {
+				next = c
+				break
+			}
+		}
+		if next == nil {
+			break
+		}
+		path = append(path, next)
+	}
+	return path
 }
 
 // Deepest returns the most recently started open phase at the greatest depth: the phase a
@@ -250,7 +427,8 @@ func (t *Tree) TopLevel() ([]int, *Phase) {
 // Open counts stay exact, since every open phase is kept. It costs time in proportion to what
 // it keeps, not to the size of the tree.
 func (t *Tree) prune(keepDone int, extra []int) *Tree {
-	out := &Tree{phases: make(map[int]*Phase), open: t.open, Last: t.Last, LastProgress: t.LastProgress}
+	out := &Tree{phases: make(map[int]*Phase), open: t.open, Last: t.Last, LastProgress: t.LastProgress,
+		spent: slices.Clone(t.spent)}
 	var keep func(id int)
 	keep = func(id int) {
 		p := t.phases[id]

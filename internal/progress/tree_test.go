@@ -1,7 +1,9 @@
 package progress
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -94,5 +96,83 @@ func TestTreeChildOfFinishedParentIsRoot(t *testing.T) {
 	}
 	if p := tr.Get(2); p.Parent != 0 || p.Name != "late child" {
 		t.Errorf("phase 2 = %+v, want a root named late child", p)
+	}
+}
+
+// TestKindAndLayer: only names of a kind known to carry a layer name one; every other name,
+// "for" or not, is its own kind.
+func TestKindAndLayer(t *testing.T) {
+	tests := []struct{ name, kind, layer string }{
+		{"Finding fastest tactic for stem/conv1", "Finding fastest tactic for …", "stem/conv1"},
+		{"Finding fastest tactic for Reformatting CopyNode for Input Tensor 0 to x", "Finding fastest tactic for …", "x"},
+		{"Reformatting CopyNode for Output Tensor 1 to head/fc", "Reformatting CopyNode for …", "head/fc"},
+		{"Preparing graph for optimization", "Preparing graph for optimization", ""},
+		{"Evaluating tactic times", "Evaluating tactic times", ""},
+		{"Computing costs for conv1", "Computing costs for conv1", ""},
+		{"Timing graph nodes", "Timing graph nodes", ""},
+	}
+	for _, tc := range tests {
+		if got := Kind(tc.name); got != tc.kind {
+			t.Errorf("Kind(%q) = %q, want %q", tc.name, got, tc.kind)
+		}
+		if got := Layer(tc.name); got != tc.layer {
+			t.Errorf("Layer(%q) = %q, want %q", tc.name, got, tc.layer)
+		}
+	}
+}
+
+// TestWrapperAndSpent: a phase one child fills, or whose stages fill it, is a wrapper and not
+// among where the time went; a phase spread over repeated children is, and so are they.
+func TestWrapperAndSpent(t *testing.T) {
+	s := time.Second
+	tr := NewTree()
+	evs := []Event{
+		{Type: EventPhaseStart, Time: 0, ID: 1, Name: "Building engine", Steps: 6},
+		{Type: EventPhaseStart, Time: 0, ID: 2, Parent: 1, Name: "Building engine from subgraph", Steps: 1},
+		{Type: EventPhaseStart, Time: 0, ID: 3, Parent: 2, Name: "Optimizing graph", Steps: 1},
+		{Type: EventPhaseFinish, Time: 4 * s, ID: 3},
+		{Type: EventPhaseStart, Time: 4 * s, ID: 4, Parent: 2, Name: "Timing graph nodes", Steps: 3},
+		{Type: EventPhaseStart, Time: 4 * s, ID: 5, Parent: 4, Name: "Evaluating tactic times", Steps: 9},
+		{Type: EventPhaseFinish, Time: 7 * s, ID: 5},
+		{Type: EventPhaseStart, Time: 7 * s, ID: 6, Parent: 4, Name: "Evaluating tactic times", Steps: 9},
+		{Type: EventPhaseFinish, Time: 10 * s, ID: 6},
+		{Type: EventPhaseFinish, Time: 10 * s, ID: 4},
+		{Type: EventPhaseFinish, Time: 10 * s, ID: 2}, // Optimizing graph 40 %, timing 60 %: stages
+		{Type: EventPhaseFinish, Time: 11 * s, ID: 1}, // 10 of its 11 s are one child's
+	}
+	for i := range evs {
+		tr.Apply(&evs[i])
+	}
+	for id, wrapper := range map[int]bool{1: true, 2: true, 3: false, 4: false, 5: false} {
+		if got := tr.Get(id).Wrapper(tr.Last); got != wrapper {
+			t.Errorf("phase %d: wrapper %v, want %v", id, got, wrapper)
+		}
+	}
+	var got []string
+	for _, sp := range tr.Spent() {
+		got = append(got, fmt.Sprintf("%d %v", sp.ID, sp.Duration))
+	}
+	if want := "4 6s|3 4s|5 3s|6 3s"; strings.Join(got, "|") != want {
+		t.Errorf("spent %s, want %s", strings.Join(got, "|"), want)
+	}
+	if sp := tr.Spent()[0]; sp.Self != 0 || !reflect.DeepEqual(sp.IDs, []int{1, 2, 4}) || sp.Generation != 1 {
+		t.Errorf("spent[0] %+v", sp)
+	}
+}
+
+// TestGenerations: root phases of one name are numbered, and named by their number after the
+// first; a root phase of another name starts its own count.
+func TestGenerations(t *testing.T) {
+	tr := NewTree()
+	for i, name := range []string{"Converting", "Building engine", "Building engine", "Building engine"} {
+		tr.Apply(&Event{Type: EventPhaseStart, Time: ms(10 * i), ID: i + 1, Name: name, Steps: 1})
+		tr.Apply(&Event{Type: EventPhaseFinish, Time: ms(10*i + 5), ID: i + 1})
+	}
+	var got []string
+	for _, id := range tr.Roots() {
+		got = append(got, tr.Get(id).Label())
+	}
+	if want := "Converting|Building engine|Building engine (generation 2)|Building engine (generation 3)"; strings.Join(got, "|") != want {
+		t.Errorf("labels %s, want %s", strings.Join(got, "|"), want)
 	}
 }

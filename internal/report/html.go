@@ -159,7 +159,8 @@ footer{margin-top:32px;color:#8b93a3;font-size:12px}
 <h1>{{.R.Build.Model}} <span class="status {{.R.Result.Status}}">{{title .R}}</span></h1>
 <p class="sub">→ {{with .R.Build.Engine}}{{.}}{{else}}(no engine){{end}} · backend {{.R.Build.Backend}}{{with .R.Build.Precision}} · {{.}}{{end}}{{with .R.Build.TensorRT}} · TensorRT {{.}}{{end}}</p>
 {{with .R.Result.Error}}<p class="error">{{.}}</p>{{end}}
-{{with .R.Result.Where}}<p class="error">{{if eq $.R.Result.Status "failed"}}Failed{{else}}Stopped{{end}} in: {{path .Path}} (step {{.Done}}/{{.Steps}})</p>{{end}}
+{{with .R.Result.Where}}{{if .Path}}<p class="error">{{if eq $.R.Result.Status "failed"}}Failed{{else}}Stopped{{end}} in: {{path .Path}} (step {{.Done}}/{{.Steps}})</p>{{end}}
+{{with .Node}}<p class="error">Failed on node: {{.}} (named in the error)</p>{{end}}{{end}}
 {{with .R.Result.Hint}}<p>Hint: {{.}}</p>{{end}}
 <div class="grid">
 <div class="card"><b>{{seconds .R.Result.Duration}}</b><span>build time</span></div>
@@ -181,13 +182,13 @@ footer{margin-top:32px;color:#8b93a3;font-size:12px}
 {{end}}
 <h2>Where the time went</h2>
 <table>
-<thead><tr><th>phase</th><th class="n">self</th><th class="n">total</th></tr></thead>
+<thead><tr><th>phase</th><th class="n">steps</th><th class="n">self</th><th class="n">total</th></tr></thead>
 <tbody>
-{{range .R.Slowest}}<tr><td title="{{path .Path}}">{{short .Path}}</td><td class="n">{{seconds .Self}}</td><td class="n">{{seconds .Duration}}</td></tr>
-{{else}}<tr><td colspan="3">No phases were reported.</td></tr>
+{{range .R.Slowest}}<tr><td title="{{path .Path}}">{{short .Path}}{{with .Generation}} (generation {{.}}){{end}}</td><td class="n">{{.Steps}}</td><td class="n">{{seconds .Self}}</td><td class="n">{{seconds .Duration}}</td></tr>
+{{else}}<tr><td colspan="4">No phases were reported.</td></tr>
 {{end}}</tbody>
 </table>
-<p class="legend">The layers with the most total time (in a build without layer phases, the phases with the most self time). Self time is a phase's time not covered by any of its sub-phases.</p>
+<p class="legend">The longest phases, whatever their names, leaving out each phase whose time its sub-phases explain (one took two thirds of it, or its stages took nine tenths): those sub-phases stand for it. Self time is a phase's time not covered by any of its sub-phases.</p>
 
 <h2>Phases by name</h2>
 <table>

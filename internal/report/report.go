@@ -15,6 +15,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/trace"
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // Version is the "report_version" of the JSON document. It changes when a field changes
@@ -77,28 +78,35 @@ type Cache struct {
 
 // Phase is one node of the phase tree.
 type Phase struct {
-	ID       int      `json:"id"`
-	Name     string   `json:"name"`
-	Thread   uint64   `json:"thread"`
-	Depth    int      `json:"depth"`
-	Start    Seconds  `json:"start"`
-	End      Seconds  `json:"end"`
-	Duration Seconds  `json:"duration"`
-	Self     Seconds  `json:"self"` // Duration less the time covered by any child
-	Steps    int      `json:"steps"`
-	Done     int      `json:"done"`
-	Early    bool     `json:"early,omitempty"`
-	Aborted  bool     `json:"aborted,omitempty"` // still open when the build ended
-	Children []*Phase `json:"children,omitempty"`
+	ID       int     `json:"id"`
+	Name     string  `json:"name"`
+	Thread   uint64  `json:"thread"`
+	Depth    int     `json:"depth"`
+	Start    Seconds `json:"start"`
+	End      Seconds `json:"end"`
+	Duration Seconds `json:"duration"`
+	Self     Seconds `json:"self"` // Duration less the time covered by any child
+	Steps    int     `json:"steps"`
+	Done     int     `json:"done"`
+	Early    bool    `json:"early,omitempty"`
+	Aborted  bool    `json:"aborted,omitempty"` // still open when the build ended
+	// Generation numbers the root phases of a build with several, from 1: TensorRT at
+	// optimization level 5 builds the engine once per backend strategy (progress.Phase).
+	Generation int      `json:"generation,omitempty"`
+	Children   []*Phase `json:"children,omitempty"`
 }
 
-// Slow is one of the phases where the time went: a layer with the most total time, or, in a
-// build without layer phases, a phase with the most self time.
+// Slow is one of the phases where the time went (progress.Tree.Spent): a phase that is no
+// wrapper of its children, whatever its name, by its duration.
 type Slow struct {
 	ID       int      `json:"id"`
 	Path     []string `json:"path"`
 	Self     Seconds  `json:"self"`
 	Duration Seconds  `json:"duration"`
+	// Steps is the phase's step count; Generation that of its root in a build of several
+	// (see Phase.Generation).
+	Steps      int `json:"steps"`
+	Generation int `json:"generation,omitempty"`
 }
 
 // NameTotal sums the phases of one kind of name (progress.Kind).
@@ -179,6 +187,11 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 	for _, id := range tree.Roots() {
 		r.Phases = append(r.Phases, build(id))
 	}
+	if len(r.Phases) > 1 {
+		for _, p := range r.Phases {
+			p.Generation = tree.Get(p.ID).Generation
+		}
+	}
 	r.Count = len(all)
 	folded := tree.Folded()
 	if folded != nil {
@@ -186,7 +199,7 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 		r.Folded = folded.Count
 		r.Notes = append(r.Notes, fmt.Sprintf("%d finished phases were folded into totals to keep memory bounded; the phase tree lists the other %d, the tables count them all", folded.Count, len(all)))
 	}
-	r.Slowest = slowest(tree, all, folded)
+	r.Slowest = slowest(tree, all)
 	r.ByName = byName(all, folded)
 	for _, e := range logs {
 		if e.Type != progress.EventLog || e.Severity > progress.SeverityWarning {
@@ -212,49 +225,54 @@ func span(p *progress.Phase, last time.Duration) (start, end time.Duration, abor
 	return start, max(wireTime(p.End), start), p.Aborted
 }
 
-// slowest lists where the time went: the layers (phases named for what they work on, like
-// "Finding fastest tactic for conv1") with the most total time, folded ones included; in a
-// build without such phases, the phases with the most self time. Ranking by self time would
-// put the many short "Measuring tactic time" steps above the layers that contain them.
-func slowest(tree *progress.Tree, all []*Phase, folded *progress.Folded) []Slow {
+// slowest lists where the time went: the longest phases that are no wrapper of their children
+// (progress.Phase.Wrapper), whatever their names, folded ones included (progress.Tree.Spent):
+// "Timing graph nodes" that took 28.6 s leads, then the "Evaluating tactic times" of 8.4 s
+// under it. The phases still in the tree are ranked by the report's own times (as a trace
+// rounds them, open phases ending at the newest event), so that the report of a live build and
+// of its trace agree.
+func slowest(tree *progress.Tree, all []*Phase) []Slow {
+	generations := len(tree.Roots()) > 1
 	var cands []Slow
-	for _, p := range all {
-		if progress.Kind(p.Name) != p.Name {
-			cands = append(cands, Slow{ID: p.ID, Self: p.Self, Duration: p.Duration})
-		}
-	}
-	if folded != nil {
-		for _, f := range folded.Slowest {
-			if len(f.Path) > 0 && progress.Kind(f.Path[len(f.Path)-1]) != f.Path[len(f.Path)-1] {
-				cands = append(cands, Slow{ID: f.ID, Path: f.Path, Self: Secs(f.Self), Duration: Secs(f.Duration)})
+	in := make(map[int]bool, len(all))
+	var visit func(p *Phase, gen int, path []string)
+	visit = func(p *Phase, gen int, path []string) {
+		in[p.ID] = true
+		path = append(path, p.Name)
+		if q := tree.Get(p.ID); p.Duration > 0 && q != nil && !q.Wrapper(tree.Last) {
+			s := Slow{ID: p.ID, Path: slices.Clone(path), Self: p.Self, Duration: p.Duration, Steps: p.Steps}
+			if generations {
+				s.Generation = gen
 			}
+			cands = append(cands, s)
+		}
+		for _, c := range p.Children {
+			visit(c, gen, path)
 		}
 	}
-	byTotal := len(cands) > 0
-	if !byTotal {
-		for _, p := range all {
-			cands = append(cands, Slow{ID: p.ID, Self: p.Self, Duration: p.Duration})
+	for _, r := range all {
+		if r.Depth == 0 {
+			visit(r, tree.Get(r.ID).Generation, nil)
 		}
 	}
-	key := func(s Slow) Seconds {
-		if byTotal {
-			return s.Duration
+	for _, sp := range tree.Spent() {
+		if in[sp.ID] {
+			continue
 		}
-		return s.Self
+		s := Slow{ID: sp.ID, Path: sp.Path, Self: Secs(sp.Self), Steps: sp.Steps,
+			Duration: Secs(wireTime(sp.Start+sp.Duration) - wireTime(sp.Start))}
+		if generations {
+			s.Generation = sp.Generation
+		}
+		cands = append(cands, s)
 	}
 	slices.SortStableFunc(cands, func(a, b Slow) int {
-		if c := cmp.Compare(key(b), key(a)); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID)
+		return cmp.Or(cmp.Compare(b.Duration, a.Duration), cmp.Compare(a.ID, b.ID))
 	})
 	out := []Slow{}
 	for _, c := range cands {
-		if len(out) == slowestCount || key(c) <= 0 {
+		if len(out) == slowestCount {
 			break
-		}
-		if c.Path == nil {
-			c.Path = tree.Path(c.ID)
 		}
 		out = append(out, c)
 	}
@@ -311,9 +329,11 @@ func FromReader(tr *trace.Reader) (*Report, error) {
 }
 
 // fromEvents applies the events to a progress.State in batches, as the session does, so the
-// report reads the same tree a live build's report does, and keeps the warnings and errors.
+// report reads the same tree a live build's report does (and names a failure's node from
+// TensorRT's error, as the session does), and keeps the warnings and errors.
 func fromEvents(info func() progress.BuildInfo, next func() (progress.Event, error), result func() *progress.Result) (*Report, error) {
 	st := progress.NewState(progress.BuildInfo{}, time.Time{})
+	st.FailedNode = trt.FailedNode
 	batch := make([]progress.Event, 0, 1024)
 	var logs []progress.Event
 	var err error

@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // Chart geometry, in CSS pixels.
@@ -233,7 +235,7 @@ func (tl timeline) svg() string {
 		}
 		fmt.Fprintf(&b, `<g class="%s"><title>%s</title><rect x="%.2f" y="%.1f" width="%.2f" height="%.0f" fill="%s"/>`,
 			class, html.EscapeString(barTitle(p)), br.x, y, br.w, rowHeight, barColors[p.Depth%len(barColors)])
-		if label := fitLabel(p.Name, br.w); label != "" {
+		if label := fitLabel(p, br.w); label != "" {
 			fmt.Fprintf(&b, `<text x="%.2f" y="%.1f">%s</text>`, br.x+4, y+14, html.EscapeString(label))
 		}
 		b.WriteString("</g>\n")
@@ -244,7 +246,7 @@ func (tl timeline) svg() string {
 
 func barTitle(p *Phase) string {
 	s := fmt.Sprintf("#%d %s\n%s (self %s), from %s to %s\n%d/%d steps, thread %d",
-		p.ID, p.Name, seconds(p.Duration), seconds(p.Self), seconds(p.Start), seconds(p.End), p.Done, p.Steps, p.Thread)
+		p.ID, phaseLabel(p), seconds(p.Duration), seconds(p.Self), seconds(p.Start), seconds(p.End), p.Done, p.Steps, p.Thread)
 	switch {
 	case p.Aborted:
 		s += "\nstill running when the build ended"
@@ -254,23 +256,34 @@ func barTitle(p *Phase) string {
 	return s
 }
 
-// fitLabel cuts name to what fits in a bar w pixels wide (about 6.5 pixels a character at the
-// chart's font size), or returns "" when not even a few characters fit. A name that does not
-// fit and says what it is for ("Finding fastest tactic for stem/conv1") shows only that part,
-// which is what tells the bars of one row apart.
-func fitLabel(name string, w float64) string {
+// phaseLabel is a phase's name as the page shows it: a root phase of a build of several with
+// its generation ("Building engine (generation 2)").
+func phaseLabel(p *Phase) string {
+	if p.Generation > 1 {
+		return fmt.Sprintf("%s (generation %d)", p.Name, p.Generation)
+	}
+	return p.Name
+}
+
+// fitLabel cuts a phase's label to what fits in a bar w pixels wide (about 6.5 pixels a
+// character at the chart's font size), or returns "" when not even a few characters fit. A
+// name that names a layer (progress.Layer: "Finding fastest tactic for stem/conv1") and does
+// not fit shows only the layer, which is what tells the bars of one row apart; other names
+// ("Preparing graph for optimization") are cut at their end.
+func fitLabel(p *Phase, w float64) string {
 	n := int((w - 8) / 6.5)
 	if n < 4 {
 		return ""
 	}
+	name := phaseLabel(p)
 	r := []rune(name)
 	if len(r) <= n {
 		return name
 	}
-	if i := strings.LastIndex(name, " for "); i >= 0 && i+5 < len(name) {
-		r = []rune(name[i+5:])
+	if layer := progress.Layer(p.Name); layer != "" {
+		r = []rune(layer)
 		if len(r) <= n {
-			return string(r)
+			return layer
 		}
 	}
 	return string(r[:n-1]) + "…"

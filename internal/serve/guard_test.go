@@ -5,10 +5,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 func TestRefusedRequests(t *testing.T) {
@@ -292,3 +296,32 @@ func TestMetricsAndDrain(t *testing.T) {
 func itoa(n int) string { return jsonInt(n) }
 
 func jsonInt(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestOpenAPIWhereIsTheContract: the document's Where schema has every field of the event
+// contract's progress.Where, and no other.
+func TestOpenAPIWhereIsTheContract(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]any `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(openAPIFile, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var inDoc, inGo []string
+	for name := range doc.Components.Schemas["Where"].Properties {
+		inDoc = append(inDoc, name)
+	}
+	typ := reflect.TypeFor[progress.Where]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		inGo = append(inGo, name)
+	}
+	sort.Strings(inDoc)
+	sort.Strings(inGo)
+	if !slices.Equal(inDoc, inGo) {
+		t.Errorf("the document's Where has %v, progress.Where %v", inDoc, inGo)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/windows"
@@ -58,3 +59,42 @@ func checkPrivate(abs string, _ os.FileInfo) error {
 	}
 	return nil
 }
+
+// checkOwnFolder refuses the folder rel of the state dir when another user owns it
+// (*ForeignFolderError), as checkPrivate reads an owner: this user, SYSTEM, or Administrators
+// for an elevated user.
+func (m *Manager) checkOwnFolder(rel string) error {
+	abs := filepath.Join(m.cfg.StateDir, rel)
+	sd, err := windows.GetNamedSecurityInfo(abs, windows.SE_FILE_OBJECT, windows.OWNER_SECURITY_INFORMATION)
+	if err != nil {
+		return fmt.Errorf("%s: reading its owner: %w", pathtext.Q(abs), err)
+	}
+	owner, _, err := sd.Owner()
+	if err != nil {
+		return fmt.Errorf("%s: reading its owner: %w", pathtext.Q(abs), err)
+	}
+	if !winowner.IsSelf(owner) {
+		return &ForeignFolderError{Path: abs, Owner: winowner.Name(owner)}
+	}
+	return nil
+}
+
+// checkAbove is the Unix rule for the folders and links on the state dir's path; on Windows
+// what another user may do there is the folders' access lists', which are not read yet: a
+// state dir under the user's profile (the default, %LOCALAPPDATA%) is private by its parents'
+// lists.
+func checkAbove(string) error { return nil }
+
+// resolveAbove is abs (see checkAbove).
+func resolveAbove(abs string) (string, error) { return abs, nil }
+
+// checkOwnDir is the Unix rule for a folder the server keeps files in besides the state dir;
+// on Windows its access list is not read yet (see checkAbove).
+func checkOwnDir(string, string) error { return nil }
+
+// mkdirNoFollow makes the folder abs and those missing above it (on Windows by os.MkdirAll; see
+// checkAbove).
+func mkdirNoFollow(abs string) error { return os.MkdirAll(abs, 0o700) }
+
+// checkOwnedFolder is the Unix rule for the engine cache folder (see checkAbove).
+func checkOwnedFolder(string, string) error { return nil }

@@ -116,3 +116,40 @@ func TestRetentionCountsModelCopies(t *testing.T) {
 	}
 	wait(t, m, running.ID)
 }
+
+// TestCopiesStartingTogetherShareTheRoom: the room a copy under way will take counts as taken:
+// with room for one copy and the floor, the first of two copies starting together is let in and
+// the second refused (507); once the first copy has ended (and its build with it, which removes
+// the copy: the free room is as before), the next is let in. The old code let every copy that started together in on the
+// same free room, and they failed on a full disk.
+func TestCopiesStartingTogetherShareTheRoom(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	src, err := m.models.open("convnet.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	size := uint64(src.Size())
+	free := uint64(minRoom) + size + size/2 // room for one copy and the floor, not two
+	m.hooks.diskSpace = func(string) (uint64, uint64, error) { return free, 1 << 40, nil }
+	first, err := m.checkRoom(src, "convnet.onnx")
+	if err != nil {
+		t.Fatalf("the first copy: %v", err)
+	}
+	if _, err := m.checkRoom(src, "convnet.onnx"); err == nil {
+		t.Fatal("the second copy was let in on the room the first one takes")
+	} else if re, ok := err.(*RequestError); !ok || re.Status != http.StatusInsufficientStorage {
+		t.Fatalf("the second copy: %v, want 507", err)
+	}
+	first()
+	first() // twice is once
+	next, err := m.checkRoom(src, "convnet.onnx")
+	if err != nil {
+		t.Fatalf("a copy after the first ended: %v", err)
+	}
+	next()
+	if m.copying != 0 {
+		t.Errorf("%d bytes still counted as being copied", m.copying)
+	}
+}

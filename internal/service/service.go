@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -47,12 +48,15 @@ import (
 	"github.com/trtbuild/trtbuild/internal/enginecache"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/filelock"
+	"github.com/trtbuild/trtbuild/internal/fserr"
 	"github.com/trtbuild/trtbuild/internal/history"
+	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/preflight"
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/timingcache"
 )
 
 // The states of a build.
@@ -198,6 +202,12 @@ type Manager struct {
 	// where no link could be made); nil without one.
 	cache *enginecache.Cache
 
+	// roomMu guards copying, the bytes of model copies checkRoom let start that may not be
+	// on the disk yet: each copy that starts counts them against the free room, so that
+	// copies starting together cannot each take the same room.
+	roomMu  sync.Mutex
+	copying uint64
+
 	// The retention rule's goroutine (retainer), which also sweeps runs/ (sweepRuns): kicked
 	// when a build ends, stopped by Close.
 	retainMu  sync.Mutex // one application of the rule at a time
@@ -294,7 +304,21 @@ func New(cfg Config) (*Manager, error) {
 	}
 	dir, err := openStateDir(cfg.StateDir)
 	if err != nil {
-		return nil, err
+		if exitcode.Of(err) == exitcode.Usage {
+			return nil, err
+		}
+		return nil, exitcode.Wrap(exitcode.Usage, err) // the state dir given is to be changed
+	}
+	// The builds keep their timing caches in the user cache folder (timingcache.DefaultDir),
+	// which this server reads and writes as long as it runs: its path is held to the state
+	// dir's rule, so that no other user can swap it (a HOME or XDG_CACHE_HOME of theirs).
+	if tc, err := timingcache.DefaultDir(); err == nil {
+		if err := preparePath(tc, "timing cache folder"); err != nil {
+			return nil, exitcode.Wrap(exitcode.Usage, err)
+		}
+		if err := checkOwnDir(tc, "timing cache folder"); err != nil {
+			return nil, exitcode.Wrap(exitcode.Usage, err)
+		}
 	}
 	cfg.StateDir = dir
 	lock, err := lockStateDir(dir, cfg.KeepHistory)
@@ -309,17 +333,35 @@ func New(cfg Config) (*Manager, error) {
 	for _, sub := range []string{"builds", "runs"} {
 		if err := m.mkdirPrivate(sub); err != nil {
 			m.Close()
+			if errors.As(err, new(*ForeignFolderError)) {
+				return nil, exitcode.Wrap(exitcode.Usage, err)
+			}
 			return nil, exitcode.Usagef("state dir %s cannot be written (%s); give a folder this user may write", pathtext.Q(dir), exitcode.OneLine(exitcode.SyscallCause(err)))
+		}
+	}
+	// The folders made when first needed, if an earlier server left them: another user's
+	// would let its owner swap what the retention rule removes there.
+	for _, sub := range []string{toolModels, "converted"} {
+		if err := m.checkOwnFolder(sub); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			m.Close()
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	if m.owner, err = m.takeOwner(); err != nil {
 		m.Close()
 		return nil, err
 	}
+	if err := checkCacheOutside(dir, cfg.EngineCache.Dir); err != nil {
+		m.Close()
+		return nil, exitcode.Wrap(exitcode.Usage, err)
+	}
 	// An engine cache inside the state dir holds the engines too: its top folder is private.
 	if rel, err := filepath.Rel(dir, cfg.EngineCache.Dir); cfg.EngineCache.Dir != "" && err == nil && filepath.IsLocal(rel) {
 		if err := m.mkdirPrivate(strings.Split(rel, string(filepath.Separator))[0]); err != nil {
 			m.Close()
+			if errors.As(err, new(*ForeignFolderError)) {
+				return nil, exitcode.Wrap(exitcode.Usage, err)
+			}
 			return nil, fmt.Errorf("state dir %s: %w", pathtext.Q(dir), err)
 		}
 	}
@@ -361,8 +403,12 @@ func openStateDir(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(abs, 0o700); err != nil {
-		return "", fmt.Errorf("cannot make the state dir %s: %w", pathtext.Q(abs), exitcode.SyscallCause(err))
+	// The server reaches its state dir by this path as long as it runs: a folder or link on
+	// the way that another user may change would let them swap the state dir for one of their
+	// own. Checked before it is made, so as not to make it through their link, and again
+	// after, for the folders made.
+	if err := preparePath(abs, "state dir"); err != nil {
+		return "", err
 	}
 	fi, err := os.Lstat(abs)
 	if err != nil {
@@ -375,6 +421,54 @@ func openStateDir(dir string) (string, error) {
 		return "", err
 	}
 	return abs, nil
+}
+
+// checkCacheOutside holds an engine cache outside the state dir (dir "auto" or a path) to the
+// state dir's rule for its path: the builds open it by that path for as long as the server runs,
+// and remove what killed builds left in its tmp/, so a folder or link on the way, or the cache
+// folder itself, that another user may change would let them point the server's writes and
+// removals at a folder of their choosing. The cache folder may be shared (written by others,
+// sticky or not: its entries are checked one by one), but must be root's or this user's.
+func checkCacheOutside(stateDir, cache string) error {
+	if cache == "" {
+		return nil
+	}
+	dir := cache
+	if dir == "auto" {
+		d, err := enginecache.DefaultDir()
+		if err != nil {
+			return nil // the builds say so
+		}
+		dir = d
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("--engine-cache %s: %w", pathtext.Q(dir), err)
+	}
+	if rel, err := filepath.Rel(stateDir, abs); err == nil && filepath.IsLocal(rel) {
+		return nil // the state dir's, checked with it
+	}
+	if err := preparePath(abs, "engine cache"); err != nil {
+		return err
+	}
+	return checkOwnedFolder(abs, "engine cache")
+}
+
+// preparePath makes the folder abs (what names it in messages), 0700, once checkAbove finds
+// no one else can swap the part of its path that exists, and checks the whole path again once
+// made: a folder another user made on the way meanwhile is theirs, and refused.
+func preparePath(abs, what string) error {
+	resolved, err := resolveAbove(abs)
+	if err != nil {
+		return fmt.Errorf("%s %w", what, err)
+	}
+	if err := mkdirNoFollow(resolved); err != nil {
+		return fmt.Errorf("cannot make the %s %s: %w", what, pathtext.Q(abs), exitcode.SyscallCause(err))
+	}
+	if err := checkAbove(abs); err != nil {
+		return fmt.Errorf("%s %w", what, err)
+	}
+	return nil
 }
 
 // Close stops the retention rule and closes the history; call it after Shutdown. Closing
@@ -456,9 +550,11 @@ const modelDir, toolModels = "model", "models"
 // state dir made private here, and returns the copy's path; a copy that would leave the state
 // dir's file system too little room is refused (checkRoom). Errors are *RequestError.
 func (m *Manager) copyModel(src *onnx.Source, name, rel string) (string, error) {
-	if err := m.checkRoom(src, name); err != nil {
+	copied, err := m.checkRoom(src, name)
+	if err != nil {
 		return "", err
 	}
+	defer copied()
 	if err := m.mkdirPrivate(rel); err != nil {
 		return "", &RequestError{Status: http.StatusInternalServerError, Problem: "cannot make a folder for the model's copy: " + exitcode.OneLine(err), Hint: "check the state dir"}
 	}
@@ -471,7 +567,20 @@ func (m *Manager) copyModel(src *onnx.Source, name, rel string) (string, error) 
 	case errors.As(err, &fe), errors.As(err, &ee):
 		return "", refusal(exitcode.Wrap(exitcode.Usage, err))
 	}
-	return "", &RequestError{Status: http.StatusInternalServerError, Problem: fmt.Sprintf("cannot copy the model %s for its build: %s", pathtext.Q(name), m.shownFor("").text(exitcode.OneLine(err))), Hint: "check the state dir's free space"}
+	return "", copyError(name, err, m.shownFor("").text)
+}
+
+// copyError is the refusal of a model's copy that failed with err: 507 when the state dir's file
+// system filled up (the room was there when the copy was let in: the model or its external data
+// grew since, or other files took the room), 500 otherwise; shown turns err's text into what
+// clients are shown.
+func copyError(name string, err error, shown func(string) string) *RequestError {
+	if fserr.Of(err) == fserr.DiskFull {
+		return &RequestError{Status: http.StatusInsufficientStorage,
+			Problem: fmt.Sprintf("the state dir's file system filled up while the model %s was copied for its build (it, or its external data, is larger than when the copy was let in, or other files took the room)", pathtext.Q(name)),
+			Hint:    "submit it again once the model is in place and running builds have ended; the server's operator can free room there (a smaller --keep-builds-size) or give a --state-dir with more room"}
+	}
+	return &RequestError{Status: http.StatusInternalServerError, Problem: fmt.Sprintf("cannot copy the model %s for its build: %s", pathtext.Q(name), shown(exitcode.OneLine(err))), Hint: "check the state dir's free space"}
 }
 
 // OutputDir is a folder of the state dir for a tool's outputs (kind "converted"), made 0700.
@@ -491,15 +600,32 @@ func (m *Manager) OutputDir(kind string) (string, error) {
 
 // mkdirPrivate makes the folder rel of the state dir (no link followed) and makes it 0700:
 // the engines, reports and events in it are no one else's to read, even when the state dir
-// itself may be read by others (a folder made with mkdir, mode 0755).
+// itself may be read by others (a folder made with mkdir, mode 0755). A folder already there
+// that another user owns is refused (*ForeignFolderError): its owner could swap what the
+// server writes and serves in it, whatever its mode.
 func (m *Manager) mkdirPrivate(rel string) error {
 	if err := outpath.MkdirOwn(m.cfg.StateDir, rel); err != nil {
+		return err
+	}
+	if err := m.checkOwnFolder(rel); err != nil {
 		return err
 	}
 	if err := m.state.Chmod(rel, 0o700); err != nil {
 		return fmt.Errorf("making %s private: %w", pathtext.Q(filepath.Join(m.cfg.StateDir, rel)), exitcode.SyscallCause(err))
 	}
 	return nil
+}
+
+// ForeignFolderError is a folder of the state dir that another user owns (a state dir whose
+// owner changed with a chown that was not recursive, or a folder planted before it was
+// private).
+type ForeignFolderError struct {
+	Path  string // the folder
+	Owner string // its owner, as the system names it
+}
+
+func (e *ForeignFolderError) Error() string {
+	return fmt.Sprintf("%s in the state dir belongs to %s, not to this user, who could swap the engines served from it; remove it, or give this user the whole state dir (chown -R), or give another --state-dir", pathtext.Q(e.Path), e.Owner)
 }
 
 var idPattern = regexp.MustCompile(`^[0-9a-f]{12}-[0-9a-f]{8}$`)
@@ -942,7 +1068,8 @@ func (m *Manager) File(id, kind string) (*os.File, error) {
 			return nil, fmt.Errorf("build %s is %s: %w", id, state, os.ErrNotExist)
 		}
 		if keptInCache(outcome) {
-			return m.cachedEngine(id, b.key)
+			f, _, err := m.cachedEngine(id, b.key)
+			return f, err
 		}
 		if m.Local() && engine != "" && !strings.HasPrefix(engine, b.dir+string(filepath.Separator)) {
 			return os.Open(engine) // the path the caller named
@@ -958,6 +1085,57 @@ func (m *Manager) File(id, kind string) (*os.File, error) {
 	return m.openOwn(filepath.Join("builds", id, name))
 }
 
+// EngineWithManifest opens the engine of build id, as File does, with a function that reads
+// the manifest that describes it: the one the engine cache verified for a hit it keeps, the
+// one beside it in the build's folder otherwise (manifest.ErrNotFound when there is none). A
+// caller that describes the engine (engine_inspect) reads these, never the file again by its
+// name.
+func (m *Manager) EngineWithManifest(id string) (*os.File, func() (*manifest.Manifest, error), error) {
+	m.mu.Lock()
+	b := m.builds[id]
+	m.mu.Unlock()
+	if b == nil {
+		return nil, nil, ErrNotFound
+	}
+	f, err := m.File(id, "engine")
+	if err != nil {
+		return nil, nil, err
+	}
+	m.mu.Lock()
+	engine, outcome, dir := b.enginePath, b.outcome, b.dir
+	m.mu.Unlock()
+	switch {
+	case keptInCache(outcome):
+		f.Close()
+		verified, l, err := m.cachedEngine(id, b.key)
+		if err != nil {
+			return nil, nil, err
+		}
+		return verified, func() (*manifest.Manifest, error) { return manifest.Parse(l.Manifest) }, nil
+	case m.Local() && engine != "" && !strings.HasPrefix(engine, dir+string(filepath.Separator)):
+		return f, func() (*manifest.Manifest, error) { return manifest.Read(manifest.Path(engine)) }, nil // the caller's own path
+	}
+	beside := filepath.Join("builds", id, engineName(b.model)+manifest.Suffix)
+	return f, func() (*manifest.Manifest, error) {
+		mf, err := m.openOwn(beside)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, manifest.ErrNotFound
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer mf.Close()
+		data, err := io.ReadAll(io.LimitReader(mf, manifest.MaxBytes+1))
+		if err != nil {
+			return nil, err
+		}
+		if len(data) > manifest.MaxBytes {
+			return nil, fmt.Errorf("%s: not a trtbuild manifest: larger than %d bytes", beside, manifest.MaxBytes)
+		}
+		return manifest.Parse(data)
+	}, nil
+}
+
 // keptInCache reports whether a build's result is an engine cache hit that the cache keeps:
 // no link could put it in the build's folder (builder.Options.CacheLink).
 func keptInCache(r progress.Result) bool {
@@ -966,39 +1144,38 @@ func keptInCache(r progress.Result) bool {
 
 // cachedEngine opens the engine of build id, a hit the engine cache keeps, from the cache,
 // verified as a hit is.
-func (m *Manager) cachedEngine(id, key string) (*os.File, error) {
+func (m *Manager) cachedEngine(id, key string) (*os.File, enginecache.Lookup, error) {
 	gone := &GoneError{Problem: fmt.Sprintf("build %s's engine was the engine cache's, which no longer has it (its size limit removed it, or it was found broken)", id),
 		Hint: "submit the build again to build the engine anew"}
 	if m.cache == nil {
-		return nil, gone
+		return nil, enginecache.Lookup{}, gone
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	verified, _, err := m.cache.Open(ctx, key)
+	// The descriptor the cache verified, and nothing opened again by its path: the cache's
+	// folder may be another user's, who could put a file, a link or a FIFO there since.
+	verified, l, err := m.cache.Open(ctx, key)
 	if err != nil {
-		return nil, err
+		return nil, enginecache.Lookup{}, err
 	}
 	if verified == nil {
-		return nil, gone
+		return nil, enginecache.Lookup{}, gone
 	}
-	defer verified.Close()
-	// The same file, opened by its path: a caller may name it (engine_inspect reads the file
-	// by its name).
-	f, err := os.Open(filepath.Join(m.cache.Entry(key), enginecache.EngineName))
-	if err != nil {
-		return nil, gone
-	}
-	a, err1 := verified.Stat()
-	b, err2 := f.Stat()
-	if err1 != nil || err2 != nil || !os.SameFile(a, b) {
-		f.Close()
-		return nil, gone // replaced since it was verified
-	}
-	return f, nil
+	return verified, l, nil
 }
 
-// openOwn opens a regular file below the state dir that is no link.
+// openOwn opens a regular file below the state dir that is no link, in a folder of this user.
 func (m *Manager) openOwn(rel string) (*os.File, error) {
+	if dir := filepath.Dir(rel); dir != "." {
+		// A folder another user owns (a build's folder left by a chown that was not
+		// recursive) is its owner's to change, whoever may reach it now.
+		if err := m.checkOwnFolder(dir); err != nil {
+			if errors.As(err, new(*ForeignFolderError)) {
+				m.cfg.Logger.Warn("refused a file of the state dir", "error", err.Error())
+			}
+			return nil, fmt.Errorf("%s: %w (%w)", rel, os.ErrNotExist, err)
+		}
+	}
 	fi, err := m.state.Lstat(rel)
 	if err != nil {
 		return nil, err

@@ -126,11 +126,21 @@ func sanitize(s string) string {
 // os.UserCacheDir()/trtbuild/timing-cache/<key>.cache ($XDG_CACHE_HOME or ~/.cache on Linux,
 // %LOCALAPPDATA% on Windows).
 func DefaultPath(key Key) (string, error) {
+	dir, err := DefaultDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, key.Name()+".cache"), nil
+}
+
+// DefaultDir is the folder of the caches of --timing-cache auto: the user cache folder's
+// trtbuild/timing-cache.
+func DefaultDir() (string, error) {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("finding the user cache folder for --timing-cache auto: %w", err)
 	}
-	return filepath.Join(dir, "trtbuild", "timing-cache", key.Name()+".cache"), nil
+	return filepath.Join(dir, "trtbuild", "timing-cache"), nil
 }
 
 // LockWait is how long LoadWith and SaveWith wait for another build's lock before giving up.

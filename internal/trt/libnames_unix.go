@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -103,6 +104,41 @@ func (l Location) Environ(env []string) []string {
 	}
 	if p := l.LibraryPath(); p != "" {
 		out = append(out, "LD_LIBRARY_PATH="+p)
+	}
+	return out
+}
+
+// AbsoluteLibraryPath returns env (KEY=value entries) with every relative entry of its
+// LD_LIBRARY_PATH made absolute against dir, the working folder of the process that starts a
+// child, and every empty one (glibc reads it as the working folder) made dir: a child that
+// then works in another folder (the worker, in the model's) looks for libraries where the
+// user meant, never in that folder, where anyone who may write next to the model could plant
+// a libcuda.so.1. env is not modified.
+func AbsoluteLibraryPath(env []string, dir string) []string {
+	out := slices.Clone(env)
+	for i, kv := range out {
+		value, ok := strings.CutPrefix(kv, "LD_LIBRARY_PATH=")
+		if !ok || value == "" { // glibc ignores an empty LD_LIBRARY_PATH as a whole
+			continue
+		}
+		var b strings.Builder
+		b.WriteString("LD_LIBRARY_PATH=")
+		start := 0
+		for j := 0; j <= len(value); j++ {
+			if j < len(value) && value[j] != ':' && value[j] != ';' { // glibc splits at both
+				continue
+			}
+			entry := value[start:j]
+			if !filepath.IsAbs(entry) {
+				entry = filepath.Join(dir, entry)
+			}
+			b.WriteString(entry)
+			if j < len(value) {
+				b.WriteByte(value[j])
+			}
+			start = j + 1
+		}
+		out[i] = b.String()
 	}
 	return out
 }

@@ -76,6 +76,11 @@ func (l Location) Environ(env []string) []string {
 	return slices.Clone(env)
 }
 
+// AbsoluteLibraryPath returns a copy of env on Windows: the worker loads DLLs with
+// LOAD_LIBRARY_SEARCH_DEFAULT_DIRS, never from its working folder (the model's), whatever the
+// environment says.
+func AbsoluteLibraryPath(env []string, _ string) []string { return slices.Clone(env) }
+
 // LibraryPath is "" on Windows: there is no library path to set (see Environ).
 func (l Location) LibraryPath() string { return "" }
 

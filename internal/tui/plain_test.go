@@ -82,30 +82,52 @@ func TestPlainGolden(t *testing.T) {
 	}
 }
 
+// TestPlainThrottlesProgress: progress lines come every 5% of a phase's steps, a second apart
+// at least, and every 5 seconds when it moves slowly; never one per step of a fast phase.
 func TestPlainThrottlesProgress(t *testing.T) {
-	var out bytes.Buffer
-	p := keep(NewPlain(&out, PlainOptions{}), nil)
-	p.Begin(progress.BuildInfo{})
-	ev := []progress.Event{{Type: progress.EventPhaseStart, ID: 1, Name: "Timing graph nodes", Steps: 1000}}
-	for i := 0; i < 1000; i++ {
-		ev = append(ev, progress.Event{Type: progress.EventStep, Time: time.Duration(i) * time.Millisecond, ID: 1, Step: i})
+	tests := []struct {
+		name     string
+		step     time.Duration
+		min, max int
+	}{
+		{"1000 steps in 100s", 100 * time.Millisecond, 19, 21},       // every 5%
+		{"1000 steps in 1s", time.Millisecond, 1, 1},                 // the one a second after the start
+		{"1000 steps in an hour", 3600 * time.Millisecond, 500, 500}, // every 5 seconds: each other step
+		{"50 steps in 10 minutes", 12 * time.Second, 49, 50},         // each step is over 5 s
 	}
-	p.Handle(ev)
-	lines := strings.Count(out.String(), "Timing graph nodes ")
-	// One line per 5% (20), at most a few more for the 5-second rule; never one per step.
-	if lines < 15 || lines > 25 {
-		t.Errorf("1000 steps printed %d progress lines, want about 20:\n%s", lines, out.String())
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			p := keep(NewPlain(&out, PlainOptions{}), nil)
+			p.Begin(progress.BuildInfo{})
+			steps := 1000
+			if strings.HasPrefix(tc.name, "50") {
+				steps = 50
+			}
+			ev := []progress.Event{{Type: progress.EventPhaseStart, ID: 1, Name: "Timing graph nodes", Steps: steps}}
+			for i := 0; i < steps; i++ {
+				ev = append(ev, progress.Event{Type: progress.EventStep, Time: time.Duration(i+1) * tc.step, ID: 1, Step: i})
+			}
+			p.Handle(ev)
+			lines := strings.Count(out.String(), "Timing graph nodes ") - 1 // less the start line
+			if lines < tc.min || lines > tc.max {
+				t.Errorf("%d progress lines, want %d to %d:\n%s", lines, tc.min, tc.max, out.String())
+			}
+		})
 	}
 }
 
-func TestPlainHeartbeat(t *testing.T) {
+// TestPlainStatusInSilence: while the builder reports nothing, a status line says where it is
+// and for how long it has been silent whenever the log has been quiet for 7 s, so no quiet
+// stretch reaches 10 s with the session's tick once a second.
+func TestPlainStatusInSilence(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	var out bytes.Buffer
-	p := keep(NewPlain(&out, PlainOptions{Now: clock.now, HeartbeatAfter: 10 * time.Second, HeartbeatEvery: 30 * time.Second}), clock.now)
+	p := keep(NewPlain(&out, PlainOptions{Now: clock.now}), clock.now)
 	p.Begin(progress.BuildInfo{})
 	p.Handle([]progress.Event{{Type: progress.EventPhaseStart, ID: 7, Name: "Timing graph nodes", Steps: 3}})
 	var beats []string
-	for s := 1; s <= 75; s++ {
+	for s := 1; s <= 30; s++ {
 		clock.t = clock.t.Add(time.Second)
 		before := out.Len()
 		p.Tick(clock.t)
@@ -114,12 +136,27 @@ func TestPlainHeartbeat(t *testing.T) {
 		}
 	}
 	want := []string{
-		"#7 10.0s Timing graph nodes: still running, no progress reported for 10.0s",
-		"#7 40.0s Timing graph nodes: still running, no progress reported for 40.0s",
-		"#7 1m10s Timing graph nodes: still running, no progress reported for 1m10s",
+		"#7 7.0s Timing graph nodes 0/3; no progress reported for 7.0s",
+		"#7 14.0s Timing graph nodes 0/3; no progress reported for 14.0s",
+		"#7 21.0s Timing graph nodes 0/3; no progress reported for 21.0s",
+		"#7 28.0s Timing graph nodes 0/3; no progress reported for 28.0s",
 	}
 	if strings.Join(beats, "\n") != strings.Join(want, "\n") {
-		t.Errorf("heartbeats:\n%s\nwant:\n%s", strings.Join(beats, "\n"), strings.Join(want, "\n"))
+		t.Errorf("status lines:\n%s\nwant:\n%s", strings.Join(beats, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestPlainStatusBeforeTheFirstPhase: a builder that has reported no phase yet (TensorRT
+// loading, the parser reading the model) is waited for, and said so.
+func TestPlainStatusBeforeTheFirstPhase(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var out bytes.Buffer
+	p := keep(NewPlain(&out, PlainOptions{Now: clock.now}), clock.now)
+	p.Begin(progress.BuildInfo{Backend: "tensorrt"})
+	clock.t = clock.t.Add(7 * time.Second)
+	p.Tick(clock.t)
+	if want := "   7.0s waiting for the builder's first phase; no progress reported for 7.0s\n"; !strings.HasSuffix(out.String(), want) {
+		t.Errorf("got:\n%s\nwant the last line:\n%s", &out, want)
 	}
 }
 
@@ -262,12 +299,12 @@ func TestPlainReadsTheSessionTree(t *testing.T) {
 	}
 }
 
-// TestPlainHeartbeatTimeLeft: a heartbeat during the timing phase says how long the timing
+// TestPlainStatusTimeLeft: a status line during the timing phase says how long the timing
 // still runs, as long as the silence is one a layer explains, and then no more.
-func TestPlainHeartbeatTimeLeft(t *testing.T) {
+func TestPlainStatusTimeLeft(t *testing.T) {
 	clock := &fakeClock{t: epoch}
 	var out bytes.Buffer
-	p := keep(NewPlain(&out, PlainOptions{Now: clock.now, HeartbeatAfter: 10 * time.Second, HeartbeatEvery: 30 * time.Second}), clock.now)
+	p := keep(NewPlain(&out, PlainOptions{Now: clock.now}), clock.now)
 	p.Begin(progress.BuildInfo{})
 	var last time.Duration
 	for _, e := range timedLayers() {
@@ -283,13 +320,21 @@ func TestPlainHeartbeatTimeLeft(t *testing.T) {
 			beats = append(beats, strings.TrimSpace(out.String()[before:]))
 		}
 	}
-	const layer = "#20 %s Finding fastest tactic for /blocks/block.6/Conv: still running, no progress reported for %s"
+	const layer = "#20 %s Finding fastest tactic for /blocks/block.6/Conv 2/6; no progress reported for %s"
+	const left = "; about 15–25 min of layer timing left"
 	want := []string{
-		fmt.Sprintf(layer, "3m55s", "10.0s") + "; about 10–30 min of layer timing left",
-		fmt.Sprintf(layer, "4m25s", "40.0s") + "; about 10–30 min of layer timing left",
-		fmt.Sprintf(layer, "4m55s", "1m10s"), // longer than any layer took: no estimate
+		fmt.Sprintf(layer, "3m52s", "7.0s") + left,
+		fmt.Sprintf(layer, "3m59s", "14.0s") + left,
+		fmt.Sprintf(layer, "4m06s", "21.0s") + left,
+		fmt.Sprintf(layer, "4m13s", "28.0s") + left,
+		fmt.Sprintf(layer, "4m20s", "35.0s") + left,
+		fmt.Sprintf(layer, "4m27s", "42.0s") + left,
+		fmt.Sprintf(layer, "4m34s", "49.0s") + left,
+		fmt.Sprintf(layer, "4m41s", "56.0s"), // the layer has run longer than any before it: no estimate
+		fmt.Sprintf(layer, "4m48s", "1m03s"),
+		fmt.Sprintf(layer, "4m55s", "1m10s"),
 	}
 	if strings.Join(beats, "\n") != strings.Join(want, "\n") {
-		t.Errorf("heartbeats:\n%s\nwant:\n%s", strings.Join(beats, "\n"), strings.Join(want, "\n"))
+		t.Errorf("status lines:\n%s\nwant:\n%s", strings.Join(beats, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -241,7 +241,7 @@ func TestCtrlC(t *testing.T) {
 	in.notice(progress.Notice{Kind: progress.NoticeCancelRequested})
 	clk.Set(sec(4.5))
 	m.Update(frameMsg{})
-	if got := ansi.Strip(m.View().Content); !strings.Contains(got, "Cancelling…") || !strings.Contains(got, "cancel requested 1.5s ago") {
+	if got := ansi.Strip(m.View().Content); !strings.Contains(got, "Cancelling:") || !strings.Contains(got, "cancel requested 1.5s ago") {
 		t.Fatalf("no cancelling state after the notice:\n%s", got)
 	}
 	// A repeated cancel notice (SIGTERM after Ctrl-C) keeps the first request's time.

@@ -203,8 +203,8 @@ func TestTTYCtrlCOnTerminal(t *testing.T) {
 	term.typeKeys("\x03")
 	waitCount(t, ctl, 1)
 	r.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "Cancel requested"})
-	term.waitFor("Cancelling… the builder stops at its next step boundary")
-	term.waitFor("Press Ctrl-C again to stop now.")
+	term.waitFor("Cancelling: the builder stops at its next step;")
+	term.waitFor("Ctrl-C again to stop now.")
 
 	term.typeKeys("\x03")
 	waitCount(t, ctl, 2)

@@ -14,8 +14,10 @@ import (
 // Layout limits of the live view.
 const (
 	// maxVisibleDepth is how many levels of the phase tree get rows; deeper open phases are
-	// summarised on one row under the deepest visible one. TensorRT nests six levels deep.
-	maxVisibleDepth = 6
+	// summarised on one row under the deepest visible one. TensorRT 10.16 and 11.x nest eight
+	// levels deep ("Building engine" › … › "Timing tensor reformats" › "Computing reformatting
+	// costs" › "Evaluating tactic times" › "Measuring tactic time").
+	maxVisibleDepth = 8
 	// keepDone is how many finished children stay visible under a running parent.
 	keepDone = 3
 	// maxContentWidth keeps rows readable on very wide terminals.
@@ -250,13 +252,23 @@ func (v *viewState) footer(now time.Time, cw int) string {
 		b.WriteByte('\n')
 		hint = ""
 	case c.Kind != 0:
-		msg := "Cancelling… the builder stops at its next step boundary (this can take a while)."
+		// Only a step boundary stops the builder, and one step of TensorRT can take minutes
+		// (a Myelin node is one step): say how long it has been silent.
+		quiet := now.Sub(v.lastProgress).Truncate(time.Second)
+		waits := v.builderName() + " stops at its next step; " + progress.FormatDuration(quiet) + " since its last."
+		const again = " Ctrl-C again to stop now."
+		// The longest that fits in two lines: why, what it waits for, the way out.
+		msgs := []string{"Cancelling: " + waits + again}
 		if c.Kind == progress.NoticeTimeout && c.Message != "" {
-			msg = clean(c.Message) + "."
+			why := clean(strings.TrimSuffix(c.Message, "; cancelling"))
+			msgs = []string{why + "; cancelling: " + waits + again, why + "; cancelling." + again, msgs[0]}
 		}
-		msg += " Press Ctrl-C again to stop now."
-		if ansi.StringWidth(msg) > 2*cw {
-			msg = "Cancelling… Ctrl-C again stops now."
+		msg := "Cancelling… Ctrl-C again stops now."
+		for _, m := range msgs {
+			if ansi.StringWidth(m) <= 2*cw {
+				msg = m
+				break
+			}
 		}
 		b.WriteString(wrapLines(t.warn, msg, cw))
 		b.WriteByte('\n')
@@ -289,6 +301,14 @@ func (v *viewState) footer(now time.Time, cw int) string {
 		b.WriteString(t.dim.Render(left))
 	}
 	return b.String()
+}
+
+// builderName is what the builder is called in the view: TensorRT, or the builder.
+func (v *viewState) builderName() string {
+	if v.info.Backend == "tensorrt" {
+		return "TensorRT"
+	}
+	return "the builder"
 }
 
 // wrapLines word-wraps s to width cells and styles each line.
@@ -572,14 +592,14 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	case rowHidden:
 		msg := fmt.Sprintf("%s deeper", plural(r.n, "phase"))
 		if r.p != nil {
-			msg += ": " + progress.ShortLabel(clean(r.p.Name)).String() + " " + countText(r.p)
+			msg += ": " + progress.ShortLabel(clean(r.p.Label())).String() + " " + countText(r.p)
 		}
 		b.WriteString(t.dim.Render(t.hidden + " " + ansi.Truncate(msg, wide, "…")))
 		return
 	}
 
 	p := r.p
-	name := fitName(progress.ShortLabel(clean(p.Name)), nameRoom)
+	name := fitName(progress.ShortLabel(clean(p.Label())), nameRoom)
 	pad := nameRoom - ansi.StringWidth(name)
 	cut := r.kind == rowDone && v.cancel.CutShort(p)
 	switch {
@@ -597,6 +617,8 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	if lay.bar > 0 {
 		b.WriteString("  ")
 		if r.kind == rowDone {
+			// A phase that ended before its last step is TensorRT's normal case (its root
+			// ends at step 5 of 6): the count says so, dimmed like any finished row.
 			note, style := "", t.warn
 			switch {
 			case cut:
@@ -604,11 +626,6 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 			case p.Early && p.Done == 0:
 				// No step ran: nothing to measure (a timing-cache hit), not a problem.
 				note, style = "no steps", t.dim
-			case p.Early:
-				note = "finished early"
-				if len(note) > lay.bar {
-					note = "early"
-				}
 			}
 			b.WriteString(spaces(lay.bar - len(note)))
 			if note != "" {
@@ -622,11 +639,7 @@ func (v *viewState) writeRow(b *strings.Builder, r *row, lay layout, bnow time.D
 	b.WriteByte(' ')
 	b.WriteString(spaces(lay.count - len(count)))
 	if r.kind == rowDone {
-		if p.Early && lay.bar == 0 {
-			b.WriteString(t.warn.Render(count))
-		} else {
-			b.WriteString(t.dim.Render(count))
-		}
+		b.WriteString(t.dim.Render(count))
 	} else {
 		b.WriteString(count)
 	}

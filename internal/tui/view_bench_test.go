@@ -2,10 +2,12 @@ package tui
 
 import (
 	"fmt"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/testtraces"
 )
 
 // bigTree is a 300-phase build shaped like TensorRT's: four wrapping phases, then layers timed
@@ -86,5 +88,35 @@ func BenchmarkBurst100k(b *testing.B) {
 		clk.Set(time.Second)
 		m.step(clk.Now())
 		m.frame(clk.Now())
+	}
+}
+
+// BenchmarkRealBuild is what TensorRT 10.16.1's real progress (internal/testtraces: 6,439
+// callbacks, 1,164 phases, eight levels) costs the parent with the plain log and the live view
+// together: the session applies it to its state in batches of 64 and hands each batch to the
+// plain renderer and the live view's inbox; every tenth batch the view takes a snapshot and
+// draws a frame, as it does at most ten times a second.
+func BenchmarkRealBuild(b *testing.B) {
+	tr := testtraces.Must(testtraces.TRT10161)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, in, clk := newTestModel(modelOptions{})
+		plain := NewPlain(io.Discard, PlainOptions{Now: clk.Now})
+		plain.Begin(in.st)
+		batch := make([]progress.Event, 0, 64)
+		for j := 0; j < len(tr.Events); j += 64 {
+			batch = append(batch[:0], tr.Events[j:min(j+64, len(tr.Events))]...)
+			clk.Set(batch[len(batch)-1].Time)
+			in.st.Apply(batch, clk.Now())
+			plain.Handle(batch)
+			plain.Tick(clk.Now())
+			in.box.put(batch)
+			if (j/64)%10 == 0 {
+				in.box.snapshot(in.st.Snapshot())
+				m.step(clk.Now())
+				m.frame(clk.Now())
+			}
+		}
 	}
 }

@@ -21,6 +21,7 @@ type feed struct {
 func newFeed(now func() time.Time) *feed {
 	st := progress.NewState(testInfo, epoch)
 	st.Hinter = trt.Hint
+	st.FailedNode = trt.FailedNode
 	return &feed{box: newInbox(), st: st, now: now}
 }
 
@@ -137,6 +138,7 @@ func keep(r progress.Renderer, now func() time.Time) *kept {
 func (k *kept) Begin(info progress.BuildInfo) {
 	k.st = progress.NewState(info, k.now())
 	k.st.Hinter = trt.Hint
+	k.st.FailedNode = trt.FailedNode
 	k.r.Begin(k.st)
 }
 

@@ -11,7 +11,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
-// slowest is how many top-level phases the summary of a build lists.
+// slowest is how many phases the summary of a build lists where the time went.
 const slowest = 3
 
 // severityLabel is how a log line is labelled above the tree.
@@ -110,7 +110,8 @@ func (v *viewState) summary(in summaryInput) []string {
 	switch res.Status {
 	case progress.StatusBuilt:
 		lines = append(lines, t.ok.Render(t.done)+" "+t.title.Render(clean(Summary(res))))
-		lines = append(lines, v.slowestPhases(res.Duration)...)
+		lines = append(lines, v.generations()...)
+		lines = append(lines, v.spentPhases(res.Duration)...)
 	case progress.StatusCancelled, progress.StatusTimedOut:
 		lines = append(lines, t.warn.Render(t.failed)+" "+t.title.Render(clean(Summary(res))))
 		if res.Where != nil {
@@ -124,8 +125,11 @@ func (v *viewState) summary(in summaryInput) []string {
 		}
 	default:
 		lines = append(lines, t.err.Render(t.failed)+" "+t.title.Render(clean(Summary(res))))
-		if res.Where != nil {
+		if res.Where != nil && len(res.Where.Path) > 0 {
 			lines = append(lines, "  Failed in: "+WherePath(res.Where))
+		}
+		if res.Where != nil && res.Where.Node != "" {
+			lines = append(lines, "  "+NodeLine(res.Where))
 		}
 		if len(in.recent) > 0 {
 			lines = append(lines, t.dim.Render("  ------"))
@@ -145,55 +149,81 @@ func (v *viewState) summary(in summaryInput) []string {
 // pathDepth is how many names WherePath shows, deepest last.
 const pathDepth = 3
 
-// slowestPhases lists the longest top-level phases with their share of the total time.
-func (v *viewState) slowestPhases(total time.Duration) []string {
-	top, parent := v.tree.TopLevel()
-	ids := slices.Clone(top)
-	if len(ids) == 0 {
-		return nil
-	}
-	end := v.tree.Last
-	slices.SortStableFunc(ids, func(a, b int) int {
-		da, db := v.tree.Get(a).Duration(end), v.tree.Get(b).Duration(end)
-		switch {
-		case da > db:
-			return -1
-		case da < db:
-			return 1
+// spentPhases lists where the time went (progress.Tree.Spent): the longest phases that are
+// no wrapper of their children, whatever their names, with their steps and their share of the
+// build's time; a phase listed under one listed before it is indented beneath it: "Timing
+// graph nodes · 12 steps 28.6s 88%", then its "Evaluating tactic times · 153 steps 8.4s 26%".
+func (v *viewState) spentPhases(total time.Duration) []string {
+	var list []progress.Spent
+	for _, sp := range v.tree.Spent() {
+		// Phases that took no measurable time (a build served from the timing cache) say
+		// nothing.
+		if len(list) == slowest || sp.Duration < 50*time.Millisecond {
+			break
 		}
-		return 0
-	})
-	ids = ids[:min(len(ids), slowest)]
-	// Phases that took no measurable time (a build served from the timing cache) say nothing.
-	for len(ids) > 0 && v.tree.Get(ids[len(ids)-1]).Duration(end) < 50*time.Millisecond {
-		ids = ids[:len(ids)-1]
+		list = append(list, sp)
 	}
-	if len(ids) == 0 {
+	if len(list) == 0 {
 		return nil
 	}
+	generations := len(v.tree.Roots()) > 1
+	names := make([]string, len(list))
+	indent := make([]int, len(list))
 	nameW := 0
-	for _, id := range ids {
-		nameW = max(nameW, cellWidth(clean(v.tree.Get(id).Name)))
+	for i, sp := range list {
+		for _, before := range list[:i] {
+			if slices.Contains(sp.IDs[:len(sp.IDs)-1], before.ID) {
+				indent[i] = max(indent[i], 2+indentOf(list, indent, before.ID))
+			}
+		}
+		names[i] = clean(sp.Label)
+		if generations && sp.Generation > 0 {
+			names[i] += fmt.Sprintf(" (generation %d)", sp.Generation)
+		}
+		if sp.Steps > 1 {
+			// Tells repeated names apart, and says how much work the phase had.
+			names[i] += " · " + plural(sp.Steps, "step")
+		}
+		nameW = max(nameW, indent[i]+cellWidth(names[i]))
 	}
-	nameW = min(nameW, 48)
+	nameW = min(nameW, 56)
 	t := &v.theme
-	title := "  Slowest phases:"
-	switch {
-	case parent != nil && len(top) > len(ids):
-		title = fmt.Sprintf("  Slowest of the %d phases in %s:", len(top), clean(parent.Name))
-	case parent != nil:
-		title = fmt.Sprintf("  Slowest phases in %s:", clean(parent.Name))
-	}
-	lines := []string{t.dim.Render(title)}
-	for _, id := range ids {
-		p := v.tree.Get(id)
-		d := p.Duration(end)
-		name := cutMiddle(clean(p.Name), nameW)
-		line := fmt.Sprintf("    %s%s  %6s", name, spaces(max(nameW-cellWidth(name), 0)), progress.FormatDuration(d))
+	lines := []string{t.dim.Render("  Where the time went:")}
+	for i, sp := range list {
+		name := cutMiddle(names[i], max(nameW-indent[i], 8))
+		line := fmt.Sprintf("    %s%s%s  %6s", spaces(indent[i]), name, spaces(max(nameW-indent[i]-cellWidth(name), 0)), progress.FormatDuration(sp.Duration))
 		if total > 0 {
-			line += t.dim.Render(fmt.Sprintf("  %3d%%", min(int(d*100/total), 100)))
+			line += t.dim.Render(fmt.Sprintf("  %3d%%", min(int(sp.Duration*100/total), 100)))
 		}
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// indentOf is the indent already given to the listed phase id.
+func indentOf(list []progress.Spent, indent []int, id int) int {
+	for i, sp := range list {
+		if sp.ID == id {
+			return indent[i]
+		}
+	}
+	return 0
+}
+
+// generations says how many times TensorRT built the engine in this build and how long each
+// took, when more than once: at optimization level 5 it builds one engine generation per
+// backend strategy and keeps the fastest.
+func (v *viewState) generations() []string {
+	var times []string
+	for _, id := range v.tree.Roots() {
+		p := v.tree.Get(id)
+		if p == nil || p.Rebuild {
+			return nil
+		}
+		times = append(times, progress.FormatDuration(p.Duration(v.tree.Last)))
+	}
+	if len(times) < 2 {
+		return nil
+	}
+	return []string{fmt.Sprintf("  %d engine generations: %s (TensorRT tried backend strategies and kept the fastest engine)", len(times), strings.Join(times, ", "))}
 }

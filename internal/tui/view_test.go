@@ -245,7 +245,7 @@ func TestTreeShape(t *testing.T) {
 			want: []string{
 				"Building engine ", "Building engine from subgraph", "Computing profile costs", "Timing graph nodes",
 				"✓ tactic conv1", "37/37", "0.8s",
-				"✓ tactic relu1", "finished early", "4/12",
+				"✓ tactic relu1", "4/12",
 				"tactic conv2", "12/37", "Measuring tactic time", "3/4",
 			},
 		},
@@ -269,9 +269,9 @@ func TestTreeShape(t *testing.T) {
 		},
 		{
 			name:   "deep trees are cut at the visible depth and summarised",
-			scene:  scene{events: chain(9), at: sec(2)},
-			want:   []string{"level 0", "level 5", "⋯ 3 phases deeper: level 8 1/10"},
-			absent: []string{"level 6 ", "level 7 "},
+			scene:  scene{events: chain(11), at: sec(2)},
+			want:   []string{"level 0", "level 7", "⋯ 3 phases deeper: level 10 1/12"},
+			absent: []string{"level 8 ", "level 9 "},
 		},
 		{
 			name:  "reused names are separate rows",
@@ -305,13 +305,13 @@ func TestTreeShape(t *testing.T) {
 		{
 			name:   "the first notice shows the cancelling state with its age",
 			scene:  scene{events: tensorRTLike(), at: sec(15), notices: []timedNotice{notice(progress.NoticeCancelRequested, sec(3), "")}},
-			want:   []string{"Cancelling… the builder stops at its next step boundary (this can take a while).", "Press Ctrl-C again to stop now.", "cancel requested 12.0s ago", "ctrl+c stop now"},
+			want:   []string{"Cancelling: the builder stops at its next step; 12.0s since its last.", "to stop now.", "cancel requested 12.0s ago", "ctrl+c stop now"},
 			absent: []string{"ctrl+c cancel"},
 		},
 		{
 			name:  "a timeout says why it is cancelling",
 			scene: scene{events: tensorRTLike(), at: sec(15), width: 120, notices: []timedNotice{notice(progress.NoticeTimeout, sec(3), "Build exceeded --timeout 10s; cancelling")}},
-			want:  []string{"Build exceeded --timeout 10s; cancelling.", "Press Ctrl-C again to stop now.", "cancel requested 12.0s ago"},
+			want:  []string{"Build exceeded --timeout 10s; cancelling: the builder stops at its next step; 12.0s since its last.", "Ctrl-C again to stop", "cancel requested 12.0s ago"},
 		},
 		{
 			name: "a forced stop replaces the cancelling state",
@@ -414,7 +414,7 @@ func TestFitName(t *testing.T) {
 // TestTimeLeftInTheFooter: the footer shows the estimate once enough layers are timed, and
 // drops it where it is not honest: too few layers, a silence no layer explains, a cancel.
 func TestTimeLeftInTheFooter(t *testing.T) {
-	const want = "about 10–30 min of layer timing left"
+	const want = "about 15–25 min of layer timing left"
 	evs := timedLayers()
 	tests := []struct {
 		name  string
@@ -507,8 +507,9 @@ func TestShortenPair(t *testing.T) {
 }
 
 // TestCutShortByCancel: a phase the builder ends early after a cancel request is drawn as
-// cancelled, not as a green "finished early"; one that ended early before it keeps that note,
-// and one that ran no step at all (a timing-cache hit) says so quietly.
+// cancelled, not as done; one that ended early before it is done, its count saying how far it
+// got (TensorRT ends phases early as a matter of course), and one that ran no step at all (a
+// timing-cache hit) says so quietly.
 func TestCutShortByCancel(t *testing.T) {
 	m, in, clk := newTestModel(modelOptions{width: 100})
 	evs := tensorRTLike()
@@ -521,7 +522,7 @@ func TestCutShortByCancel(t *testing.T) {
 	in.put([]progress.Event{evFinish(sec(2.9), 8), evFinish(sec(2.9), 7)})
 	m.step(clk.Now())
 	frame := ansi.Strip(m.frame(clk.Now()))
-	for _, want := range []string{"✓ tactic relu1", "finished early", "✓ tactic cached", "no steps", "✗ tactic conv2", "cancelled"} {
+	for _, want := range []string{"✓ tactic relu1", "4/12", "✓ tactic cached", "no steps", "✗ tactic conv2", "cancelled"} {
 		if !strings.Contains(frame, want) {
 			t.Errorf("%q missing in:\n%s", want, frame)
 		}

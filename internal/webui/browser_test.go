@@ -140,6 +140,7 @@ type where struct {
 	Path  []string `json:"path"`
 	Done  int      `json:"done"`
 	Steps int      `json:"steps"`
+	Node  string   `json:"node,omitempty"`
 }
 
 func newFakeAPI(t *testing.T, recording []recordedEvent) *fakeAPI {

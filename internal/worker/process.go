@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/trtbuild/trtbuild/internal/progress"
+	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
 // StartOptions describe how to start a worker.
@@ -81,6 +82,15 @@ func Start(opts StartOptions) (*Process, error) {
 		// TensorRT opens its builder resources and lean runtime by bare file name, and glibc
 		// reads LD_LIBRARY_PATH only at exec: the chosen folders go first on the worker's.
 		env = loc.Environ(env)
+	}
+	if opts.ModelFolder != nil {
+		// The worker works in the model's folder: the library path's relative and empty entries
+		// keep naming what they named here.
+		cwd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("reading the working folder for the worker's library path: %w", err)
+		}
+		env = trt.AbsoluteLibraryPath(env, cwd)
 	}
 	// The worker compares its parent with this pid to tell its parent's death (it is
 	// reparented) from a parent that happens to be PID 1, as trtbuild is in a container.

@@ -16,6 +16,11 @@
   const LIST_REFRESH_MS = 2000;
   const QUEUE_REFRESH_MS = 2000;
   const MAX_LOG_LINES = 500;
+  // KEEP_DONE is how many finished children of a phase keep their nodes; beyond twice as many,
+  // the oldest go, and a line counts them, as trtbuild's own tree folds them: TensorRT 10
+  // reports hundreds of "Measuring tactic time" under one "Evaluating tactic times", which no
+  // one reads one by one.
+  const KEEP_DONE = 16;
   const RECONNECT_MS = 3000;
 
   // ApiError is a problem to show: one line saying what is wrong and, when known, what to do.
@@ -193,7 +198,7 @@
   function openBuild(id) {
     closeBuild();
     const b = {
-      id, es: null, nodes: new Map(), seen: 0,
+      id, es: null, nodes: new Map(), roots: new Map(), seen: 0,
       started: false, ended: false, closed: false, stopping: false, queueTimer: 0, checking: false,
       quietErrors: 0,
     };
@@ -205,6 +210,7 @@
     setState('', '');
     $('note').textContent = '';
     setField('where', '');
+    setField('node', '');
     setField('message', '');
     setField('hint', '');
     $('links').hidden = true;
@@ -386,10 +392,18 @@
       row.addEventListener('click', () => li.classList.toggle('open'));
       const parent = d.parent ? b.nodes.get(d.parent) : null;
       (parent ? parent.kids : $('tree')).append(li);
-      n = { li, name, bar, count, kids, steps: 1, done: 0 };
+      n = { li, name, bar, count, kids, parent, steps: 1, done: 0, doneKids: 0, folded: 0, label: '' };
       b.nodes.set(d.id, n);
+      if (!parent) {
+        // TensorRT builds the whole engine again for each backend strategy at optimization
+        // level 5: a later root phase of one name is the next engine generation.
+        const name = String(d.name === undefined ? '' : d.name);
+        const generation = (b.roots.get(name) || 0) + 1;
+        b.roots.set(name, generation);
+        if (generation > 1) n.label = ` (generation ${generation})`;
+      }
     }
-    n.name.textContent = String(d.name === undefined ? '' : d.name);
+    n.name.textContent = String(d.name === undefined ? '' : d.name) + n.label;
     n.name.title = n.name.textContent;
     n.steps = Math.max(1, Number(d.steps) || 1);
     n.done = Math.min(n.done, n.steps);
@@ -415,9 +429,28 @@
 
   function onPhaseFinish(b, d) {
     const n = b.nodes.get(d.id);
-    if (!n) return;
+    if (!n || n.li.classList.contains('done')) return;
     n.li.classList.add('done');
     if (d.early) n.li.classList.add('early');
+    if (n.parent && ++n.parent.doneKids > 2 * KEEP_DONE) fold(b, n.parent);
+  }
+
+  // fold removes the oldest finished children of p but KEEP_DONE, with their subtrees, and
+  // counts them on a line above the rest.
+  function fold(b, p) {
+    const done = Array.from(p.kids.children).filter((li) => li.classList.contains('done'));
+    for (const li of done.slice(0, done.length - KEEP_DONE)) {
+      for (const sub of [li, ...li.querySelectorAll('[data-phase-id]')]) b.nodes.delete(Number(sub.dataset.phaseId));
+      li.remove();
+      p.folded++;
+    }
+    p.doneKids = KEEP_DONE;
+    let line = p.kids.firstElementChild;
+    if (!line || !line.classList.contains('folded')) {
+      line = el('li', 'folded');
+      p.kids.prepend(line);
+    }
+    line.textContent = `… ${p.folded} earlier phases`;
   }
 
   function onLog(b, d) {
@@ -446,6 +479,8 @@
     $('note').textContent = '';
     const path = where && Array.isArray(where.path) ? where.path.map(String) : [];
     setField('where', path.join(' › '));
+    // The node TensorRT's error names, as it wrote it; never guessed from a phase name.
+    setField('node', where && typeof where.node === 'string' ? where.node : '');
     setField('message', error || '');
     setField('hint', hint || '');
     if (where && b.nodes.has(where.id)) {
