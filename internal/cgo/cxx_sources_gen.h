@@ -44,7 +44,7 @@
 // third_party/tensorrt/v10/LICENSE 0f219bd1fa873d90
 // third_party/tensorrt/v10/NOTICE 11f21123560478f5
 // third_party/tensorrt/v10/ORIGIN 5c3a087038137ef8
-// third_party/tensorrt/v10/SHA256SUMS af0f9d389220be6e
+// third_party/tensorrt/v10/SHA256SUMS 5ec317e00716251c
 // third_party/tensorrt/v10/include/NvInfer.h eb1403af5c331ed0
 // third_party/tensorrt/v10/include/NvInferImpl.h 6990df744da602c1
 // third_party/tensorrt/v10/include/NvInferLegacyDims.h 3e10fe5b85545f2e
@@ -58,11 +58,13 @@
 // third_party/tensorrt/v10/include/NvInferVersion.h da560c83ecc443b6
 // third_party/tensorrt/v10/include/NvOnnxConfig.h c1476d809a528fc7
 // third_party/tensorrt/v10/include/NvOnnxParser.h bde5fea708354ad2
+// third_party/tensorrt/v10/include/impl/LICENSE 0f219bd1fa873d90
 // third_party/tensorrt/v10/include/impl/NvInferPythonPlugin.h 37f0dd193c9a9f19
+// third_party/tensorrt/v10/include/impl/ORIGIN 5c3a087038137ef8
 // third_party/tensorrt/v11/LICENSE 62fd70d67cbc6c1b
 // third_party/tensorrt/v11/NOTICE 11f21123560478f5
 // third_party/tensorrt/v11/ORIGIN a5edd77b3ccf618e
-// third_party/tensorrt/v11/SHA256SUMS b364ae0e9ede9859
+// third_party/tensorrt/v11/SHA256SUMS 8795cc6ddb1c5880
 // third_party/tensorrt/v11/include/NvInfer.h b857831d9c79e9b0
 // third_party/tensorrt/v11/include/NvInferImpl.h c6acddec7e286c18
 // third_party/tensorrt/v11/include/NvInferLegacyDims.h 3e10fe5b85545f2e
@@ -76,4 +78,6 @@
 // third_party/tensorrt/v11/include/NvInferVersion.h 8648df4851fb2df1
 // third_party/tensorrt/v11/include/NvOnnxConfig.h a36f12c8115152f4
 // third_party/tensorrt/v11/include/NvOnnxParser.h 3c3766d0d9ee5c43
+// third_party/tensorrt/v11/include/impl/LICENSE 62fd70d67cbc6c1b
 // third_party/tensorrt/v11/include/impl/NvInferPythonPlugin.h 9b3a1df866a40620
+// third_party/tensorrt/v11/include/impl/ORIGIN a5edd77b3ccf618e
