@@ -258,7 +258,7 @@ func TestNoLibraryFromTheModelsFolder(t *testing.T) {
 	c := cgo.CompiledShims()[0]
 	root := t.TempDir()
 	var tensorrt, driver []standin.Lib
-	for _, l := range standin.Loading(c.TensorRT, c.Build, 80, true, "NVIDIA A100-SXM4-40GB") {
+	for _, l := range standin.Loading(c.TensorRT, c.Build, 80, "NVIDIA A100-SXM4-40GB") {
 		if l.File == trt.CUDADriverFile {
 			driver = append(driver, l)
 		} else {
