@@ -145,6 +145,8 @@ type Sim struct {
 	PreSilent, PostSilent             time.Duration
 	SkipFinish                        bool
 	FP16FailNode                      string
+	// TensorRT is the major the stand-in TensorRT plays: 10 or 11 (0: the newer).
+	TensorRT int
 }
 
 // TrtexecAvgTiming is trtexec's default --avgTiming (samples/common/sampleOptions.h,

@@ -13,6 +13,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/regfile"
 	"github.com/trtbuild/trtbuild/internal/timingcache"
+	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // buildPaths are a build's files, every one checked before anything starts.
@@ -80,7 +81,7 @@ func checkBuildPaths(o *Options, src *onnx.Source, engine string, derived bool, 
 	if !o.NoTimingCache {
 		cache := o.TimingCache
 		if cache == timingcache.Auto && backend == "sim" {
-			if cache, err = timingcache.DefaultPath(timingcache.Key{Backend: "sim"}); err != nil {
+			if cache, err = timingcache.DefaultPath(worker.SimCacheKey(simTensorRT(o))); err != nil {
 				if o.StrictCache {
 					return nil, nil, exitcode.Usagef("%v; pass --timing-cache FILE, or --no-timing-cache (--strict-cache)", err)
 				}

@@ -26,7 +26,7 @@ import (
 const minSimSpeed, maxSimSpeed = 0.001, 1e6
 
 // defaultSimStep makes a simulated build of the bundled model last several seconds at speed 1.
-const defaultSimStep = 40 * time.Millisecond
+const defaultSimStep = 2 * time.Millisecond
 
 // prepareRequest turns the flags into the worker's request for model: the backend, the shape
 // profiles, trtexec's build settings and the model's preflight checks (which complete the
@@ -244,6 +244,14 @@ func shapeProfile(f shapeFlags) (shapes.Profile, error) {
 	return p, nil
 }
 
+// simTensorRT is the TensorRT major a simulated build of o plays.
+func simTensorRT(o *Options) int {
+	if o.Sim.TensorRT != 0 {
+		return o.Sim.TensorRT
+	}
+	return worker.DefaultSimTensorRT
+}
+
 func simConfig(f Sim) (worker.SimConfig, error) {
 	// Written so that NaN fails too: every comparison with NaN is false.
 	if !(f.Speed >= minSimSpeed && f.Speed <= maxSimSpeed) {
@@ -257,6 +265,9 @@ func simConfig(f Sim) (worker.SimConfig, error) {
 			return worker.SimConfig{}, exitcode.Usagef("invalid %s %d: use 1 to 256", n.name, n.v)
 		}
 	}
+	if f.TensorRT != 0 && f.TensorRT != 10 && f.TensorRT != 11 {
+		return worker.SimConfig{}, exitcode.Usagef("invalid --sim-tensorrt %d: the stand-in plays TensorRT 10 or 11", f.TensorRT)
+	}
 	step := f.Step
 	if step == 0 {
 		step = time.Duration(float64(defaultSimStep) / f.Speed)
@@ -269,7 +280,7 @@ func simConfig(f Sim) (worker.SimConfig, error) {
 		FailPhase: f.FailPhase, EarlyPhase: f.EarlyPhase, AbortPhase: f.AbortPhase,
 		Silent: f.Silent, LongStep: f.LongStep, IgnoreCancel: f.IgnoreCancel, Seed: f.Seed,
 		Flood: f.Flood, PreSilent: f.PreSilent, PostSilent: f.PostSilent, SkipFinishOnStop: f.SkipFinish,
-		FP16FailNode: f.FP16FailNode,
+		FP16FailNode: f.FP16FailNode, TensorRT: f.TensorRT,
 	}, nil
 }
 

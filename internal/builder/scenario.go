@@ -48,11 +48,9 @@ func applyScenario(scenario, backend string, speed float64, given Sim, req *work
 		return exitcode.Usagef("--sim-scenario plays a situation with the simulated builder: add --backend sim")
 	}
 	scale := func(d time.Duration) time.Duration { return max(time.Duration(float64(d)/speed), time.Millisecond) }
-	middle := "Finding fastest tactic*"
-	if n := len(req.NodeNames); n > 0 {
-		// The simulated builder times fused layers named after all of their nodes.
-		middle = "Finding fastest tactic for *" + req.NodeNames[n/2] + "*"
-	}
+	// The model's middle timed node: TensorRT names no layer in its phases, so the stand-in
+	// picks the node by its place in the graph it times.
+	middle := 0.5
 	s := &req.Sim
 	switch scenario {
 	case "silence":
@@ -61,18 +59,15 @@ func applyScenario(scenario, backend string, speed float64, given Sim, req *work
 		}
 	case "fail":
 		if given.FailPhase == "" {
-			s.FailPhase = middle
+			s.FailAt = &middle
 		}
 	case "crash":
 		if given.AbortPhase == "" {
-			s.AbortPhase = middle
+			s.AbortAt = &middle
 		}
 	case "slow-cancel":
 		if given.Step == 0 {
 			s.Step = scale(scenarioSlowStep)
-		}
-		if given.Threads == 0 {
-			s.Threads = 2
 		}
 	}
 	return nil

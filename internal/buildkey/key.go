@@ -125,6 +125,8 @@ type Plugin struct {
 
 // Sim is what changes a simulated plan.
 type Sim struct {
+	// TensorRT is the major the stand-in TensorRT played (10 or 11).
+	TensorRT   int    `json:"tensorrt,omitempty"`
 	Tactics    int    `json:"tactics,omitempty"`
 	Iterations int    `json:"iterations,omitempty"`
 	Seed       uint64 `json:"seed,omitempty"`

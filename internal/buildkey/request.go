@@ -88,7 +88,11 @@ func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, M
 	}
 	if target.Backend != "tensorrt" {
 		s := req.Sim
-		p.Sim = &Sim{Tactics: s.Tactics, Iterations: s.Iterations, Seed: s.Seed}
+		major := s.TensorRT
+		if major == 0 {
+			major = worker.DefaultSimTensorRT
+		}
+		p.Sim = &Sim{TensorRT: major, Tactics: s.Tactics, Iterations: s.Iterations, Seed: s.Seed}
 	}
 	return p.Normalized(), hashes, nil
 }

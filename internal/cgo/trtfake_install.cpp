@@ -34,3 +34,28 @@ extern "C" int32_t trtb_fake_install(int32_t major, const char* settings, trtb_s
         return trtb::install_linked(libs, status);
     });
 }
+
+extern "C" int32_t trtb_fake_configure(const char* settings, trtb_status* status) {
+    return trtb::guarded(status, [&]() -> int32_t {
+        const std::string text = settings != nullptr ? settings : "";
+        std::string why;
+        const trtb::InferEntryPoints* infer = trtb::installed_infer();
+        const int32_t major = infer != nullptr ? infer->get_version() / 10000 : 0;
+        bool ok = false;
+        switch (major) {
+            case 10:
+                ok = trtb::fake10::linked_configure(text, &why);
+                break;
+            case 11:
+                ok = trtb::fake11::linked_configure(text, &why);
+                break;
+            default:
+                why = "no stand-in TensorRT is installed in this process";
+                break;
+        }
+        if (!ok) {
+            return trtb::set_status(status, major == 10 || major == 11 ? TRTB_ERR_INVALID_ARGUMENT : TRTB_ERR_STATE, why);
+        }
+        return trtb::set_status(status, TRTB_OK, "");
+    });
+}

@@ -57,7 +57,7 @@ var ErrRejected = errors.New("the cache file on disk is corrupt or belongs to an
 // cache made by another TensorRT version or on another GPU, so each gets its own file.
 type Key struct {
 	Backend  string // "sim" or "tensorrt"
-	TensorRT int    // loaded TensorRT version, major*10000+minor*100+patch; 0 for sim
+	TensorRT int    // loaded TensorRT version, major*10000+minor*100+patch; for sim the major's (110000)
 	GPU      string // the device's name, e.g. "NVIDIA H100 80GB HBM3"
 	// ComputeMajor and ComputeMinor are the device's compute capability.
 	ComputeMajor, ComputeMinor int
@@ -68,11 +68,16 @@ type Key struct {
 // maxName bounds the length of a key's file name.
 const maxName = 120
 
-// Name returns the key as a file name without extension: "sim" for the simulated builder, or
+// Name returns the key as a file name without extension: "sim-trt11" for the simulated builder
+// playing TensorRT 11 ("sim" when the key names no major), or
 // e.g. "trt-10.8.0_NVIDIA-H100-80GB-HBM3_sm90". It holds only ASCII letters, digits, '.',
 // '_' and '-', is never empty and never starts with '.'.
 func (k Key) Name() string {
 	if k.Backend == "" || k.Backend == "sim" {
+		// The stand-in TensorRT of each major writes caches of its own.
+		if k.TensorRT > 0 {
+			return fmt.Sprintf("sim-trt%d", k.TensorRT/10000)
+		}
 		return "sim"
 	}
 	parts := []string{sanitize(k.Backend)}

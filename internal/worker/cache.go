@@ -122,7 +122,8 @@ func (c *cacheFile) problem(msg string) (*cacheFile, []string, error) {
 // GPU decide whether a cache can be used.
 func cacheKey(req Request) (timingcache.Key, error) {
 	if req.Backend != "tensorrt" {
-		return timingcache.Key{Backend: "sim"}, nil
+		major, err := simMajor(req)
+		return SimCacheKey(major), err
 	}
 	v, err := cgo.Version(cgo.BackendTensorRT, req.Device)
 	if err != nil {

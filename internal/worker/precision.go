@@ -18,26 +18,14 @@ type converter func(keep []string) (model string, notes []string, err error)
 // --fp16 or --bf16 build converts the ONNX graph into a temporary folder first and builds that,
 // strongly typed, and convert is the conversion (the worker calls it, with the --keep-fp32
 // list, once per build attempt; see buildKeepingFP32); --int8 and --fp8 there are errors that
-// point to Q/DQ-quantized models. The simulated builder changes no precision and says which
-// path TensorRT would take; for --fp16/--bf16 it takes the TensorRT 11 retry path too, with a
-// conversion that only hands the keep list to the simulated builder (SimOptions.KeepFP32),
-// so that --sim-fp16-fail-node exercises the same rebuild-once rule. notes go to the user as
+// point to Q/DQ-quantized models. A simulated build takes the path of the major its stand-in
+// plays, conversion and retry included (its --sim-fp16-fail-node failure honours the keep
+// list, which the worker hands the stand-in too). notes go to the user as
 // log lines; cleanup removes the temporary folder. convert is nil when nothing is converted.
 func precisionPath(req *Request) (notes []string, convert converter, cleanup func(), err error) {
 	cleanup = func() {}
 	if !req.FP16 && !req.BF16 && !req.INT8 && !req.FP8 {
 		return nil, nil, cleanup, nil
-	}
-	if req.Backend != "tensorrt" {
-		notes = []string{simPrecisionNote(req)}
-		if h := simConversionHeadline(req); h != "" {
-			notes = append(notes, h)
-		}
-		if req.FP16 || req.BF16 {
-			model := req.Model
-			convert = func([]string) (string, []string, error) { return model, nil, nil }
-		}
-		return notes, convert, cleanup, nil
 	}
 	v, err := cgo.Version(cgo.BackendTensorRT, req.Device)
 	if err != nil {
@@ -105,29 +93,4 @@ func onnxConverter(model, targetName string, version trt.Version) (converter, fu
 		return out, append(notes, summary.Warnings...), nil
 	}
 	return c, cleanup, nil
-}
-
-func simPrecisionNote(req *Request) string {
-	return "the simulated builder does not change precision; with TensorRT 10, --fp16/--bf16/--int8/--fp8 set the (deprecated) builder flags; " +
-		"with TensorRT 11, --fp16/--bf16 convert the ONNX graph first (as trtbuild convert does) and --int8/--fp8 need a Q/DQ-quantized model"
-}
-
-// simConversionHeadline is what converting the model for a TensorRT 11 --fp16/--bf16 build says
-// up front of the nodes its opset keeps in float32 (convert.Summary.Headline), converted in
-// memory and never written, so that a simulated build shows it as a TensorRT 11 build does; ""
-// when there are none, without --fp16/--bf16, or when the model cannot be converted (a TensorRT
-// 11 build would say why).
-func simConversionHeadline(req *Request) string {
-	if !req.FP16 && !req.BF16 {
-		return ""
-	}
-	target := convert.FP16
-	if req.BF16 {
-		target = convert.BF16
-	}
-	sum, err := convert.Analyze(req.Model, convert.Options{Target: target, Keep: req.KeepFP32})
-	if err != nil || sum.Headline() == "" {
-		return ""
-	}
-	return "with TensorRT 11, which converts the model for --" + string(target) + ": " + sum.Headline()
 }

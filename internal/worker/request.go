@@ -123,6 +123,17 @@ type SimConfig struct {
 	// FP16FailNode makes the build fail as TensorRT 11.2 fails an FP16 Conv it has no kernel
 	// for, naming this node, unless the node is kept in float32.
 	FP16FailNode string `json:"fp16_fail_node,omitempty"`
+	// TensorRT is the major the stand-in TensorRT plays (10 or 11; 0: DefaultSimTensorRT).
+	TensorRT int `json:"tensorrt,omitempty"`
+	// FailAt and AbortAt pick a timed node by its place in the optimized graph, a fraction of
+	// the way through it (0.5: the middle): timing it fails the build (TensorRT's "Could not
+	// find any implementation for node") or aborts the worker. nil: none.
+	FailAt  *float64 `json:"fail_at,omitempty"`
+	AbortAt *float64 `json:"abort_at,omitempty"`
+	// HoldAfter stalls the builder after this many measured tactics until a cancel comes.
+	HoldAfter int `json:"hold_after,omitempty"`
+	// Regime forces how the stand-in times the graph: "cnn" or "myelin" ("": the model decides).
+	Regime string `json:"regime,omitempty"`
 }
 
 // ModelFolderFD is Request.ModelFolder when the folder is the worker's inherited descriptor 5,

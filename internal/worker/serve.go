@@ -194,6 +194,16 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 		if err := checkLoadedMinor(req); err != nil {
 			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: true}, 0)
 		}
+	} else {
+		// A simulated build is a TensorRT build over the stand-in TensorRT compiled into the
+		// binary: the same shim, options, conversions and retries as a real one.
+		lines, err := installStandIn(req)
+		if err != nil {
+			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: true}, 0)
+		}
+		w.info(lines, 0)
+		w.tensorRT, w.gpu = describeTarget(req.Device)
+		w.tensorRT += " (simulated)"
 	}
 
 	notes, conv, cleanup, err := precisionPath(&req)
@@ -292,6 +302,12 @@ func (s *server) build() progress.Result {
 		s.offset = s.last
 	}
 	s.attempts++
+	if s.req.Backend != "tensorrt" && s.attempts > 1 {
+		// The retry's keep list is the stand-in's too (installStandIn set the first attempt's).
+		if err := cgo.ConfigureStandIn(standInSettings(s.req)); err != nil {
+			return progress.Result{Status: progress.StatusFailed, Error: err.Error()}
+		}
+	}
 	opts, err := nativeOptions(s.req, s.plan)
 	if err != nil {
 		return progress.Result{Status: progress.StatusFailed, Error: err.Error()}
@@ -417,11 +433,10 @@ func dropNote(d cgo.Drops) string {
 		"; the phase tree is complete (to keep every line, read the output faster, e.g. --progress json to a file)"
 }
 
-func backendOf(name string) cgo.Backend {
-	if name == "tensorrt" {
-		return cgo.BackendTensorRT
-	}
-	return cgo.BackendSim
+// backendOf is the backend that builds for the request's: TensorRT's shim, over a loaded
+// TensorRT or over the stand-in (a simulated build).
+func backendOf(string) cgo.Backend {
+	return cgo.BackendTensorRT
 }
 
 // eventWriter batches encoded events into one write per drained batch.

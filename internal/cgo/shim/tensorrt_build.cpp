@@ -345,9 +345,10 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     // Cancelled only if the monitor actually stopped the build: a build that failed by itself
     // after Ctrl-C, before any stepComplete saw the request, is a failure with its own errors.
     const bool cancelled = !built && cancel_seen_ns() != 0;
-    if (built || cancelled) {
-        save_timing_cache(o, built && write_error == 0, result, keys_before);
-    }
+    // What the builder timed is in the config's cache after a failure too (TensorRT adds each
+    // entry as it is timed): kept, so that a rebuild (--keep-fp32's retry, a user's second try)
+    // times only what the first did not reach.
+    save_timing_cache(o, built && write_error == 0, result, keys_before);
 
     if (write_error != 0) {
         return fail(TRTB_ERR_IO, "cannot write the plan: " + platform::error_text(write_error));

@@ -154,8 +154,8 @@ void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* r
     std::unique_ptr<nvinfer1::IHostMemory> blob(cache->serialize());
     if (blob_of(blob.get()).empty()) {
         if (!succeeded) {
-            // Serializing after a cancelled build is not documented to work.
-            logger_.note(TRTB_SEVERITY_WARNING, "the timing cache could not be saved after the cancelled build");
+            // Serializing after a cancelled or failed build is not documented to work.
+            logger_.note(TRTB_SEVERITY_WARNING, "the timing cache could not be saved after the build that did not finish");
         } else {
             logger_.note(TRTB_SEVERITY_WARNING, "TensorRT returned an empty timing cache; it is not saved");
         }

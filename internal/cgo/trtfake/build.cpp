@@ -364,15 +364,34 @@ private:
         }
     }
 
+    // picked reports whether node is the one a fail_at or abort_at setting of at picks: the
+    // node that fraction of the way through the optimized graph.
+    bool picked(double at, const TimedNode& node) const {
+        const size_t n = run_.graph.nodes.size();
+        if (at < 0 || n == 0) {
+            return false;
+        }
+        const auto target = static_cast<int32_t>(at * static_cast<double>(n - 1) + 0.5);
+        return node.index == target;
+    }
+
     // time_node evaluates a node's candidates, those the caches do not hold.
     void time_node(Phase& nodes, const TimedNode& node, bool record) {
         const bool foreign = node.foreign || foreign_only();
         if (foreign_only() && node.index > 0) {
             return;  // the myelin strategy hands the whole graph to Myelin: one ForeignNode
         }
+        if (picked(s_.abort_at, node)) {
+            std::abort();  // a crash inside TensorRT while it times this node, as the setting asks
+        }
+        if (picked(s_.fail_at, node)) {
+            run_.no_implementation(node.name);
+        }
         if (!s_.fp16_fail_node.empty()) {
             for (size_t m = 0; m < node.members.size(); ++m) {
-                if (node.members[m] != s_.fp16_fail_node) {
+                // Only a node that runs in 16 bits fails: a TensorRT 11 --fp16 build converts
+                // the model, and the conversion leaves a node it keeps in float32.
+                if (node.members[m] != s_.fp16_fail_node || m >= node.member_low.size() || !node.member_low[m]) {
                     continue;
                 }
                 const bool kept = std::find_if(s_.keep_fp32.begin(), s_.keep_fp32.end(), [&](const std::string& k) {
@@ -399,8 +418,10 @@ private:
         uint64_t best_ns = UINT64_MAX, best_tactic = 0;
         const std::vector<int32_t> evaluations = foreign ? std::vector<int32_t>{1} : node.evaluations;
         for (size_t e = 0; e < evaluations.size(); ++e) {
-            const std::string sig = (foreign ? std::string("ForeignNode") : node.ops) + "|" + std::to_string(node.index) +
-                                    "|" + run_.build_key + "|e" + std::to_string(e);
+            // The node's ops and names, not its place: a --keep-fp32 retry's conversion adds
+            // Cast nodes, and what it left as it was is still found in the cache.
+            const std::string sig = (foreign ? std::string("ForeignNode") : node.ops) + "|" + name + "|" +
+                                    run_.build_key + "|e" + std::to_string(e);
             const CacheKey key{hash(sig), mix(hash(sig) ^ 0x5eedULL)};
             CacheEntry entry;
             if (foreign) {

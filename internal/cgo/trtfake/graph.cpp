@@ -176,6 +176,22 @@ Graph analyze(const Model& m, const Settings& s, Regime regime) {
 
     // The optimized graph: fusions, with the nodes Myelin takes gathered into one ForeignNode
     // at the place of the first.
+    std::map<std::string, int32_t> types;  // the initializers' and the network inputs' element types
+    for (const Initializer& i : m.initializers) {
+        types[i.name] = i.type;
+    }
+    for (const Value& v : m.inputs) {
+        types.emplace(v.name, v.type);
+    }
+    const auto low = [&types](const Node& node) {
+        for (const std::string& in : node.inputs) {
+            const auto t = types.find(in);
+            if (t != types.end() && (t->second == kOnnxFloat16 || t->second == kOnnxBfloat16)) {
+                return true;
+            }
+        }
+        return false;
+    };
     std::vector<TimedNode> opt;
     int foreign = -1;
     for (size_t i = 0; i < m.nodes.size(); ++i) {
@@ -193,6 +209,7 @@ Graph analyze(const Model& m, const Settings& s, Regime regime) {
             TimedNode& f = opt[static_cast<size_t>(foreign)];
             f.members.push_back(name);
             f.member_ops.push_back(node.op);
+            f.member_low.push_back(low(node));
             continue;
         }
         TimedNode t;
@@ -200,6 +217,7 @@ Graph analyze(const Model& m, const Settings& s, Regime regime) {
         t.ops = node.op;
         t.members.push_back(name);
         t.member_ops.push_back(node.op);
+        t.member_low.push_back(low(node));
         if (conv_head(node.op) || gemm_head(node.op)) {
             int taken = 0;
             while (i + 1 < m.nodes.size()) {
@@ -213,6 +231,7 @@ Graph analyze(const Model& m, const Settings& s, Regime regime) {
                 t.ops += "+" + m.nodes[i].op;
                 t.members.push_back(node_name(m, i));
                 t.member_ops.push_back(m.nodes[i].op);
+                t.member_low.push_back(low(m.nodes[i]));
             }
         }
         if (shuffle(node.op)) {

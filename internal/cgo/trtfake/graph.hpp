@@ -22,6 +22,10 @@ struct TimedNode {
     std::string ops;                   // its op types, "Conv+BatchNormalization+Relu": part of its signature
     std::vector<std::string> members;  // the model's nodes it holds
     std::vector<std::string> member_ops;
+    // member_low tells, for each member, whether it computes in 16 bits: an input of it is a
+    // float16 or bfloat16 initializer or network input (a strongly typed network runs a node
+    // in the precision of its inputs; a --fp16 conversion leaves a kept node's in float32).
+    std::vector<bool> member_low;
     // evaluations are its candidate implementations: one "Evaluating tactic times" phase
     // each, whose steps are the tactics tried (1 for the ForeignNode: Myelin compiles it
     // whole, in one long step).

@@ -5,12 +5,13 @@
 //
 // Global state: the settings of the installed stand-in. TensorRT's entry points take no
 // context (createInferBuilder_INTERNAL(logger, version)), so, as a loaded library's state is,
-// they are the process's: set once, when the stand-in is installed, and read by every builder
-// created after (each copies them).
+// they are the process's: set when the stand-in is installed, replaced by trtb_fake_configure
+// (between builds), and read by every builder created after (each copies them).
 
 #include "linked.hpp"
 #include "objects.hpp"
 
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -20,26 +21,31 @@ namespace TRTB_FAKE {
 namespace {
 
 std::mutex settings_mu;
-const Settings* installed_settings = nullptr;  // guarded by settings_mu; never freed once set
+bool installed = false;                              // guarded by settings_mu
+std::shared_ptr<const Settings> installed_settings;  // guarded by settings_mu; null: the defaults
 
-const Settings& settings() {
-    static const Settings defaults;
+// settings are the installed stand-in's: a reader keeps its copy while a configure replaces
+// them.
+std::shared_ptr<const Settings> settings() {
     std::lock_guard<std::mutex> lock(settings_mu);
-    return installed_settings != nullptr ? *installed_settings : defaults;
+    if (installed_settings == nullptr) {
+        installed_settings = std::make_shared<const Settings>();
+    }
+    return installed_settings;
 }
 
 int32_t get_version() {
-    const Settings& s = settings();
-    return s.version != 0 ? s.version : kHeaderVersion;
+    const auto s = settings();
+    return s->version != 0 ? s->version : kHeaderVersion;
 }
 
 int32_t get_build() {
-    const Settings& s = settings();
-    return s.build >= 0 ? s.build : kHeaderBuild;
+    const auto s = settings();
+    return s->build >= 0 ? s->build : kHeaderBuild;
 }
 
 void* create_builder_entry(void* logger, int32_t version) {
-    return create_builder(logger, version, settings());
+    return create_builder(logger, version, *settings());
 }
 
 void* create_parser_entry(void* network, void* logger, int version) {
@@ -65,11 +71,12 @@ bool linked_entry_points(const std::string& settings_text, InferEntryPoints* inf
     }
     {
         std::lock_guard<std::mutex> lock(settings_mu);
-        if (installed_settings != nullptr) {
+        if (installed) {
             *why = "the stand-in TensorRT " + std::to_string(kMajor) + " is already installed";
             return false;
         }
-        installed_settings = new Settings(std::move(s));
+        installed = true;
+        installed_settings = std::make_shared<const Settings>(std::move(s));
     }
     infer->get_version = get_version;
     infer->get_build = get_build;
@@ -77,6 +84,25 @@ bool linked_entry_points(const std::string& settings_text, InferEntryPoints* inf
     parser->create_parser = create_parser_entry;
     parser->get_version = get_parser_version;
     plugin->init_plugins = init_plugins;
+    return true;
+}
+
+bool linked_configure(const std::string& settings_text, std::string* why) {
+    Settings s;
+    if (!parse_settings(settings_text, &s, why)) {
+        return false;
+    }
+    std::lock_guard<std::mutex> lock(settings_mu);
+    if (!installed) {
+        *why = "the stand-in TensorRT " + std::to_string(kMajor) + " is not installed";
+        return false;
+    }
+    const auto& old = installed_settings != nullptr ? *installed_settings : Settings();
+    if (s.version != old.version || s.build != old.build) {
+        *why = "a stand-in TensorRT keeps the version it was installed with, as a loaded library does";
+        return false;
+    }
+    installed_settings = std::make_shared<const Settings>(std::move(s));
     return true;
 }
 

@@ -16,6 +16,10 @@
        (settings.hpp). Once per process: false with *why when the text is bad or it was done. */       \
     bool linked_entry_points(const std::string& settings_text, InferEntryPoints* infer,                  \
                              ParserEntryPoints* parser, PluginEntryPoints* plugin, std::string* why);    \
+    /* linked_configure replaces the installed stand-in's settings with settings_text: builders      \
+       created after take them. false with *why when the text is bad, the stand-in is not           \
+       installed, or the text changes its version or build. */                                       \
+    bool linked_configure(const std::string& settings_text, std::string* why);                           \
     }                                                                                                    \
     }
 

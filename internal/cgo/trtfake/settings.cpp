@@ -54,6 +54,21 @@ bool to_duration(const std::string& v, int64_t* out) {
     return to_int(v, 0, INT64_MAX, out);
 }
 
+// to_fraction reads a number from 0 to 1.
+bool to_fraction(const std::string& v, double* out) {
+    if (v.empty()) {
+        return false;
+    }
+    errno = 0;
+    char* end = nullptr;
+    const double f = std::strtod(v.c_str(), &end);
+    if (errno != 0 || end == nullptr || *end != '\0' || !(f >= 0 && f <= 1)) {
+        return false;
+    }
+    *out = f;
+    return true;
+}
+
 bool to_bool(const std::string& v, bool* out) {
     if (v == "1" || v == "true") {
         *out = true;
@@ -110,6 +125,10 @@ bool parse_settings(const std::string& text, Settings* out, std::string* error) 
             s.early_phase = v;
         } else if (key == "abort-phase") {
             s.abort_phase = v;
+        } else if (key == "fail-at") {
+            ok = to_fraction(v, &s.fail_at);
+        } else if (key == "abort-at") {
+            ok = to_fraction(v, &s.abort_at);
         } else if (key == "long-step") {
             ok = to_duration(v, &s.long_step_ns);
         } else if (key == "ignore-cancel") {

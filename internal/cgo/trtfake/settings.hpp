@@ -27,6 +27,11 @@ struct Settings {
     std::string fail_phase;         // glob: fail when such a phase starts
     std::string early_phase;        // glob: such phases finish after half their steps
     std::string abort_phase;        // glob: abort() when such a phase starts
+    // fail_at and abort_at pick a timed node by its place in the optimized graph, as a
+    // fraction of the way through it (0: the first, 0.5: the middle, 1: the last; < 0: none):
+    // timing it fails the build with Error Code 10 naming it (fail_at) or abort()s (abort_at).
+    double fail_at = -1;
+    double abort_at = -1;
     int64_t long_step_ns = 0;       // the first measuring step takes this long
     bool ignore_cancel = false;     // stepComplete's false is not honoured
     int64_t silent_ns = 0;          // nothing at the start of "Timing graph nodes"
