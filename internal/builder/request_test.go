@@ -4,6 +4,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,7 @@ func TestApplyScenario(t *testing.T) {
 	if err := applyScenario("crash", "tensorrt", 1, Sim{}, &req); err == nil || !strings.Contains(err.Error(), "add --backend sim") {
 		t.Errorf("a scenario with TensorRT: %v", err)
 	}
+	middle := 0.5 // the middle timed node
 	tests := []struct {
 		scenario string
 		given    Sim
@@ -56,16 +58,17 @@ func TestApplyScenario(t *testing.T) {
 		{"silence", Sim{}, 1, worker.SimConfig{Silent: 20 * time.Second}},
 		{"silence", Sim{}, 4, worker.SimConfig{Silent: 5 * time.Second}},
 		{"silence", Sim{Silent: time.Second}, 1, worker.SimConfig{}}, // --sim-silent wins
-		{"fail", Sim{}, 1, worker.SimConfig{FailPhase: "Finding fastest tactic for *b*"}},
-		{"crash", Sim{}, 1, worker.SimConfig{AbortPhase: "Finding fastest tactic for *b*"}},
-		{"slow-cancel", Sim{}, 2, worker.SimConfig{Step: time.Second, Threads: 2}},
+		{"fail", Sim{}, 1, worker.SimConfig{FailAt: &middle}},
+		{"fail", Sim{FailPhase: "Timing*"}, 1, worker.SimConfig{}}, // --sim-fail-phase wins
+		{"crash", Sim{}, 1, worker.SimConfig{AbortAt: &middle}},
+		{"slow-cancel", Sim{}, 2, worker.SimConfig{Step: time.Second}},
 	}
 	for _, tt := range tests {
 		req := worker.Request{NodeNames: []string{"a", "b", "c"}}
 		if err := applyScenario(tt.scenario, "sim", tt.speed, tt.given, &req); err != nil {
 			t.Fatal(err)
 		}
-		if req.Sim != tt.want {
+		if !reflect.DeepEqual(req.Sim, tt.want) {
 			t.Errorf("%s at speed %g: %+v, want %+v", tt.scenario, tt.speed, req.Sim, tt.want)
 		}
 	}

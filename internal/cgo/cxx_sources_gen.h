@@ -16,7 +16,7 @@
 // internal/cgo/shim/tensorrt_shim.hpp e6cc0145c7d6c82c
 // internal/cgo/shim/tensorrt_timing_cache.cpp 3b7128d444ad42d5
 // internal/cgo/shim/tensorrt_trtexec.cpp ec039fcd78ddfff0
-// internal/cgo/trtfake/build.cpp eccdbf5c6b21d8cf
+// internal/cgo/trtfake/build.cpp e992428f553b6c2a
 // internal/cgo/trtfake/builder.cpp 2e6f4ec5f74e72f5
 // internal/cgo/trtfake/config.cpp 7548722db8897cfc
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b
@@ -27,8 +27,8 @@
 // internal/cgo/trtfake/library.cpp 3a41d8916339358c
 // internal/cgo/trtfake/linked.cpp dfb5eb48378a2ca8
 // internal/cgo/trtfake/linked.hpp 545ba414a05d439b
-// internal/cgo/trtfake/model.cpp 49745a1ddb39ccbb
-// internal/cgo/trtfake/model.hpp bd48175c1b85b001
+// internal/cgo/trtfake/model.cpp ffba406b65c46cfe
+// internal/cgo/trtfake/model.hpp 7718794d46f26af3
 // internal/cgo/trtfake/network.cpp c638e0910a7137d2
 // internal/cgo/trtfake/objects.hpp 8537adb470568c64
 // internal/cgo/trtfake/parser.cpp 1b0c133f51166232

@@ -54,7 +54,7 @@ func simRequest(t *testing.T) Request {
 	return Request{
 		Model: filepath.Join("..", "..", "testdata", "models", "convnet.onnx"), Backend: "sim",
 		LogSeverity: progress.SeverityWarning, OptLevel: -1, MaxAuxStreams: -1, NoTimingCache: true,
-		Sim:       SimConfig{Threads: 2, Step: 100 * time.Microsecond},
+		Sim: SimConfig{Threads: 2, Step: 100 * time.Microsecond},
 	}
 }
 

@@ -738,6 +738,75 @@ std::string build_key(const ConfigImpl& config, const NetworkImpl& network) {
     return key;
 }
 
+// plan_escape keeps a plan line one line: '\\', newlines and tabs escaped as C does.
+std::string plan_escape(const std::string& s) {
+    std::string out;
+    for (const char c : s) {
+        switch (c) {
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+// plan_precision names the reduced precisions the engine computes in, "+" between them: the
+// precision builder flags set (TensorRT 10), else the 16-bit float types of the network's
+// weights and inputs (a strongly typed network, as TensorRT 11's --fp16 conversion makes);
+// "default" when none.
+std::string plan_precision(const ConfigImpl& config, const NetworkImpl& network) {
+    std::string out;
+    const auto add = [&out](const char* name) {
+        if (out.find(name) == std::string::npos) {
+            out += (out.empty() ? "" : "+") + std::string(name);
+        }
+    };
+#if TRTB_SHIM_MAJOR == 10
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    using F = nvinfer1::BuilderFlag;
+    const std::pair<F, const char*> flags[] = {{F::kFP16, "fp16"}, {F::kBF16, "bf16"}, {F::kINT8, "int8"}, {F::kFP8, "fp8"}};
+#pragma GCC diagnostic pop
+    for (const auto& f : flags) {
+        if (config.flag(static_cast<int32_t>(f.first))) {
+            add(f.second);
+        }
+    }
+#else
+    (void)config;
+#endif
+    if (out.empty()) {
+        const Model& m = network.model();
+        for (const Initializer& i : m.initializers) {
+            if (i.type == kOnnxFloat16) {
+                add("fp16");
+            } else if (i.type == kOnnxBfloat16) {
+                add("bf16");
+            }
+        }
+        for (const Value& v : m.inputs) {
+            if (v.type == kOnnxFloat16) {
+                add("fp16");
+            } else if (v.type == kOnnxBfloat16) {
+                add("bf16");
+            }
+        }
+    }
+    return out.empty() ? "default" : out;
+}
+
 // plan_text is the stand-in's plan: the simulated-plan format internal/plan reads, which no
 // TensorRT mistakes for an engine.
 std::string plan_text(const Run& run, const std::vector<std::string>& chosen, int32_t strategy, int32_t generations) {
@@ -756,6 +825,11 @@ std::string plan_text(const Run& run, const std::vector<std::string>& chosen, in
     out += "generations " + std::to_string(generations) + "\n";
     out += "backend_strategy " + std::to_string(strategy) + "\n";
     out += "weights_bytes " + std::to_string(run.graph.weight_bytes) + "\n";
+    // The file's name, not its folder: the same model builds the same plan wherever it lies.
+    const std::string& path = run.network.model().path;
+    out += "model " + plan_escape(path.substr(path.find_last_of("/\\") == std::string::npos ? 0 : path.find_last_of("/\\") + 1)) + "\n";
+    out += "model_bytes " + std::to_string(run.network.model().file_bytes) + "\n";
+    out += "precision " + plan_precision(run.config, run.network) + "\n";
     for (size_t i = 0; i < chosen.size(); ++i) {
         out += "layer " + std::to_string(i) + "\t" + chosen[i] + "\n";
     }

@@ -700,6 +700,7 @@ ReadOutcome read_model(const std::string& path, Model* out, std::string* why) {
     }
     Model m;
     m.file_bytes = size;
+    m.path = path;
     WireReader r(f, size);
     WireParser p(r, m);
     ok = p.model(size);

@@ -61,6 +61,7 @@ struct Model {
     std::vector<Initializer> initializers;
     std::vector<Value> inputs, outputs;  // inputs without the initializers listed as inputs
     uint64_t file_bytes = 0;
+    std::string path;  // the file it was read from
 };
 
 // ReadOutcome is what read_model made of a file.
