@@ -19,7 +19,18 @@
 struct trtb_build {
     std::unique_ptr<trtb::Build> impl;
     std::atomic<bool> finished{false};  // trtb_build_run has returned
+    // A simulated build's stand-in: its major (0: a build over a loaded TensorRT) and the
+    // settings its builder takes (trtb_sim_options).
+    int32_t sim_major = 0;
+    std::string sim_settings;
 };
+
+namespace {
+
+// kDefaultSimMajor is the TensorRT a simulated build plays when trtb_sim_options names none.
+constexpr int32_t kDefaultSimMajor = 11;
+
+}  // namespace
 
 namespace trtb {
 
@@ -138,18 +149,28 @@ int32_t trtb_build_create(int32_t backend, const trtb_options* options, trtb_bui
             return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, "build options are NULL");
         }
         trtb::set_status(status, TRTB_OK, "");
-        std::unique_ptr<trtb::Build> build;
+        int32_t sim_major = 0;
+        std::string sim_settings;
         switch (backend) {
-            case TRTB_BACKEND_SIM:
-                build = trtb::make_sim_build(*options, status);
+            case TRTB_BACKEND_SIM: {
+                // The shim over the stand-in TensorRT of the major asked for.
+                sim_major = options->sim != nullptr && options->sim->tensorrt_major != 0 ? options->sim->tensorrt_major
+                                                                                      : kDefaultSimMajor;
+                if (options->sim != nullptr && options->sim->settings != nullptr) {
+                    sim_settings = options->sim->settings;
+                }
+                if (const int32_t code = trtb::standin_for_build(sim_major, sim_settings, status); code != TRTB_OK) {
+                    return code;
+                }
                 break;
+            }
             case TRTB_BACKEND_TENSORRT:
-                build = trtb::make_tensorrt_build(*options, status);
                 break;
             default:
                 return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT,
                                         "unknown backend " + std::to_string(backend));
         }
+        std::unique_ptr<trtb::Build> build = trtb::make_tensorrt_build(*options, status);
         if (build == nullptr) {
             if (status != nullptr && status->code == TRTB_OK) {
                 return trtb::set_status(status, TRTB_ERR_INTERNAL,
@@ -159,6 +180,8 @@ int32_t trtb_build_create(int32_t backend, const trtb_options* options, trtb_bui
             return status != nullptr ? status->code : TRTB_ERR_INTERNAL;
         }
         *out = trtb::new_handle(std::move(build));
+        (*out)->sim_major = sim_major;
+        (*out)->sim_settings = std::move(sim_settings);
         return trtb::set_status(status, TRTB_OK, "");
     });
 }
@@ -181,7 +204,15 @@ int32_t trtb_build_run(trtb_build* build, trtb_result* result, trtb_status* stat
         return result->code;
     }
     trtb::set_status_text(status, TRTB_OK, nullptr, nullptr);
-    const int32_t code = trtb::guarded(status, [&] { return build->impl->run(result, status); });
+    const int32_t code = trtb::guarded(status, [&] {
+        if (build->sim_major == 0) {
+            return build->impl->run(result, status);
+        }
+        int32_t ran = TRTB_ERR_INTERNAL;
+        trtb::with_standin_settings(build->sim_major, build->sim_settings,
+                                    [&] { ran = build->impl->run(result, status); });
+        return ran;
+    });
     // The backend should have closed the queue; drainers must always see done.
     trtb::guarded_void([&] { build->impl->queue.close(); });
     if (status != nullptr) {

@@ -25,8 +25,8 @@
 // internal/cgo/trtfake/graph.cpp 06cab1fa60682103
 // internal/cgo/trtfake/graph.hpp e029619f3efd1d81
 // internal/cgo/trtfake/library.cpp 3a41d8916339358c
-// internal/cgo/trtfake/linked.cpp dfb5eb48378a2ca8
-// internal/cgo/trtfake/linked.hpp 545ba414a05d439b
+// internal/cgo/trtfake/linked.cpp 732ecaaabb2b0054
+// internal/cgo/trtfake/linked.hpp be2fdac6bf60bbe8
 // internal/cgo/trtfake/model.cpp ffba406b65c46cfe
 // internal/cgo/trtfake/model.hpp 7718794d46f26af3
 // internal/cgo/trtfake/network.cpp c638e0910a7137d2

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -203,52 +204,115 @@ const (
 // maxDims is TRTB_MAX_DIMS, the largest rank of a profile shape.
 const maxDims = C.TRTB_MAX_DIMS
 
-// SimOptions are the simulated builder's knobs, for demos and tests; the TensorRT backend
-// ignores them. Zero fields take the builder's defaults (1 thread, 6 tactics, 4 iterations,
-// 5 ms steps, 16 layers). Phase names in FailPhase, EarlyPhase and AbortPhase match exactly,
-// where '*' stands for any run of characters (a fused layer is named after all of its nodes,
-// so "Finding fastest tactic for *conv1*" finds the layer holding conv1).
+// SimOptions describe a simulated build (BackendSim): a build through the TensorRT shim over the
+// stand-in TensorRT compiled into the binary, of the major TensorRT says. The other fields are
+// the stand-in's settings (trtfake/trtfake.hpp), one each; zero fields take its defaults.
+// Phase names in FailPhase, EarlyPhase and AbortPhase match whole names, '*' standing for any
+// run of characters. A process plays one major: see trtb_sim_options.
 type SimOptions struct {
-	Threads    int           // builder threads timing layers in parallel
-	Tactics    int           // tactics timed per layer
-	Iterations int           // "Measuring tactic time" steps per tactic
-	Step       time.Duration // wall time of one measuring step
-	Layers     []string      // layer names, from the model's nodes; nil: NbLayers named layer_<i>
-	NbLayers   int           // layers to time when Layers is nil
-	FailPhase  string        // fail the build when this phase starts
-	EarlyPhase string        // finish this phase after about half of its steps
-	AbortPhase string        // abort the process when this phase starts, as a crash would
-	Silent     time.Duration // report nothing for this long at the start of "Timing graph nodes"
-	LongStep   time.Duration // make the first measuring step take this long
+	TensorRT   int           // the major the stand-in plays: 10 or 11 (0: 11)
+	Threads    int           // > 1: the stand-in's stress setting, nodes timed on that many threads
+	Tactics    int           // tactics of every evaluation
+	Iterations int           // steps of a full "Measuring tactic time"
+	Step       time.Duration // one measuring step at 8 averaging iterations
+	FailPhase  string        // fail the build when such a phase starts
+	EarlyPhase string        // such phases report only the first half of their steps
+	AbortPhase string        // abort the process when such a phase starts, as a crash would
+	// FailAt and AbortAt pick a timed node by its place in the optimized graph, a fraction of
+	// the way through it (0.5: the middle): timing it fails the build with TensorRT's "Could
+	// not find any implementation for node" or aborts the process. nil: none.
+	FailAt, AbortAt *float64
+	Silent          time.Duration // report nothing for this long at the start of "Timing graph nodes"
+	LongStep        time.Duration // make the first measuring step take this long
 	// IgnoreCancel keeps building after Cancel, for testing what kills a stuck build.
 	IgnoreCancel bool
-	Seed         uint64 // fixes tactic timings and their order
-	// Flood makes the builder never sleep (Step, Silent, LongStep and the work between steps
-	// take no time): events come as fast as its threads can report them, for benchmarks.
+	Seed         uint64 // fixes tactic counts, timings and choices
+	// Flood makes the builder never sleep: events come as fast as it can report them, for
+	// benchmarks.
 	Flood bool
 	// SkipFinishOnStop reports no phase finish after a cancel or a failure, which TensorRT does
 	// not promise either.
 	SkipFinishOnStop bool
-	// LayerOps are the ONNX op types of Layers (same length, or nil). With them the builder
-	// times TensorRT's optimized graph: no Identity/Constant/Shape/Dropout layers, Conv/Gemm/
-	// MatMul fused with a following BatchNormalization, Add and activation ("a + b + c"), and
-	// reformat layers; without them each name is one layer.
-	LayerOps []string
-	// ShapeKey names the network's input shapes; it is part of every layer's signature, the
-	// timing cache key (so two models with the same layers but other shapes share nothing).
-	ShapeKey string
 	// PreSilent and PostSilent are silences before the first phase (graph optimization) and
-	// after timing (engine generation).
+	// while the engine is generated.
 	PreSilent, PostSilent time.Duration
 	// FP16FailNode makes the build fail as TensorRT 11.2 fails an FP16 Conv it has no kernel
-	// for ("No low-precision conv kernel available ... Failing node: X") when the layer holding
-	// that node is timed, unless the node's name or op type is in KeepFP32.
+	// for ("No low-precision conv kernel available ... Failing node: X") when that node runs
+	// in 16 bits and neither its name nor its op type is in KeepFP32.
 	FP16FailNode string
 	KeepFP32     []string
-	// HoldAfter, when positive, stops the builder once that many tactics are measured: every
-	// thread then waits, reporting nothing, until a cancel comes. It stands for a builder stuck
-	// in one long step and gives tests a point to cancel at that does not race the builder.
+	// HoldAfter, when positive, stalls the builder once that many tactics are measured, until
+	// a cancel comes: a builder stuck in one long step, and a point for tests to cancel at that
+	// does not race the builder.
 	HoldAfter int
+	// Regime forces how the graph is timed: "cnn" or "myelin" ("": the model decides).
+	Regime string
+}
+
+// Settings is the stand-in's settings text for s: "key=value;key=value".
+func (s *SimOptions) Settings() string {
+	var parts []string
+	add := func(key, value string) {
+		// ';' separates the items, ',' the names of keep-fp32: neither is in a value.
+		parts = append(parts, key+"="+strings.NewReplacer(";", "", "\n", "").Replace(value))
+	}
+	dur := func(key string, d time.Duration) {
+		if d > 0 {
+			add(key, strconv.FormatInt(int64(d), 10)+"ns")
+		}
+	}
+	num := func(key string, n int) {
+		if n > 0 {
+			add(key, strconv.Itoa(n))
+		}
+	}
+	flag := func(key string, on bool) {
+		if on {
+			add(key, "1")
+		}
+	}
+	text := func(key, v string) {
+		if v != "" {
+			add(key, v)
+		}
+	}
+	frac := func(key string, f *float64) {
+		if f != nil {
+			add(key, strconv.FormatFloat(*f, 'g', -1, 64))
+		}
+	}
+	dur("step", s.Step)
+	if s.Seed != 0 {
+		add("seed", strconv.FormatUint(s.Seed, 10))
+	}
+	num("threads", s.Threads)
+	num("tactics", s.Tactics)
+	num("iterations", s.Iterations)
+	text("fail-phase", s.FailPhase)
+	text("early-phase", s.EarlyPhase)
+	text("abort-phase", s.AbortPhase)
+	frac("fail-at", s.FailAt)
+	frac("abort-at", s.AbortAt)
+	dur("long-step", s.LongStep)
+	flag("ignore-cancel", s.IgnoreCancel)
+	dur("silent", s.Silent)
+	dur("pre-silent", s.PreSilent)
+	dur("post-silent", s.PostSilent)
+	flag("flood", s.Flood)
+	num("hold-after", s.HoldAfter)
+	flag("skip-finish", s.SkipFinishOnStop)
+	text("fp16-fail-node", s.FP16FailNode)
+	var keep []string
+	for _, k := range s.KeepFP32 {
+		if k = strings.NewReplacer(",", "", ";", "").Replace(k); k != "" {
+			keep = append(keep, k)
+		}
+	}
+	if len(keep) > 0 {
+		add("keep-fp32", strings.Join(keep, ","))
+	}
+	text("regime", s.Regime)
+	return strings.Join(parts, ";")
 }
 
 // Options is everything a build needs. NewBuild copies it; nothing of it is kept but PlanFile.
@@ -714,77 +778,13 @@ func (o *Options) toC(mem *cmem) (*C.trtb_options, error) {
 func (s *SimOptions) toC(mem *cmem) (*C.trtb_sim_options, error) {
 	c := (*C.trtb_sim_options)(mem.alloc(C.sizeof_trtb_sim_options))
 	var err error
-	ints := []struct {
-		what string
-		v    int
-		dst  *C.int32_t
-	}{
-		{"sim threads", s.Threads, &c.threads},
-		{"sim tactics", s.Tactics, &c.tactics},
-		{"sim iterations", s.Iterations, &c.iterations},
-		{"sim layer count", s.NbLayers, &c.nb_layers},
-		{"sim hold-after count", s.HoldAfter, &c.hold_after},
-	}
-	for _, f := range ints {
-		if *f.dst, err = toInt32(f.what, f.v); err != nil {
-			return nil, err
-		}
-	}
-	c.step_ns = C.int64_t(s.Step)
-	c.silent_ns = C.int64_t(s.Silent)
-	c.pre_silent_ns = C.int64_t(s.PreSilent)
-	c.post_silent_ns = C.int64_t(s.PostSilent)
-	if s.SkipFinishOnStop {
-		c.skip_finish_on_stop = 1
-	}
-	if len(s.LayerOps) > 0 {
-		if len(s.LayerOps) != len(s.Layers) {
-			return nil, invalid("sim layer op types: %d for %d layers; give one per layer", len(s.LayerOps), len(s.Layers))
-		}
-		if c.layer_ops, err = mem.strs("layer op type", s.LayerOps); err != nil {
-			return nil, err
-		}
-	}
-	if c.nb_keep_fp32, err = toInt32("keep-fp32 count", len(s.KeepFP32)); err != nil {
+	if c.tensorrt_major, err = toInt32("simulated TensorRT major", s.TensorRT); err != nil {
 		return nil, err
 	}
-	if c.keep_fp32, err = mem.strs("keep-fp32 entry", s.KeepFP32); err != nil {
-		return nil, err
-	}
-	c.long_step_ns = C.int64_t(s.LongStep)
-	if len(s.Layers) > 0 {
-		if c.nb_layers, err = toInt32("sim layer count", len(s.Layers)); err != nil {
+	if settings := s.Settings(); settings != "" {
+		if c.settings, err = mem.str("stand-in settings", settings); err != nil {
 			return nil, err
 		}
-		if c.layers, err = mem.strs("layer name", s.Layers); err != nil {
-			return nil, err
-		}
-	}
-	phases := []struct {
-		what string
-		v    string
-		dst  **C.char
-	}{
-		{"fail phase", s.FailPhase, &c.fail_phase},
-		{"early phase", s.EarlyPhase, &c.early_phase},
-		{"abort phase", s.AbortPhase, &c.abort_phase},
-		{"shape key", s.ShapeKey, &c.shape_key},
-		{"fp16 failing node", s.FP16FailNode, &c.fp16_fail_node},
-	}
-	for _, p := range phases {
-		if p.v == "" {
-			continue
-		}
-		if *p.dst, err = mem.str(p.what, p.v); err != nil {
-			return nil, err
-		}
-	}
-	if s.IgnoreCancel {
-		c.ignore_cancel = 1
-	}
-	c.seed = C.uint64_t(s.Seed)
-	if s.Flood {
-		c.flood = 1
 	}
 	return c, nil
 }

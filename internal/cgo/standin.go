@@ -27,15 +27,3 @@ func InstallStandIn(major int, settings string) error {
 	return nil
 }
 
-// ConfigureStandIn replaces the settings of the stand-in TensorRT installed in this process
-// (InstallStandIn): builds created after take them. It refuses when no stand-in is installed,
-// for bad settings, and for settings that change the version it plays.
-func ConfigureStandIn(settings string) error {
-	cs := C.CString(settings)
-	defer C.free(unsafe.Pointer(cs))
-	var st C.trtb_status
-	if C.trtb_fake_configure(cs, &st) != C.TRTB_OK {
-		return fmt.Errorf("configuring the stand-in TensorRT: %w", statusError(&st))
-	}
-	return nil
-}

@@ -1,10 +1,9 @@
 /*
  * trtb.h: the C boundary between trtbuild's Go build worker and an engine builder.
  *
- * Two implementations sit behind this header:
- *   - the simulated builder (sim.cpp, always compiled), whose threads report phases the way
- *     TensorRT's builder does, and
- *   - the TensorRT shim (the tensorrt_*.cpp files, compiled only with the Go build tag "tensorrt").
+ * One implementation sits behind this header: the TensorRT shim (shim/, one per major), which
+ * builds over the TensorRT libraries the process loaded (TRTB_BACKEND_TENSORRT) or over the
+ * stand-in TensorRT compiled into the binary (trtfake/, TRTB_BACKEND_SIM: a simulated build).
  *
  * Rules that hold for every function here:
  *   - No C++ type and no TensorRT type or enum value appears in this header. Every enum is
@@ -12,12 +11,12 @@
  *   - No C++ exception crosses this boundary: every entry point runs its body through one
  *     guarded-call helper (trtb::guarded, trtb_internal.hpp), which reports std::bad_alloc as
  *     TRTB_ERR_OUT_OF_MEMORY and any other exception as TRTB_ERR_INTERNAL with its text.
- *   - No Go code is ever called from here. Builder threads (TensorRT's, or the simulation's)
+ *   - No Go code is ever called from here. Builder threads (TensorRT's, or the stand-in's)
  *     only copy events into a bounded queue owned by the trtb_build (and, the first time they
  *     push after the drainer went to sleep, wake it with one condition-variable notify); Go
  *     takes the events out in batches with trtb_build_drain from a goroutine of its own.
- *   - Both backends check trtb_options with one checker (trtb::check_options), so an option is
- *     refused with the same message whichever backend gets it.
+ *   - One implementation: both backends are the TensorRT shim (over a loaded TensorRT, or over
+ *     the stand-in), so an option is refused with the same message whichever backend gets it.
  *   - Strings passed in are copied before the call returns; the caller may free them at once.
  *
  * Life of a build (see each function for its threading rule):
@@ -39,7 +38,7 @@ extern "C" {
 #endif
 
 /* TRTB_ABI_VERSION changes whenever a struct or a function in this header changes. */
-#define TRTB_ABI_VERSION 5
+#define TRTB_ABI_VERSION 6
 
 /* Status codes. TRTB_OK is zero; every other value is a failure of the named kind. */
 typedef enum trtb_code {
@@ -72,7 +71,8 @@ typedef struct trtb_status {
     char message[TRTB_MESSAGE_MAX];
 } trtb_status;
 
-/* Builders that may sit behind this header. */
+/* Builders that may sit behind this header: both are the TensorRT shim, over the TensorRT
+ * libraries the process loaded (TENSORRT) or over the stand-in TensorRT compiled in (SIM). */
 typedef enum trtb_backend {
     TRTB_BACKEND_SIM = 1,
     TRTB_BACKEND_TENSORRT = 2
@@ -140,56 +140,17 @@ typedef struct trtb_profile {
 } trtb_profile;
 
 /*
- * Knobs of the simulated builder, for demos and tests. Ignored by the TensorRT shim.
- * Durations are nanoseconds of wall time. Phase name patterns match whole names, '*' standing
- * for any run of characters.
+ * A simulated build (TRTB_BACKEND_SIM) is a TensorRT build through the shim over the stand-in
+ * TensorRT compiled into the binary (trtb_fake.h): these say which major it plays and how it
+ * behaves beyond what the model and the options decide.
  */
 typedef struct trtb_sim_options {
-    int32_t threads;            /* builder threads (0: one, the thread that calls run, as TensorRT's
-                                   IBuilder::setMaxThreads defaults to 1); more time layers in
-                                   parallel */
-    int32_t tactics;            /* tactics timed per layer (>= 1) */
-    int32_t iterations;         /* "Measuring tactic time" steps per tactic (>= 1) */
-    int64_t step_ns;            /* wall time of one measuring step at trtexec's 8 averaging
-                                   iterations; trtb_options.avg_timing N > 0 makes it N/8 of this */
-    const char *const *layers;  /* layer names, taken from the model's nodes; may be NULL */
-    int32_t nb_layers;          /* the number of names in layers; when layers is NULL, the
-                                   number of layers (named layer_0, layer_1, ...) to time */
-    const char *fail_phase;     /* fail the build when this phase starts (NULL: never) */
-    const char *early_phase;    /* finish this phase before all of its steps (NULL: none) */
-    int64_t silent_ns;          /* report nothing for this long at the start of "Timing graph nodes" */
-    int64_t long_step_ns;       /* make the first measuring step take this long */
-    const char *abort_phase;    /* call abort() when this phase starts, as a crash would */
-    int32_t ignore_cancel;      /* nonzero: keep going although stepComplete says stop */
-    uint64_t seed;              /* seeds tactic timings and their order */
-    int32_t flood;              /* nonzero: never sleep (step_ns, silences and the work between
-                                   steps all take no time), so events come as fast as the
-                                   builder threads can report them: for benchmarks. A thread
-                                   whose step the full queue dropped pauses 50 us, so that it
-                                   takes no CPU time from the pipeline it saturates */
-    int32_t skip_finish_on_stop; /* nonzero: after a cancel or a failure, report no phase finish
-                                   (TensorRT does not promise them then) */
-    const char *const *layer_ops; /* the ONNX op type of each named layer (nb_layers entries, with
-                                   layers); may be NULL. With it the simulation times an optimized
-                                   graph as TensorRT does: Identity/Constant/Shape/Dropout nodes
-                                   removed, Conv/Gemm/MatMul fused with the BatchNormalization,
-                                   Add and activation after them ("a + b + c"), reformat layers
-                                   added; without it every name is one layer */
-    const char *shape_key;      /* the network's input shapes, part of every layer signature (the
-                                   timing cache key); may be NULL */
-    int64_t pre_silent_ns;      /* report nothing for this long before the first phase starts */
-    int64_t post_silent_ns;     /* report nothing for this long after timing (engine generation) */
-    const char *fp16_fail_node; /* fail the build the way TensorRT 11.2 fails an FP16 Conv ("No
-                                   low-precision conv kernel available ... Failing node: X") when
-                                   the layer holding this node is timed, unless the node's name or
-                                   op type is in keep_fp32 (NULL: never) */
-    const char *const *keep_fp32; /* node names or op types kept in float32 */
-    int32_t nb_keep_fp32;
-    int32_t hold_after;         /* once this many tactics are measured (all threads together),
-                                   every thread waits, reporting nothing, until a cancel comes
-                                   before it measures another: a builder stalled in one long
-                                   kernel compile, and a fixed point for tests to cancel at
-                                   (0: never) */
+    int32_t tensorrt_major;  /* 10 or 11; 0: 11. A process plays one major: the first simulated
+                                build installs its stand-in, and a build of the other major, or
+                                one in a process that loaded TensorRT, is TRTB_ERR_STATE */
+    const char *settings;    /* the stand-in's settings, "key=value;key=value"
+                                (trtfake/trtfake.hpp); NULL or "": its defaults. They hold for
+                                this build only */
 } trtb_sim_options;
 
 /* Data types, for I/O formats and layer precisions; trtexec's names in the comments. */
@@ -299,7 +260,7 @@ typedef struct trtb_options {
                                         * it must stay valid and unchanged until
                                         * trtb_build_destroy (ABI 4) */
     uint64_t timing_cache_size;
-    const trtb_sim_options *sim;       /* simulated builder knobs; NULL: defaults */
+    const trtb_sim_options *sim;       /* TRTB_BACKEND_SIM's stand-in; NULL: defaults */
 
     /* trtexec's other build settings (ABI 3). Zero leaves TensorRT's default. */
     const trtb_io_format *input_formats;  /* nb_input_formats: 1 (for every input) or one per

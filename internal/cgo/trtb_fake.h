@@ -25,12 +25,6 @@ extern "C" {
  * setting); TRTB_ERR_STATE when TensorRT libraries are installed already. Once per process. */
 int32_t trtb_fake_install(int32_t major, const char *settings, trtb_status *status);
 
-/* trtb_fake_configure replaces the settings of the stand-in installed in this process; builders
- * created after take them (a build in progress keeps its own). Between builds, as the worker
- * does between the attempts of one request. TRTB_ERR_STATE when no stand-in is installed (a real
- * TensorRT is not configured), TRTB_ERR_INVALID_ARGUMENT for bad settings or ones that change the
- * version it plays. */
-int32_t trtb_fake_configure(const char *settings, trtb_status *status);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -110,8 +111,8 @@ bool check_build_settings(const trtb_options& o, ExtraSettings* out, std::string
 const char* data_type_name(int32_t type);
 
 // BuildSettings is everything of trtb_options that a backend keeps, owned and checked:
-// trtb_options need not outlive trtb_build_create. The simulated builder's knobs (options.sim)
-// are not in it; the simulated builder checks those itself.
+// trtb_options need not outlive trtb_build_create. A simulated build's stand-in settings
+// (options.sim) are not in it: the handle keeps them (api.cpp).
 struct BuildSettings {
     std::string model_path;
     int32_t plan_fd = -1;
@@ -338,7 +339,14 @@ trtb_build* new_handle(std::unique_ptr<Build> build);
 
 // Factories, one per backend. The TensorRT ones are tensorrt.cpp's, which hands each call to
 // the shim of the major of the library installed. They throw nothing; errors go to status.
-std::unique_ptr<Build> make_sim_build(const trtb_options& options, trtb_status* status);
+// standin_for_build makes the stand-in TensorRT of major (trtfake_install.cpp) the process's
+// TensorRT for a simulated build whose stand-in settings are settings: it installs it when no
+// TensorRT is installed, and refuses (TRTB_ERR_STATE) when another TensorRT or the other
+// major's stand-in is; TRTB_ERR_INVALID_ARGUMENT for bad settings.
+int32_t standin_for_build(int32_t major, const std::string& settings, trtb_status* status);
+// with_standin_settings runs f with settings as the settings of the stand-in builders created
+// on this thread meanwhile (trtfake/linked.hpp). Throws for bad settings.
+void with_standin_settings(int32_t major, const std::string& settings, const std::function<void()>& f);
 std::unique_ptr<Build> make_tensorrt_build(const trtb_options& options, trtb_status* status);
 int32_t tensorrt_available();
 int32_t tensorrt_version(int32_t device, trtb_version_info* info, trtb_status* status);

@@ -3,7 +3,6 @@ package worker
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
 )
@@ -60,28 +59,12 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 	o.BuildSettings = settings
 	s := req.Sim
 	o.Sim = &cgo.SimOptions{
-		Threads: s.Threads, Tactics: s.Tactics, Iterations: s.Iterations, Step: s.Step,
-		Layers: req.NodeNames, FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase,
+		TensorRT: s.TensorRT, Threads: s.Threads, Tactics: s.Tactics, Iterations: s.Iterations, Step: s.Step,
+		FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase, FailAt: s.FailAt, AbortAt: s.AbortAt,
 		Silent: s.Silent, LongStep: s.LongStep, IgnoreCancel: s.IgnoreCancel, Seed: s.Seed,
 		Flood: s.Flood, PreSilent: s.PreSilent, PostSilent: s.PostSilent, SkipFinishOnStop: s.SkipFinishOnStop,
-		FP16FailNode: s.FP16FailNode, KeepFP32: req.KeepFP32, LayerOps: req.LayerOps, ShapeKey: shapeKey(req),
-	}
-	if len(o.Sim.LayerOps) != len(o.Sim.Layers) {
-		o.Sim.LayerOps = nil // names alone: every node is one layer
+		FP16FailNode: s.FP16FailNode, KeepFP32: req.KeepFP32, HoldAfter: s.HoldAfter, Regime: s.Regime,
 	}
 	return o, nil
 }
 
-// shapeKey names the shapes the network is built for: the model's inputs and every profile's
-// optimal shapes. It is part of each simulated layer's signature, the timing cache key.
-func shapeKey(req Request) string {
-	var b strings.Builder
-	b.WriteString(req.InputShapes)
-	for i, p := range req.Profiles {
-		fmt.Fprintf(&b, ";profile %d:", i)
-		for _, in := range p.Inputs {
-			fmt.Fprintf(&b, " %s=%v", in.Name, in.Opt)
-		}
-	}
-	return b.String()
-}

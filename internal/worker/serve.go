@@ -302,12 +302,6 @@ func (s *server) build() progress.Result {
 		s.offset = s.last
 	}
 	s.attempts++
-	if s.req.Backend != "tensorrt" && s.attempts > 1 {
-		// The retry's keep list is the stand-in's too (installStandIn set the first attempt's).
-		if err := cgo.ConfigureStandIn(standInSettings(s.req)); err != nil {
-			return progress.Result{Status: progress.StatusFailed, Error: err.Error()}
-		}
-	}
 	opts, err := nativeOptions(s.req, s.plan)
 	if err != nil {
 		return progress.Result{Status: progress.StatusFailed, Error: err.Error()}
@@ -433,10 +427,13 @@ func dropNote(d cgo.Drops) string {
 		"; the phase tree is complete (to keep every line, read the output faster, e.g. --progress json to a file)"
 }
 
-// backendOf is the backend that builds for the request's: TensorRT's shim, over a loaded
-// TensorRT or over the stand-in (a simulated build).
-func backendOf(string) cgo.Backend {
-	return cgo.BackendTensorRT
+// backendOf is the backend of the request's: the TensorRT shim over the loaded TensorRT, or
+// over the stand-in (a simulated build).
+func backendOf(name string) cgo.Backend {
+	if name == "tensorrt" {
+		return cgo.BackendTensorRT
+	}
+	return cgo.BackendSim
 }
 
 // eventWriter batches encoded events into one write per drained batch.

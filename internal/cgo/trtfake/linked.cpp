@@ -5,14 +5,16 @@
 //
 // Global state: the settings of the installed stand-in. TensorRT's entry points take no
 // context (createInferBuilder_INTERNAL(logger, version)), so, as a loaded library's state is,
-// they are the process's: set when the stand-in is installed, replaced by trtb_fake_configure
-// (between builds), and read by every builder created after (each copies them).
+// they are the process's: set when the stand-in is installed and read by every builder created
+// after (each copies them), but for a thread inside with_settings, whose builders take that
+// build's settings (thread_settings).
 
 #include "linked.hpp"
 #include "objects.hpp"
 
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 namespace trtb {
@@ -23,6 +25,10 @@ namespace {
 std::mutex settings_mu;
 bool installed = false;                              // guarded by settings_mu
 std::shared_ptr<const Settings> installed_settings;  // guarded by settings_mu; null: the defaults
+
+// thread_settings, when set (with_settings), are the settings of the builders the calling
+// thread creates: one build's, set around its run.
+thread_local const Settings* thread_settings = nullptr;
 
 // settings are the installed stand-in's: a reader keeps its copy while a configure replaces
 // them.
@@ -45,6 +51,9 @@ int32_t get_build() {
 }
 
 void* create_builder_entry(void* logger, int32_t version) {
+    if (thread_settings != nullptr) {
+        return create_builder(logger, version, *thread_settings);
+    }
     return create_builder(logger, version, *settings());
 }
 
@@ -87,23 +96,27 @@ bool linked_entry_points(const std::string& settings_text, InferEntryPoints* inf
     return true;
 }
 
-bool linked_configure(const std::string& settings_text, std::string* why) {
+bool check_settings(const std::string& settings_text, std::string* why) {
     Settings s;
-    if (!parse_settings(settings_text, &s, why)) {
-        return false;
+    return parse_settings(settings_text, &s, why);
+}
+
+void with_settings(const std::string& settings_text, const std::function<void()>& f) {
+    Settings s;
+    std::string why;
+    if (!parse_settings(settings_text, &s, &why)) {
+        throw std::invalid_argument(why);
     }
-    std::lock_guard<std::mutex> lock(settings_mu);
-    if (!installed) {
-        *why = "the stand-in TensorRT " + std::to_string(kMajor) + " is not installed";
-        return false;
-    }
-    const auto& old = installed_settings != nullptr ? *installed_settings : Settings();
-    if (s.version != old.version || s.build != old.build) {
-        *why = "a stand-in TensorRT keeps the version it was installed with, as a loaded library does";
-        return false;
-    }
-    installed_settings = std::make_shared<const Settings>(std::move(s));
-    return true;
+    // The version and build stay the installed library's, as a loaded library's do.
+    const auto installed = settings();
+    s.version = installed->version;
+    s.build = installed->build;
+    struct Restore {
+        const Settings* before;
+        ~Restore() { thread_settings = before; }
+    } restore{thread_settings};
+    thread_settings = &s;
+    f();
 }
 
 }  // namespace TRTB_FAKE

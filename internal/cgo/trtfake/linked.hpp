@@ -6,6 +6,7 @@
 
 #include "../trtb_loader.hpp"
 
+#include <functional>
 #include <string>
 
 #define TRTB_DECLARE_FAKE(ns)                                                                            \
@@ -16,10 +17,11 @@
        (settings.hpp). Once per process: false with *why when the text is bad or it was done. */       \
     bool linked_entry_points(const std::string& settings_text, InferEntryPoints* infer,                  \
                              ParserEntryPoints* parser, PluginEntryPoints* plugin, std::string* why);    \
-    /* linked_configure replaces the installed stand-in's settings with settings_text: builders      \
-       created after take them. false with *why when the text is bad, the stand-in is not           \
-       installed, or the text changes its version or build. */                                       \
-    bool linked_configure(const std::string& settings_text, std::string* why);                           \
+    /* check_settings reports whether settings_text is good, with *why when it is not. */            \
+    bool check_settings(const std::string& settings_text, std::string* why);                             \
+    /* with_settings runs f with settings_text (checked) as the settings of the builders created     \
+       on the calling thread meanwhile: one build's own, in a process that builds several. */        \
+    void with_settings(const std::string& settings_text, const std::function<void()>& f);                \
     }                                                                                                    \
     }
 
