@@ -26,4 +26,3 @@ func InstallStandIn(major int, settings string) error {
 	}
 	return nil
 }
-

@@ -67,4 +67,3 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 	}
 	return o, nil
 }
-
