@@ -277,8 +277,22 @@ func TestSummaryOfACachedBuild(t *testing.T) {
 	if want := "Built m.engine (2.0 KiB) in 0.1s; 24/24 timing-cache hits"; got != want {
 		t.Errorf("Summary = %q, want %q", got, want)
 	}
-	if got := Summary(progress.Result{Status: progress.StatusBuilt, Engine: "m.engine", Duration: sec(1)}); strings.Contains(got, "timing-cache") {
+	if got := Summary(progress.Result{Status: progress.StatusBuilt, Engine: "m.engine", Duration: sec(1)}); strings.Contains(got, "timing") {
 		t.Errorf("a build without the cache mentions it: %q", got)
+	}
+	// TensorRT tells no hits: what a build over it knows is said, and no "0/N hits".
+	for _, tt := range []struct {
+		res  progress.Result
+		want string
+	}{
+		{progress.Result{CacheMisses: 27}, "; 27 new timings added to the timing cache"},
+		{progress.Result{CacheMisses: 1, CacheUsed: true}, "; 1 new timing added to the timing cache"},
+		{progress.Result{CacheUsed: true}, "; every timing from the timing cache"},
+	} {
+		tt.res.Status, tt.res.Engine, tt.res.Duration = progress.StatusBuilt, "m.engine", sec(1)
+		if got := Summary(tt.res); !strings.HasSuffix(got, tt.want) {
+			t.Errorf("Summary(%+v) = %q, want it to end %q", tt.res, got, tt.want)
+		}
 	}
 }
 
