@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -15,26 +16,31 @@ import (
 )
 
 // The simulated builder's timing cache: a magic line, then "<layer>\t<tactic>\t<ns>" lines.
-const simCacheMagic = "TRTBUILD-SIM-TIMING-CACHE 1"
+// simCacheHeader is the start of the stand-in TensorRT 11's timing cache, a cache of no entry:
+// its magic line, the TensorRT release and the device that made it.
+const simCacheHeader = "TRTFAKE-TIMING-CACHE 1\ntensorrt 11.1\ndevice sm_90\n"
 
-// cacheEntries returns the layer/tactic keys of a simulated-builder cache file.
+// cacheEntries returns the keys of a simulated build's timing cache file (the stand-in
+// TensorRT's: the header lines, then one "key\ttactic\tnanoseconds" line per entry).
 func cacheEntries(t *testing.T, path string) map[string]bool {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("reading the timing cache: %v", err)
 	}
-	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	if lines[0] != simCacheMagic {
-		t.Fatalf("%s does not start with the cache's magic line: %q", path, lines[0])
+	if !strings.HasPrefix(string(data), simCacheHeader) {
+		t.Fatalf("%s does not start with the stand-in's cache header: %.80q", path, data)
 	}
 	keys := map[string]bool{}
-	for _, l := range lines[1:] {
+	for _, l := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(string(data), simCacheHeader), "\n"), "\n") {
+		if l == "" {
+			continue
+		}
 		f := strings.Split(l, "\t")
 		if len(f) != 3 {
 			t.Fatalf("malformed cache line %q", l)
 		}
-		keys[f[0]+"\t"+f[1]] = true
+		keys[f[0]] = true
 	}
 	return keys
 }
@@ -115,27 +121,25 @@ func TestTimingCacheSecondBuildFaster(t *testing.T) {
 	if first.code != 0 || first.final["status"] != "built" {
 		t.Fatalf("first build: exit %d %v\n%s", first.code, first.final, first.stderr)
 	}
-	// The simulated builder times TensorRT's optimized graph: convnet's 24 nodes make 12 layers
-	// (Conv + BatchNormalization + Relu fused, one input reformat layer).
-	const layers, tactics = 12, 3
-	if first.num("cache_misses") != layers*tactics || first.num("cache_hits") != 0 {
-		t.Errorf("first build: %d misses, %d hits; want %d misses", first.num("cache_misses"), first.num("cache_hits"), layers*tactics)
-	}
-	if n := len(cacheEntries(t, cache)); n != layers*tactics {
-		t.Errorf("the cache holds %d entries after the first build, want %d", n, layers*tactics)
+	// Every timing the build made is in the file, and the build counted them (TensorRT tells
+	// no hits, only what it added).
+	timed := len(cacheEntries(t, cache))
+	if timed == 0 || first.num("cache_misses") != timed || first.num("cache_hits") != 0 {
+		t.Errorf("first build: %d misses, %d hits; the cache holds %d entries", first.num("cache_misses"), first.num("cache_hits"), timed)
 	}
 
 	second := buildJSON(t, nil, args...)
 	if second.code != 0 || second.final["status"] != "built" || second.final["cache_used"] != true {
 		t.Fatalf("second build: exit %d %v\n%s", second.code, second.final, second.stderr)
 	}
-	if second.num("cache_hits") != layers*tactics || second.num("cache_misses") != 0 {
-		t.Errorf("second build: %d hits, %d misses; want every tactic from the cache", second.num("cache_hits"), second.num("cache_misses"))
+	if second.num("cache_misses") != 0 || len(cacheEntries(t, cache)) != timed {
+		t.Errorf("second build: %d misses, the cache %d entries; want nothing new timed", second.num("cache_misses"), len(cacheEntries(t, cache)))
 	}
 	// The warm build is faster because it skips the work that makes a cold build slow, timing
 	// tactics: counted in the builder's own events, not measured by the clock.
-	if a, b := first.measuringSteps(), second.measuringSteps(); a == 0 || b != 0 {
-		t.Errorf("tactic-timing steps: %d in the first build, %d in the second; want some, then none", a, b)
+	// (A node with a single candidate is measured anyway: it has nothing to look up.)
+	if a, b := first.measuringSteps(), second.measuringSteps(); a == 0 || b >= a {
+		t.Errorf("tactic-timing steps: %d in the first build, %d in the second; want fewer", a, b)
 	}
 }
 
@@ -149,16 +153,16 @@ func TestTimingCacheAuto(t *testing.T) {
 	if first.code != 0 {
 		t.Fatalf("exit %d\n%s", first.code, first.stderr)
 	}
-	path := filepath.Join(xdg, "trtbuild", "timing-cache", "sim.cache")
+	path := filepath.Join(xdg, "trtbuild", "timing-cache", "sim-trt11.cache") // the stand-in TensorRT 11's
 	if n := len(cacheEntries(t, path)); n == 0 || n != first.num("cache_misses") {
 		t.Errorf("the auto cache holds %d entries, the build timed %d tactics", n, first.num("cache_misses"))
 	}
 	second := buildJSON(t, env, "--sim-speed", "20", model)
-	if second.num("cache_hits") != first.num("cache_misses") {
-		t.Errorf("the second build found %d of %d tactics in the auto cache", second.num("cache_hits"), first.num("cache_misses"))
+	if second.final["cache_used"] != true || second.num("cache_misses") != 0 {
+		t.Errorf("the second build timed %d tactics again (cache used: %v)", second.num("cache_misses"), second.final["cache_used"])
 	}
 	off := buildJSON(t, env, "--sim-speed", "20", "--no-timing-cache", model)
-	if off.num("cache_hits") != 0 || off.final["cache_used"] == true {
+	if off.num("cache_misses") != 0 || off.final["cache_used"] == true {
 		t.Errorf("--no-timing-cache used the cache: %v", off.final)
 	}
 	r := trtbuild(t, env, "--backend", "sim", "--timing-cache", filepath.Join(xdg, "x.cache"), "--no-timing-cache", model)
@@ -171,14 +175,24 @@ func TestTimingCacheAuto(t *testing.T) {
 // cache file: the file must end up with every entry each of them learned.
 func TestTimingCacheConcurrentBuilds(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders, cache and HOME
-	models := []string{"convnet.onnx", "fp16.onnx", "control_flow.onnx", "custom_op.onnx"}
+	models := []string{"convnet.onnx", "fp16.onnx", "transformer_block.onnx", "dynamic_batch.onnx"}
+	// Dynamic inputs need a shape (the others have none to give).
+	shapes := func(name string) []string {
+		switch name {
+		case "transformer_block.onnx":
+			return []string{"--shapes", "tokens:1x16x32"}
+		case "dynamic_batch.onnx":
+			return []string{"--shapes", "images:2x3x64x64"}
+		}
+		return nil
+	}
 	dir := t.TempDir()
 	// What each build learns, measured alone.
 	want := map[string]bool{}
 	own := make([]map[string]bool, len(models))
 	for i, name := range models {
 		cache := filepath.Join(dir, fmt.Sprintf("alone-%d.cache", i))
-		r := buildJSON(t, nil, "--sim-speed", "50", "--timing-cache", cache, repoModel(t, name))
+		r := buildJSON(t, nil, append(shapes(name), "--sim-speed", "50", "--timing-cache", cache, repoModel(t, name))...)
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d\n%s", name, r.code, r.stderr)
 		}
@@ -211,7 +225,7 @@ func TestTimingCacheConcurrentBuilds(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i] = buildJSON(t, nil, "--sim-speed", "50", "--timing-cache", shared, model)
+			runs[i] = buildJSON(t, nil, append(shapes(name), "--sim-speed", "50", "--timing-cache", shared, model)...)
 		}()
 	}
 	wg.Wait()
@@ -224,7 +238,7 @@ func TestTimingCacheConcurrentBuilds(t *testing.T) {
 	var lost []string
 	for k := range want {
 		if !got[k] {
-			lost = append(lost, strings.ReplaceAll(k, "\t", " tactic "))
+			lost = append(lost, k)
 		}
 	}
 	sort.Strings(lost)
@@ -291,29 +305,31 @@ func TestTimingCacheCorrupt(t *testing.T) {
 func TestTimingCacheSavedOnCancel(t *testing.T) {
 	model := repoModel(t, "convnet.onnx")
 	cache := filepath.Join(t.TempDir(), "c.cache")
-	const layers, tactics = 12, 4 // convnet's optimized graph, as above
-	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "2", "--sim-tactics", "4", "--timing-cache", cache, model)
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(out.String(), "DONE") || !strings.Contains(out.String(), "Finding fastest tactic for") {
+	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "0.1", "--sim-tactics", "4", "--progress", "plain", "--timing-cache", cache, model)
+	// Two nodes timed: something is in the cache, and most of the graph is not.
+	timed := regexp.MustCompile(`Timing graph nodes [1-9][0-9]?/`)
+	deadline := time.Now().Add(time.Minute)
+	for !timed.MatchString(out.String()) {
 		if time.Now().After(deadline) {
 			cmd.Process.Kill()
-			t.Fatalf("no layer was timed within 30s:\n%s", out)
+			t.Fatalf("no tactic was timed within a minute:\n%s", out)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	if code := waitExit(t, cmd, 30*time.Second); code != 130 {
+	if code := waitExit(t, cmd, time.Minute); code != 130 {
 		t.Fatalf("exit %d, want 130\nstderr: %s\nstdout: %s", code, errOut, out)
 	}
 	saved := len(cacheEntries(t, cache))
-	if saved < tactics || saved >= layers*tactics {
-		t.Fatalf("the cancelled build saved %d entries, want at least one layer's %d and fewer than all %d", saved, tactics, layers*tactics)
+	if saved == 0 {
+		t.Fatal("the cancelled build saved nothing")
 	}
 	next := buildJSON(t, nil, "--sim-speed", "20", "--sim-tactics", "4", "--timing-cache", cache, model)
-	if next.code != 0 || next.num("cache_hits") != saved || next.num("cache_misses") != layers*tactics-saved {
-		t.Errorf("the next build: exit %d, %d hits, %d misses; want %d hits", next.code, next.num("cache_hits"), next.num("cache_misses"), saved)
+	all := len(cacheEntries(t, cache))
+	if next.code != 0 || next.final["cache_used"] != true || saved >= all || next.num("cache_misses") != all-saved {
+		t.Errorf("the next build: exit %d, %d timed; the cancelled build saved %d of %d: want the rest timed", next.code, next.num("cache_misses"), saved, all)
 	}
 }
 
@@ -327,7 +343,7 @@ func TestTimingCacheCancelledBeforeTiming(t *testing.T) {
 		setup []byte // the cache file before the build; nil: none
 	}{
 		{"no file", nil},
-		{"a zero-key cache", []byte(simCacheMagic + "\n")},
+		{"a zero-key cache", []byte(simCacheHeader)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -372,10 +388,9 @@ func TestTimingCacheZeroKeys(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	cache := filepath.Join(t.TempDir(), "zero.cache")
-	if err := os.WriteFile(cache, []byte(simCacheMagic+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(cache, []byte(simCacheHeader), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	const layers, tactics = 12, 3 // convnet's optimized graph, as above
 	args := []string{"--sim-speed", "20", "--sim-tactics", "3", "--strict-cache", "--timing-cache", cache, model}
 	first := buildJSON(t, nil, args...)
 	if first.code != 0 || first.final["status"] != "built" || first.final["cache_used"] != true {
@@ -384,12 +399,13 @@ func TestTimingCacheZeroKeys(t *testing.T) {
 	if w := first.warnings(); strings.Contains(w, "cache") {
 		t.Errorf("warnings about a valid empty cache:\n%s", w)
 	}
-	if n := len(cacheEntries(t, cache)); n != layers*tactics {
-		t.Errorf("the zero-key cache holds %d entries after the build, want %d merged into it", n, layers*tactics)
+	timed := len(cacheEntries(t, cache))
+	if timed == 0 || timed != first.num("cache_misses") {
+		t.Errorf("the zero-key cache holds %d entries after the build, which timed %d: want them merged into it", timed, first.num("cache_misses"))
 	}
 	second := buildJSON(t, nil, args...)
-	if second.code != 0 || second.num("cache_hits") != layers*tactics || second.num("cache_misses") != 0 {
-		t.Errorf("second build: exit %d, %d hits, %d misses; want every tactic from the cache", second.code, second.num("cache_hits"), second.num("cache_misses"))
+	if second.code != 0 || second.final["cache_used"] != true || second.num("cache_misses") != 0 {
+		t.Errorf("second build: exit %d, %d timed; want every timing from the cache", second.code, second.num("cache_misses"))
 	}
 }
 
