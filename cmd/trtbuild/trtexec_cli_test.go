@@ -12,47 +12,59 @@ import (
 	"github.com/trtbuild/trtbuild/internal/trtexec"
 )
 
-// TestTrtexecBuildFlags pastes trtexec's build flags and checks that each reaches the builder:
-// the simulated builder writes the settings it got into its plan.
+// TestTrtexecBuildFlags pastes trtexec's build flags and checks that each reaches TensorRT: the
+// stand-in TensorRT writes into its plan what the shim set on the builder config and the
+// network (TensorRT's enum values: DataType kHALF 1, kFLOAT 0; TensorFormat bits kLINEAR 1,
+// kHWC8 4; MemoryPoolType kWORKSPACE 0, kTACTIC_SHARED_MEMORY 5; ProfilingVerbosity kDETAILED 2).
+// TensorRT 10 takes the weakly typed flags; TensorRT 11 refuses them and takes the build route.
 func TestTrtexecBuildFlags(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	model := repoModel(t, "convnet.onnx")
 	engine := filepath.Join(filepath.Dir(model), "out.engine")
-	r := trtbuild(t, nil, "--backend=sim", "--sim-speed=100", "--progress=quiet", "--onnx="+model, "--saveEngine="+engine,
-		"--inputIOFormats=fp16:chw", "--outputIOFormats=fp16:chw+hwc8", "--precisionConstraints=obey",
-		"--layerPrecisions=stem/conv1:fp16,*:fp32", "--profilingVerbosity=detailed", "--tacticSources=-CUDNN,+CUBLAS",
-		"--useDLACore=1", "--allowGPUFallback", "--stronglyTyped", "--memPoolSize=workspace:1G,tacticSharedMem:1K,dlaSRAM:1M",
-		"--avgTiming=4", "--setBuildRoute=-conv_use_long_w=off")
-	if r.code != 0 {
-		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
-	}
-	if !strings.Contains(r.stderr, "trtbuild: warning: --precisionConstraints and --layerPrecisions work on TensorRT 10 only: TensorRT 11 builds every network strongly typed") {
-		t.Errorf("stderr does not explain TensorRT 11's strong typing:\n%s", r.stderr)
-	}
-	plan, err := os.ReadFile(engine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{
-		"workspace_bytes 1073741824\n", "input_formats fp16:chw\n", "output_formats fp16:chw+hwc8\n",
-		"precision_constraints obey\n", "layer_precisions stem/conv1:fp16,*:fp32\n", "profiling_verbosity detailed\n",
-		"tactic_sources +cublas,-cudnn\n", "dla_core 1 gpu_fallback\n", "strongly_typed\n",
-		"mem_pools tacticSharedMem:1024,dlaSRAM:1048576\n", "avg_timing 4\n", "build_route -conv_use_long_w=off\n",
+	for _, tt := range []struct {
+		major string
+		args  []string
+		want  []string
+	}{
+		{"10", []string{"--inputIOFormats=fp16:chw", "--outputIOFormats=fp16:chw+hwc8", "--precisionConstraints=obey",
+			"--layerPrecisions=stem/conv1:fp16,*:fp32", "--tacticSources=-CUDNN,+CUBLAS"},
+			[]string{"input images type 1 formats 1\n", "output probs type 1 formats 5\n", "kOBEY_PRECISION_CONSTRAINTS", "tactic_sources 0x19\n", "strongly_typed no\n"}},
+		{"11", []string{"--stronglyTyped", "--tacticSources=-JIT_CONVOLUTIONS", "--setBuildRoute=-conv_use_long_w=off"},
+			[]string{"strongly_typed yes\n", "build_route -conv_use_long_w=off\n", "tactic_sources 0x"}},
 	} {
-		if !strings.Contains(string(plan), want) {
-			t.Errorf("plan lacks %q:\n%s", want, plan)
+		args := append([]string{"--backend=sim", "--sim-tensorrt=" + tt.major, "--sim-speed=100", "--progress=quiet", "--onnx=" + model, "--saveEngine=" + engine,
+			"--profilingVerbosity=detailed", "--memPoolSize=workspace:1G,tacticSharedMem:1K", "--avgTiming=4"}, tt.args...)
+		r := trtbuild(t, nil, args...)
+		if r.code != 0 {
+			t.Fatalf("TensorRT %s: exit %d\nstderr: %s", tt.major, r.code, r.stderr)
+		}
+		plan, err := os.ReadFile(engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range append(tt.want, "workspace_bytes 1073741824\n", "memory_pools 0:1073741824 5:1024\n", "profiling_verbosity 2\n", "avg_timing 4\n") {
+			if !strings.Contains(string(plan), want) {
+				t.Errorf("TensorRT %s: the plan lacks %q:\n%s", tt.major, want, plan)
+			}
 		}
 	}
+	// TensorRT 11 refuses what it removed, in one line that says what to do.
+	r := trtbuild(t, nil, "--backend=sim", "--sim-speed=100", "--progress=quiet", "-o", engine, model, "--precisionConstraints=obey", "--layerPrecisions=stem/conv1:fp16")
+	if r.code == 0 || !strings.Contains(r.stderr, "trtbuild: warning: --precisionConstraints and --layerPrecisions work on TensorRT 10 only: TensorRT 11 builds every network strongly typed") {
+		t.Errorf("TensorRT 11 with precision constraints: exit %d\n%s", r.code, r.stderr)
+	}
 
-	r = trtbuild(t, nil, "--backend=sim", "--sim-speed=100", "--progress=quiet", "--best", "-o", engine, model)
+	// --best: TensorRT 10's precision flags, which TensorRT 11 does not have.
+	r = trtbuild(t, nil, "--backend=sim", "--sim-tensorrt=10", "--sim-speed=100", "--progress=quiet", "--best", "-o", engine, model)
 	if r.code != 0 {
 		t.Fatalf("--best: exit %d\nstderr: %s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "TensorRT 11 has no weak typing") {
-		t.Errorf("--best does not explain TensorRT 11:\n%s", r.stderr)
+	if plan, _ := os.ReadFile(engine); !strings.Contains(string(plan), "kFP16") || !strings.Contains(string(plan), "kINT8") {
+		t.Errorf("--best did not set the precision flags:\n%s", plan)
 	}
-	if plan, _ := os.ReadFile(engine); !strings.Contains(string(plan), "\nbest\n") {
-		t.Errorf("plan lacks best:\n%s", plan)
+	r = trtbuild(t, nil, "--backend=sim", "--sim-speed=100", "--progress=quiet", "--best", "-o", engine, model)
+	if !strings.Contains(r.stderr, "TensorRT 11 has no weak typing") {
+		t.Errorf("--best does not explain TensorRT 11: exit %d\n%s", r.code, r.stderr)
 	}
 }
 

@@ -102,7 +102,7 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 		return progress.Result{}, err
 	}
 	defer files.cleanup()
-	info := progress.BuildInfo{Model: model, Engine: engine, Backend: req.Backend, Precision: precisionName(&o), Layers: len(req.NodeNames), Version: Version,
+	info := progress.BuildInfo{Model: model, Engine: engine, Backend: req.Backend, Precision: precisionName(&o), Layers: p.nodes, Version: Version,
 		Command: o.Command, Settings: buildSettings(req)}
 	ctl := watchCacheWork(ctx, sigs, began, o.Timeout)
 	keyed, hit, err := engineCacheLookup(ctl.ctx, &fe, &o, p.src, req, info, files, outs)
@@ -174,6 +174,7 @@ type planned struct {
 	// src is the model, opened once: every check, the key and the pin of commitBuilt read it.
 	src      *onnx.Source
 	req      worker.Request
+	nodes    int // the model's main-graph nodes (0 when it was not read)
 	paths    *buildPaths
 	warnings []string
 }
@@ -249,7 +250,11 @@ func planBuild(o *Options) (_ *planned, err error) {
 	if _, _, err := checkEngineCache(o.EngineCache); err != nil {
 		return nil, err
 	}
-	return &planned{model: src.Path(), engine: engine, src: src, req: req, paths: paths, warnings: append(warnings, cacheWarnings...)}, nil
+	nodes := 0
+	if m != nil {
+		nodes = len(m.Nodes)
+	}
+	return &planned{model: src.Path(), engine: engine, src: src, req: req, nodes: nodes, paths: paths, warnings: append(warnings, cacheWarnings...)}, nil
 }
 
 // openModel opens the model, once for everything a build reads of it (onnx.Source): it must be

@@ -77,8 +77,6 @@ func checkModel(src *onnx.Source, req *worker.Request, profiles []shapeFlags, sk
 		if err := preflight.CheckExternal(m, src); err != nil {
 			return nil, nil, exitcode.Wrap(exitcode.Usage, err)
 		}
-		req.NodeNames = m.NodeNames()
-		req.LayerOps, req.InputShapes = simGraph(m)
 		return m, nil, nil
 	}
 	if len(profiles) == 0 {
@@ -135,8 +133,6 @@ func checkModel(src *onnx.Source, req *worker.Request, profiles []shapeFlags, sk
 		// without them.
 		req.Profiles = nil
 	}
-	req.NodeNames = m.NodeNames()
-	req.LayerOps, req.InputShapes = simGraph(m)
 	return m, warnings, nil
 }
 

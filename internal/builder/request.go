@@ -310,10 +310,8 @@ func workerCommand() ([]string, error) {
 }
 
 // buildSettings is the request as the report and trace record it, so that a build can be
-// repeated: every setting, without the model's layer names (which only the simulated builder
-// uses, and which the model has).
+// repeated: every setting.
 func buildSettings(req worker.Request) json.RawMessage {
-	req.NodeNames = nil
 	b, err := json.Marshal(req)
 	if err != nil {
 		return nil

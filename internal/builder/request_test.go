@@ -44,7 +44,7 @@ func TestParseMemPoolSize(t *testing.T) {
 }
 
 func TestApplyScenario(t *testing.T) {
-	req := worker.Request{NodeNames: []string{"a", "b", "c"}}
+	req := worker.Request{}
 	if err := applyScenario("crash", "tensorrt", 1, Sim{}, &req); err == nil || !strings.Contains(err.Error(), "add --backend sim") {
 		t.Errorf("a scenario with TensorRT: %v", err)
 	}
@@ -64,7 +64,7 @@ func TestApplyScenario(t *testing.T) {
 		{"slow-cancel", Sim{}, 2, worker.SimConfig{Step: time.Second}},
 	}
 	for _, tt := range tests {
-		req := worker.Request{NodeNames: []string{"a", "b", "c"}}
+		req := worker.Request{}
 		if err := applyScenario(tt.scenario, "sim", tt.speed, tt.given, &req); err != nil {
 			t.Fatal(err)
 		}

@@ -16,9 +16,9 @@
 // internal/cgo/shim/tensorrt_shim.hpp e6cc0145c7d6c82c
 // internal/cgo/shim/tensorrt_timing_cache.cpp 3b7128d444ad42d5
 // internal/cgo/shim/tensorrt_trtexec.cpp ec039fcd78ddfff0
-// internal/cgo/trtfake/build.cpp e992428f553b6c2a
+// internal/cgo/trtfake/build.cpp 23a17d97b5210a01
 // internal/cgo/trtfake/builder.cpp 2e6f4ec5f74e72f5
-// internal/cgo/trtfake/config.cpp 7548722db8897cfc
+// internal/cgo/trtfake/config.cpp 09896f5b1fa9fb59
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b
 // internal/cgo/trtfake/driver.cpp f6c059a54ddebc8a
 // internal/cgo/trtfake/entry.cpp 453390f6450fd61b
@@ -30,7 +30,7 @@
 // internal/cgo/trtfake/model.cpp ffba406b65c46cfe
 // internal/cgo/trtfake/model.hpp 7718794d46f26af3
 // internal/cgo/trtfake/network.cpp c638e0910a7137d2
-// internal/cgo/trtfake/objects.hpp 8537adb470568c64
+// internal/cgo/trtfake/objects.hpp 54a661f6e49d64e6
 // internal/cgo/trtfake/parser.cpp 1b0c133f51166232
 // internal/cgo/trtfake/probe.cpp ec69eaf75cfe09ff
 // internal/cgo/trtfake/probe.hpp 1e561a297cbddd8b
@@ -39,7 +39,7 @@
 // internal/cgo/trtfake/stubs10_gen.hpp d4f20b386ab6b3a6
 // internal/cgo/trtfake/stubs11_gen.hpp 2948b7fac407a0d4
 // internal/cgo/trtfake/timing_cache.cpp 683cd14cc8f67090
-// internal/cgo/trtfake/trtfake.hpp 0c8b4547cedd5ed0
+// internal/cgo/trtfake/trtfake.hpp 1b43a07ab86ee939
 // internal/cgo/trtfake/unimplemented.hpp 442a3a5c08a767ad
 // third_party/tensorrt/v10/LICENSE 0f219bd1fa873d90
 // third_party/tensorrt/v10/NOTICE 11f21123560478f5

@@ -25,15 +25,6 @@ type Request struct {
 	Backend     string            `json:"backend"` // "sim" or "tensorrt"
 	LogSeverity progress.Severity `json:"log_severity"`
 	Device      int               `json:"device,omitempty"`
-	// NodeNames are the names of the model's ONNX nodes, in the model's order, from which the
-	// simulated builder makes its layers. They are node names, not TensorRT layers; the JSON
-	// field keeps the name "layers" of schema v1 of the control pipe.
-	NodeNames []string `json:"layers,omitempty"`
-	// LayerOps are the op types of NodeNames, and InputShapes the model's inputs as text
-	// ("images:float32[1x3x224x224]"), for the simulated builder's optimized graph and layer
-	// signatures.
-	LayerOps    []string `json:"layer_ops,omitempty"`
-	InputShapes string   `json:"input_shapes,omitempty"`
 
 	FP16 bool `json:"fp16,omitempty"`
 	BF16 bool `json:"bf16,omitempty"`

@@ -351,11 +351,13 @@ private:
                 }
             }
         };
+        // Every node is timed on a thread of the stand-in's own, none on the thread that called
+        // the build (which waits): a test can tell the two apart (a crash on one of them kills
+        // the process another way than on a thread of its caller's runtime).
         std::vector<std::thread> threads;
-        for (int32_t t = 1; t < std::min(s_.threads, n); ++t) {
+        for (int32_t t = 0; t < std::min(s_.threads, n); ++t) {
             threads.emplace_back(worker);
         }
-        worker();
         for (std::thread& t : threads) {
             t.join();
         }
@@ -830,6 +832,17 @@ std::string plan_text(const Run& run, const std::vector<std::string>& chosen, in
     out += "model " + plan_escape(path.substr(path.find_last_of("/\\") == std::string::npos ? 0 : path.find_last_of("/\\") + 1)) + "\n";
     out += "model_bytes " + std::to_string(run.network.model().file_bytes) + "\n";
     out += "precision " + plan_precision(run.config, run.network) + "\n";
+    out += "workspace_bytes " + std::to_string(run.config.workspace()) + "\n";
+    out += "strongly_typed " + std::string(run.network.strongly_typed() ? "yes" : "no") + "\n";
+    out += run.config.settings_text();
+    for (const Tensor* t : run.network.inputs()) {
+        out += "input " + plan_escape(t->impl().name()) + " type " + std::to_string(static_cast<int32_t>(t->impl().getType())) +
+               " formats " + std::to_string(t->impl().getAllowedFormats()) + "\n";
+    }
+    for (const Tensor* t : run.network.outputs()) {
+        out += "output " + plan_escape(t->impl().name()) + " type " + std::to_string(static_cast<int32_t>(t->impl().getType())) +
+               " formats " + std::to_string(t->impl().getAllowedFormats()) + "\n";
+    }
     for (size_t i = 0; i < chosen.size(); ++i) {
         out += "layer " + std::to_string(i) + "\t" + chosen[i] + "\n";
     }

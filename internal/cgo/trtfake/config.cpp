@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <string>
+#include <utility>
 
 namespace trtb {
 namespace TRTB_FAKE {
@@ -279,6 +281,7 @@ void ConfigImpl::setMemoryPoolLimit(nvinfer1::MemoryPoolType pool, std::size_t b
     if (pool == nvinfer1::MemoryPoolType::kWORKSPACE) {
         workspace_ = bytes;
     }
+    pools_[static_cast<int32_t>(pool)] = bytes;
 }
 
 void ConfigImpl::setBuilderOptimizationLevel(int32_t level) noexcept {
@@ -295,7 +298,9 @@ void ConfigImpl::setMaxAuxStreams(int32_t n) noexcept {
     if (n < 0) {
         ctx_->error(ErrorCode::kINVALID_ARGUMENT, "IBuilderConfig::setMaxAuxStreams", "API Usage Error",
                     "the number of auxiliary streams must not be negative");
+        return;
     }
+    aux_streams_ = n;
 }
 #else
 bool ConfigImpl::setMaxAuxStreams(int32_t n) noexcept {
@@ -304,6 +309,7 @@ bool ConfigImpl::setMaxAuxStreams(int32_t n) noexcept {
                     "the number of auxiliary streams must not be negative");
         return false;
     }
+    aux_streams_ = n;
     return true;
 }
 
@@ -321,7 +327,86 @@ bool ConfigImpl::setBuildRoute(char const* route) noexcept {
 }
 #endif
 
-void ConfigImpl::setHardwareCompatibilityLevel(nvinfer1::HardwareCompatibilityLevel) noexcept {}
+void ConfigImpl::setHardwareCompatibilityLevel(nvinfer1::HardwareCompatibilityLevel level) noexcept {
+    hardware_compat_ = static_cast<int32_t>(level);
+}
+
+// kBuilderFlagNames are BuilderFlag's names, for the plan (deprecated ones too).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+constexpr std::pair<nvinfer1::BuilderFlag, const char*> kBuilderFlagNames[] = {
+    {nvinfer1::BuilderFlag::kDEBUG, "kDEBUG"},
+    {nvinfer1::BuilderFlag::kGPU_FALLBACK, "kGPU_FALLBACK"},
+    {nvinfer1::BuilderFlag::kREFIT, "kREFIT"},
+    {nvinfer1::BuilderFlag::kDISABLE_TIMING_CACHE, "kDISABLE_TIMING_CACHE"},
+    {nvinfer1::BuilderFlag::kTF32, "kTF32"},
+    {nvinfer1::BuilderFlag::kSPARSE_WEIGHTS, "kSPARSE_WEIGHTS"},
+    {nvinfer1::BuilderFlag::kSAFETY_SCOPE, "kSAFETY_SCOPE"},
+    {nvinfer1::BuilderFlag::kDIRECT_IO, "kDIRECT_IO"},
+    {nvinfer1::BuilderFlag::kVERSION_COMPATIBLE, "kVERSION_COMPATIBLE"},
+    {nvinfer1::BuilderFlag::kEXCLUDE_LEAN_RUNTIME, "kEXCLUDE_LEAN_RUNTIME"},
+    {nvinfer1::BuilderFlag::kERROR_ON_TIMING_CACHE_MISS, "kERROR_ON_TIMING_CACHE_MISS"},
+    {nvinfer1::BuilderFlag::kDISABLE_COMPILATION_CACHE, "kDISABLE_COMPILATION_CACHE"},
+    {nvinfer1::BuilderFlag::kSTRIP_PLAN, "kSTRIP_PLAN"},
+    {nvinfer1::BuilderFlag::kREFIT_IDENTICAL, "kREFIT_IDENTICAL"},
+    {nvinfer1::BuilderFlag::kWEIGHT_STREAMING, "kWEIGHT_STREAMING"},
+    {nvinfer1::BuilderFlag::kREFIT_INDIVIDUAL, "kREFIT_INDIVIDUAL"},
+    {nvinfer1::BuilderFlag::kSTRICT_NANS, "kSTRICT_NANS"},
+    {nvinfer1::BuilderFlag::kMONITOR_MEMORY, "kMONITOR_MEMORY"},
+    {nvinfer1::BuilderFlag::kEDITABLE_TIMING_CACHE, "kEDITABLE_TIMING_CACHE"},
+    {nvinfer1::BuilderFlag::kDISTRIBUTIVE_INDEPENDENCE, "kDISTRIBUTIVE_INDEPENDENCE"},
+#if TRTB_SHIM_MAJOR == 10
+    {nvinfer1::BuilderFlag::kFP16, "kFP16"},
+    {nvinfer1::BuilderFlag::kINT8, "kINT8"},
+    {nvinfer1::BuilderFlag::kOBEY_PRECISION_CONSTRAINTS, "kOBEY_PRECISION_CONSTRAINTS"},
+    {nvinfer1::BuilderFlag::kPREFER_PRECISION_CONSTRAINTS, "kPREFER_PRECISION_CONSTRAINTS"},
+    {nvinfer1::BuilderFlag::kREJECT_EMPTY_ALGORITHMS, "kREJECT_EMPTY_ALGORITHMS"},
+    {nvinfer1::BuilderFlag::kFP8, "kFP8"},
+    {nvinfer1::BuilderFlag::kBF16, "kBF16"},
+    {nvinfer1::BuilderFlag::kWEIGHTLESS, "kWEIGHTLESS"},
+    {nvinfer1::BuilderFlag::kINT4, "kINT4"},
+    {nvinfer1::BuilderFlag::kFP4, "kFP4"},
+#endif
+};
+#pragma GCC diagnostic pop
+
+std::string ConfigImpl::settings_text() const {
+    std::string out;
+    if (!pools_.empty()) {
+        out += "memory_pools";
+        for (const auto& p : pools_) {
+            out += " " + std::to_string(p.first) + ":" + std::to_string(p.second);
+        }
+        out += "\n";
+    }
+    if (verbosity_ >= 0) {
+        out += "profiling_verbosity " + std::to_string(verbosity_) + "\n";
+    }
+    if (tactic_sources_set_) {
+        char buf[16];
+        std::snprintf(buf, sizeof(buf), "0x%x", static_cast<unsigned>(tactic_sources_));
+        out += std::string("tactic_sources ") + buf + "\n";
+    }
+    if (aux_streams_ >= 0) {
+        out += "max_aux_streams " + std::to_string(aux_streams_) + "\n";
+    }
+    if (hardware_compat_ >= 0) {
+        out += "hardware_compat " + std::to_string(hardware_compat_) + "\n";
+    }
+    std::string flags;
+    for (const auto& f : kBuilderFlagNames) {
+        if (flag(static_cast<int32_t>(f.first))) {
+            flags += (flags.empty() ? "" : ",") + std::string(f.second);
+        }
+    }
+    out += "builder_flags " + (flags.empty() ? std::string("none") : flags) + "\n";
+#if TRTB_SHIM_MAJOR != 10
+    if (!route_.empty()) {
+        out += "build_route " + route_ + "\n";
+    }
+#endif
+    return out;
+}
 
 void ConfigImpl::setPluginsToSerialize(char const* const* paths, int32_t n) noexcept {
     api_guard(*ctx_, "IBuilderConfig::setPluginsToSerialize", 0, [&] {
@@ -333,7 +418,9 @@ void ConfigImpl::setPluginsToSerialize(char const* const* paths, int32_t n) noex
     });
 }
 
-void ConfigImpl::setProfilingVerbosity(nvinfer1::ProfilingVerbosity) noexcept {}
+void ConfigImpl::setProfilingVerbosity(nvinfer1::ProfilingVerbosity verbosity) noexcept {
+    verbosity_ = static_cast<int32_t>(verbosity);
+}
 
 bool ConfigImpl::setTacticSources(nvinfer1::TacticSources sources) noexcept {
     for (int32_t bit = 0; bit < 32; ++bit) {
@@ -344,6 +431,7 @@ bool ConfigImpl::setTacticSources(nvinfer1::TacticSources sources) noexcept {
         }
     }
     tactic_sources_ = sources;
+    tactic_sources_set_ = true;
     return true;
 }
 

@@ -312,6 +312,10 @@ public:
     uint64_t workspace() const { return workspace_; }
     const std::vector<std::string>& plugins_to_serialize() const { return plugins_; }
     bool dla() const { return dla_; }
+    // settings_text is what the shim set beyond the above, one "name value" line each, for the
+    // plan: the memory pools, the profiling verbosity, the tactic sources, the auxiliary
+    // streams, the hardware compatibility level and the build route (those set only).
+    std::string settings_text() const;
 
 private:
     bool valid_flag(nvinfer1::BuilderFlag flag, const char* api) const;
@@ -327,7 +331,12 @@ private:
     int32_t opt_level_ = 3;
     std::vector<std::string> plugins_;
     nvinfer1::TacticSources tactic_sources_ = 0;
+    bool tactic_sources_set_ = false;
     bool dla_ = false;
+    std::map<int32_t, uint64_t> pools_;  // pool (MemoryPoolType) -> bytes, the workspace too
+    int32_t verbosity_ = -1;             // ProfilingVerbosity; -1: not set
+    int32_t aux_streams_ = -1;           // -1: not set
+    int32_t hardware_compat_ = -1;       // HardwareCompatibilityLevel; -1: not set
 #if TRTB_SHIM_MAJOR != 10
     std::string route_;
 #endif

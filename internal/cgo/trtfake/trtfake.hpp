@@ -66,9 +66,10 @@
 //
 // Callbacks come from the thread that called the build, one at a time, as trtexec's builds
 // (IBuilder::setMaxThreads stays 1). The threads setting is a stress setting the traces never
-// showed: it times that many nodes at once on threads of its own, each reporting its phases
-// and, under a lock and in order, the parent's steps of the nodes done, so the monitor is
-// called from several threads with equally named phases open on each.
+// showed: it times that many nodes at once on threads of its own (the calling thread waits
+// for them), each reporting its phases and, under a lock and in order, the parent's steps of
+// the nodes done, so the monitor is called from several threads with equally named phases
+// open on each.
 //
 // Cancel: stepComplete returning false stops the build at that step: every open phase
 // finishes, innermost first (on each thread), and buildSerializedNetwork(ToStream) returns
