@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Real-terminal test of the live view. It builds trtbuild, runs simulated builds in a private
 # tmux server and reads the screen the way a person would (tmux capture-pane):
-#   0. at 80 columns: the rows fit, the phase kinds are abbreviated ("tactic <layer>"), the
+#   0. at 80 columns: the whole tree of TensorRT 10.16/11's timing (8 levels, down to
+#      "Measuring tactic time") fits: no line wraps, no row's name or count is cut, the
 #      footer says how long the layer timing still runs, and the build exits with 0.
-#   1. the nested bars appear; a silent phase is reported from the view's own clock; a
-#      narrower window reflows the view; Ctrl-C shows the cancelling state; the build exits
-#      with 130, the summary replaces the view, and the terminal is sane (echo, icanon).
+#   1. the nested bars appear; a silent phase (no report at the start of "Timing graph
+#      nodes") is reported from the view's own clock; a narrower window reflows the view;
+#      Ctrl-C during a long measuring step shows the cancelling state; the build exits with
+#      130, the summary replaces the view, and the terminal is sane (echo, icanon).
 #   2. a builder that ignores the cancel: the second Ctrl-C stops the worker; same checks.
 #   3. SIGHUP (a closed SSH session) cancels: exit 129, the terminal sane.
 #   4. SIGQUIT stops at once: exit 131, no goroutine dump, the terminal sane.
@@ -39,6 +41,15 @@ wait_for() {
 	local deadline=$((SECONDS + ${2:-30}))
 	until screen | grep -qF -- "$1"; do
 		((SECONDS < deadline)) || fail "never saw: $1"
+		sleep 0.1
+	done
+}
+
+# wait_for_re REGEX [SECONDS]: wait until a line on the screen matches REGEX (grep -E).
+wait_for_re() {
+	local deadline=$((SECONDS + ${2:-30}))
+	until screen | grep -qE -- "$1"; do
+		((SECONDS < deadline)) || fail "never saw a line matching: $1"
 		sleep 0.1
 	done
 }
@@ -87,20 +98,37 @@ finish() {
 	fi
 }
 
-echo "tmux-e2e: run 0: 80 columns, abbreviated phase kinds, the time left of layer timing"
+echo "tmux-e2e: run 0: 80 columns, the deepest rows whole, the time left of layer timing"
 width=80
 start_build --sim-speed 4
-wait_for "tactic "
-wait_for "of layer timing left"
-require_width 80
-if screen | grep -qF "Finding fastest tactic"; then
-	fail "the phase kind is not abbreviated at 80 columns"
+# One frame with the deepest phase (the 8th level: Building engine › … › Timing graph nodes ›
+# Evaluating tactic times › Measuring tactic time) and the footer's time left.
+deadline=$((SECONDS + 30))
+until s="$(screen)" && grep -qF "Measuring tactic time" <<<"$s" && grep -qF "of layer timing left" <<<"$s"; do
+	((SECONDS < deadline)) || fail "never saw a frame with \"Measuring tactic time\" and the time left of layer timing"
+	sleep 0.1
+done
+widest="$(wc -L <<<"$s")"
+((widest <= 80)) || fail "a line is $widest columns wide, more than 80"
+# Each tree row is one line: marker, whole name, bar, count, elapsed (a wrapped or cut row
+# loses its count or its name's end).
+rows="$(grep -E '^ *[•✓⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [A-Za-z]' <<<"$s")"
+(($(wc -l <<<"$rows") >= 8)) || fail "fewer than 8 tree rows at 80 columns: $rows"
+if bad="$(grep -vE '^ *[•✓⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [A-Za-z][A-Za-z ]*[a-z] .* [0-9]+/[0-9]+ +[0-9][0-9.hms]*$' <<<"$rows")"; then
+	fail "a tree row is cut or wrapped at 80 columns: $bad"
 fi
+grep -qE '^ {12}[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏•] Measuring tactic time .*[━█░]{8,} +[0-9]+/[0-9]+ ' <<<"$s" ||
+	fail "the 8th level's row (Measuring tactic time) is not whole, with its bar and count, at 80 columns"
+grep -qE '^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] .*elapsed · .* of layer timing left +ctrl\+c cancel$' <<<"$s" ||
+	fail "the footer does not show the time left and the key hint on one line at 80 columns"
 finish 0
 width=100
 
 echo "tmux-e2e: run 1: nested bars, silence, resize, Ctrl-C cancels"
-start_build --sim-threads 2 --sim-step 1500ms --sim-silent 7s
+# Every step scales with --sim-step (the stages before timing take a quarter step each): a
+# short step reaches "Timing graph nodes" in seconds; the silence comes at its start, and the
+# first measuring step after it lasts 5 s, so that the cancel waits for the step boundary.
+start_build --sim-step 100ms --sim-silent 7s --sim-long-step 5s
 wait_for "Building $model"
 wait_for "Timing graph nodes"
 wait_for "no progress reported for 5." 20
@@ -108,7 +136,9 @@ require_width "$width"
 t resize-window -t e2e -x 64 -y "$height"
 sleep 0.5
 require_width 64
-wait_for "Measuring tactic time" 20
+# At 64 columns the names of the 7th and 8th levels are cut in the middle ("Measur…g tactic
+# time"): their start and end stay.
+wait_for_re 'Measur.*tactic time +[━█░]{8,} +[0-9]+/[0-9]+ ' 20
 require_nested_bars
 t send-keys -t e2e C-c
 wait_for "Cancelling:"

@@ -1,86 +1,155 @@
 package cgo
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trtbuild/trtbuild/internal/testmodels"
 )
 
-// TestBuildSettingsReachTheBuilder checks that trtexec's build settings cross the C boundary:
-// the simulated builder writes each one it was given into its plan, in trtexec's spelling.
+// runBuild is build that stops at NewBuild's refusal: it returns that error, or the outcome
+// of the build.
+func runBuild(t *testing.T, o Options) (outcome, error) {
+	t.Helper()
+	b, err := NewBuild(BackendSim, o)
+	if err != nil {
+		return outcome{}, err
+	}
+	b.Close()
+	out := build(t, o, nil)
+	return out, out.err
+}
+
+// TestBuildSettingsReachTheBuilder checks that trtexec's build settings cross the C boundary
+// to TensorRT (11's stand-in, in this process): a set TensorRT 11 takes builds, with the
+// averaging iterations in the plan and the build route logged; each one it cannot take is
+// refused by the shim, at NewBuild or as it applies it to the network the stand-in parsed, with
+// the code and the words of that refusal.
 func TestBuildSettingsReachTheBuilder(t *testing.T) {
-	o := options(t, &SimOptions{NbLayers: 1, Step: time.Microsecond})
-	o.BuildSettings = BuildSettings{
-		InputFormats:         []IOFormat{{TypeFP16, TensorFormats["chw"]}, {TypeINT8, TensorFormats["chw4"] | TensorFormats["chw32"]}},
-		OutputFormats:        []IOFormat{{TypeFP32, TensorFormats["chw"]}},
-		PrecisionConstraints: PrecisionConstraintsObey,
-		LayerPrecisions:      []LayerPrecision{{"conv1", TypeFP16}, {"*", TypeFP32}},
-		ProfilingVerbosity:   ProfilingDetailed,
-		TacticSourcesOn:      TacticSources["cublas"],
-		TacticSourcesOff:     TacticSources["cudnn"] | TacticSources["jit_convolutions"],
-		UseDLA:               true, DLACore: 1, GPUFallback: true,
-		StronglyTyped: true,
-		Pools:         map[uint32]uint64{PoolTacticSharedMemory: 1024, PoolDLAManagedSRAM: 1 << 20},
-		AvgTiming:     8,
-		BuildRoute:    "-conv_use_long_w=off -kgen:codegen:cuda_tile=2",
+	tests := []struct {
+		name     string
+		settings BuildSettings
+		code     Code   // CodeOK: builds
+		want     string // in the plan, the log or the error
+	}{
+		{"none", BuildSettings{}, CodeOK, "\navg_timing 1\n"},
+		{"taken", BuildSettings{
+			InputFormats:       []IOFormat{{TypeFP32, TensorFormats["chw"]}},
+			OutputFormats:      []IOFormat{{TypeFP32, TensorFormats["chw"] | TensorFormats["hwc8"]}},
+			ProfilingVerbosity: ProfilingDetailed,
+			TacticSourcesOn:    TacticSources["edge_mask_convolutions"],
+			TacticSourcesOff:   TacticSources["jit_convolutions"],
+			StronglyTyped:      true,
+			Pools:              map[uint32]uint64{PoolTacticSharedMemory: 1024},
+			AvgTiming:          8,
+			BuildRoute:         "-conv_use_long_w=off",
+		}, CodeOK, "\navg_timing 8\n"},
+		{"build route", BuildSettings{BuildRoute: "-conv_use_long_w=off"}, CodeOK, "using build route -conv_use_long_w=off"},
+		{"input type", BuildSettings{InputFormats: []IOFormat{{TypeFP16, TensorFormats["chw"]}}},
+			CodeInvalidArgument, "--inputIOFormats asks for fp16 at tensor images, but the network is strongly typed"},
+		{"format count", BuildSettings{OutputFormats: []IOFormat{{TypeFP32, TensorFormats["chw"]}, {TypeFP32, TensorFormats["chw"]}}},
+			CodeInvalidArgument, "--outputIOFormats gives 2 formats but the network has 1 outputs"},
+		{"route TensorRT refuses", BuildSettings{BuildRoute: "not a route"},
+			CodeInvalidArgument, `TensorRT refused --set-build-route "not a route"`},
+		{"precision constraints", BuildSettings{PrecisionConstraints: PrecisionConstraintsObey, LayerPrecisions: []LayerPrecision{{"stem/conv1", TypeFP16}}},
+			CodeUnsupported, "--precisionConstraints and --layerPrecisions have nothing to constrain"},
+		{"tactic source of TensorRT 10", BuildSettings{TacticSourcesOn: TacticSources["cublas"]},
+			CodeUnsupported, "TensorRT 11 has no tactic source CUBLAS"},
+		{"DLA", BuildSettings{UseDLA: true, GPUFallback: true},
+			CodeUnsupported, "--useDLACore 0: this device has 0 DLA cores; build without --useDLACore"},
+		{"best", BuildSettings{Best: true}, CodeUnsupported, "--best has no precisions to choose from"},
 	}
-	out := build(t, o, nil)
-	if out.err != nil {
-		t.Fatal(out.err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := options(t, quick())
+			o.BuildSettings = tt.settings
+			out, err := runBuild(t, o)
+			if tt.code != CodeOK {
+				if e := asError(t, err, tt.code); !strings.Contains(e.Message, tt.want) {
+					t.Errorf("message %q, want it to contain %q", e.Message, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := checkEvents(t, out.events)
+			if !strings.Contains(string(out.plan), tt.want) && !slices.Contains(tr.logs[SeverityInfo], tt.want) {
+				t.Errorf("neither the plan nor an INFO line has %q; plan:\n%s", tt.want, out.plan)
+			}
+		})
 	}
-	for _, want := range []string{
-		"input_formats fp16:chw,int8:chw4+chw32\n",
-		"output_formats fp32:chw\n",
-		"precision_constraints obey\n",
-		"layer_precisions conv1:fp16,*:fp32\n",
-		"profiling_verbosity detailed\n",
-		"tactic_sources +cublas,-cudnn,-jit_convolutions\n",
-		"dla_core 1 gpu_fallback\n",
-		"strongly_typed\n",
-		"mem_pools tacticSharedMem:1024,dlaSRAM:1048576\n",
-		"avg_timing 8\n",
-		"build_route -conv_use_long_w=off -kgen:codegen:cuda_tile=2\n",
-	} {
-		if !strings.Contains(string(out.plan), want) {
-			t.Errorf("plan lacks %q:\n%s", want, out.plan)
+}
+
+// TestBuildSettingsReachTensorRT10 checks the settings only TensorRT 10 takes, over its
+// stand-in in a child process: precision constraints with layer precisions (a name the network
+// lacks is warned about), on a weakly typed network whose precision flags reach the builder.
+func TestBuildSettingsReachTensorRT10(t *testing.T) {
+	got := standinBuild(t, standinJob{Major: 10, Settings: "tactics=2;iterations=1;step=1us", Model: testmodels.Bundled(t, "convnet.onnx"), OptLevel: -1,
+		Precision: PrecisionFP16, Build: BuildSettings{
+			PrecisionConstraints: PrecisionConstraintsObey,
+			LayerPrecisions:      []LayerPrecision{{"stem/conv1", TypeFP16}, {"no/such/layer", TypeFP32}, {"*", TypeFP32}},
+			ProfilingVerbosity:   ProfilingLayerNamesOnly,
+			TacticSourcesOff:     TacticSources["cudnn"] | TacticSources["cublas"],
+			AvgTiming:            4,
+		}})
+	if got.Error != "" {
+		t.Fatalf("build: %s", got.Error)
+	}
+	warnings, _ := logsOf(got.Events, SeverityWarning)
+	if !slices.Contains(warnings, "--layerPrecisions: the network has no layer named no/such/layer; its precision was not set") {
+		t.Errorf("warnings %q", warnings)
+	}
+	for _, want := range []string{"\nprecision fp16\n", "\navg_timing 4\n"} {
+		if !strings.Contains(got.Plan, want) {
+			t.Errorf("the plan lacks %q:\n%s", want, got.Plan)
 		}
 	}
 }
 
-// TestBuildSettingsDefaultPlan checks that a build without them writes none of their lines.
-func TestBuildSettingsDefaultPlan(t *testing.T) {
-	out := build(t, options(t, &SimOptions{NbLayers: 1, Step: time.Microsecond}), nil)
-	if out.err != nil {
-		t.Fatal(out.err)
-	}
-	for _, key := range []string{"input_formats", "layer_precisions", "profiling_verbosity", "tactic_sources", "dla_core", "strongly_typed", "best", "mem_pools", "avg_timing", "build_route"} {
-		if strings.Contains(string(out.plan), "\n"+key) {
-			t.Errorf("plan has a %s line:\n%s", key, out.plan)
-		}
-	}
-}
-
-// TestAvgTimingScalesSimulatedMeasuring: a measuring step of the simulation averages
-// avg_timing runs, so 64 iterations make each step 8 times the step given for trtexec's 8.
-// Only a lower bound is asserted: a busy machine may take longer, never shorter.
+// TestAvgTimingScalesSimulatedMeasuring: a measuring step of the stand-in averages avg_timing
+// runs, so 64 iterations make each step 8 times the step given for trtexec's 8. Only a lower
+// bound is asserted: a busy machine may take longer, never shorter.
 func TestAvgTimingScalesSimulatedMeasuring(t *testing.T) {
-	const step = 2 * time.Millisecond
-	o := options(t, &SimOptions{NbLayers: 2, Tactics: 2, Iterations: 2, Step: step})
+	const step, iterations = 2 * time.Millisecond, 2
+	o := optionsFor(t, reluModel(t, "act"), &SimOptions{Tactics: 2, Iterations: iterations, Step: step})
 	o.AvgTiming = 64
-	began := time.Now()
 	out := build(t, o, nil)
 	if out.err != nil {
 		t.Fatal(out.err)
 	}
-	// 2 layers × 2 tactics × 2 steps of 8×step each, less the simulation's ±20% jitter.
-	if took, least := time.Since(began), time.Duration(float64(2*2*2*8*step)*0.75); took < least {
-		t.Errorf("a build of 8 measuring steps at --avg-timing 64 took %v, less than %v", took, least)
+	starts := map[uint64]RawEvent{}
+	measured := 0
+	for _, ev := range out.events {
+		if ev.Name != phaseMeasure {
+			continue
+		}
+		switch ev.Kind {
+		case EventPhaseStart:
+			starts[ev.Thread] = ev
+		case EventPhaseFinish:
+			start := starts[ev.Thread]
+			if start.Steps != iterations {
+				continue // a warm-up measurement
+			}
+			measured++
+			if took, least := ev.Time-start.Time, iterations*8*step; took < least {
+				t.Errorf("a measurement of %d steps at --avg-timing 64 took %v, less than %v", iterations, took, least)
+			}
+		}
+	}
+	if measured == 0 {
+		t.Error("no full measurement")
 	}
 	if !strings.Contains(string(out.plan), "\navg_timing 64\n") {
 		t.Errorf("plan lacks avg_timing 64:\n%s", out.plan)
 	}
 }
 
+// TestBuildSettingsInvalid: NewBuild refuses malformed build settings with CodeInvalidArgument
+// and one line that names the setting.
 func TestBuildSettingsInvalid(t *testing.T) {
 	tests := []struct {
 		name   string

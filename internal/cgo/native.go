@@ -256,13 +256,16 @@ func (s *SimOptions) Settings() string {
 		// ';' separates the items, ',' the names of keep-fp32: neither is in a value.
 		parts = append(parts, key+"="+strings.NewReplacer(";", "", "\n", "").Replace(value))
 	}
+	// Zero takes the stand-in's default; any other value goes to it, a negative one too, so
+	// that the stand-in refuses it (NewBuild: CodeInvalidArgument) rather than this text
+	// dropping it for the default.
 	dur := func(key string, d time.Duration) {
-		if d > 0 {
+		if d != 0 {
 			add(key, strconv.FormatInt(int64(d), 10)+"ns")
 		}
 	}
 	num := func(key string, n int) {
-		if n > 0 {
+		if n != 0 {
 			add(key, strconv.Itoa(n))
 		}
 	}

@@ -4,6 +4,7 @@ package cgo
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -24,38 +25,58 @@ func monotonic(t testing.TB) int64 {
 	return ts.Nano()
 }
 
-// TestAbortPhaseKillsProcess re-runs the test binary as a child whose build aborts, and checks
-// how the child dies. An abort on a builder thread (not made by Go) kills the process by
-// SIGABRT at once. An abort on the thread that runs the build (a Go thread inside a cgo call)
-// is caught by the Go runtime, which prints "SIGABRT: abort" and a traceback and exits with
-// status 2, or re-raises the signal when GOTRACEBACK=crash.
+// abortSimEnv holds, for the child of TestAbortPhaseKillsProcess, the SimOptions (JSON) of a
+// build that aborts.
+const abortSimEnv = "TRTBUILD_NATIVE_ABORT_SIM"
+
+// TestAbortPhaseKillsProcess re-runs the test binary as a child whose build aborts inside
+// TensorRT (the stand-in's abort-phase and abort-at settings), and checks how the child dies.
+// An abort on a builder thread of TensorRT's own (not made by Go) kills the process by SIGABRT
+// at once. An abort on the thread that runs the build (a Go thread inside a cgo call) is caught
+// by the Go runtime, which prints "SIGABRT: abort" and a traceback and exits with status 2, or
+// re-raises the signal when GOTRACEBACK=crash.
 func TestAbortPhaseKillsProcess(t *testing.T) {
-	if phase := os.Getenv("TRTBUILD_NATIVE_ABORT_PHASE"); phase != "" {
+	if sim := os.Getenv(abortSimEnv); sim != "" {
 		_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{}) // no core file for an expected crash
-		o := options(t, &SimOptions{Threads: 2, NbLayers: 4, Tactics: 2, Iterations: 2, Step: time.Millisecond, AbortPhase: phase})
-		build(t, o, nil)
-		t.Fatal("the build returned although abort_phase was set")
+		var s SimOptions
+		if err := json.Unmarshal([]byte(sim), &s); err != nil {
+			t.Fatal(err)
+		}
+		build(t, options(t, &s), nil)
+		t.Fatal("the build returned although it was set to abort")
 	}
+	// With Threads 2 the graph nodes are timed on the stand-in's own threads; without, on the
+	// thread that runs the build, as every other phase.
 	tests := []struct {
-		name, phase, traceback string
-		signaled               bool // else exit status 2
-		message                bool // stderr has the Go runtime's "SIGABRT: abort"
+		name      string
+		sim       SimOptions
+		traceback string
+		signaled  bool // else exit status 2
+		message   bool // stderr has the Go runtime's "SIGABRT: abort"
 	}{
-		{"builder thread", phaseMeasure, "", true, false},
-		{"builder thread crash", phaseFind + "*", "crash", true, false},
-		{"run thread", phaseSubgraph, "", false, true},
-		{"run thread crash", phaseSubgraph, "crash", true, true},
+		{"builder thread", SimOptions{Threads: 2, AbortPhase: phaseMeasure}, "", true, false},
+		{"builder thread, a node", SimOptions{Threads: 2, AbortAt: ptr(0.5)}, "", true, false},
+		{"builder thread crash", SimOptions{Threads: 2, AbortPhase: phaseEvaluate}, "crash", true, false},
+		{"run thread", SimOptions{Threads: 2, AbortPhase: phaseSubgraph}, "", false, true},
+		{"run thread, a node", SimOptions{AbortAt: ptr(0.5)}, "", false, true},
+		{"run thread crash", SimOptions{Threads: 2, AbortPhase: phaseSubgraph}, "crash", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			sim := tt.sim
+			sim.Tactics, sim.Iterations, sim.Step = 2, 2, time.Millisecond
+			b, err := json.Marshal(sim)
+			if err != nil {
+				t.Fatal(err)
+			}
 			cmd := exec.Command(os.Args[0], "-test.run=^TestAbortPhaseKillsProcess$", "-test.count=1")
 			// The child dies before its t.TempDir cleanup runs: its temporary files go into a
 			// folder of this test, which removes them.
-			cmd.Env = append(os.Environ(), "TRTBUILD_NATIVE_ABORT_PHASE="+tt.phase, "GOTRACEBACK="+tt.traceback, "TMPDIR="+t.TempDir())
+			cmd.Env = append(os.Environ(), abortSimEnv+"="+string(b), "GOTRACEBACK="+tt.traceback, "TMPDIR="+t.TempDir())
 			var stderr bytes.Buffer
 			cmd.Stdout = &stderr
 			cmd.Stderr = &stderr
-			err := cmd.Run()
+			err = cmd.Run()
 			var ee *exec.ExitError
 			if !errors.As(err, &ee) {
 				t.Fatalf("child: %v, want a crash; output:\n%s", err, stderr.Bytes())

@@ -31,7 +31,7 @@ import (
 // simulatedPlan is what a simulated engine says of the model it was built from.
 type simulatedPlan struct {
 	modelBytes int64
-	layers     int
+	layers     int // the network's layers (network_layers)
 }
 
 func readPlan(data []byte) (simulatedPlan, error) {
@@ -45,7 +45,7 @@ func readPlan(data []byte) (simulatedPlan, error) {
 		switch k {
 		case "model_bytes":
 			p.modelBytes, _ = strconv.ParseInt(v, 10, 64)
-		case "layers":
+		case "network_layers":
 			p.layers, _ = strconv.Atoi(v)
 		}
 	}
