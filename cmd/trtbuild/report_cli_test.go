@@ -223,7 +223,8 @@ func TestReportDiff(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("diff: exit %d\n%s", r.code, r.stderr)
 		}
-		if m := regexp.MustCompile(`timing cache\s+0/(\d+) hits\s+(\d+)/(\d+) hits`).FindStringSubmatch(r.stdout); m == nil || m[1] == "0" || m[1] != m[2] || m[2] != m[3] {
+		// TensorRT tells no hits: the cold build timed what the warm one found in the cache.
+		if m := regexp.MustCompile(`timing cache\s+(\d+) timed\s+all cached`).FindStringSubmatch(r.stdout); m == nil || m[1] == "0" {
 			t.Errorf("%s: the diff does not show a cold build against one served from the cache:\n%s", filepath.Base(a), r.stdout)
 		}
 		for _, want := range []*regexp.Regexp{

@@ -102,11 +102,18 @@ func sizeOrNone(n int64) string {
 	return progress.FormatBytes(n)
 }
 
+// cacheText says what the timing cache did: hits where the builder told them, else (TensorRT
+// tells none) the timings the build added, or that every timing came from the cache.
 func cacheText(c Cache) string {
-	if !c.Used && c.Hits+c.Misses == 0 {
-		return "off"
+	switch {
+	case c.Hits > 0:
+		return fmt.Sprintf("%d/%d hits", c.Hits, c.Hits+c.Misses)
+	case c.Misses > 0:
+		return fmt.Sprintf("%d timed", c.Misses)
+	case c.Used:
+		return "all cached"
 	}
-	return fmt.Sprintf("%d/%d hits", c.Hits, c.Hits+c.Misses)
+	return "off"
 }
 
 // stageName names a stage; one of several phases says they are summed.

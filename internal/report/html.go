@@ -165,7 +165,7 @@ footer{margin-top:32px;color:#8b93a3;font-size:12px}
 <div class="grid">
 <div class="card"><b>{{seconds .R.Result.Duration}}</b><span>build time</span></div>
 <div class="card"><b>{{.R.Count}}</b><span>{{if eq .R.Count 1}}phase{{else}}phases{{end}}, nested {{levels .R}} deep</span></div>
-{{if or .R.Cache.Used .R.Cache.Hits .R.Cache.Misses}}<div class="card"><b>{{if .R.Cache.Hits}}{{percent .R.Cache.HitRate}}{{else}}cold{{end}}</b><span>timing cache: {{.R.Cache.Hits}}/{{add .R.Cache.Hits .R.Cache.Misses}} hits</span></div>
+{{if or .R.Cache.Used .R.Cache.Hits .R.Cache.Misses}}<div class="card">{{if .R.Cache.Hits}}<b>{{percent .R.Cache.HitRate}}</b><span>timing cache: {{.R.Cache.Hits}}/{{add .R.Cache.Hits .R.Cache.Misses}} hits</span>{{else if .R.Cache.Misses}}<b>{{.R.Cache.Misses}}</b><span>timings added to the timing cache</span>{{else}}<b>cached</b><span>every timing from the timing cache</span>{{end}}</div>
 {{else}}<div class="card"><b>off</b><span>timing cache: off</span></div>
 {{end}}
 <div class="card"><b>{{if .R.Result.PeakRSS}}{{bytes .R.Result.PeakRSS}}{{else}}unknown{{end}}</b><span>build worker peak memory</span></div>

@@ -543,7 +543,7 @@ func TestDiff(t *testing.T) {
 	for _, want := range []*regexp.Regexp{
 		regexp.MustCompile(`build time\s+10\.00 s\s+2\.00 s\s+-80%`),
 		regexp.MustCompile(`engine size\s+2\.0 KiB\s+2\.0 KiB\s+same`),
-		regexp.MustCompile(`timing cache\s+0/24 hits\s+24/24 hits`),
+		regexp.MustCompile(`timing cache\s+24 timed\s+24/24 hits`),
 		regexp.MustCompile(`  Timing graph nodes\s+8\.00 s\s+500\.0 ms\s+-94%`),
 		regexp.MustCompile(`  Serializing\s+1\.00 s\s+1\.00 s\s+same`),
 	} {
