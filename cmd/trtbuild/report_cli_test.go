@@ -143,7 +143,7 @@ func TestReplaySameAsBuild(t *testing.T) {
 	if build.code != 0 {
 		t.Fatalf("exit %d\n%s", build.code, build.stderr)
 	}
-	if !strings.Contains(build.stdout, "WARNING:") || !strings.Contains(build.stdout, "#5 ") {
+	if !strings.Contains(build.stdout, "INFO:") || !strings.Contains(build.stdout, "#5 ") {
 		t.Fatalf("the build's output is too plain to compare:\n%s", build.stdout)
 	}
 	replay := trtbuild(t, nil, "replay", "--speed", "inf", "--progress", "plain", tracePath)

@@ -65,49 +65,51 @@ func Kind(name string) string {
 // Folded returns what the tree folded so far; nil if nothing.
 func (t *Tree) Folded() *Folded { return t.folded }
 
-// foldPending folds the parents noted by finish; it runs before the next batch is applied, so
-// that every renderer has seen the events of the phases it folds.
-func (t *Tree) foldPending() {
-	for id := range t.pending {
-		if p := t.phases[id]; p != nil {
-			t.foldChildren(p)
-		}
-	}
-	clear(t.pending)
-}
-
-// foldChildren folds all but the newest FoldKeep finished children of p whose subtrees are
-// finished.
-func (t *Tree) foldChildren(p *Phase) {
+// noteFold notes, as p's child finishes, the finished children of p to fold: all but the
+// newest FoldKeep whose subtrees are finished, and not noted before. They are chosen here, at
+// this event, so that what a tree folds follows from the events alone, however they were
+// batched: a report made from a trace is the report of the live build.
+func (t *Tree) noteFold(p *Phase) {
 	kept := 0
-	fold := make([]bool, len(p.Children))
-	n := 0
 	for i := len(p.Children) - 1; i >= 0; i-- {
-		c := t.phases[p.Children[i]]
-		if !t.settled(c) {
+		id := p.Children[i]
+		c := t.phases[id]
+		if t.folding[id] || !t.settled(c) {
 			continue
 		}
 		if kept < FoldKeep {
 			kept++
 			continue
 		}
-		fold[i] = true
-		n++
+		t.pending[p.ID] = append(t.pending[p.ID], id)
+		t.folding[id] = true
 	}
-	if n == 0 {
-		p.doneKids = kept
-		return
-	}
-	children := make([]int, 0, len(p.Children)-n)
-	for i, id := range p.Children {
-		if fold[i] {
-			t.fold(t.phases[id])
+	p.doneKids = kept
+}
+
+// foldPending folds the children noted by noteFold; it runs before the next batch is applied,
+// so that every renderer has seen the events of the phases it folds.
+func (t *Tree) foldPending() {
+	for parent, ids := range t.pending {
+		p := t.phases[parent]
+		if p == nil {
+			// Folded already, with its parent: so were these.
+			for _, id := range ids {
+				delete(t.folding, id)
+			}
 			continue
 		}
-		children = append(children, id)
+		gone := make(map[int]bool, len(ids))
+		for _, id := range ids {
+			if q := t.phases[id]; q != nil {
+				t.fold(q)
+			}
+			gone[id] = true
+			delete(t.folding, id)
+		}
+		p.Children = slices.DeleteFunc(p.Children, func(id int) bool { return gone[id] })
 	}
-	p.Children = children
-	p.doneKids = kept
+	clear(t.pending)
 }
 
 // settled reports whether q and everything under it has finished.

@@ -94,9 +94,10 @@ type Tree struct {
 	roots  []int
 	open   int
 	live   map[int]struct{} // the phases not finished
-	// pending are parents with enough finished children to fold some; folded is what
-	// folding kept of them.
-	pending map[int]struct{}
+	// pending are the children each parent folds before the next batch (noteFold), folding
+	// those children, and folded what folding kept of the folded phases.
+	pending map[int][]int
+	folding map[int]bool
 	folded  *Folded
 	// batching holds folding back while State applies one batch (see beginBatch).
 	batching bool
@@ -163,7 +164,7 @@ func (t *Tree) noteSpent(p *Phase) {
 
 // NewTree returns an empty tree.
 func NewTree() *Tree {
-	return &Tree{phases: make(map[int]*Phase), live: make(map[int]struct{}), pending: make(map[int]struct{})}
+	return &Tree{phases: make(map[int]*Phase), live: make(map[int]struct{}), pending: make(map[int][]int), folding: make(map[int]bool)}
 }
 
 // Apply updates the tree with e and returns the phase it touched, or nil. It does not change
@@ -257,7 +258,7 @@ func (t *Tree) finish(p *Phase, at time.Duration) {
 		parent.Open--
 		parent.doneKids++
 		if parent.doneKids > 2*FoldKeep {
-			t.pending[parent.ID] = struct{}{}
+			t.noteFold(parent)
 		}
 		parent.longest = max(parent.longest, p.End-p.Start)
 		kind := Kind(p.Name)

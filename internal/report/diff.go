@@ -9,34 +9,56 @@ import (
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
-// Stage is one stage of a build and how long it took: a phase of the chain of single phases
-// that wraps a TensorRT build ("Building engine", "Timing graph nodes"), or, below it, the
-// phases of one kind (progress.Kind) summed, with how many there were.
+// Stage is one stage of a build and how long it took: a phase of a chain of single phases
+// ("Building engine"), or the phases of one kind (progress.Kind) of a level summed, with how
+// many there were. Depth is its level below the first stage.
 type Stage struct {
 	Name     string
 	Duration Seconds
 	Count    int
+	Depth    int
 }
 
-// Stages returns the build's stages in the order they started.
+// maxStageDepth bounds how deep Stages follows the time.
+const maxStageDepth = 8
+
+// Stages returns where the build's time went, level by level from the root: each level's
+// phases summed by kind, in the order they started, then the level inside the kind that took
+// the most time, as long as its phases have phases inside (TensorRT 10.16 and 11 nest the
+// node timing 4 levels below the root: "Building engine" > "Building engine from subgraph" >
+// "Computing profile costs" > "Timing tactics" > "Timing graph nodes").
 func (r *Report) Stages() []Stage {
 	var out []Stage
 	level := r.Phases
-	for len(level) == 1 && len(level[0].Children) > 0 {
-		out = append(out, Stage{Name: level[0].Name, Duration: level[0].Duration, Count: 1})
-		level = level[0].Children
-	}
-	index := map[string]int{}
-	for _, p := range level {
-		name := progress.Kind(p.Name)
-		i, ok := index[name]
-		if !ok {
-			i = len(out)
-			index[name] = i
-			out = append(out, Stage{Name: name})
+	for depth := 0; len(level) > 0 && depth < maxStageDepth; depth++ {
+		index := map[string]int{}
+		inside := map[string][]*Phase{}
+		first := len(out)
+		for _, p := range level {
+			name := p.Name
+			if len(level) > 1 {
+				name = progress.Kind(p.Name)
+			}
+			i, ok := index[name]
+			if !ok {
+				i = len(out)
+				index[name] = i
+				out = append(out, Stage{Name: name, Depth: depth})
+			}
+			out[i].Duration = round6(out[i].Duration + p.Duration)
+			out[i].Count++
+			inside[name] = append(inside[name], p.Children...)
 		}
-		out[i].Duration = round6(out[i].Duration + p.Duration)
-		out[i].Count++
+		next := -1
+		for i := first; i < len(out); i++ {
+			if len(inside[out[i].Name]) > 0 && (next < 0 || out[i].Duration > out[next].Duration) {
+				next = i
+			}
+		}
+		if next < 0 {
+			break
+		}
+		level = inside[out[next].Name]
 	}
 	return out
 }
@@ -58,22 +80,27 @@ func WriteDiff(w io.Writer, nameA string, a *Report, nameB string, b *Report) er
 	sa, sb := a.Stages(), b.Stages()
 	if len(sa)+len(sb) > 0 {
 		row("stages:", "", "", "")
-		inB := map[string]Stage{}
-		for _, s := range sb {
-			inB[s.Name] = s
+		type key struct {
+			name  string
+			depth int
 		}
-		seen := map[string]bool{}
+		inB := map[key]Stage{}
+		for _, s := range sb {
+			inB[key{s.Name, s.Depth}] = s
+		}
+		indent := func(s Stage) string { return strings.Repeat("  ", s.Depth+1) }
+		seen := map[key]bool{}
 		for _, s := range sa {
-			seen[s.Name] = true
-			if o, ok := inB[s.Name]; ok {
-				row("  "+stageName(s, o.Count), stageTime(s), stageTime(o), change(float64(s.Duration), float64(o.Duration)))
+			seen[key{s.Name, s.Depth}] = true
+			if o, ok := inB[key{s.Name, s.Depth}]; ok {
+				row(indent(s)+stageName(s, o.Count), stageTime(s), stageTime(o), change(float64(s.Duration), float64(o.Duration)))
 			} else {
-				row("  "+stageName(s, 0), stageTime(s), "–", "")
+				row(indent(s)+stageName(s, 0), stageTime(s), "–", "")
 			}
 		}
 		for _, s := range sb {
-			if !seen[s.Name] {
-				row("  "+stageName(s, 0), "–", stageTime(s), "")
+			if !seen[key{s.Name, s.Depth}] {
+				row(indent(s)+stageName(s, 0), "–", stageTime(s), "")
 			}
 		}
 	}

@@ -359,7 +359,16 @@ func fromEvents(info func() progress.BuildInfo, next func() (progress.Event, err
 		res = *r
 	}
 	res = st.End(res, time.Time{})
-	r := FromTree(st.Tree(), info(), res, logs)
+	// The TensorRT and GPU the result names, as a live build's report has them (its State took
+	// them from the result too).
+	bi := info()
+	if res.TensorRT != "" {
+		bi.TensorRT = res.TensorRT
+	}
+	if res.GPU != "" {
+		bi.GPU = res.GPU
+	}
+	r := FromTree(st.Tree(), bi, res, logs)
 	if result() == nil {
 		r.Notes = append(r.Notes, "the trace ends without a result line: the build was still running, or the trace was cut short")
 	}
