@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The worker's peak memory with a large timing cache: generates a simulated-builder cache of
-# SIZE_MIB (default 200) MiB of entries (about 2.2 M of them), then runs simulated builds of
+# The worker's peak memory with a large timing cache: generates a cache of the stand-in
+# TensorRT 11 that --backend sim builds over (internal/cgo/trtfake/timing_cache.cpp) of
+# SIZE_MIB (default 200) MiB of entries (about 3.8 M of them), then runs simulated builds of
 # the bundled convnet with it and reads the worker's peak resident set size from the result
 # line (peak_rss_bytes, the worker's VmHWM):
 #
-#   cold       the model's 72 tactics are not in the cache: the build times them, and the
+#   cold       none of the model's timed nodes is in the cache: the build times them, and the
 #              save merges them into the file (the file is still the one the build loaded,
 #              so it is not read again)
-#   warm       every tactic is in the cache: nothing to save
-#   contended  two builds (float32 and --fp16) start from the same file; the one that saves
+#   warm       every node is in the cache: nothing to save
+#   contended  two builds (the convnet, and testdata/models/dynamic_batch.onnx at batch 8:
+#              other nodes, other entries) start from the same file; the one that saves
 #              second finds the file replaced by the first and must read and merge it
 #
 # Goal (docs/benchmarks.md, "Timing cache"): the worker's peak <= 2x the cache's size for
@@ -29,29 +31,38 @@ if [[ -z "$bin" ]]; then
 	go build -o "$bin" ./cmd/trtbuild
 fi
 
-# Sorted entries, as the simulated builder writes them: signature, tactic, nanoseconds.
+# The stand-in's cache as it writes one: a header of three lines (its TensorRT major.minor and
+# the device, which must be the build's: another TensorRT's cache is not read), then one entry
+# a line, sorted by key: key (32 hex digits), tactic (16), nanoseconds. The keys here all start
+# with "ffff", apart from the build's (hashes of its nodes' signatures), which the builds merge
+# in among them.
+header=3
 awk -v bytes="$((size_mib * 1024 * 1024))" 'BEGIN {
-	print "TRTBUILD-SIM-TIMING-CACHE 1"
-	n = 28
+	print "TRTFAKE-TIMING-CACHE 1"
+	print "tensorrt 11.1"
+	print "device sm_90"
+	n = 50
 	for (i = 0; n < bytes; i++) {
-		for (t = 0; t < 6; t++) {
-			line = sprintf("Conv+BatchNormalization+Relu|%d|images:float32[1x3x224x224]|precision=1|layer%08d\t%d\t%d", i % 97, i, t, 1000 + (i * 7919 + t * 104729) % 98000)
-			print line
-			n += length(line) + 1
-		}
+		line = sprintf("ffff%012x%016x\t%016x\t%d", int(i / 65536), i, (i * 7919) % 281474976710656, 20000 + (i * 104729) % 200000)
+		print line
+		n += length(line) + 1
 	}
 }' >"$work/base.cache"
 cache_bytes="$(stat -c %s "$work/base.cache")"
-echo "bench-timing-cache: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), cache of $cache_bytes bytes ($(($(wc -l <"$work/base.cache") - 1)) entries)"
+echo "bench-timing-cache: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), cache of $cache_bytes bytes ($(($(wc -l <"$work/base.cache") - header)) entries)"
 
 status=0
-# build CACHE [FLAGS...]: one simulated build of the bundled convnet; prints the worker's peak
-# RSS in bytes and the wall time in milliseconds.
+# build CACHE [FLAGS...] [MODEL]: one simulated build (of the bundled convnet unless a MODEL is
+# given); prints the worker's peak RSS in bytes and the wall time in milliseconds.
 build() {
-	local start end line cache="$1"
+	local start end line cache="$1" model=testdata/models/convnet.onnx
 	shift
+	if [[ $# -gt 0 && ${!#} == *.onnx ]]; then
+		model="${!#}"
+		set -- "${@:1:$#-1}"
+	fi
 	start="$(date +%s%N)"
-	line="$("$bin" --backend sim --sim-speed 1000 --timing-cache "$cache" --progress json -o "$work/out-$RANDOM.engine" "$@" testdata/models/convnet.onnx | tail -n1)"
+	line="$("$bin" --backend sim --sim-speed 1000 --timing-cache "$cache" --progress json -o "$work/out-$RANDOM.engine" "$@" "$model" | tail -n1)"
 	end="$(date +%s%N)"
 	local rss
 	rss="$(grep -o '"peak_rss_bytes":[0-9]*' <<<"$line" | cut -d: -f2)"
@@ -78,18 +89,23 @@ report warm "$rss" "$ms" 1
 cp "$work/base.cache" "$work/b.cache"
 build "$work/b.cache" >"$work/one" &
 one=$!
-read -r rss ms < <(build "$work/b.cache" --fp16) # other layer signatures: other entries
+# Another model's nodes: other signatures, other entries. (Not --fp16 of the convnet: on
+# TensorRT 11, which has no fp16 flag, that converts the model, and the stand-in's keys do not
+# tell a converted model's nodes from the float32 ones.)
+read -r rss ms < <(build "$work/b.cache" --shapes images:8x3x64x64 testdata/models/dynamic_batch.onnx)
 wait "$one"
 read -r rss1 ms1 <"$work/one"
 [[ "$rss1" -gt "$rss" ]] && { rss="$rss1"; ms="$ms1"; }
 report contended "$rss" "$ms" 0
-# Neither build's entries may be lost: the file holds everything of the float32 build's result
-# (a.cache) and more (the --fp16 build's).
-lost="$(LC_ALL=C comm -23 "$work/a.cache" "$work/b.cache" | wc -l)" # the caches are sorted by byte
+# Neither build's entries may be lost: the file holds everything of the convnet build's result
+# (a.cache) and more (the other model's).
+# The entries are sorted by key, which is hexadecimal: byte order (the header is not, so comm
+# reads the entries only).
+lost="$(LC_ALL=C comm -23 <(tail -n +$((header + 1)) "$work/a.cache") <(tail -n +$((header + 1)) "$work/b.cache") | wc -l)"
 if [[ "$lost" -ne 0 || "$(wc -l <"$work/b.cache")" -le "$(wc -l <"$work/a.cache")" ]]; then
-	echo "  MISS  the contended saves lost entries ($lost of the float32 build's are missing)"
+	echo "  MISS  the contended saves lost entries ($lost of the convnet build's are missing)"
 	status=1
 else
-	echo "  PASS  the contended saves kept both builds' entries ($(($(wc -l <"$work/b.cache") - 1)) entries)"
+	echo "  PASS  the contended saves kept both builds' entries ($(($(wc -l <"$work/b.cache") - header)) entries)"
 fi
 exit "$status"

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -22,8 +23,8 @@ func TestHangupCancels(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders
 	model := repoModel(t, "convnet.onnx")
 	tc := filepath.Join(filepath.Dir(model), "timing.cache")
-	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "2", "--timing-cache", tc, model)
-	waitFor(t, out, "stem/conv1 + stem/bn1 + stem/relu1 DONE") // a layer was timed: the cache has something to save
+	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "0.2", "--progress", "plain", "--timing-cache", tc, model)
+	waitTimed(t, out) // a node was timed: the cache has something to save
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +41,16 @@ func TestHangupCancels(t *testing.T) {
 		t.Error("a cancelled build wrote an engine")
 	}
 	assertNoTempFiles(t, filepath.Dir(model))
+}
+
+// waitTimed waits until a plain progress view shows that TensorRT timed a node of the graph
+// ("Timing graph nodes K/N" with K > 0): the timing cache then holds something.
+func waitTimed(t *testing.T, out *lockedBuffer) {
+	t.Helper()
+	timed := regexp.MustCompile(`Timing graph nodes [1-9][0-9]*/`)
+	for !timed.MatchString(out.String()) {
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // waitFor waits until out holds want.

@@ -483,13 +483,13 @@ func codeMessageOf(err error) codeMessage {
 
 // freshProcess is what nativeChild saw, in order.
 type freshProcess struct {
-	Setup                 string      // why the child could not do its part
-	Version, NewBuild     codeMessage // of the TensorRT backend before any TensorRT is installed
-	Sim10                 codeMessage // a simulated build of TensorRT 10: installs its stand-in
-	Loaded                VersionInfo // the TensorRT backend then
-	Sim11                 codeMessage // a simulated build of the other major then
-	Ran                   codeMessage // Run of the build of TensorRT 10
-	Plan                  string
+	Setup             string      // why the child could not do its part
+	Version, NewBuild codeMessage // of the TensorRT backend before any TensorRT is installed
+	Sim10             codeMessage // a simulated build of TensorRT 10: installs its stand-in
+	Loaded            VersionInfo // the TensorRT backend then
+	Sim11             codeMessage // a simulated build of the other major then
+	Ran               codeMessage // Run of the build of TensorRT 10
+	Plan              string
 }
 
 // nativeChild runs in a fresh process: the TensorRT backend before anything is installed, a
@@ -917,11 +917,6 @@ func TestEarlyPhase(t *testing.T) {
 		check func(t *testing.T, tr tree)
 	}{
 		{phaseNodes, func(t *testing.T, tr tree) {
-			for _, p := range tr.finished {
-				if p.name == phaseNodes && p.last >= p.steps/2 {
-					t.Errorf("%s of %d steps reported step %d", phaseNodes, p.steps, p.last)
-				}
-			}
 			if tr.nodeMeasures != baseTree.nodeMeasures {
 				t.Errorf("%d tactics of graph nodes measured, %d without the setting: it only cuts the reports", tr.nodeMeasures, baseTree.nodeMeasures)
 			}
@@ -953,8 +948,13 @@ func TestEarlyPhase(t *testing.T) {
 				t.Fatalf("Run: %v", out.err)
 			}
 			tr := checkEvents(t, out.events)
-			if tr.early[tt.phase] <= baseTree.early[tt.phase] {
-				t.Errorf("%q finished early %d times, %d without the setting", tt.phase, tr.early[tt.phase], baseTree.early[tt.phase])
+			if tr.starts[tt.phase] == 0 || tr.early[tt.phase] != tr.starts[tt.phase] {
+				t.Errorf("%q started %d times, finished early %d times; want every one early", tt.phase, tr.starts[tt.phase], tr.early[tt.phase])
+			}
+			for _, p := range tr.finished {
+				if p.name == tt.phase && p.last >= max(1, p.steps/2) {
+					t.Errorf("%q of %d steps reported step %d, past the first half", p.name, p.steps, p.last)
+				}
 			}
 			for name, n := range tr.early {
 				if name != tt.phase && n != baseTree.early[name] {
@@ -1230,7 +1230,7 @@ func TestDrainReusesDst(t *testing.T) {
 	if _, err := b.Run(); err != nil {
 		t.Fatal(err)
 	}
-	dst := make([]RawEvent, 3, 1000)
+	dst := make([]RawEvent, 3, defaultBatchEvents) // room for the largest batch
 	got, _, _, err := b.Drain(dst, time.Second)
 	if err != nil || len(got) == 0 {
 		t.Fatalf("Drain: %d events, %v", len(got), err)
@@ -1292,7 +1292,9 @@ func eventCounts(events []RawEvent) map[string]int {
 // out over many calls, and checks that nothing is lost or reordered: the stream is well formed
 // and holds the events of a build drained in large batches.
 func TestSmallBatches(t *testing.T) {
-	sim := func() *SimOptions { return &SimOptions{Threads: 4, Tactics: 3, Iterations: 2, Step: 20 * time.Microsecond} }
+	sim := func() *SimOptions {
+		return &SimOptions{Threads: 4, Tactics: 3, Iterations: 2, Step: 20 * time.Microsecond}
+	}
 	out := buildWith(t, options(t, sim()), 3, defaultBatchText, nil)
 	if out.err != nil {
 		t.Fatalf("Run: %v", out.err)
@@ -1316,7 +1318,9 @@ func TestSmallBatches(t *testing.T) {
 func TestTextTruncation(t *testing.T) {
 	long := strings.Repeat("é", 3000)
 	model := reluModel(t, long)
-	sim := func() *SimOptions { return &SimOptions{Tactics: 1, Iterations: 1, Step: time.Microsecond, FailAt: ptr(0.0)} }
+	sim := func() *SimOptions {
+		return &SimOptions{Tactics: 1, Iterations: 1, Step: time.Microsecond, FailAt: ptr(0.0)}
+	}
 	full := noImplementation + long + ".)"
 	// errorLine finds the ERROR line of the failure.
 	errorLine := func(t *testing.T, events []RawEvent) string {
@@ -1335,7 +1339,7 @@ func TestTextTruncation(t *testing.T) {
 		e := asError(t, out.err, CodeBuildFailed)
 		checkEvents(t, out.events)
 		line = errorLine(t, out.events)
-		if len(line) > 4095 || len(line) < 4092 || !utf8.ValidString(line) || !strings.Contains(line, noImplementation+"éé") || !strings.Contains(full, line[strings.Index(line, noImplementation):]) {
+		if len(line) > 4096 || len(line) < 4093 || !utf8.ValidString(line) || !strings.Contains(line, noImplementation+"éé") || !strings.Contains(full, line[strings.Index(line, noImplementation):]) {
 			t.Errorf("ERROR line cut to %d bytes (valid UTF-8: %v): %.120q", len(line), utf8.ValidString(line), line)
 		}
 		// The status is cut too, to TRTB_MESSAGE_MAX.
@@ -1441,7 +1445,7 @@ func TestTimingCache(t *testing.T) {
 	if !slices.IsSorted(body) {
 		t.Errorf("cache entries are not sorted:\n%s", first.cache)
 	}
-	choices := planLayer.FindAllString(string(first.plan), -1)
+	choices := planChoices(first.plan)
 
 	withCache := func(t *testing.T, cache []byte, flags uint32) (outcome, tree) {
 		o := options(t, sim())
@@ -1459,7 +1463,7 @@ func TestTimingCache(t *testing.T) {
 		if !out.res.TimingCacheUsed || out.res.CacheHits != 0 || out.res.CacheMisses != 0 || tr.nodeMeasures != 0 {
 			t.Errorf("result %+v, %d tactics of graph nodes measured", out.res, tr.nodeMeasures)
 		}
-		if got := planLayer.FindAllString(string(out.plan), -1); !slices.Equal(sortedCopy(got), sortedCopy(choices)) {
+		if got := planChoices(out.plan); !slices.Equal(got, choices) {
 			t.Errorf("tactics chosen from the cache differ:\n%q\n%q", got, choices)
 		}
 		if !bytes.Equal(out.cache, first.cache) {
@@ -1520,14 +1524,24 @@ func TestTimingCache(t *testing.T) {
 		asError(t, err, CodeCacheRejected)
 	})
 	t.Run("cancelled", func(t *testing.T) {
-		// The builder holds after 5 tactics until the cancel comes, so that on a busy machine
-		// it cannot time everything before the drain sees the 5th measurement finish.
+		// On the run thread alone, the cancel comes once the first evaluation of a node has
+		// finished (its timing is in the cache then); the builder holds after 5 tactics, in the
+		// second evaluation, until the cancel comes, so that on a busy machine it cannot time
+		// everything before.
 		o := options(t, sim())
-		o.Sim.HoldAfter = 5
-		measured := 0
+		o.Sim.Threads, o.Sim.HoldAfter = 0, 5
+		steps := map[uint64]int{}
+		cancelled := false
 		out := build(t, o, func(b *Build, ev RawEvent) {
-			if ev.Kind == EventPhaseFinish && ev.Name == phaseMeasure {
-				if measured++; measured == 5 {
+			if ev.Name != phaseEvaluate {
+				return
+			}
+			switch ev.Kind {
+			case EventStep:
+				steps[ev.Thread] = ev.Step
+			case EventPhaseFinish:
+				if !cancelled && steps[ev.Thread] == o.Sim.Tactics-1 {
+					cancelled = true
 					b.Cancel()
 				}
 			}
@@ -1564,14 +1578,22 @@ func TestTimingCache(t *testing.T) {
 		if out.err != nil {
 			t.Fatal(out.err)
 		}
-		if out.res.TimingCacheUsed || out.res.CacheHits != 0 || out.res.CacheMisses != 0 || out.cache != nil || tr.nodeMeasures != firstTree.nodeMeasures {
+		// Without a cache, not even the build's own: the second timing pass measures again.
+		if out.res.TimingCacheUsed || out.res.CacheHits != 0 || out.res.CacheMisses != 0 || out.cache != nil || tr.nodeMeasures <= firstTree.nodeMeasures {
 			t.Errorf("result %+v, cache %q, %d tactics of graph nodes measured, %d with a cache of its own", out.res, out.cache, tr.nodeMeasures, firstTree.nodeMeasures)
 		}
 	})
 }
 
-func sortedCopy(s []string) []string {
-	return slices.Sorted(slices.Values(s))
+// planChoices returns the timed layers of a plan with the tactic chosen for each and its
+// time, sorted (builder threads finish layers in any order).
+func planChoices(plan []byte) []string {
+	var out []string
+	for _, m := range planLayer.FindAllSubmatch(plan, -1) {
+		out = append(out, string(bytes.Join(m[1:], []byte("\t"))))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // TestOneBuilderThreadByDefault: with Threads left 0, as TensorRT's IBuilder::setMaxThreads
