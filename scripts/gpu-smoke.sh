@@ -125,7 +125,7 @@ deep_common=("${common[@]}")
 if [[ $mode == sim ]]; then
 	# Faster than the simulation's default pace, so that the whole check takes seconds; the deep
 	# model's builds less so, so that the cancel still lands mid-build on a busy machine (the
-	# simulated build lasts about 5 s, the cancel comes after about 0.3 s).
+	# simulated build lasts about 10 s, the cancel comes after about 0.2 s).
 	common+=(--sim-speed 20)
 	deep_common+=(--sim-speed 10)
 fi
@@ -173,20 +173,24 @@ inspect() {
 # exits 0 at the moment the build should be cancelled (1 if the stream ends first).
 #
 # The moment: once `need` phases that had phases of their own inside have ended. TensorRT's
-# phase names are labels that embed layer names and change between versions (docs/events.md),
-# so the criterion uses only what every version reports: a phase's id and its parent, and when
-# it ends. A phase with sub-phases that has ended is a finished piece of work made of smaller
-# ones; in the only hierarchy known (TensorRT 8.7-9.x, modelled by the simulated builder),
-# the first such phases are the per-layer tactic searches ("Finding fastest tactic for LAYER",
-# made of "Measuring tactic time" phases), and each one's result is what the timing cache
-# keeps. So three of them means three layers timed and in the cache, well before the last of
-# the deep model's 48 (the first one to end may be a reformat layer's). Cancelling at the
-# first step, as a simpler check would, lands before anything was timed and tests only an
-# empty cache; counting steps alone would depend on how many tactics and measurements a
-# version reports per layer. Where a version reports layers without sub-phases, the first
-# phases with sub-phases to end are whole stages (all layers timed); the cancel then comes
-# late and the build may end first: the script says it was inconclusive (exit 3), and the
-# trace in cancel.jsonl shows the hierarchy, to be reported.
+# phase names and their hierarchy change between versions (NvInfer.h says so; 8.7-9.x named the
+# layer in "Finding fastest tactic for LAYER", 10.16 and 11 name none), so the criterion uses
+# only what every version reports: a phase's id and its parent, and when it ends. A phase with
+# sub-phases that has ended is a finished piece of work made of smaller ones. In TensorRT
+# 10.16-11.1 (docs/events.md, "What TensorRT 10.16 and 11.x report"; the tree --sim plays) the
+# stages before timing ("Cloning network graph", "Preparing graph for optimization",
+# "Optimizing graph") have none, and the first such phases are the tactic searches under
+# "Timing graph nodes" ("Evaluating tactic times", made of "Measuring tactic time" phases; a
+# node may take several); in 8.7-9.x they were the per-layer "Finding fastest tactic for
+# LAYER". Each one's result is what the timing cache keeps. So three of them means nodes timed
+# and in the cache, well before the last of the deep model's 48 layers. Cancelling at the first
+# step, as a simpler check would, lands before anything was timed and tests only an empty
+# cache; counting steps alone would depend on how many tactics and measurements a version
+# reports per node. Where a version times nodes without sub-phases (11.0 on Blackwell hands the
+# whole graph to Myelin in one silent step), the first phases with sub-phases to end are whole
+# stages (all nodes timed); the cancel then comes late and the build may end first: the script
+# says it was inconclusive (exit 3), and the trace in cancel.jsonl shows the hierarchy, to be
+# reported.
 # shellcheck disable=SC2016 # awk's $0, not the shell's
 cancel_criterion='
 function field(key,    s) {
@@ -320,7 +324,11 @@ if [[ $learned -gt 0 ]]; then
 	grep -q '"cache_used":true' <<<"$result" || fail "the cancelled build saved $learned cache entries, but the next build did not use them: $result"
 fi
 inspect "$out/deepconv.engine" "$result"
-echo "ok: built from the cache: $(number cache_hits "$result") hits, $(number cache_misses "$result") new entries"
+# TensorRT tells no hits: a result has cache_hits only where they are known.
+hits=$(number cache_hits "$result")
+told=""
+[[ $hits -gt 0 ]] && told="$hits hits, "
+echo "ok: built from the cache: $told$(number cache_misses "$result") new entries"
 
 echo
 if [[ $mode == sim ]]; then
