@@ -20,7 +20,7 @@
 // internal/cgo/trtfake/builder.cpp 2e6f4ec5f74e72f5
 // internal/cgo/trtfake/config.cpp 09896f5b1fa9fb59
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b
-// internal/cgo/trtfake/driver.cpp f6c059a54ddebc8a
+// internal/cgo/trtfake/driver.cpp 09e71dd051e5892e
 // internal/cgo/trtfake/entry.cpp 453390f6450fd61b
 // internal/cgo/trtfake/graph.cpp 06cab1fa60682103
 // internal/cgo/trtfake/graph.hpp e029619f3efd1d81

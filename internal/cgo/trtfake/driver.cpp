@@ -1,6 +1,7 @@
 // driver.cpp: the stand-in CUDA driver of the stand-in TensorRT installed in the binary
-// (linked.hpp): the driver API functions the shim calls (trtb_loader.hpp), for one "TensorRT
-// stand-in GPU" of compute capability 9.0 with 132 SMs. As the real driver it refuses device
+// (linked.hpp): the driver API functions the shim calls (trtb_loader.hpp), for kDevices
+// "TensorRT stand-in GPU"s of compute capability 9.0 with 132 SMs (several, so that a
+// simulated matrix can spread over GPUs as a real one does). As the real driver it refuses device
 // calls before cuInit and a stream without a current context. Compiled once, for both majors
 // (internal/cgo/trtfake_driver.cpp); the stand-in libraries have a libcuda of their own
 // (internal/cgo/standin).
@@ -24,15 +25,20 @@ constexpr int kInvalidDevice = 101;     // CUDA_ERROR_INVALID_DEVICE
 constexpr int kInvalidContext = 201;    // CUDA_ERROR_INVALID_CONTEXT
 constexpr int kInvalidValue = 1;        // CUDA_ERROR_INVALID_VALUE
 
+constexpr int kDevices = 8;
+
 std::atomic<bool> inited{false};
 std::atomic<int> retained{0};
 thread_local CUctx_st* current = nullptr;
 
-// The one context and the one stream's storage: opaque handles, never dereferenced.
-char context_storage;
+// Each device's primary context and the one stream's storage: opaque handles, never
+// dereferenced.
+char context_storage[kDevices];
 char stream_storage;
 
-CUctx_st* primary() { return reinterpret_cast<CUctx_st*>(&context_storage); }
+CUctx_st* primary(int d) { return reinterpret_cast<CUctx_st*>(&context_storage[d]); }
+
+bool valid(int d) { return d >= 0 && d < kDevices; }
 
 int init(unsigned int) {
     inited.store(true);
@@ -46,24 +52,24 @@ int device_get_count(int* n) {
     if (!inited.load()) {
         return kNotInitialized;
     }
-    *n = 1;
+    *n = kDevices;
     return kCudaSuccess;
 }
 int device_get(int* d, int ordinal) {
     if (!inited.load()) {
         return kNotInitialized;
     }
-    if (ordinal != 0) {
+    if (!valid(ordinal)) {
         return kInvalidDevice;
     }
-    *d = 0;
+    *d = ordinal;
     return kCudaSuccess;
 }
 int device_get_name(char* out, int len, int d) {
     if (!inited.load()) {
         return kNotInitialized;
     }
-    if (d != 0) {
+    if (!valid(d)) {
         return kInvalidDevice;
     }
     std::snprintf(out, static_cast<size_t>(len > 0 ? len : 0), "%s", "TensorRT stand-in GPU");
@@ -73,7 +79,7 @@ int device_get_attribute(int* v, int attr, int d) {
     if (!inited.load()) {
         return kNotInitialized;
     }
-    if (d != 0) {
+    if (!valid(d)) {
         return kInvalidDevice;
     }
     switch (attr) {
@@ -93,15 +99,15 @@ int primary_ctx_retain(CUctx_st** ctx, int d) {
     if (!inited.load()) {
         return kNotInitialized;
     }
-    if (d != 0) {
+    if (!valid(d)) {
         return kInvalidDevice;
     }
     retained++;
-    *ctx = primary();
+    *ctx = primary(d);
     return kCudaSuccess;
 }
 int primary_ctx_release(int d) {
-    if (d != 0 || retained.load() == 0) {
+    if (!valid(d) || retained.load() == 0) {
         return kInvalidDevice;
     }
     retained--;
