@@ -63,13 +63,13 @@ func TestRead(t *testing.T) {
 	}
 }
 
-// TestSimulatedPlanFromBuilder reads a plan the simulated builder wrote.
+// TestSimulatedPlanFromBuilder reads a plan the stand-in TensorRT wrote.
 func TestSimulatedPlanFromBuilder(t *testing.T) {
 	h, err := ReadFile(filepath.Join(tm.RepoRoot(t), "internal", "cgo", "testdata", "build.plan"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Kind != KindSimulated || h.Sim["precision"] != "fp16" || h.Sim["model"] == "" {
+	if h.Kind != KindSimulated || h.Sim["builder"] != "trtfake" || h.Sim["precision"] == "" || h.Sim["model"] == "" || h.Sim["tensorrt"] == "" {
 		t.Fatalf("header %+v", h)
 	}
 }
