@@ -156,6 +156,8 @@ printf 'previous engine\n' >prev.engine
 cp prev.engine m/keep.engine
 win --backend sim --sim-speed 20 --sim-scenario fail 'm\convnet.onnx' -o 'm\keep.engine' >fail.out 2>&1 && rcf=0 || rcf=$?
 check "a failed build exits non-zero and leaves the old engine" bash -c "[ $rcf != 0 ] && cmp -s prev.engine m/keep.engine && ! ls m/.keep.engine.trtbuild-* >/dev/null 2>&1"
+# The fail scenario fails as TensorRT does, on a node it names (TensorRT's phases name none).
+check "the failure is TensorRT's error naming the node" grep -q 'Could not find any implementation for node [^ ]' fail.out
 
 winbg cancel --backend sim --no-timing-cache --progress json 'm\convnet.onnx' -o 'm\keep.engine'
 waitfor cancel.out '"type":"step"' || true
@@ -189,7 +191,7 @@ echo "windows: $held of $total held"
 if [ "${#failures[@]}" -gt 0 ]; then
 	for f in "${failures[@]}"; do echo "failed: $f"; done
 	pgrep -af "$wk" || true
-	for f in inspect.diff events.diff events.err cancel.err cancel.rc hard.err hard.rc killed.err; do
+	for f in inspect.diff events.diff events.err fail.out cancel.err cancel.rc hard.err hard.rc killed.err; do
 		[ -s "$f" ] && { echo "--- $f"; head -40 "$f"; }
 	done
 	exit 1
