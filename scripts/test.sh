@@ -104,6 +104,12 @@ elif [ "$smoke" != 0 ]; then
 	exit 1
 fi
 
+echo "== the shim under AddressSanitizer and UndefinedBehaviorSanitizer"
+if ! scripts/sanitize.sh; then
+	echo "tests: $passed passed, 1 failed, $skipped skipped"
+	exit 1
+fi
+
 # Every Fuzz* function in the module, run briefly from its committed seed corpus (go test
 # above already ran each seed corpus as a regression test).
 if ! scripts/fuzz-all.sh; then
