@@ -1,6 +1,7 @@
 package cgo
 
 import (
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -23,18 +24,23 @@ func runBuild(t *testing.T, o Options) (outcome, error) {
 }
 
 // TestBuildSettingsReachTheBuilder checks that trtexec's build settings cross the C boundary
-// to TensorRT (11's stand-in, in this process): a set TensorRT 11 takes builds, with the
-// averaging iterations in the plan and the build route logged; each one it cannot take is
-// refused by the shim, at NewBuild or as it applies it to the network the stand-in parsed, with
-// the code and the words of that refusal.
+// to TensorRT (11's stand-in, in this process): a set TensorRT 11 takes builds, and the plan,
+// where the stand-in records what the shim set on its config and network, holds each one in
+// TensorRT's terms (memory pool 5 is kTACTIC_SHARED_MEMORY, verbosity 2 kDETAILED, formats 5
+// kLINEAR and kHWC8, tactic source bit 0 EDGE_MASK_CONVOLUTIONS); a build without them
+// has none of them. Each one TensorRT 11 cannot take is refused by the shim, at NewBuild or as
+// it applies it to the network the stand-in parsed, with the code and words of that refusal.
 func TestBuildSettingsReachTheBuilder(t *testing.T) {
 	tests := []struct {
 		name     string
 		settings BuildSettings
-		code     Code   // CodeOK: builds
-		want     string // in the plan, the log or the error
+		code     Code     // CodeOK: builds
+		want     []string // in the plan or an INFO line, or (refused) in the error
+		absent   []string // from the plan
 	}{
-		{"none", BuildSettings{}, CodeOK, "\navg_timing 1\n"},
+		{"none", BuildSettings{}, CodeOK,
+			[]string{"\navg_timing 1\n", "\ninput images type 0 formats 0\n", "\noutput probs type 0 formats 0\n"},
+			[]string{"memory_pools", "profiling_verbosity", "tactic_sources", "build_route"}},
 		{"taken", BuildSettings{
 			InputFormats:       []IOFormat{{TypeFP32, TensorFormats["chw"]}},
 			OutputFormats:      []IOFormat{{TypeFP32, TensorFormats["chw"] | TensorFormats["hwc8"]}},
@@ -45,21 +51,24 @@ func TestBuildSettingsReachTheBuilder(t *testing.T) {
 			Pools:              map[uint32]uint64{PoolTacticSharedMemory: 1024},
 			AvgTiming:          8,
 			BuildRoute:         "-conv_use_long_w=off",
-		}, CodeOK, "\navg_timing 8\n"},
-		{"build route", BuildSettings{BuildRoute: "-conv_use_long_w=off"}, CodeOK, "using build route -conv_use_long_w=off"},
+		}, CodeOK, []string{
+			"\navg_timing 8\n", "\nmemory_pools 5:1024\n", "\nprofiling_verbosity 2\n", "\ntactic_sources 0x1\n",
+			"\nbuild_route -conv_use_long_w=off\n", "\ninput images type 0 formats 1\n", "\noutput probs type 0 formats 5\n",
+			"\nstrongly_typed yes\n", "using build route -conv_use_long_w=off",
+		}, nil},
 		{"input type", BuildSettings{InputFormats: []IOFormat{{TypeFP16, TensorFormats["chw"]}}},
-			CodeInvalidArgument, "--inputIOFormats asks for fp16 at tensor images, but the network is strongly typed"},
+			CodeInvalidArgument, []string{"--inputIOFormats asks for fp16 at tensor images, but the network is strongly typed"}, nil},
 		{"format count", BuildSettings{OutputFormats: []IOFormat{{TypeFP32, TensorFormats["chw"]}, {TypeFP32, TensorFormats["chw"]}}},
-			CodeInvalidArgument, "--outputIOFormats gives 2 formats but the network has 1 outputs"},
+			CodeInvalidArgument, []string{"--outputIOFormats gives 2 formats but the network has 1 outputs"}, nil},
 		{"route TensorRT refuses", BuildSettings{BuildRoute: "not a route"},
-			CodeInvalidArgument, `TensorRT refused --set-build-route "not a route"`},
+			CodeInvalidArgument, []string{`TensorRT refused --set-build-route "not a route"`, "is not a build route"}, nil},
 		{"precision constraints", BuildSettings{PrecisionConstraints: PrecisionConstraintsObey, LayerPrecisions: []LayerPrecision{{"stem/conv1", TypeFP16}}},
-			CodeUnsupported, "--precisionConstraints and --layerPrecisions have nothing to constrain"},
+			CodeUnsupported, []string{"--precisionConstraints and --layerPrecisions have nothing to constrain"}, nil},
 		{"tactic source of TensorRT 10", BuildSettings{TacticSourcesOn: TacticSources["cublas"]},
-			CodeUnsupported, "TensorRT 11 has no tactic source CUBLAS"},
+			CodeUnsupported, []string{"TensorRT 11 has no tactic source CUBLAS"}, nil},
 		{"DLA", BuildSettings{UseDLA: true, GPUFallback: true},
-			CodeUnsupported, "--useDLACore 0: this device has 0 DLA cores; build without --useDLACore"},
-		{"best", BuildSettings{Best: true}, CodeUnsupported, "--best has no precisions to choose from"},
+			CodeUnsupported, []string{"--useDLACore 0: this device has 0 DLA cores; build without --useDLACore"}, nil},
+		{"best", BuildSettings{Best: true}, CodeUnsupported, []string{"--best has no precisions to choose from"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,8 +76,11 @@ func TestBuildSettingsReachTheBuilder(t *testing.T) {
 			o.BuildSettings = tt.settings
 			out, err := runBuild(t, o)
 			if tt.code != CodeOK {
-				if e := asError(t, err, tt.code); !strings.Contains(e.Message, tt.want) {
-					t.Errorf("message %q, want it to contain %q", e.Message, tt.want)
+				e := asError(t, err, tt.code)
+				for _, want := range tt.want {
+					if !strings.Contains(e.Message, want) {
+						t.Errorf("message %q, want it to contain %q", e.Message, want)
+					}
 				}
 				return
 			}
@@ -76,8 +88,15 @@ func TestBuildSettingsReachTheBuilder(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr := checkEvents(t, out.events)
-			if !strings.Contains(string(out.plan), tt.want) && !slices.Contains(tr.logs[SeverityInfo], tt.want) {
-				t.Errorf("neither the plan nor an INFO line has %q; plan:\n%s", tt.want, out.plan)
+			for _, want := range tt.want {
+				if !strings.Contains(string(out.plan), want) && !slices.Contains(tr.logs[SeverityInfo], want) {
+					t.Errorf("neither the plan nor an INFO line has %q; plan:\n%s", want, out.plan)
+				}
+			}
+			for _, key := range tt.absent {
+				if strings.Contains(string(out.plan), "\n"+key) {
+					t.Errorf("plan has a %s line:\n%s", key, out.plan)
+				}
 			}
 		})
 	}
@@ -102,7 +121,13 @@ func TestBuildSettingsReachTensorRT10(t *testing.T) {
 	if !slices.Contains(warnings, "--layerPrecisions: the network has no layer named no/such/layer; its precision was not set") {
 		t.Errorf("warnings %q", warnings)
 	}
-	for _, want := range []string{"\nprecision fp16\n", "\navg_timing 4\n"} {
+	flags := regexp.MustCompile(`(?m)^builder_flags (.*)$`).FindStringSubmatch(got.Plan)
+	for _, want := range []string{"kFP16", "kOBEY_PRECISION_CONSTRAINTS"} {
+		if flags == nil || !slices.Contains(strings.Split(flags[1], ","), want) {
+			t.Errorf("the plan's builder flags %q lack %s", flags, want)
+		}
+	}
+	for _, want := range []string{"\nprecision fp16\n", "\navg_timing 4\n", "\nstrongly_typed no\n", "\nprofiling_verbosity 0\n"} {
 		if !strings.Contains(got.Plan, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, got.Plan)
 		}
@@ -113,7 +138,7 @@ func TestBuildSettingsReachTensorRT10(t *testing.T) {
 // runs, so 64 iterations make each step 8 times the step given for trtexec's 8. Only a lower
 // bound is asserted: a busy machine may take longer, never shorter.
 func TestAvgTimingScalesSimulatedMeasuring(t *testing.T) {
-	const step, iterations = 2 * time.Millisecond, 2
+	const step, iterations = 2 * time.Millisecond, 3 // 3: a warm-up measurement has 2 steps
 	o := optionsFor(t, reluModel(t, "act"), &SimOptions{Tactics: 2, Iterations: iterations, Step: step})
 	o.AvgTiming = 64
 	out := build(t, o, nil)

@@ -1,5 +1,6 @@
-// Package cgo is trtbuild's only door to C: it wraps the C ABI of trtb.h, behind which sit
-// the simulated builder and the TensorRT shim, both in every binary. The shim (shim/) is
+// Package cgo is trtbuild's only door to C: it wraps the C ABI of trtb.h, behind which sits
+// the TensorRT shim, in every binary: over the TensorRT the worker loaded (BackendTensorRT), or,
+// for a simulated build (BackendSim), over the stand-in TensorRT compiled in. The shim (shim/) is
 // compiled twice, against the vendored headers of TensorRT 10.16 and of 11.1
 // (third_party/tensorrt; tensorrt10.cpp, tensorrt11.cpp), each in namespaces of its own, and
 // tensorrt.cpp hands a build to the one of the major of the libnvinfer the worker loaded. No

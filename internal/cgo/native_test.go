@@ -843,8 +843,8 @@ func TestCancelManyThreads(t *testing.T) {
 	}
 }
 
-// serialLayers builds o's model on the run thread and returns the layers its plan times, in
-// the order of the optimized graph.
+// serialLayers builds model on the run thread alone and returns the layers its plan times, in
+// the order of the optimized graph (the order FailAt counts in).
 func serialLayers(t *testing.T, model string) []string {
 	t.Helper()
 	out := build(t, optionsFor(t, model, quick()), nil)
@@ -858,6 +858,7 @@ func serialLayers(t *testing.T, model string) []string {
 	return layers
 }
 
+// ptr returns a pointer to a copy of v (SimOptions.FailAt and AbortAt).
 func ptr[T any](v T) *T { return &v }
 
 // TestFailPhase: a build made to fail fails as TensorRT does, with the error TensorRT reports
