@@ -39,7 +39,7 @@
 // internal/cgo/trtfake/stubs10_gen.hpp d4f20b386ab6b3a6
 // internal/cgo/trtfake/stubs11_gen.hpp 2948b7fac407a0d4
 // internal/cgo/trtfake/timing_cache.cpp 683cd14cc8f67090
-// internal/cgo/trtfake/trtfake.hpp 1b43a07ab86ee939
+// internal/cgo/trtfake/trtfake.hpp 86baed926ef1d0e9
 // internal/cgo/trtfake/unimplemented.hpp 442a3a5c08a767ad
 // third_party/tensorrt/v10/LICENSE 0f219bd1fa873d90
 // third_party/tensorrt/v10/NOTICE 11f21123560478f5

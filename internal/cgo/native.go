@@ -29,7 +29,8 @@ type Backend int32
 
 // Backends, numbered as trtb_backend.
 const (
-	// BackendSim is the simulated builder, compiled into every binary.
+	// BackendSim is a simulated build: the TensorRT shim over the stand-in TensorRT compiled
+	// into every binary (SimOptions says which major it plays).
 	BackendSim Backend = 1
 	// BackendTensorRT is NVIDIA TensorRT 10 or 11, whichever the worker loaded (a shim of
 	// each is in every binary).
@@ -55,7 +56,8 @@ func Available(b Backend) bool {
 
 // VersionInfo describes a backend and one device, for `trtbuild version` and for choosing the
 // precision path. Versions are NV_TENSORRT_VERSION-style (major*10000+minor*100+patch); all of
-// them are 0 for the simulated builder.
+// them are 0 for BackendSim (a simulated build's worker asks BackendTensorRT once its stand-in is
+// installed).
 type VersionInfo struct {
 	Backend                    string // "sim" or "tensorrt"
 	Compiled, Loaded           int    // the TensorRT the binary was built against, and the one loaded

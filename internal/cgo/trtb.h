@@ -433,8 +433,7 @@ int32_t trtb_build_drain(trtb_build *build, trtb_batch *batch, int32_t timeout_m
  * file alone rather than replace it. A failed write is TRTB_ERR_IO with errno's text.
  *
  * Threading and ownership: call it after trtb_build_run has returned, from one thread at a
- * time. disk is only read during the call; fd stays the caller's. Memory: the simulated builder
- * merges the sorted caches as streams, without a copy of either; the TensorRT shim keeps the
+ * time. disk is only read during the call; fd stays the caller's. Memory: the shim keeps the
  * build's builder from run until destroy (only when there is a cache to save) and, on the
  * calling thread, deserializes the file's cache with a new config of it, combines the build's
  * cache into it (ITimingCache::combine, ignoreMismatch=false) and writes the serialized result.

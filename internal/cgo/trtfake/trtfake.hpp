@@ -38,8 +38,11 @@
 //     refuses precision flags and layer precisions on a strongly typed network, and TensorRT
 //     11, which removed weak typing, refuses the builder flags it no longer has (their values
 //     are not enumerators of its BuilderFlag: stubsN_gen.hpp lists the ones it has).
-//   - The timing cache is a cache (timing_cache.cpp): keys are node signatures (op types, place,
-//     input shapes, precision), it serializes, combines and says which TensorRT and device made
+//   - The timing cache is a cache (timing_cache.cpp): keys are node signatures (op types, the
+//     node's names, the network's input shapes and precision flags; names rather than TensorRT's
+//     per-layer shapes, which the stand-in does not infer, so a --keep-fp32 retry whose
+//     conversion adds Cast nodes still finds what it timed before, and renamed layers share
+//     nothing, unlike TensorRT's), it serializes, combines and says which TensorRT and device made
 //     it, and a cache of another device is refused unless the mismatch is ignored; a build
 //     served from it skips the evaluations it holds.
 //   - Functions the shim does not call are the generated stubs (stubsN_gen.hpp, written by
@@ -78,15 +81,16 @@
 // implementation for node ...)") to the error recorder, as the real one reports it after its
 // root phase finished.
 //
-// # Settings, and the simulated builder's knobs (stage 2 of the issue)
+// # Settings, and the --sim-* flags
 //
-// A stand-in's Settings (settings.hpp) come as text, "key=value;key=value": through
-// trtb_fake_install inside the binary, from the environment variable TRTBUILD_TRTFAKE in a
-// stand-in library (read when a builder is created). Durations take ns, us, ms or s. Stage 2
-// makes `--backend sim` install the stand-in with the text its --sim-* flags (and the
-// scenarios of --sim-scenario, which are sets of them) map to, one setting each:
+// A stand-in's Settings (settings.hpp) come as text, "key=value;key=value": a simulated build's
+// own (trtb_sim_options.settings, which the builders created on its thread take:
+// linked.hpp's with_settings), trtb_fake_install's for the process, or the environment variable
+// TRTBUILD_TRTFAKE in a stand-in library (read when a builder is created). Durations take ns,
+// us, ms or s. `--backend sim` passes the text its --sim-* flags (and the scenarios of
+// --sim-scenario, which are sets of them) map to (cgo.SimOptions.Settings), one setting each:
 //
-//   --sim-speed, --sim-step (trtb_sim_options.step_ns)
+//   --sim-speed, --sim-step
 //                       step=DURATION     one "Measuring tactic time" step at 8 averaging iterations
 //                                         (scaled by setAvgTimingIterations, as the simulator's); a
 //                                         warm-up step takes half of it, any other step a quarter
@@ -100,7 +104,10 @@
 //                                         Code 2 (an assertion) outside node timing
 //   --sim-early-phase   early-phase=GLOB  such phases report only the first half of their steps,
 //                                         so they finish early
-//   --sim-abort-phase   abort-phase=GLOB  abort() when such a phase starts (the crash scenario)
+//   --sim-abort-phase   abort-phase=GLOB  abort() when such a phase starts
+//   --sim-scenario fail, crash   fail-at=F, abort-at=F   timing the node F of the way through
+//                                         the optimized graph (0.5: the middle) fails with Error
+//                                         Code 10 naming it, or abort()s
 //   --sim-long-step     long-step=DURATION  the first measuring step takes this long, and
 //   --sim-ignore-cancel ignore-cancel=1   stepComplete's false is not honoured (slow cancel)
 //   --sim-silent        silent=DURATION   nothing reported at the start of "Timing graph nodes"
@@ -108,21 +115,21 @@
 //   --sim-post-silent   post-silent=DURATION  nothing while the engine is generated (silence)
 //   --sim-flood         flood=1           no sleeping at all (benchmarks)
 //   --sim-skip-finish   skip-finish=1     after a cancel or failure, finish no phase
-//   trtb_sim_options.hold_after   hold-after=N   after N measured tactics the builder stalls,
+//   SimOptions.HoldAfter   hold-after=N   after N measured tactics the builder stalls,
 //                                         asking the monitor again every 50 ms with the step it
 //                                         reported last (real traces repeat a step now and then)
 //                                         until it says stop
-//   fp16_fail_node, --keep-fp32  fp16-fail-node=NAME; keep-fp32=A,B   TensorRT 11.2's "No
-//                                         low-precision conv kernel" failure of a node
-//   (new)                         regime=auto|cnn|myelin; myelin=DURATION (the silent Myelin step,
+//   --sim-fp16-fail-node, --keep-fp32  fp16-fail-node=NAME; keep-fp32=A,B   TensorRT 11.2's "No
+//                                         low-precision conv kernel" failure of a node that runs
+//                                         in 16 bits (a float16/bfloat16 weight or input)
+//   SimOptions.Regime             regime=auto|cnn|myelin; myelin=DURATION (the silent Myelin step,
 //                                         default 2,500 steps plus 100 per node it takes);
 //                                         device=NAME (the device timing caches name);
 //                                         version=N, build=N (what getInferLibVersion and
 //                                         getInferLibBuildVersion say)
 //
-// trtb_sim_options.layers, layer_ops and shape_key have no setting: the stand-in reads the
-// model itself, so names, op types and shapes come from the file, one way for the library and
-// the binary alike, and stage 2 drops them with sim.cpp.
+// Names, op types and shapes have no setting: the stand-in reads the model itself, one way for
+// the library and the binary alike. --sim-tensorrt picks the major (trtb_sim_options).
 //
 // # Rules
 //
