@@ -147,6 +147,8 @@ type Sim struct {
 	FP16FailNode                      string
 	// TensorRT is the major the stand-in TensorRT plays: 10 or 11 (0: the newer).
 	TensorRT int
+	// TimeCallbacks logs the percentiles of the monitor's callbacks (benchmarks).
+	TimeCallbacks bool
 }
 
 // TrtexecAvgTiming is trtexec's default --avgTiming (samples/common/sampleOptions.h,

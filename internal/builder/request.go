@@ -280,7 +280,7 @@ func simConfig(f Sim) (worker.SimConfig, error) {
 		FailPhase: f.FailPhase, EarlyPhase: f.EarlyPhase, AbortPhase: f.AbortPhase,
 		Silent: f.Silent, LongStep: f.LongStep, IgnoreCancel: f.IgnoreCancel, Seed: f.Seed,
 		Flood: f.Flood, PreSilent: f.PreSilent, PostSilent: f.PostSilent, SkipFinishOnStop: f.SkipFinish,
-		FP16FailNode: f.FP16FailNode, TensorRT: f.TensorRT,
+		FP16FailNode: f.FP16FailNode, TensorRT: f.TensorRT, TimeCallbacks: f.TimeCallbacks,
 	}, nil
 }
 

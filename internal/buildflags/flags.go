@@ -99,13 +99,14 @@ func Bind(f *pflag.FlagSet, o *Flags) {
 	f.BoolVar(&o.Opts.Sim.IgnoreCancel, "sim-ignore-cancel", false, "keep building after a cancel request")
 	f.Uint64Var(&o.Opts.Sim.Seed, "sim-seed", 0, "seed of the simulated timings")
 	f.BoolVar(&o.Opts.Sim.Flood, "sim-flood", false, "report events as fast as possible, without sleeping (benchmarks)")
+	f.BoolVar(&o.Opts.Sim.TimeCallbacks, "sim-time-callbacks", false, "log the percentiles of the progress monitor's callbacks (benchmarks)")
 	f.Var(newDuration(&o.Opts.Sim.PreSilent, 0), "sim-pre-silent", "simulated silence before the first phase (graph optimization)")
 	f.Var(newDuration(&o.Opts.Sim.PostSilent, 0), "sim-post-silent", "simulated silence after timing (engine generation)")
 	f.BoolVar(&o.Opts.Sim.SkipFinish, "sim-skip-finish", false, "send no phase finish after a cancel or a failure")
 	f.StringVar(&o.Opts.Sim.FP16FailNode, "sim-fp16-fail-node", "", "fail as TensorRT 11.2 does when this node runs in FP16")
 	for _, name := range []string{"sim-threads", "sim-tactics", "sim-iterations", "sim-step", "sim-silent", "sim-long-step",
 		"sim-fail-phase", "sim-early-phase", "sim-abort-phase", "sim-ignore-cancel", "sim-seed", "sim-flood",
-		"sim-pre-silent", "sim-post-silent", "sim-skip-finish", "sim-fp16-fail-node"} {
+		"sim-pre-silent", "sim-post-silent", "sim-skip-finish", "sim-fp16-fail-node", "sim-time-callbacks"} {
 		_ = f.MarkHidden(name)
 	}
 }

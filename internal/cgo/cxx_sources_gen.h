@@ -16,7 +16,7 @@
 // internal/cgo/shim/tensorrt_shim.hpp e6cc0145c7d6c82c
 // internal/cgo/shim/tensorrt_timing_cache.cpp 3b7128d444ad42d5
 // internal/cgo/shim/tensorrt_trtexec.cpp ec039fcd78ddfff0
-// internal/cgo/trtfake/build.cpp 23a17d97b5210a01
+// internal/cgo/trtfake/build.cpp 19759e8f7b27cb7a
 // internal/cgo/trtfake/builder.cpp 2e6f4ec5f74e72f5
 // internal/cgo/trtfake/config.cpp 09896f5b1fa9fb59
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b
@@ -34,8 +34,8 @@
 // internal/cgo/trtfake/parser.cpp 1b0c133f51166232
 // internal/cgo/trtfake/probe.cpp ec69eaf75cfe09ff
 // internal/cgo/trtfake/probe.hpp 1e561a297cbddd8b
-// internal/cgo/trtfake/settings.cpp b6a718df4549cadf
-// internal/cgo/trtfake/settings.hpp 2deb6ac1b89fbf7b
+// internal/cgo/trtfake/settings.cpp e10a3da3457aa4ca
+// internal/cgo/trtfake/settings.hpp d43bf206854c93cd
 // internal/cgo/trtfake/stubs10_gen.hpp d4f20b386ab6b3a6
 // internal/cgo/trtfake/stubs11_gen.hpp 2948b7fac407a0d4
 // internal/cgo/trtfake/timing_cache.cpp 683cd14cc8f67090

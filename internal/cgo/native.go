@@ -249,6 +249,9 @@ type SimOptions struct {
 	HoldAfter int
 	// Regime forces how the graph is timed: "cnn" or "myelin" ("": the model decides).
 	Regime string
+	// TimeCallbacks times every stepComplete call the stand-in makes (the shim's monitor, on
+	// the builder thread) and logs their percentiles as an INFO line: for benchmarks.
+	TimeCallbacks bool
 }
 
 // Settings is the stand-in's settings text for s: "key=value;key=value".
@@ -304,6 +307,7 @@ func (s *SimOptions) Settings() string {
 	dur("pre-silent", s.PreSilent)
 	dur("post-silent", s.PostSilent)
 	flag("flood", s.Flood)
+	flag("time-callbacks", s.TimeCallbacks)
 	num("hold-after", s.HoldAfter)
 	flag("skip-finish", s.SkipFinishOnStop)
 	text("fp16-fail-node", s.FP16FailNode)

@@ -63,7 +63,7 @@ func nativeOptions(req Request, plan *os.File) (cgo.Options, error) {
 		FailPhase: s.FailPhase, EarlyPhase: s.EarlyPhase, AbortPhase: s.AbortPhase, FailAt: s.FailAt, AbortAt: s.AbortAt,
 		Silent: s.Silent, LongStep: s.LongStep, IgnoreCancel: s.IgnoreCancel, Seed: s.Seed,
 		Flood: s.Flood, PreSilent: s.PreSilent, PostSilent: s.PostSilent, SkipFinishOnStop: s.SkipFinishOnStop,
-		FP16FailNode: s.FP16FailNode, KeepFP32: req.KeepFP32, HoldAfter: s.HoldAfter, Regime: s.Regime,
+		FP16FailNode: s.FP16FailNode, KeepFP32: req.KeepFP32, HoldAfter: s.HoldAfter, Regime: s.Regime, TimeCallbacks: s.TimeCallbacks,
 	}
 	return o, nil
 }

@@ -125,6 +125,8 @@ type SimConfig struct {
 	HoldAfter int `json:"hold_after,omitempty"`
 	// Regime forces how the stand-in times the graph: "cnn" or "myelin" ("": the model decides).
 	Regime string `json:"regime,omitempty"`
+	// TimeCallbacks logs the percentiles of the monitor's stepComplete calls (benchmarks).
+	TimeCallbacks bool `json:"time_callbacks,omitempty"`
 }
 
 // ModelFolderFD is Request.ModelFolder when the folder is the worker's inherited descriptor 5,

@@ -11,6 +11,7 @@
 #include "objects.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
@@ -144,12 +145,59 @@ public:
         }
     }
 
+    // CallbackTimes is the time-callbacks setting's histogram of stepComplete calls: 10 ns
+    // buckets up to 20 us, then one for the rest, and the longest.
+    struct CallbackTimes {
+        static constexpr int kBuckets = 2000;
+        std::array<std::atomic<uint64_t>, kBuckets + 1> count{};
+        std::atomic<int64_t> longest{0};
+
+        void add(int64_t ns) {
+            count[static_cast<size_t>(std::min<int64_t>(std::max<int64_t>(ns, 0) / 10, kBuckets))].fetch_add(1, std::memory_order_relaxed);
+            int64_t was = longest.load(std::memory_order_relaxed);
+            while (ns > was && !longest.compare_exchange_weak(was, ns, std::memory_order_relaxed)) {
+            }
+        }
+
+        // text says how many calls there were and their 50th and 99th percentiles.
+        std::string text() const {
+            uint64_t n = 0;
+            for (const auto& c : count) {
+                n += c.load(std::memory_order_relaxed);
+            }
+            const auto at = [&](double q) -> std::string {
+                const auto want = static_cast<uint64_t>(q * static_cast<double>(n));
+                uint64_t seen = 0;
+                for (int b = 0; b <= kBuckets; ++b) {
+                    seen += count[static_cast<size_t>(b)].load(std::memory_order_relaxed);
+                    if (seen > want) {
+                        return b == kBuckets ? ">" + std::to_string(kBuckets * 10) : "<" + std::to_string((b + 1) * 10);
+                    }
+                }
+                return "-";
+            };
+            return "Monitor callbacks: " + std::to_string(n) + " stepComplete calls, p50 " + at(0.50) + " ns, p99 " +
+                   at(0.99) + " ns, max " + std::to_string(longest.load()) + " ns.";
+        }
+    };
+    CallbackTimes callback_times;
+
     // report passes a step to the monitor and stops the build when it says so.
     void report(const char* name, int32_t k) {
         if (stop.load()) {
             throw Stop{};
         }
-        if (monitor != nullptr && !monitor->stepComplete(name, k) && !s.ignore_cancel) {
+        bool go_on = true;
+        if (monitor != nullptr) {
+            if (s.time_callbacks) {
+                const auto t0 = Clock::now();
+                go_on = monitor->stepComplete(name, k);
+                callback_times.add(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+            } else {
+                go_on = monitor->stepComplete(name, k);
+            }
+        }
+        if (!go_on && !s.ignore_cancel) {
             cancelled.store(true);
             stop.store(true);
             throw Stop{};
@@ -925,6 +973,10 @@ bool BuilderImpl::build(const char* api, nvinfer1::INetworkDefinition& network_i
                                                 " ns) is not faster than the previous engine with estimated inference time (" +
                                                 std::to_string(chosen_ns) + " ns).");
             }
+        }
+        if (s.time_callbacks) {
+            // A warning, which a queue that flood filled still keeps (it drops INFO lines).
+            ctx.log(Severity::kWARNING, run.callback_times.text());
         }
         if (run.stop.load()) {
             // The phases have finished; a failure is reported now, after the root phase, as

@@ -141,6 +141,8 @@ bool parse_settings(const std::string& text, Settings* out, std::string* error) 
             ok = to_duration(v, &s.post_silent_ns);
         } else if (key == "flood") {
             ok = to_bool(v, &s.flood);
+        } else if (key == "time-callbacks") {
+            ok = to_bool(v, &s.time_callbacks);
         } else if (key == "hold-after") {
             ok = to_int(v, 0, INT32_MAX, &n);
             s.hold_after = static_cast<int32_t>(n);

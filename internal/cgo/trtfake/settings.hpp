@@ -38,6 +38,7 @@ struct Settings {
     int64_t pre_silent_ns = 0;      // nothing before the root phase starts
     int64_t post_silent_ns = 0;     // nothing while the engine is generated
     bool flood = false;             // never sleep
+    bool time_callbacks = false;    // time each stepComplete call and log the percentiles
     int32_t hold_after = 0;         // after this many measured tactics, wait for a cancel
     bool skip_finish = false;       // after a cancel or failure, finish no phase
     std::string fp16_fail_node;     // TensorRT 11.2's low-precision conv failure of this node
