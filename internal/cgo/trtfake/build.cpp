@@ -470,8 +470,14 @@ private:
         for (size_t e = 0; e < evaluations.size(); ++e) {
             // The node's ops and names, not its place: a --keep-fp32 retry's conversion adds
             // Cast nodes, and what it left as it was is still found in the cache.
-            const std::string sig = (foreign ? std::string("ForeignNode") : node.ops) + "|" + name + "|" +
-                                    run_.build_key + "|e" + std::to_string(e);
+            // And the precision it computes in, as TensorRT's keys hold the tensors' types: a
+            // TensorRT 11 --fp16 build, which converts the model, times its nodes anew.
+            std::string types;
+            for (const bool low : node.member_low) {
+                types += low ? 'h' : 'f';
+            }
+            const std::string sig = (foreign ? std::string("ForeignNode") : node.ops) + "|" + name + "|" + types +
+                                    "|" + run_.build_key + "|e" + std::to_string(e);
             const CacheKey key{hash(sig), mix(hash(sig) ^ 0x5eedULL)};
             CacheEntry entry;
             if (foreign) {
