@@ -232,11 +232,11 @@ func TestMatrixBackendFromFile(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
 		args       []string
-		stepNS     int // the simulated step, 2 ms / speed
+		stepNS     int // the simulated step, 1 ms / speed
 	}{
-		{"file says sim", "backend: sim\nbuild_flags: [--sim-speed, \"1000\"]\n", nil, 2000},
-		{"--sim-speed overrides build_flags", "backend: sim\nbuild_flags: [--sim-speed, \"1000\"]\n", []string{"--sim-speed", "500"}, 4000},
-		{"--backend overrides the file", "backend: tensorrt\nbuild_flags: [--sim-speed, \"1000\"]\n", []string{"--backend", "sim"}, 2000},
+		{"file says sim", "backend: sim\nbuild_flags: [--sim-speed, \"1000\"]\n", nil, 1000},
+		{"--sim-speed overrides build_flags", "backend: sim\nbuild_flags: [--sim-speed, \"1000\"]\n", []string{"--sim-speed", "500"}, 2000},
+		{"--backend overrides the file", "backend: tensorrt\nbuild_flags: [--sim-speed, \"1000\"]\n", []string{"--backend", "sim"}, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := matrixDir(t)

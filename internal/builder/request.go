@@ -26,7 +26,7 @@ import (
 const minSimSpeed, maxSimSpeed = 0.001, 1e6
 
 // defaultSimStep makes a simulated build of the bundled model last several seconds at speed 1.
-const defaultSimStep = 2 * time.Millisecond
+const defaultSimStep = time.Millisecond
 
 // prepareRequest turns the flags into the worker's request for model: the backend, the shape
 // profiles, trtexec's build settings and the model's preflight checks (which complete the
