@@ -38,5 +38,10 @@ tag $tag
 commit $commit
 files include/ LICENSE NOTICE, as they are at the tag
 ORIGIN
+# The licence and the origin beside the headers of include/impl too, which a copy of that
+# folder alone would otherwise carry without them.
+if [[ -d $dest/include/impl ]]; then
+	cp "$dest/LICENSE" "$dest/ORIGIN" "$dest/include/impl/"
+fi
 (cd "$dest" && find include LICENSE NOTICE -type f | LC_ALL=C sort | xargs sha256sum >SHA256SUMS)
 echo "vendored TensorRT $tag ($commit) into ${dest#"$root"/}: $(wc -l <"$dest/SHA256SUMS") files"

@@ -44,7 +44,7 @@
 // third_party/tensorrt/v10/LICENSE 0f219bd1fa873d90
 // third_party/tensorrt/v10/NOTICE 11f21123560478f5
 // third_party/tensorrt/v10/ORIGIN 5c3a087038137ef8
-// third_party/tensorrt/v10/SHA256SUMS 5ec317e00716251c
+// third_party/tensorrt/v10/SHA256SUMS 86050b2bd9987743
 // third_party/tensorrt/v10/include/NvInfer.h eb1403af5c331ed0
 // third_party/tensorrt/v10/include/NvInferImpl.h 6990df744da602c1
 // third_party/tensorrt/v10/include/NvInferLegacyDims.h 3e10fe5b85545f2e
@@ -64,7 +64,7 @@
 // third_party/tensorrt/v11/LICENSE 62fd70d67cbc6c1b
 // third_party/tensorrt/v11/NOTICE 11f21123560478f5
 // third_party/tensorrt/v11/ORIGIN a5edd77b3ccf618e
-// third_party/tensorrt/v11/SHA256SUMS 8795cc6ddb1c5880
+// third_party/tensorrt/v11/SHA256SUMS 066baccbf2ba2c66
 // third_party/tensorrt/v11/include/NvInfer.h b857831d9c79e9b0
 // third_party/tensorrt/v11/include/NvInferImpl.h c6acddec7e286c18
 // third_party/tensorrt/v11/include/NvInferLegacyDims.h 3e10fe5b85545f2e
