@@ -25,8 +25,8 @@
 // internal/cgo/trtfake/graph.cpp 06cab1fa60682103
 // internal/cgo/trtfake/graph.hpp e029619f3efd1d81
 // internal/cgo/trtfake/library.cpp 3a41d8916339358c
-// internal/cgo/trtfake/linked.cpp 732ecaaabb2b0054
-// internal/cgo/trtfake/linked.hpp be2fdac6bf60bbe8
+// internal/cgo/trtfake/linked.cpp 484aa10cb49941a2
+// internal/cgo/trtfake/linked.hpp 13e4bfcd9f44db62
 // internal/cgo/trtfake/model.cpp ffba406b65c46cfe
 // internal/cgo/trtfake/model.hpp 7718794d46f26af3
 // internal/cgo/trtfake/network.cpp c638e0910a7137d2
@@ -34,12 +34,12 @@
 // internal/cgo/trtfake/parser.cpp 1b0c133f51166232
 // internal/cgo/trtfake/probe.cpp ec69eaf75cfe09ff
 // internal/cgo/trtfake/probe.hpp 1e561a297cbddd8b
-// internal/cgo/trtfake/settings.cpp e10a3da3457aa4ca
+// internal/cgo/trtfake/settings.cpp 7c7218193a3cf042
 // internal/cgo/trtfake/settings.hpp d43bf206854c93cd
 // internal/cgo/trtfake/stubs10_gen.hpp d4f20b386ab6b3a6
 // internal/cgo/trtfake/stubs11_gen.hpp 2948b7fac407a0d4
 // internal/cgo/trtfake/timing_cache.cpp 683cd14cc8f67090
-// internal/cgo/trtfake/trtfake.hpp 86baed926ef1d0e9
+// internal/cgo/trtfake/trtfake.hpp fbba6296597060c3
 // internal/cgo/trtfake/unimplemented.hpp 442a3a5c08a767ad
 // third_party/tensorrt/v10/LICENSE 0f219bd1fa873d90
 // third_party/tensorrt/v10/NOTICE 11f21123560478f5

@@ -12,7 +12,7 @@ import (
 )
 
 // InstallStandIn installs the stand-in TensorRT of major (10 or 11) compiled into the binary
-// (trtfake/), with its ONNX parser, plugins and a CUDA driver of one "TensorRT stand-in GPU",
+// (trtfake/), with its ONNX parser, plugins and a CUDA driver of 8 "TensorRT stand-in GPU"s,
 // as this process's TensorRT: the TensorRT backend then builds over it, through the shim of
 // that major, as over a real TensorRT. settings are the stand-in's ("key=value;key=value", see
 // trtfake/trtfake.hpp; "" for its defaults). It may be done once per process, and not in a

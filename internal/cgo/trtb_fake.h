@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 /* trtb_fake_install installs the stand-in TensorRT of major (10 or 11), with its ONNX parser,
- * its plugins and a CUDA driver of one "TensorRT stand-in GPU", as this process's libraries
+ * its plugins and a CUDA driver of 8 "TensorRT stand-in GPU"s, as this process's libraries
  * (trtb_loader.h), for the TensorRT backend to build with. settings is the stand-in's settings
  * text ("key=value;key=value", trtfake/settings.hpp; NULL or "" for the defaults).
  * TRTB_ERR_INVALID_ARGUMENT for a major it does not play or bad settings (the message names the

@@ -42,6 +42,10 @@ int32_t install_fake(int32_t major, const char* settings, trtb_status* status) {
     const int32_t code = trtb::install_linked(libs, status);
     if (code == TRTB_OK) {
         fake_major = major;
+    } else if (major == 10) {
+        fake10::linked_rollback();  // another library is in place: this stand-in is not
+    } else {
+        fake11::linked_rollback();
     }
     return code;
 }

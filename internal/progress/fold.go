@@ -87,6 +87,14 @@ func (t *Tree) noteFold(p *Phase) {
 	p.doneKids = kept
 }
 
+// FoldPending folds now what the tree noted to fold before its next batch: a report of a
+// finished build calls it, so that what it reads does not depend on where the last batch began.
+func (t *Tree) FoldPending() {
+	if len(t.pending) > 0 {
+		t.foldPending()
+	}
+}
+
 // foldPending folds the children noted by noteFold; it runs before the next batch is applied,
 // so that every renderer has seen the events of the phases it folds.
 func (t *Tree) foldPending() {

@@ -32,7 +32,7 @@ type Phase struct {
 	// that the worker's second build attempt started after the first failed (State sets it).
 	Generation int
 	Rebuild    bool
-	// doneKids counts the finished children since the last fold.
+	// doneKids counts the finished children since the last noteFold.
 	doneKids int
 	// longest is the longest finished child; busy the time finished children covered (their
 	// union, exact for children that do not overlap), busyEnd the latest end among them.

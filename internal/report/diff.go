@@ -55,7 +55,7 @@ func (r *Report) Stages() []Stage {
 				next = i
 			}
 		}
-		if next < 0 {
+		if next < 0 || mayHaveFolded(level, out[next].Name, len(level) > 1) {
 			break
 		}
 		level = inside[out[next].Name]
@@ -138,7 +138,7 @@ func cacheText(c Cache) string {
 	case c.Misses > 0:
 		return fmt.Sprintf("%d timed", c.Misses)
 	case c.Used:
-		return "all cached"
+		return "used, nothing timed"
 	}
 	return "off"
 }
@@ -156,4 +156,20 @@ func stageTime(s Stage) string {
 		return fmt.Sprintf("%s ×%d", seconds(s.Duration), s.Count)
 	}
 	return seconds(s.Duration)
+}
+
+// mayHaveFolded reports whether a phase of kind name in level has so many children that the
+// tree may have folded some (progress.FoldKeep): their sums would be partial, so Stages goes no
+// deeper. byKind: level's names are compared by kind.
+func mayHaveFolded(level []*Phase, name string, byKind bool) bool {
+	for _, p := range level {
+		n := p.Name
+		if byKind {
+			n = progress.Kind(p.Name)
+		}
+		if n == name && len(p.Children) >= progress.FoldKeep {
+			return true
+		}
+	}
+	return false
 }

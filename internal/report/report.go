@@ -145,6 +145,9 @@ func (s Seconds) MarshalJSON() ([]byte, error) {
 // rounds it, so the report of a live build and of its trace are the same. logs are the
 // build's log events (only warnings and more severe ones are kept); res is how it ended.
 func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result, logs []progress.Event) *Report {
+	// What the tree noted to fold is folded, whichever batch it was noted in: a live build's
+	// report and its trace's are the same.
+	tree.FoldPending()
 	last := wireTime(tree.Last)
 	r := &Report{
 		Version: Version,

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/timingcache"
@@ -41,6 +42,9 @@ func installStandIn(req Request) ([]string, error) {
 	if info, ok := cgo.InstalledLibrary(trt.LibInfer); ok {
 		// A worker serving a second request (tests serve several in one process) plays the
 		// stand-in it installed.
+		if !strings.HasPrefix(info.Path, "trtfake ") {
+			return nil, fmt.Errorf("this build worker loaded TensorRT from %s; a simulated build runs in a worker of its own", info.Path)
+		}
 		if got := info.Version / 10000; got != major {
 			return nil, fmt.Errorf("this build worker plays TensorRT %d already; a simulated build of TensorRT %d runs in a worker of its own", got, major)
 		}

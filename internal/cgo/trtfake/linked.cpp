@@ -96,6 +96,12 @@ bool linked_entry_points(const std::string& settings_text, InferEntryPoints* inf
     return true;
 }
 
+void linked_rollback() {
+    std::lock_guard<std::mutex> lock(settings_mu);
+    installed = false;
+    installed_settings.reset();
+}
+
 bool check_settings(const std::string& settings_text, std::string* why) {
     Settings s;
     return parse_settings(settings_text, &s, why);
@@ -107,10 +113,11 @@ void with_settings(const std::string& settings_text, const std::function<void()>
     if (!parse_settings(settings_text, &s, &why)) {
         throw std::invalid_argument(why);
     }
-    // The version and build stay the installed library's, as a loaded library's do.
+    // The version, build and device stay the installed library's, as a loaded library's do.
     const auto installed = settings();
     s.version = installed->version;
     s.build = installed->build;
+    s.device = installed->device;
     struct Restore {
         const Settings* before;
         ~Restore() { thread_settings = before; }

@@ -17,6 +17,8 @@
        (settings.hpp). Once per process: false with *why when the text is bad or it was done. */       \
     bool linked_entry_points(const std::string& settings_text, InferEntryPoints* infer,                  \
                              ParserEntryPoints* parser, PluginEntryPoints* plugin, std::string* why);    \
+    /* linked_rollback undoes linked_entry_points when the loader refused the tables. */             \
+    void linked_rollback();                                                                              \
     /* check_settings reports whether settings_text is good, with *why when it is not. */            \
     bool check_settings(const std::string& settings_text, std::string* why);                             \
     /* with_settings runs f with settings_text (checked) as the settings of the builders created     \

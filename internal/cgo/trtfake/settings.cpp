@@ -108,8 +108,11 @@ bool parse_settings(const std::string& text, Settings* out, std::string* error) 
         if (key == "step") {
             ok = to_duration(v, &s.step_ns);
         } else if (key == "seed") {
-            ok = to_int(v, 0, INT64_MAX, &n);
-            s.seed = static_cast<uint64_t>(n);
+            errno = 0;
+            char* end = nullptr;
+            const unsigned long long seed = std::strtoull(v.c_str(), &end, 10);
+            ok = !v.empty() && v[0] != '-' && errno == 0 && end != nullptr && *end == '\0';
+            s.seed = static_cast<uint64_t>(seed);
         } else if (key == "threads") {
             ok = to_int(v, 1, 256, &n);
             s.threads = static_cast<int32_t>(n);

@@ -13,7 +13,7 @@
 //
 //   - Inside the binary: internal/cgo/trtfake10.cpp and trtfake11.cpp compile every file here
 //     once per major, and trtb_fake_install (trtb_fake.h; cgo.InstallStandIn) installs the
-//     stand-in of a major, and its CUDA driver (driver.cpp, one "TensorRT stand-in GPU"), as
+//     stand-in of a major, and its CUDA driver (driver.cpp, 8 "TensorRT stand-in GPU"s), as
 //     the loaded libraries: the shim then builds over it as over a real TensorRT. Stage 1 of
 //     the issue uses it in internal/cgo's tests; stage 2 makes `--backend sim` do exactly that.
 //   - As libraries: internal/cgo/standin compiles the same files with library.cpp into
