@@ -16,7 +16,7 @@
 // internal/cgo/shim/tensorrt_shim.hpp e6cc0145c7d6c82c
 // internal/cgo/shim/tensorrt_timing_cache.cpp 3b7128d444ad42d5
 // internal/cgo/shim/tensorrt_trtexec.cpp ec039fcd78ddfff0
-// internal/cgo/trtfake/build.cpp cfe1f5be7c8a94c8
+// internal/cgo/trtfake/build.cpp 009ec0ad7b16da54
 // internal/cgo/trtfake/builder.cpp 2e6f4ec5f74e72f5
 // internal/cgo/trtfake/config.cpp 09896f5b1fa9fb59
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b

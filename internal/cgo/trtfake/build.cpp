@@ -123,23 +123,11 @@ public:
     std::map<CacheKey, CacheEntry> local;   // guarded by mu: the in-build cache
     std::vector<std::string> chosen;        // guarded by mu: a line of the plan per timed node
 
-    // work spends ns, as the builder's GPU work would (not with flood). Each thread sleeps until
-    // a deadline that advances by ns, so that what a sleep overshoots on a busy machine (often
-    // more than a short step) is taken from the next one rather than added to the build; a
-    // thread more than 50 ms behind (it was held up elsewhere) starts again from now.
+    // work spends ns, as the builder's GPU work would (not with flood).
     void work(int64_t ns) const {
-        if (ns <= 0 || s.flood) {
-            return;
+        if (ns > 0 && !s.flood) {
+            std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
         }
-        thread_local const Run* owner = nullptr;
-        thread_local Clock::time_point due;
-        const Clock::time_point now = Clock::now();
-        if (owner != this || due < now - std::chrono::milliseconds(50)) {
-            owner = this;
-            due = now;
-        }
-        due += std::chrono::nanoseconds(ns);
-        std::this_thread::sleep_until(due);
     }
 
     void start(const char* name, const Phase* parent, int32_t steps) {
