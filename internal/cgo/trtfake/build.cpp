@@ -51,6 +51,9 @@ constexpr int32_t kPasses = 2;
 // kHoldPoll is how often a held build asks the monitor again whether to stop.
 constexpr std::chrono::milliseconds kHoldPoll{50};
 
+// kSleepGrain is the shortest sleep the builder's simulated work takes (Run::work).
+constexpr int64_t kSleepGrain = 1'000'000;
+
 // Stop unwinds a build that stopped: cancelled, or failed (Run::failure says why).
 struct Stop {};
 
@@ -123,10 +126,20 @@ public:
     std::map<CacheKey, CacheEntry> local;   // guarded by mu: the in-build cache
     std::vector<std::string> chosen;        // guarded by mu: a line of the plan per timed node
 
-    // work spends ns, as the builder's GPU work would (not with flood).
+    // work spends ns, as the builder's GPU work would (not with flood). Spans shorter than
+    // kSleepGrain are owed, per thread, and slept together once they add up to it: a step of
+    // microseconds is shorter than one sleep's overshoot on a busy machine, and thousands of
+    // them would each lengthen the build by that overshoot. No span is shortened: every sleep
+    // is the whole debt (a long step or a silence, and what was owed before it).
     void work(int64_t ns) const {
-        if (ns > 0 && !s.flood) {
-            std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+        if (ns <= 0 || s.flood) {
+            return;
+        }
+        thread_local int64_t owed = 0;
+        owed += ns;
+        if (owed >= kSleepGrain) {
+            std::this_thread::sleep_for(std::chrono::nanoseconds(owed));
+            owed = 0;
         }
     }
 
