@@ -248,7 +248,7 @@ nvinfer1::ITimingCache* ConfigImpl::createTimingCache(void const* blob, std::siz
                          if (blob != nullptr && size > 0) {
                              bool foreign = false;
                              std::string why;
-                             if (!cache->impl().deserialize(std::string(static_cast<const char*>(blob), size), &foreign, &why)) {
+                             if (!cache->impl().deserialize(std::string_view(static_cast<const char*>(blob), size), &foreign, &why)) {
                                  if (!foreign) {
                                      ctx_->error(ErrorCode::kUNSPECIFIED_ERROR, "IBuilderConfig::createTimingCache",
                                                  "Serialization", why);

@@ -20,6 +20,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace trtb {
@@ -392,25 +394,50 @@ struct CacheEntry {
 // the text it serializes to is trtfake's own format (timing_cache.cpp).
 class TimingCacheImpl final : public stubs::VTimingCacheStubs {
 public:
+    // Record is one entry: its key and what the cache keeps for it.
+    using Record = std::pair<CacheKey, CacheEntry>;
+
     TimingCacheImpl(ContextPtr ctx, std::string device);
 
     nvinfer1::IHostMemory* serialize() const noexcept override;
     bool combine(nvinfer1::ITimingCache const& input, bool ignore_mismatch) noexcept override;
     int64_t queryKeys(nvinfer1::TimingCacheKey* keys, int64_t capacity) const noexcept override;
 
-    // deserialize reads blob; false with *why when it is not a cache of this TensorRT
-    // (*foreign) or not a cache at all.
-    bool deserialize(const std::string& blob, bool* foreign, std::string* why);
+    // deserialize reads blob (only during the call); false with *why when it is not a cache
+    // of this TensorRT (*foreign) or not a cache at all.
+    bool deserialize(std::string_view blob, bool* foreign, std::string* why);
     const std::string& device() const { return device_; }
     bool find(const CacheKey& key, CacheEntry* out) const;
     void insert(const CacheKey& key, const CacheEntry& e);
     size_t count() const;
 
 private:
+    // each_locked calls f(key, entry) for every entry in key order; mu_ held.
+    template <class F>
+    void each_locked(F&& f) const {
+        auto a = sorted_.begin();
+        auto b = added_.begin();
+        while (a != sorted_.end() || b != added_.end()) {
+            if (b == added_.end() || (a != sorted_.end() && a->first < b->first)) {
+                f(a->first, a->second);
+                ++a;
+            } else {
+                f(b->first, b->second);
+                ++b;
+            }
+        }
+    }
+    const CacheEntry* lookup_locked(const CacheKey& key) const;  // mu_ held; null when absent
+    size_t count_locked() const;                                // mu_ held
+
     ContextPtr ctx_;
     std::string device_;
     mutable std::mutex mu_;
-    std::map<CacheKey, CacheEntry> entries_;  // guarded by mu_
+    // The entries, each key in one of the two: those read or combined in, sorted by key in one
+    // vector (32 bytes an entry: a cache of millions of entries stays compact), and those a
+    // build inserted since (a few per timed node).
+    std::vector<Record> sorted_;              // guarded by mu_
+    std::map<CacheKey, CacheEntry> added_;    // guarded by mu_
 };
 
 // TimingCache is the ITimingCache the shim holds.

@@ -11,10 +11,12 @@
 
 #include "objects.hpp"
 
-#include <cinttypes>
-#include <cstdio>
-#include <cstring>
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace trtb {
 namespace TRTB_FAKE {
@@ -27,7 +29,7 @@ std::string release(int32_t version) {
     return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100);
 }
 
-bool hex(const std::string& s, uint64_t* out) {
+bool hex(std::string_view s, uint64_t* out) {
     if (s.empty() || s.size() > 16) {
         return false;
     }
@@ -43,67 +45,99 @@ bool hex(const std::string& s, uint64_t* out) {
     return true;
 }
 
-std::string hex16(uint64_t v) {
-    char buf[17];
-    std::snprintf(buf, sizeof(buf), "%016" PRIx64, v);
-    return buf;
+// put_hex16 writes v as 16 lower-case hex digits at out.
+void put_hex16(char* out, uint64_t v) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    for (int i = 15; i >= 0; --i) {
+        out[i] = kDigits[v & 0xf];
+        v >>= 4;
+    }
 }
+
+// decimal_digits is how many digits v takes in decimal.
+size_t decimal_digits(uint64_t v) {
+    size_t n = 1;
+    while (v >= 10) {
+        v /= 10;
+        ++n;
+    }
+    return n;
+}
+
+bool key_less(const TimingCacheImpl::Record& a, const TimingCacheImpl::Record& b) { return a.first < b.first; }
 
 }  // namespace
 
 TimingCacheImpl::TimingCacheImpl(ContextPtr ctx, std::string device)
     : VTimingCacheStubs(*ctx), ctx_(std::move(ctx)), device_(std::move(device)) {}
 
-bool TimingCacheImpl::deserialize(const std::string& blob, bool* foreign, std::string* why) {
+bool TimingCacheImpl::deserialize(std::string_view blob, bool* foreign, std::string* why) {
     *foreign = false;
     size_t at = 0;
-    auto line = [&](std::string* out) {
+    auto line = [&](std::string_view* out) {
         const size_t nl = blob.find('\n', at);
-        if (nl == std::string::npos) {
+        if (nl == std::string_view::npos) {
             return false;
         }
         *out = blob.substr(at, nl - at);
         at = nl + 1;
         return true;
     };
-    std::string magic, version, device;
+    std::string_view magic, version, device;
     if (!line(&magic) || magic != kMagic) {
         *why = "Serialization assertion magicTagRead == kMAGIC_TAG failed.Magic tag does not match";
         return false;
     }
-    if (!line(&version) || version.compare(0, 9, "tensorrt ") != 0 || !line(&device) ||
-        device.compare(0, 7, "device ") != 0) {
+    if (!line(&version) || version.substr(0, 9) != "tensorrt " || !line(&device) ||
+        device.substr(0, 7) != "device ") {
         *why = "Serialization assertion: the timing cache's header is cut short";
         return false;
     }
     const std::string mine = release(ctx_->version());
     if (version.substr(9) != mine) {
         *foreign = true;
-        *why = "The timing cache was created by TensorRT " + version.substr(9) + " and TensorRT " + mine +
-               " cannot use it. A new timing cache will be used.";
+        *why = "The timing cache was created by TensorRT " + std::string(version.substr(9)) + " and TensorRT " +
+               mine + " cannot use it. A new timing cache will be used.";
         return false;
     }
-    std::map<CacheKey, CacheEntry> entries;
-    std::string entry;
+    // One entry is about 57 bytes of text and 32 in memory: read in place, into one vector.
+    std::vector<Record> entries;
+    entries.reserve((blob.size() - at) / 56);
+    std::string_view entry;
     while (at < blob.size()) {
         if (!line(&entry)) {
             *why = "Serialization assertion: a timing cache entry is cut short";
             return false;
         }
         const size_t t1 = entry.find('\t'), t2 = entry.find('\t', t1 + 1);
-        CacheKey key;
-        CacheEntry e;
-        if (t1 != 32 || t2 == std::string::npos || !hex(entry.substr(0, 16), &key.first) ||
-            !hex(entry.substr(16, 16), &key.second) || !hex(entry.substr(t1 + 1, t2 - t1 - 1), &e.tactic)) {
+        Record r;
+        if (t1 != 32 || t2 == std::string_view::npos || !hex(entry.substr(0, 16), &r.first.first) ||
+            !hex(entry.substr(16, 16), &r.first.second) || !hex(entry.substr(t1 + 1, t2 - t1 - 1), &r.second.tactic)) {
             *why = "Serialization assertion: a timing cache entry is malformed";
             return false;
         }
-        e.time_ns = std::strtoull(entry.c_str() + t2 + 1, nullptr, 10);
-        entries[key] = e;
+        const std::string_view ns = entry.substr(t2 + 1);
+        std::from_chars(ns.data(), ns.data() + ns.size(), r.second.time_ns);
+        entries.push_back(r);
     }
+    // The cache writes its entries sorted by key; a file that is not is sorted here, and of a
+    // key given twice the last entry counts.
+    if (!std::is_sorted(entries.begin(), entries.end(), key_less)) {
+        std::stable_sort(entries.begin(), entries.end(), key_less);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < entries.size(); ++i) {
+        if (kept > 0 && entries[kept - 1].first == entries[i].first) {
+            entries[kept - 1] = entries[i];
+        } else {
+            entries[kept++] = entries[i];
+        }
+    }
+    entries.resize(kept);  // not shrunk to fit: that would hold two copies at once
     std::lock_guard<std::mutex> lock(mu_);
-    device_ = device.substr(7);
-    entries_ = std::move(entries);
+    device_ = std::string(device.substr(7));
+    sorted_ = std::move(entries);
+    added_.clear();
     return true;
 }
 
@@ -114,11 +148,23 @@ nvinfer1::IHostMemory* TimingCacheImpl::serialize() const noexcept {
         {
             std::lock_guard<std::mutex> lock(mu_);
             out += "device " + device_ + "\n";
-            for (const auto& kv : entries_) {
-                out += hex16(kv.first.first) + hex16(kv.first.second) + "\t" + hex16(kv.second.tactic) + "\t" +
-                       std::to_string(kv.second.time_ns) + "\n";
-            }
-            n = entries_.size();
+            // The exact size first: a large cache's text is made once, in place.
+            size_t bytes = out.size();
+            each_locked([&](const CacheKey&, const CacheEntry& e) { bytes += 32 + 1 + 16 + 1 + decimal_digits(e.time_ns) + 1; });
+            size_t pos = out.size();
+            out.resize(bytes);
+            each_locked([&](const CacheKey& k, const CacheEntry& e) {
+                char* p = &out[pos];
+                put_hex16(p, k.first);
+                put_hex16(p + 16, k.second);
+                p[32] = '\t';
+                put_hex16(p + 33, e.tactic);
+                p[49] = '\t';
+                p = std::to_chars(p + 50, out.data() + out.size(), e.time_ns).ptr;
+                *p++ = '\n';
+                pos = static_cast<size_t>(p - out.data());
+            });
+            n = count_locked();
         }
         ctx_->log(Severity::kVERBOSE, "Serialized " + std::to_string(n) + " timing cache entries");
         return static_cast<nvinfer1::IHostMemory*>(new HostMemory(ctx_, std::move(out)));
@@ -131,21 +177,23 @@ bool TimingCacheImpl::combine(nvinfer1::ITimingCache const& input, bool ignore_m
         if (&in == this) {
             return true;
         }
-        std::map<CacheKey, CacheEntry> theirs;
-        std::string device;
-        {
-            std::lock_guard<std::mutex> lock(in.mu_);
-            theirs = in.entries_;
-            device = in.device_;
-        }
-        std::lock_guard<std::mutex> lock(mu_);
-        if (device != device_ && !ignore_mismatch) {
+        std::scoped_lock lock(mu_, in.mu_);
+        if (in.device_ != device_ && !ignore_mismatch) {
             ctx_->error(ErrorCode::kINVALID_ARGUMENT, "ITimingCache::combine", "API Usage Error",
-                        "the timing caches were created on different devices (" + device + ", " + device_ +
+                        "the timing caches were created on different devices (" + in.device_ + ", " + device_ +
                             "); set ignoreMismatch to combine them anyway");
             return false;
         }
-        entries_.insert(theirs.begin(), theirs.end());  // existing keys keep their entries
+        // The entries this cache lacks, in key order; existing keys keep their entries.
+        std::vector<Record> theirs;
+        in.each_locked([&](const CacheKey& k, const CacheEntry& e) {
+            if (lookup_locked(k) == nullptr) {
+                theirs.emplace_back(k, e);
+            }
+        });
+        const auto middle = static_cast<std::ptrdiff_t>(sorted_.size());
+        sorted_.insert(sorted_.end(), theirs.begin(), theirs.end());
+        std::inplace_merge(sorted_.begin(), sorted_.begin() + middle, sorted_.end(), key_less);
         return true;
     });
 }
@@ -154,39 +202,52 @@ int64_t TimingCacheImpl::queryKeys(nvinfer1::TimingCacheKey* keys, int64_t capac
     std::lock_guard<std::mutex> lock(mu_);
     if (keys != nullptr) {
         int64_t i = 0;
-        for (const auto& kv : entries_) {
+        each_locked([&](const CacheKey& k, const CacheEntry&) {
             if (i >= capacity) {
-                break;
+                return;
             }
             for (int b = 0; b < 8; ++b) {
-                keys[i].data[b] = static_cast<uint8_t>(kv.first.first >> (56 - 8 * b));
-                keys[i].data[8 + b] = static_cast<uint8_t>(kv.first.second >> (56 - 8 * b));
+                keys[i].data[b] = static_cast<uint8_t>(k.first >> (56 - 8 * b));
+                keys[i].data[8 + b] = static_cast<uint8_t>(k.second >> (56 - 8 * b));
             }
             ++i;
-        }
+        });
     }
-    return static_cast<int64_t>(entries_.size());
+    return static_cast<int64_t>(count_locked());
 }
 
 bool TimingCacheImpl::find(const CacheKey& key, CacheEntry* out) const {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto it = entries_.find(key);
-    if (it == entries_.end()) {
+    const CacheEntry* e = lookup_locked(key);
+    if (e == nullptr) {
         return false;
     }
-    *out = it->second;
+    *out = *e;
     return true;
 }
 
 void TimingCacheImpl::insert(const CacheKey& key, const CacheEntry& e) {
     std::lock_guard<std::mutex> lock(mu_);
-    entries_.emplace(key, e);
+    if (lookup_locked(key) == nullptr) {
+        added_.emplace(key, e);
+    }
 }
 
 size_t TimingCacheImpl::count() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return entries_.size();
+    return count_locked();
 }
+
+const CacheEntry* TimingCacheImpl::lookup_locked(const CacheKey& key) const {
+    const auto it = std::lower_bound(sorted_.begin(), sorted_.end(), Record{key, CacheEntry{}}, key_less);
+    if (it != sorted_.end() && it->first == key) {
+        return &it->second;
+    }
+    const auto a = added_.find(key);
+    return a != added_.end() ? &a->second : nullptr;
+}
+
+size_t TimingCacheImpl::count_locked() const { return sorted_.size() + added_.size(); }
 
 }  // namespace TRTB_FAKE
 }  // namespace trtb
