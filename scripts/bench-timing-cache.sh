@@ -6,9 +6,9 @@
 # line (peak_rss_bytes, the worker's VmHWM):
 #
 #   cold       none of the model's timed nodes is in the cache: the build times them, and the
-#              save merges them into the file (the file is still the one the build loaded,
-#              so it is not read again)
-#   warm       every node is in the cache: nothing to save
+#              build's cache (the file's entries and the new ones) becomes the file: the file
+#              is still the one the build loaded, so it is not read again
+#   warm       every node is in the cache: nothing to save, nothing serialized
 #   contended  two builds (the convnet, and testdata/models/dynamic_batch.onnx at batch 8:
 #              other nodes, other entries) start from the same file; the one that saves
 #              second finds the file replaced by the first and must read and merge it

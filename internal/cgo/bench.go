@@ -159,9 +159,13 @@ func judgeCacheLoad(in cacheLoad) (cacheVerdict, error) {
 }
 
 // judgeCacheSave runs the timing cache's save decision (trtb_test_timing_cache_save).
-func judgeCacheSave(fileSize uint64, buildKeys int64) (int, error) {
+func judgeCacheSave(fileSize uint64, buildKeys int64, holdsFile bool) (int, error) {
 	var action C.int32_t
-	if code := Code(C.trtb_test_timing_cache_save(C.uint64_t(fileSize), C.int64_t(buildKeys), &action)); code != CodeOK {
+	holds := C.int32_t(0)
+	if holdsFile {
+		holds = 1
+	}
+	if code := Code(C.trtb_test_timing_cache_save(C.uint64_t(fileSize), C.int64_t(buildKeys), holds, &action)); code != CodeOK {
 		return 0, &Error{Code: code, Message: "trtb_test_timing_cache_save failed"}
 	}
 	return int(action), nil

@@ -68,11 +68,13 @@ extern "C" int32_t trtb_test_timing_cache_load(const trtb_test_cache_load* in, t
     });
 }
 
-extern "C" int32_t trtb_test_timing_cache_save(uint64_t file_size, int64_t build_keys, int32_t* action) {
+extern "C" int32_t trtb_test_timing_cache_save(uint64_t file_size, int64_t build_keys, int32_t holds_file,
+                                               int32_t* action) {
     if (action == nullptr) {
         return TRTB_ERR_INVALID_ARGUMENT;
     }
-    *action = static_cast<int32_t>(trtb::tcache::judge_save(trtb::tcache::SaveFacts{file_size, build_keys}));
+    *action = static_cast<int32_t>(
+        trtb::tcache::judge_save(trtb::tcache::SaveFacts{file_size, build_keys, holds_file != 0}));
     return TRTB_OK;
 }
 

@@ -180,7 +180,7 @@ SaveAction judge_save(const SaveFacts& f) {
     if (f.build_keys == 0) {
         return SaveAction::kNothing;
     }
-    if (f.file_size == 0) {
+    if (f.file_size == 0 || f.holds_file) {
         return SaveAction::kWriteOwn;
     }
     return SaveAction::kMerge;

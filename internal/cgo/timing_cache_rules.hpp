@@ -122,12 +122,16 @@ std::string load_message(const LoadVerdict& v, bool strict);
 struct SaveFacts {
     uint64_t file_size = 0;  // bytes the file holds; 0: no file, or an empty one
     int64_t build_keys = -1; // keys the build's cache holds (given and timed); -1: cannot count
+    // holds_file: the file holds exactly the cache the build was given, and the build's cache
+    // was read from those bytes and attached as it was (no ignoreMismatch), so it holds every
+    // entry of the file and keeps them: writing it is the merge, without reading the file.
+    bool holds_file = false;
 };
 
 // SaveAction is what to do with the build's cache.
 enum class SaveAction {
     kNothing,    // nothing timed is nothing to save: the file stays as it is (or absent)
-    kWriteOwn,   // no cache in the file: the build's cache becomes the file
+    kWriteOwn,   // no cache in the file, or the build's holds it: the build's cache becomes the file
     kMerge,      // combine the build's cache into the file's, and write it if that changed it
 };
 

@@ -98,20 +98,24 @@ func TestTimingCacheSaveRules(t *testing.T) {
 		name      string
 		fileSize  uint64
 		buildKeys int64
+		holdsFile bool
 		want      int
 	}{
-		{"nothing timed, no file", 0, 0, cacheSaveNothing},
-		{"nothing timed, a cache in the file", 4096, 0, cacheSaveNothing},
-		{"nothing timed, a zero-key cache in the file", 32, 0, cacheSaveNothing},
-		{"timed, no file", 0, 12, cacheSaveWriteOwn},
-		{"cannot count, no file", 0, -1, cacheSaveWriteOwn},
-		{"timed, a cache in the file", 4096, 12, cacheSaveMerge},
-		{"timed, a zero-key cache in the file is merged into", 32, 12, cacheSaveMerge},
-		{"cannot count, a cache in the file", 4096, -1, cacheSaveMerge},
+		{"nothing timed, no file", 0, 0, false, cacheSaveNothing},
+		{"nothing timed, a cache in the file", 4096, 0, false, cacheSaveNothing},
+		{"nothing timed, a zero-key cache in the file", 32, 0, false, cacheSaveNothing},
+		{"nothing timed, the build's cache holds the file", 4096, 0, true, cacheSaveNothing},
+		{"timed, no file", 0, 12, false, cacheSaveWriteOwn},
+		{"cannot count, no file", 0, -1, false, cacheSaveWriteOwn},
+		{"timed, a cache in the file", 4096, 12, false, cacheSaveMerge},
+		{"timed, a zero-key cache in the file is merged into", 32, 12, false, cacheSaveMerge},
+		{"cannot count, a cache in the file", 4096, -1, false, cacheSaveMerge},
+		{"timed, the build's cache holds the file: written without reading it", 4096, 12, true, cacheSaveWriteOwn},
+		{"cannot count, the build's cache holds the file", 4096, -1, true, cacheSaveWriteOwn},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := judgeCacheSave(tt.fileSize, tt.buildKeys)
+			got, err := judgeCacheSave(tt.fileSize, tt.buildKeys, tt.holdsFile)
 			if err != nil {
 				t.Fatal(err)
 			}

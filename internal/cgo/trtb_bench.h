@@ -115,8 +115,9 @@ typedef struct trtb_test_cache_verdict {
 int32_t trtb_test_timing_cache_load(const trtb_test_cache_load *in, trtb_test_cache_verdict *out);
 
 /* trtb_test_timing_cache_save is judge_save: *action is 0 (nothing to save), 1 (write the
- * build's cache as the file) or 2 (merge into the file's). */
-int32_t trtb_test_timing_cache_save(uint64_t file_size, int64_t build_keys, int32_t *action);
+ * build's cache as the file) or 2 (merge into the file's). holds_file: the build's cache was
+ * read from the file's bytes and attached exactly (SaveFacts::holds_file). */
+int32_t trtb_test_timing_cache_save(uint64_t file_size, int64_t build_keys, int32_t holds_file, int32_t *action);
 
 /*
  * trtb_test_thread_capture makes a ThreadCapture on the calling thread and, while it lives,

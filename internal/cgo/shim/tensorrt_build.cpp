@@ -70,7 +70,7 @@ int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
     // for write_timing_cache only when there is a cache to save (see objects_).
     guarded_void([&] {
         objects_.release_inputs();
-        if (own_cache_ == nullptr) {
+        if (own_cache_ == nullptr && !own_is_given_) {
             objects_.clear();
         }
     });

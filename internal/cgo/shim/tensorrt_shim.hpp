@@ -458,6 +458,12 @@ private:
     // write_timing_cache; null when there is nothing to save.
     std::unique_ptr<nvinfer1::IHostMemory> own_cache_;
     int64_t own_keys_ = -1;
+    // given_attached_ is set when the build's cache was read from the given bytes and
+    // attached exactly (attach_timing_cache): it holds every entry they hold.
+    bool given_attached_ = false;
+    // own_is_given_: the build learned nothing over the given cache, so the given bytes are
+    // its cache (instead of own_cache_).
+    bool own_is_given_ = false;
     // objects_ are the build's TensorRT objects. run() fills them; after it, only the builder,
     // its config and the timing cache remain, and only while own_cache_ is set: the merge of
     // write_timing_cache creates a config of that builder rather than a second IBuilder (each

@@ -97,6 +97,7 @@ Outcome TensorRTBuild::attach_timing_cache(Objects& o, trtb_result* result) {
                 if (exact) {
                     logger_.release(*exact);
                 }
+                given_attached_ = facts.exact;
                 result->timing_cache_used = 1;
                 return ok();
             case tcache::LoadAction::kAttachIgnoringMismatch: {
@@ -151,6 +152,13 @@ void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* r
     if (keys_after == 0) {
         return;  // nothing timed (a build cancelled before its first timed layer): nothing to save
     }
+    if (given_attached_ && keys_before >= 0 && keys_after == keys_before) {
+        // The cache is the given one as it was read: its bytes stand for it (borrowed until
+        // destroy), and a large cache is not serialized again to say what they say.
+        own_is_given_ = true;
+        own_keys_ = keys_after;
+        return;
+    }
     std::unique_ptr<nvinfer1::IHostMemory> blob(cache->serialize());
     if (blob_of(blob.get()).empty()) {
         if (!succeeded) {
@@ -188,7 +196,9 @@ void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* r
 // config are deleted before it returns; they are attached to no builder (so NvInfer.h's
 // lifetime rule, a timing cache outlives the builders that use it, holds: the build's cache
 // outlives its builder in objects_). A file that holds exactly the given cache (disk_is_given)
-// is not read again: the given bytes are still at hand (borrowed until destroy, see trtb.h).
+// is not read again: the given bytes are still at hand (borrowed until destroy, see trtb.h);
+// when the build's cache was made from them and attached exactly, it already holds every entry
+// of the file, so it is written as it is, with no second cache in memory (judge_save).
 int32_t TensorRTBuild::write_timing_cache(bool disk_is_given, std::string_view disk, int fd,
                                           bool* changed, trtb_status* status) {
     return guarded(status, [&]() -> int32_t {
@@ -202,12 +212,14 @@ Outcome TensorRTBuild::write_cache(bool disk_is_given, std::string_view disk, in
     if (disk_is_given) {
         disk = s_.timing_cache;
     }
-    const std::string_view own_bytes = blob_of(own_cache_.get());
+    const std::string_view own_bytes =
+        own_is_given_ ? std::string_view(s_.timing_cache) : blob_of(own_cache_.get());
     // Nothing to add (the cache was off, nothing was timed, or TensorRT would not serialize
     // it): the file stays as it is, or absent.
     const tcache::SaveAction action =
-        own_bytes.empty() ? tcache::SaveAction::kNothing
-                          : tcache::judge_save(tcache::SaveFacts{static_cast<uint64_t>(disk.size()), own_keys_});
+        own_bytes.empty()
+            ? tcache::SaveAction::kNothing
+            : tcache::judge_save(tcache::SaveFacts{static_cast<uint64_t>(disk.size()), own_keys_, disk_is_given && given_attached_});
     auto write = [&](std::string_view bytes) -> Outcome {
         *changed = true;
         int err = 0;
@@ -220,6 +232,9 @@ Outcome TensorRTBuild::write_cache(bool disk_is_given, std::string_view disk, in
         case tcache::SaveAction::kNothing:
             return ok();
         case tcache::SaveAction::kWriteOwn:
+            if (own_bytes == disk) {
+                return ok();  // the build's cache holds the file's and timed nothing new
+            }
             return write(own_bytes);
         case tcache::SaveAction::kMerge:
             break;
