@@ -25,8 +25,9 @@ import (
 // than a minute.
 const minSimSpeed, maxSimSpeed = 0.001, 1e6
 
-// defaultSimStep makes a simulated build of the bundled model last several seconds at speed 1.
-const defaultSimStep = time.Millisecond
+// defaultSimStep makes a simulated build of the bundled model last about twelve seconds at speed
+// 1, as long as it lasted before the simulator was a TensorRT (docs/benchmarks.md).
+const defaultSimStep = 900 * time.Microsecond
 
 // prepareRequest turns the flags into the worker's request for model: the backend, the shape
 // profiles, trtexec's build settings and the model's preflight checks (which complete the
