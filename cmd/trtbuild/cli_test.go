@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if raceEnabled {
 		args = append(args, "-race")
 	}
+	if tags := os.Getenv("TRTBUILD_TEST_TAGS"); tags != "" {
+		args = append(args, "-tags", tags) // scripts/shim-coverage.sh: the gcov tag
+	}
 	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "building trtbuild: %v\n%s", err, out)
@@ -334,6 +337,14 @@ func startBuild(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *locked
 	return start(t, "Timing graph nodes", args...)
 }
 
+// startRunning runs trtbuild in the background as startBuild does, returning once the build
+// has begun (its first phase under the root): for tests that need a running build, not one
+// that is timing (with long steps, reaching the timing takes TensorRT's whole preamble).
+func startRunning(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
+	t.Helper()
+	return start(t, "Cloning network graph", args...)
+}
+
 // start runs trtbuild in the background and collects its output as it comes. With until set it
 // returns once a line of stdout contains it (failing the test after a minute).
 func start(t *testing.T, until string, args ...string) (*exec.Cmd, *bytes.Buffer, *lockedBuffer) {
@@ -448,7 +459,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 	// The builder ignores the cancel request, so only the second signal can end the build: left
 	// alone it would run for minutes (576 measuring steps of 1 s on 4 threads), far longer than
 	// waitExit waits, however busy the machine. No test here measures how fast it stops.
-	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-step", "1s", "--no-timing-cache", "--sim-ignore-cancel", model)
+	cmd, errOut, out := startRunning(t, "--backend", "sim", "--sim-step", "1s", "--no-timing-cache", "--sim-ignore-cancel", model)
 	cmd.Process.Signal(syscall.SIGINT)
 	time.Sleep(300 * time.Millisecond)
 	cmd.Process.Signal(syscall.SIGINT)

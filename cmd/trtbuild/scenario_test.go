@@ -79,7 +79,7 @@ func TestSimScenarioSilence(t *testing.T) {
 // TestSimScenarioSlowCancel cancels a slow-cancel build: it stops at a step boundary, exit 130.
 func TestSimScenarioSlowCancel(t *testing.T) {
 	model := repoModel(t, "convnet.onnx")
-	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-speed", "4", "--no-timing-cache", "--sim-scenario", "slow-cancel", model)
+	cmd, errOut, out := startRunning(t, "--backend", "sim", "--sim-speed", "4", "--no-timing-cache", "--sim-scenario", "slow-cancel", model)
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}

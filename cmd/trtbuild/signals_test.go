@@ -66,7 +66,7 @@ func waitFor(t *testing.T, out *lockedBuffer, want string) {
 func TestQuitStopsAtOnce(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders
 	model := repoModel(t, "convnet.onnx")
-	cmd, errOut, out := startBuild(t, "--backend", "sim", "--sim-step", "1s", "--no-timing-cache", "--sim-ignore-cancel", model)
+	cmd, errOut, out := startRunning(t, "--backend", "sim", "--sim-step", "1s", "--no-timing-cache", "--sim-ignore-cancel", model)
 	worker := childOf(t, cmd.Process.Pid)
 	if err := cmd.Process.Signal(syscall.SIGQUIT); err != nil {
 		t.Fatal(err)
