@@ -2,7 +2,11 @@
 // cancellation, plain text for logs and JSON lines for machines. See README.md.
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/trtbuild/trtbuild/internal/cgo"
+)
 
 func main() {
 	// First of all, before the command line is even parsed: from here on a Ctrl-C or SIGTERM
@@ -12,5 +16,7 @@ func main() {
 	s := newStreams()
 	s.Signals = sigs
 	// The console's modes are put back however run ends, a panic included (tui.Console).
-	os.Exit(s.Console.Run(func() int { return run(os.Args[1:], s) }))
+	code := s.Console.Run(func() int { return run(os.Args[1:], s) })
+	cgo.FlushCoverage() // nothing, unless built with the gcov tag (scripts/shim-coverage.sh)
+	os.Exit(code)
 }

@@ -15,8 +15,12 @@ var childHelpers = map[string]func() int{}
 func TestMain(m *testing.M) {
 	for env, helper := range childHelpers {
 		if os.Getenv(env) != "" {
-			os.Exit(helper())
+			code := helper()
+			FlushCoverage()
+			os.Exit(code)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	FlushCoverage()
+	os.Exit(code)
 }

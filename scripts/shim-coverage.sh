@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# shim-coverage.sh: which lines of the TensorRT shim (internal/cgo/shim) the tests' simulated
+# builds reach. internal/cgo's tests (builds in the test process and its children) and
+# cmd/trtbuild's (the real parent and worker processes) run with the C++ compiled with
+# --coverage and the gcov tag (cgo.FlushCoverage writes the counts before os.Exit); the counts
+# of both TensorRT majors' shims are merged per line. It prints each shim file's covered lines
+# and then every line no test reached, for reading: a line a simulated build can reach belongs
+# under a test. Not part of the test command (it compiles everything afresh, without the race
+# detector).
+#
+# Usage: scripts/shim-coverage.sh [go test -run pattern]   (default: every test)
+#   KEEP=1 leaves its work folder (the gcov JSON files) and prints its path.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$PWD"
+work="$(mktemp -d)"
+[[ -n "${KEEP:-}" ]] || trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
+mkdir -p "$work/tmp" "$work/json"
+pattern="${1:-.}"
+# Tests that run trtbuild as another user in a folder it cannot write compare its stderr, where
+# the coverage runtime complains that it cannot write its counts there.
+skip='ReadOnlyFolder'
+# A fresh build cache, kept work folders: the objects' notes (.gcno) and counts (.gcda) stay
+# where each go command compiled them.
+status=0
+TMPDIR="$work/tmp" GOCACHE="$work/cache" GOFLAGS=-work TRTBUILD_TEST_TAGS=gcov \
+	CGO_CXXFLAGS="-O0 --coverage" CGO_LDFLAGS="--coverage" \
+	go test -tags gcov -count=1 -run "$pattern" -skip "$skip" ./internal/cgo ./cmd/trtbuild >"$work/test.log" 2>&1 || status=$?
+grep -E '^(ok|FAIL|---)' "$work/test.log" | grep -v -- '--- PASS' || true
+if [[ "$status" != 0 ]]; then
+	echo "shim-coverage: the tests failed (the lines below are what the others reached); their output: $work/test.log" >&2
+	KEEP=1
+	trap - EXIT
+fi
+find "$work/tmp" -name '*.gcda' | while read -r gcda; do
+	(cd "$work/json" && gcov -j -o "$(dirname "$gcda")" "$gcda" >/dev/null 2>&1 && for f in *.gcov.json.gz; do mv "$f" "$(basename "$(dirname "$gcda")")-$RANDOM-$f"; done) || true
+done
+python3 - "$work/json" "$root/internal/cgo" <<'PY'
+import collections, glob, gzip, json, os, sys
+jdir, base = sys.argv[1], sys.argv[2]
+lines = collections.defaultdict(dict)
+for f in glob.glob(os.path.join(jdir, "*.json.gz")):
+    for fi in json.load(gzip.open(f))["files"]:
+        name = os.path.normpath(fi["file"])
+        if not name.startswith("shim/"):
+            continue
+        for l in fi["lines"]:
+            n = l["line_number"]
+            lines[name][n] = max(lines[name].get(n, 0), l["count"])
+total = hit = 0
+for name in sorted(lines):
+    ls = lines[name]
+    h = sum(1 for c in ls.values() if c > 0)
+    total, hit = total + len(ls), hit + h
+    print(f"{h:5d}/{len(ls):5d} lines {100 * h / len(ls):5.1f}%  internal/cgo/{name}")
+print(f"{hit:5d}/{total:5d} lines {100 * hit / max(total, 1):5.1f}%  the shim")
+for name in sorted(lines):
+    src = open(os.path.join(base, name)).read().split("\n")
+    missed = [n for n, c in sorted(lines[name].items()) if c == 0]
+    if missed:
+        print(f"\n== not reached: internal/cgo/{name}")
+        for n in missed:
+            print(f"{n:5d}  {src[n - 1]}")
+PY
+[[ -z "${KEEP:-}" ]] || echo "shim-coverage: kept $work"
+exit "$status"
