@@ -94,8 +94,7 @@ type DiskCache struct {
 // build learned) into the cache file's and, when the result differs from what the file holds,
 // writes it to out from out's current offset and returns true. Entries already in the file are
 // kept; the build adds those the file lacks. A build whose cache holds no entry (nothing given
-// nor timed), or that was given a cache, used it as it was and timed nothing new, writes
-// nothing, whatever the file holds. With out nil it writes nothing and only
+// nor timed) writes nothing, whatever the file holds. With out nil it writes nothing and only
 // tells whether there is something to save. When the file is not a cache this backend can read
 // (corrupt, or made by another builder, TensorRT version or GPU) the error is an *Error with
 // CodeCacheRejected, and the file must be left alone.
