@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/matrix"
 )
 
@@ -232,10 +233,10 @@ func TestMatrixBackendFromFile(t *testing.T) {
 	for _, tc := range []struct {
 		name, file string
 		args       []string
-		stepNS     int // the simulated step, 1 ms / speed
+		speed      int // the simulated step is builder.DefaultSimStep / speed
 	}{
 		{"file says sim", "backend: sim\nbuild_flags: [--sim-speed, \"1000\"]\n", nil, 1000},
-		{"--sim-speed overrides build_flags", "backend: sim\nbuild_flags: [--sim-speed, \"1000\"]\n", []string{"--sim-speed", "500"}, 2000},
+		{"--sim-speed overrides build_flags", "backend: sim\nbuild_flags: [--sim-speed, \"1000\"]\n", []string{"--sim-speed", "500"}, 500},
 		{"--backend overrides the file", "backend: tensorrt\nbuild_flags: [--sim-speed, \"1000\"]\n", []string{"--backend", "sim"}, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -255,8 +256,8 @@ func TestMatrixBackendFromFile(t *testing.T) {
 				} `json:"settings"`
 			}
 			line, _, _ := strings.Cut(r.stdout, "\n")
-			if err := json.Unmarshal([]byte(line), &first); err != nil || first.Type != "build" || first.Backend != "sim" || first.Settings.Sim.StepNS != tc.stepNS {
-				t.Fatalf("first event %s (%v); want a sim build with step %d ns", line, err, tc.stepNS)
+			if err := json.Unmarshal([]byte(line), &first); err != nil || first.Type != "build" || first.Backend != "sim" || first.Settings.Sim.StepNS != int(builder.DefaultSimStep)/tc.speed {
+				t.Fatalf("first event %s (%v); want a sim build with step %d ns", line, err, int(builder.DefaultSimStep)/tc.speed)
 			}
 		})
 	}

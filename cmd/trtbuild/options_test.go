@@ -49,7 +49,7 @@ func TestCommandLineToRequest(t *testing.T) {
 		t.Fatalf("plain build: %v", err)
 	}
 	if basePlan.Engine != filepath.Join(dir, "convnet.engine") || basePlan.Request.Backend != "sim" || basePlan.Request.OptLevel != -1 ||
-		basePlan.Request.MaxAuxStreams != -1 || basePlan.Request.AvgTiming != 8 || basePlan.Request.Sim.Step != time.Millisecond {
+		basePlan.Request.MaxAuxStreams != -1 || basePlan.Request.AvgTiming != 8 || basePlan.Request.Sim.Step != builder.DefaultSimStep {
 		t.Fatalf("plain build plan %+v", basePlan)
 	}
 	dla0 := 0
@@ -130,7 +130,7 @@ func TestCommandLineToRequest(t *testing.T) {
 		{"tensorrt-lib", []string{"--tensorrt-lib", libDir}, func(r *worker.Request) { r.TensorRTLib = libDir }},
 		{"sim threads", []string{"--sim-threads", "3"}, func(r *worker.Request) { r.Sim.Threads = 3 }},
 		{"sim tensorrt", []string{"--sim-tensorrt", "10"}, func(r *worker.Request) { r.Sim.TensorRT = 10 }},
-		{"sim speed", []string{"--sim-speed", "2"}, func(r *worker.Request) { r.Sim.Step = 500 * time.Microsecond }},
+		{"sim speed", []string{"--sim-speed", "2"}, func(r *worker.Request) { r.Sim.Step = builder.DefaultSimStep / 2 }},
 		{"sim step wins over speed", []string{"--sim-speed", "2", "--sim-step", "1ms"}, func(r *worker.Request) { r.Sim.Step = time.Millisecond }},
 		{"sim scenario", []string{"--sim-scenario", "slow-cancel"}, func(r *worker.Request) { r.Sim.Step = 2 * time.Second }},
 		{"trtexec skipInference is accepted", []string{"--skipInference"}, func(r *worker.Request) {}},

@@ -25,9 +25,10 @@ import (
 // than a minute.
 const minSimSpeed, maxSimSpeed = 0.001, 1e6
 
-// defaultSimStep makes a simulated build of the bundled model last about twelve seconds at speed
-// 1, as long as it lasted before the simulator was a TensorRT (docs/benchmarks.md).
-const defaultSimStep = 900 * time.Microsecond
+// DefaultSimStep is the simulated step at --sim-speed 1: a simulated build of the bundled
+// model lasts about twelve seconds, as long as before the simulator was a TensorRT
+// (docs/benchmarks.md).
+const DefaultSimStep = 900 * time.Microsecond
 
 // prepareRequest turns the flags into the worker's request for model: the backend, the shape
 // profiles, trtexec's build settings and the model's preflight checks (which complete the
@@ -271,7 +272,7 @@ func simConfig(f Sim) (worker.SimConfig, error) {
 	}
 	step := f.Step
 	if step == 0 {
-		step = time.Duration(float64(defaultSimStep) / f.Speed)
+		step = time.Duration(float64(DefaultSimStep) / f.Speed)
 		if step <= 0 {
 			step = time.Nanosecond
 		}
