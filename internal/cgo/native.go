@@ -252,6 +252,11 @@ type SimOptions struct {
 	// TimeCallbacks times every stepComplete call the stand-in makes (the shim's monitor, on
 	// the builder thread) and logs their percentiles as an INFO line: for benchmarks.
 	TimeCallbacks bool
+	// Refuse names TensorRT calls that fail as TensorRT's can (null or false, an error
+	// logged): "IBuilder::createNetworkV2", "ITimingCache::serialize", "createInferBuilder",
+	// "createNvOnnxParser"; a '*' stands for any run of characters. For the tests of what the
+	// shim does when TensorRT refuses.
+	Refuse string
 }
 
 // Settings is the stand-in's settings text for s: "key=value;key=value".
@@ -311,6 +316,7 @@ func (s *SimOptions) Settings() string {
 	num("hold-after", s.HoldAfter)
 	flag("skip-finish", s.SkipFinishOnStop)
 	text("fp16-fail-node", s.FP16FailNode)
+	text("refuse", s.Refuse)
 	var keep []string
 	for _, k := range s.KeepFP32 {
 		if k = strings.NewReplacer(",", "", ";", "").Replace(k); k != "" {

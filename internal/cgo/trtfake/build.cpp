@@ -922,6 +922,9 @@ template <typename Sink>
 bool BuilderImpl::build(const char* api, nvinfer1::INetworkDefinition& network_in, nvinfer1::IBuilderConfig& config_in,
                         Sink sink) {
     Context& ctx = *ctx_;
+    if (refused(ctx, api)) {
+        return false;
+    }
     try {
         // The network and config come from this builder: nothing else makes them.
         NetworkImpl& network = static_cast<Network&>(network_in).impl();

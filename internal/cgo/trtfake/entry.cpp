@@ -9,10 +9,25 @@
 namespace trtb {
 namespace TRTB_FAKE {
 
+bool refused(const Context& ctx, const char* api) noexcept {
+    try {
+        if (!glob(ctx.settings().refuse, api)) {
+            return false;
+        }
+        ctx.error(ErrorCode::kFAILED_ALLOCATION, api, "Internal Error", "the stand-in refuses it (its refuse setting)");
+    } catch (...) {
+        // A refusal that cannot be logged is still a refusal.
+    }
+    return true;
+}
+
 nvinfer1::IBuilder* create_builder(void* logger_arg, int32_t version, const Settings& settings) noexcept {
     auto* logger = static_cast<nvinfer1::ILogger*>(logger_arg);
     try {
         auto ctx = std::make_shared<Context>(logger, settings);
+        if (refused(*ctx, "createInferBuilder")) {
+            return nullptr;
+        }
         // As TensorRT: the caller's headers (NV_TENSORRT_VERSION) must be of this major, since
         // the classes it calls are laid out as that major lays them out.
         if (version / 10000 != kMajor) {
@@ -44,6 +59,9 @@ nvonnxparser::IParser* create_parser(void* network, void* logger, int version) n
         if (log != nullptr) {
             log->log(Severity::kERROR, "createNvOnnxParser: the application was compiled against another ONNX parser");
         }
+        return nullptr;
+    }
+    if (refused(net.impl().context(), "createNvOnnxParser")) {
         return nullptr;
     }
     try {

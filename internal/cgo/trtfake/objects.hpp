@@ -82,10 +82,19 @@ private:
 
 using ContextPtr = std::shared_ptr<Context>;
 
+// refused reports whether the refuse setting names api ("IBuilder::createNetworkV2"; a glob),
+// and if so logs TensorRT's error for it: the call then fails as TensorRT's do, with its
+// fallback (null, false), so that a caller's failure paths can be tried.
+bool refused(const Context& ctx, const char* api) noexcept;
+
 // api_guard runs f and turns an exception into TensorRT's internal error of api (reported to
-// ctx) and the result fallback: no exception leaves a function of TensorRT's API.
+// ctx) and the result fallback: no exception leaves a function of TensorRT's API. An api the
+// refuse setting names returns fallback without running f (refused).
 template <typename F, typename R>
 R api_guard(const Context& ctx, const char* api, R fallback, F f) noexcept {
+    if (refused(ctx, api)) {
+        return fallback;
+    }
     try {
         return f();
     } catch (const std::exception& e) {

@@ -153,6 +153,8 @@ bool parse_settings(const std::string& text, Settings* out, std::string* error) 
             ok = to_bool(v, &s.skip_finish);
         } else if (key == "fp16-fail-node") {
             s.fp16_fail_node = v;
+        } else if (key == "refuse") {
+            s.refuse = v;
         } else if (key == "keep-fp32") {
             s.keep_fp32.clear();
             size_t k = 0;

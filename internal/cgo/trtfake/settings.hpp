@@ -42,6 +42,7 @@ struct Settings {
     int32_t hold_after = 0;         // after this many measured tactics, wait for a cancel
     bool skip_finish = false;       // after a cancel or failure, finish no phase
     std::string fp16_fail_node;     // TensorRT 11.2's low-precision conv failure of this node
+    std::string refuse;             // glob: these API calls fail as TensorRT's do (refused in objects.hpp)
     std::vector<std::string> keep_fp32;  // node names or op types kept in fp32
     Regime regime = Regime::kAuto;
     int64_t myelin_ns = -1;         // the silent Myelin step; -1: from the graph's size

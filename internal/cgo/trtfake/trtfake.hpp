@@ -127,6 +127,11 @@
 //                                         device=NAME (the device timing caches name);
 //                                         version=N, build=N (what getInferLibVersion and
 //                                         getInferLibBuildVersion say)
+//   SimOptions.Refuse   refuse=GLOB       the API calls it names (IBuilder::createNetworkV2,
+//                                         ITimingCache::serialize, createInferBuilder,
+//                                         createNvOnnxParser, ...) fail as TensorRT's can: null
+//                                         or false, an error logged (tests of the shim's
+//                                         failure paths)
 //
 // Names, op types and shapes have no setting: the stand-in reads the model itself, one way for
 // the library and the binary alike. --sim-tensorrt picks the major (trtb_sim_options).
