@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-pattern=${1:-'TestStandIn|TestShim|TestNative|TestBuild|TestCancel|TestTimingCache|TestDrain'}
+pattern=${1:-'TestStandIn|TestShim|TestNative|TestBuild|TestCancel|TestTimingCache|TestDrain|TestTensorRTRefusals'}
 export CGO_CXXFLAGS="${CGO_CXXFLAGS:-} -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 export CGO_LDFLAGS="${CGO_LDFLAGS:-} -fsanitize=undefined"
 # A leak in the process's own lifetime objects (the stand-in installed once) is not a finding;

@@ -1796,3 +1796,85 @@ func TestPhasePatterns(t *testing.T) {
 		})
 	}
 }
+
+// TestShimChecksShapesAgainstTheNetwork: the shim checks every given shape against the inputs
+// TensorRT parsed before it makes a profile, so a build driven through the C ABI alone (no
+// parent's preflight) is refused with one line naming the input and what to give instead.
+func TestShimChecksShapesAgainstTheNetwork(t *testing.T) {
+	model := testmodels.Bundled(t, "dynamic_batch.onnx") // images: batch x 3 x 64 x 64
+	for _, tt := range []struct {
+		name  string
+		input shapes.Input
+		want  string
+	}{
+		{"no such input", shapes.Input{Name: "pixels", Min: []int64{1, 3, 64, 64}, Opt: []int64{1, 3, 64, 64}, Max: []int64{1, 3, 64, 64}},
+			"the model has no input named pixels; its inputs are: images"},
+		{"another rank", shapes.Input{Name: "images", Min: []int64{1, 3, 64}, Opt: []int64{1, 3, 64}, Max: []int64{1, 3, 64}},
+			"input images has rank 4 (?x3x64x64), but its shape has rank 3"},
+		{"a fixed dimension given otherwise", shapes.Input{Name: "images", Min: []int64{1, 4, 64, 64}, Opt: []int64{1, 4, 64, 64}, Max: []int64{1, 4, 64, 64}},
+			"input images is ?x3x64x64: dimension 1 is fixed at 3 and cannot be given as 4..4"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := optionsFor(t, model, quick())
+			o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{tt.input}}}
+			out := build(t, o, nil)
+			var nerr *Error
+			if !errors.As(out.err, &nerr) || nerr.Code != CodeInvalidArgument || !strings.Contains(nerr.Message, tt.want) {
+				t.Fatalf("Run: %v; want CodeInvalidArgument saying %q", out.err, tt.want)
+			}
+			if slices.ContainsFunc(out.events, func(ev RawEvent) bool { return ev.Kind == EventPhaseStart }) {
+				t.Error("the build started although its shapes were refused")
+			}
+		})
+	}
+}
+
+// TestTensorRTRefusals: when TensorRT refuses to make an object (null, an error logged) the
+// build fails with one line naming what could not be made and TensorRT's error; a timing cache
+// TensorRT will not serialize is not saved, with a warning, and the engine still is.
+func TestTensorRTRefusals(t *testing.T) {
+	for _, tt := range []struct {
+		refuse  string
+		dynamic bool // the dynamic_batch model with a profile (convnet's shapes are fixed)
+		code    Code
+		message string
+	}{
+		{"createInferBuilder", false, CodeUnavailable, "TensorRT could not create a builder: "},
+		{"createNvOnnxParser", false, CodeUnavailable, "TensorRT could not create an ONNX parser"},
+		{"IBuilder::createNetworkV2", false, CodeBuildFailed, "TensorRT could not create a network: "},
+		{"IBuilder::createBuilderConfig", false, CodeBuildFailed, "TensorRT could not create a builder config: "},
+		{"IBuilder::createOptimizationProfile", true, CodeBuildFailed, "TensorRT could not create an optimization profile: "},
+		{"IBuilderConfig::createTimingCache", false, CodeBuildFailed, "TensorRT could not create a timing cache: "},
+		{"IBuilder::buildSerializedNetwork*", false, CodeOutOfMemory, "TensorRT ran out of memory: "},
+		{"ITimingCache::serialize", false, CodeOK, ""},
+	} {
+		t.Run(tt.refuse, func(t *testing.T) {
+			sim := quick()
+			sim.Refuse = tt.refuse
+			o := options(t, sim)
+			if tt.dynamic {
+				o = optionsFor(t, testmodels.Bundled(t, "dynamic_batch.onnx"), sim)
+				o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images",
+					Min: []int64{1, 3, 64, 64}, Opt: []int64{4, 3, 64, 64}, Max: []int64{8, 3, 64, 64}}}}}
+			}
+			out := build(t, o, nil)
+			if tt.code == CodeOK {
+				if out.err != nil || out.res.PlanBytes == 0 {
+					t.Fatalf("Run: %v, %d plan bytes; want the engine", out.err, out.res.PlanBytes)
+				}
+				tr := checkEvents(t, out.events)
+				if len(out.cache) != 0 || !slices.ContainsFunc(tr.logs[SeverityWarning], func(l string) bool {
+					return strings.Contains(l, "TensorRT returned an empty timing cache; it is not saved")
+				}) {
+					t.Errorf("cache %q, warnings %q; want none saved, and a warning saying so", out.cache, tr.logs[SeverityWarning])
+				}
+				return
+			}
+			var nerr *Error
+			if !errors.As(out.err, &nerr) || nerr.Code != tt.code || !strings.Contains(nerr.Message, tt.message) ||
+				!strings.Contains(nerr.Message, "the stand-in refuses it") {
+				t.Fatalf("Run: %v; want code %v, %q and TensorRT's error", out.err, tt.code, tt.message)
+			}
+		})
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,4 +95,39 @@ func TestAbortPhaseKillsProcess(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPluginLibraries: a plugin library is opened before the network is made; one with
+// TensorRT's dynamic entry points (getCreators) is registered through the builder's plugin
+// registry, one without is only opened (its static initializers register its plugins); either
+// is named in the log. One that cannot be opened refuses the build, naming it.
+func TestPluginLibraries(t *testing.T) {
+	dir := buildStandIns(t, t.TempDir(),
+		standIn{File: "libdynamic_plugins.so", Src: `extern "C" void* getCreators(int* n) { *n = 0; return nullptr; }
+`},
+		standIn{File: "libstatic_plugins.so", Src: `extern "C" int trtbuild_test_static_plugins() { return 1; }
+`})
+	for _, name := range []string{"libdynamic_plugins.so", "libstatic_plugins.so"} {
+		t.Run(name, func(t *testing.T) {
+			o := options(t, quick())
+			o.PluginPaths = []string{filepath.Join(dir, name)}
+			out := build(t, o, nil)
+			if out.err != nil {
+				t.Fatalf("Run: %v", out.err)
+			}
+			tr := checkEvents(t, out.events)
+			if !slices.ContainsFunc(tr.logs[SeverityInfo], func(l string) bool { return strings.Contains(l, "loaded plugin library "+o.PluginPaths[0]) }) {
+				t.Errorf("no log line names the plugin library: %q", tr.logs[SeverityInfo])
+			}
+		})
+	}
+	t.Run("missing", func(t *testing.T) {
+		o := options(t, quick())
+		o.PluginPaths = []string{filepath.Join(dir, "libnowhere.so")}
+		out := build(t, o, nil)
+		var nerr *Error
+		if !errors.As(out.err, &nerr) || nerr.Code != CodeInvalidArgument || !strings.Contains(nerr.Message, "cannot load plugin library "+o.PluginPaths[0]) {
+			t.Fatalf("Run: %v; want CodeInvalidArgument naming the library", out.err)
+		}
+	})
 }
