@@ -32,14 +32,18 @@ if [[ "$status" != 0 ]]; then
 	KEEP=1
 	trap - EXIT
 fi
+# One folder per object's counts: gcov names its output after the source, which repeats.
+n=0
 find "$work/tmp" -name '*.gcda' | while read -r gcda; do
-	(cd "$work/json" && gcov -j -o "$(dirname "$gcda")" "$gcda" >/dev/null 2>&1 && for f in *.gcov.json.gz; do mv "$f" "$(basename "$(dirname "$gcda")")-$RANDOM-$f"; done) || true
+	n=$((n + 1))
+	mkdir -p "$work/json/$n"
+	(cd "$work/json/$n" && gcov -j -o "$(dirname "$gcda")" "$gcda" >/dev/null 2>&1) || true
 done
 python3 - "$work/json" "$root/internal/cgo" <<'PY'
 import collections, glob, gzip, json, os, sys
 jdir, base = sys.argv[1], sys.argv[2]
 lines = collections.defaultdict(dict)
-for f in glob.glob(os.path.join(jdir, "*.json.gz")):
+for f in glob.glob(os.path.join(jdir, "*", "*.json.gz")):
     for fi in json.load(gzip.open(f))["files"]:
         name = os.path.normpath(fi["file"])
         if not name.startswith("shim/"):
