@@ -26,7 +26,8 @@ import (
 const minSimSpeed, maxSimSpeed = 0.001, 1e6
 
 // DefaultSimStep is the simulated step at --sim-speed 1: a simulated build of the bundled
-// model lasts about twelve seconds, as long as before the simulator was a TensorRT
+// model lasts about six seconds, or twelve with --no-timing-cache (then, as TensorRT, the
+// stand-in times identical layers again), no longer than before the simulator was a TensorRT
 // (docs/benchmarks.md).
 const DefaultSimStep = 900 * time.Microsecond
 
