@@ -407,7 +407,7 @@ for i in $(seq "$storm_runs"); do
 	good=$(sha256sum <"$d/m.engine")
 	kind=$((RANDOM % 3))
 	delay="0.$((RANDOM % storm_delay))$((RANDOM % 10))"
-	env "$marker" "$tb" --backend sim --sim-speed $((RANDOM % 6 + 3)) --timing-cache "$d/c.cache" --progress plain "$d/m.onnx" >/dev/null 2>&1 &
+	env "$marker" "$tb" --backend sim --sim-speed $((RANDOM % 6 + 3)) --timing-cache "$d/c.cache" --progress plain "$d/m.onnx" >/dev/null 2>"$d/stderr" &
 	p=$!
 	sleep "$delay"
 	case $kind in
@@ -427,8 +427,13 @@ for i in $(seq "$storm_runs"); do
 		record "$name" 0 "${sig[$kind]} at ${delay}s: exit $rc, want $want"
 		continue
 	elif [ "$(sha256sum <"$d/m.engine")" != "$good" ]; then
-		record "$name" 0 "${sig[$kind]} at ${delay}s: the old engine changed"
-		continue
+		# The signal came after the new engine was put in place (while the manifest or the
+		# last progress was written): the exit status is the signal's, and stderr must say
+		# that the engine is built, and the engine must be the new one, whole.
+		if ! grep -q "the engine .* is built" "$d/stderr" || ! head -c 23 "$d/m.engine" | grep -q TRTBUILD-SIMULATED-PLAN; then
+			record "$name" 0 "${sig[$kind]} at ${delay}s: the old engine changed"
+			continue
+		fi
 	fi
 	if [ -n "$(temps "$d")" ]; then record "$name" 0 "${sig[$kind]} at ${delay}s: temp left: $(temps "$d")"; continue; fi
 	if [ -n "$left" ]; then record "$name" 0 "${sig[$kind]} at ${delay}s: worker $left left running"; kill -KILL $left 2>/dev/null; continue; fi
