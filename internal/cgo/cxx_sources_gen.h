@@ -16,7 +16,7 @@
 // internal/cgo/shim/tensorrt_shim.hpp c642318cd7f6b42d
 // internal/cgo/shim/tensorrt_timing_cache.cpp 33bf92216c463f0b
 // internal/cgo/shim/tensorrt_trtexec.cpp ec039fcd78ddfff0
-// internal/cgo/trtfake/build.cpp 9ca94a7fffa013d1
+// internal/cgo/trtfake/build.cpp 7bdadcf182981766
 // internal/cgo/trtfake/builder.cpp 2e6f4ec5f74e72f5
 // internal/cgo/trtfake/config.cpp cb28061ba24f51ef
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b

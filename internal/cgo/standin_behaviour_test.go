@@ -78,7 +78,9 @@ func TestStandInBuildsAPlan(t *testing.T) {
 // the build says cancelled with no plan.
 func TestStandInCancelFinishesInReverse(t *testing.T) {
 	forEachMajor(t, func(t *testing.T, major int) {
-		got := standinBuild(t, standinJob{Major: major, Model: testmodels.Bundled(t, "convnet.onnx"), OptLevel: -1, CancelAt: "Measuring tactic time"})
+		// The builder holds after its first measured tactic until the cancel comes: however
+		// late the drain sees the phase, the build is still running.
+		got := standinBuild(t, standinJob{Major: major, Settings: "hold-after=1", Model: testmodels.Bundled(t, "convnet.onnx"), OptLevel: -1, CancelAt: "Measuring tactic time"})
 		if got.Code != CodeCancelled || got.Result.PlanBytes != 0 || got.Plan != "" {
 			t.Fatalf("build: %v %q, %d plan bytes", got.Code, got.Error, got.Result.PlanBytes)
 		}

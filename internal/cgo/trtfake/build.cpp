@@ -54,6 +54,9 @@ constexpr std::chrono::milliseconds kHoldPoll{50};
 // kSleepGrain is the shortest sleep the builder's simulated work takes (Run::work).
 constexpr int64_t kSleepGrain = 1'000'000;
 
+// t_owed is the simulated work this thread has not slept yet (Run::work).
+thread_local int64_t t_owed = 0;
+
 // Stop unwinds a build that stopped: cancelled, or failed (Run::failure says why).
 struct Stop {};
 
@@ -135,12 +138,20 @@ public:
         if (ns <= 0 || s.flood) {
             return;
         }
-        thread_local int64_t owed = 0;
-        owed += ns;
-        if (owed >= kSleepGrain) {
-            std::this_thread::sleep_for(std::chrono::nanoseconds(owed));
-            owed = 0;
+        t_owed += ns;
+        if (t_owed >= kSleepGrain) {
+            settle();
         }
+    }
+
+    // settle sleeps what this thread owes now: at the end of each tactic evaluation, so that
+    // builder threads timing nodes side by side take turns as TensorRT's do, however short
+    // their steps.
+    void settle() const {
+        if (t_owed > 0 && !s.flood) {
+            std::this_thread::sleep_for(std::chrono::nanoseconds(t_owed));
+        }
+        t_owed = 0;
     }
 
     void start(const char* name, const Phase* parent, int32_t steps) {
@@ -592,6 +603,7 @@ private:
             }
             ev.step(t, 0);
         }
+        run_.settle();
         return best;
     }
 
