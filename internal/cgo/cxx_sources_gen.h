@@ -7,7 +7,7 @@
 // internal/cgo/cudadecl/cuda.h 286056c98d3a6930
 // internal/cgo/cudadecl/cuda_runtime_api.h 5a3a85d8071c006a
 // internal/cgo/shim/shim_entry.hpp 503c3f22d1f44bb2
-// internal/cgo/shim/tensorrt_build.cpp e5c63f2f17deaef6
+// internal/cgo/shim/tensorrt_build.cpp 992a7748987eca0d
 // internal/cgo/shim/tensorrt_callbacks.cpp f8ba3fd4a8be01b2
 // internal/cgo/shim/tensorrt_common.cpp 434581b5bcd99026
 // internal/cgo/shim/tensorrt_config.cpp aaf999e244e7589c
@@ -18,15 +18,15 @@
 // internal/cgo/shim/tensorrt_trtexec.cpp ec039fcd78ddfff0
 // internal/cgo/trtfake/build.cpp 7bdadcf182981766
 // internal/cgo/trtfake/builder.cpp 2e6f4ec5f74e72f5
-// internal/cgo/trtfake/config.cpp cb28061ba24f51ef
+// internal/cgo/trtfake/config.cpp 2d39ffda4dfd71ea
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b
-// internal/cgo/trtfake/driver.cpp 09e71dd051e5892e
+// internal/cgo/trtfake/driver.cpp 6f1933ba1ff5a666
 // internal/cgo/trtfake/entry.cpp d03031cd32d31174
 // internal/cgo/trtfake/graph.cpp 06cab1fa60682103
 // internal/cgo/trtfake/graph.hpp e029619f3efd1d81
 // internal/cgo/trtfake/library.cpp 3a41d8916339358c
-// internal/cgo/trtfake/linked.cpp 484aa10cb49941a2
-// internal/cgo/trtfake/linked.hpp 13e4bfcd9f44db62
+// internal/cgo/trtfake/linked.cpp 51e205852d57eae4
+// internal/cgo/trtfake/linked.hpp 1e56d2c9a76949ed
 // internal/cgo/trtfake/model.cpp ffba406b65c46cfe
 // internal/cgo/trtfake/model.hpp 7718794d46f26af3
 // internal/cgo/trtfake/network.cpp c638e0910a7137d2
@@ -39,7 +39,7 @@
 // internal/cgo/trtfake/stubs10_gen.hpp d4f20b386ab6b3a6
 // internal/cgo/trtfake/stubs11_gen.hpp 2948b7fac407a0d4
 // internal/cgo/trtfake/timing_cache.cpp 3563d3f9940a40e1
-// internal/cgo/trtfake/trtfake.hpp 85267abe65aed6d4
+// internal/cgo/trtfake/trtfake.hpp 9adab5f3e59f47a8
 // internal/cgo/trtfake/unimplemented.hpp 442a3a5c08a767ad
 // third_party/tensorrt/v10/LICENSE 0f219bd1fa873d90
 // third_party/tensorrt/v10/NOTICE 11f21123560478f5

@@ -257,8 +257,9 @@ type SimOptions struct {
 	TimeCallbacks bool
 	// Refuse names TensorRT calls that fail as TensorRT's can (null or false, an error
 	// logged): "IBuilder::createNetworkV2", "ITimingCache::serialize", "createInferBuilder",
-	// "createNvOnnxParser"; a '*' stands for any run of characters. For the tests of what the
-	// shim does when TensorRT refuses.
+	// "createNvOnnxParser", "initLibNvInferPlugins", the stand-in CUDA driver's
+	// "cuStreamCreate" (trtfake/trtfake.hpp lists how each fails); a '*' stands for any run of
+	// characters. For the tests of what the shim does when TensorRT refuses.
 	Refuse string
 }
 

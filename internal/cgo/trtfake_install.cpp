@@ -37,7 +37,7 @@ int32_t install_fake(int32_t major, const char* settings, trtb_status* status) {
     if (!ok) {
         return trtb::set_status(status, TRTB_ERR_INVALID_ARGUMENT, why);
     }
-    trtb::fake_driver::entry_points(&libs.driver);
+    trtb::fake_driver::entry_points(&libs.driver, major == 10 ? fake10::linked_refuses : fake11::linked_refuses);
     libs.name = "trtfake " + std::to_string(major) + " (linked in)";
     const int32_t code = trtb::install_linked(libs, status);
     if (code == TRTB_OK) {

@@ -193,7 +193,8 @@ bool ConfigImpl::valid_flag(nvinfer1::BuilderFlag flag, const char* api) const {
 }
 
 void ConfigImpl::setFlag(nvinfer1::BuilderFlag flag) noexcept {
-    if (valid_flag(flag, "IBuilderConfig::setFlag")) {
+    // Refused (the refuse setting), the flag stays as it was, with the call's error.
+    if (!refused(*ctx_, "IBuilderConfig::setFlag") && valid_flag(flag, "IBuilderConfig::setFlag")) {
         flags_ |= uint64_t{1} << static_cast<int32_t>(flag);
     }
 }
@@ -295,6 +296,10 @@ void ConfigImpl::setBuilderOptimizationLevel(int32_t level) noexcept {
 
 #if TRTB_SHIM_MAJOR == 10
 void ConfigImpl::setMaxAuxStreams(int32_t n) noexcept {
+    // Refused (the refuse setting), the call is ignored with its error, as a value TensorRT refuses.
+    if (refused(*ctx_, "IBuilderConfig::setMaxAuxStreams")) {
+        return;
+    }
     if (n < 0) {
         ctx_->error(ErrorCode::kINVALID_ARGUMENT, "IBuilderConfig::setMaxAuxStreams", "API Usage Error",
                     "the number of auxiliary streams must not be negative");
@@ -304,6 +309,9 @@ void ConfigImpl::setMaxAuxStreams(int32_t n) noexcept {
 }
 #else
 bool ConfigImpl::setMaxAuxStreams(int32_t n) noexcept {
+    if (refused(*ctx_, "IBuilderConfig::setMaxAuxStreams")) {
+        return false;
+    }
     if (n < 0) {
         ctx_->error(ErrorCode::kINVALID_ARGUMENT, "IBuilderConfig::setMaxAuxStreams", "API Usage Error",
                     "the number of auxiliary streams must not be negative");

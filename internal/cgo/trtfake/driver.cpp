@@ -2,7 +2,8 @@
 // (linked.hpp): the driver API functions the shim calls (trtb_loader.hpp), for kDevices
 // "TensorRT stand-in GPU"s of compute capability 9.0 with 132 SMs (several, so that a
 // simulated matrix can spread over GPUs as a real one does). As the real driver it refuses device
-// calls before cuInit and a stream without a current context. Compiled once, for both majors
+// calls before cuInit and a stream without a current context; a stream the stand-in's refuse
+// setting names (cuStreamCreate) fails as on a device out of memory. Compiled once, for both majors
 // (internal/cgo/trtfake_driver.cpp); the stand-in libraries have a libcuda of their own
 // (internal/cgo/standin).
 //
@@ -24,12 +25,21 @@ constexpr int kNotInitialized = 3;      // CUDA_ERROR_NOT_INITIALIZED
 constexpr int kInvalidDevice = 101;     // CUDA_ERROR_INVALID_DEVICE
 constexpr int kInvalidContext = 201;    // CUDA_ERROR_INVALID_CONTEXT
 constexpr int kInvalidValue = 1;        // CUDA_ERROR_INVALID_VALUE
+constexpr int kOutOfMemory = 2;         // CUDA_ERROR_OUT_OF_MEMORY
 
 constexpr int kDevices = 8;
 
 std::atomic<bool> inited{false};
 std::atomic<int> retained{0};
 thread_local CUctx_st* current = nullptr;
+// refuses tells which calls fail as the real driver's can (the installed stand-in's refuse
+// setting); null: none. Set when the stand-in is installed, before any call.
+std::atomic<bool (*)(const char*)> refuses{nullptr};
+
+bool refused(const char* api) {
+    bool (*r)(const char*) = refuses.load();
+    return r != nullptr && r(api);
+}
 
 // Each device's primary context and the one stream's storage: opaque handles, never
 // dereferenced.
@@ -128,6 +138,9 @@ int get_error_string(int err, const char** text) {
         case kInvalidContext:
             *text = "invalid device context";
             return kCudaSuccess;
+        case kOutOfMemory:
+            *text = "out of memory";
+            return kCudaSuccess;
     }
     *text = "stand-in CUDA error";
     return kCudaSuccess;
@@ -135,6 +148,10 @@ int get_error_string(int err, const char** text) {
 int stream_create(CUstream_st** stream, unsigned int) {
     if (current == nullptr) {
         return kInvalidContext;
+    }
+    // Refused, it fails as the real one does when the device has no memory left for a stream.
+    if (refused("cuStreamCreate")) {
+        return kOutOfMemory;
     }
     *stream = reinterpret_cast<CUstream_st*>(&stream_storage);
     return kCudaSuccess;
@@ -145,7 +162,8 @@ int stream_destroy(CUstream_st*) {
 
 }  // namespace
 
-void entry_points(DriverEntryPoints* d) {
+void entry_points(DriverEntryPoints* d, bool (*refuses_call)(const char*)) {
+    refuses.store(refuses_call);
     d->init = init;
     d->driver_get_version = driver_get_version;
     d->device_get_count = device_get_count;

@@ -65,9 +65,31 @@ int get_parser_version() {
     return kParserVersion;
 }
 
-// init_plugins is initLibNvInferPlugins: the stand-in has no plugin to register.
-bool init_plugins(void*, char const*) {
-    return true;
+// current_settings are the settings of a builder the calling thread would create now.
+std::shared_ptr<const Settings> current_settings() {
+    if (thread_settings != nullptr) {
+        return std::make_shared<const Settings>(*thread_settings);
+    }
+    return settings();
+}
+
+// init_plugins is initLibNvInferPlugins: the stand-in has no plugin to register. Refused (the
+// refuse setting names initLibNvInferPlugins), it logs the error libnvinfer_plugin logs when a
+// creator cannot be registered and answers false, as the real one does.
+bool init_plugins(void* logger, char const*) {
+    try {
+        if (!glob(current_settings()->refuse, "initLibNvInferPlugins")) {
+            return true;
+        }
+        if (logger != nullptr) {
+            static_cast<nvinfer1::ILogger*>(logger)->log(
+                Severity::kERROR,
+                "initLibNvInferPlugins: Could not register plugin creator: the stand-in refuses it (its refuse setting)");
+        }
+    } catch (...) {
+        // A refusal that cannot be logged is still a refusal.
+    }
+    return false;
 }
 
 }  // namespace
@@ -94,6 +116,14 @@ bool linked_entry_points(const std::string& settings_text, InferEntryPoints* inf
     parser->get_version = get_parser_version;
     plugin->init_plugins = init_plugins;
     return true;
+}
+
+bool linked_refuses(const char* api) {
+    try {
+        return glob(current_settings()->refuse, api);
+    } catch (...) {
+        return false;
+    }
 }
 
 void linked_rollback() {

@@ -17,6 +17,9 @@
        (settings.hpp). Once per process: false with *why when the text is bad or it was done. */       \
     bool linked_entry_points(const std::string& settings_text, InferEntryPoints* infer,                  \
                              ParserEntryPoints* parser, PluginEntryPoints* plugin, std::string* why);    \
+    /* linked_refuses reports whether the refuse setting of the builders the calling thread     \
+       would create now names api (a CUDA driver call, for the stand-in driver). */               \
+    bool linked_refuses(const char* api);                                                                \
     /* linked_rollback undoes linked_entry_points when the loader refused the tables. */             \
     void linked_rollback();                                                                              \
     /* check_settings reports whether settings_text is good, with *why when it is not. */            \
@@ -34,9 +37,10 @@ TRTB_DECLARE_FAKE(fake11)
 
 namespace trtb {
 namespace fake_driver {
-// entry_points fills the table of the stand-in CUDA driver (driver.cpp): one "TensorRT stand-in
-// GPU" of compute capability 9.0 with 132 SMs, driver 13.0.
-void entry_points(DriverEntryPoints* driver);
+// entry_points fills the table of the stand-in CUDA driver (driver.cpp): 8 "TensorRT stand-in
+// GPU"s of compute capability 9.0 with 132 SMs, driver 13.0. refuses, when set, tells which of
+// its calls fail as the real driver's can (the installed stand-in's refuse setting: "cuStreamCreate").
+void entry_points(DriverEntryPoints* driver, bool (*refuses)(const char* api) = nullptr);
 }  // namespace fake_driver
 }  // namespace trtb
 

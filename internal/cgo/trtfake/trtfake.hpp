@@ -131,7 +131,13 @@
 //                                         ITimingCache::serialize, createInferBuilder,
 //                                         createNvOnnxParser, ...) fail as TensorRT's can: null
 //                                         or false, an error logged (tests of the shim's
-//                                         failure paths)
+//                                         failure paths); a void setter it names
+//                                         (IBuilderConfig::setFlag, setMaxAuxStreams before 11)
+//                                         logs the error and ignores the call, as TensorRT does
+//                                         with a value it refuses; initLibNvInferPlugins logs
+//                                         that a creator could not be registered and answers
+//                                         false; cuStreamCreate (the stand-in CUDA driver)
+//                                         fails with CUDA_ERROR_OUT_OF_MEMORY
 //
 // Names, op types and shapes have no setting: the stand-in reads the model itself, one way for
 // the library and the binary alike. --sim-tensorrt picks the major (trtb_sim_options).
