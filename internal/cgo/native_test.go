@@ -1830,7 +1830,8 @@ func TestShimChecksShapesAgainstTheNetwork(t *testing.T) {
 }
 
 // TestTensorRTRefusals: when TensorRT refuses to make an object (null, an error logged) the
-// build fails with one line naming what could not be made and TensorRT's error; a timing cache
+// build fails with one line naming what could not be made and TensorRT's error; a shape, a
+// profile or a --max-aux-streams it refuses fails it as an invalid argument; a timing cache
 // TensorRT will not serialize is not saved, with a warning, and the engine still is.
 func TestTensorRTRefusals(t *testing.T) {
 	for _, tt := range []struct {
@@ -1847,15 +1848,20 @@ func TestTensorRTRefusals(t *testing.T) {
 		{"IBuilderConfig::createTimingCache", false, CodeBuildFailed, "TensorRT could not create a timing cache: "},
 		{"IBuilder::buildSerializedNetwork*", false, CodeOutOfMemory, "TensorRT ran out of memory: "},
 		{"ITimingCache::serialize", false, CodeOK, ""},
+		{"IOptimizationProfile::setDimensions", true, CodeInvalidArgument, "TensorRT refused the shape of input images: "},
+		{"IBuilderConfig::addOptimizationProfile", true, CodeInvalidArgument, "optimization profile 0 is not valid: "},
+		{"IBuilderConfig::setMaxAuxStreams", false, CodeInvalidArgument, "TensorRT refused --max-aux-streams 2: "},
 	} {
 		t.Run(tt.refuse, func(t *testing.T) {
 			sim := quick()
 			sim.Refuse = tt.refuse
 			o := options(t, sim)
+			o.MaxAuxStreams = 2
 			if tt.dynamic {
 				o = optionsFor(t, testmodels.Bundled(t, "dynamic_batch.onnx"), sim)
 				o.Profiles = []shapes.Profile{{Inputs: []shapes.Input{{Name: "images",
 					Min: []int64{1, 3, 64, 64}, Opt: []int64{4, 3, 64, 64}, Max: []int64{8, 3, 64, 64}}}}}
+				o.MaxAuxStreams = 2
 			}
 			out := build(t, o, nil)
 			if tt.code == CodeOK {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -100,7 +101,8 @@ func TestAbortPhaseKillsProcess(t *testing.T) {
 // TestPluginLibraries: a plugin library is opened before the network is made; one with
 // TensorRT's dynamic entry points (getCreators) is registered through the builder's plugin
 // registry, one without is only opened (its static initializers register its plugins); either
-// is named in the log. One that cannot be opened refuses the build, naming it.
+// is named in the log. One that cannot be opened, or whose plugins the registry refuses,
+// refuses the build, naming it.
 func TestPluginLibraries(t *testing.T) {
 	dir := buildStandIns(t, t.TempDir(),
 		standIn{File: "libdynamic_plugins.so", Src: `extern "C" void* getCreators(int* n) { *n = 0; return nullptr; }
@@ -121,6 +123,17 @@ func TestPluginLibraries(t *testing.T) {
 			}
 		})
 	}
+	t.Run("refused by the registry", func(t *testing.T) {
+		sim := quick()
+		sim.Refuse = "IPluginRegistry::loadLibrary"
+		o := options(t, sim)
+		o.PluginPaths = []string{filepath.Join(dir, "libdynamic_plugins.so")}
+		e := asError(t, build(t, o, nil).err, CodeInvalidArgument)
+		if want := "TensorRT could not register the plugins of plugin library " + o.PluginPaths[0] + ": "; !strings.HasPrefix(e.Message, want) ||
+			!strings.Contains(e.Message, "the stand-in refuses it") {
+			t.Errorf("Run: %q, want %q and TensorRT's error", e.Message, want)
+		}
+	})
 	t.Run("missing", func(t *testing.T) {
 		o := options(t, quick())
 		o.PluginPaths = []string{filepath.Join(dir, "libnowhere.so")}
@@ -130,4 +143,30 @@ func TestPluginLibraries(t *testing.T) {
 			t.Fatalf("Run: %v; want CodeInvalidArgument naming the library", out.err)
 		}
 	})
+}
+
+// TestPlanWriteFails: a plan file that cannot take the plan (a full disk) fails the build with
+// the system's reason.
+func TestPlanWriteFails(t *testing.T) {
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("no /dev/full: %v", err)
+	}
+	defer full.Close()
+	o := options(t, quick())
+	o.PlanFile, o.LogSeverity = full, SeverityWarning
+	// Not build: it reads the plan file back, and /dev/full reads as endless zeros. Nobody
+	// drains: a small build's warnings fit the queue.
+	b, err := NewBuild(BackendSim, o)
+	if err != nil {
+		t.Fatalf("NewBuild: %v", err)
+	}
+	defer b.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_, err = b.Run()
+	e := asError(t, err, CodeIO)
+	if want := "cannot write the plan: " + syscall.ENOSPC.Error(); !strings.EqualFold(e.Message, want) {
+		t.Errorf("Run: %q, want %q", e.Message, want)
+	}
 }

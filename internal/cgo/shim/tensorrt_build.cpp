@@ -345,6 +345,9 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     // Cancelled only if the monitor actually stopped the build: a build that failed by itself
     // after Ctrl-C, before any stepComplete saw the request, is a failure with its own errors.
     const bool cancelled = !built && cancel_seen_ns() != 0;
+    // Judged before the timing cache is saved: a failed allocation of the save is not why the
+    // build failed.
+    const bool out_of_memory = !built && recorder_.allocation_failed_since(mark);
     // What the builder timed is in the config's cache after a failure too (TensorRT adds each
     // entry as it is timed): kept, so that a rebuild (--keep-fp32's retry, a user's second try)
     // times only what the first did not reach.
@@ -357,7 +360,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return fail(TRTB_ERR_CANCELLED, "build cancelled");
     }
     if (!built) {
-        if (recorder_.allocation_failed_since(mark)) {
+        if (out_of_memory) {
             return fail(TRTB_ERR_OUT_OF_MEMORY, "TensorRT ran out of memory: " + errors_since(mark));
         }
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not build the engine: " + errors_since(mark));
