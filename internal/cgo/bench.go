@@ -230,3 +230,66 @@ func fakeProbe(major int, what string) (string, error) {
 	}
 	return C.GoString(out), nil
 }
+
+// shimText asks the TensorRT 10 shim's text helper what (trtb_test_shim_text: 0 the name of
+// parser error code n, 1 check_versions(n), 2 join_listed(texts), 3 one_line(texts[0]), 4
+// dims_text(dims)) and returns its text.
+func shimText(what, n int, texts []string, dims []int64) (string, error) {
+	ctexts := make([]*C.char, len(texts)+1)
+	for i, s := range texts {
+		ctexts[i] = C.CString(s)
+		defer C.free(unsafe.Pointer(ctexts[i]))
+	}
+	ptexts := (**C.char)(C.malloc(C.size_t(len(ctexts)) * C.size_t(unsafe.Sizeof(ctexts[0]))))
+	defer C.free(unsafe.Pointer(ptexts))
+	copy(unsafe.Slice(ptexts, len(ctexts)), ctexts)
+	var pdims *C.int64_t
+	if len(dims) > 0 {
+		pdims = (*C.int64_t)(C.malloc(C.size_t(len(dims)) * 8))
+		defer C.free(unsafe.Pointer(pdims))
+		for i, d := range dims {
+			unsafe.Slice(pdims, len(dims))[i] = C.int64_t(d)
+		}
+		n = len(dims)
+	}
+	const size = 1 << 12
+	out := (*C.char)(C.malloc(size))
+	defer C.free(unsafe.Pointer(out))
+	if code := C.trtb_test_shim_text(C.int32_t(what), C.int32_t(n), ptexts, C.int32_t(len(texts)), pdims, out, size); code != C.TRTB_OK {
+		return "", fmt.Errorf("trtb_test_shim_text(%d, %d): code %d", what, n, code)
+	}
+	return C.GoString(out), nil
+}
+
+// recorderAnswers is trtb_test_recorder: what the shim's IErrorRecorder answers TensorRT.
+type recorderAnswers struct {
+	NbErrors, FirstCode, LastCode, BeyondCode, NegativeCode, ClearedNbErrors, Logged int
+	FirstDesc, LastDesc                                                              string
+	Overflowed, BeyondDescEmpty, ClearedOverflowed, Fatal                            bool
+	LoggedOlder                                                                      uint64
+}
+
+// errorRecorder reports n errors to a fresh shim ErrorRecorder, the i-th with code
+// codes[i%len(codes)] and the text "error <i>", and returns what it answers
+// (trtb_test_error_recorder).
+func errorRecorder(n int, codes []int32) (recorderAnswers, error) {
+	if len(codes) == 0 {
+		return recorderAnswers{}, invalid("errorRecorder needs a code")
+	}
+	pcodes := (*C.int32_t)(C.malloc(C.size_t(len(codes)) * 4))
+	defer C.free(unsafe.Pointer(pcodes))
+	for i, c := range codes {
+		unsafe.Slice(pcodes, len(codes))[i] = C.int32_t(c)
+	}
+	var r C.trtb_test_recorder
+	if code := C.trtb_test_error_recorder(C.int32_t(n), pcodes, C.int32_t(len(codes)), &r); code != C.TRTB_OK {
+		return recorderAnswers{}, fmt.Errorf("trtb_test_error_recorder(%d): code %d", n, code)
+	}
+	return recorderAnswers{
+		NbErrors: int(r.nb_errors), FirstCode: int(r.first_code), LastCode: int(r.last_code),
+		BeyondCode: int(r.beyond_code), NegativeCode: int(r.negative_code), ClearedNbErrors: int(r.cleared_nb_errors),
+		Logged: int(r.logged), FirstDesc: C.GoString(&r.first_desc[0]), LastDesc: C.GoString(&r.last_desc[0]),
+		Overflowed: r.overflowed != 0, BeyondDescEmpty: r.beyond_desc_empty != 0,
+		ClearedOverflowed: r.cleared_overflowed != 0, Fatal: r.fatal != 0, LoggedOlder: uint64(r.logged_older),
+	}, nil
+}

@@ -151,6 +151,43 @@ int32_t trtb_test_create_builder(trtb_status *status);
  */
 int32_t trtb_test_fake_probe(int32_t major, const char *what, char *out, int32_t size);
 
+/*
+ * The TensorRT shim's own helpers (shim/tensorrt_common.cpp, tensorrt_callbacks.cpp), through
+ * the shim compiled against TensorRT 10.16's headers, for table tests of what a simulated build
+ * cannot make TensorRT say. Each writes its text into out (size bytes, NUL-terminated, cut to
+ * fit) and returns TRTB_OK, or TRTB_ERR_INVALID_ARGUMENT for a NULL pointer, a negative count
+ * or size 0.
+ *
+ * trtb_test_shim_text: what 0 is parser_code_name(n), the name of an ONNX parser error code;
+ * 1 is check_versions(n), empty when a libnvinfer of version n is one the shim drives, else
+ * the refusal; 2 is join_listed(texts); 3 is one_line(texts[0]); 4 is dims_text(dims, n).
+ */
+int32_t trtb_test_shim_text(int32_t what, int32_t n, const char *const *texts, int32_t nb_texts,
+                            const int64_t *dims, char *out, uint32_t size);
+
+/* What the shim's IErrorRecorder answers TensorRT after the errors it was reported. */
+typedef struct trtb_test_recorder {
+    int32_t nb_errors;           /* getNbErrors */
+    int32_t overflowed;          /* hasOverflowed */
+    int32_t first_code;          /* getErrorCode(0) */
+    char first_desc[256];        /* getErrorDesc(0) */
+    int32_t last_code;           /* getErrorCode(getNbErrors() - 1) */
+    char last_desc[256];         /* getErrorDesc(getNbErrors() - 1) */
+    int32_t beyond_code;         /* getErrorCode(getNbErrors()), out of range */
+    int32_t beyond_desc_empty;   /* getErrorDesc(getNbErrors()) is "" */
+    int32_t negative_code;       /* getErrorCode(-1) */
+    int32_t cleared_nb_errors;   /* getNbErrors after clear */
+    int32_t cleared_overflowed;  /* hasOverflowed after clear */
+    int32_t logged;              /* errors the build's log still quotes (its ring) */
+    uint64_t logged_older;       /* errors that left the ring */
+    int32_t fatal;               /* every reportError answered true (the error is fatal) */
+} trtb_test_recorder;
+
+/* trtb_test_error_recorder reports n errors to a fresh ErrorRecorder (and so its build's
+ * log), the i-th with code codes[i % nb_codes] and the text "error <i>", then asks it what
+ * TensorRT asks (out), clearing it last. */
+int32_t trtb_test_error_recorder(int32_t n, const int32_t *codes, int32_t nb_codes, trtb_test_recorder *out);
+
 #ifdef __cplusplus
 }
 #endif
