@@ -1,8 +1,10 @@
 package cgo
 
 import (
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
@@ -149,6 +151,43 @@ func TestShimRefusedByTensorRTOfEachMajor(t *testing.T) {
 		const want = "initLibNvInferPlugins could not register TensorRT's standard plugins: initLibNvInferPlugins: Could not register plugin creator: the stand-in refuses it (its refuse setting); pass --no-builtin-plugins to build without them"
 		if got.Code != CodeUnavailable || got.Error != want {
 			t.Errorf("build: %v %q, want %v %q", got.Code, got.Error, CodeUnavailable, want)
+		}
+	})
+}
+
+// TestShimMoreRefusals: a version-compatible engine builds (the stand-in's parser names no
+// plugin library for it to carry); TensorRT 10 refusing the flag --precisionConstraints sets
+// fails the build before building; a timing cache file that cannot take the cache (a full
+// disk) fails the save with the system's reason, after the engine was built.
+func TestShimMoreRefusals(t *testing.T) {
+	t.Run("version compatible", func(t *testing.T) {
+		o := options(t, quick())
+		o.Flags = FlagVersionCompatible
+		if out := build(t, o, nil); out.err != nil || out.res.PlanBytes == 0 {
+			t.Fatalf("Run: %v, %d plan bytes; want the engine", out.err, out.res.PlanBytes)
+		}
+	})
+	model := testmodels.Bundled(t, "convnet.onnx")
+	t.Run("TensorRT 10 precision constraints", func(t *testing.T) {
+		t.Parallel()
+		got := standinBuild(t, standinJob{Major: 10, Settings: "refuse=IBuilderConfig::setFlag", Model: model, OptLevel: -1,
+			Build: BuildSettings{PrecisionConstraints: PrecisionConstraintsPrefer}})
+		const want = "TensorRT refused a build option: IBuilderConfig::setFlag: Error Code 5: Internal Error (the stand-in refuses it (its refuse setting))"
+		if got.Code != CodeInvalidArgument || got.Error != want {
+			t.Errorf("build: %v %q, want %v %q", got.Code, got.Error, CodeInvalidArgument, want)
+		}
+	})
+	t.Run("cache file full", func(t *testing.T) {
+		t.Parallel()
+		if _, err := os.Stat("/dev/full"); err != nil {
+			t.Skipf("no /dev/full: %v", err)
+		}
+		got := standinBuild(t, standinJob{Major: 11, Model: model, OptLevel: -1, CacheOut: "/dev/full"})
+		if got.Code != CodeOK || got.Result.PlanBytes == 0 {
+			t.Fatalf("build: %v %q, want the engine", got.Code, got.Error)
+		}
+		if want := "writing the timing cache: " + syscall.ENOSPC.Error(); !strings.Contains(strings.ToLower(got.CacheErr), strings.ToLower(want)) {
+			t.Errorf("saving the cache: %q, want %q", got.CacheErr, want)
 		}
 	})
 }

@@ -59,7 +59,7 @@ int32_t TensorRTBuild::run(trtb_result* result, trtb_status* status) {
 
     trtb_result local{};
     if (result == nullptr) {
-        result = &local;
+        result = &local;  // coverage: Go's Build.Run always passes a result
     }
     // An exception becomes the status (trtb::guarded); the result is filled in either way.
     const int32_t code = guarded(status, [&]() -> int32_t {
@@ -92,7 +92,7 @@ std::string TensorRTBuild::errors_since(uint64_t mark) const {
     uint64_t older = 0;
     std::vector<std::string> texts = logger_.errors_since(mark, &older);
     if (texts.empty()) {
-        return "TensorRT reported no error; rerun with --verbose to see its log";
+        return "TensorRT reported no error; rerun with --verbose to see its log";  // coverage: the stand-in logs an error with every failure, as TensorRT
     }
     // The last errors say why TensorRT stopped; the earlier ones were logged as they came.
     const size_t skip = texts.size() > kMaxListed ? texts.size() - kMaxListed : 0;
@@ -204,7 +204,7 @@ Outcome TensorRTBuild::parse(Objects& o) {
     for (int i = 0; i < n; ++i) {
         const nvonnxparser::IParserError* e = o.parser->getError(i);
         if (e == nullptr) {
-            continue;
+            continue;  // coverage: getError is null only for an index past getNbErrors
         }
         std::string line;
         if (e->node() >= 0) {
@@ -217,7 +217,7 @@ Outcome TensorRTBuild::parse(Objects& o) {
     }
     std::string message = "cannot parse " + s_.model_path + ": ";
     if (errors.empty()) {
-        message += errors_since(mark);
+        message += errors_since(mark);  // coverage: the stand-in's parser, as onnx-tensorrt's, records an error with every failed parse
     } else {
         // Every error, in the parser's order; set_status cuts what does not fit.
         for (size_t i = 0; i < errors.size(); ++i) {
@@ -321,6 +321,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
     const int64_t keys_before = count_cache_keys(o.config->getTimingCache());
 
     if (cancel_requested()) {
+        // coverage: no test can place a cancel between the check after parsing and this one
         return fail(TRTB_ERR_CANCELLED, "build cancelled before TensorRT started building");
     }
     mark = logger_.mark();
@@ -366,6 +367,7 @@ Outcome TensorRTBuild::build(trtb_result* result) {
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not build the engine: " + errors_since(mark));
     }
     if (result->plan_bytes == 0) {
+        // coverage: the stand-in, as TensorRT, writes a plan whenever it reports success
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT reported success but produced an empty plan");
     }
     return ok();
@@ -382,10 +384,10 @@ std::unique_ptr<Build> make_build(const trtb_options& options, trtb_status* stat
     guarded(status, [&]() -> int32_t {
         std::string message;
         if (!TRTB_SHIM::loaded(&message)) {
-            return set_status(status, TRTB_ERR_UNAVAILABLE, message);
+            return set_status(status, TRTB_ERR_UNAVAILABLE, message);  // coverage: tensorrt.cpp calls a shim only with its libraries installed
         }
         if (!check_versions(TRTB_SHIM::loaded_version(), &message)) {
-            return set_status(status, TRTB_ERR_VERSION_MISMATCH, message);
+            return set_status(status, TRTB_ERR_VERSION_MISMATCH, message);  // coverage: tensorrt.cpp calls the shim of the loaded major
         }
         Settings settings;
         const int32_t code = copy_settings(options, &settings, &message);
@@ -401,14 +403,14 @@ std::unique_ptr<Build> make_build(const trtb_options& options, trtb_status* stat
 int32_t version(int32_t device, trtb_version_info* info, trtb_status* status) {
     return guarded(status, [&]() -> int32_t {
         if (info == nullptr) {
-            return set_status(status, TRTB_ERR_INVALID_ARGUMENT, "version info is NULL");
+            return set_status(status, TRTB_ERR_INVALID_ARGUMENT, "version info is NULL");  // coverage: Go's Version always passes its own
         }
         std::memset(info, 0, sizeof(*info));
         copy_text(info->backend, sizeof(info->backend), "tensorrt", sizeof("tensorrt"));
         info->compiled_version = kCompiledVersion;
         std::string why;
         if (!TRTB_SHIM::loaded(&why)) {
-            return set_status(status, TRTB_ERR_UNAVAILABLE, why);
+            return set_status(status, TRTB_ERR_UNAVAILABLE, why);  // coverage: tensorrt.cpp calls a shim only with its libraries installed
         }
         info->loaded_version = TRTB_SHIM::loaded_version();
         // getNvOnnxParserVersion() (0.1.0, that is 100, in the releases seen so far;
@@ -421,7 +423,7 @@ int32_t version(int32_t device, trtb_version_info* info, trtb_status* status) {
         std::string gpu_error;
         int count = 0;
         if (!device_count(&count, &gpu_error)) {
-            count = 0;
+            count = 0;  // coverage: the stand-in CUDA driver initialises and counts its GPUs without fail
         }
         info->device_count = count;
         if (gpu_error.empty() && device >= 0 && device < count) {
@@ -436,10 +438,10 @@ int32_t version(int32_t device, trtb_version_info* info, trtb_status* status) {
 
         std::string message;
         if (!check_versions(info->loaded_version, &message)) {
-            return set_status(status, TRTB_ERR_VERSION_MISMATCH, message);
+            return set_status(status, TRTB_ERR_VERSION_MISMATCH, message);  // coverage: tensorrt.cpp calls the shim of the loaded major
         }
         if (!gpu_error.empty()) {
-            return set_status(status, TRTB_ERR_UNAVAILABLE, gpu_error);
+            return set_status(status, TRTB_ERR_UNAVAILABLE, gpu_error);  // coverage: the stand-in CUDA driver describes every GPU it counts
         }
         return set_status(status, TRTB_OK, "");
     });
@@ -449,7 +451,7 @@ int32_t check_builder(int32_t device, trtb_status* status) {
     return guarded(status, [&]() -> int32_t {
         std::string why;
         if (!TRTB_SHIM::loaded(&why)) {
-            return set_status(status, TRTB_ERR_UNAVAILABLE, why);
+            return set_status(status, TRTB_ERR_UNAVAILABLE, why);  // coverage: tensorrt.cpp calls a shim only with its libraries installed
         }
         if (!make_device_current(device, &why)) {
             return set_status(status, TRTB_ERR_UNAVAILABLE, why);

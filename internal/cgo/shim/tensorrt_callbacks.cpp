@@ -35,7 +35,7 @@ void Logger::note(int32_t severity, const char* msg) noexcept {
         if (severity <= max_severity_) {
             queue_.push_log(severity, text);
         }
-    } catch (...) {
+    } catch (...) {  // coverage: only an allocation failure throws here
         // Out of memory while logging: the line is lost, the build goes on.
     }
 }
@@ -46,6 +46,7 @@ uint64_t Logger::mark() const {
 }
 
 void Logger::release(const tcache::ThreadCapture& capture) noexcept {
+    // coverage: the stand-in logs no line in the timing cache calls whose captured lines are shown later
     for (const tcache::ThreadCapture::Line& line : capture.lines()) {
         if (line.severity <= max_severity_) {
             queue_.push_log(line.severity, line.text.c_str());
@@ -67,7 +68,7 @@ std::vector<std::string> Logger::errors_since(uint64_t mark, uint64_t* older) co
     }
     *older = first > mark + 1 ? first - (mark + 1) : 0;
     return out;
-}
+}  // coverage: the unwinding of an allocation failure
 
 // ---------------------------------------------------------------------------------------------
 // ProcessLogger.
@@ -155,7 +156,7 @@ bool ErrorRecorder::reportError(nvinfer1::ErrorCode code, ErrorDesc desc) noexce
         } else {
             entries_.push_back(Entry{code, one_line(desc)});
         }
-    } catch (...) {
+    } catch (...) {  // coverage: only an allocation failure throws here
         std::lock_guard<std::mutex> lock(mu_);
         overflowed_ = true;
     }
@@ -176,7 +177,7 @@ void ProgressMonitor::phaseStart(char const* phaseName, char const* parentPhase,
 bool ProgressMonitor::stepComplete(char const* phaseName, int32_t step) noexcept {
     try {
         return build_.step_complete(phaseName != nullptr ? phaseName : "", step);
-    } catch (...) {
+    } catch (...) {  // coverage: only an allocation failure throws here
         return !build_.cancel_requested();
     }
 }

@@ -178,11 +178,9 @@ bool loaded(std::string* why);
 // createParser through the loaded libraries; null when TensorRT refuses or is not loaded.
 nvinfer1::IBuilder* create_builder(nvinfer1::ILogger& logger);
 nvonnxparser::IParser* create_parser(nvinfer1::INetworkDefinition& network, nvinfer1::ILogger& logger);
-// loaded_version is getInferLibVersion() (0 when not loaded); loaded_build is
-// getInferLibBuildVersion() (-1 when not loaded or not exported); loaded_parser_version is
+// loaded_version is getInferLibVersion() (0 when not loaded); loaded_parser_version is
 // getNvOnnxParserVersion() (0 when not loaded or not exported).
 int32_t loaded_version();
-int32_t loaded_build();
 int32_t loaded_parser_version();
 // init_builtin_plugins calls libnvinfer_plugin's initLibNvInferPlugins once per process, with
 // the process logger, as trtexec does before building (trtexec.cpp); it returns its answer,

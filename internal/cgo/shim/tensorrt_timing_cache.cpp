@@ -37,7 +37,7 @@ std::vector<std::string> texts_of(const tcache::ThreadCapture& capture) {
         out.push_back(line.text);
     }
     return out;
-}
+}  // coverage: the unwinding of an allocation failure
 
 // blob_of views what an IHostMemory holds; empty for none.
 std::string_view blob_of(const nvinfer1::IHostMemory* m) {
@@ -65,7 +65,7 @@ tcache::LoadFacts TensorRTBuild::read_cache(nvinfer1::IBuilderConfig& config, st
     facts.warnings = capture->warnings();
     facts.keys = count_cache_keys(cache->get());
     return facts;
-}
+}  // coverage: the unwinding of an allocation failure
 
 Outcome TensorRTBuild::attach_timing_cache(Objects& o, trtb_result* result) {
     result->timing_cache_used = 0;
@@ -111,6 +111,7 @@ Outcome TensorRTBuild::attach_timing_cache(Objects& o, trtb_result* result) {
                     result->timing_cache_used = 1;
                     return ok();
                 }
+                // coverage: the stand-in takes with ignoreMismatch every cache it refuses only for its device
                 std::vector<std::string> why = texts_of(loose);
                 verdict = {tcache::LoadKind::kForeign,
                            "TensorRT refused it also with ignoreMismatch" +
@@ -134,7 +135,7 @@ Outcome TensorRTBuild::attach_timing_cache(Objects& o, trtb_result* result) {
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a timing cache: " + errors_since(mark));
     }
     return ok();
-}
+}  // coverage: the unwinding of an allocation failure
 
 void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* result, int64_t keys_before) {
     // The config's cache, as trtexec serializes it (config.getTimingCache(), saveTimingCache in
@@ -169,7 +170,7 @@ void TensorRTBuild::save_timing_cache(Objects& o, bool succeeded, trtb_result* r
         }
         return;
     }
-    if (keys_after < 0) {
+    if (keys_after < 0) {  // coverage: queryKeys counts the keys of every TensorRT the shim drives (10.8 and newer)
         // Keys cannot be counted (before 10.8): a cache that serializes as a new one does holds
         // none.
         std::unique_ptr<nvinfer1::ITimingCache> fresh(o.config->createTimingCache(nullptr, 0));
@@ -244,7 +245,7 @@ Outcome TensorRTBuild::write_cache(bool disk_is_given, std::string_view disk, in
     }
     const nvinfer1::ITimingCache* own = objects_.config != nullptr ? objects_.config->getTimingCache() : nullptr;
     if (objects_.builder == nullptr || own == nullptr) {
-        return fail(TRTB_ERR_STATE, "the build's timing cache is gone (write_timing_cache before run?)");
+        return fail(TRTB_ERR_STATE, "the build's timing cache is gone (write_timing_cache before run?)");  // coverage: Go writes the cache only after Run
     }
     // Errors and warnings of the merge reach this build's Logger (for the failure message; the
     // event queue is closed by now, so they are not shown live).
@@ -257,6 +258,7 @@ Outcome TensorRTBuild::write_cache(bool disk_is_given, std::string_view disk, in
     uint64_t mark = logger_.mark();
     std::unique_ptr<nvinfer1::IBuilderConfig> config(objects_.builder->createBuilderConfig());
     if (config == nullptr) {
+        // coverage: refusing createBuilderConfig refuses the build's own config first
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not create a builder config to merge the timing cache: " + errors_since(mark));
     }
     tcache::ThreadCapture read(&logger_);
@@ -276,6 +278,7 @@ Outcome TensorRTBuild::write_cache(bool disk_is_given, std::string_view disk, in
     std::unique_ptr<nvinfer1::IHostMemory> blob(on_disk->serialize());
     const std::string_view merged = blob_of(blob.get());
     if (merged.empty()) {
+        // coverage: refusing serialize leaves the build no cache of its own to merge
         return fail(TRTB_ERR_BUILD_FAILED, "TensorRT could not serialize the merged timing cache");
     }
     if (merged == disk) {
