@@ -134,6 +134,35 @@ func TestBuildSettingsReachTensorRT10(t *testing.T) {
 	}
 }
 
+// TestTensorRT10RefusesStronglyTypedWithWeakTyping: on TensorRT 10 (its stand-in, in a child
+// process) a strongly typed network with an option of weak typing is refused at NewBuild, with
+// the options named and the way out.
+func TestTensorRT10RefusesStronglyTypedWithWeakTyping(t *testing.T) {
+	tests := []struct {
+		name      string
+		precision uint32
+		build     BuildSettings
+	}{
+		{"fp16", PrecisionFP16, BuildSettings{StronglyTyped: true}},
+		{"bf16", PrecisionBF16, BuildSettings{StronglyTyped: true}},
+		{"precision constraints", 0, BuildSettings{StronglyTyped: true, PrecisionConstraints: PrecisionConstraintsPrefer}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := standinBuild(t, standinJob{Major: 10, Settings: "tactics=2;iterations=1;step=1us", Model: testmodels.Bundled(t, "convnet.onnx"),
+				OptLevel: -1, Precision: tt.precision, Build: tt.build, Refused: true})
+			if got.Code != CodeInvalidArgument {
+				t.Errorf("code %v (%s), want %v", got.Code, got.Error, CodeInvalidArgument)
+			}
+			for _, want := range []string{"--stronglyTyped cannot go with --fp16, --bf16, --int8, --fp8, --best, --precisionConstraints or --useDLACore on TensorRT 10", "drop --stronglyTyped or the others"} {
+				if !strings.Contains(got.Error, want) {
+					t.Errorf("error %q, want it to contain %q", got.Error, want)
+				}
+			}
+		})
+	}
+}
+
 // TestAvgTimingScalesSimulatedMeasuring: a measuring step of the stand-in averages avg_timing
 // runs, so 64 iterations make each step 8 times the step given for trtexec's 8. Only a lower
 // bound is asserted: a busy machine may take longer, never shorter.

@@ -41,6 +41,9 @@ type standinJob struct {
 	CacheOut    string // where to write the build's merged cache ("": nowhere)
 	CancelAt    string // cancel when a phase of this name starts ("": never)
 	CancelAfter int    // cancel when this many events were drained (0: never)
+	// Refused: NewBuild is to refuse the job, and that refusal is the outcome (Error, Code);
+	// a NewBuild that takes it is a setup failure.
+	Refused bool
 }
 
 // standinOutcome is what the child saw.
@@ -155,6 +158,18 @@ func standinBuildChild() int {
 		o.TimingCache = c
 	}
 	b, err := NewBuild(BackendTensorRT, o)
+	if job.Refused {
+		if err == nil {
+			b.Close()
+			out.Setup = "NewBuild took a job it was to refuse"
+		} else {
+			out.Error = err.Error()
+			if e, ok := err.(*Error); ok {
+				out.Code = e.Code
+			}
+		}
+		return say()
+	}
 	if err != nil {
 		out.Setup = "NewBuild: " + err.Error()
 		return say()
