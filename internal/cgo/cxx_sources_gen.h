@@ -14,9 +14,9 @@
 // internal/cgo/shim/tensorrt_entry.cpp 0012bd34233e3dff
 // internal/cgo/shim/tensorrt_headers.hpp 7a859b28e0d5c167
 // internal/cgo/shim/tensorrt_shim.hpp 74d8aaa15ec56fe5
-// internal/cgo/shim/tensorrt_timing_cache.cpp 04b4afc21712dbed
+// internal/cgo/shim/tensorrt_timing_cache.cpp cef6af97e4a0b781
 // internal/cgo/shim/tensorrt_trtexec.cpp 2429357f7d2521a8
-// internal/cgo/trtfake/build.cpp 7bdadcf182981766
+// internal/cgo/trtfake/build.cpp ec7b688fa4a2c16a
 // internal/cgo/trtfake/builder.cpp 2e6f4ec5f74e72f5
 // internal/cgo/trtfake/config.cpp 2d39ffda4dfd71ea
 // internal/cgo/trtfake/context.cpp a1b6dbd55329655b

@@ -104,8 +104,13 @@ private:
 // Run is what the threads of one build share.
 class Run {
 public:
+    // A build starts owing nothing on the calling thread: what an earlier build on it left
+    // owed (under kSleepGrain; a cancel or failure ends a build before it settles) is not this
+    // build's time.
     Run(Context& ctx, ConfigImpl& config, NetworkImpl& network)
-        : ctx(ctx), s(ctx.settings()), config(config), network(network), monitor(config.getProgressMonitor()) {}
+        : ctx(ctx), s(ctx.settings()), config(config), network(network), monitor(config.getProgressMonitor()) {
+        t_owed = 0;
+    }
 
     Context& ctx;
     const Settings& s;
