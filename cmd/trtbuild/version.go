@@ -99,6 +99,9 @@ func writeVersion(s *streams, q versionQuery) error {
 	// A short-lived child loads TensorRT to describe it, as a build's worker would.
 	r, err := probe.RunCheck(q.device, dir, q.checkBuilder)
 	r.WriteText(&text, err)
+	if sim := probe.SimulatedText(r.Compiled); sim != "" {
+		fmt.Fprintf(&text, "simulated %s\n", sim)
+	}
 	v.TensorRT = describeTensorRT(r, err)
 	if q.checkBuilder {
 		checkErr = builderCheck(r, err)

@@ -117,6 +117,27 @@ func CompiledVersions(cs []cgo.Compiled) []string {
 	return vs
 }
 
+// SimulatedText says what --backend sim plays: the stand-in TensorRT linked into the binary,
+// of each major compiled in (the newest by default), with no GPU or library to find.
+func SimulatedText(cs []cgo.Compiled) string {
+	var newest cgo.Compiled
+	for _, c := range cs {
+		if c.Major() > newest.Major() {
+			newest = c
+		}
+	}
+	if newest.Major() == 0 {
+		return ""
+	}
+	text := fmt.Sprintf("--backend sim plays TensorRT %s with the stand-in linked into this binary", shortVersion(newest.TensorRT))
+	for _, c := range cs {
+		if c.Major() != newest.Major() {
+			text += fmt.Sprintf(" (%s with --sim-tensorrt %d)", shortVersion(c.TensorRT), c.Major())
+		}
+	}
+	return text + "; it needs no GPU"
+}
+
 // CompiledText says which TensorRT versions the shims compiled in drive and the CUDA they
 // declare: "compiled for TensorRT 10.16 and 11.1 (CUDA 13.0)".
 func CompiledText(cs []cgo.Compiled) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/trt"
 )
 
@@ -37,6 +38,26 @@ func TestWriteTextOneLinePerItem(t *testing.T) {
 		out := b.String()
 		if n := strings.Count(out, "\n"); n != tc.lines || strings.ContainsAny(out, "\x1b\x07") {
 			t.Errorf("%s: WriteText wrote %d lines, want %d, with no control bytes:\n%s", tc.name, n, tc.lines, out)
+		}
+	}
+}
+
+// TestSimulatedText: `trtbuild version` says which TensorRT --backend sim plays: the newest
+// major compiled in by default, the other with --sim-tensorrt; nothing without a shim.
+func TestSimulatedText(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		compiled []cgo.Compiled
+		want     string
+	}{
+		{"both majors", []cgo.Compiled{{TensorRT: 101600}, {TensorRT: 110100}},
+			"--backend sim plays TensorRT 11.1 with the stand-in linked into this binary (10.16 with --sim-tensorrt 10); it needs no GPU"},
+		{"one major", []cgo.Compiled{{TensorRT: 101600}},
+			"--backend sim plays TensorRT 10.16 with the stand-in linked into this binary; it needs no GPU"},
+		{"none", nil, ""},
+	} {
+		if got := SimulatedText(tc.compiled); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }
