@@ -47,7 +47,7 @@ func runBuild(s *streams, progressFlag string, opts func() (builder.Options, err
 	if mode == tui.ModeJSON {
 		defer func() {
 			if err != nil && !streamed {
-				_ = tui.NewJSON(s.Out, nil).End(builder.RefusalResult(err))
+				_ = progress.NewJSONLines(s.Out, nil).End(builder.RefusalResult(err))
 			}
 		}()
 	}
@@ -106,7 +106,7 @@ func runBuild(s *streams, progressFlag string, opts func() (builder.Options, err
 func showCacheHit(s *streams, mode tui.Mode, info progress.BuildInfo, start time.Time, hit []progress.Event, res progress.Result) error {
 	switch mode {
 	case tui.ModeJSON:
-		j := tui.NewJSON(s.Out, nil)
+		j := progress.NewJSONLines(s.Out, nil)
 		j.Begin(progress.NewState(info, start))
 		j.Handle(hit)
 		if err := j.End(res); err != nil && !exitcode.IsClosedPipe(err) {
@@ -128,7 +128,7 @@ func newRenderer(mode tui.Mode, s *streams, out io.Writer, verbose bool, c progr
 func newRendererAt(mode tui.Mode, s *streams, out io.Writer, verbose bool, c progress.Controls, now func() time.Time) progress.Renderer {
 	switch mode {
 	case tui.ModeJSON:
-		return tui.NewJSON(out, now)
+		return progress.NewJSONLines(out, now)
 	case tui.ModeQuiet:
 		return tui.Quiet{}
 	case tui.ModeTTY:

@@ -12,7 +12,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/outstream"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/report"
-	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 // outputs records a build for --report and --trace beside the renderer the user watches.
@@ -63,7 +62,7 @@ func (o *outputs) wrap(r progress.Renderer) progress.Renderer {
 		tee = append(tee, o.recorder)
 	}
 	if o.trace != nil {
-		tee = append(tee, tui.NewJSON(o.traceOut, nil))
+		tee = append(tee, progress.NewJSONLines(o.traceOut, nil))
 	}
 	if len(tee) == 1 {
 		return r

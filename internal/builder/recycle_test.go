@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/progress"
-	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 // recyclingSource delivers events in batches it refills once the session hands them back
@@ -75,7 +74,7 @@ func TestRecycledBatchesArriveWhole(t *testing.T) {
 	var out bytes.Buffer
 	fixed := time.Unix(1000, 0)
 	res, err := Drive(src, Config{NewRenderer: func(progress.Controls) progress.Renderer {
-		return tui.NewJSON(&out, func() time.Time { return fixed })
+		return progress.NewJSONLines(&out, func() time.Time { return fixed })
 	}})
 	if err != nil || res.Status != progress.StatusBuilt {
 		t.Fatalf("Drive = %+v, %v; want built", res, err)

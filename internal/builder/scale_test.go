@@ -101,7 +101,7 @@ func (h *heapSampler) sample() {
 func parentHeap(t testing.TB, n int) (uint64, int) {
 	rec := report.NewRecorder()
 	h := &heapSampler{Renderer: progress.Tee{
-		tui.NewPlain(io.Discard, tui.PlainOptions{}), tui.NewJSON(io.Discard, nil), rec,
+		tui.NewPlain(io.Discard, tui.PlainOptions{}), progress.NewJSONLines(io.Discard, nil), rec,
 	}}
 	h.sample()
 	base := h.peak

@@ -14,7 +14,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/progress"
-	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 // loadHistory opens StateDir/history.db, ends the builds a stopped service left queued or
@@ -75,7 +74,7 @@ func (m *Manager) cleanInterrupted(h history.Build) {
 	}
 	res := progress.Result{Status: progress.StatusFailed, Error: "the server stopped while this build was " + wasState(h), Hint: "submit it again"}
 	var line bytes.Buffer
-	_ = tui.NewJSON(&line, nil).End(res)
+	_ = progress.NewJSONLines(&line, nil).End(res)
 	h.Result = json.RawMessage(bytes.TrimSpace(line.Bytes()))
 	if err := outpath.WriteOwn(filepath.Join(m.cfg.StateDir, rel, "events.jsonl"), line.Bytes(), 0o600); err != nil && !os.IsNotExist(err) {
 		fmt.Fprintf(m.cfg.Log, "trtbuild: build %s: %s\n", h.ID, exitcode.OneLine(err))
@@ -106,7 +105,7 @@ func (m *Manager) loadLog(b *build) *Log {
 	}
 	if !l.Ended() {
 		var line bytes.Buffer
-		_ = tui.NewJSON(&line, nil).End(progress.Result{Status: progress.StatusFailed, Error: "the build's events are lost"})
+		_ = progress.NewJSONLines(&line, nil).End(progress.Result{Status: progress.StatusFailed, Error: "the build's events are lost"})
 		_, _ = l.Write(line.Bytes())
 	}
 	return l

@@ -16,7 +16,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/progress"
-	"github.com/trtbuild/trtbuild/internal/tui"
 )
 
 // run is one build in a worker process (or one answer of the engine cache) that the builds of
@@ -167,7 +166,7 @@ func (m *Manager) lookup(rn *run) (progress.Result, error, bool) {
 // showCacheHit puts an engine cache hit in rn's log as the command line's --progress json
 // shows one: the build line, the hit's log line, the result.
 func (rn *run) showCacheHit(info progress.BuildInfo, start time.Time, hit []progress.Event, res progress.Result) error {
-	j := tui.NewJSON(rn.log, nil)
+	j := progress.NewJSONLines(rn.log, nil)
 	j.Begin(progress.NewState(info, start))
 	j.Handle(hit)
 	return j.End(res)
@@ -243,7 +242,7 @@ func (m *Manager) runBuild(rn *run) {
 // build runs rn's build with the builder, its events going to rn's log.
 func (m *Manager) build(rn *run) (progress.Result, error) {
 	return builder.Run(context.Background(), rn.opts, builder.Frontend{
-		NewRenderer:   func(progress.Controls) progress.Renderer { return tui.NewJSON(rn.log, nil) },
+		NewRenderer:   func(progress.Controls) progress.Renderer { return progress.NewJSONLines(rn.log, nil) },
 		Cached:        rn.showCacheHit,
 		Diagnostics:   m.diagnostics(rn.id),
 		Signals:       rn.sigs,
@@ -297,7 +296,7 @@ func (m *Manager) endRun(rn *run, res progress.Result, err error) {
 		if r.Status == "" {
 			r = builder.RefusalResult(err)
 		}
-		_ = tui.NewJSON(rn.log, nil).End(r)
+		_ = progress.NewJSONLines(rn.log, nil).End(r)
 	}
 	line := rn.log.result()
 	var outcome progress.Result
@@ -423,7 +422,7 @@ func (m *Manager) endEarly(b *build, res progress.Result) {
 // resultLine is res as the result event's line of --progress json.
 func resultLine(res progress.Result) []byte {
 	var line bytes.Buffer
-	_ = tui.NewJSON(&line, nil).End(res)
+	_ = progress.NewJSONLines(&line, nil).End(res)
 	return bytes.TrimSuffix(line.Bytes(), []byte("\n"))
 }
 

@@ -162,7 +162,7 @@ func TestPlainStatusBeforeTheFirstPhase(t *testing.T) {
 
 func TestJSONRendererLinesParse(t *testing.T) {
 	var out bytes.Buffer
-	j := keep(NewJSON(&out, nil), nil)
+	j := keep(progress.NewJSONLines(&out, nil), nil)
 	j.Begin(progress.BuildInfo{Model: "m.onnx", Engine: "m.engine", Backend: "sim"})
 	j.Handle(scriptedBuild())
 	j.Notice(progress.Notice{Kind: progress.NoticeCancelRequested, Message: "Cancel requested."})
@@ -194,7 +194,7 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 func TestRenderersReportWriteErrors(t *testing.T) {
 	for name, r := range map[string]*kept{
 		"plain": keep(NewPlain(&failingWriter{}, PlainOptions{}), nil),
-		"json":  keep(NewJSON(&failingWriter{}, nil), nil),
+		"json":  keep(progress.NewJSONLines(&failingWriter{}, nil), nil),
 	} {
 		r.Begin(progress.BuildInfo{})
 		r.Handle(scriptedBuild())

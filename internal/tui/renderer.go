@@ -1,5 +1,6 @@
-// Package tui renders a build's event stream for people and machines: the live terminal view
-// (tty), line-oriented text for logs (plain), JSON lines (json), or nothing (quiet). The
+// Package tui renders a build's event stream for people: the live terminal view (tty),
+// line-oriented text for logs (plain), or nothing (quiet); JSON lines for machines are
+// progress.JSONLines, which needs no terminal library. The
 // renderers only draw: they read the session's progress.State through progress.View (the live
 // view through snapshots taken on the session's goroutine) and keep no phase tree.
 package tui
@@ -7,6 +8,8 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
 // Mode is an output mode of --progress.
@@ -73,3 +76,6 @@ func modeList() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// Quiet draws nothing (--progress quiet); errors still reach stderr through the command.
+type Quiet = progress.Discard

@@ -38,12 +38,12 @@ func TestTee(t *testing.T) {
 	}
 
 	var alonePlain, aloneJSON, teePlain, teeJSON bytes.Buffer
-	for _, r := range []progress.Renderer{NewPlain(&alonePlain, PlainOptions{Now: clock}), NewJSON(&aloneJSON, clock)} {
+	for _, r := range []progress.Renderer{NewPlain(&alonePlain, PlainOptions{Now: clock}), progress.NewJSONLines(&aloneJSON, clock)} {
 		if err := drive(r).End(res); err != nil {
 			t.Fatal(err)
 		}
 	}
-	tee := progress.Tee{NewPlain(&teePlain, PlainOptions{Now: clock}), NewJSON(&teeJSON, clock)}
+	tee := progress.Tee{NewPlain(&teePlain, PlainOptions{Now: clock}), progress.NewJSONLines(&teeJSON, clock)}
 	if err := drive(tee).End(res); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestTee(t *testing.T) {
 	}
 
 	var after bytes.Buffer
-	broken := progress.Tee{NewJSON(diskFull{}, clock), NewPlain(&after, PlainOptions{Now: clock})}
+	broken := progress.Tee{progress.NewJSONLines(diskFull{}, clock), NewPlain(&after, PlainOptions{Now: clock})}
 	if err := drive(broken).End(res); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Errorf("End = %v, want the failing renderer's error", err)
 	}
