@@ -2,11 +2,7 @@
 // cancellation, plain text for logs and JSON lines for machines. See README.md.
 package main
 
-import (
-	"os"
-
-	"github.com/trtbuild/trtbuild/internal/cgo"
-)
+import "os"
 
 func main() {
 	// First of all, before the command line is even parsed: from here on a Ctrl-C or SIGTERM
@@ -17,6 +13,5 @@ func main() {
 	s.Signals = sigs
 	// The console's modes are put back however run ends, a panic included (tui.Console).
 	code := s.Console.Run(func() int { return run(os.Args[1:], s) })
-	cgo.FlushCoverage() // nothing, unless built with the gcov tag (scripts/shim-coverage.sh)
 	os.Exit(code)
 }

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 
-	"github.com/trtbuild/trtbuild/internal/probe"
+	"github.com/trtbuild/trtbuild/internal/builder"
 )
 
 // newProbeCmd returns the hidden command of the probe (internal/probe): it loads TensorRT as a
@@ -17,11 +15,11 @@ func newProbeCmd() *cobra.Command {
 	var libDir string
 	var checkBuilder bool
 	cmd := &cobra.Command{
-		Use:    probe.Subcommand,
+		Use:    builder.ProbeSubcommand,
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return probe.ServeCheck(cmd.OutOrStdout(), device, libDir, os.Getenv, checkBuilder)
+			return builder.ServeProbe(cmd.OutOrStdout(), device, libDir, checkBuilder)
 		},
 	}
 	cmd.Flags().IntVar(&device, "device", 0, "CUDA device")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trtbuild/trtbuild/internal/probe"
+	"github.com/trtbuild/trtbuild/internal/builder"
 )
 
 // TestTargetProbeWithoutTensorRT: the probe that loads TensorRT for a build key runs in its
@@ -12,9 +12,9 @@ import (
 // has none), fails with one line that says why, so the parent of a build never loads TensorRT
 // itself.
 func TestTargetProbeWithoutTensorRT(t *testing.T) {
-	r := trtbuild(t, []string{"TRTBUILD_TENSORRT_LIB=" + t.TempDir(), "TENSORRT_ROOT="}, probe.Subcommand)
+	r := trtbuild(t, []string{"TRTBUILD_TENSORRT_LIB=" + t.TempDir(), "TENSORRT_ROOT="}, builder.ProbeSubcommand)
 	if r.code == 0 {
-		t.Fatalf("%s exited 0 without TensorRT:\n%s", probe.Subcommand, r.stdout)
+		t.Fatalf("%s exited 0 without TensorRT:\n%s", builder.ProbeSubcommand, r.stdout)
 	}
 	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "TensorRT") {
 		t.Errorf("stderr should be one line naming TensorRT; got:\n%s", r.stderr)

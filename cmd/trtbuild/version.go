@@ -11,7 +11,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
-	"github.com/trtbuild/trtbuild/internal/probe"
 )
 
 func newVersionCmd(s *streams) *cobra.Command {
@@ -81,7 +80,7 @@ type versionTensorRT struct {
 	Version string `json:"version,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	// Probe is everything the probe saw: headers, libraries, the GPU, the builder check.
-	Probe *probe.Report `json:"probe,omitempty"`
+	Probe *builder.TargetReport `json:"probe,omitempty"`
 }
 
 // writeVersion writes the version's report to stdout, as text or as JSON (q.asJSON). It fails
@@ -97,9 +96,9 @@ func writeVersion(s *streams, q versionQuery) error {
 		return err
 	}
 	// A short-lived child loads TensorRT to describe it, as a build's worker would.
-	r, err := probe.RunCheck(q.device, dir, q.checkBuilder)
+	r, err := builder.DescribeTarget(q.device, dir, q.checkBuilder)
 	r.WriteText(&text, err)
-	if sim := probe.SimulatedText(r.Compiled); sim != "" {
+	if sim := r.Simulated(); sim != "" {
 		fmt.Fprintf(&text, "simulated %s\n", sim)
 	}
 	v.TensorRT = describeTensorRT(r, err)
@@ -121,8 +120,8 @@ func writeVersion(s *streams, q versionQuery) error {
 }
 
 // describeTensorRT is the JSON of what the probe found (r), or why it could not run (runErr).
-func describeTensorRT(r probe.Report, runErr error) versionTensorRT {
-	t := versionTensorRT{CompiledFor: probe.CompiledVersions(r.Compiled), Shim: r.Shim, Probe: &r}
+func describeTensorRT(r builder.TargetReport, runErr error) versionTensorRT {
+	t := versionTensorRT{CompiledFor: r.CompiledFor(), Shim: r.Shim, Probe: &r}
 	switch {
 	case runErr != nil:
 		t.Reason = runErr.Error()
@@ -130,14 +129,14 @@ func describeTensorRT(r probe.Report, runErr error) versionTensorRT {
 		t.Reason = r.LoadError
 	default:
 		t.Found = true
-		t.Version = probe.FormatTensorRT(r.Infer.Version, r.Infer.Build)
+		t.Version = r.TensorRTVersion()
 	}
 	return t
 }
 
 // builderCheck is the exit error of --check-builder for the probe's report r (nil when a
 // builder was made).
-func builderCheck(r probe.Report, err error) error {
+func builderCheck(r builder.TargetReport, err error) error {
 	switch {
 	case err != nil:
 		return exitcode.Wrap(exitcode.Failed, fmt.Errorf("--check-builder: %w", err))

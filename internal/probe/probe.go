@@ -107,6 +107,7 @@ func Serve(w io.Writer, device int, libDir string, getenv func(string) string) e
 // dynamic loader cannot find fails here. A failed check is a field of the report, not an
 // error.
 func ServeCheck(w io.Writer, device int, libDir string, getenv func(string) string, checkBuilder bool) error {
+	defer cgo.FlushCoverage() // the C++'s line counts under the gcov tag, as the worker's
 	r := Report{Compiled: cgo.CompiledShims(), Device: device}
 	loc, err := childLocation(libDir, getenv)
 	if err != nil {

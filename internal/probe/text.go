@@ -164,3 +164,17 @@ func FormatCUDA(v int) string {
 	}
 	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
 }
+
+// CompiledFor is CompiledVersions of the shims compiled in.
+func (r Report) CompiledFor() []string { return CompiledVersions(r.Compiled) }
+
+// Simulated is SimulatedText of the shims compiled in.
+func (r Report) Simulated() string { return SimulatedText(r.Compiled) }
+
+// TensorRTVersion is the version of the libnvinfer found (FormatTensorRT), "" when none was.
+func (r Report) TensorRTVersion() string {
+	if r.Infer == nil {
+		return ""
+	}
+	return FormatTensorRT(r.Infer.Version, r.Infer.Build)
+}
