@@ -233,7 +233,7 @@ func fakeProbe(major int, what string) (string, error) {
 
 // shimText asks the TensorRT 10 shim's text helper what (trtb_test_shim_text: 0 the name of
 // parser error code n, 1 check_versions(n), 2 join_listed(texts), 3 one_line(texts[0]), 4
-// dims_text(dims)) and returns its text.
+// dims_text(dims), 5 to_trtb_severity(n) in decimal) and returns its text.
 func shimText(what, n int, texts []string, dims []int64) (string, error) {
 	ctexts := make([]*C.char, len(texts)+1)
 	for i, s := range texts {

@@ -50,6 +50,8 @@ extern "C" int32_t trtb_test_shim_text(int32_t what, int32_t n, const char* cons
                     return TRTB_ERR_INVALID_ARGUMENT;
                 }
                 return put(trtb::trt10::dims_text(dims, n), out, size);
+            case 5:
+                return put(std::to_string(trtb::trt10::to_trtb_severity(static_cast<trtb::trt10::Severity>(n))), out, size);
             default:
                 return TRTB_ERR_INVALID_ARGUMENT;
         }

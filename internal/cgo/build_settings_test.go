@@ -1,12 +1,14 @@
 package cgo
 
 import (
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/onnx/onnxpb"
 	"github.com/trtbuild/trtbuild/internal/testmodels"
 )
 
@@ -56,6 +58,7 @@ func TestBuildSettingsReachTheBuilder(t *testing.T) {
 			"\nbuild_route -conv_use_long_w=off\n", "\ninput images type 0 formats 1\n", "\noutput probs type 0 formats 5\n",
 			"\nstrongly_typed yes\n", "using build route -conv_use_long_w=off",
 		}, nil},
+		{"profiling none", BuildSettings{ProfilingVerbosity: ProfilingNone}, CodeOK, []string{"\nprofiling_verbosity 1\n"}, nil},
 		{"input type", BuildSettings{InputFormats: []IOFormat{{TypeFP16, TensorFormats["chw"]}}},
 			CodeInvalidArgument, []string{"--inputIOFormats asks for fp16 at tensor images, but the network is strongly typed"}, nil},
 		{"format count", BuildSettings{OutputFormats: []IOFormat{{TypeFP32, TensorFormats["chw"]}, {TypeFP32, TensorFormats["chw"]}}},
@@ -102,15 +105,138 @@ func TestBuildSettingsReachTheBuilder(t *testing.T) {
 	}
 }
 
+// ioTypesModel is a model with an input of each type an I/O format names besides fp32 and
+// fp16, each passed by an Identity to an output of its type: in_<type> and out_<type>, in
+// ioTypes' order.
+func ioTypesModel(t testing.TB) string {
+	t.Helper()
+	g := &onnxpb.GraphProto{Name: "io_types"}
+	for _, io := range ioTypes {
+		in, out := "in_"+io.name, "out_"+io.name
+		g.Node = append(g.Node, testmodels.Node("identity_"+io.name, "Identity", []string{in}, []string{out}))
+		g.Input = append(g.Input, testmodels.Value(in, io.onnx, 1, 8))
+		g.Output = append(g.Output, testmodels.Value(out, io.onnx, 1, 8))
+	}
+	return writeModel(t, "io_types.onnx", g)
+}
+
+// ioTypes are the types of ioTypesModel's tensors: trtbuild's, ONNX's and TensorRT's
+// (DataType, NvInferRuntimeBase.h, the same in 10 and 11).
+var ioTypes = []struct {
+	name string
+	typ  DataType
+	onnx onnxpb.TensorProto_DataType
+	trt  int
+}{
+	{"bf16", TypeBF16, onnxpb.TensorProto_BFLOAT16, 7},
+	{"int8", TypeINT8, onnxpb.TensorProto_INT8, 2},
+	{"fp8", TypeFP8, onnxpb.TensorProto_FLOAT8E4M3FN, 6},
+	{"int32", TypeINT32, onnxpb.TensorProto_INT32, 3},
+	{"int64", TypeINT64, onnxpb.TensorProto_INT64, 8},
+	{"bool", TypeBool, onnxpb.TensorProto_BOOL, 4},
+	{"uint8", TypeUINT8, onnxpb.TensorProto_UINT8, 5},
+	{"int4", TypeINT4, onnxpb.TensorProto_INT4, 9},
+}
+
+// TestBuildOptionsReachTheBuilder checks that build options beside BuildSettings, and I/O
+// formats of every type, cross the C boundary to TensorRT (11's stand-in, in this process):
+// the plan, where the stand-in records the config, has the builder flags by name and the
+// hardware compatibility level (kAMPERE_PLUS 1, kSAME_COMPUTE_CAPABILITY 2), and each I/O
+// tensor with the type its format names (which on TensorRT 11, strongly typed, must be the
+// model's own). Precision flags are refused, each named.
+func TestBuildOptionsReachTheBuilder(t *testing.T) {
+	var ioFormats, outFormats []IOFormat
+	var ioLines []string
+	for _, io := range ioTypes {
+		ioFormats = append(ioFormats, IOFormat{io.typ, TensorFormats["chw"]})
+		outFormats = append(outFormats, IOFormat{io.typ, TensorFormats["chw"] | TensorFormats["hwc8"]})
+		ioLines = append(ioLines, fmt.Sprintf("\ninput in_%s type %d formats 1\n", io.name, io.trt),
+			fmt.Sprintf("\noutput out_%s type %d formats 5\n", io.name, io.trt))
+	}
+	tests := []struct {
+		name   string
+		model  func(testing.TB) string // nil: convnet.onnx
+		change func(o *Options)
+		code   Code     // CodeOK: builds
+		flags  []string // the plan's builder flags, all of them
+		want   []string // in the plan, or (refused) in the error
+		absent []string // from the plan
+	}{
+		{"none", nil, func(o *Options) {}, CodeOK, []string{"kTF32"}, nil, []string{"hardware_compat", "max_aux_streams"}},
+		{"flags", nil, func(o *Options) { o.Flags = FlagRefit | FlagStripWeights | FlagErrorOnTimingCacheMiss }, CodeOK,
+			[]string{"kREFIT", "kTF32", "kERROR_ON_TIMING_CACHE_MISS", "kSTRIP_PLAN"}, nil, nil},
+		{"ampere+", nil, func(o *Options) { o.HardwareCompat = 1 }, CodeOK, []string{"kTF32"}, []string{"\nhardware_compat 1\n"}, nil},
+		{"same compute capability", nil, func(o *Options) { o.HardwareCompat = 2 }, CodeOK, []string{"kTF32"},
+			[]string{"\nhardware_compat 2\n"}, nil},
+		{"I/O types", ioTypesModel, func(o *Options) { o.InputFormats, o.OutputFormats = ioFormats, outFormats }, CodeOK,
+			[]string{"kTF32"}, ioLines, nil},
+		{"precision flags", nil, func(o *Options) { o.Precision = PrecisionFP16 | PrecisionBF16 | PrecisionINT8 | PrecisionFP8 },
+			CodeUnsupported, nil, []string{"--fp16, --bf16, --int8, --fp8 cannot be builder flags on TensorRT 11"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := options(t, quick())
+			if tt.model != nil {
+				o = optionsFor(t, tt.model(t), quick())
+			}
+			tt.change(&o)
+			out, err := runBuild(t, o)
+			if tt.code != CodeOK {
+				e := asError(t, err, tt.code)
+				for _, want := range tt.want {
+					if !strings.Contains(e.Message, want) {
+						t.Errorf("message %q, want it to contain %q", e.Message, want)
+					}
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			plan := string(out.plan)
+			flags := regexp.MustCompile(`(?m)^builder_flags (.*)$`).FindStringSubmatch(plan)
+			if flags == nil {
+				t.Fatalf("the plan has no builder flags:\n%s", plan)
+			}
+			if got := strings.Split(flags[1], ","); !sameSet(got, tt.flags) {
+				t.Errorf("the plan's builder flags are %q, want %q", got, tt.flags)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(plan, want) {
+					t.Errorf("the plan lacks %q:\n%s", want, plan)
+				}
+			}
+			for _, key := range tt.absent {
+				if strings.Contains(plan, "\n"+key) {
+					t.Errorf("plan has a %s line:\n%s", key, plan)
+				}
+			}
+		})
+	}
+}
+
+// sameSet reports whether a and b hold the same strings, in any order.
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
 // TestBuildSettingsReachTensorRT10 checks the settings only TensorRT 10 takes, over its
 // stand-in in a child process: precision constraints with layer precisions (a name the network
-// lacks is warned about), on a weakly typed network whose precision flags reach the builder.
+// lacks is warned about), on a weakly typed network whose precision flags reach the builder;
+// the tactic sources of libraries, which TensorRT 11 dropped (TensorRT 10 numbers CUBLAS 0,
+// CUBLAS_LT 1, CUDNN 2 and has EDGE_MASK_CONVOLUTIONS 3 and JIT_CONVOLUTIONS 4 on by default);
+// and auxiliary streams, whose setter returns nothing before TensorRT 11.
 func TestBuildSettingsReachTensorRT10(t *testing.T) {
+	auxStreams := 3
 	got := standinBuild(t, standinJob{Major: 10, Settings: "tactics=2;iterations=1;step=1us", Model: testmodels.Bundled(t, "convnet.onnx"), OptLevel: -1,
-		Precision: PrecisionFP16, Build: BuildSettings{
+		Precision: PrecisionFP16, MaxAuxStreams: &auxStreams, Build: BuildSettings{
 			PrecisionConstraints: PrecisionConstraintsObey,
 			LayerPrecisions:      []LayerPrecision{{"stem/conv1", TypeFP16}, {"no/such/layer", TypeFP32}, {"*", TypeFP32}},
 			ProfilingVerbosity:   ProfilingLayerNamesOnly,
+			TacticSourcesOn:      TacticSources["cublas_lt"],
 			TacticSourcesOff:     TacticSources["cudnn"] | TacticSources["cublas"],
 			AvgTiming:            4,
 		}})
@@ -127,7 +253,8 @@ func TestBuildSettingsReachTensorRT10(t *testing.T) {
 			t.Errorf("the plan's builder flags %q lack %s", flags, want)
 		}
 	}
-	for _, want := range []string{"\nprecision fp16\n", "\navg_timing 4\n", "\nstrongly_typed no\n", "\nprofiling_verbosity 0\n"} {
+	for _, want := range []string{"\nprecision fp16\n", "\navg_timing 4\n", "\nstrongly_typed no\n", "\nprofiling_verbosity 0\n",
+		"\ntactic_sources 0x1a\n", "\nmax_aux_streams 3\n"} {
 		if !strings.Contains(got.Plan, want) {
 			t.Errorf("the plan lacks %q:\n%s", want, got.Plan)
 		}

@@ -114,3 +114,21 @@ func TestShimErrorRecorder(t *testing.T) {
 		})
 	}
 }
+
+// TestShimSeverities: each severity of TensorRT's ILogger (kINTERNAL_ERROR 0 to kVERBOSE 4)
+// reaches a build's log as the trtb_severity of its name, and a severity the headers do not
+// know (a newer TensorRT's, or no severity at all) as VERBOSE, so it is never shown as an error.
+func TestShimSeverities(t *testing.T) {
+	for trtSeverity, want := range map[int]int{
+		0: SeverityInternalError, 1: SeverityError, 2: SeverityWarning, 3: SeverityInfo, 4: SeverityVerbose,
+		5: SeverityVerbose, -1: SeverityVerbose,
+	} {
+		got, err := shimText(5, trtSeverity, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != fmt.Sprint(want) {
+			t.Errorf("TensorRT's severity %d is logged as %s, want %d", trtSeverity, got, want)
+		}
+	}
+}

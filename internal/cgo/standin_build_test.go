@@ -44,6 +44,10 @@ type standinJob struct {
 	// Refused: NewBuild is to refuse the job, and that refusal is the outcome (Error, Code);
 	// a NewBuild that takes it is a setup failure.
 	Refused bool
+	// MaxAuxStreams is Options.MaxAuxStreams; nil: the builder's default (-1).
+	MaxAuxStreams *int
+	// NoBuiltinPlugins loads the Libraries without libnvinfer_plugin (--no-builtin-plugins).
+	NoBuiltinPlugins bool
 }
 
 // standinOutcome is what the child saw.
@@ -112,7 +116,7 @@ func standinBuildChild() int {
 	}
 	if job.Libraries != "" {
 		loc := trt.SearchFromEnv(CompiledMajors(), 13, job.Libraries, func(string) string { return "" }).Locate()
-		if err := LoadTensorRT(loc, true); err != nil {
+		if err := LoadTensorRT(loc, !job.NoBuiltinPlugins); err != nil {
 			out.Setup = err.Error()
 			return say()
 		}
@@ -142,6 +146,9 @@ func standinBuildChild() int {
 	o := Options{
 		ModelPath: job.Model, PlanFile: plan, LogSeverity: SeverityVerbose, OptLevel: job.OptLevel,
 		MaxAuxStreams: -1, Flags: job.Flags, Precision: job.Precision, BuildSettings: job.Build,
+	}
+	if job.MaxAuxStreams != nil {
+		o.MaxAuxStreams = *job.MaxAuxStreams
 	}
 	if job.CacheIn != "" {
 		data, err := os.ReadFile(job.CacheIn)

@@ -16,7 +16,9 @@ import (
 // libnvinfer.so.N and nvinfer_N.dll with their parser and plugins, and a CUDA driver), loaded
 // by the run-time loader as a real TensorRT is, and built over by the shim of their major: a
 // plan that says which TensorRT made it, and TensorRT's progress tree through the whole
-// pipeline. Also for the oldest minor each major's headers drive (internal/trt's table).
+// pipeline. Also for the oldest minor each major's headers drive (internal/trt's table). With
+// --no-builtin-plugins, a TensorRT without libnvinfer_plugin builds: the standard plugins are
+// neither loaded nor initialised.
 func standinLibrariesBuild(t *testing.T) {
 	for _, c := range CompiledShims() {
 		versions := [][2]int{{c.TensorRT, c.Build}}
@@ -49,4 +51,18 @@ func standinLibrariesBuild(t *testing.T) {
 			})
 		}
 	}
+	t.Run("without libnvinfer_plugin", func(t *testing.T) {
+		c := CompiledShims()[0]
+		plugin := trt.FileName(trt.LibPlugin, c.Major())
+		all := standin.ShimLibs(c.TensorRT, c.Build)
+		libs := slices.DeleteFunc(slices.Clone(all), func(l standin.Lib) bool { return l.File == plugin })
+		if len(libs) != len(all)-1 {
+			t.Fatalf("standin.ShimLibs has no %s to leave out", plugin)
+		}
+		dir := standin.Build(t, filepath.Join(testDir(t), "trt"), libs...)
+		got := standinBuild(t, standinJob{Libraries: dir, NoBuiltinPlugins: true, Model: testmodels.Bundled(t, "convnet.onnx"), OptLevel: -1})
+		if got.Error != "" || got.Result.PlanBytes == 0 {
+			t.Fatalf("build with --no-builtin-plugins over stand-in libraries without %s: %q, %+v", plugin, got.Error, got.Result)
+		}
+	})
 }

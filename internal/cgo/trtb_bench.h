@@ -160,7 +160,8 @@ int32_t trtb_test_fake_probe(int32_t major, const char *what, char *out, int32_t
  *
  * trtb_test_shim_text: what 0 is parser_code_name(n), the name of an ONNX parser error code;
  * 1 is check_versions(n), empty when a libnvinfer of version n is one the shim drives, else
- * the refusal; 2 is join_listed(texts); 3 is one_line(texts[0]); 4 is dims_text(dims, n).
+ * the refusal; 2 is join_listed(texts); 3 is one_line(texts[0]); 4 is dims_text(dims, n); 5 is
+ * to_trtb_severity(n), the trtb_severity of TensorRT's ILogger::Severity n, in decimal.
  */
 int32_t trtb_test_shim_text(int32_t what, int32_t n, const char *const *texts, int32_t nb_texts,
                             const int64_t *dims, char *out, uint32_t size);
