@@ -92,7 +92,7 @@ std::string join_listed(const std::vector<std::string>& texts) {
         out += "; and " + std::to_string(texts.size() - kMaxListed) + " more";
     }
     return out;
-}
+}  // coverage: the unwinding of an allocation failure
 
 // dims_text formats dimensions the way the shape flags take them: 1x3x224x224, or "scalar".
 std::string dims_text(const int64_t* d, int32_t n) {

@@ -34,7 +34,7 @@ std::string precision_names(uint32_t bits) {
         }
     }
     return out;
-}
+}  // coverage: the unwinding of an allocation failure
 #endif
 
 // set_shape_values gives a shape tensor input its values for one selector.
