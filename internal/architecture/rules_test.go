@@ -1,17 +1,17 @@
 package architecture
 
 import (
-	"errors"
 	"fmt"
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/trtbuild/trtbuild/internal/testmodels"
 )
 
 const module = "github.com/trtbuild/trtbuild"
@@ -128,29 +128,9 @@ func violations(graph map[string][]string, rules []rule) []string {
 	return out
 }
 
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			t.Fatal(err)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
-
 // TestImportRules: no package of the module breaks a rule of docs/architecture.md.
 func TestImportRules(t *testing.T) {
-	graph, err := imports(moduleRoot(t))
+	graph, err := imports(testmodels.RepoRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +147,7 @@ func TestImportRules(t *testing.T) {
 // TestImportRulesCatchViolations plants one import against each rule in the module's real
 // graph and checks that exactly it is reported, so that TestImportRules can fail.
 func TestImportRulesCatchViolations(t *testing.T) {
-	real, err := imports(moduleRoot(t))
+	real, err := imports(testmodels.RepoRoot(t))
 	if err != nil {
 		t.Fatal(err)
 	}

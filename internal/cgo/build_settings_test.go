@@ -25,6 +25,17 @@ func runBuild(t *testing.T, o Options) (outcome, error) {
 	return out, out.err
 }
 
+// refusedWith checks that err is a refusal of code whose message holds each of wants.
+func refusedWith(t *testing.T, err error, code Code, wants []string) {
+	t.Helper()
+	e := asError(t, err, code)
+	for _, want := range wants {
+		if !strings.Contains(e.Message, want) {
+			t.Errorf("message %q, want it to contain %q", e.Message, want)
+		}
+	}
+}
+
 // TestBuildSettingsReachTheBuilder checks that trtexec's build settings cross the C boundary
 // to TensorRT (11's stand-in, in this process): a set TensorRT 11 takes builds, and the plan,
 // where the stand-in records what the shim set on its config and network, holds each one in
@@ -79,12 +90,7 @@ func TestBuildSettingsReachTheBuilder(t *testing.T) {
 			o.BuildSettings = tt.settings
 			out, err := runBuild(t, o)
 			if tt.code != CodeOK {
-				e := asError(t, err, tt.code)
-				for _, want := range tt.want {
-					if !strings.Contains(e.Message, want) {
-						t.Errorf("message %q, want it to contain %q", e.Message, want)
-					}
-				}
+				refusedWith(t, err, tt.code, tt.want)
 				return
 			}
 			if err != nil {
@@ -182,12 +188,7 @@ func TestBuildOptionsReachTheBuilder(t *testing.T) {
 			tt.change(&o)
 			out, err := runBuild(t, o)
 			if tt.code != CodeOK {
-				e := asError(t, err, tt.code)
-				for _, want := range tt.want {
-					if !strings.Contains(e.Message, want) {
-						t.Errorf("message %q, want it to contain %q", e.Message, want)
-					}
-				}
+				refusedWith(t, err, tt.code, tt.want)
 				return
 			}
 			if err != nil {
