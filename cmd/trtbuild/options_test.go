@@ -225,11 +225,11 @@ func TestCommandLineRefusals(t *testing.T) {
 }
 
 // checkLine is parseBuildLine then builder.Check.
-func checkLine(t *testing.T, args []string) (builder.Plan, error) {
+func checkLine(t *testing.T, args []string) (*builder.Plan, error) {
 	t.Helper()
 	o, err := parseBuildLine(t, args)
 	if err != nil {
-		return builder.Plan{}, err
+		return nil, err
 	}
 	return builder.Check(o)
 }

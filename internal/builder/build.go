@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
@@ -49,48 +51,238 @@ type Frontend struct {
 	CancelMessage string
 }
 
-// ErrNotCached is Run's error for Options.CacheOnly when the engine cache has no engine for
-// the build: nothing was built or written.
+// ErrNotCached is the error of Plan.Lookup when the engine cache has no engine for the build
+// (and of Run with Options.CacheOnly): nothing was built or written.
 var ErrNotCached = errors.New("the engine cache has no engine for this build")
 
-// Run checks o (every rule, with the message that says what to fix), plans the build (the
-// model's preflight, the files it writes, its key), looks it up in the engine cache, and
-// otherwise builds it in a worker process, committing the engine and its manifest only when
-// the build succeeded, and storing it in the engine cache. ctx ending cancels the build as a
-// first signal does (the builder stops at its next step boundary; KillAfter later the worker
-// is killed). The error carries the exit code (internal/exitcode); it is nil only when the
-// engine is in place.
+// Run prepares the build o describes (Prepare: every rule, with the message that says what to
+// fix), looks it up in the engine cache, and otherwise builds it in a worker process,
+// committing the engine and its manifest only when the build succeeded, and storing it in the
+// engine cache; with o.CacheOnly it ends at the lookup (ErrNotCached on a miss). ctx ending
+// cancels the build as a first signal does (the builder stops at its next step boundary;
+// KillAfter later the worker is killed). The error carries the exit code (internal/exitcode);
+// it is nil only when the engine is in place.
 func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
-	began := fe.Began // --timeout counts from here: the engine cache's work is in the budget
-	if began.IsZero() {
-		began = time.Now()
+	if fe.Began.IsZero() {
+		fe.Began = time.Now() // --timeout counts from here: the checks and the engine cache are in it
 	}
+	p, err := Prepare(o, nil)
+	if err != nil {
+		return progress.Result{}, err
+	}
+	defer p.Close()
+	if o.CacheOnly {
+		return p.Lookup(ctx, fe).Wait()
+	}
+	return p.Start(ctx, fe).Wait()
+}
+
+// Plan is one build as Prepare decided it, before anything starts: the model (held open: every
+// check, the key and the build read that one opening), the engine, the request its worker gets
+// (every setting, the model's preflight applied), the files it writes and the warnings to
+// show. Key computes its build key; Lookup answers it from the engine cache; Start builds it.
+// A plan may be looked up and started more than once, one at a time (a service looks a
+// submission up, queues it, then builds it on the GPU it got: SetDevice), and is released with
+// Close once nothing runs.
+type Plan struct {
+	// Model and Engine are the model's path and the engine's; Request what the build's worker
+	// is sent; Warnings the checks' warnings, shown on Frontend.Diagnostics when it first starts.
+	Model, Engine string
+	Request       worker.Request
+	Warnings      []string
+
+	o     Options
+	env   *Env
+	src   *onnx.Source
+	nodes int // the model's main-graph nodes (0 when it was not read)
+	paths *buildPaths
+
+	mu     sync.Mutex
+	hashes *buildkey.ModelHashes // the model's, once hashed
+	warned bool
+}
+
+// Prepare applies every rule to o, as a build does first (the same messages, exit status 2 for
+// bad options), and decides the build: the model, the engine, the worker's request (the
+// model's preflight included) and every file it writes, with the warnings to show. It starts
+// nothing and writes nothing. env answers what the plan asks of the machine (its target); nil
+// is an Env of the plan's own. The plan holds the model open until Close.
+func Prepare(o Options, env *Env) (_ *Plan, err error) {
+	if env == nil {
+		env = NewEnv()
+	}
+	env.plans.Add(1)
+	src, err := openModel(o.Model)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			src.Close()
+		}
+	}()
+	engine, derived, err := resolveEngine(src, o.Engine)
+	if err != nil {
+		return nil, err
+	}
+	req, m, warnings, err := prepareRequest(&o, src)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyScenario(o.Sim.Scenario, req.Backend, o.Sim.Speed, o.Sim, &req); err != nil {
+		return nil, err
+	}
+	paths, cacheWarnings, err := checkBuildPaths(&o, src, engine, derived, req.Backend, m)
+	if err != nil {
+		return nil, err
+	}
+	if _, _, err := checkEngineCache(o.EngineCache); err != nil {
+		return nil, err
+	}
+	nodes := 0
+	if m != nil {
+		nodes = len(m.Nodes)
+	}
+	return &Plan{Model: src.Path(), Engine: engine, Request: req, Warnings: append(warnings, cacheWarnings...),
+		o: o, env: env, src: src, nodes: nodes, paths: paths}, nil
+}
+
+// Check applies every rule to o, as Run does first, and returns the plan of its build, closed
+// (its fields say what the build would do). It writes nothing.
+func Check(o Options) (*Plan, error) {
+	p, err := Prepare(o, nil)
+	if err != nil {
+		return nil, err
+	}
+	p.Close()
+	return p, nil
+}
+
+// SetDevice makes the plan's build run on the CUDA device d (its key that device's target):
+// for a front end that picks a GPU after planning. Not while the plan is looked up or started.
+func (p *Plan) SetDevice(d int) {
+	p.o.Device, p.Request.Device = d, d
+}
+
+// Close releases the model the plan holds. A key computed in the background of a build holds it
+// until the key is done.
+func (p *Plan) Close() error { return p.src.Close() }
+
+// Key computes the plan's build key on its device: the target asked of its Env, the model
+// hashed once per plan.
+func (p *Plan) Key() (BuildKey, error) { return p.KeyFor(p.Request.Device) }
+
+// KeyFor is the plan's build key were it built on device: what a front end that picks the GPU
+// later (a service) looks up and shares by. Safe to call concurrently, but not with SetDevice.
+func (p *Plan) KeyFor(device int) (BuildKey, error) {
+	k, err := p.keyedOn(device, nil, "")
+	if err != nil {
+		return BuildKey{}, err
+	}
+	return BuildKey{Key: k.key, Parts: k.parts}, nil
+}
+
+// Lookup starts the plan's engine cache lookup: the handle's result is the hit's (the engine
+// in place), or ErrNotCached when the cache has no engine for it (nothing was written).
+func (p *Plan) Lookup(ctx context.Context, fe Frontend) *Handle {
+	return p.start(ctx, fe, true)
+}
+
+// Start starts the plan's build: the engine cache's answer when it has the engine, else a build
+// in a worker process. The handle cancels, stops and waits for it.
+func (p *Plan) Start(ctx context.Context, fe Frontend) *Handle {
+	return p.start(ctx, fe, false)
+}
+
+func (p *Plan) start(ctx context.Context, fe Frontend, lookupOnly bool) *Handle {
+	if fe.Began.IsZero() {
+		fe.Began = time.Now()
+	}
+	h := newHandle(ctx)
+	go func() {
+		defer h.finish()
+		h.res, h.err = p.run(h, fe, lookupOnly)
+	}()
+	return h
+}
+
+// Handle is a build that was started (Plan.Start, Plan.Lookup): Cancel stops it at its next
+// step boundary, Stop at once; Wait returns its outcome. Safe for concurrent use.
+type Handle struct {
+	ctx    context.Context // ends on Cancel, Stop or the caller's context
+	cancel context.CancelFunc
+	kill   chan struct{} // closed by Stop
+	stop   sync.Once
+	done   chan struct{}
+	res    progress.Result
+	err    error
+}
+
+func newHandle(parent context.Context) *Handle {
+	ctx, cancel := context.WithCancel(parent)
+	return &Handle{ctx: ctx, cancel: cancel, kill: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Cancel asks the build to stop at its next step boundary (the first rung of the cancel ladder:
+// the builder finishes the step it is in, which can take a while; the worker is killed if it
+// has not stopped within KillAfter). Before the build started, nothing is started. Cancelling
+// again changes nothing: Stop is the next rung.
+func (h *Handle) Cancel() { h.cancel() }
+
+// Stop ends the build now: the worker is killed (the second rung). Nothing is kept.
+func (h *Handle) Stop() {
+	h.cancel()
+	h.stop.Do(func() { close(h.kill) })
+}
+
+// Wait waits for the build to end and returns its result; the error is nil only when the engine
+// is in place, and carries the exit code (internal/exitcode).
+func (h *Handle) Wait() (progress.Result, error) {
+	<-h.done
+	return h.res, h.err
+}
+
+// Done is closed when the build has ended.
+func (h *Handle) Done() <-chan struct{} { return h.done }
+
+func (h *Handle) finish() {
+	h.cancel()
+	close(h.done)
+}
+
+// run looks the plan up in the engine cache and, on a miss (unless lookupOnly), builds it.
+func (p *Plan) run(h *Handle, fe Frontend, lookupOnly bool) (progress.Result, error) {
+	began := fe.Began
 	if fe.Diagnostics == nil {
 		fe.Diagnostics = io.Discard
 	}
 	if fe.NewRenderer == nil {
 		fe.NewRenderer = func(progress.Controls) progress.Renderer { return progress.Discard{} }
 	}
-	p, err := planBuild(&o)
-	if err != nil {
-		return progress.Result{}, err
+	p.mu.Lock()
+	if !p.warned {
+		p.warned = true
+		for _, w := range p.Warnings {
+			fmt.Fprintln(fe.Diagnostics, "trtbuild: warning: "+pathtext.Line(w))
+		}
 	}
-	defer p.src.Close()
-	for _, w := range p.warnings {
-		fmt.Fprintln(fe.Diagnostics, "trtbuild: warning: "+pathtext.Line(w))
-	}
+	p.mu.Unlock()
+	o := &p.o
 	exe, err := workerCommand()
 	if err != nil {
 		return progress.Result{}, err
 	}
 	sigs := fe.Signals
-	// A signal during the checks: stop before anything is started or written.
+	// A signal or a cancel during the checks: stop before anything is started or written.
 	select {
 	case sig := <-sigs:
 		return progress.Result{}, exitcode.SignalError(sig, "before the build started; nothing was written")
 	default:
 	}
-	model, engine, req := p.model, p.engine, p.req
+	if h.ctx.Err() != nil {
+		return progress.Result{}, &exitcode.Error{Code: exitcode.Interrupted, Err: errors.New("cancelled before the build started; nothing was written")}
+	}
+	model, engine, req := p.Model, p.Engine, p.Request
 
 	outs, err := openOutputs(outputFiles{report: o.Report, trace: o.Trace}, p.paths)
 	if err != nil {
@@ -102,10 +294,10 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 		return progress.Result{}, err
 	}
 	defer files.cleanup()
-	info := progress.BuildInfo{Model: model, Engine: engine, Backend: req.Backend, Precision: precisionName(&o), Layers: p.nodes, Version: Version,
+	info := progress.BuildInfo{Model: model, Engine: engine, Backend: req.Backend, Precision: precisionName(o), Layers: p.nodes, Version: Version,
 		Command: o.Command, Settings: buildSettings(req)}
-	ctl := watchCacheWork(ctx, sigs, began, o.Timeout)
-	keyed, hit, err := engineCacheLookup(ctl.ctx, &fe, &o, p.src, req, info, files, outs)
+	ctl := watchCacheWork(h.ctx, sigs, began, o.Timeout)
+	keyed, hit, err := p.engineCacheLookup(ctl.ctx, &fe, info, files, outs)
 	defer keyed.close()
 	when := "during the engine cache lookup; nothing was built"
 	if hit.Cached {
@@ -117,7 +309,7 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 	if err != nil || hit.Cached {
 		return hit, err
 	}
-	if o.CacheOnly {
+	if lookupOnly {
 		return progress.Result{}, ErrNotCached
 	}
 	// The worker works in the folder the model was opened in, held open, and reads the model
@@ -140,7 +332,8 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 		NewRenderer:   func(c progress.Controls) progress.Renderer { return outs.wrap(fe.NewRenderer(c)) },
 		Notices:       fe.Notices,
 		Signals:       sigs,
-		Stop:          ctx.Done(),
+		Stop:          h.ctx.Done(),
+		Kill:          h.kill,
 		Timeout:       o.Timeout,
 		StallTimeout:  o.StallTimeout,
 		KillAfter:     o.KillAfter,
@@ -149,7 +342,7 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 	})
 	late := outs.finish(fe.Diagnostics, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
-		ctl := watchCacheWork(ctx, sigs, began, o.Timeout)
+		ctl := watchCacheWork(h.ctx, sigs, began, o.Timeout)
 		if late != nil {
 			ctl.cancel(errors.New(exitcode.SignalName(late))) // the manifest, but no store: the user asked to stop
 		}
@@ -166,17 +359,6 @@ func Run(ctx context.Context, o Options, fe Frontend) (progress.Result, error) {
 		}
 	}
 	return res, err
-}
-
-// planned is what a build will do, decided before anything starts.
-type planned struct {
-	model, engine string
-	// src is the model, opened once: every check, the key and the pin of commitBuilt read it.
-	src      *onnx.Source
-	req      worker.Request
-	nodes    int // the model's main-graph nodes (0 when it was not read)
-	paths    *buildPaths
-	warnings []string
 }
 
 // commitBuilt puts the engine the worker built in place, unless the model it read by its name
@@ -197,64 +379,6 @@ func commitBuilt(src *onnx.Source, keyed *keyedBuild, files *buildFiles, res *pr
 		return nil
 	}
 	return files.commitEngine(context.Background())
-}
-
-// Plan is a build as Check decides it, before anything starts: the model, the engine, the
-// request its worker gets (every setting, the model's preflight applied) and the warnings to
-// show.
-type Plan struct {
-	Model, Engine string
-	Request       worker.Request
-	Warnings      []string
-}
-
-// Check applies every rule to o, as Run does first (the same messages, exit status 2 for bad
-// options), and returns the plan of its build. It writes nothing.
-func Check(o Options) (Plan, error) {
-	p, err := planBuild(&o)
-	if err != nil {
-		return Plan{}, err
-	}
-	p.src.Close()
-	return Plan{Model: p.model, Engine: p.engine, Request: p.req, Warnings: p.warnings}, nil
-}
-
-// planBuild checks o and decides the build: the model, the engine, the worker's request (the
-// model's preflight included) and every file it writes, with the warnings to show.
-// The model it opens (planned.src) is the caller's to close.
-func planBuild(o *Options) (_ *planned, err error) {
-	src, err := openModel(o.Model)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			src.Close()
-		}
-	}()
-	engine, derived, err := resolveEngine(src, o.Engine)
-	if err != nil {
-		return nil, err
-	}
-	req, m, warnings, err := prepareRequest(o, src)
-	if err != nil {
-		return nil, err
-	}
-	if err := applyScenario(o.Sim.Scenario, req.Backend, o.Sim.Speed, o.Sim, &req); err != nil {
-		return nil, err
-	}
-	paths, cacheWarnings, err := checkBuildPaths(o, src, engine, derived, req.Backend, m)
-	if err != nil {
-		return nil, err
-	}
-	if _, _, err := checkEngineCache(o.EngineCache); err != nil {
-		return nil, err
-	}
-	nodes := 0
-	if m != nil {
-		nodes = len(m.Nodes)
-	}
-	return &planned{model: src.Path(), engine: engine, src: src, req: req, nodes: nodes, paths: paths, warnings: append(warnings, cacheWarnings...)}, nil
 }
 
 // openModel opens the model, once for everything a build reads of it (onnx.Source): it must be

@@ -16,9 +16,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/onnx"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
 	"github.com/trtbuild/trtbuild/internal/plan"
-	"github.com/trtbuild/trtbuild/internal/probe"
 	"github.com/trtbuild/trtbuild/internal/progress"
-	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // checkEngineCache applies the rules of the engine cache's options, its size and trust, and
@@ -93,8 +91,9 @@ type keyedBuild struct {
 // build is done. ctx ends the lookup
 // (a signal, the time budget). An entry that is broken is removed and said so: the build goes
 // on, into files that start empty again.
-func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, src *onnx.Source, req worker.Request, info progress.BuildInfo, files *buildFiles, outs *outputs) (*keyedBuild, progress.Result, error) {
+func (p *Plan) engineCacheLookup(ctx context.Context, fe *Frontend, info progress.BuildInfo, files *buildFiles, outs *outputs) (*keyedBuild, progress.Result, error) {
 	var none progress.Result
+	o, src := &p.o, p.src
 	cache, err := openEngineCache(o.EngineCache)
 	var unusable *enginecache.UnusableError
 	if errors.As(err, &unusable) {
@@ -110,7 +109,7 @@ func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, src *onnx.
 		go func() {
 			defer release()
 			defer close(k.ready)
-			key, err := computeKey(nil, o, src, req, info)
+			key, err := p.keyed(nil, info.Precision)
 			if err != nil {
 				k.err = err
 				return
@@ -124,7 +123,7 @@ func engineCacheLookup(ctx context.Context, fe *Frontend, o *Options, src *onnx.
 	release := src.Hold() // a signal abandons the hashing, which goes on after Run returns
 	k, err := abandonable(ctx, func() (*keyedBuild, error) {
 		defer release()
-		return computeKey(cache, o, src, req, info)
+		return p.keyed(cache, info.Precision)
 	})
 	if ctx.Err() != nil {
 		cache.Close()
@@ -204,30 +203,56 @@ func (k *keyedBuild) close() {
 	}
 }
 
-// computeKey finds the target and computes the build's key, hashing the model src holds.
-func computeKey(cache *enginecache.Cache, o *Options, src *onnx.Source, req worker.Request, info progress.BuildInfo) (*keyedBuild, error) {
-	target, err := probe.Target(req.Backend, req.Device, req.TensorRTLib)
+// keyed finds the target of the plan's device (its Env asks the machine once) and computes the
+// build's key, hashing the model the plan holds once (with Options.ModelHashes when set);
+// precision is the build's, for the manifest. The errors of the target carry exit status 1,
+// the others are the model's.
+func (p *Plan) keyed(cache *enginecache.Cache, precision string) (*keyedBuild, error) {
+	return p.keyedOn(p.Request.Device, cache, precision)
+}
+
+// keyedOn is keyed for a build on device.
+func (p *Plan) keyedOn(device int, cache *enginecache.Cache, precision string) (*keyedBuild, error) {
+	req := p.Request
+	req.Device = device
+	target, err := p.env.Target(req.Backend, req.Device, req.TensorRTLib)
 	if err != nil {
-		return nil, err
+		return nil, exitcode.Wrap(exitcode.Failed, err)
 	}
-	if o.KeyTarget != nil && target.Backend == "sim" {
+	if p.o.KeyTarget != nil && target.Backend == "sim" {
 		// A simulated build for a matrix target is keyed as that GPU's, so cells map to keys
 		// as they would on the real GPUs.
-		target.GPU, target.ComputeCapability, target.MIG = o.KeyTarget.GPU, o.KeyTarget.ComputeCapability, o.KeyTarget.MIG
+		target.GPU, target.ComputeCapability, target.MIG = p.o.KeyTarget.GPU, p.o.KeyTarget.ComputeCapability, p.o.KeyTarget.MIG
 	}
-	k := &keyedBuild{cache: cache, src: src, model: src.Path(), backend: req.Backend, trt: target.TensorRT, prec: info.Precision}
-	hash := o.ModelHashes
-	if hash == nil {
-		hash = buildkey.HashSource
+	hashes, err := p.modelHashes()
+	if err != nil {
+		return nil, exitcode.Usagef("%v", err)
 	}
-	if k.hashes, err = hash(src); err != nil {
-		return nil, err
-	}
-	if k.parts, k.hashes, err = buildkey.FromHashes(req, target, k.hashes); err != nil {
-		return nil, err
+	k := &keyedBuild{cache: cache, src: p.src, model: p.src.Path(), backend: req.Backend, trt: target.TensorRT, prec: precision}
+	if k.parts, k.hashes, err = buildkey.FromHashes(req, target, hashes); err != nil {
+		return nil, exitcode.Usagef("%v", err)
 	}
 	k.key = k.parts.Key()
 	return k, nil
+}
+
+// modelHashes hashes the plan's model, once.
+func (p *Plan) modelHashes() (buildkey.ModelHashes, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hashes != nil {
+		return *p.hashes, nil
+	}
+	hash := p.o.ModelHashes
+	if hash == nil {
+		hash = buildkey.HashSource
+	}
+	h, err := hash(p.src)
+	if err != nil {
+		return h, err
+	}
+	p.hashes = &h
+	return h, nil
 }
 
 // fetchCached looks key up in cache: with link, a hit is hard linked at the engine's path

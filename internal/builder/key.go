@@ -4,7 +4,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/onnx"
-	"github.com/trtbuild/trtbuild/internal/probe"
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
@@ -19,7 +18,8 @@ type BuildKey struct {
 }
 
 // Key computes the key of the build o describes, from the same request the build would send
-// its worker, without building. warnings are the checks' warnings, for stderr.
+// its worker, without building (and without the checks of its output files: Prepare and
+// Plan.Key for those). warnings are the checks' warnings, for stderr.
 func Key(o Options) (k BuildKey, warnings []string, err error) {
 	src, err := openModel(o.Model)
 	if err != nil {
@@ -30,11 +30,8 @@ func Key(o Options) (k BuildKey, warnings []string, err error) {
 	if err != nil {
 		return k, nil, err
 	}
-	target, err := probe.Target(req.Backend, req.Device, req.TensorRTLib)
-	if err != nil {
-		return k, warnings, exitcode.Wrap(exitcode.Failed, err)
-	}
-	k, err = keyOf(&o, src, req, target)
+	p := &Plan{Model: src.Path(), Request: req, o: o, env: NewEnv(), src: src}
+	k, err = p.Key()
 	return k, warnings, err
 }
 

@@ -59,6 +59,8 @@ type Config struct {
 	// has a context rather than signals). CancelMessage replaces the message of a cancel.
 	Stop          <-chan struct{}
 	CancelMessage string
+	// Kill, when closed, stops the worker at once (Handle.Stop): the top of the ladder.
+	Kill <-chan struct{}
 }
 
 // cancelMessage is shown on the first Ctrl-C or SIGTERM.
@@ -222,7 +224,7 @@ func (s *session) loop() (*progress.Result, error) {
 	armBudget()
 	var final *progress.Result
 	events := s.src.Events()
-	stop := s.cfg.Stop
+	stop, kill := s.cfg.Stop, s.cfg.Kill
 	var killTimer, graceTimer <-chan time.Time
 	for events != nil {
 		select {
@@ -259,6 +261,9 @@ func (s *session) loop() (*progress.Result, error) {
 		case <-stop:
 			stop = nil
 			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
+		case <-kill:
+			kill = nil
+			s.forceStop(exitcode.Interrupted, "Stopping the build worker now.")
 		case <-ticker.C:
 			s.render.Tick(s.cfg.Now()) // the session's clock: a replay's is the recording's
 		case <-budget.C:
@@ -306,24 +311,28 @@ func (s *session) escalate(code exitcode.Code, message string) {
 			kind = progress.NoticeTimeout
 		}
 		s.notice(kind, message)
-	case !s.forced:
-		s.forced = true
-		_ = s.src.Kill()
-		s.notice(progress.NoticeForceStop, "Stopping the build worker now.")
+	default:
+		s.forceStop(code, "Stopping the build worker now.")
 	}
 }
 
-// quit answers SIGQUIT (Ctrl-\\): the top of the ladder at once, the worker stopped now.
-func (s *session) quit() {
+// forceStop stops the worker now (the top of the ladder), once; code is why, when nothing
+// cancelled the build before.
+func (s *session) forceStop(code exitcode.Code, message string) {
 	if s.cancelledBy == 0 {
-		s.cancelledBy = exitcode.Quit
+		s.cancelledBy = code
 		s.cancelAt = s.cfg.Now()
 	}
 	if !s.forced {
 		s.forced = true
 		_ = s.src.Kill()
-		s.notice(progress.NoticeForceStop, "Quit (SIGQUIT): stopping the build worker now.")
+		s.notice(progress.NoticeForceStop, message)
 	}
+}
+
+// quit answers SIGQUIT (Ctrl-\\): the top of the ladder at once, the worker stopped now.
+func (s *session) quit() {
+	s.forceStop(exitcode.Quit, "Quit (SIGQUIT): stopping the build worker now.")
 }
 
 // apply applies a batch to the state and returns the events a renderer is to see (all but the
