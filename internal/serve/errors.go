@@ -35,7 +35,27 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-// writeServiceError answers an error of the Manager: a *service.RequestError with its status,
+// httpStatus is the HTTP status that answers a refusal of kind.
+func httpStatus(kind service.Kind) int {
+	switch kind {
+	case service.KindUnusable:
+		return http.StatusUnprocessableEntity
+	case service.KindNotFound:
+		return http.StatusNotFound
+	case service.KindConflict:
+		return http.StatusConflict
+	case service.KindUnavailable:
+		return http.StatusServiceUnavailable
+	case service.KindNoRoom:
+		return http.StatusInsufficientStorage
+	case service.KindInternal:
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadRequest // KindInvalid
+}
+
+// writeServiceError answers an error of the Manager: a *service.RequestError with the status of
+// its kind (httpStatus),
 // problem and hint (a hint still inside the problem, "X; do Y", is split off); not found with
 // 404; anything else with 500.
 func (s *Server) writeServiceError(w http.ResponseWriter, r *http.Request, err error) {
@@ -46,11 +66,7 @@ func (s *Server) writeServiceError(w http.ResponseWriter, r *http.Request, err e
 		if hint == "" {
 			problem, hint = buildflags.SplitHint(problem)
 		}
-		status := re.Status
-		if status == 0 {
-			status = http.StatusBadRequest
-		}
-		writeError(w, status, problem, hint)
+		writeError(w, httpStatus(re.Kind), problem, hint)
 	case errors.Is(err, service.ErrNotFound):
 		writeError(w, http.StatusNotFound, "no build "+quoteHeader(r.PathValue("id")), "list the builds: GET /v1/builds")
 	default:

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -77,7 +76,7 @@ func (r *modelRoot) open(name string) (*onnx.Source, error) {
 	case err == nil:
 		return src, nil
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, &RequestError{Status: http.StatusNotFound, Problem: fmt.Sprintf("no model %s in the model root", shown), Hint: "check the name; it is relative to the model root the server was started with"}
+		return nil, &RequestError{Kind: KindNotFound, Problem: fmt.Sprintf("no model %s in the model root", shown), Hint: "check the name; it is relative to the model root the server was started with"}
 	case errors.Is(err, onnx.ErrLinkedModel):
 		return nil, badRequest(fmt.Sprintf("model %s is a symbolic link", shown), "name the file itself; links in the model root are not followed at the model's name")
 	case errors.As(err, &nr):

@@ -161,7 +161,7 @@ func TestRefusalQuotesOnlyTheRootsModel(t *testing.T) {
 	m.hooks.opened = func(string) { swaps[0].swap(t, e, victim, outside) }
 	_, _, err := m.Submit(Request{Model: "sub/victim.onnx", Options: opts(t, `{"backend": "sim", "shapes": "nope:1x2"}`)})
 	var re *RequestError
-	if !errors.As(err, &re) || re.Status != 400 {
+	if !errors.As(err, &re) || re.Kind != KindInvalid {
 		t.Fatalf("%v, want a refusal", err)
 	}
 	if msg := re.Error(); !strings.Contains(msg, `"images"`) || strings.Contains(msg, `"cond"`) {

@@ -3,7 +3,6 @@ package service
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,8 +156,8 @@ func TestExternalDataRefusalHint(t *testing.T) {
 		{"short/model.onnx", `external data file "external_data.bin" is 10 bytes`},
 	} {
 		re := refused(t, m, tt.model, `{"backend": "sim"}`)
-		if re.Status != http.StatusBadRequest || !strings.Contains(re.Problem, tt.problem) || re.Hint != externalHint {
-			t.Errorf("%s: %d %q, hint %q; want 400, %q and the external data's hint", tt.model, re.Status, re.Problem, re.Hint, tt.problem)
+		if re.Kind != KindInvalid || !strings.Contains(re.Problem, tt.problem) || re.Hint != externalHint {
+			t.Errorf("%s: %d %q, hint %q; want KindInvalid, %q and the external data's hint", tt.model, re.Kind, re.Problem, re.Hint, tt.problem)
 		}
 	}
 }
@@ -169,7 +168,7 @@ func TestNegativeTimeoutRefused(t *testing.T) {
 	e := newEnv(t)
 	m := e.manager(t, nil)
 	re := refused(t, m, "convnet.onnx", `{"backend": "sim", "timeout": "-5s"}`)
-	if re.Status != http.StatusBadRequest || !strings.Contains(re.Problem, `option "timeout": -5s is negative`) {
-		t.Errorf("%d %q; want 400 naming the negative timeout", re.Status, re.Problem)
+	if re.Kind != KindInvalid || !strings.Contains(re.Problem, `option "timeout": -5s is negative`) {
+		t.Errorf("%d %q; want KindInvalid naming the negative timeout", re.Kind, re.Problem)
 	}
 }

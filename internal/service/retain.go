@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -277,7 +276,7 @@ func (m *Manager) Delete(id string) error {
 	if !b.finished {
 		state, _, _ := b.shown()
 		m.mu.Unlock()
-		return &RequestError{Status: http.StatusConflict, Problem: fmt.Sprintf("build %s is %s: only an ended build can be deleted", id, state),
+		return &RequestError{Kind: KindConflict, Problem: fmt.Sprintf("build %s is %s: only an ended build can be deleted", id, state),
 			Hint: fmt.Sprintf("cancel it first (POST /v1/builds/%s/cancel), then delete it once it has ended", id)}
 	}
 	delete(m.builds, id)

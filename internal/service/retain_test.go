@@ -2,7 +2,6 @@ package service
 
 import (
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,7 +167,7 @@ func TestDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	var re *RequestError
-	if err := m.Delete(s.ID); !errors.As(err, &re) || re.Status != http.StatusConflict || !strings.Contains(re.Hint, "cancel it first") {
+	if err := m.Delete(s.ID); !errors.As(err, &re) || re.Kind != KindConflict || !strings.Contains(re.Hint, "cancel it first") {
 		t.Fatalf("deleting a running build: %v", err)
 	}
 	if _, err := m.Cancel(s.ID, true); err != nil {

@@ -2,7 +2,6 @@ package service
 
 import (
 	"fmt"
-	"net/http"
 	"sync"
 
 	"github.com/trtbuild/trtbuild/internal/onnx"
@@ -54,7 +53,7 @@ func (m *Manager) checkRoom(src *onnx.Source, name string) (copied func(), err e
 			})
 		}, nil
 	}
-	return nil, &RequestError{Status: http.StatusInsufficientStorage,
+	return nil, &RequestError{Kind: KindNoRoom,
 		Problem: fmt.Sprintf("the state dir's file system has %s free beside the copies under way, and the copy of the model %s with its external data takes %s, which would leave less than %s",
 			bytesText(free), pathtext.Q(name), bytesText(size), bytesText(floor)),
 		Hint: "submit it again once running builds have ended and freed their copies; the server's operator can free room there (a smaller --keep-builds-size) or give a --state-dir with more room"}

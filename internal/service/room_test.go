@@ -1,7 +1,6 @@
 package service
 
 import (
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,7 +71,7 @@ func TestCopyRefusedWithoutRoom(t *testing.T) {
 			}
 			for _, err := range []error{err, toolErr} {
 				re, ok := err.(*RequestError)
-				if !ok || re.Status != http.StatusInsufficientStorage || strings.Contains(re.Error(), "\n") ||
+				if !ok || re.Kind != KindNoRoom || strings.Contains(re.Error(), "\n") ||
 					!strings.Contains(re.Problem, "the state dir's file system has "+bytesText(free)+" free") ||
 					!strings.Contains(re.Problem, "takes "+bytesText(tt.size)) ||
 					!strings.HasSuffix(re.Problem, "would leave less than "+tt.floorIs) ||
@@ -139,7 +138,7 @@ func TestCopiesStartingTogetherShareTheRoom(t *testing.T) {
 	}
 	if _, err := m.checkRoom(src, "convnet.onnx"); err == nil {
 		t.Fatal("the second copy was let in on the room the first one takes")
-	} else if re, ok := err.(*RequestError); !ok || re.Status != http.StatusInsufficientStorage {
+	} else if re, ok := err.(*RequestError); !ok || re.Kind != KindNoRoom {
 		t.Fatalf("the second copy: %v, want 507", err)
 	}
 	first()

@@ -4,7 +4,6 @@ package service
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"strings"
 	"syscall"
@@ -17,12 +16,12 @@ import (
 func TestCopyFillingTheDiskIs507(t *testing.T) {
 	shown := func(s string) string { return s }
 	full := &os.PathError{Op: "write", Path: "x", Err: syscall.ENOSPC}
-	if re := copyError("m.onnx", fmt.Errorf("copying external data %q: %w", "w.bin", full), shown); re.Status != http.StatusInsufficientStorage ||
+	if re := copyError("m.onnx", fmt.Errorf("copying external data %q: %w", "w.bin", full), shown); re.Kind != KindNoRoom ||
 		!strings.Contains(re.Problem, "filled up while the model m.onnx was copied") || strings.Contains(re.Error(), "\n") {
 		t.Errorf("a full disk: %+v, want a one-line 507", re)
 	}
 	other := &os.PathError{Op: "write", Path: "x", Err: syscall.EIO}
-	if re := copyError("m.onnx", other, shown); re.Status != http.StatusInternalServerError {
+	if re := copyError("m.onnx", other, shown); re.Kind != KindInternal {
 		t.Errorf("an I/O error: %+v, want 500", re)
 	}
 }

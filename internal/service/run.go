@@ -30,24 +30,34 @@ type run struct {
 	key, share string // its build key, and its sharing key
 	model      string // the model as the first request named it
 	opts       builder.Options
-	onGPU      bool
-	gpu        int
-	dir        string // absolute
-	state      string // StateQueued (while the engine cache is looked up, then in the queue) or StateRunning
-	queued     bool   // in Manager.queue
-	created    time.Time
-	started    time.Time
-	log        *Log
-	sigs       chan os.Signal // the cancel ladder, for the lookup and the build
-	cancels    int            // rungs asked for
-	followers  []*build       // the builds that follow it now
-	killer     *time.Timer    // the hard stop after a budget cancelled it
-	ending     bool           // endRun has begun: it runs once
+	// plan is its build, planned once when it was submitted: looked up in the engine cache
+	// under the key of each GPU type the service has, then built on the GPU it gets.
+	plan *builder.Plan
+	// keys are its build keys by GPU (one, under -1, for a simulated build), distinct ones
+	// in the order of Config.GPUs in lookups.
+	keys      map[int]string
+	lookups   []int // a GPU of each distinct key, in order
+	onGPU     bool
+	gpu       int
+	dir       string // absolute
+	state     string // StateQueued (while the engine cache is looked up, then in the queue) or StateRunning
+	queued    bool   // in Manager.queue
+	created   time.Time
+	started   time.Time
+	log       *Log
+	handle    *builder.Handle // its lookup's or build's, while one runs
+	cancels   int             // rungs of the cancel ladder asked for (1: cancel, 2: stop now)
+	followers []*build        // the builds that follow it now
+	killer    *time.Timer     // the hard stop after a budget cancelled it
+	ending    bool            // endRun has begun: it runs once
 }
 
 // followLocked makes b follow rn: its log a view of rn's, its state rn's. m.mu is held.
 func (m *Manager) followLocked(b *build, rn *run) {
 	b.run = rn
+	if rn.key != "" {
+		b.key = rn.key // the key of the GPU it builds on, when the service has several types
+	}
 	b.log = rn.log.view()
 	b.state = rn.state
 	if !rn.started.IsZero() {
@@ -96,18 +106,34 @@ func (m *Manager) stopLocked(rn *run, hard bool) (dropped bool) {
 		rn.queued = false
 		return true
 	}
-	want := 1
-	if hard {
-		want = 2
-	}
 	// A cancel is idempotent (a client may send it again); hard is the second rung.
-	for ; rn.cancels < want; rn.cancels++ {
-		select {
-		case rn.sigs <- os.Interrupt:
-		default:
-		}
+	rn.cancels = max(rn.cancels, 1)
+	if hard {
+		rn.cancels = 2
 	}
+	rn.applyCancels()
 	return false
+}
+
+// applyCancels passes the rungs asked for to the lookup or build that runs now, if any; one
+// that starts later gets them when it starts (setHandleLocked). m.mu is held.
+func (rn *run) applyCancels() {
+	if rn.handle == nil {
+		return
+	}
+	switch rn.cancels {
+	case 1:
+		rn.handle.Cancel()
+	case 2:
+		rn.handle.Stop()
+	}
+}
+
+// setHandleLocked makes h the handle of what rn runs now (nil once it ended), with the cancels
+// asked for so far. m.mu is held.
+func (rn *run) setHandleLocked(h *builder.Handle) {
+	rn.handle = h
+	rn.applyCancels()
 }
 
 // start makes rn's folder, answers it from the engine cache when the cache has its engine,
@@ -143,24 +169,52 @@ func (m *Manager) start(rn *run) {
 	m.schedule()
 }
 
-// lookup answers rn from the engine cache: hit is true when the cache had its engine.
+// lookup answers rn from the engine cache: hit is true when the cache had its engine under the
+// key of one of the service's GPU types (the first, in the order of Config.GPUs), which is
+// then the key of its builds.
 func (m *Manager) lookup(rn *run) (progress.Result, error, bool) {
-	o := rn.opts
-	o.CacheOnly = true
 	began := time.Now()
-	res, err := builder.Run(context.Background(), o, builder.Frontend{
-		Cached:      rn.showCacheHit,
-		Diagnostics: m.diagnostics(rn.id),
-		Signals:     rn.sigs,
-		Began:       began,
-	})
-	if errors.Is(err, builder.ErrNotCached) || !res.Cached {
-		return res, err, false
+	for _, gpu := range rn.lookups {
+		if gpu >= 0 {
+			rn.plan.SetDevice(gpu)
+		}
+		h := rn.plan.Lookup(context.Background(), builder.Frontend{
+			Cached:      rn.showCacheHit,
+			Diagnostics: m.diagnostics(rn.id),
+			Began:       began,
+		})
+		m.mu.Lock()
+		rn.setHandleLocked(h)
+		m.mu.Unlock()
+		res, err := h.Wait()
+		m.mu.Lock()
+		rn.setHandleLocked(nil)
+		m.mu.Unlock()
+		if errors.Is(err, builder.ErrNotCached) {
+			continue
+		}
+		if !res.Cached {
+			if err == nil || exitcode.Of(err) == exitcode.Interrupted {
+				return res, err, false // a cancel: start ends the run as cancelled before it started
+			}
+			return res, err, true // a refusal ends the run
+		}
+		m.mu.Lock()
+		rn.started = began
+		m.setKeyLocked(rn, rn.keys[gpu])
+		m.mu.Unlock()
+		return res, err, true
 	}
-	m.mu.Lock()
-	rn.started = began
-	m.mu.Unlock()
-	return res, err, true
+	return progress.Result{}, nil, false
+}
+
+// setKeyLocked makes key the build key of rn and of the builds that follow it: the key of the
+// GPU it builds on, or of the engine the cache had. m.mu is held.
+func (m *Manager) setKeyLocked(rn *run, key string) {
+	rn.key = key
+	for _, b := range rn.followers {
+		b.key = key
+	}
 }
 
 // showCacheHit puts an engine cache hit in rn's log as the command line's --progress json
@@ -201,6 +255,8 @@ func (m *Manager) schedule() {
 			m.gpuBusy[gpu] = rn
 			rn.gpu = gpu
 			rn.opts.Device = gpu
+			rn.plan.SetDevice(gpu)
+			m.setKeyLocked(rn, rn.keys[gpu])
 		} else {
 			m.simBusy++
 		}
@@ -241,14 +297,21 @@ func (m *Manager) runBuild(rn *run) {
 
 // build runs rn's build with the builder, its events going to rn's log.
 func (m *Manager) build(rn *run) (progress.Result, error) {
-	return builder.Run(context.Background(), rn.opts, builder.Frontend{
+	h := rn.plan.Start(context.Background(), builder.Frontend{
 		NewRenderer:   func(progress.Controls) progress.Renderer { return progress.NewJSONLines(rn.log, nil) },
 		Cached:        rn.showCacheHit,
 		Diagnostics:   m.diagnostics(rn.id),
-		Signals:       rn.sigs,
 		CancelMessage: m.cfg.CancelMessage,
 		Began:         rn.created,
 	})
+	m.mu.Lock()
+	rn.setHandleLocked(h)
+	m.mu.Unlock()
+	res, err := h.Wait()
+	m.mu.Lock()
+	rn.setHandleLocked(nil)
+	m.mu.Unlock()
+	return res, err
 }
 
 // later is the later of two times.
@@ -291,6 +354,9 @@ func (m *Manager) endRun(rn *run, res progress.Result, err error) {
 	}
 	m.mu.Unlock()
 	defer m.running.Done()
+	if rn.plan != nil {
+		rn.plan.Close()
+	}
 	if !rn.log.Ended() {
 		r := res
 		if r.Status == "" {

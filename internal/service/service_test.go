@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -250,7 +249,7 @@ func TestSameKeyFollowsOneRunAndIdempotencyKeyReplays(t *testing.T) {
 	}
 	_, _, err = m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "fp16": true}`), IdempotencyKey: "k1"})
 	var re *RequestError
-	if !errors.As(err, &re) || re.Status != http.StatusConflict {
+	if !errors.As(err, &re) || re.Kind != KindConflict {
 		t.Fatalf("another request with the key: %v", err)
 	}
 	for _, id := range []string{a.ID, b.ID} {
@@ -332,25 +331,25 @@ func TestRefusedRequests(t *testing.T) {
 	m := e.manager(t, nil)
 	for _, tt := range []struct {
 		model, options string
-		status         int
+		kind           Kind
 		want           string
 	}{
-		{"", `{}`, 400, "no model given"},
-		{"../convnet.onnx", `{}`, 400, "leads out of the model root"},
-		{"a/../../convnet.onnx", `{}`, 400, "leads out of the model root"},
-		{filepath.Join(e.models, "convnet.onnx"), `{}`, 400, "is an absolute path"},
-		{"out.onnx", `{"backend": "sim"}`, 400, "model out.onnx is a symbolic link; name the file itself"},
-		{"in.onnx", `{"backend": "sim"}`, 400, "model in.onnx is a symbolic link; name the file itself"},
-		{"fifo.onnx", `{"backend": "sim"}`, 400, "model fifo.onnx is a named pipe (FIFO), not a regular file"},
-		{"missing.onnx", `{}`, 404, "no model missing.onnx in the model root"},
-		{"convnet.onnx", `{"report": "/etc/x"}`, 400, `option "report" cannot be set here`},
-		{"convnet.onnx", `{"fp61": true}`, 400, `unknown option "fp61"`},
-		{"convnet.onnx", `{"backend": "sim", "shapes": "nope:1x2"}`, 400, "nope"},
-		{"convnet.onnx", `{"backend": "warp"}`, 400, "warp"},
+		{"", `{}`, KindInvalid, "no model given"},
+		{"../convnet.onnx", `{}`, KindInvalid, "leads out of the model root"},
+		{"a/../../convnet.onnx", `{}`, KindInvalid, "leads out of the model root"},
+		{filepath.Join(e.models, "convnet.onnx"), `{}`, KindInvalid, "is an absolute path"},
+		{"out.onnx", `{"backend": "sim"}`, KindInvalid, "model out.onnx is a symbolic link; name the file itself"},
+		{"in.onnx", `{"backend": "sim"}`, KindInvalid, "model in.onnx is a symbolic link; name the file itself"},
+		{"fifo.onnx", `{"backend": "sim"}`, KindInvalid, "model fifo.onnx is a named pipe (FIFO), not a regular file"},
+		{"missing.onnx", `{}`, KindNotFound, "no model missing.onnx in the model root"},
+		{"convnet.onnx", `{"report": "/etc/x"}`, KindInvalid, `option "report" cannot be set here`},
+		{"convnet.onnx", `{"fp61": true}`, KindInvalid, `unknown option "fp61"`},
+		{"convnet.onnx", `{"backend": "sim", "shapes": "nope:1x2"}`, KindInvalid, "nope"},
+		{"convnet.onnx", `{"backend": "warp"}`, KindInvalid, "warp"},
 		// Shapes TensorRT cannot build for: the preflight's one line, as the CLI says it.
-		{"dynamic_batch.onnx", `{"backend": "sim", "shapes": "images:0x3x64x64"}`, 400,
+		{"dynamic_batch.onnx", `{"backend": "sim", "shapes": "images:0x3x64x64"}`, KindInvalid,
 			`input "images": the shape 0x3x64x64 gives dimension 0 (the batch) the size 0, an empty tensor, which leaves TensorRT nothing to build for; give sizes of 1 or more`},
-		{"dynamic_batch.onnx", `{"backend": "sim", "shapes": "images:9223372036854775807x3x64x64"}`, 400,
+		{"dynamic_batch.onnx", `{"backend": "sim", "shapes": "images:9223372036854775807x3x64x64"}`, KindInvalid,
 			`input "images": the shape 9223372036854775807x3x64x64 is more than 2^63-1 elements, more than TensorRT's 64-bit sizes can count; check the shape flags for a typo`},
 	} {
 		if tt.model == "fifo.onnx" && !fifos {
@@ -362,8 +361,8 @@ func TestRefusedRequests(t *testing.T) {
 			if !errors.As(err, &re) {
 				t.Fatalf("error %v, want a RequestError", err)
 			}
-			if re.Status != tt.status || !strings.Contains(re.Error(), tt.want) || strings.Contains(re.Error(), "\n") {
-				t.Errorf("got %d %q, want %d with %q", re.Status, re.Error(), tt.status, tt.want)
+			if re.Kind != tt.kind || !strings.Contains(re.Error(), tt.want) || strings.Contains(re.Error(), "\n") {
+				t.Errorf("got kind %d %q, want kind %d with %q", re.Kind, re.Error(), tt.kind, tt.want)
 			}
 		})
 	}
@@ -461,7 +460,7 @@ func TestShutdownRefusesAndCancels(t *testing.T) {
 	}
 	_, _, err = m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim"}`)})
 	var re *RequestError
-	if !errors.As(err, &re) || re.Status != http.StatusServiceUnavailable {
+	if !errors.As(err, &re) || re.Kind != KindUnavailable {
 		t.Errorf("submit while draining: %v", err)
 	}
 }

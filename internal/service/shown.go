@@ -98,7 +98,7 @@ func (m *Manager) shownError(err error, modelCopy string) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	return &RequestError{Status: re.Status, Problem: m.shownText(re.Problem, modelCopy), Hint: m.shownText(re.Hint, modelCopy)}
+	return &RequestError{Kind: re.Kind, Problem: m.shownText(re.Problem, modelCopy), Hint: m.shownText(re.Hint, modelCopy)}
 }
 
 // toolCopy is a tool's copy of a model as shown once the state dir is left out: OpenModel's

@@ -70,48 +70,70 @@ func ParserVersionSrc(version int) string {
 	return ParserSrc + fmt.Sprintf("extern \"C\" int getNvOnnxParserVersion() noexcept { return %d; }\n", version)
 }
 
-// Driver is a CUDA driver, libcuda.so.1, with one GPU of that name (CUDA names a MIG slice
-// "NVIDIA A100-SXM4-40GB MIG 1g.5gb"), compute capability and multiprocessor count, driver
-// version 13.0. It exports the driver API functions the backend resolves, under the names
-// cuda.h maps them to (cuDevicePrimaryCtxRelease_v2, cuStreamDestroy_v2), refuses device
-// calls before cuInit and a stream without a current context, as the real driver does, and
-// notes streams and contexts in EnvLog.
+// GPU is one GPU of a stand-in CUDA driver (Drivers): its name (CUDA names a MIG slice "NVIDIA
+// A100-SXM4-40GB MIG 1g.5gb"), compute capability and multiprocessor count.
+type GPU struct {
+	Name             string
+	CCMajor, CCMinor int
+	SMs              int
+}
+
+// Driver is a CUDA driver, libcuda.so.1, with one GPU of that name, compute capability and
+// multiprocessor count (Drivers).
 func Driver(name string, ccMajor, ccMinor, sms int) Lib {
+	return Drivers(GPU{Name: name, CCMajor: ccMajor, CCMinor: ccMinor, SMs: sms})
+}
+
+// Drivers is a CUDA driver, libcuda.so.1, with gpus as devices 0, 1, ... (a server whose GPUs
+// are not all of one type), driver version 13.0. It exports the driver API functions the
+// backend resolves, under the names cuda.h maps them to (cuDevicePrimaryCtxRelease_v2,
+// cuStreamDestroy_v2), refuses device calls before cuInit, for a device it does not have and
+// for a stream without a current context, as the real driver does, and notes streams and
+// contexts in EnvLog.
+func Drivers(gpus ...GPU) Lib {
+	var table strings.Builder
+	for _, g := range gpus {
+		fmt.Fprintf(&table, "    {%s, %d, %d, %d},\n", strconv.Quote(g.Name), g.CCMajor, g.CCMinor, g.SMs)
+	}
 	src := loggerPrelude + fmt.Sprintf(`
+struct standin_gpu { const char* name; int cc_major, cc_minor, sms; };
+static const standin_gpu gpus[] = {
+%s};
+static const int ngpus = %d;
 static bool inited = false;
 static thread_local void* current = nullptr;
 static int retained = 0;
-static char primary;  // the one context
+static char primary[%[2]d];  // each device's primary context
 extern "C" {
 int cuInit(unsigned int) { inited = true; return 0; }
 int cuDriverGetVersion(int* v) { *v = 13000; return 0; }
-int cuDeviceGetCount(int* n) { if (!inited) return 3; *n = 1; return 0; }
-int cuDeviceGet(int* d, int ordinal) { if (!inited) return 3; if (ordinal != 0) return 101; *d = 0; return 0; }
+int cuDeviceGetCount(int* n) { if (!inited) return 3; *n = ngpus; return 0; }
+int cuDeviceGet(int* d, int ordinal) { if (!inited) return 3; if (ordinal < 0 || ordinal >= ngpus) return 101; *d = ordinal; return 0; }
 int cuDeviceGetName(char* out, int len, int d) {
     if (!inited) return 3;
-    if (d != 0) return 101;
-    snprintf(out, (size_t)len, "%%s", %s);
+    if (d < 0 || d >= ngpus) return 101;
+    snprintf(out, (size_t)len, "%%s", gpus[d].name);
     return 0;
 }
 int cuDeviceGetAttribute(int* v, int attr, int d) {
     if (!inited) return 3;
-    if (d != 0) return 101;
+    if (d < 0 || d >= ngpus) return 101;
     switch (attr) {
-        case 75: *v = %d; return 0;
-        case 76: *v = %d; return 0;
-        case 16: *v = %d; return 0;
+        case 75: *v = gpus[d].cc_major; return 0;
+        case 76: *v = gpus[d].cc_minor; return 0;
+        case 16: *v = gpus[d].sms; return 0;
     }
     return 1;
 }
 int cuDevicePrimaryCtxRetain(void** ctx, int d) {
     if (!inited) return 3;
-    if (d != 0) return 101;
+    if (d < 0 || d >= ngpus) return 101;
     ++retained;
-    *ctx = &primary;
+    *ctx = &primary[d];
     return 0;
 }
 int cuDevicePrimaryCtxRelease_v2(int d) {
-    if (d != 0 || retained == 0) return 101;
+    if (d < 0 || d >= ngpus || retained == 0) return 101;
     --retained;
     standin_note("primary context released");
     return 0;
@@ -135,7 +157,7 @@ int cuStreamCreate(void** stream, unsigned int flags) {
 }
 int cuStreamDestroy_v2(void*) { standin_note("stream destroyed"); return 0; }
 }
-`, strconv.Quote(name), ccMajor, ccMinor, sms)
+`, table.String(), len(gpus))
 	return Lib{File: "libcuda.so.1", Src: src}
 }
 
