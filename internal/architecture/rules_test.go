@@ -2,9 +2,11 @@ package architecture
 
 import (
 	"fmt"
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -179,5 +181,63 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		if !ok {
 			t.Errorf("planted %s -> %s: reported %q, want lines starting %q", tc.from, tc.to, got, want)
 		}
+	}
+}
+
+// signalsOutsideTheCommand lists the non-test uses of os.Interrupt under root's internal/ in a
+// package other than internal/exitcode (which maps the OS's signals to exit codes), one line
+// each: a build is cancelled through its handle (builder.Handle), and only cmd/trtbuild turns
+// the OS's signals into that.
+func signalsOutsideTheCommand(root string) ([]string, error) {
+	var out []string
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(filepath.Join(root, "internal"), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if strings.HasPrefix(rel, "internal/exitcode/") || strings.Contains(rel, "/testdata/") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Interrupt" {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "os" {
+					out = append(out, fmt.Sprintf("%s:%d uses os.Interrupt", rel, fset.Position(sel.Pos()).Line))
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	return out, err
+}
+
+// TestNoFakeSignals: no package below cmd/trtbuild cancels a build by writing a signal it did
+// not receive (the service once wrote os.Interrupt into a build's signal channel); the test
+// fails on one planted in a copy of a real file.
+func TestNoFakeSignals(t *testing.T) {
+	root := testmodels.RepoRoot(t)
+	found, err := signalsOutsideTheCommand(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range found {
+		t.Error(f)
+	}
+	planted := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(planted, "internal", "service"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src := "package service\n\nimport \"os\"\n\nfunc cancel(c chan os.Signal) { c <- os.Interrupt }\n"
+	if err := os.WriteFile(filepath.Join(planted, "internal", "service", "run.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := signalsOutsideTheCommand(planted); err != nil || len(got) != 1 || got[0] != "internal/service/run.go:5 uses os.Interrupt" {
+		t.Fatalf("a planted fake signal: %q, %v", got, err)
 	}
 }
