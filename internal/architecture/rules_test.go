@@ -23,6 +23,11 @@ const module = "github.com/trtbuild/trtbuild"
 // and internal/service only (docs/architecture.md, "Who may import whom").
 var frontEnds = []string{"cmd/trtbuild", "internal/serve", "internal/webui", "internal/mcptools", "internal/tui"}
 
+// contracts are floor 0 of docs/architecture.md: the facts and formats every process shares.
+var contracts = []string{"internal/progress", "internal/buildreq", "internal/buildkey", "internal/enginecache", "internal/timingcache",
+	"internal/manifest", "internal/onnx/...", "internal/convert/...", "internal/shapes", "internal/preflight", "internal/trt/...", "internal/trtexec",
+	"internal/outpath", "internal/regfile", "internal/exitcode", "internal/pathtext"}
+
 // rule is one line of docs/architecture.md's table: the packages From (a package or a folder
 // ending in "/...") may not import Forbidden (a path prefix when it ends in "/"), except the
 // packages Except.
@@ -41,6 +46,13 @@ var rules = []rule{
 	{Name: "the build and the service draw nothing", From: []string{"internal/builder", "internal/service"},
 		Forbidden: []string{"internal/tui", "charm.land/", "github.com/charmbracelet/"},
 		Why:       "a server or a library that builds engines links no terminal library; JSON lines are progress.JSONLines"},
+	{Name: "only the builder starts the children", From: []string{"..."},
+		Forbidden: []string{"internal/worker", "internal/probe"},
+		Except:    []string{"internal/builder/...", "internal/worker", "internal/probe"},
+		Why:       "a build's worker and the probe are started, asked and cancelled in one place, so a new front end or matrix inherits every rule of it"},
+	{Name: "contracts stand on nothing above them", From: contracts,
+		Forbidden: []string{"internal/builder", "internal/service", "internal/worker", "internal/probe", "internal/cgo", "internal/matrix", "internal/report", "internal/replay", "internal/inspect", "internal/tui", "internal/serve", "internal/webui", "internal/mcptools", "internal/buildflags", "cmd/"},
+		Why: "the event contract, the build request, keys, caches and formats are the floor every process shares; a package there that reached up would tie them all to one process"},
 	{Name: "native code lives in the child processes", From: []string{"..."},
 		Forbidden: []string{"internal/cgo"}, Except: []string{"internal/worker", "internal/probe"},
 		Why: "TensorRT and the CUDA driver are loaded only in the worker and the probe, never in a parent that renders and controls"},
@@ -154,15 +166,19 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		t.Fatal(err)
 	}
 	const machinery, draw, native = "front ends stay off the build's machinery", "the build and the service draw nothing", "native code lives in the child processes"
+	const children, contract = "only the builder starts the children", "contracts stand on nothing above them"
 	for _, tc := range []struct {
 		from, to string
 		rules    []string // that the import breaks, in the order reported
 	}{
-		{"internal/serve", "internal/worker", []string{machinery}},
+		{"internal/serve", "internal/worker", []string{machinery, children}},
 		{"cmd/trtbuild", "internal/cgo", []string{machinery, native}},
 		{"internal/service", "charm.land/lipgloss/v2", []string{draw}},
 		{"internal/builder", "internal/tui", []string{draw}},
-		{"internal/buildkey", "internal/cgo", []string{native}},
+		{"internal/buildkey", "internal/cgo", []string{contract, native}},
+		{"internal/matrix", "internal/probe", []string{children}},
+		{"internal/buildkey", "internal/worker", []string{contract, children}},
+		{"internal/progress", "internal/service", []string{contract}},
 	} {
 		graph := map[string][]string{}
 		for k, v := range real {

@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trtbuild/trtbuild/internal/buildreq"
 	"github.com/trtbuild/trtbuild/internal/convert"
 	"github.com/trtbuild/trtbuild/internal/shapes"
 	"github.com/trtbuild/trtbuild/internal/trt"
-	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 // Target is the builder and GPU a build runs on: what internal/probe finds on this machine, or what a
@@ -32,7 +32,7 @@ type Target struct {
 
 // FromRequest returns the parts of a build of req on target, hashing the model and the plugin
 // libraries. The model's path is in no part.
-func FromRequest(req worker.Request, target Target) (Parts, ModelHashes, error) {
+func FromRequest(req buildreq.Request, target Target) (Parts, ModelHashes, error) {
 	hashes, err := HashModel(req.Model)
 	if err != nil {
 		return Parts{}, ModelHashes{}, err
@@ -42,7 +42,7 @@ func FromRequest(req worker.Request, target Target) (Parts, ModelHashes, error) 
 
 // FromHashes is FromRequest with the model's hashes already known (a matrix hashes each model
 // once for all its cells).
-func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, ModelHashes, error) {
+func FromHashes(req buildreq.Request, target Target, hashes ModelHashes) (Parts, ModelHashes, error) {
 	plugins, err := HashPlugins(req.Plugins)
 	if err != nil {
 		return Parts{}, ModelHashes{}, err
@@ -90,7 +90,7 @@ func FromHashes(req worker.Request, target Target, hashes ModelHashes) (Parts, M
 		s := req.Sim
 		major := s.TensorRT
 		if major == 0 {
-			major = worker.DefaultSimTensorRT
+			major = buildreq.DefaultSimTensorRT
 		}
 		p.Sim = &Sim{TensorRT: major, Tactics: s.Tactics, Iterations: s.Iterations, Seed: s.Seed}
 	}

@@ -16,7 +16,6 @@ import (
 	"github.com/trtbuild/trtbuild/internal/manifest"
 	"github.com/trtbuild/trtbuild/internal/outpath"
 	"github.com/trtbuild/trtbuild/internal/pathtext"
-	"github.com/trtbuild/trtbuild/internal/probe"
 )
 
 // RunOptions say how a matrix's cells are built: on which builder, with which engine cache,
@@ -147,7 +146,7 @@ func (t Target) Mismatch(d Device) string {
 
 // probeDevice is CUDA device d as the probe finds it.
 func probeDevice(device int, libDir string) (Device, error) {
-	r, err := probe.Run(device, libDir)
+	r, err := builder.DescribeTarget(device, libDir, false)
 	switch {
 	case err != nil:
 		return Device{}, exitcode.Wrap(exitcode.Failed, err)

@@ -165,7 +165,7 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 	if req.ModelFolder != "" {
 		// Every other path of the request stays what it named from where the worker started.
 		if cwd, err := os.Getwd(); err == nil {
-			req.absolute(cwd)
+			absolute(&req, cwd)
 		}
 		if err := enterModelFolder(req.ModelFolder); err != nil {
 			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error()}, 0)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trtbuild/trtbuild/internal/buildreq"
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/timingcache"
 	"github.com/trtbuild/trtbuild/internal/trt"
@@ -11,7 +12,7 @@ import (
 
 // DefaultSimTensorRT is the TensorRT major a simulated build plays when the request names none:
 // the newer of the two the binary drives.
-const DefaultSimTensorRT = 11
+const DefaultSimTensorRT = buildreq.DefaultSimTensorRT
 
 // simMajor is the major the request's simulated build plays.
 func simMajor(req Request) (int, error) {
