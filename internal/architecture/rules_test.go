@@ -52,7 +52,7 @@ var rules = []rule{
 		Why:       "a build's worker and the probe are started, asked and cancelled in one place, so a new front end or matrix inherits every rule of it"},
 	{Name: "contracts stand on nothing above them", From: contracts,
 		Forbidden: []string{"internal/builder", "internal/service", "internal/worker", "internal/probe", "internal/cgo", "internal/matrix", "internal/report", "internal/replay", "internal/inspect", "internal/tui", "internal/serve", "internal/webui", "internal/mcptools", "internal/buildflags", "cmd/"},
-		Why: "the event contract, the build request, keys, caches and formats are the floor every process shares; a package there that reached up would tie them all to one process"},
+		Why:       "the event contract, the build request, keys, caches and formats are the floor every process shares; a package there that reached up would tie them all to one process"},
 	{Name: "native code lives in the child processes", From: []string{"..."},
 		Forbidden: []string{"internal/cgo"}, Except: []string{"internal/worker", "internal/probe"},
 		Why: "TensorRT and the CUDA driver are loaded only in the worker and the probe, never in a parent that renders and controls"},

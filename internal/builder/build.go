@@ -296,8 +296,16 @@ func (p *Plan) run(h *Handle, fe Frontend, lookupOnly bool) (progress.Result, er
 	defer files.cleanup()
 	info := progress.BuildInfo{Model: model, Engine: engine, Backend: req.Backend, Precision: precisionName(o), Layers: p.nodes, Version: Version,
 		Command: o.Command, Settings: buildSettings(req)}
+	said := newWorkerTarget()
+	defer func() {
+		select {
+		case <-said.ended:
+		default:
+			said.end(false) // the build did not run: the key is not needed
+		}
+	}()
 	ctl := watchCacheWork(h.ctx, sigs, began, o.Timeout)
-	keyed, hit, err := p.engineCacheLookup(ctl.ctx, &fe, info, files, outs)
+	keyed, hit, err := p.engineCacheLookup(ctl.ctx, &fe, info, files, outs, said)
 	defer keyed.close()
 	when := "during the engine cache lookup; nothing was built"
 	if hit.Cached {
@@ -334,12 +342,14 @@ func (p *Plan) run(h *Handle, fe Frontend, lookupOnly bool) (progress.Result, er
 		Signals:       sigs,
 		Stop:          h.ctx.Done(),
 		Kill:          h.kill,
+		Loaded:        said.loaded,
 		Timeout:       o.Timeout,
 		StallTimeout:  o.StallTimeout,
 		KillAfter:     o.KillAfter,
 		Tick:          fe.Tick,
 		CancelMessage: fe.CancelMessage,
 	})
+	said.end(res.Status == progress.StatusBuilt)
 	late := outs.finish(fe.Diagnostics, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
 		ctl := watchCacheWork(h.ctx, sigs, began, o.Timeout)

@@ -2,11 +2,13 @@ package builder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/trtbuild/trtbuild/internal/buildkey"
@@ -91,7 +93,7 @@ type keyedBuild struct {
 // build is done. ctx ends the lookup
 // (a signal, the time budget). An entry that is broken is removed and said so: the build goes
 // on, into files that start empty again.
-func (p *Plan) engineCacheLookup(ctx context.Context, fe *Frontend, info progress.BuildInfo, files *buildFiles, outs *outputs) (*keyedBuild, progress.Result, error) {
+func (p *Plan) engineCacheLookup(ctx context.Context, fe *Frontend, info progress.BuildInfo, files *buildFiles, outs *outputs, w *workerTarget) (*keyedBuild, progress.Result, error) {
 	var none progress.Result
 	o, src := &p.o, p.src
 	cache, err := openEngineCache(o.EngineCache)
@@ -109,7 +111,7 @@ func (p *Plan) engineCacheLookup(ctx context.Context, fe *Frontend, info progres
 		go func() {
 			defer release()
 			defer close(k.ready)
-			key, err := p.keyed(nil, info.Precision)
+			key, err := p.keyedAfter(w, info.Precision)
 			if err != nil {
 				k.err = err
 				return
@@ -213,12 +215,74 @@ func (p *Plan) keyed(cache *enginecache.Cache, precision string) (*keyedBuild, e
 
 // keyedOn is keyed for a build on device.
 func (p *Plan) keyedOn(device int, cache *enginecache.Cache, precision string) (*keyedBuild, error) {
-	req := p.Request
-	req.Device = device
-	target, err := p.env.Target(req.Backend, req.Device, req.TensorRTLib)
+	target, err := p.env.Target(p.Request.Backend, device, p.Request.TensorRTLib)
 	if err != nil {
 		return nil, exitcode.Wrap(exitcode.Failed, err)
 	}
+	return p.keyedWith(target, device, cache, precision)
+}
+
+// workerTarget is what a TensorRT build's worker says it loaded (its build event), for the key
+// of a build without an engine cache, which is computed while the build runs: no probe child
+// then loads TensorRT beside the worker.
+type workerTarget struct {
+	said  chan buildkey.Target // one value, when the worker said it
+	ended chan struct{}        // closed when the build's session ended
+	built atomic.Bool          // the build succeeded (set before ended is closed)
+}
+
+func newWorkerTarget() *workerTarget {
+	return &workerTarget{said: make(chan buildkey.Target, 1), ended: make(chan struct{})}
+}
+
+// loaded takes the worker's build event (Config.Loaded).
+func (w *workerTarget) loaded(info progress.BuildInfo) {
+	var t buildkey.Target
+	if len(info.Target) == 0 || json.Unmarshal(info.Target, &t) != nil || t.Backend == "" {
+		return
+	}
+	select {
+	case w.said <- t:
+	default:
+	}
+}
+
+// end marks the build's session over.
+func (w *workerTarget) end(built bool) {
+	w.built.Store(built)
+	close(w.ended)
+}
+
+// keyedAfter is keyed for a build without an engine cache: a TensorRT build's key is of the
+// target its worker says it loaded, which its Env then remembers; a simulated one's needs no
+// asking. Only when a build succeeded without its worker saying so is the Env asked.
+func (p *Plan) keyedAfter(w *workerTarget, precision string) (*keyedBuild, error) {
+	req := p.Request
+	if req.Backend != "tensorrt" || w == nil {
+		return p.keyed(nil, precision)
+	}
+	select {
+	case t := <-w.said:
+		p.env.remember(req.Backend, req.Device, req.TensorRTLib, t)
+		return p.keyedWith(t, req.Device, nil, precision)
+	case <-w.ended:
+		select {
+		case t := <-w.said:
+			p.env.remember(req.Backend, req.Device, req.TensorRTLib, t)
+			return p.keyedWith(t, req.Device, nil, precision)
+		default:
+		}
+		if !w.built.Load() {
+			return nil, errors.New("the build did not succeed") // no manifest is written
+		}
+		return p.keyed(nil, precision)
+	}
+}
+
+// keyedWith is keyed for a build on device, whose target is known.
+func (p *Plan) keyedWith(target buildkey.Target, device int, cache *enginecache.Cache, precision string) (*keyedBuild, error) {
+	req := p.Request
+	req.Device = device
 	if p.o.KeyTarget != nil && target.Backend == "sim" {
 		// A simulated build for a matrix target is keyed as that GPU's, so cells map to keys
 		// as they would on the real GPUs.

@@ -86,3 +86,16 @@ func (e *Env) Target(backend string, device int, libDir string) (buildkey.Target
 	close(a.done)
 	return a.target, a.err
 }
+
+// remember keeps target as the answer for a build of backend on device with the TensorRT of
+// libDir, said by a process that loaded them (a build's worker), unless one is kept or asked.
+func (e *Env) remember(backend string, device int, libDir string, target buildkey.Target) {
+	q := targetQuery{backend, device, libDir}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.targets[q] == nil {
+		a := &targetAnswer{done: make(chan struct{}), target: target}
+		close(a.done)
+		e.targets[q] = a
+	}
+}

@@ -61,6 +61,9 @@ type Config struct {
 	CancelMessage string
 	// Kill, when closed, stops the worker at once (Handle.Stop): the top of the ladder.
 	Kill <-chan struct{}
+	// Loaded, when not nil, receives what the worker says it loaded (its build event), from
+	// the session's goroutine.
+	Loaded func(progress.BuildInfo)
 }
 
 // cancelMessage is shown on the first Ctrl-C or SIGTERM.
@@ -338,6 +341,7 @@ func (s *session) quit() {
 // apply applies a batch to the state and returns the events a renderer is to see (all but the
 // result) and the result, if the batch held one.
 func (s *session) apply(batch []progress.Event, now time.Time) ([]progress.Event, *progress.Result) {
+	batch = s.takeLoaded(batch)
 	res := s.state.Apply(batch, now)
 	kept := batch[:0]
 	for i := range batch {
@@ -351,6 +355,23 @@ func (s *session) apply(batch []progress.Event, now time.Time) ([]progress.Event
 		kept = append(kept, batch[i])
 	}
 	return kept, res
+}
+
+// takeLoaded takes the worker's build event, which says what it loaded (BuildInfo.Target), out
+// of batch, handing it to Config.Loaded: it is for the build's key, not for the views, whose
+// build line is the parent's.
+func (s *session) takeLoaded(batch []progress.Event) []progress.Event {
+	kept := batch[:0]
+	for i := range batch {
+		if batch[i].Type == progress.EventBuild {
+			if s.cfg.Loaded != nil && batch[i].Info != nil {
+				s.cfg.Loaded(*batch[i].Info)
+			}
+			continue
+		}
+		kept = append(kept, batch[i])
+	}
+	return kept
 }
 
 func (s *session) notice(kind progress.NoticeKind, message string) {

@@ -27,6 +27,23 @@ func TestMain(m *testing.M) {
 		fakeWorker(mode)
 		os.Exit(0)
 	}
+	if len(os.Args) > 1 && os.Args[1] == ProbeSubcommand {
+		// The probe of a build over stand-in TensorRT libraries (TestWorkerSaysWhatItLoaded).
+		device, lib := 0, ""
+		for i := 2; i+1 < len(os.Args); i += 2 {
+			switch os.Args[i] {
+			case "--device":
+				device, _ = strconv.Atoi(os.Args[i+1])
+			case "--tensorrt-lib":
+				lib = os.Args[i+1]
+			}
+		}
+		if err := ServeProbe(os.Stdout, device, lib, false); err != nil {
+			fmt.Fprintln(os.Stderr, "trtbuild:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if len(os.Args) > 1 && os.Args[1] == WorkerSubcommand {
 		if err := ServeWorker(); err != nil {
 			fmt.Fprintln(os.Stderr, "trtbuild: build worker:", err)

@@ -252,6 +252,17 @@ func Target(backend string, device int, libDir string) (buildkey.Target, error) 
 	return *r.Target, nil
 }
 
+// LoadedTarget is the target of a build on device in this process, which has loaded TensorRT
+// and the CUDA driver (a build's worker): what the probe child would report, asked of the same
+// libraries, so that the worker can say it in its first event and no probe runs beside it.
+func LoadedTarget(device int) (buildkey.Target, error) {
+	var parser *Library
+	if info, ok := cgo.InstalledLibrary(trt.LibONNXParser); ok {
+		parser = library(info)
+	}
+	return target(device, parser)
+}
+
 // target describes TensorRT, its ONNX parser (the loaded parser library, found by the caller)
 // and the CUDA device of this machine, a MIG slice's profile apart from its GPU's name. It
 // asks the loaded library and the driver (cgo.Version), so it must run in a process that has

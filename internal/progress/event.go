@@ -94,6 +94,11 @@ type BuildInfo struct {
 	// trace says how to build the same engine again.
 	Command  []string        `json:"command,omitempty"`
 	Settings json.RawMessage `json:"settings,omitempty"`
+	// Target is what a TensorRT build's worker loaded, as the build key names it (TensorRT,
+	// its ONNX parser, the GPU; buildkey.Target's JSON): the worker's first event says it, and
+	// the parent keys the build by it instead of asking a probe. The parent takes it out of
+	// the stream: a view's build line never has it.
+	Target json.RawMessage `json:"target,omitempty"`
 }
 
 // Status says how a build ended.

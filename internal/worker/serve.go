@@ -3,6 +3,7 @@ package worker
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
+	"github.com/trtbuild/trtbuild/internal/probe"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -194,6 +196,7 @@ func serveWith(ctrl io.Reader, events io.Writer, plan *os.File, wd *watchdog) er
 		}
 		w.info(loaded, 0)
 		w.tensorRT, w.gpu = describeTarget(req.Device)
+		w.loaded(req.Device)
 		if err := checkLoadedMinor(req); err != nil {
 			return w.result(progress.Result{Status: progress.StatusFailed, Error: err.Error(), UsageError: true}, 0)
 		}
@@ -462,6 +465,22 @@ func (w *eventWriter) info(messages []string, at time.Duration) {
 	for _, m := range messages {
 		w.add(&progress.Event{Type: progress.EventLog, Time: at, Severity: progress.SeverityInfo, Message: m})
 	}
+}
+
+// loaded says what this worker loaded for a build on device, as its build key names it (the
+// TensorRT, its ONNX parser, the GPU: probe.LoadedTarget), in a build event: the parent keys
+// the build by it and starts no probe. Nothing is said when it cannot be told (no such GPU):
+// the build says why.
+func (w *eventWriter) loaded(device int) {
+	t, err := probe.LoadedTarget(device)
+	if err != nil {
+		return
+	}
+	raw, err := json.Marshal(t)
+	if err != nil {
+		return
+	}
+	w.add(&progress.Event{Type: progress.EventBuild, Info: &progress.BuildInfo{Backend: t.Backend, TensorRT: t.TensorRT, GPU: t.GPU, Target: raw}})
 }
 
 func (w *eventWriter) fail(err error) {

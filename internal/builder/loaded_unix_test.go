@@ -1,0 +1,92 @@
+//go:build !windows
+
+package builder
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/trtbuild/trtbuild/internal/buildkey"
+	"github.com/trtbuild/trtbuild/internal/cgo"
+	"github.com/trtbuild/trtbuild/internal/cgo/standin"
+	"github.com/trtbuild/trtbuild/internal/manifest"
+	"github.com/trtbuild/trtbuild/internal/probe"
+	"github.com/trtbuild/trtbuild/internal/progress"
+)
+
+// TestWorkerSaysWhatItLoaded: a TensorRT build without an engine cache (here over stand-in
+// libraries of the newest TensorRT the binary drives and a driver of one GPU) is keyed by what
+// its worker says it loaded, in its first event: no probe child runs beside it, its manifest
+// has the key, the plan's Env remembers the target (Plan.Key asks nothing), and a probe asked
+// afterwards finds the same key.
+func TestWorkerSaysWhatItLoaded(t *testing.T) {
+	c := cgo.CompiledShims()[len(cgo.CompiledShims())-1]
+	lib := standin.Build(t, t.TempDir(), standin.Loading(c.TensorRT, c.Build, 90, "Stand-in GPU")...)
+	t.Setenv("TRTBUILD_TENSORRT_LIB", lib)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	o := DefaultOptions()
+	o.Model, o.Engine, o.Backend = filepath.Join("..", "..", "testdata", "models", "convnet.onnx"), filepath.Join(dir, "convnet.engine"), "tensorrt"
+	o.NoTimingCache = true
+	asked := 0
+	env := NewEnvWith(func(backend string, device int, libDir string) (buildkey.Target, error) {
+		asked++
+		return probe.Target(backend, device, libDir)
+	})
+	p, err := Prepare(o, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var saw []progress.EventType
+	view := &recording{seen: &saw}
+	res, err := p.Start(context.Background(), Frontend{NewRenderer: func(progress.Controls) progress.Renderer { return view }}).Wait()
+	if err != nil || res.Status != progress.StatusBuilt {
+		t.Fatalf("the build over the stand-in: %+v, %v", res, err)
+	}
+	for _, typ := range saw {
+		if typ == progress.EventBuild {
+			t.Error("the worker's build event reached the view")
+		}
+	}
+	data, err := os.ReadFile(manifest.Path(o.Engine))
+	if err != nil {
+		t.Fatalf("no manifest: %v", err)
+	}
+	m, err := manifest.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if asked != 0 {
+		t.Fatalf("the build asked a probe %d times; want none (the worker said what it loaded)", asked)
+	}
+	if m.Parts.GPU != "Stand-in GPU" || m.Parts.ONNXParser == "" || m.Parts.TensorRT == "" {
+		t.Fatalf("the manifest's target: %+v", m.Parts)
+	}
+	k, err := p.Key()
+	if err != nil || k.Key != m.Key || asked != 0 {
+		t.Fatalf("the plan's key %s (%v, %d probes); the manifest's %s", k.Key, err, asked, m.Key)
+	}
+	fresh, err := Prepare(o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if k, err := fresh.Key(); err != nil || k.Key != m.Key {
+		t.Fatalf("a probe's key %s (%v); the worker's %s", k.Key, err, m.Key)
+	}
+}
+
+// recording is a renderer that notes the types of the events it is shown.
+type recording struct {
+	progress.Discard
+	seen *[]progress.EventType
+}
+
+func (r *recording) Handle(batch []progress.Event) {
+	for _, e := range batch {
+		*r.seen = append(*r.seen, e.Type)
+	}
+}
