@@ -4,7 +4,7 @@
 # Starts two CPU-bound processes, then RUNS times: a simulated build whose builder is inside a
 # step it never ends (--sim-long-step 60s), the parent SIGKILLed, and the time until the worker
 # is gone (exited, or a zombie waiting for init). Fails when any run exceeds LIMIT seconds (the
-# README's promise: 1 s).
+# promise of docs/how-it-works.md: 1 s).
 #
 #   scripts/worker-orphan.sh            RUNS=5 LIMIT=1.0
 set -uo pipefail

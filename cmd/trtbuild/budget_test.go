@@ -93,7 +93,7 @@ func TestTimeoutSaidOnce(t *testing.T) {
 	}
 }
 
-// TestColorForce: CLICOLOR_FORCE=1 colours the plain output on a pipe, as the README says;
+// TestColorForce: CLICOLOR_FORCE=1 colours the plain output on a pipe, as docs/usage.md says;
 // without it, or with NO_COLOR as well, the output has no escape sequence.
 func TestColorForce(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders, cache and HOME

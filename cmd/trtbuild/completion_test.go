@@ -97,8 +97,8 @@ func TestCompletion(t *testing.T) {
 	}
 }
 
-// TestCompletionScripts checks that the completion scripts the README tells users to install
-// are written.
+// TestCompletionScripts checks that the completion scripts docs/usage.md ("Shell completion")
+// tells users to install are written.
 func TestCompletionScripts(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	for _, shell := range []string{"bash", "zsh", "fish"} {

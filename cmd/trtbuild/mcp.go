@@ -43,7 +43,7 @@ timeout argument is the caller's time budget. Models are paths, as on the comman
 
 stdout carries the protocol only; messages go to stderr. The server ends when stdin closes,
 or on SIGINT or SIGTERM, cancelling its builds and waiting for them (a second signal stops
-them at once). docs/mcp.md describes the tools; the README shows the client configuration.`,
+them at once). docs/mcp.md describes the tools and the client configuration.`,
 		Example: `  trtbuild mcp                                  # started by the MCP client
   trtbuild mcp --state-dir ~/.cache/trtbuild/mcp --sim-slots 2`,
 		Args: cobra.NoArgs,

@@ -36,7 +36,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
   trtbuild model.onnx --progress json > build.jsonl
   trtbuild --backend sim --sim-scenario silence testdata/models/convnet.onnx   # also fail, crash, slow-cancel
   trtbuild model.onnx --iterations=100    # a trtexec-only flag: one line says what to run instead
-  source <(trtbuild completion bash)      # tab completion (also zsh, fish; see README)`,
+  source <(trtbuild completion bash)      # tab completion (also zsh, fish; see docs/usage.md)`,
 		Args:          cobra.ArbitraryArgs,
 		SilenceErrors: true,
 		SilenceUsage:  true,

@@ -85,7 +85,7 @@ func Bind(f *pflag.FlagSet, o *Flags) {
 	f.Var(newDuration(&o.Opts.KillAfter, o.Opts.KillAfter), "kill-after", "after a timeout, how long the builder may take to stop before it is killed")
 
 	f.Float64Var(&o.Opts.Sim.Speed, "sim-speed", o.Opts.Sim.Speed, "with --backend sim: run the simulation this many times faster")
-	f.StringVar(&o.Opts.Sim.Scenario, "sim-scenario", "", "with --backend sim: play "+strings.Join(builder.SimScenarioNames(), ", ")+" (see README, \"See every view\")")
+	f.StringVar(&o.Opts.Sim.Scenario, "sim-scenario", "", "with --backend sim: play "+strings.Join(builder.SimScenarioNames(), ", ")+" (see docs/usage.md, \"See every view\")")
 	f.IntVar(&o.Opts.Sim.TensorRT, "sim-tensorrt", 0, "with --backend sim: the TensorRT major the stand-in plays, 10 or 11 (default 11)")
 	f.IntVar(&o.Opts.Sim.Threads, "sim-threads", 0, "simulated builder threads")
 	f.IntVar(&o.Opts.Sim.Tactics, "sim-tactics", 0, "simulated tactics per layer")

@@ -11,7 +11,7 @@ import (
 // Code is a process exit status.
 type Code int
 
-// Exit codes (README "Exit codes").
+// Exit codes (docs/usage.md, "Exit codes").
 const (
 	OK          Code = 0   // the engine was built
 	Failed      Code = 1   // the build failed, or the worker crashed; or inspect --check found a reason
