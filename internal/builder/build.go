@@ -330,24 +330,21 @@ func (p *Plan) run(h *Handle, fe Frontend, lookupOnly bool) (progress.Result, er
 	defer folder.Close()
 	workerReq := req
 	workerReq.Model = p.src.Base()
+	view := fe
+	view.NewRenderer = func(c progress.Controls) progress.Renderer { return outs.wrap(fe.NewRenderer(c)) }
 	res, err := runSession(Config{
-		Worker:        worker.StartOptions{Command: exe, Request: workerReq, ModelFolder: folder, ModelDir: p.src.Dir()},
-		Engine:        engine,
-		Output:        files.engine,
-		Commit:        func(res *progress.Result) error { return commitBuilt(p.src, keyed, files, res) },
-		Began:         began,
-		Info:          info,
-		NewRenderer:   func(c progress.Controls) progress.Renderer { return outs.wrap(fe.NewRenderer(c)) },
-		Notices:       fe.Notices,
-		Signals:       sigs,
-		Stop:          h.ctx.Done(),
-		Kill:          h.kill,
-		Loaded:        said.loaded,
-		Timeout:       o.Timeout,
-		StallTimeout:  o.StallTimeout,
-		KillAfter:     o.KillAfter,
-		Tick:          fe.Tick,
-		CancelMessage: fe.CancelMessage,
+		Frontend:     view,
+		Worker:       worker.StartOptions{Command: exe, Request: workerReq, ModelFolder: folder, ModelDir: p.src.Dir()},
+		Engine:       engine,
+		Output:       files.engine,
+		Commit:       func(res *progress.Result) error { return commitBuilt(p.src, keyed, files, res) },
+		Info:         info,
+		Stop:         h.ctx.Done(),
+		Kill:         h.kill,
+		Loaded:       said.loaded,
+		Timeout:      o.Timeout,
+		StallTimeout: o.StallTimeout,
+		KillAfter:    o.KillAfter,
 	})
 	said.end(res.Status == progress.StatusBuilt)
 	late := outs.finish(fe.Diagnostics, sigs)

@@ -73,9 +73,9 @@ func TestRecycledBatchesArriveWhole(t *testing.T) {
 	go src.run(append([]progress.Event(nil), all...))
 	var out bytes.Buffer
 	fixed := time.Unix(1000, 0)
-	res, err := Drive(src, Config{NewRenderer: func(progress.Controls) progress.Renderer {
+	res, err := Drive(src, Config{Frontend: Frontend{NewRenderer: func(progress.Controls) progress.Renderer {
 		return progress.NewJSONLines(&out, func() time.Time { return fixed })
-	}})
+	}}})
 	if err != nil || res.Status != progress.StatusBuilt {
 		t.Fatalf("Drive = %+v, %v; want built", res, err)
 	}

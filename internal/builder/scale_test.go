@@ -106,7 +106,7 @@ func parentHeap(t testing.TB, n int) (uint64, int) {
 	h.sample()
 	base := h.peak
 	h.peak = 0
-	res, err := Drive(newLayerSource(n), Config{NewRenderer: func(progress.Controls) progress.Renderer { return h }})
+	res, err := Drive(newLayerSource(n), Config{Frontend: Frontend{NewRenderer: func(progress.Controls) progress.Renderer { return h }}})
 	if err != nil || res.Status != progress.StatusBuilt {
 		t.Fatalf("status %s, %v", res.Status, err)
 	}

@@ -7,7 +7,6 @@ package builder
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -20,8 +19,11 @@ import (
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
-// Config describes one build.
+// Config describes one session: a build's, or the replay of a recorded one (Drive). Its
+// Frontend is the one a build was started with (the renderer, notices, signals, tick, when the
+// budget began, the cancel message); the session does not use Cached and Diagnostics.
 type Config struct {
+	Frontend
 	// Worker says how to start the worker; its Plan is set by Run.
 	Worker worker.StartOptions
 	// Engine is the output path. It is replaced only after a successful build.
@@ -33,32 +35,16 @@ type Config struct {
 	// Output.CloseAtomicallyReplace (the caller hashes the engine first, and puts its manifest
 	// in place with it); res is the build's result so far.
 	Commit func(res *progress.Result) error
-	// Began is when --timeout started counting (before the engine cache lookup, say); zero
-	// means when Run starts.
-	Began time.Time
-	Info  progress.BuildInfo
-	// NewRenderer makes the renderer; it receives the session's controls for key handling.
-	NewRenderer func(progress.Controls) progress.Renderer
-	// Notices, when non-nil, also receives cancel and stop messages as plain lines (stderr when
-	// the renderer's output is not on the terminal).
-	Notices io.Writer
-	// Signals delivers SIGINT, SIGTERM and SIGHUP, each a rung of the cancel ladder, and
-	// SIGQUIT, which stops the worker at once (from signal.Notify; on Windows os.Interrupt for
-	// Ctrl-C and Ctrl-Break and SIGTERM for a closed console, see exitcode.Signals); nil means
-	// none.
-	Signals <-chan os.Signal
+	Info   progress.BuildInfo
 	// Timeout ends the build after this long, StallTimeout after this long without a progress
 	// event; KillAfter is how long a budget's cancel may take before the worker is killed.
 	// Zero disables each (KillAfter zero means 30s).
 	Timeout, StallTimeout, KillAfter time.Duration
-	// Tick is how often the renderer's clock advances; zero means one second.
-	Tick time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Stop, when closed, asks for a cancel as a first signal does (for Drive, whose caller
-	// has a context rather than signals). CancelMessage replaces the message of a cancel.
-	Stop          <-chan struct{}
-	CancelMessage string
+	// Stop, when closed, asks for a cancel as a first signal does (Handle.Cancel, or Drive's
+	// caller's context).
+	Stop <-chan struct{}
 	// Kill, when closed, stops the worker at once (Handle.Stop): the top of the ladder.
 	Kill <-chan struct{}
 	// Loaded, when not nil, receives what the worker says it loaded (its build event), from

@@ -195,7 +195,7 @@ func TestBudgets(t *testing.T) {
 			// The budget has its own timer, and does not wait for the renderer's tick: with the
 			// tick an hour away, the timeout still ends a build that would otherwise run for
 			// ever. How long the stage ran depends on how fast the worker started: not checked.
-			cfg:    Config{Timeout: 400 * time.Millisecond, Tick: time.Hour},
+			cfg:    Config{Timeout: 400 * time.Millisecond, Frontend: Frontend{Tick: time.Hour}},
 			status: progress.StatusTimedOut, message: []string{"Build exceeded --timeout 400ms in \"", "build exceeded --timeout 400ms in \""},
 		},
 		{

@@ -5,14 +5,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/trtbuild/trtbuild/internal/buildreq"
 	"github.com/trtbuild/trtbuild/internal/shapes"
 	tm "github.com/trtbuild/trtbuild/internal/testmodels"
-	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
 func TestFromRequest(t *testing.T) {
 	model := tm.Bundled(t, "dynamic_batch.onnx")
-	base := worker.Request{Model: model, Backend: "tensorrt", OptLevel: -1, MaxAuxStreams: -1,
+	base := buildreq.Request{Model: model, Backend: "tensorrt", OptLevel: -1, MaxAuxStreams: -1,
 		Profiles: []shapes.Profile{{Inputs: []shapes.Input{{Name: "images", Min: []int64{1, 3, 64, 64}, Opt: []int64{4, 3, 64, 64}, Max: []int64{8, 3, 64, 64}}}}}}
 	trt10 := Target{Backend: "tensorrt", TensorRT: "10.16.0.32", TRTMajor: 10, GPU: "NVIDIA L4", ComputeCapability: "8.9", SMs: 58}
 	trt11 := Target{Backend: "tensorrt", TensorRT: "11.1.0.5", TRTMajor: 11, GPU: "NVIDIA L4", ComputeCapability: "8.9", SMs: 58}
@@ -20,7 +20,7 @@ func TestFromRequest(t *testing.T) {
 	fp16.FP16 = true
 	cases := []struct {
 		name          string
-		req           worker.Request
+		req           buildreq.Request
 		target        Target
 		wantConverter bool
 	}{
@@ -51,7 +51,7 @@ func TestFromRequest(t *testing.T) {
 			keys[p.Key()] = c.name
 		})
 	}
-	if _, _, err := FromRequest(worker.Request{Model: model, Plugins: []string{"/nonexistent/plugin.so"}}, Target{Backend: "sim"}); err == nil {
+	if _, _, err := FromRequest(buildreq.Request{Model: model, Plugins: []string{"/nonexistent/plugin.so"}}, Target{Backend: "sim"}); err == nil {
 		t.Error("a missing plugin library was hashed")
 	}
 }
@@ -74,13 +74,13 @@ func TestNormalizedKeys(t *testing.T) {
 	trt10 := Target{Backend: "tensorrt", TensorRT: "10.16.0.32", TRTMajor: 10, GPU: "NVIDIA L4", ComputeCapability: "8.9", SMs: 58}
 	trt11 := Target{Backend: "tensorrt", TensorRT: "11.1.0.5", TRTMajor: 11, GPU: "NVIDIA L4", ComputeCapability: "8.9", SMs: 58}
 	sim := Target{Backend: "sim"}
-	base := worker.Request{Backend: "tensorrt", OptLevel: -1, MaxAuxStreams: -1, AvgTiming: 8}
-	with := func(f func(r *worker.Request)) worker.Request {
+	base := buildreq.Request{Backend: "tensorrt", OptLevel: -1, MaxAuxStreams: -1, AvgTiming: 8}
+	with := func(f func(r *buildreq.Request)) buildreq.Request {
 		r := base
 		f(&r)
 		return r
 	}
-	key := func(req worker.Request, target Target) string {
+	key := func(req buildreq.Request, target Target) string {
 		t.Helper()
 		p, _, err := FromHashes(req, target, hashes)
 		if err != nil {
@@ -90,21 +90,21 @@ func TestNormalizedKeys(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		a, b   worker.Request
+		a, b   buildreq.Request
 		target Target
 		same   bool
 	}{
-		{"--opt-level 3 is TensorRT 10's default", base, with(func(r *worker.Request) { r.OptLevel = 3 }), trt10, true},
-		{"--opt-level 4 is not", base, with(func(r *worker.Request) { r.OptLevel = 4 }), trt10, false},
-		{"--opt-level 3 on TensorRT 11 is its default too", base, with(func(r *worker.Request) { r.OptLevel = 3 }), trt11, true},
-		{"--opt-level 3 on the simulated builder is left alone", base, with(func(r *worker.Request) { r.OptLevel = 3 }), sim, false},
-		{"layer_names_only is TensorRT 10's default", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "layer_names_only" }), trt10, true},
-		{"detailed is not", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "detailed" }), trt10, false},
-		{"layer_names_only on TensorRT 11 is its default too", base, with(func(r *worker.Request) { r.ProfilingVerbosity = "layer_names_only" }), trt11, true},
-		{"a plugin renamed with the same bytes", with(func(r *worker.Request) { r.Plugins = []string{plugA} }), with(func(r *worker.Request) { r.Plugins = []string{plugRenamed} }), trt10, true},
-		{"a plugin with other bytes", with(func(r *worker.Request) { r.Plugins = []string{plugA} }), with(func(r *worker.Request) { r.Plugins = []string{plugOther} }), trt10, false},
-		{"plugins in another load order", with(func(r *worker.Request) { r.Plugins = []string{plugA, plugOther} }), with(func(r *worker.Request) { r.Plugins = []string{plugOther, plugA} }), trt10, false},
-		{"no plugin and one", base, with(func(r *worker.Request) { r.Plugins = []string{plugA} }), trt10, false},
+		{"--opt-level 3 is TensorRT 10's default", base, with(func(r *buildreq.Request) { r.OptLevel = 3 }), trt10, true},
+		{"--opt-level 4 is not", base, with(func(r *buildreq.Request) { r.OptLevel = 4 }), trt10, false},
+		{"--opt-level 3 on TensorRT 11 is its default too", base, with(func(r *buildreq.Request) { r.OptLevel = 3 }), trt11, true},
+		{"--opt-level 3 on the simulated builder is left alone", base, with(func(r *buildreq.Request) { r.OptLevel = 3 }), sim, false},
+		{"layer_names_only is TensorRT 10's default", base, with(func(r *buildreq.Request) { r.ProfilingVerbosity = "layer_names_only" }), trt10, true},
+		{"detailed is not", base, with(func(r *buildreq.Request) { r.ProfilingVerbosity = "detailed" }), trt10, false},
+		{"layer_names_only on TensorRT 11 is its default too", base, with(func(r *buildreq.Request) { r.ProfilingVerbosity = "layer_names_only" }), trt11, true},
+		{"a plugin renamed with the same bytes", with(func(r *buildreq.Request) { r.Plugins = []string{plugA} }), with(func(r *buildreq.Request) { r.Plugins = []string{plugRenamed} }), trt10, true},
+		{"a plugin with other bytes", with(func(r *buildreq.Request) { r.Plugins = []string{plugA} }), with(func(r *buildreq.Request) { r.Plugins = []string{plugOther} }), trt10, false},
+		{"plugins in another load order", with(func(r *buildreq.Request) { r.Plugins = []string{plugA, plugOther} }), with(func(r *buildreq.Request) { r.Plugins = []string{plugOther, plugA} }), trt10, false},
+		{"no plugin and one", base, with(func(r *buildreq.Request) { r.Plugins = []string{plugA} }), trt10, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestNormalizedKeys(t *testing.T) {
 		})
 	}
 	// The parts keep the plugin's file name for people; only the key leaves it out.
-	p, _, err := FromHashes(with(func(r *worker.Request) { r.Plugins = []string{plugA} }), trt10, hashes)
+	p, _, err := FromHashes(with(func(r *buildreq.Request) { r.Plugins = []string{plugA} }), trt10, hashes)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,16 +131,18 @@ func play(ctx context.Context, info progress.BuildInfo, next func() (progress.Ev
 	go src.run()
 	var endErr error
 	_, _ = builder.Drive(src, builder.Config{
+		Frontend: builder.Frontend{
+			NewRenderer: func(progress.Controls) progress.Renderer {
+				return endError{Renderer: r, err: &endErr}
+			},
+			Tick:          o.Tick,
+			CancelMessage: "Replay stopped.",
+		},
 		Info: info,
 		// The session's clock is the recording's, so the elapsed time it and the renderer show
 		// agree with the events' times, whatever the speed.
-		Now: clock.Now,
-		NewRenderer: func(progress.Controls) progress.Renderer {
-			return endError{Renderer: r, err: &endErr}
-		},
-		Tick:          o.Tick,
-		Stop:          ctx.Done(),
-		CancelMessage: "Replay stopped.",
+		Now:  clock.Now,
+		Stop: ctx.Done(),
 	})
 	if err := ctx.Err(); err != nil {
 		return err
