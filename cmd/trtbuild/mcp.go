@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,11 +72,9 @@ func mcpRun(s *streams, o *mcpOptions) error {
 	}
 	dir := o.stateDir
 	if dir == "" {
-		cache, err := os.UserCacheDir()
-		if err != nil {
+		if dir, err = service.DefaultStateDir("mcp"); err != nil {
 			return exitcode.Usagef("no user cache folder for the server's builds (%v); give --state-dir", err)
 		}
-		dir = filepath.Join(cache, "trtbuild", "mcp")
 	}
 	m, err := service.New(service.Config{StateDir: dir, GPUs: gpus, SimSlots: o.simSlots, Log: s.Err, Keep: keep})
 	if err != nil {
@@ -125,17 +122,11 @@ func mcpRun(s *streams, o *mcpOptions) error {
 // mcpShutdown cancels m's builds and waits for them to end: within mcpShutdownTimeout, or until
 // another signal, they stop at a step boundary; then their workers are stopped at once.
 func mcpShutdown(s *streams, m *service.Manager, sigs <-chan os.Signal) {
-	ctx, cancel := context.WithTimeout(context.Background(), mcpShutdownTimeout)
-	defer cancel()
-	go func() {
-		select {
-		case sig := <-sigs:
-			fmt.Fprintf(s.Err, "trtbuild mcp: %s again: stopping the builds at once\n", exitcode.SignalName(sig))
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	if err := m.Shutdown(ctx); err != nil {
+	now, done := secondSignal(sigs, func(sig os.Signal) {
+		fmt.Fprintf(s.Err, "trtbuild mcp: %s again: stopping the builds at once\n", exitcode.SignalName(sig))
+	})
+	defer done()
+	if err := m.Stop(mcpShutdownTimeout, now); err != nil {
 		fmt.Fprintf(s.Err, "trtbuild mcp: stopping the builds: %s\n", oneLine(err))
 	}
 }

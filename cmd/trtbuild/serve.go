@@ -186,22 +186,14 @@ func shutdown(log *slog.Logger, o *serveOptions, srv *serve.Server, m *service.M
 		// builds get what time there is, and are stopped at once after it.
 		within = d
 	}
-	ctx, stop := context.WithTimeout(context.Background(), within)
-	defer stop()
 	if exitcode.StopsAtOnce(sig) {
-		stop()
+		within = 0
 	} else {
 		log.Info(exitcode.SignalName(sig)+"; cancelling the builds (a second signal stops them at once)", "within_s", within.Seconds())
 	}
-	go func() {
-		select {
-		case sig := <-sigs:
-			log.Info(exitcode.SignalName(sig) + "; stopping the builds now")
-			stop()
-		case <-ctx.Done():
-		}
-	}()
-	if err := m.Shutdown(ctx); err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+	now, done := secondSignal(sigs, func(sig os.Signal) { log.Info(exitcode.SignalName(sig) + "; stopping the builds now") })
+	defer done()
+	if err := m.Stop(within, now); err != nil {
 		log.Error("shutting the builds down", "error", oneLine(err))
 	}
 	// The builds have ended, so their streams end too; other connections get a moment.
@@ -219,10 +211,21 @@ func shutdown(log *slog.Logger, o *serveOptions, srv *serve.Server, m *service.M
 }
 
 // shutdownNow stops the builds at once, for a server that could not go on serving.
-func shutdownNow(m *service.Manager) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	m.Shutdown(ctx)
+func shutdownNow(m *service.Manager) { m.Stop(0, nil) }
+
+// secondSignal is closed when a signal comes on sigs (said first, with said) until done is
+// called: the top of a server's shutdown ladder.
+func secondSignal(sigs <-chan os.Signal, said func(os.Signal)) (now <-chan struct{}, done func()) {
+	ch, stop := make(chan struct{}), make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			said(sig)
+			close(ch)
+		case <-stop:
+		}
+	}()
+	return ch, func() { close(stop) }
 }
 
 // serviceConfig checks the flags and makes the service's configuration.
@@ -242,11 +245,9 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	}
 	state := o.stateDir
 	if state == "" {
-		dir, err := os.UserCacheDir()
-		if err != nil {
+		if state, err = service.DefaultStateDir("serve"); err != nil {
 			return cfg, exitcode.Usagef("no user cache folder for the server's state (%v); give --state-dir DIR", err)
 		}
-		state = filepath.Join(dir, "trtbuild", "serve")
 	}
 	if state, err = filepath.Abs(state); err != nil {
 		return cfg, exitcode.Usagef("--state-dir %s: %v", q(o.stateDir), err)

@@ -594,6 +594,38 @@ func (m *Manager) Shutdown(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// Stop is the shutdown ladder of a server that is asked to stop: no new build (Submit answers
+// KindUnavailable), every build cancelled at its next step boundary, and once within has passed,
+// or now is closed (a second signal), the workers of those still running stopped at once
+// (within zero: at once). It returns when every build has ended; the error is a problem
+// other than the ladder's reaching its top.
+func (m *Manager) Stop(within time.Duration, now <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	go func() {
+		select {
+		case <-now:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := m.Shutdown(ctx)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return nil
+	}
+	return err
+}
+
+// DefaultStateDir is the state dir of the server name ("serve", "mcp") when none is given: the
+// user cache folder's trtbuild/<name>.
+func DefaultStateDir(name string) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "trtbuild", name), nil
+}
+
 // Draining reports whether Shutdown has begun.
 func (m *Manager) Draining() bool {
 	m.mu.Lock()

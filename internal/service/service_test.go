@@ -465,6 +465,71 @@ func TestShutdownRefusesAndCancels(t *testing.T) {
 	}
 }
 
+// TestStopLadder: Stop is a server's shutdown ladder: a build that ignores the cancel (its
+// builder never reaches a step boundary it honours) keeps running through the first rung, and
+// ends, its worker stopped, once the second comes (now closed, as a second signal does); a
+// submission meanwhile is refused as unavailable.
+func TestStopLadder(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, nil)
+	s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim", "sim-speed": 0.5, "no-timing-cache": true, "sim-ignore-cancel": true}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, m, s.ID, "step")
+	now := make(chan struct{})
+	stopped := make(chan error, 1)
+	go func() { stopped <- m.Stop(time.Hour, now) }()
+	waitForText(t, m, s.ID, "Cancel requested")
+	_, _, err = m.Submit(Request{Model: "convnet.onnx", Options: opts(t, `{"backend": "sim"}`)})
+	var re *RequestError
+	if !errors.As(err, &re) || re.Kind != KindUnavailable {
+		t.Errorf("submit while stopping: %v", err)
+	}
+	if got, _ := m.Get(s.ID); got.State != StateRunning {
+		t.Fatalf("after the first rung the build ignoring it is %s, want running", got.State)
+	}
+	close(now)
+	if err := <-stopped; err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	got, _ := m.Get(s.ID)
+	if got.State != StateCancelled || got.Engine {
+		t.Fatalf("after the second rung: %+v", got)
+	}
+	l, _ := m.Events(s.ID)
+	if !strings.Contains(string(l.Lines()), "Stopping the build worker now.") {
+		t.Errorf("the build's events do not say its worker was stopped:\n%s", l.Lines())
+	}
+}
+
+// waitForText waits until build id's log has a line that contains text.
+func waitForText(t *testing.T, m *Manager, id, text string) {
+	t.Helper()
+	l, ok := m.Events(id)
+	if !ok {
+		t.Fatalf("no build %s", id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var after int64
+	for {
+		evs, ended, err := l.Next(ctx, after)
+		if err != nil {
+			t.Fatalf("no line with %q: %v", text, err)
+		}
+		for _, e := range evs {
+			if strings.Contains(string(e.Data), text) {
+				return
+			}
+			after = e.Seq
+		}
+		if ended {
+			t.Fatalf("the build ended without a line with %q", text)
+		}
+	}
+}
+
 func TestStateDirRefused(t *testing.T) {
 	e := newEnv(t)
 	open := t.TempDir()
