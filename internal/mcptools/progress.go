@@ -42,29 +42,14 @@ func (p *phaseProgress) apply(line []byte) {
 	}
 }
 
-// now is the build's progress: the completed steps of the top phase, plus the share of the
-// step it is in that its open child phases have done (so an hour in the top phase's first step
-// still moves), never less than before, and all of them once the result says the engine was
-// built; total, the top phase's steps (those of earlier top phases added, when a build has
-// several one after another: TensorRT's engine generations); and message, the path of open
-// phases down to the deepest ("Building engine > Timing graph nodes > Evaluating tactic
-// times"), a later top phase named with its generation. ok is false before the first phase
-// started.
+// now is the build's progress (progress.Along), never less than before; and message, the path
+// of open phases down to the deepest ("Building engine > Timing graph nodes > Evaluating
+// tactic times"), a later top phase named with its generation. ok is false before the first
+// phase started.
 func (p *phaseProgress) now() (done, total float64, message string, ok bool) {
-	roots := p.tree.Roots()
-	if len(roots) == 0 {
+	done, total, ok = progress.Along(p.tree, p.built)
+	if !ok {
 		return 0, 0, "", false
-	}
-	for _, id := range roots[:len(roots)-1] {
-		if r := p.tree.Get(id); r != nil {
-			total += float64(r.Steps)
-		}
-	}
-	top := p.tree.Get(roots[len(roots)-1])
-	done = total + p.value(top)
-	total += float64(top.Steps)
-	if top.Finished && !top.Early || p.built {
-		done = total // a build cut short (cancelled, failed) stays where it was
 	}
 	done = min(max(done, p.last, 0), total)
 	p.last = done
@@ -76,17 +61,4 @@ func (p *phaseProgress) now() (done, total float64, message string, ok bool) {
 		p.message = strings.Join(names, " > ")
 	}
 	return done, total, p.message, true
-}
-
-// value is how many of ph's steps are done: its completed steps, plus the fraction of the
-// newest open child, at most its step count.
-func (p *phaseProgress) value(ph *progress.Phase) float64 {
-	v := float64(ph.Done)
-	for i := len(ph.Children) - 1; i >= 0; i-- {
-		if c := p.tree.Get(ph.Children[i]); c != nil && !c.Finished {
-			v += p.value(c) / float64(c.Steps)
-			break
-		}
-	}
-	return min(v, float64(ph.Steps))
 }

@@ -499,8 +499,10 @@ func TestTaskbarProgress(t *testing.T) {
 	in.put(tensorRTLike())
 	clk.Set(sec(3))
 	m.Update(frameMsg{})
-	if pb := m.View().ProgressBar; pb == nil || pb.State != tea.ProgressBarDefault || pb.Value != 25 {
-		t.Fatalf("at 1/4 of the root phase: %+v, want default at 25", pb)
+	// One of the root's 4 steps done (25%), and its open children part of the second: 2 of
+	// "Timing graph nodes"' 15 nodes, and 12.75 of the open node's 37 tactics (progress.Along).
+	if pb := m.View().ProgressBar; pb == nil || pb.State != tea.ProgressBarDefault || pb.Value != 28 {
+		t.Fatalf("at 1/4 of the root phase and some way into its second step: %+v, want default at 28", pb)
 	}
 	in.notice(progress.Notice{Kind: progress.NoticeCancelRequested})
 	m.Update(frameMsg{})

@@ -666,15 +666,16 @@ func (v *viewState) writeBar(b *strings.Builder, p *progress.Phase, width int) {
 	}
 }
 
-// overall is the taskbar fraction in percent: the steps of the newest running root phase.
-// It returns -1 when no phase is running.
+// overall is the taskbar fraction in percent: how far along the build is (progress.Along, the
+// measure MCP's notifications use too). It returns -1 when no phase is running.
 func (v *viewState) overall() int {
 	roots := v.tree.Roots()
-	for i := len(roots) - 1; i >= 0; i-- {
-		p := v.tree.Get(roots[i])
-		if !p.Finished {
-			return p.Done * 100 / p.Steps
-		}
+	if len(roots) == 0 || v.tree.Get(roots[len(roots)-1]).Finished {
+		return -1
 	}
-	return -1
+	done, total, ok := progress.Along(v.tree, false)
+	if !ok || total <= 0 {
+		return -1
+	}
+	return int(done * 100 / total)
 }
