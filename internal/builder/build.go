@@ -164,6 +164,12 @@ func (p *Plan) SetDevice(d int) {
 	p.o.Device, p.Request.Device = d, d
 }
 
+// Changed says, with an error that says how, whether the model the plan holds is no longer the
+// file at its path (replaced, rewritten, moved) since the plan opened it: a build of it would be
+// thrown away at its end (commitBuilt), so a front end that planned long before it builds (a
+// queue) plans again.
+func (p *Plan) Changed() error { return p.src.Changed() }
+
 // Close releases the model the plan holds. A key computed in the background of a build holds it
 // until the key is done.
 func (p *Plan) Close() error { return p.src.Close() }
@@ -320,6 +326,14 @@ func (p *Plan) run(h *Handle, fe Frontend, lookupOnly bool) (progress.Result, er
 	if lookupOnly {
 		return progress.Result{}, ErrNotCached
 	}
+	if err := p.src.Changed(); err != nil {
+		// Planned long ago (queued), and the model is no longer the one checked and keyed:
+		// a build would be thrown away at its end.
+		msg := strings.NewReplacer("changed while it was being built", "changed after the build was planned",
+			"changed while the model was being built", "changed after the build was planned").Replace(pathtext.Line(err.Error()))
+		return progress.Result{Status: progress.StatusFailed, Error: msg + "; nothing was built", Hint: "build again once the model is in place"},
+			exitcode.Wrap(exitcode.Failed, errors.New(msg))
+	}
 	// The worker works in the folder the model was opened in, held open, and reads the model
 	// by its name there: a folder or link swapped on the model's path meanwhile cannot give it
 	// another model than the one checked, hashed and keyed (Source.Changed pins the name).
@@ -347,6 +361,9 @@ func (p *Plan) run(h *Handle, fe Frontend, lookupOnly bool) (progress.Result, er
 		KillAfter:    o.KillAfter,
 	})
 	said.end(res.Status == progress.StatusBuilt)
+	if res.Status == progress.StatusBuilt {
+		keyed = p.rekey(keyed, said, fe.Diagnostics)
+	}
 	late := outs.finish(fe.Diagnostics, sigs)
 	if res.Status == progress.StatusBuilt && exitcode.Of(err) == exitcode.OK {
 		ctl := watchCacheWork(h.ctx, sigs, began, o.Timeout)

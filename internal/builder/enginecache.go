@@ -72,6 +72,7 @@ func openEngineCache(c EngineCache) (*enginecache.Cache, error) {
 // keyedBuild is one build with its key: what the engine cache looks up and the manifest says.
 type keyedBuild struct {
 	cache   *enginecache.Cache // nil without --engine-cache
+	target  buildkey.Target    // what the key names the build's TensorRT and GPU as
 	src     *onnx.Source       // the model the key was hashed from
 	key     string
 	parts   buildkey.Parts
@@ -247,6 +248,16 @@ func (w *workerTarget) loaded(info progress.BuildInfo) {
 	}
 }
 
+// take is what the worker said it loaded, if it said it and nobody took it yet.
+func (w *workerTarget) take() (buildkey.Target, bool) {
+	select {
+	case t := <-w.said:
+		return t, true
+	default:
+		return buildkey.Target{}, false
+	}
+}
+
 // end marks the build's session over.
 func (w *workerTarget) end(built bool) {
 	w.built.Store(built)
@@ -279,6 +290,26 @@ func (p *Plan) keyedAfter(w *workerTarget, precision string) (*keyedBuild, error
 	}
 }
 
+// rekey makes k, the key of a build with an engine cache, the key of what its worker said it
+// loaded (w) when that is not what k was computed for (an answer of the Env from before
+// TensorRT was upgraded in place, or the GPU changed): the manifest and the cache then describe
+// the engine by what built it, and the Env keeps the worker's answer. It returns k otherwise.
+func (p *Plan) rekey(k *keyedBuild, w *workerTarget, diag io.Writer) *keyedBuild {
+	req := p.Request
+	t, said := w.take()
+	if k == nil || k.cache == nil || req.Backend != "tensorrt" || !said || t == k.target {
+		return k
+	}
+	p.env.remember(req.Backend, req.Device, req.TensorRTLib, t)
+	again, err := p.keyedWith(t, req.Device, k.cache, k.prec)
+	if err != nil {
+		return k
+	}
+	fmt.Fprintf(diag, "trtbuild: warning: the build was keyed for TensorRT %s on %s, but its worker loaded TensorRT %s on %s; the engine is described and stored under the key of what built it (%s)\n",
+		k.target.TensorRT, k.target.GPU, t.TensorRT, t.GPU, buildkey.Short(again.key))
+	return again
+}
+
 // keyedWith is keyed for a build on device, whose target is known.
 func (p *Plan) keyedWith(target buildkey.Target, device int, cache *enginecache.Cache, precision string) (*keyedBuild, error) {
 	req := p.Request
@@ -292,7 +323,7 @@ func (p *Plan) keyedWith(target buildkey.Target, device int, cache *enginecache.
 	if err != nil {
 		return nil, exitcode.Usagef("%v", err)
 	}
-	k := &keyedBuild{cache: cache, src: p.src, model: p.src.Path(), backend: req.Backend, trt: target.TensorRT, prec: precision}
+	k := &keyedBuild{cache: cache, target: target, src: p.src, model: p.src.Path(), backend: req.Backend, trt: target.TensorRT, prec: precision}
 	if k.parts, k.hashes, err = buildkey.FromHashes(req, target, hashes); err != nil {
 		return nil, exitcode.Usagef("%v", err)
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
@@ -214,5 +216,87 @@ func TestEnvAsksOnce(t *testing.T) {
 	env.Target("tensorrt", 1, "")
 	if asked[0] != 1 || asked[1] != 2 || env.Counts().Probes != 3 {
 		t.Fatalf("asked %v (%d probes); want device 0 once, device 1 twice (its failure not kept)", asked, env.Counts().Probes)
+	}
+
+	// An answer is kept for TargetAge, then asked again; what a worker says replaces it.
+	clock := time.Now()
+	env.now = func() time.Time { return clock }
+	env.Target("tensorrt", 2, "")
+	clock = clock.Add(TargetAge - time.Second)
+	env.Target("tensorrt", 2, "")
+	if asked[2] != 1 {
+		t.Fatalf("device 2 asked %d times within TargetAge, want once", asked[2])
+	}
+	clock = clock.Add(2 * time.Second)
+	env.Target("tensorrt", 2, "")
+	if asked[2] != 2 {
+		t.Fatalf("device 2 asked %d times after TargetAge, want twice", asked[2])
+	}
+	env.remember("tensorrt", 2, "", buildkey.Target{Backend: "tensorrt", GPU: "what the worker loaded"})
+	if tg, _ := env.Target("tensorrt", 2, ""); tg.GPU != "what the worker loaded" || asked[2] != 2 {
+		t.Fatalf("after a worker said its target: %+v, asked %d times", tg, asked[2])
+	}
+}
+
+// TestHandleCancelKillsAfterKillAfter: a build whose builder does not honour a cancel (a step
+// that lasts) is killed once KillAfter has passed after Handle.Cancel, as the option promises;
+// the build ends cancelled, with the notice that says so.
+func TestHandleCancelKillsAfterKillAfter(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	o := slowSim(t, t.TempDir())
+	o.Sim.IgnoreCancel, o.KillAfter = true, 300*time.Millisecond
+	p, err := Prepare(o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	view := newStarted()
+	h := p.Start(context.Background(), Frontend{NewRenderer: func(progress.Controls) progress.Renderer { return view }})
+	select {
+	case <-view.first:
+	case <-h.Done():
+		t.Fatal(h.Wait())
+	}
+	h.Cancel()
+	res, err := h.Wait()
+	if res.Status != progress.StatusCancelled || res.Error != "the build worker was stopped" || exitcode.Of(err) != exitcode.Interrupted {
+		t.Fatalf("%+v, %v; want cancelled with the worker stopped, exit %d", res, err, exitcode.Interrupted)
+	}
+	if !view.saw(progress.NoticeCancelRequested) || !view.saw(progress.NoticeForceStop) {
+		t.Errorf("notices %v; want the cancel, then the stop", view.notices)
+	}
+}
+
+// TestStartOfAChangedModel: a plan whose model was replaced since it was planned (a queue's)
+// starts no worker: it fails at once, saying so, and writes nothing.
+func TestStartOfAChangedModel(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "models", "convnet.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := slowSim(t, dir)
+	o.Model = filepath.Join(dir, "convnet.onnx")
+	if err := os.WriteFile(o.Model, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Prepare(o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := os.WriteFile(o.Model+".new", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(o.Model+".new", o.Model); err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Start(context.Background(), Frontend{}).Wait()
+	if res.Status != progress.StatusFailed || !strings.Contains(res.Error, "changed after the build was planned") || !strings.HasSuffix(res.Error, "; nothing was built") || exitcode.Of(err) != exitcode.Failed {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if _, err := os.Stat(o.Engine); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the engine is there (%v)", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/buildkey"
@@ -88,5 +89,63 @@ type recording struct {
 func (r *recording) Handle(batch []progress.Event) {
 	for _, e := range batch {
 		*r.seen = append(*r.seen, e.Type)
+	}
+}
+
+// TestWorkerCorrectsAStaleTarget: with an engine cache, a build is keyed before it starts, by
+// its Env's answer; when that answer is stale (here an Env that still says "Old GPU", as after
+// the GPU was swapped or TensorRT upgraded in place within TargetAge), the worker's word wins:
+// the manifest and the cache entry name what built the engine, a warning says so, and the Env
+// keeps the worker's target.
+func TestWorkerCorrectsAStaleTarget(t *testing.T) {
+	c := cgo.CompiledShims()[len(cgo.CompiledShims())-1]
+	lib := standin.Build(t, t.TempDir(), standin.Loading(c.TensorRT, c.Build, 90, "Stand-in GPU")...)
+	t.Setenv("TRTBUILD_TENSORRT_LIB", lib)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := t.TempDir()
+	o := DefaultOptions()
+	o.Model, o.Engine, o.Backend = filepath.Join("..", "..", "testdata", "models", "convnet.onnx"), filepath.Join(dir, "convnet.engine"), "tensorrt"
+	o.NoTimingCache = true
+	o.EngineCache = EngineCache{Dir: filepath.Join(dir, "cache"), Size: "1G", Trust: "self"}
+	real, err := probe.Target("tensorrt", 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := real
+	stale.GPU = "Old GPU"
+	env := NewEnvWith(func(string, int, string) (buildkey.Target, error) { return stale, nil })
+	p, err := Prepare(o, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var diag strings.Builder
+	res, err := p.Start(context.Background(), Frontend{Diagnostics: &diag}).Wait()
+	if err != nil || res.Status != progress.StatusBuilt {
+		t.Fatalf("the build: %+v, %v", res, err)
+	}
+	data, err := os.ReadFile(manifest.Path(o.Engine))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := manifest.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Parts.GPU != "Stand-in GPU" || !strings.Contains(diag.String(), "but its worker loaded") {
+		t.Fatalf("the manifest names %q; diagnostics:\n%s", m.Parts.GPU, diag.String())
+	}
+	if k, err := p.Key(); err != nil || k.Key != m.Key {
+		t.Fatalf("the plan's key after the build %s (%v), the manifest's %s: the Env did not keep the worker's target", k.Key, err, m.Key)
+	}
+	// The cache has the engine under the key of what built it.
+	again, err := Prepare(o, NewEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	hit, err := again.Lookup(context.Background(), Frontend{}).Wait()
+	if err != nil || !hit.Cached {
+		t.Fatalf("a lookup with the machine's own target: %+v, %v; want the hit stored under the worker's key", hit, err)
 	}
 }

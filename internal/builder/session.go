@@ -248,8 +248,14 @@ func (s *session) loop() (*progress.Result, error) {
 		case <-s.controls:
 			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
 		case <-stop:
+			// A cancel from the program (Handle.Cancel, Run's context): the worker is killed
+			// if it has not stopped within KillAfter, as after a budget; a person's Ctrl-C
+			// leaves the next rung to the person.
 			stop = nil
 			s.escalate(exitcode.Interrupted, s.cfg.CancelMessage)
+			if killTimer == nil && !s.forced {
+				killTimer = time.After(s.cfg.KillAfter)
+			}
 		case <-kill:
 			kill = nil
 			s.forceStop(exitcode.Interrupted, "Stopping the build worker now.")

@@ -4,7 +4,10 @@ package service
 
 import (
 	"encoding/json"
+	"io"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
@@ -157,4 +160,55 @@ func TestSharingKeysByTheGPUThatBuilds(t *testing.T) {
 	if c := env.Counts(); c.Plans != 2 || c.Probes != 2 {
 		t.Fatalf("two submissions on two GPUs: %d plannings and %d probes, want 2 and 2", c.Plans, c.Probes)
 	}
+}
+
+// TestAGPUThatCannotSayWhatItIs: of a server's GPUs, one whose probe fails (here device 5 of a
+// driver with two) builds nothing, and the server says so in its log; a submission builds on the
+// others. Only when no GPU answers is a submission refused.
+func TestAGPUThatCannotSayWhatItIs(t *testing.T) {
+	twoGPUs(t)
+	e := newEnv(t)
+	var log strings.Builder
+	var mu sync.Mutex
+	m := e.manager(t, func(c *Config) { c.GPUs, c.Log = []int{5, 1}, lockedWriter{&mu, &log} })
+	s := wait(t, m, submitOn(t, m).ID)
+	if s.State != StateSucceeded {
+		t.Fatalf("a build on a server with one broken GPU: %+v", s)
+	}
+	if gpu, _ := engineGPU(t, m, s.ID); gpu != "Stand-in GPU B" {
+		t.Fatalf("built on %q, want GPU B (device 1)", gpu)
+	}
+	mu.Lock()
+	said := log.String()
+	mu.Unlock()
+	if !strings.Contains(said, "GPU 5: ") || !strings.Contains(said, "the build goes to the other GPUs") {
+		t.Errorf("the server's log does not name the broken GPU:\n%s", said)
+	}
+	e.state = filepath.Join(t.TempDir(), "state")
+	none := e.manager(t, func(c *Config) { c.GPUs = []int{5, 6} })
+	if _, _, err := none.Submit(Request{Model: "convnet.onnx", Options: opts(t, onTensorRT)}); err == nil {
+		t.Fatal("a server none of whose GPUs answers took a build")
+	}
+}
+
+// submitOn submits the build over the stand-in TensorRT to m.
+func submitOn(t *testing.T, m *Manager) Snapshot {
+	t.Helper()
+	s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, onTensorRT)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// lockedWriter is a writer guarded by a mutex, for a log read while the service writes it.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
 }

@@ -239,7 +239,7 @@ func (m *Manager) schedule() {
 		gpu, ok := -1, false
 		if rn.onGPU {
 			for _, g := range m.cfg.GPUs {
-				if m.gpuBusy[g] == nil {
+				if _, keyed := rn.keys[g]; keyed && m.gpuBusy[g] == nil {
 					gpu, ok = g, true
 					break
 				}
@@ -297,6 +297,13 @@ func (m *Manager) runBuild(rn *run) {
 
 // build runs rn's build with the builder, its events going to rn's log.
 func (m *Manager) build(rn *run) (progress.Result, error) {
+	if m.Local() && rn.plan.Changed() != nil {
+		// A local caller's model (its own file, not a copy) changed while the build was
+		// queued: the build is of the model as it is now, planned and keyed again.
+		if err := m.replan(rn); err != nil {
+			return progress.Result{}, err
+		}
+	}
 	h := rn.plan.Start(context.Background(), builder.Frontend{
 		NewRenderer:   func(progress.Controls) progress.Renderer { return progress.NewJSONLines(rn.log, nil) },
 		Cached:        rn.showCacheHit,
@@ -312,6 +319,30 @@ func (m *Manager) build(rn *run) (progress.Result, error) {
 	rn.setHandleLocked(nil)
 	m.mu.Unlock()
 	return res, err
+}
+
+// replan plans rn again, on its GPU, from the options it was submitted with, and makes its key
+// the new plan's.
+func (m *Manager) replan(rn *run) error {
+	plan, err := builder.Prepare(rn.opts, m.env)
+	if err != nil {
+		return err
+	}
+	if rn.onGPU {
+		plan.SetDevice(rn.gpu)
+	}
+	key, err := plan.Key()
+	if err != nil {
+		plan.Close()
+		return err
+	}
+	m.mu.Lock()
+	old := rn.plan
+	rn.plan = plan
+	m.setKeyLocked(rn, key.Key)
+	m.mu.Unlock()
+	old.Close()
+	return nil
 }
 
 // later is the later of two times.

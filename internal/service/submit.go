@@ -5,6 +5,7 @@ package service
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
@@ -355,9 +356,14 @@ func (m *Manager) keys(plan *builder.Plan) (map[int]string, []int, error) {
 	keys := make(map[int]string, len(m.cfg.GPUs))
 	var lookups []int
 	seen := map[string]bool{}
+	var failed error
 	for i, gpu := range m.cfg.GPUs {
 		if errs[i] != nil {
-			return nil, nil, errs[i]
+			// A GPU that cannot say what it is builds nothing of this submission; the others
+			// do. Only when none can is the submission refused.
+			fmt.Fprintf(m.cfg.Log, "trtbuild: GPU %d: %s; the build goes to the other GPUs\n", gpu, exitcode.OneLine(errs[i]))
+			failed = cmp.Or(failed, errs[i])
+			continue
 		}
 		k := found[i].Key
 		keys[gpu] = k
@@ -365,6 +371,9 @@ func (m *Manager) keys(plan *builder.Plan) (map[int]string, []int, error) {
 			seen[k] = true
 			lookups = append(lookups, gpu)
 		}
+	}
+	if len(keys) == 0 {
+		return nil, nil, failed
 	}
 	return keys, lookups, nil
 }
