@@ -89,7 +89,8 @@ func cliRace(tb, model, cache, engine string, runs int) (built, changed int, pro
 		switch {
 		case err == nil:
 			built++
-		case strings.Contains(string(out), "changed while it was being built"):
+		case strings.Contains(string(out), "changed while it was being built"), strings.Contains(string(out), "changed after the build was planned"):
+			// Found when the engine is committed, or before the worker starts.
 			changed++
 		case strings.Contains(string(out), "does not exist") || strings.Contains(string(out), "symbolic link") || strings.Contains(string(out), "cannot read model"):
 		default:
