@@ -191,10 +191,16 @@ func Check(path string, write bool) error {
 			return &Problem{Path: path, Reason: why}
 		}
 		f, _, err := regfile.OpenNoFollow(path)
-		if err != nil {
+		switch {
+		case err == nil:
+			f.Close()
+		case inUse(err):
+			// Another build replaces the file this moment, which Windows answers with a
+			// sharing violation: not a problem of the file. Check holds no lock; the reads
+			// and saves that follow it open the file under the lock.
+		default:
 			return &Problem{Path: path, Reason: fmt.Sprintf("cannot be read (%v); %s", unwrapPath(err), advice(err, "fix its permissions")), Err: err}
 		}
-		f.Close()
 		if st.Size() == 0 {
 			return &Problem{Path: path, Reason: "is empty (0 bytes); delete it, or let this build replace it without --strict-cache", Empty: true}
 		}
