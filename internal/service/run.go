@@ -183,13 +183,7 @@ func (m *Manager) lookup(rn *run) (progress.Result, error, bool) {
 			Diagnostics: m.diagnostics(rn.id),
 			Began:       began,
 		})
-		m.mu.Lock()
-		rn.setHandleLocked(h)
-		m.mu.Unlock()
-		res, err := h.Wait()
-		m.mu.Lock()
-		rn.setHandleLocked(nil)
-		m.mu.Unlock()
+		res, err := m.follow(rn, h)
 		if errors.Is(err, builder.ErrNotCached) {
 			continue
 		}
@@ -311,6 +305,12 @@ func (m *Manager) build(rn *run) (progress.Result, error) {
 		CancelMessage: m.cfg.CancelMessage,
 		Began:         rn.created,
 	})
+	return m.follow(rn, h)
+}
+
+// follow makes h, rn's lookup or build that just started, what rn's cancels reach (those asked
+// for already too), waits for it to end, and returns its outcome.
+func (m *Manager) follow(rn *run, h *builder.Handle) (progress.Result, error) {
 	m.mu.Lock()
 	rn.setHandleLocked(h)
 	m.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,12 @@ func wait(t *testing.T, m *Manager, id string) Snapshot {
 // waitFor waits until the build's log has an event of type typ.
 func waitFor(t *testing.T, m *Manager, id, typ string) {
 	t.Helper()
+	waitForEvent(t, m, id, typ+" event", func(e Event) bool { return e.Type == typ })
+}
+
+// waitForEvent waits until the build's log has an event that is what want, described as what.
+func waitForEvent(t *testing.T, m *Manager, id, what string, want func(Event) bool) {
+	t.Helper()
 	l, ok := m.Events(id)
 	if !ok {
 		t.Fatalf("no build %s", id)
@@ -93,16 +100,16 @@ func waitFor(t *testing.T, m *Manager, id, typ string) {
 	for {
 		evs, ended, err := l.Next(ctx, after)
 		if err != nil {
-			t.Fatalf("no %s event: %v", typ, err)
+			t.Fatalf("no %s: %v", what, err)
 		}
 		for _, e := range evs {
-			if e.Type == typ {
+			if want(e) {
 				return
 			}
 			after = e.Seq
 		}
 		if ended {
-			t.Fatalf("the build ended without a %s event", typ)
+			t.Fatalf("the build ended with no %s", what)
 		}
 	}
 }
@@ -506,28 +513,7 @@ func TestStopLadder(t *testing.T) {
 // waitForText waits until build id's log has a line that contains text.
 func waitForText(t *testing.T, m *Manager, id, text string) {
 	t.Helper()
-	l, ok := m.Events(id)
-	if !ok {
-		t.Fatalf("no build %s", id)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	var after int64
-	for {
-		evs, ended, err := l.Next(ctx, after)
-		if err != nil {
-			t.Fatalf("no line with %q: %v", text, err)
-		}
-		for _, e := range evs {
-			if strings.Contains(string(e.Data), text) {
-				return
-			}
-			after = e.Seq
-		}
-		if ended {
-			t.Fatalf("the build ended without a line with %q", text)
-		}
-	}
+	waitForEvent(t, m, id, "line with "+strconv.Quote(text), func(e Event) bool { return strings.Contains(string(e.Data), text) })
 }
 
 func TestStateDirRefused(t *testing.T) {
