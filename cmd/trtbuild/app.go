@@ -126,7 +126,7 @@ func q(name string) string { return pathtext.Q(name) }
 func progressMode(s *streams, flag string, warn bool) (tui.Mode, error) {
 	mode, warning, err := tui.SelectMode(flag, s.Getenv("TRTBUILD_PROGRESS"), s.OutTTY, s.Getenv("TERM"))
 	if err != nil {
-		return mode, exitcode.Usagef("%v", err)
+		return mode, exitcode.Wrap(exitcode.Usage, err)
 	}
 	if warning != "" && warn {
 		fmt.Fprintln(s.Err, "trtbuild: "+escapeControls(warning))

@@ -22,9 +22,9 @@ func buildOptions(o *buildflags.Flags, args []string) (builder.Options, error) {
 	model := o.ONNX
 	switch {
 	case len(args) > 1:
-		return opts, exitcode.Usagef("expected one model, got %d arguments (%s); usage: trtbuild [flags] MODEL.onnx", len(args), strings.Join(args, " "))
+		return opts, exitcode.Usagef("expected one model, got %d arguments (%s)", len(args), strings.Join(args, " ")).Hintf("usage: trtbuild [flags] MODEL.onnx")
 	case len(args) == 1 && model != "" && args[0] != model:
-		return opts, exitcode.Usagef("two models given (%s and --onnx %s); give one", args[0], model)
+		return opts, exitcode.Usagef("two models given (%s and --onnx %s)", args[0], model).Hintf("give one")
 	case len(args) == 1:
 		model = args[0]
 	}

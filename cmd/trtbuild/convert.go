@@ -50,7 +50,7 @@ external data file next to the output (OUT.onnx.data).`,
   trtbuild convert --fp16 model.onnx --json | jq .kept_nodes`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return exitcode.Usagef("convert takes one model file, got %d arguments; run 'trtbuild convert --help' for usage", len(args))
+				return exitcode.Usagef("convert takes one model file, got %d arguments", len(args)).Hintf("run 'trtbuild convert --help' for usage")
 			}
 			return nil
 		},
@@ -123,7 +123,7 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 	// --strict-precision a model the opset keeps partly in float32 is refused instead.
 	if h := sum.Headline(); h != "" {
 		if o.strict {
-			return exitcode.Usagef("--strict-precision: %s; nothing written", h)
+			return exitcode.Usagef("--strict-precision: %s", h).Hintf("nothing written")
 		}
 		fmt.Fprintln(s.Err, "trtbuild: warning: "+escapeControls(h))
 	}
@@ -133,7 +133,7 @@ func convertRun(s *streams, o *convertOptions, in string) error {
 	files, err := convert.Write(m, out, convert.OutputUse(o.output))
 	if err != nil {
 		if errors.Is(err, convert.ErrWouldOverwrite) {
-			return exitcode.Usagef("%v", err)
+			return exitcode.Wrap(exitcode.Usage, err)
 		}
 		return fmt.Errorf("writing the converted model: %w", err)
 	}

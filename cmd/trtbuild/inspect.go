@@ -51,17 +51,17 @@ no GPU. Exit status 2 means the model could not be read.`,
   trtbuild inspect --check model.onnx --shapes images:8x3x224x224`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return exitcode.Usagef("inspect takes one model file, got %d arguments; run 'trtbuild inspect --help' for usage", len(args))
+				return exitcode.Usagef("inspect takes one model file, got %d arguments", len(args)).Hintf("run 'trtbuild inspect --help' for usage")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !check {
 				if name := changedBuildFlag(cmd.Flags()); name != "" {
-					return exitcode.Usagef("--%s is a build flag, which inspect takes only with --check (is this build going to work?); add --check, or leave --%s out", name, name)
+					return exitcode.Usagef("--%s is a build flag, which inspect takes only with --check (is this build going to work?)", name).Hintf("add --check, or leave --%s out", name)
 				}
 				if cmd.Flags().Changed("tensorrt-version") {
-					return exitcode.Usagef("--tensorrt-version picks the operator list --check uses; add --check, or leave it out")
+					return exitcode.Usagef("--tensorrt-version picks the operator list --check uses").Hintf("add --check, or leave it out")
 				}
 				return inspect.Model(stdout, args[0], asJSON)
 			}

@@ -69,7 +69,7 @@ run 'matrix cell'. Engines are kept in an engine cache by build key, so a cell w
 not change is copied, not built.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitcode.Usagef("matrix needs a subcommand: build, cell, list, index or emit; run 'trtbuild matrix --help'")
+			return exitcode.Usagef("matrix needs a subcommand: build, cell, list, index or emit").Hintf("run 'trtbuild matrix --help'")
 		},
 	}
 	cmd.AddCommand(newMatrixBuildCmd(s), newMatrixCellCmd(s), newMatrixListCmd(s), newMatrixIndexCmd(s), newMatrixEmitCmd(s))
@@ -123,13 +123,13 @@ func checkBuildFlags(f *matrix.File) (builder.Options, error) {
 		if errors.Is(err, pflag.ErrHelp) {
 			err = errors.New("--help is not a build flag")
 		}
-		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %v; check build_flags", q(f.Path), err)
+		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %v", q(f.Path), err).Hintf("check build_flags")
 	}
 	if fl.ArgsLenAtDash() >= 0 {
-		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: \"--\" would make the flags trtbuild adds per cell arguments; remove it from build_flags", q(f.Path))
+		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: \"--\" would make the flags trtbuild adds per cell arguments", q(f.Path)).Hintf("remove it from build_flags")
 	}
 	if args := fl.Args(); len(args) > 0 {
-		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %q is not a flag (or is a value without its flag); give models under models:, and each flag's value after it", q(f.Path), args[0])
+		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %q is not a flag (or is a value without its flag)", q(f.Path), args[0]).Hintf("give models under models:, and each flag's value after it")
 	}
 	var reserved []string
 	fl.Visit(func(flag *pflag.Flag) {
@@ -146,8 +146,7 @@ func checkBuildFlags(f *matrix.File) (builder.Options, error) {
 		if len(reserved) > 1 {
 			verb = "are"
 		}
-		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %s %s set per cell by trtbuild (in any spelling); use precisions, profiles and targets, and the options of trtbuild matrix, instead",
-			q(f.Path), strings.Join(reserved, ", "), verb)
+		return builder.Options{}, exitcode.Usagef("matrix file %s: build_flags: %s %s set per cell by trtbuild (in any spelling)", q(f.Path), strings.Join(reserved, ", "), verb).Hintf("use precisions, profiles and targets, and the options of trtbuild matrix, instead")
 	}
 	base := bf.Opts
 	base.Command = append([]string{"trtbuild"}, os.Args[1:]...)
@@ -157,7 +156,7 @@ func checkBuildFlags(f *matrix.File) (builder.Options, error) {
 func oneFileArg(what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != 1 {
-			return exitcode.Usagef("%s takes one matrix file, got %d arguments; run 'trtbuild %s --help'", what, len(args), what)
+			return exitcode.Usagef("%s takes one matrix file, got %d arguments", what, len(args)).Hintf("run 'trtbuild %s --help'", what)
 		}
 		return nil
 	}
@@ -198,15 +197,15 @@ without an engine is "missing" (see its task's log); then the exit status is 1.`
 				return err
 			}
 			if err := matrix.CheckIndexPaths(f.OutputDir()); err != nil {
-				return exitcode.Usagef("%v", err)
+				return exitcode.Wrap(exitcode.Usage, err)
 			}
 			if _, err := os.Stat(f.OutputDir()); err != nil {
-				return exitcode.Usagef("the output folder %s: %v; run the matrix first (matrix build, or the Jobs or scripts of matrix emit)", q(f.OutputDir()), exitcode.PathCause(err))
+				return exitcode.Usagef("the output folder %s: %v", q(f.OutputDir()), exitcode.PathCause(err)).Hintf("run the matrix first (matrix build, or the Jobs or scripts of matrix emit)")
 			}
 			if f.OutputDefaulted {
 				// The default output folder is trtbuild's own, as the cells made it: no link followed.
 				if err := outpath.MkdirOwn(f.Dir, f.Output); err != nil {
-					return exitcode.Usagef("%v", err)
+					return exitcode.Wrap(exitcode.Usage, err)
 				}
 			}
 			x := matrix.Collect(f, base)
@@ -241,7 +240,7 @@ since they were emitted.`,
 		Args: oneFileArg("matrix cell"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("index") {
-				return exitcode.Usagef("matrix cell needs --index N (0 to the number of cells less one; see trtbuild matrix list)")
+				return exitcode.Usagef("matrix cell needs --index N (0 to the number of cells less one").Hintf("see trtbuild matrix list)")
 			}
 			if cmd.Flags().Changed(matrix.SHA256Flag) && o.sha256 == "" {
 				return exitcode.Usagef("--%s needs the 64 hex digits that emit wrote", matrix.SHA256Flag)
@@ -255,7 +254,7 @@ since they were emitted.`,
 			}
 			cell, err := f.Find(o.target, o.index)
 			if err != nil {
-				return exitcode.Usagef("%v", err)
+				return exitcode.Wrap(exitcode.Usage, err)
 			}
 			if err := matrix.CheckTarget(o.backend, cell.Target, 0, base.TensorRTLib); err != nil {
 				return err
@@ -336,7 +335,7 @@ func matrixBuildRun(cmd *cobra.Command, s *streams, o *matrixOptions, path strin
 		return err
 	}
 	if mode == tui.ModeJSON && len(devices) > 1 {
-		return exitcode.Usagef("--progress json with several --gpus would interleave the cells' logs; use one GPU, or run 'trtbuild matrix cell' per cell")
+		return exitcode.Usagef("--progress json with several --gpus would interleave the cells' logs").Hintf("use one GPU, or run 'trtbuild matrix cell' per cell")
 	}
 	if o.backend != "sim" {
 		if err := builder.CheckBackend(o.backend); err != nil {
@@ -435,7 +434,7 @@ Apply it with kubectl apply -f; see docs/matrix.md for rerunning and cleaning up
 			}
 			jobs, err := f.K8sJobs(o)
 			if err != nil {
-				return exitcode.Usagef("%v", err)
+				return exitcode.Wrap(exitcode.Usage, err)
 			}
 			data, err := matrix.K8sYAML(jobs)
 			if err != nil {
@@ -483,7 +482,7 @@ nothing (exit 2): emit again after changing it.`,
 			if o.Trtbuild == "" {
 				self, err := os.Executable()
 				if err != nil {
-					return exitcode.Usagef("cannot tell where this trtbuild is (%v); give --trtbuild PATH, its path on the nodes", err)
+					return exitcode.Usagef("cannot tell where this trtbuild is (%v)", err).Hintf("give --trtbuild PATH, its path on the nodes")
 				}
 				o.Trtbuild = self
 			}
@@ -539,7 +538,7 @@ are left to Triton's auto-complete, which reads them from the engine.`,
 				name = model
 			}
 			if err := matrix.CheckTritonName(name); err != nil {
-				return exitcode.Usagef("%v; give --name", err)
+				return exitcode.Hinted(exitcode.Wrap(exitcode.Usage, err), "give --name")
 			}
 			if len(targets) > 0 {
 				var keep []matrix.Target
@@ -549,17 +548,17 @@ are left to Triton's auto-complete, which reads them from the engine.`,
 					}
 				}
 				if len(keep) != len(targets) {
-					return exitcode.Usagef("--targets %s names a target the matrix does not have; see trtbuild matrix list", strings.Join(targets, ","))
+					return exitcode.Usagef("--targets %s names a target the matrix does not have", strings.Join(targets, ",")).Hintf("see trtbuild matrix list")
 				}
 				f.Targets = keep
 			}
 			engines, err := f.TritonEngines(model, precision, profile)
 			if err != nil {
-				return exitcode.Usagef("%v", err)
+				return exitcode.Wrap(exitcode.Usage, err)
 			}
 			for _, e := range engines {
 				if _, err := os.Stat(filepath.Join(f.OutputDir(), e.Cell.Engine())); err != nil {
-					return exitcode.Usagef("cell %s has no engine (%s); build the matrix first", e.Cell.ID(), filepath.Join(f.OutputDir(), e.Cell.Engine()))
+					return exitcode.Usagef("cell %s has no engine (%s)", e.Cell.ID(), filepath.Join(f.OutputDir(), e.Cell.Engine())).Hintf("build the matrix first")
 				}
 			}
 			stale, err := f.StaleEngines(engines, base)
@@ -567,7 +566,7 @@ are left to Triton's auto-complete, which reads them from the engine.`,
 				return err
 			}
 			if len(stale) > 0 && !allowStale {
-				return exitcode.Usagef("%s; rebuild the matrix (trtbuild matrix build, or run its Jobs or scripts again) and emit again, or give --allow-stale to ship the engines as they are", strings.Join(stale, "; "))
+				return exitcode.Usagef("%s", strings.Join(stale, "; ")).Hintf("rebuild the matrix (trtbuild matrix build, or run its Jobs or scripts again) and emit again, or give --allow-stale to ship the engines as they are")
 			}
 			for _, why := range stale {
 				fmt.Fprintf(s.Err, "trtbuild: warning: %s; shipped as it is (--allow-stale)\n", escapeControls(why))

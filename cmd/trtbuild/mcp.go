@@ -73,7 +73,7 @@ func mcpRun(s *streams, o *mcpOptions) error {
 	dir := o.stateDir
 	if dir == "" {
 		if dir, err = service.DefaultStateDir("mcp"); err != nil {
-			return exitcode.Usagef("no user cache folder for the server's builds (%v); give --state-dir", err)
+			return exitcode.Usagef("no user cache folder for the server's builds (%v)", err).Hintf("give --state-dir")
 		}
 	}
 	m, err := service.New(service.Config{StateDir: dir, GPUs: gpus, SimSlots: o.simSlots, Log: s.Err, Keep: keep})

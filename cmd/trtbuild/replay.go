@@ -65,7 +65,7 @@ func replayTick(mode tui.Mode, speed float64) time.Duration {
 func replayRun(s *streams, o *replayOptions, path string) error {
 	speed, err := replay.ParseSpeed(o.speed)
 	if err != nil {
-		return exitcode.Usagef("%v", err)
+		return exitcode.Wrap(exitcode.Usage, err)
 	}
 	mode, err := progressMode(s, o.progress, true)
 	if err != nil {

@@ -35,7 +35,7 @@ with .html.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if diff {
 				if out != "" {
-					return exitcode.Usagef("report --diff prints its table; leave out -o")
+					return exitcode.Usagef("report --diff prints its table").Hintf("leave out -o")
 				}
 				return reportDiff(s, args[0], args[1])
 			}

@@ -43,7 +43,7 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 		RunE: func(c *cobra.Command, args []string) error {
 			if showVersion {
 				if len(args) > 0 {
-					return exitcode.Usagef("--version takes no model (got %s); run 'trtbuild --version' alone", strings.Join(args, " "))
+					return exitcode.Usagef("--version takes no model (got %s)", strings.Join(args, " ")).Hintf("run 'trtbuild --version' alone")
 				}
 				return writeVersion(s, versionQuery{device: o.Opts.Device, libDir: o.Opts.TensorRTLib})
 			}
@@ -106,9 +106,9 @@ func flagError(c *cobra.Command, err error) error {
 		if meant, ok := buildflags.Closest(name, names); ok {
 			msg += " (did you mean --" + meant + "?)"
 		}
-		return exitcode.Usagef("%s; run '%s --help' for the flags", msg, c.CommandPath())
+		return exitcode.Usagef("%s", msg).Hintf("run '%s --help' for the flags", c.CommandPath())
 	}
-	return exitcode.Usagef("%s; run '%s --help' for usage", msg, c.CommandPath())
+	return exitcode.Usagef("%s", msg).Hintf("run '%s --help' for usage", c.CommandPath())
 }
 
 // commandTypo refuses a build whose first argument is a typo of a subcommand of root
@@ -122,7 +122,7 @@ func commandTypo(root *cobra.Command, args []string) error {
 		return nil
 	}
 	if meant, ok := closestCommand(root, args[0]); ok {
-		return exitcode.Usagef("unknown command %q (did you mean %q?); run '%s --help' for the commands", args[0], meant, root.CommandPath())
+		return exitcode.Usagef("unknown command %q (did you mean %q?)", args[0], meant).Hintf("run '%s --help' for the commands", root.CommandPath())
 	}
 	return nil
 }
@@ -160,9 +160,9 @@ func argErrorsAreUsage(c *cobra.Command) {
 				if meant, ok := closestCommand(cmd, args[0]); ok {
 					hint = fmt.Sprintf(" (did you mean %q?)", meant)
 				}
-				return exitcode.Usagef("unknown command %q for %q%s; run '%s --help' for the commands", args[0], cmd.CommandPath(), hint, cmd.CommandPath())
+				return exitcode.Usagef("unknown command %q for %q%s", args[0], cmd.CommandPath(), hint).Hintf("run '%s --help' for the commands", cmd.CommandPath())
 			}
-			return exitcode.Usagef("%s; run '%s --help' for usage", oneLine(err), cmd.CommandPath())
+			return exitcode.Usagef("%s", oneLine(err)).Hintf("run '%s --help' for usage", cmd.CommandPath())
 		}
 	}
 }
@@ -188,7 +188,7 @@ func refuseUnknownHelpTopics(root *cobra.Command) {
 						hint = fmt.Sprintf(" (did you mean %q?)", strings.TrimSpace(strings.TrimPrefix(found.CommandPath()+" "+meant, root.Name())))
 					}
 				}
-				return exitcode.Usagef("unknown help topic %q%s; run '%s help' for the commands", topic, hint, root.CommandPath())
+				return exitcode.Usagef("unknown help topic %q%s", topic, hint).Hintf("run '%s help' for the commands", root.CommandPath())
 			}
 			show(c, args)
 			return nil

@@ -239,14 +239,14 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 		return cfg, exitcode.Usagef("--model-root %s: %v", q(o.modelRoot), err)
 	}
 	if st, err := os.Stat(root); err != nil {
-		return cfg, exitcode.Usagef("--model-root %s: %s; give the folder the models are in", q(o.modelRoot), exitcode.PathCause(err))
+		return cfg, exitcode.Usagef("--model-root %s: %s", q(o.modelRoot), exitcode.PathCause(err)).Hintf("give the folder the models are in")
 	} else if !st.IsDir() {
-		return cfg, exitcode.Usagef("--model-root %s is not a folder; give the folder the models are in", q(o.modelRoot))
+		return cfg, exitcode.Usagef("--model-root %s is not a folder", q(o.modelRoot)).Hintf("give the folder the models are in")
 	}
 	state := o.stateDir
 	if state == "" {
 		if state, err = service.DefaultStateDir("serve"); err != nil {
-			return cfg, exitcode.Usagef("no user cache folder for the server's state (%v); give --state-dir DIR", err)
+			return cfg, exitcode.Usagef("no user cache folder for the server's state (%v)", err).Hintf("give --state-dir DIR")
 		}
 	}
 	if state, err = filepath.Abs(state); err != nil {
@@ -254,7 +254,7 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	}
 	// service.New makes it, once no other user can swap the folders and links on its path.
 	if len(o.gpus) == 0 {
-		return cfg, exitcode.Usagef("--gpus is empty; give the GPUs to build on, e.g. --gpus 0,1")
+		return cfg, exitcode.Usagef("--gpus is empty").Hintf("give the GPUs to build on, e.g. --gpus 0,1")
 	}
 	seen := map[int]bool{}
 	for _, g := range o.gpus {

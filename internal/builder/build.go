@@ -409,7 +409,7 @@ func commitBuilt(src *onnx.Source, keyed *keyedBuild, files *buildFiles, res *pr
 // given and be a readable regular file.
 func openModel(model string) (*onnx.Source, error) {
 	if model == "" {
-		return nil, exitcode.Usagef("no model given; usage: trtbuild [flags] MODEL.onnx (try: trtbuild --backend sim testdata/models/convnet.onnx)")
+		return nil, exitcode.Usagef("no model given").Hintf("usage: trtbuild [flags] MODEL.onnx (try: trtbuild --backend sim testdata/models/convnet.onnx)")
 	}
 	src, err := onnx.OpenSource(model)
 	if err != nil {
@@ -418,14 +418,11 @@ func openModel(model string) (*onnx.Source, error) {
 	return src, nil
 }
 
-// RefusalResult is the result line of a build that never started: err's message, split at its
-// first "; " into what is wrong and what to do.
+// RefusalResult is the result line of a build that never started: what is wrong and what to
+// do, as err carries them (exitcode.Split).
 func RefusalResult(err error) progress.Result {
-	msg := exitcode.OneLine(err)
-	res := progress.Result{Status: progress.StatusFailed, Error: msg}
-	if what, hint, ok := strings.Cut(msg, "; "); ok {
-		res.Error, res.Hint = what, hint
-	}
+	res := progress.Result{Status: progress.StatusFailed}
+	res.Error, res.Hint = exitcode.Split(err)
 	switch code := exitcode.Of(err); {
 	case code == exitcode.Usage:
 		res.UsageError = true

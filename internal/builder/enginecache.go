@@ -52,11 +52,11 @@ func openEngineCache(c EngineCache) (*enginecache.Cache, error) {
 	dir := c.Dir
 	if dir == "auto" {
 		if dir, err = enginecache.DefaultDir(); err != nil {
-			return nil, exitcode.Usagef("%v", err)
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return nil, exitcode.Usagef("--engine-cache %s is a file; give a folder", q(dir))
+		return nil, exitcode.Usagef("--engine-cache %s is a file", q(dir)).Hintf("give a folder")
 	}
 	cache, err := enginecache.Open(dir, int64(limit), trust)
 	var unusable *enginecache.UnusableError
@@ -64,7 +64,7 @@ func openEngineCache(c EngineCache) (*enginecache.Cache, error) {
 		return nil, err // the caller warns and builds without the cache
 	}
 	if err != nil {
-		return nil, exitcode.Usagef("cannot use --engine-cache %s: %v; give a writable folder", q(dir), exitcode.PathCause(err))
+		return nil, exitcode.Usagef("cannot use --engine-cache %s: %v", q(dir), exitcode.PathCause(err)).Hintf("give a writable folder")
 	}
 	return cache, nil
 }
@@ -321,11 +321,11 @@ func (p *Plan) keyedWith(target buildkey.Target, device int, cache *enginecache.
 	}
 	hashes, err := p.modelHashes()
 	if err != nil {
-		return nil, exitcode.Usagef("%v", err)
+		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
 	k := &keyedBuild{cache: cache, target: target, src: p.src, model: p.src.Path(), backend: req.Backend, trt: target.TensorRT, prec: precision}
 	if k.parts, k.hashes, err = buildkey.FromHashes(req, target, hashes); err != nil {
-		return nil, exitcode.Usagef("%v", err)
+		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
 	k.key = k.parts.Key()
 	return k, nil

@@ -46,7 +46,7 @@ func createBuildFiles(p *buildPaths) (*buildFiles, error) {
 		return nil, exitcode.Usagef("cannot write the engine to %s: %v", q(p.engine.Path), exitcode.PathCause(err))
 	}
 	if err != nil {
-		return nil, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", q(p.engine.Path), exitcode.PathCause(err))
+		return nil, exitcode.Usagef("cannot write the engine %s: %v", q(p.engine.Path), exitcode.PathCause(err)).Hintf("choose a writable path with -o")
 	}
 	if !f.device {
 		if f.folder, err = f.engine.Folder(); err == nil {
@@ -60,7 +60,7 @@ func createBuildFiles(p *buildPaths) (*buildFiles, error) {
 	if p.manifest != nil && !f.device {
 		if f.manifest, err = outpath.Create(*p.manifest); err != nil {
 			f.cleanup()
-			return nil, exitcode.Usagef("cannot write the manifest %s: %v; choose another -o, or pass --no-manifest", q(p.manifest.Path), exitcode.PathCause(err))
+			return nil, exitcode.Usagef("cannot write the manifest %s: %v", q(p.manifest.Path), exitcode.PathCause(err)).Hintf("choose another -o, or pass --no-manifest")
 		}
 	}
 	return f, nil

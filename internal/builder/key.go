@@ -43,11 +43,11 @@ func keyOf(o *Options, src *onnx.Source, req worker.Request, target buildkey.Tar
 	}
 	hashes, err := hash(src)
 	if err != nil {
-		return BuildKey{}, exitcode.Usagef("%v", err)
+		return BuildKey{}, exitcode.Wrap(exitcode.Usage, err)
 	}
 	parts, _, err := buildkey.FromHashes(req, target, hashes)
 	if err != nil {
-		return BuildKey{}, exitcode.Usagef("%v", err)
+		return BuildKey{}, exitcode.Wrap(exitcode.Usage, err)
 	}
 	return BuildKey{Key: parts.Key(), Parts: parts}, nil
 }

@@ -83,7 +83,7 @@ func checkBuildPaths(o *Options, src *onnx.Source, engine string, derived bool, 
 		if cache == timingcache.Auto && backend == "sim" {
 			if cache, err = timingcache.DefaultPath(worker.SimCacheKey(simTensorRT(o))); err != nil {
 				if o.StrictCache {
-					return nil, nil, exitcode.Usagef("%v; pass --timing-cache FILE, or --no-timing-cache (--strict-cache)", err)
+					return nil, nil, exitcode.Hinted(exitcode.Wrap(exitcode.Usage, err), "pass --timing-cache FILE, or --no-timing-cache (--strict-cache)")
 				}
 				// No user cache folder (HOME and XDG_CACHE_HOME unset, as in a minimal
 				// container): the worker says so and builds without a timing cache, as it
@@ -125,7 +125,7 @@ func checkBuildPaths(o *Options, src *onnx.Source, engine string, derived bool, 
 		}
 	}
 	if err := outpath.Conflicts(outputs, inputs); err != nil {
-		return nil, nil, exitcode.Usagef("%v", err)
+		return nil, nil, exitcode.Wrap(exitcode.Usage, err)
 	}
 	if err := checkManifestContent(p.manifest); err != nil {
 		return nil, nil, err
@@ -142,7 +142,7 @@ func checkManifestPath(path string) (outpath.Target, error) {
 		return t, exitcode.Usagef("cannot write the manifest %s: %v", q(path), exitcode.PathCause(err))
 	}
 	if why := t.Refusal(outpath.Own); why != "" {
-		return t, exitcode.Usagef("the manifest %s %s; or choose another -o, or pass --no-manifest", q(path), why)
+		return t, exitcode.Usagef("the manifest %s %s", q(path), why).Hintf("or choose another -o, or pass --no-manifest")
 	}
 	return t, nil
 }
@@ -154,7 +154,7 @@ func checkManifestContent(t *outpath.Target) error {
 		return nil
 	}
 	if m, err := manifest.Read(t.Path); err != nil || m.Key == "" || m.Engine.SHA256 == "" {
-		return exitcode.Usagef("the manifest path %s holds a file that is not a trtbuild manifest, which writing the manifest would destroy; move it, choose another -o, or pass --no-manifest", q(t.Path))
+		return exitcode.Usagef("the manifest path %s holds a file that is not a trtbuild manifest, which writing the manifest would destroy", q(t.Path)).Hintf("move it, choose another -o, or pass --no-manifest")
 	}
 	return nil
 }
@@ -183,7 +183,7 @@ func checkCache(path string, strict bool) ([]string, error) {
 	case errors.As(err, &p) && strict:
 		return nil, exitcode.Usagef("%v (--strict-cache)", err)
 	}
-	return nil, exitcode.Usagef("%v", err)
+	return nil, exitcode.Wrap(exitcode.Usage, err)
 }
 
 // checkPlugins refuses an empty item in --plugins (a stray comma) and a plugin that is not a
@@ -191,7 +191,7 @@ func checkCache(path string, strict bool) ([]string, error) {
 func checkPlugins(plugins []string) error {
 	for i, p := range plugins {
 		if strings.TrimSpace(p) == "" {
-			return exitcode.Usagef("--plugins has an empty item (number %d of %d); list plugin files separated by commas, with no empty entries", i+1, len(plugins))
+			return exitcode.Usagef("--plugins has an empty item (number %d of %d)", i+1, len(plugins)).Hintf("list plugin files separated by commas, with no empty entries")
 		}
 	}
 	for _, p := range plugins {

@@ -60,7 +60,7 @@ const minTensorRTOpset = 9
 func checkModel(src *onnx.Source, req *worker.Request, profiles []shapeFlags, skip bool) (m *onnx.Model, warnings []string, err error) {
 	m, err = src.Metadata()
 	if err != nil && skip {
-		return nil, nil, exitcode.Usagef("%v; --no-preflight skips the shape checks, not this one: trtbuild must read the model to keep its external data inside its folder", err)
+		return nil, nil, exitcode.Hinted(exitcode.Wrap(exitcode.Usage, err), "--no-preflight skips the shape checks, not this one: trtbuild must read the model to keep its external data inside its folder")
 	}
 	if err != nil {
 		return nil, nil, exitcode.Wrap(exitcode.Usage, err)
@@ -154,8 +154,7 @@ func checkIOFormats(m *onnx.Model, req *worker.Request) error {
 		for i, v := range c.values {
 			names[i] = v.Name
 		}
-		return exitcode.Usagef("%s gives %d formats but %s has %d %s (%s); give one format for all of them or one per %s, in this order",
-			c.flag, c.n, filepath.Base(m.Path), len(c.values), c.what, strings.Join(names, ", "), strings.TrimSuffix(c.what, "s"))
+		return exitcode.Usagef("%s gives %d formats but %s has %d %s (%s)", c.flag, c.n, filepath.Base(m.Path), len(c.values), c.what, strings.Join(names, ", ")).Hintf("give one format for all of them or one per %s, in this order", strings.TrimSuffix(c.what, "s"))
 	}
 	return nil
 }

@@ -78,10 +78,10 @@ func resolveEngine(src *onnx.Source, engine string) (path string, derived bool, 
 		}
 	}
 	if st, err := os.Stat(engine); err == nil && st.IsDir() {
-		return "", false, exitcode.Usagef("engine path %s is a directory; give a file name with -o", q(engine))
+		return "", false, exitcode.Usagef("engine path %s is a directory", q(engine)).Hintf("give a file name with -o")
 	}
 	if isModel(src, engine) {
-		return "", false, exitcode.Usagef("engine path %s is the model itself; choose another path with -o", q(engine))
+		return "", false, exitcode.Usagef("engine path %s is the model itself", q(engine)).Hintf("choose another path with -o")
 	}
 	return engine, derived, nil
 }
@@ -175,10 +175,10 @@ func buildRequest(o *Options, model, backend string, flags []shapeFlags) (worker
 	if o.FP8 && (req.HardwareCompat == "ampere+" || (req.HardwareCompat == "" && o.HardwareCompat == "ampere+")) {
 		// TensorRT 10's FP8 flag "is not supported when HardwareCompatibilityLevel::kAMPERE_PLUS
 		// is enabled" (NvInfer.h); TensorRT 11 has no FP8 flag at all.
-		return req, exitcode.Usagef("--fp8 cannot be combined with --hardware-compat ampere+ (TensorRT does not support it); drop one of them")
+		return req, exitcode.Usagef("--fp8 cannot be combined with --hardware-compat ampere+ (TensorRT does not support it)").Hintf("drop one of them")
 	}
 	if len(o.KeepFP32) > 0 && !o.FP16 && !o.BF16 {
-		return req, exitcode.Usagef("--keep-fp32 keeps nodes in float32 when --fp16 or --bf16 converts the model; add one of them, or drop --keep-fp32")
+		return req, exitcode.Usagef("--keep-fp32 keeps nodes in float32 when --fp16 or --bf16 converts the model").Hintf("add one of them, or drop --keep-fp32")
 	}
 	if o.ExcludeLeanRuntime && !o.VersionCompatible {
 		return req, exitcode.Usagef("--exclude-lean-runtime needs --version-compatible")
@@ -411,22 +411,22 @@ func parseMemPoolSize(s string) (workspace uint64, pools map[string]uint64, err 
 func applyTrtexecFlags(t Trtexec, req *worker.Request) (warnings []string, err error) {
 	if t.InputFormats != "" {
 		if req.InputFormats, err = trtexec.ParseIOFormats("--inputIOFormats", t.InputFormats); err != nil {
-			return nil, exitcode.Usagef("%v", err)
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	if t.OutputFormats != "" {
 		if req.OutputFormats, err = trtexec.ParseIOFormats("--outputIOFormats", t.OutputFormats); err != nil {
-			return nil, exitcode.Usagef("%v", err)
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	if t.PrecisionConstraints != "" {
 		if req.PrecisionConstraints, err = trtexec.ParsePrecisionConstraints(t.PrecisionConstraints); err != nil {
-			return nil, exitcode.Usagef("%v", err)
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	if t.LayerPrecs != "" {
 		if req.LayerPrecisions, err = trtexec.ParseLayerPrecisions(t.LayerPrecs); err != nil {
-			return nil, exitcode.Usagef("%v", err)
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 		if req.PrecisionConstraints == "" {
 			return nil, exitcode.Usagef("--layerPrecisions has no effect without --precisionConstraints: add --precisionConstraints obey (fail where a layer cannot run in its precision) or prefer")
@@ -439,28 +439,28 @@ func applyTrtexecFlags(t Trtexec, req *worker.Request) (warnings []string, err e
 	}
 	if t.ProfilingVerbosity != "" {
 		if req.ProfilingVerbosity, err = trtexec.ParseProfilingVerbosity(t.ProfilingVerbosity); err != nil {
-			return nil, exitcode.Usagef("%v", err)
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	if t.TacticSources != "" {
 		if req.TacticSources, err = trtexec.ParseTacticSources(t.TacticSources); err != nil {
-			return nil, exitcode.Usagef("%v", err)
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	if t.DLACore >= 0 {
 		core := t.DLACore
 		req.DLACore = &core
 	} else if t.GPUFallback {
-		return nil, exitcode.Usagef("--allowGPUFallback needs --useDLACore N, the DLA core to build for; without DLA every layer runs on the GPU anyway")
+		return nil, exitcode.Usagef("--allowGPUFallback needs --useDLACore N, the DLA core to build for").Hintf("without DLA every layer runs on the GPU anyway")
 	}
 	req.GPUFallback = t.GPUFallback
 	if t.Best && t.StronglyTyped {
-		return nil, exitcode.Usagef("--best and --stronglyTyped contradict each other: a strongly typed network takes its precisions from the model, --best lets TensorRT 10 choose any; give one of them")
+		return nil, exitcode.Usagef("--best and --stronglyTyped contradict each other: a strongly typed network takes its precisions from the model, --best lets TensorRT 10 choose any").Hintf("give one of them")
 	}
 	req.StronglyTyped, req.Best = t.StronglyTyped, t.Best
 	if t.BuildRoute != "" {
 		if req.BuildRoute, err = trtexec.ParseBuildRoute(t.BuildRoute); err != nil {
-			return nil, exitcode.Usagef("%v", err)
+			return nil, exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	if t.Best {
@@ -483,20 +483,20 @@ func ResolveTensorRTLib(dir string) (string, error) {
 	st, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return "", exitcode.Usagef("%s %s does not exist; give the folder that holds %s", from, dir, trt.InferFilePattern)
+		return "", exitcode.Usagef("%s %s does not exist", from, dir).Hintf("give the folder that holds %s", trt.InferFilePattern)
 	case err != nil:
 		return "", exitcode.Usagef("%s %s cannot be read: %v", from, dir, exitcode.PathCause(err))
 	case !st.IsDir() && trt.NamesInferLibrary(dir): // Windows: the DLL stands for its folder
 		dir = filepath.Dir(dir)
 	case !st.IsDir():
-		return "", exitcode.Usagef("%s %s is not a folder; give the folder that holds %s, not the file", from, dir, trt.InferFilePattern)
+		return "", exitcode.Usagef("%s %s is not a folder", from, dir).Hintf("give the folder that holds %s, not the file", trt.InferFilePattern)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", exitcode.Usagef("%s %s: %v", from, dir, err)
 	}
 	if !trt.FitsLibraryPath(abs) {
-		return "", exitcode.Usagef("%s %s holds ':' or ';', which the worker's LD_LIBRARY_PATH cannot hold (TensorRT loads its builder resources through it); give a path without them, such as a symbolic link to the folder", from, abs)
+		return "", exitcode.Usagef("%s %s holds ':' or ';', which the worker's LD_LIBRARY_PATH cannot hold (TensorRT loads its builder resources through it)", from, abs).Hintf("give a path without them, such as a symbolic link to the folder")
 	}
 	return abs, nil
 }

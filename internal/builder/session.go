@@ -116,7 +116,7 @@ func runSession(cfg Config) (progress.Result, error) {
 	if pending == nil {
 		var err error
 		if pending, err = outpath.CreatePath(cfg.Engine); err != nil {
-			return progress.Result{}, exitcode.Usagef("cannot write the engine %s: %v; choose a writable path with -o", pathtext.Q(cfg.Engine), unwrapPath(err))
+			return progress.Result{}, exitcode.Usagef("cannot write the engine %s: %v", pathtext.Q(cfg.Engine), unwrapPath(err)).Hintf("choose a writable path with -o")
 		}
 	}
 	defer pending.Cleanup() //nolint:errcheck // a no-op once the file was committed

@@ -45,7 +45,7 @@ func Options(raw map[string]json.RawMessage, refused map[string]string) (builder
 	if _, ok := raw[ProfilesKey]; ok {
 		for _, key := range keys {
 			if f := fs.Lookup(key); f != nil && isShape(f.Name) {
-				return builder.Options{}, exitcode.Usagef("options %q and %q are both given; put every profile's shapes in %q", key, ProfilesKey, ProfilesKey)
+				return builder.Options{}, exitcode.Usagef("options %q and %q are both given", key, ProfilesKey).Hintf("put every profile's shapes in %q", ProfilesKey)
 			}
 		}
 	}
@@ -77,15 +77,15 @@ func lookup(fs *pflag.FlagSet, key string, refused map[string]string, seen map[s
 			return nil, exitcode.Usagef("option %q: give several optimization profiles as %q, an array of objects with %s", key, ProfilesKey, strings.Join(shapeNames, ", "))
 		}
 		if f != nil {
-			return nil, exitcode.Usagef("option %q is the command line's only; leave it out", key)
+			return nil, exitcode.Usagef("option %q is the command line's only", key).Hintf("leave it out")
 		}
-		return nil, exitcode.Usagef("unknown option %q%s; options are trtbuild's long flag names (fp16, shapes, timeout …), as its options schema lists them", key, suggest(fs, key, refused))
+		return nil, exitcode.Usagef("unknown option %q%s", key, suggest(fs, key, refused)).Hintf("options are trtbuild's long flag names (fp16, shapes, timeout …), as its options schema lists them")
 	}
 	if why, ok := refused[f.Name]; ok {
 		return nil, exitcode.Usagef("option %q cannot be set here: %s", key, why)
 	}
 	if prev, ok := seen[f.Name]; ok {
-		return nil, exitcode.Usagef("option %q is given twice (as %q and %q); give it once", f.Name, prev, key)
+		return nil, exitcode.Usagef("option %q is given twice (as %q and %q)", f.Name, prev, key).Hintf("give it once")
 	}
 	seen[f.Name] = key
 	return f, nil
@@ -126,7 +126,7 @@ func setValue(fs *pflag.FlagSet, f *pflag.Flag, key string, v json.RawMessage) e
 			return exitcode.Usagef("option %q takes a string or an array of strings, not %s", key, shortJSON(v))
 		}
 		if len(texts) == 0 {
-			return exitcode.Usagef("option %q is an empty list; leave it out for none", key)
+			return exitcode.Usagef("option %q is an empty list", key).Hintf("leave it out for none")
 		}
 	default:
 		var s string
@@ -163,7 +163,7 @@ func setProfiles(fs *pflag.FlagSet, v json.RawMessage, refused map[string]string
 		for _, k := range keys {
 			f := fs.Lookup(k)
 			if f == nil || !isShape(f.Name) {
-				return exitcode.Usagef("option %q: profile %d: %q is not a shape option; use %s", ProfilesKey, i, k, strings.Join(shapeNames, ", "))
+				return exitcode.Usagef("option %q: profile %d: %q is not a shape option", ProfilesKey, i, k).Hintf("use %s", strings.Join(shapeNames, ", "))
 			}
 			if _, err := lookup(fs, k, refused, inProfile); err != nil {
 				return err
@@ -284,14 +284,4 @@ func Schema(refused map[string]string) map[string]any {
 		"additionalProperties": false,
 		"properties":           props,
 	}
-}
-
-// SplitHint splits a one-line message of the form "what is wrong; what to do" at its first
-// "; " into the problem and the hint, as a refused build's result line does
-// (builder.RefusalResult); a message without one is all problem.
-func SplitHint(msg string) (problem, hint string) {
-	if what, hint, ok := strings.Cut(msg, "; "); ok {
-		return what, hint
-	}
-	return msg, ""
 }

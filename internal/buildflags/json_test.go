@@ -136,16 +136,3 @@ func TestSchemaNamesEveryAcceptedOption(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-func TestSplitHint(t *testing.T) {
-	for in, want := range map[string][2]string{
-		"no model; give one": {"no model", "give one"},
-		"a; b; c":            {"a", "b; c"},
-		"nothing to split":   {"nothing to split", ""},
-	} {
-		p, h := SplitHint(in)
-		if p != want[0] || h != want[1] {
-			t.Errorf("SplitHint(%q) = %q, %q", in, p, h)
-		}
-	}
-}

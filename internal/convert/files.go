@@ -23,10 +23,10 @@ func OpenFiles(in, output string, to Target) (*modelio.Model, string, error) {
 		out = filepath.Join(filepath.Dir(in), OutputName(in, to))
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
-		return nil, "", exitcode.Usagef("-o %s is a folder; give the converted model's file name", pathtext.Q(out))
+		return nil, "", exitcode.Usagef("-o %s is a folder", pathtext.Q(out)).Hintf("give the converted model's file name")
 	}
 	if st, err := os.Stat(filepath.Dir(out)); err != nil || !st.IsDir() {
-		return nil, "", exitcode.Usagef("-o %s: the folder %s does not exist; create it first", pathtext.Q(out), pathtext.Q(filepath.Dir(out)))
+		return nil, "", exitcode.Usagef("-o %s: the folder %s does not exist", pathtext.Q(out), pathtext.Q(filepath.Dir(out))).Hintf("create it first")
 	}
 	if err := regfile.CheckInput("model", in); err != nil {
 		return nil, "", err
@@ -41,13 +41,13 @@ func OpenFiles(in, output string, to Target) (*modelio.Model, string, error) {
 	// A folder the output cannot be written in is found now, before the conversion, as every
 	// output of a build is: an unnamed trial file, gone when closed.
 	if probe, err := outpath.Create(target); err != nil {
-		return nil, "", exitcode.Usagef("cannot write -o %s: %v; choose a writable folder", pathtext.Q(out), exitcode.PathCause(err))
+		return nil, "", exitcode.Usagef("cannot write -o %s: %v", pathtext.Q(out), exitcode.PathCause(err)).Hintf("choose a writable folder")
 	} else {
 		probe.Cleanup() //nolint:errcheck // nothing was named
 	}
 	if src, err := outpath.Inspect(in); err == nil {
 		if err := outpath.Conflicts([]outpath.Named{{Name: "-o", Target: target}}, []outpath.Named{{Name: "the model", Target: src}}); err != nil {
-			return nil, "", exitcode.Usagef("%v", err)
+			return nil, "", exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	m, err := modelio.Load(in)
@@ -55,7 +55,7 @@ func OpenFiles(in, output string, to Target) (*modelio.Model, string, error) {
 		return nil, "", exitcode.Wrap(exitcode.Usage, err)
 	}
 	if target.Kind == outpath.CharDevice && m.External {
-		return nil, "", exitcode.Usagef("-o %s is a device, but the converted model keeps its weights in an external data file beside it; give a file path", pathtext.Q(out))
+		return nil, "", exitcode.Usagef("-o %s is a device, but the converted model keeps its weights in an external data file beside it", pathtext.Q(out)).Hintf("give a file path")
 	}
 	return m, out, nil
 }

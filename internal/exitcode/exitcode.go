@@ -81,20 +81,44 @@ func BySignal(c Code) bool {
 // SignalName names sig for messages: "interrupted (SIGINT)".
 func SignalName(sig os.Signal) string { return meaning(sig).name }
 
-// Error carries an exit code with the error that caused it. Reported means the message was
-// already shown to the user (for example in the final frame), so main prints nothing more.
+// Error carries an exit code with the error that caused it. Hint, when set, says what to do
+// about it, apart from what is wrong (Err): every front end shows the two as fields (a result
+// line's hint, an HTTP problem's hint, an MCP error's) and the message joins them as
+// "what is wrong; what to do". Reported means the message was already shown to the user (for
+// example in the final frame), so main prints nothing more.
 type Error struct {
 	Code     Code
 	Err      error
+	Hint     string
 	Reported bool
 }
 
-func (e *Error) Error() string { return e.Err.Error() }
+func (e *Error) Error() string {
+	if e.Hint != "" {
+		return e.Err.Error() + "; " + e.Hint
+	}
+	return e.Err.Error()
+}
+
 func (e *Error) Unwrap() error { return e.Err }
 
-// Usagef returns a usage error (exit 2) with a formatted message.
-func Usagef(format string, args ...any) error {
+// Hintf sets e's hint, what to do about it, and returns e.
+func (e *Error) Hintf(format string, args ...any) *Error {
+	e.Hint = fmt.Sprintf(format, args...)
+	return e
+}
+
+// Usagef returns a usage error (exit 2) with a formatted message; Hintf adds what to do.
+func Usagef(format string, args ...any) *Error {
 	return &Error{Code: Usage, Err: fmt.Errorf(format, args...)}
+}
+
+// Hinted attaches a hint to err, keeping err's exit code (Of); a nil err stays nil.
+func Hinted(err error, hint string) error {
+	if err == nil {
+		return nil
+	}
+	return &Error{Code: Of(err), Err: err, Hint: hint}
 }
 
 // Wrap attaches code to err; a nil err stays nil.

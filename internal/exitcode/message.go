@@ -22,9 +22,52 @@ func OneLine(err error) string {
 	msg := err.Error()
 	var e *Error
 	if errors.As(err, &e) {
-		msg = e.Err.Error()
+		msg = e.Error()
 	}
-	return strings.Join(strings.Fields(pathtext.Line(msg)), " ")
+	return line(msg)
+}
+
+// line is msg on one line, its white space runs made single spaces.
+func line(msg string) string { return strings.Join(strings.Fields(pathtext.Line(msg)), " ") }
+
+// Split is err's one line (OneLine) cut into what is wrong and what to do: the hint is the
+// first Hint in err's chain (an *Error's field, set where the error was made). A message from a
+// layer that joins its hint into the text, "what is wrong; what to do", is cut at its first
+// "; ": this is the one place that reads a hint out of a message. A message with neither is all
+// problem.
+func Split(err error) (problem, hint string) {
+	msg := OneLine(err)
+	if h := hintOf(err); h != "" {
+		hint = line(h)
+		if p, ok := strings.CutSuffix(msg, "; "+hint); ok {
+			return p, hint
+		}
+		return strings.Replace(msg, "; "+hint, "", 1), hint
+	}
+	if p, h, ok := strings.Cut(msg, "; "); ok {
+		return p, h
+	}
+	return msg, ""
+}
+
+// hintOf is the first Hint of an *Error in err's tree, "" if none has one.
+func hintOf(err error) string {
+	switch e := err.(type) {
+	case nil:
+		return ""
+	case *Error:
+		if e.Hint != "" {
+			return e.Hint
+		}
+	case interface{ Unwrap() []error }:
+		for _, inner := range e.Unwrap() {
+			if h := hintOf(inner); h != "" {
+				return h
+			}
+		}
+		return ""
+	}
+	return hintOf(errors.Unwrap(err))
 }
 
 // PathCause is the cause of an *os.PathError without the operation and path a message names

@@ -38,11 +38,11 @@ func Engine(path string) (*EngineReport, error) {
 	var nr *regfile.NotRegularError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return nil, exitcode.Usagef("engine %s does not exist; check the path", pathtext.Q(path))
+		return nil, exitcode.Usagef("engine %s does not exist", pathtext.Q(path)).Hintf("check the path")
 	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
-		return nil, exitcode.Usagef("engine %s is a directory; give the engine file", pathtext.Q(path))
+		return nil, exitcode.Usagef("engine %s is a directory", pathtext.Q(path)).Hintf("give the engine file")
 	case errors.As(err, &nr):
-		return nil, exitcode.Usagef("engine %s is %s, not a regular file; give the engine file", pathtext.Q(path), nr.Kind)
+		return nil, exitcode.Usagef("engine %s is %s, not a regular file", pathtext.Q(path), nr.Kind).Hintf("give the engine file")
 	case err != nil:
 		return nil, exitcode.Usagef("cannot read engine %s: %v", pathtext.Q(path), exitcode.PathCause(err))
 	}
@@ -56,7 +56,7 @@ func Engine(path string) (*EngineReport, error) {
 func EngineOf(f *os.File, st os.FileInfo, path string, readManifest func() (*manifest.Manifest, error)) (*EngineReport, error) {
 	h, err := plan.Read(io.NewSectionReader(f, 0, st.Size()))
 	if errors.Is(err, plan.ErrNotEngine) {
-		return nil, exitcode.Usagef("%s is %v; give a file that trtbuild or TensorRT built", pathtext.Q(path), err)
+		return nil, exitcode.Usagef("%s is %v", pathtext.Q(path), err).Hintf("give a file that trtbuild or TensorRT built")
 	}
 	if err != nil {
 		return nil, exitcode.Usagef("cannot read engine %s: %v", pathtext.Q(path), exitcode.PathCause(err))

@@ -23,19 +23,19 @@ func Open(path string) (*File, error) {
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, exitcode.Usagef("matrix file %s does not exist; check the path", pathtext.Q(path))
+		return nil, exitcode.Usagef("matrix file %s does not exist", pathtext.Q(path)).Hintf("check the path")
 	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
-		return nil, exitcode.Usagef("matrix file %s is a directory; give the .yaml file", pathtext.Q(path))
+		return nil, exitcode.Usagef("matrix file %s is a directory", pathtext.Q(path)).Hintf("give the .yaml file")
 	case errors.As(err, &nr):
-		return nil, exitcode.Usagef("matrix file %s is %s, not a regular file; save the matrix to a regular file and give its path", pathtext.Q(path), nr.Kind)
+		return nil, exitcode.Usagef("matrix file %s is %s, not a regular file", pathtext.Q(path), nr.Kind).Hintf("save the matrix to a regular file and give its path")
 	case errors.Is(err, ErrTooLarge):
-		return nil, exitcode.Usagef("matrix file %s is larger than 16 MiB, which no matrix file is; give the matrix's .yaml file", pathtext.Q(path))
+		return nil, exitcode.Usagef("matrix file %s is larger than 16 MiB, which no matrix file is", pathtext.Q(path)).Hintf("give the matrix's .yaml file")
 	case errors.Is(err, fs.ErrPermission):
-		return nil, exitcode.Usagef("cannot read matrix file %s: permission denied; check its permissions", pathtext.Q(path))
+		return nil, exitcode.Usagef("cannot read matrix file %s: permission denied", pathtext.Q(path)).Hintf("check its permissions")
 	case errors.As(err, new(*fs.PathError)):
 		return nil, exitcode.Usagef("cannot read matrix file %s: %v", pathtext.Q(path), exitcode.PathCause(err))
 	default:
-		return nil, exitcode.Usagef("%v", err)
+		return nil, exitcode.Wrap(exitcode.Usage, err)
 	}
 	return f, nil
 }
@@ -55,7 +55,7 @@ func (f *File) WriteSlurmScripts(dir string, o SlurmOptions) ([]string, error) {
 	for i, t := range f.Targets {
 		script, err := f.SlurmScript(t.Name, o)
 		if err != nil {
-			return written, exitcode.Usagef("%v", err)
+			return written, exitcode.Wrap(exitcode.Usage, err)
 		}
 		scripts[i] = script
 	}
@@ -95,7 +95,7 @@ func (f *File) WriteSlurmScripts(dir string, o SlurmOptions) ([]string, error) {
 // write, is refused before anything is written. It returns the config's path.
 func (f *File) WriteTriton(out, model string, engines []TritonEngine) (string, error) {
 	if err := CheckTritonName(model); err != nil {
-		return "", exitcode.Usagef("%v", err)
+		return "", exitcode.Wrap(exitcode.Usage, err)
 	}
 	config := filepath.Join(out, model, "config.pbtxt")
 	existing, err := readRegular(config)
@@ -106,7 +106,7 @@ func (f *File) WriteTriton(out, model string, engines []TritonEngine) (string, e
 		return "", exitcode.Usagef("cannot read %s: %v", pathtext.Q(config), exitcode.PathCause(err))
 	}
 	if err := checkTritonOwner(config, existing, model, engines[0].Variant()); err != nil {
-		return "", exitcode.Usagef("%v", err)
+		return "", exitcode.Wrap(exitcode.Usage, err)
 	}
 	version := filepath.Join(out, model, "1")
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -196,7 +196,7 @@ func (f *File) WriteOut(stdout io.Writer, flag, path string, data []byte) error 
 		add("the model", f.Resolve(m.Path))
 	}
 	if err := outpath.Conflicts([]outpath.Named{{Name: flag, Target: out}}, inputs); err != nil {
-		return exitcode.Usagef("%v", err)
+		return exitcode.Wrap(exitcode.Usage, err)
 	}
 	if err := outpath.WriteFile(path, data); err != nil {
 		return exitcode.Usagef("cannot write %s: %v", path, exitcode.PathCause(err))

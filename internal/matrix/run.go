@@ -77,7 +77,7 @@ func CellOptions(f *File, cell Cell, o RunOptions, device int, report string) (b
 		b.Profiles = []builder.Profile{{Shapes: p.Shapes, Min: p.Min, Opt: p.Opt, Max: p.Max}}
 	}
 	if _, err := os.Stat(b.Model); err != nil {
-		return b, exitcode.Usagef("matrix %s, model %s: %v; fix its path (relative to the matrix file)", pathtext.Q(f.Path), pathtext.Q(cell.Model.Path), exitcode.PathCause(err))
+		return b, exitcode.Usagef("matrix %s, model %s: %v", pathtext.Q(f.Path), pathtext.Q(cell.Model.Path), exitcode.PathCause(err)).Hintf("fix its path (relative to the matrix file)")
 	}
 	b.OwnOutputs = true
 	b.KeyTarget = &buildkey.Target{GPU: cell.Target.GPU, ComputeCapability: cell.Target.ComputeCapability, MIG: cell.Target.MIG}
@@ -283,7 +283,7 @@ func Build(f *File, o BuildOptions) error {
 		}
 		if len(gpu) == 0 {
 			// No device here can build anything (no TensorRT found, say): nothing to skip to.
-			return exitcode.Usagef("no GPU here can build a cell: %s; run the matrix where TensorRT and the GPUs are, or preview it with --backend sim", strings.Join(probeErrs, "; "))
+			return exitcode.Usagef("no GPU here can build a cell: %s", strings.Join(probeErrs, "; ")).Hintf("run the matrix where TensorRT and the GPUs are, or preview it with --backend sim")
 		}
 	}
 	deviceFor := make(map[int][]int) // cell index → devices that can build it
@@ -321,7 +321,7 @@ func Build(f *File, o BuildOptions) error {
 		todo = append(todo, c)
 	}
 	if err := CheckIndexPaths(f.OutputDir()); err != nil {
-		return exitcode.Usagef("%v", err)
+		return exitcode.Wrap(exitcode.Usage, err)
 	}
 	for _, c := range todo {
 		// A mistake in the file (a model path) stops the run before anything is built.

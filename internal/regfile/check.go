@@ -21,13 +21,13 @@ func InputError(what, path string, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrNotExist):
-		return exitcode.Usagef("%s %s does not exist; check the path", what, pathtext.Q(path))
+		return exitcode.Usagef("%s %s does not exist", what, pathtext.Q(path)).Hintf("check the path")
 	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
-		return exitcode.Usagef("%s %s is a directory; give a file inside it", what, pathtext.Q(path))
+		return exitcode.Usagef("%s %s is a directory", what, pathtext.Q(path)).Hintf("give a file inside it")
 	case errors.As(err, &nr):
-		return exitcode.Usagef("%s %s is %s, not a regular file; save it to a regular file first", what, pathtext.Q(path), nr.Kind)
+		return exitcode.Usagef("%s %s is %s, not a regular file", what, pathtext.Q(path), nr.Kind).Hintf("save it to a regular file first")
 	case errors.Is(err, fs.ErrPermission):
-		return exitcode.Usagef("cannot read %s %s: permission denied; check its permissions", what, pathtext.Q(path))
+		return exitcode.Usagef("cannot read %s %s: permission denied", what, pathtext.Q(path)).Hintf("check its permissions")
 	}
 	return exitcode.Usagef("cannot read %s %s: %v", what, pathtext.Q(path), exitcode.PathCause(err))
 }

@@ -38,7 +38,7 @@ func WriteFromTrace(tracePath, out string) (string, error) {
 	}
 	if in, err := outpath.Inspect(tracePath); err == nil && in.Info != nil {
 		if err := outpath.Conflicts([]outpath.Named{{Name: "-o", Target: target}}, []outpath.Named{{Name: "the trace", Target: in}}); err != nil {
-			return "", exitcode.Usagef("%v", err)
+			return "", exitcode.Wrap(exitcode.Usage, err)
 		}
 	}
 	tr, closeTrace, err := OpenTrace(tracePath)
@@ -67,11 +67,11 @@ func OpenTrace(path string) (*trace.Reader, func(), error) {
 	var nr *regfile.NotRegularError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return nil, nil, exitcode.Usagef("trace %s does not exist; record one with trtbuild --trace FILE or --progress json", pathtext.Q(path))
+		return nil, nil, exitcode.Usagef("trace %s does not exist", pathtext.Q(path)).Hintf("record one with trtbuild --trace FILE or --progress json")
 	case errors.As(err, &nr) && nr.Kind == outpath.Dir:
-		return nil, nil, exitcode.Usagef("trace %s is a directory; give the .jsonl file", pathtext.Q(path))
+		return nil, nil, exitcode.Usagef("trace %s is a directory", pathtext.Q(path)).Hintf("give the .jsonl file")
 	case errors.As(err, &nr):
-		return nil, nil, exitcode.Usagef("trace %s is %s, not a file; save the trace to a file first", pathtext.Q(path), nr.Kind)
+		return nil, nil, exitcode.Usagef("trace %s is %s, not a file", pathtext.Q(path), nr.Kind).Hintf("save the trace to a file first")
 	case err != nil:
 		return nil, nil, exitcode.Usagef("cannot read trace %s: %v", pathtext.Q(path), exitcode.PathCause(err))
 	}
@@ -82,7 +82,7 @@ func OpenTrace(path string) (*trace.Reader, func(), error) {
 // input (exit 2), a damaged trace a failure.
 func TraceError(path string, err error) error {
 	if errors.Is(err, trace.ErrNotTrace) {
-		return exitcode.Usagef("%s: this is not a trace recorded by --trace or --progress json; record one with trtbuild MODEL.onnx --trace build.jsonl", pathtext.Q(path))
+		return exitcode.Usagef("%s: this is not a trace recorded by --trace or --progress json", pathtext.Q(path)).Hintf("record one with trtbuild MODEL.onnx --trace build.jsonl")
 	}
 	return exitcode.Wrap(exitcode.Failed, fmt.Errorf("trace %s: %w", pathtext.Q(path), err))
 }
@@ -96,7 +96,7 @@ func Load(path string) (*Report, error) {
 		}
 		var r Report
 		if err := json.Unmarshal(data, &r); err != nil || r.Version == 0 {
-			return nil, exitcode.Usagef("%s is not a JSON report written by --report FILE.json; give a trace or such a report", pathtext.Q(path))
+			return nil, exitcode.Usagef("%s is not a JSON report written by --report FILE.json", pathtext.Q(path)).Hintf("give a trace or such a report")
 		}
 		return &r, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/service"
 )
@@ -56,17 +55,13 @@ func httpStatus(kind service.Kind) int {
 
 // writeServiceError answers an error of the Manager: a *service.RequestError with the status of
 // its kind (httpStatus),
-// problem and hint (a hint still inside the problem, "X; do Y", is split off); not found with
+// problem and hint; not found with
 // 404; anything else with 500.
 func (s *Server) writeServiceError(w http.ResponseWriter, r *http.Request, err error) {
 	var re *service.RequestError
 	switch {
 	case errors.As(err, &re):
-		problem, hint := re.Problem, re.Hint
-		if hint == "" {
-			problem, hint = buildflags.SplitHint(problem)
-		}
-		writeError(w, httpStatus(re.Kind), problem, hint)
+		writeError(w, httpStatus(re.Kind), re.Problem, re.Hint)
 	case errors.Is(err, service.ErrNotFound):
 		writeError(w, http.StatusNotFound, "no build "+quoteHeader(r.PathValue("id")), "list the builds: GET /v1/builds")
 	default:

@@ -36,7 +36,7 @@ func parseAllowHosts(list []string) (allowedNames, error) {
 			}
 		}
 		if bad {
-			return a, exitcode.Usagef("--allow-host %s is not a host name or host:port; give the name clients use, e.g. --allow-host builds.example.com (any port) or --allow-host builds.example.com:8443", quoteHeader(v))
+			return a, exitcode.Usagef("--allow-host %s is not a host name or host:port", quoteHeader(v)).Hintf("give the name clients use, e.g. --allow-host builds.example.com (any port) or --allow-host builds.example.com:8443")
 		}
 	}
 	return a, nil
@@ -127,7 +127,7 @@ func parseAllowOrigins(list []string) (map[string]bool, error) {
 	for _, v := range list {
 		o, ok := normalOrigin(v)
 		if !ok {
-			return nil, exitcode.Usagef("--allow-origin %s is not an origin; give scheme://host[:port] as the browser's address bar shows it, e.g. --allow-origin https://builds.example.com", quoteHeader(v))
+			return nil, exitcode.Usagef("--allow-origin %s is not an origin", quoteHeader(v)).Hintf("give scheme://host[:port] as the browser's address bar shows it, e.g. --allow-origin https://builds.example.com")
 		}
 		origins[o] = true
 	}

@@ -25,7 +25,7 @@ func parseTrustedProxies(list []string) (trustedProxies, error) {
 		}
 		a, err := netip.ParseAddr(v)
 		if err != nil {
-			return nil, exitcode.Usagef("--trust-proxy %s is not an IP address or a CIDR prefix; give the reverse proxy's address, e.g. --trust-proxy 127.0.0.1 or --trust-proxy 10.0.0.0/8", quoteHeader(v))
+			return nil, exitcode.Usagef("--trust-proxy %s is not an IP address or a CIDR prefix", quoteHeader(v)).Hintf("give the reverse proxy's address, e.g. --trust-proxy 127.0.0.1 or --trust-proxy 10.0.0.0/8")
 		}
 		a = a.Unmap()
 		t = append(t, netip.PrefixFrom(a, a.BitLen()))

@@ -108,7 +108,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	host, _, err := net.SplitHostPort(cfg.Addr)
 	if err != nil {
-		return nil, exitcode.Usagef("--listen %s is not host:port (%v); give an address such as %s", cfg.Addr, errText(err), DefaultAddr)
+		return nil, exitcode.Usagef("--listen %s is not host:port (%v)", cfg.Addr, errText(err)).Hintf("give an address such as %s", DefaultAddr)
 	}
 	s := &Server{cfg: cfg, m: cfg.Manager, keepalive: keepaliveEvery, log: cfg.Log, failures: newFailures()}
 	if s.log == nil {
@@ -134,7 +134,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.session = sessionValue(s.token)
 	} else if !isLoopback(host) {
-		return nil, exitcode.Usagef("--listen %s is not a loopback address and there is no --token-file: anyone who reaches it could start builds; give --token-file FILE (a secret only you can read: chmod 600 FILE), or listen on 127.0.0.1", cfg.Addr)
+		return nil, exitcode.Usagef("--listen %s is not a loopback address and there is no --token-file: anyone who reaches it could start builds", cfg.Addr).Hintf("give --token-file FILE (a secret only you can read: chmod 600 FILE), or listen on 127.0.0.1")
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -169,7 +169,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Listen() (net.Listener, error) {
 	l, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
-		return nil, exitcode.Usagef("cannot listen on %s: %s; give another --listen address (port 0 picks a free one)", s.cfg.Addr, errText(err))
+		return nil, exitcode.Usagef("cannot listen on %s: %s", s.cfg.Addr, errText(err)).Hintf("give another --listen address (port 0 picks a free one)")
 	}
 	return l, nil
 }

@@ -26,10 +26,10 @@ func readTokenFile(name string) (string, error) {
 	if err != nil {
 		var nr *regfile.NotRegularError
 		if errors.As(err, &nr) {
-			return "", exitcode.Usagef("--token-file %s is %s, not a regular file; give a file holding the token", pathtext.Q(name), nr.Kind)
+			return "", exitcode.Usagef("--token-file %s is %s, not a regular file", pathtext.Q(name), nr.Kind).Hintf("give a file holding the token")
 		}
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return "", exitcode.Usagef("--token-file %s: %s; give a file holding the token", pathtext.Q(name), errText(exitcode.PathCause(err)))
+			return "", exitcode.Usagef("--token-file %s: %s", pathtext.Q(name), errText(exitcode.PathCause(err))).Hintf("give a file holding the token")
 		}
 		return "", exitcode.Usagef("--token-file %s: %s", pathtext.Q(name), errText(exitcode.PathCause(err)))
 	}
@@ -42,15 +42,15 @@ func readTokenFile(name string) (string, error) {
 		return "", exitcode.Usagef("--token-file %s: %s", pathtext.Q(name), errText(exitcode.PathCause(err)))
 	}
 	if len(data) > maxTokenBytes {
-		return "", exitcode.Usagef("--token-file %s is over %d bytes; a token is one line", pathtext.Q(name), maxTokenBytes)
+		return "", exitcode.Usagef("--token-file %s is over %d bytes", pathtext.Q(name), maxTokenBytes).Hintf("a token is one line")
 	}
 	tok := strings.TrimSuffix(strings.TrimSuffix(string(data), "\n"), "\r")
 	if tok == "" {
-		return "", exitcode.Usagef("--token-file %s is empty; write a token into it, e.g. openssl rand -hex 32 > %s", pathtext.Q(name), pathtext.Q(name))
+		return "", exitcode.Usagef("--token-file %s is empty", pathtext.Q(name)).Hintf("write a token into it, e.g. openssl rand -hex 32 > %s", pathtext.Q(name))
 	}
 	for _, c := range []byte(tok) {
 		if c <= ' ' || c == 0x7f {
-			return "", exitcode.Usagef("--token-file %s holds a space, a line break or a control byte; the token must be one word on one line", pathtext.Q(name))
+			return "", exitcode.Usagef("--token-file %s holds a space, a line break or a control byte", pathtext.Q(name)).Hintf("the token must be one word on one line")
 		}
 	}
 	return tok, nil
@@ -137,7 +137,7 @@ func freshChars(r []rune) int {
 // minTokenBits random bits by tokenBits' estimate.
 func checkTokenStrength(name, tok, addr string) error {
 	if bits := tokenBits(tok); bits < minTokenBits {
-		return exitcode.Usagef("--token-file %s holds a weak token (about %.0f random bits; a server on the non-loopback address %s needs %d, 16 random bytes); make one: openssl rand -hex 32 > %s", pathtext.Q(name), bits, addr, minTokenBits, pathtext.Q(name))
+		return exitcode.Usagef("--token-file %s holds a weak token (about %.0f random bits", pathtext.Q(name), bits).Hintf("a server on the non-loopback address %s needs %d, 16 random bytes); make one: openssl rand -hex 32 > %s", addr, minTokenBits, pathtext.Q(name))
 	}
 	return nil
 }

@@ -20,11 +20,11 @@ var geteuid = os.Geteuid
 func checkTokenPrivate(name string, _ *os.File, st os.FileInfo) error {
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		if uid := geteuid(); int(sys.Uid) != uid {
-			return exitcode.Usagef("--token-file %s belongs to user %d, not to the server's user %d; give a token file of your own (chown %d %s)", pathtext.Q(name), sys.Uid, uid, uid, pathtext.Q(name))
+			return exitcode.Usagef("--token-file %s belongs to user %d, not to the server's user %d", pathtext.Q(name), sys.Uid, uid).Hintf("give a token file of your own (chown %d %s)", uid, pathtext.Q(name))
 		}
 	}
 	if st.Mode().Perm()&0o077 != 0 {
-		return exitcode.Usagef("--token-file %s may be read or written by its group or others (mode %04o); make it yours alone: chmod 600 %s", pathtext.Q(name), st.Mode().Perm(), pathtext.Q(name))
+		return exitcode.Usagef("--token-file %s may be read or written by its group or others (mode %04o)", pathtext.Q(name), st.Mode().Perm()).Hintf("make it yours alone: chmod 600 %s", pathtext.Q(name))
 	}
 	return nil
 }

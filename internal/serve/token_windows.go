@@ -23,11 +23,11 @@ const tokenAccess = windows.FILE_READ_DATA | windows.FILE_WRITE_DATA | windows.F
 func checkTokenPrivate(name string, f *os.File, _ os.FileInfo) error {
 	owner, err := winowner.OfHandle(windows.Handle(f.Fd()))
 	if err != nil {
-		return exitcode.Usagef("--token-file %s: %v; give a token file of your own", pathtext.Q(name), err)
+		return exitcode.Usagef("--token-file %s: %v", pathtext.Q(name), err).Hintf("give a token file of your own")
 	}
 	if !winowner.IsSelf(owner) {
 		self, _ := winowner.Self()
-		return exitcode.Usagef("--token-file %s belongs to %s, not to the server's user %s; give a token file of your own", pathtext.Q(name), winowner.Name(owner), winowner.Name(self))
+		return exitcode.Usagef("--token-file %s belongs to %s, not to the server's user %s", pathtext.Q(name), winowner.Name(owner), winowner.Name(self)).Hintf("give a token file of your own")
 	}
 	sd, err := windows.GetSecurityInfo(windows.Handle(f.Fd()), windows.SE_FILE_OBJECT, windows.DACL_SECURITY_INFORMATION)
 	if err != nil {
@@ -41,7 +41,7 @@ func checkTokenPrivate(name string, f *os.File, _ os.FileInfo) error {
 		return exitcode.Usagef("--token-file %s: %v", pathtext.Q(name), err)
 	}
 	if len(others) > 0 {
-		return exitcode.Usagef("--token-file %s may be read or changed by %s; make it yours alone: icacls %s /inheritance:r /grant:r %%USERNAME%%:F", pathtext.Q(name), strings.Join(others, ", "), pathtext.Q(name))
+		return exitcode.Usagef("--token-file %s may be read or changed by %s", pathtext.Q(name), strings.Join(others, ", ")).Hintf("make it yours alone: icacls %s /inheritance:r /grant:r %%USERNAME%%:F", pathtext.Q(name))
 	}
 	return nil
 }

@@ -355,7 +355,7 @@ func New(cfg Config) (*Manager, error) {
 			if errors.As(err, new(*ForeignFolderError)) {
 				return nil, exitcode.Wrap(exitcode.Usage, err)
 			}
-			return nil, exitcode.Usagef("state dir %s cannot be written (%s); give a folder this user may write", pathtext.Q(dir), exitcode.OneLine(exitcode.SyscallCause(err)))
+			return nil, exitcode.Usagef("state dir %s cannot be written (%s)", pathtext.Q(dir), exitcode.OneLine(exitcode.SyscallCause(err))).Hintf("give a folder this user may write")
 		}
 	}
 	// The folders made when first needed, if an earlier server left them: another user's

@@ -41,7 +41,7 @@ func lockStateDir(dir string, exclusive bool) (*filelock.Lock, error) {
 		return l, nil
 	}
 	if !exclusive {
-		return nil, exitcode.Usagef("state dir %s is in use by a trtbuild serve; give another --state-dir, or stop that server", pathtext.Q(dir))
+		return nil, exitcode.Usagef("state dir %s is in use by a trtbuild serve", pathtext.Q(dir)).Hintf("give another --state-dir, or stop that server")
 	}
 	// Held shared: by processes that keep no history (trtbuild mcp); else by another server.
 	other := "another trtbuild serve"
@@ -49,7 +49,7 @@ func lockStateDir(dir string, exclusive bool) (*filelock.Lock, error) {
 		probe.Release()
 		other = "trtbuild mcp"
 	}
-	return nil, exitcode.Usagef("state dir %s is in use by %s; give another --state-dir, or stop the other process", pathtext.Q(dir), other)
+	return nil, exitcode.Usagef("state dir %s is in use by %s", pathtext.Q(dir), other).Hintf("give another --state-dir, or stop the other process")
 }
 
 // ownerSuffix ends the name of an owner's lock file in runs/.
@@ -74,7 +74,7 @@ func (m *Manager) takeOwner() (*owner, error) {
 			o := &owner{name: name, dir: filepath.Join(runs, name), lock: l}
 			if err := m.mkdirPrivate(filepath.Join("runs", name)); err != nil {
 				o.release()
-				return nil, exitcode.Usagef("state dir %s cannot be written (%s); give a folder this user may write", pathtext.Q(m.cfg.StateDir), exitcode.OneLine(exitcode.SyscallCause(err)))
+				return nil, exitcode.Usagef("state dir %s cannot be written (%s)", pathtext.Q(m.cfg.StateDir), exitcode.OneLine(exitcode.SyscallCause(err))).Hintf("give a folder this user may write")
 			}
 			return o, nil
 		}

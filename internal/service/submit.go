@@ -386,7 +386,7 @@ func refusal(err error) error {
 	if errors.As(err, &re) {
 		return re
 	}
-	problem, hint := buildflags.SplitHint(exitcode.OneLine(err))
+	problem, hint := exitcode.Split(err)
 	var ee *onnx.ExternalError
 	var pe *preflight.Error
 	switch {
