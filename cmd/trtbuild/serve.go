@@ -17,7 +17,7 @@ import (
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/mcptools"
-	"github.com/trtbuild/trtbuild/internal/serve"
+	"github.com/trtbuild/trtbuild/internal/httpapi"
 	"github.com/trtbuild/trtbuild/internal/serverlog"
 	"github.com/trtbuild/trtbuild/internal/service"
 	"github.com/trtbuild/trtbuild/internal/webui"
@@ -83,7 +83,7 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.listen, "listen", serve.DefaultAddr, "address to listen on, host:port (a non-loopback host needs --token-file; port 0 picks a free one)")
+	f.StringVar(&o.listen, "listen", httpapi.DefaultAddr, "address to listen on, host:port (a non-loopback host needs --token-file; port 0 picks a free one)")
 	f.StringVar(&o.tokenFile, "token-file", "", "a file holding the token every request must carry (Authorization: Bearer TOKEN); only you may read it (chmod 600); off loopback at least 16 random bytes (openssl rand -hex 32 > FILE)")
 	f.StringSliceVar(&o.allowHosts, "allow-host", nil, "another name clients reach the server by (a DNS name, a proxy's), allowed in the Host header: NAME on any port, or NAME:PORT")
 	f.StringSliceVar(&o.allowOrigins, "allow-origin", nil, "another origin whose pages may call the API from a browser, scheme://host[:port] (a reverse proxy's https://NAME)")
@@ -149,7 +149,7 @@ func serveRun(s *streams, o *serveOptions) error {
 		return err
 	}
 	defer m.Close()
-	srv, err := serve.New(serve.Config{
+	srv, err := httpapi.New(httpapi.Config{
 		Addr: o.listen, TokenFile: o.tokenFile, AllowHosts: o.allowHosts, AllowOrigins: o.allowOrigins, TrustProxies: o.trustProxies,
 		Manager: m, Refused: serveRefused, Version: builder.Version, Log: log,
 		Page: webui.Handler,
@@ -177,7 +177,7 @@ func serveRun(s *streams, o *serveOptions) error {
 // shutdown ends the server after sig: no new builds (503), the running ones cancelled at
 // their step boundary within --shutdown-timeout (a second signal, or SIGQUIT, stops them at
 // once), the open streams ended with their builds, then the process exits with sig's status.
-func shutdown(log *slog.Logger, o *serveOptions, srv *serve.Server, m *service.Manager, sig os.Signal, sigs <-chan os.Signal) error {
+func shutdown(log *slog.Logger, o *serveOptions, srv *httpapi.Server, m *service.Manager, sig os.Signal, sigs <-chan os.Signal) error {
 	code := exitcode.ForSignal(sig)
 	srv.Drain()
 	within := o.shutdownTimeout

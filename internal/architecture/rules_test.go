@@ -21,7 +21,7 @@ const module = "github.com/trtbuild/trtbuild"
 // frontEnds are the packages that face a person or a program: the command line, the HTTP
 // API and its page, MCP, the terminal's renderers. They reach builds through internal/builder
 // and internal/service only (docs/architecture.md, "Who may import whom").
-var frontEnds = []string{"cmd/trtbuild", "internal/serve", "internal/webui", "internal/mcptools", "internal/tui"}
+var frontEnds = []string{"cmd/trtbuild", "internal/httpapi", "internal/webui", "internal/mcptools", "internal/tui"}
 
 // contracts are floor 0 of docs/architecture.md: the facts and formats every process shares.
 var contracts = []string{"internal/progress", "internal/buildreq", "internal/buildkey", "internal/enginecache", "internal/timingcache",
@@ -51,7 +51,7 @@ var rules = []rule{
 		Except:    []string{"internal/builder/...", "internal/worker", "internal/probe"},
 		Why:       "a build's worker and the probe are started, asked and cancelled in one place, so a new front end or matrix inherits every rule of it"},
 	{Name: "contracts stand on nothing above them", From: contracts,
-		Forbidden: []string{"internal/builder", "internal/service", "internal/worker", "internal/probe", "internal/cgo", "internal/matrix", "internal/report", "internal/replay", "internal/inspect", "internal/tui", "internal/serve", "internal/webui", "internal/mcptools", "internal/buildflags", "cmd/"},
+		Forbidden: []string{"internal/builder", "internal/service", "internal/worker", "internal/probe", "internal/cgo", "internal/matrix", "internal/report", "internal/replay", "internal/inspect", "internal/tui", "internal/httpapi", "internal/webui", "internal/mcptools", "internal/buildflags", "cmd/"},
 		Why:       "the event contract, the build request, keys, caches and formats are the floor every process shares; a package there that reached up would tie them all to one process"},
 	{Name: "native code lives in the child processes", From: []string{"..."},
 		Forbidden: []string{"internal/cgo"}, Except: []string{"internal/worker", "internal/probe"},
@@ -171,7 +171,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		from, to string
 		rules    []string // that the import breaks, in the order reported
 	}{
-		{"internal/serve", "internal/worker", []string{machinery, children}},
+		{"internal/httpapi", "internal/worker", []string{machinery, children}},
 		{"cmd/trtbuild", "internal/cgo", []string{machinery, native}},
 		{"internal/service", "charm.land/lipgloss/v2", []string{draw}},
 		{"internal/builder", "internal/tui", []string{draw}},

@@ -100,7 +100,7 @@ type Config struct {
 }
 
 // RequestError is a request the service refuses: the kind of refusal, what is wrong and what
-// to do, each one line. It names no transport: the HTTP API (internal/serve) answers each Kind
+// to do, each one line. It names no transport: the HTTP API (internal/httpapi) answers each Kind
 // with a status, MCP (internal/mcptools) with a tool error.
 type RequestError struct {
 	Kind    Kind

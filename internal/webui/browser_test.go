@@ -76,7 +76,7 @@ type phaseEvent struct {
 	Early      bool
 }
 
-// fakeAPI is the stand-in for internal/serve: the API's routes over builds that replay the
+// fakeAPI is the stand-in for internal/httpapi: the API's routes over builds that replay the
 // recording, one event per delay, whether or not a client is listening (as a real build runs).
 type fakeAPI struct {
 	t         *testing.T

@@ -1,4 +1,4 @@
-// Package serve is trtbuild's HTTP server over a service.Manager: API v1 (JSON), the builds'
+// Package httpapi is trtbuild's HTTP server over a service.Manager: API v1 (JSON), the builds'
 // events as Server-Sent Events, the OpenAPI document of that API, /metrics and /healthz, and
 // the web page and the MCP handler mounted at / and /mcp. It checks every request before any
 // handler sees it: the Host header (DNS rebinding), the bearer token or session cookie when the
@@ -7,7 +7,7 @@
 // reverse proxy it names as trusted, the proxy's X-Forwarded-* headers stand for the client's
 // address, Host and scheme. It logs every request it answers with an error, through log/slog.
 // docs/serve.md describes the API.
-package serve
+package httpapi
 
 import (
 	"context"

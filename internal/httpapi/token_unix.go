@@ -1,6 +1,6 @@
 //go:build !windows
 
-package serve
+package httpapi
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-package serve
+package httpapi
 
 import (
 	"context"
