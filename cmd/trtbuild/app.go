@@ -48,7 +48,7 @@ func newStreams() *streams {
 func run(args []string, s *streams) int {
 	out := &stdoutErrors{w: s.Out}
 	s.Out = out
-	cmd := newRootCmd(s)
+	cmd := newRootCmd(s, nil)
 	cmd.SetArgs(args)
 	ran, err := cmd.ExecuteC()
 	if err == nil && !streamsProgress(cmd, ran) {

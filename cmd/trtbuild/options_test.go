@@ -1,16 +1,15 @@
 package main
 
 import (
+	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
-	"github.com/trtbuild/trtbuild/internal/buildflags"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/progress"
 	"github.com/trtbuild/trtbuild/internal/shapes"
@@ -18,18 +17,24 @@ import (
 	"github.com/trtbuild/trtbuild/internal/worker"
 )
 
-// parseBuildLine parses a command line with the build command's flags, in process, into the
-// builder's options: what `trtbuild ARGS` would hand builder.Run.
+// parseBuildLine takes a command line through trtbuild's root command, in process (its runF
+// seam), to the builder's options: what `trtbuild ARGS` would hand builder.Run.
 func parseBuildLine(t *testing.T, args []string) (builder.Options, error) {
 	t.Helper()
-	o := &buildflags.Flags{}
-	cmd := &cobra.Command{Use: "trtbuild"}
-	cmd.Flags().SetNormalizeFunc(buildflags.Normalize)
-	buildflags.Bind(cmd.Flags(), o)
-	if err := cmd.Flags().Parse(args); err != nil {
+	var got *builder.Options
+	var stderr strings.Builder
+	cmd := newRootCmd(&streams{Out: io.Discard, Err: &stderr, Getenv: func(string) string { return "" }}, func(o builder.Options) error {
+		got = &o
+		return nil
+	})
+	cmd.SetArgs(args)
+	if _, err := cmd.ExecuteC(); err != nil {
 		return builder.Options{}, err
 	}
-	return buildOptions(o, cmd.Flags().Args())
+	if got == nil {
+		t.Fatalf("trtbuild %s ran no build (stderr %q)", strings.Join(args, " "), stderr.String())
+	}
+	return *got, nil
 }
 
 // TestCommandLineToRequest walks command lines, trtexec's spellings included, through the flag
@@ -241,4 +246,55 @@ func mustIOFormats(t *testing.T, flag, s string) []trtexec.IOFormat {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestArgvThroughTheRootCommand takes command lines through the whole root command in process
+// (the runF seam): what each hands the builder, or the usage error each is refused with, its
+// problem and its hint apart.
+func TestArgvThroughTheRootCommand(t *testing.T) {
+	model := repoModel(t, "convnet.onnx")
+	tests := []struct {
+		name          string
+		args          []string
+		check         func(o builder.Options) bool // for a line that builds
+		problem, hint string                       // for a refused line
+	}{
+		{name: "flags after the model", args: []string{model, "--backend", "sim", "--fp16"},
+			check: func(o builder.Options) bool { return o.Model == model && o.Backend == "sim" && o.FP16 }},
+		{name: "trtexec's spellings", args: []string{"--onnx=" + model, "--saveEngine=out.engine", "--Backend=sim"},
+			check: func(o builder.Options) bool { return o.Model == model && o.Engine == "out.engine" && o.Backend == "sim" }},
+		{name: "the model after --", args: []string{"--backend", "sim", "--", model},
+			check: func(o builder.Options) bool { return o.Model == model }},
+		{name: "a typo of a command", args: []string{"inspekt", "m.onnx"},
+			problem: `unknown command "inspekt" (did you mean "inspect"?)`, hint: "run 'trtbuild --help' for the commands"},
+		{name: "a typo of a flag", args: []string{"--fp61", model},
+			problem: "unknown flag: --fp61 (did you mean --fp16?)", hint: "run 'trtbuild --help' for the flags"},
+		{name: "two models", args: []string{model, "--onnx", "other.onnx"},
+			problem: "two models given (" + model + " and --onnx other.onnx)", hint: "give one"},
+		{name: "--version with a model", args: []string{"--version", model},
+			problem: "--version takes no model (got " + model + ")", hint: "run 'trtbuild --version' alone"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got *builder.Options
+			cmd := newRootCmd(&streams{Out: io.Discard, Err: io.Discard, Getenv: func(string) string { return "" }}, func(o builder.Options) error {
+				got = &o
+				return nil
+			})
+			cmd.SetArgs(tt.args)
+			_, err := cmd.ExecuteC()
+			if tt.check != nil {
+				if err != nil || got == nil || !tt.check(*got) {
+					t.Fatalf("trtbuild %s: err %v, options %+v", strings.Join(tt.args, " "), err, got)
+				}
+				return
+			}
+			if exitcode.Of(err) != exitcode.Usage || got != nil {
+				t.Fatalf("trtbuild %s: err %v (exit %d), built %v; want a usage error", strings.Join(tt.args, " "), err, exitcode.Of(err), got != nil)
+			}
+			if problem, hint := exitcode.Split(err); problem != tt.problem || hint != tt.hint {
+				t.Errorf("refused with %q, hint %q; want %q, hint %q", problem, hint, tt.problem, tt.hint)
+			}
+		})
+	}
 }

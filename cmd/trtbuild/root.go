@@ -18,7 +18,10 @@ import (
 // commit is set at link time: -ldflags "-X main.commit=…" (the version is builder.Version).
 var commit = ""
 
-func newRootCmd(s *streams) *cobra.Command {
+// newRootCmd is trtbuild's command line over s. runF, when not nil, is handed the build's
+// options in place of running the build: the seam through which tests take argv to options in
+// process, through every flag, spelling and check the command line has (run passes nil).
+func newRootCmd(s *streams, runF func(builder.Options) error) *cobra.Command {
 	o := &buildflags.Flags{}
 	var showVersion bool
 	cmd := &cobra.Command{
@@ -47,13 +50,21 @@ trtexec's flag spellings are accepted too (--onnx=, --saveEngine=, --minShapes= 
 				}
 				return writeVersion(s, versionQuery{device: o.Opts.Device, libDir: o.Opts.TensorRTLib})
 			}
-			// The build of the command line, shown as --progress says (a refusal too).
-			return runBuild(s, o.Progress, func() (builder.Options, error) {
+			options := func() (builder.Options, error) {
 				if err := commandTypo(c, args); err != nil {
 					return builder.Options{}, err
 				}
 				return buildOptions(o, args)
-			})
+			}
+			if runF != nil {
+				opts, err := options()
+				if err != nil {
+					return err
+				}
+				return runF(opts)
+			}
+			// The build of the command line, shown as --progress says (a refusal too).
+			return runBuild(s, o.Progress, options)
 		},
 	}
 	cmd.SetOut(s.Out)

@@ -174,7 +174,7 @@ func TestNoTwoFlagsFoldAlike(t *testing.T) {
 			walk(sub)
 		}
 	}
-	root := newRootCmd(&streams{})
+	root := newRootCmd(&streams{}, nil)
 	root.InitDefaultHelpFlag()
 	walk(root)
 	// The build's flags, looked up in any case, are the same flags.

@@ -130,7 +130,7 @@ func TestTrtexecFlagErrors(t *testing.T) {
 // TestTrtexecNamesNormalize checks that trtexec's spellings of the build flags reach trtbuild's
 // flags, and that no flag trtbuild takes is also on the list of refused trtexec flags.
 func TestTrtexecNamesNormalize(t *testing.T) {
-	cmd := newRootCmd(&streams{})
+	cmd := newRootCmd(&streams{}, nil)
 	f := cmd.Flags()
 	for trtexecName, want := range map[string]string{
 		"inputIOFormats": "input-io-formats", "outputIOFormats": "output-io-formats",
