@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
 	"github.com/trtbuild/trtbuild/internal/progress"
@@ -262,7 +261,9 @@ func TestArgvThroughTheRootCommand(t *testing.T) {
 		{name: "flags after the model", args: []string{model, "--backend", "sim", "--fp16"},
 			check: func(o builder.Options) bool { return o.Model == model && o.Backend == "sim" && o.FP16 }},
 		{name: "trtexec's spellings", args: []string{"--onnx=" + model, "--saveEngine=out.engine", "--Backend=sim"},
-			check: func(o builder.Options) bool { return o.Model == model && o.Engine == "out.engine" && o.Backend == "sim" }},
+			check: func(o builder.Options) bool {
+				return o.Model == model && o.Engine == "out.engine" && o.Backend == "sim"
+			}},
 		{name: "the model after --", args: []string{"--backend", "sim", "--", model},
 			check: func(o builder.Options) bool { return o.Model == model }},
 		{name: "a typo of a command", args: []string{"inspekt", "m.onnx"},

@@ -16,8 +16,8 @@ import (
 
 	"github.com/trtbuild/trtbuild/internal/builder"
 	"github.com/trtbuild/trtbuild/internal/exitcode"
-	"github.com/trtbuild/trtbuild/internal/mcptools"
 	"github.com/trtbuild/trtbuild/internal/httpapi"
+	"github.com/trtbuild/trtbuild/internal/mcptools"
 	"github.com/trtbuild/trtbuild/internal/serverlog"
 	"github.com/trtbuild/trtbuild/internal/service"
 	"github.com/trtbuild/trtbuild/internal/webui"
