@@ -249,7 +249,7 @@ refused "cache dangling symlink" "symbolic link" c_cache_dangling
 refused "--no-preflight keeps external data check" "external data" c_extdata_escape
 
 # The parent SIGKILLed mid-build: no temporary engine anywhere, and the worker gone, even when
-# the builder ignores cancel requests (how soon is measured by scripts/worker-orphan.sh; a
+# the builder ignores cancel requests (how soon is measured by scripts/bench/worker-orphan.sh; a
 # process that has exited is gone, a zombie included).
 for ignore in "" --sim-ignore-cancel; do
 	fresh
@@ -1047,7 +1047,7 @@ else
 		killed=$serve_pid
 		serve_pid=""
 		# The workers see their parent die at once and exit within ParentGoneGrace; how fast
-		# is measured by scripts/worker-orphan.sh, not bounded here: a loaded machine may take
+		# is measured by scripts/bench/worker-orphan.sh, not bounded here: a loaded machine may take
 		# longer, and a process that exited is gone (workers skips zombies).
 		start=$(date +%s%N)
 		while [ -n "$(workers)" ] && [ $(($(date +%s%N) - start)) -lt 60000000000 ]; do sleep 0.02; done

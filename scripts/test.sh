@@ -64,7 +64,7 @@ fi
 stage "Slurm (a real single-node cluster)"
 # The emitted Slurm array submitted as emitted to slurmctld and slurmd on localhost; skips with
 # a message without Slurm (apt-get install slurm-wlm munge) or root.
-if ! scripts/slurm-e2e.sh; then
+if ! scripts/e2e/slurm.sh; then
 	echo "tests: $passed passed, 1 failed, $skipped skipped"
 	exit 1
 fi
@@ -72,7 +72,7 @@ fi
 stage "MCP with the TypeScript SDK (an independent client)"
 # trtbuild mcp driven by @modelcontextprotocol/sdk from npm: progress, cancel, time budget;
 # skips with a message without node and npm.
-if ! scripts/mcp-ts-e2e.sh; then
+if ! scripts/e2e/mcp-ts.sh; then
 	echo "tests: $passed passed, 1 failed, $skipped skipped"
 	exit 1
 fi
@@ -90,7 +90,7 @@ if scripts/wine.sh env >/dev/null 2>&1 && scripts/wine.sh prefix >/dev/null 2>&1
 	grep -E '^(ok|FAIL)' "$log.wine" || true
 	if [ "$win" != 0 ]; then
 		cat "$log.wine"
-	elif ! scripts/windows-e2e.sh; then
+	elif ! scripts/e2e/windows.sh; then
 		win=1
 	fi
 	rm -f "$log.wine"
@@ -123,7 +123,7 @@ elif [ "$smoke" != 0 ]; then
 fi
 
 stage "the shim under AddressSanitizer and UndefinedBehaviorSanitizer"
-if ! scripts/sanitize.sh; then
+if ! scripts/check/sanitize.sh; then
 	echo "tests: $passed passed, 1 failed, $skipped skipped"
 	exit 1
 fi
@@ -131,15 +131,15 @@ fi
 # Every Fuzz* function in the module, run briefly from its committed seed corpus (go test
 # above already ran each seed corpus as a regression test).
 elapsed
-if ! scripts/fuzz-all.sh; then
+if ! scripts/check/fuzz-all.sh; then
 	echo "tests: $passed passed, 1 failed, $skipped skipped"
 	exit 1
 fi
 
-if [ -x scripts/tmux-e2e.sh ]; then
+if [ -x scripts/e2e/tmux.sh ]; then
 	stage "real terminal (tmux)"
 	if command -v tmux >/dev/null; then
-		scripts/tmux-e2e.sh
+		scripts/e2e/tmux.sh
 	else
 		echo "tmux is not installed: skipping the real-terminal test"
 	fi

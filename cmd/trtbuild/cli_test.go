@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 		args = append(args, "-race")
 	}
 	if tags := os.Getenv("TRTBUILD_TEST_TAGS"); tags != "" {
-		args = append(args, "-tags", tags) // scripts/shim-coverage.sh: the gcov tag
+		args = append(args, "-tags", tags) // scripts/check/shim-coverage.sh: the gcov tag
 	}
 	out, err := exec.Command("go", append(args, ".")...).CombinedOutput()
 	if err != nil {

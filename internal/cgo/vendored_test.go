@@ -13,7 +13,7 @@ import (
 
 // TestVendoredTensorRTHeaders: each vendored TensorRT (third_party/tensorrt/vN) is the files
 // its SHA256SUMS lists, byte for byte and no others, with its licence and its origin (the tag
-// and commit of NVIDIA/TensorRT); scripts/vendor-tensorrt-headers.sh writes them.
+// and commit of NVIDIA/TensorRT); scripts/make/vendor-tensorrt-headers.sh writes them.
 func TestVendoredTensorRTHeaders(t *testing.T) {
 	majors, err := filepath.Glob(filepath.Join("..", "..", "third_party", "tensorrt", "v*"))
 	if err != nil || len(majors) != 2 {
@@ -53,7 +53,7 @@ func TestVendoredTensorRTHeaders(t *testing.T) {
 				sum := sha256.Sum256(data)
 				switch want, ok := listed[rel]; {
 				case !ok:
-					t.Errorf("%s is not in SHA256SUMS: vendor with scripts/vendor-tensorrt-headers.sh", rel)
+					t.Errorf("%s is not in SHA256SUMS: vendor with scripts/make/vendor-tensorrt-headers.sh", rel)
 				case hex.EncodeToString(sum[:]) != want:
 					t.Errorf("%s differs from the file vendored (SHA-256 %s, listed %s): vendored headers are never edited", rel, hex.EncodeToString(sum[:]), want)
 				}

@@ -31,7 +31,7 @@ func pythonWithONNX(t *testing.T) string {
 	return ""
 }
 
-// pyModel is what scripts/onnx-describe.py reports for one model.
+// pyModel is what scripts/check/onnx-describe.py reports for one model.
 type pyModel struct {
 	IRVersion    int64     `json:"ir_version"`
 	Opsets       [][2]any  `json:"opsets"`
@@ -62,7 +62,7 @@ func TestAgreesWithONNXPython(t *testing.T) {
 	if entries, err := filepath.Glob(filepath.Join(root, "..", "shared", "models", "*.onnx")); err == nil {
 		shared = entries
 	}
-	script := filepath.Join(root, "scripts", "onnx-describe.py")
+	script := filepath.Join(root, "scripts", "check", "onnx-describe.py")
 	describe := func(check bool, paths []string) map[string]pyModel {
 		args := []string{script}
 		if check {

@@ -30,7 +30,7 @@ const drainWait = time.Second
 //
 // With the time to notice the death and to exit, the worker is gone within a second of its
 // parent: measured 0.76–0.78 s after the parent's SIGKILL, during a step the builder never
-// ends, with two CPU-bound processes on a 2-core machine (scripts/worker-orphan.sh).
+// ends, with two CPU-bound processes on a 2-core machine (scripts/bench/worker-orphan.sh).
 //
 // On Windows the worker does not get this grace: its job ends it together with its parent
 // (see processGroup), so a cancelled build's timing-cache additions are not saved then.
@@ -44,7 +44,7 @@ const cleanupWait = 100 * time.Millisecond
 // When the parent dies, the worker is gone within ParentGoneGrace, whatever the builder does
 // (on Windows at once: its job ends it).
 func ServeFiles() error {
-	// The C++'s line counts, when built with the gcov tag (scripts/shim-coverage.sh): the
+	// The C++'s line counts, when built with the gcov tag (scripts/check/shim-coverage.sh): the
 	// process leaves through os.Exit, which writes none.
 	defer cgo.FlushCoverage()
 	events, plan, err := Channels()

@@ -1,5 +1,5 @@
 // Command scalegen writes the models of the scale benchmarks
-// (scripts/bench-scale.sh) into a folder:
+// (scripts/bench/scale.sh) into a folder:
 //
 //	scalegen -dir DIR -kind nodes -n 100000     DIR/nodes-100000.onnx
 //	scalegen -dir DIR -kind identity -n 1000000 DIR/identity-1000000.onnx

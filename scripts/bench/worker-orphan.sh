@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# worker-orphan.sh: how long a build worker outlives its SIGKILLed parent, on a busy machine.
+# bench/worker-orphan.sh: how long a build worker outlives its SIGKILLed parent, on a busy machine.
 #
 # Starts two CPU-bound processes, then RUNS times: a simulated build whose builder is inside a
 # step it never ends (--sim-long-step 60s), the parent SIGKILLed, and the time until the worker
 # is gone (exited, or a zombie waiting for init). Fails when any run exceeds LIMIT seconds (the
 # promise of docs/how-it-works.md: 1 s).
 #
-#   scripts/worker-orphan.sh            RUNS=5 LIMIT=1.0
+#   scripts/bench/worker-orphan.sh            RUNS=5 LIMIT=1.0
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${RUNS:-5}
 limit=${LIMIT:-1.0}
 work=$(mktemp -d "${TMPDIR:-/tmp}/trtbuild-orphan.XXXXXX")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check-tensorrt-headers.sh: compile-check trtbuild's TensorRT shim against TensorRT headers other
+# check/tensorrt-headers.sh: compile-check trtbuild's TensorRT shim against TensorRT headers other
 # than the ones it is built with, without TensorRT's libraries or a GPU.
 #
 # Every trtbuild is built with the shim compiled against the vendored headers of TensorRT 10.16
@@ -9,8 +9,8 @@
 # must hold) or a release newer than the vendored one (before it is vendored).
 #
 # Usage:
-#   scripts/check-tensorrt-headers.sh INCLUDE_DIR [CUDA_INCLUDE_DIR]
-#   scripts/check-tensorrt-headers.sh --tags REPO [TAG...]
+#   scripts/check/tensorrt-headers.sh INCLUDE_DIR [CUDA_INCLUDE_DIR]
+#   scripts/check/tensorrt-headers.sh --tags REPO [TAG...]
 #
 #   INCLUDE_DIR       holds NvInfer.h, NvOnnxParser.h, ... (a TensorRT install's include/, or
 #                     include/ of the NVIDIA/TensorRT repository at a tag: git archive v10.13.3
@@ -33,7 +33,7 @@ die() {
 	exit 2
 }
 
-repo=$(cd "$(dirname "$0")/.." && pwd)
+repo=$(cd "$(dirname "$0")/../.." && pwd)
 cxx=${CXX:-g++}
 command -v "$cxx" >/dev/null || die "no C++ compiler ($cxx); set CXX"
 mingw=x86_64-w64-mingw32-g++-posix

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# sanitize.sh: the TensorRT shim and the stand-in TensorRT under AddressSanitizer and
+# check/sanitize.sh: the TensorRT shim and the stand-in TensorRT under AddressSanitizer and
 # UndefinedBehaviorSanitizer: internal/cgo's tests of the shim and whole simulated builds (built,
 # cancelled, failed, the timing cache saved and merged, the stress threads), compiled with
 # go test -asan and the C++ built with -fsanitize=undefined, any finding fatal.
 #
-# Usage: scripts/sanitize.sh [go test -run pattern]
+# Usage: scripts/check/sanitize.sh [go test -run pattern]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 pattern=${1:-'TestStandIn|TestShim|TestNative|TestBuild|TestCancel|TestTimingCache|TestDrain|TestTensorRTRefusals'}
 export CGO_CXXFLAGS="${CGO_CXXFLAGS:-} -fsanitize=undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"

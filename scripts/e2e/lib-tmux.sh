@@ -1,5 +1,5 @@
-# Sourced by the scripts that drive trtbuild in tmux (tmux-e2e.sh, bench-tty-idle.sh,
-# live-view-png.sh). It sets up a private tmux server in a temporary folder, removed on exit,
+# Sourced by the scripts that drive trtbuild in tmux (e2e/tmux.sh, bench/tty-idle.sh,
+# make/live-view-png.sh). It sets up a private tmux server in a temporary folder, removed on exit,
 # and picks the trtbuild binary to drive. The caller sets `name` (for messages) and passes its
 # first argument, a trtbuild binary or nothing (then one is built into the folder).
 # It defines: work (the folder), sock (the server's socket), bin, t (tmux on that server) and

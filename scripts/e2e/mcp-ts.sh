@@ -7,7 +7,7 @@
 # a temporary folder outside the repository (npm ci, from the npm registry or its cache).
 # Skips with a message without node and npm (fails under CI=true, where they must be).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 for tool in node npm; do
 	if ! command -v "$tool" >/dev/null; then

@@ -3,9 +3,9 @@
 # replaying real TensorRT 10.16.1 progress (internal/testtraces, the cookbook's MNIST build at
 # 5 ms a callback) in a private tmux server, captured with its colours in the middle of tactic
 # timing, drawn by scripts/ansi2png.py. Needs tmux, python3-pil and fonts-dejavu-core.
-# Usage: scripts/live-view-png.sh [path/to/trtbuild]   (default: build it)
+# Usage: scripts/make/live-view-png.sh [path/to/trtbuild]   (default: build it)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export LC_ALL=C.UTF-8
 
 out="docs/img/live-view.png"
@@ -20,8 +20,8 @@ for p in "${TRTBUILD_PYTHON:-}" python3 /usr/bin/python3; do
 done
 [ -n "$python" ] || { echo "live-view-png: no python3 with PIL (apt-get install python3-pil)" >&2; exit 1; }
 name=live-view-png
-# shellcheck source=scripts/lib-tmux.sh
-. scripts/lib-tmux.sh "${1:-}"
+# shellcheck source=scripts/e2e/lib-tmux.sh
+. scripts/e2e/lib-tmux.sh "${1:-}"
 # A short name for the binary, so the command line in the picture reads like the README's.
 mkdir -p "$work/bin"
 ln -s "$(realpath "$bin")" "$work/bin/trtbuild"
@@ -44,5 +44,5 @@ t capture-pane -p -e -S - -t png | sed '/./,$!d' >"$work/capture.txt"
 t send-keys -t png C-c
 
 mkdir -p "$(dirname "$out")"
-"$python" scripts/ansi2png.py "$work/capture.txt" "$out" --cols "$cols"
+"$python" scripts/make/ansi2png.py "$work/capture.txt" "$out" --cols "$cols"
 echo "live-view-png: wrote $out"

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The naive Python peer of scripts/bench-scale.sh.
 
-    bench-scale-peer.py convert IN.onnx OUT.onnx   onnx.load + numpy astype(float16) + onnx.save
-    bench-scale-peer.py convert-external IN OUT    the same, saving the weights to OUT.onnx.data
-    bench-scale-peer.py inspect IN.onnx            onnx.load(..., load_external_data=False)
+    bench/scale-peer.py convert IN.onnx OUT.onnx   onnx.load + numpy astype(float16) + onnx.save
+    bench/scale-peer.py convert-external IN OUT    the same, saving the weights to OUT.onnx.data
+    bench/scale-peer.py inspect IN.onnx            onnx.load(..., load_external_data=False)
 
 convert turns every float32 initializer into float16 with numpy and saves
 the model, with its weights in OUT.onnx.data for models with external

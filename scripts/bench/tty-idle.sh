@@ -4,15 +4,15 @@
 # view reports the silence, then samples the parent process's CPU time (user + system, all
 # threads, from /proc), the build worker's, and the bytes the view writes to the terminal over
 # SECS seconds (default 60). Linux only; needs tmux.
-# Usage: scripts/bench-tty-idle.sh [path/to/trtbuild]   (default: build it)
+# Usage: scripts/bench/tty-idle.sh [path/to/trtbuild]   (default: build it)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export LC_ALL=C.UTF-8
 
 secs="${SECS:-60}"
 name=bench-tty-idle
-# shellcheck source=scripts/lib-tmux.sh
-. scripts/lib-tmux.sh "${1:-}"
+# shellcheck source=scripts/e2e/lib-tmux.sh
+. scripts/e2e/lib-tmux.sh "${1:-}"
 
 
 # cpu_ticks PID: user + system clock ticks the process has used.

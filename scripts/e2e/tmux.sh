@@ -12,14 +12,14 @@
 #   3. SIGHUP (a closed SSH session) cancels: exit 129, the terminal sane.
 #   4. SIGQUIT stops at once: exit 131, no goroutine dump, the terminal sane.
 #   5. Ctrl-C on `matrix build`: exit 130, the index written, the terminal sane.
-# Needs tmux. Usage: scripts/tmux-e2e.sh [path/to/trtbuild]  (default: build it)
+# Needs tmux. Usage: scripts/e2e/tmux.sh [path/to/trtbuild]  (default: build it)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export LC_ALL=C.UTF-8 # widths and patterns below count characters, not bytes
 
 name=tmux-e2e
-# shellcheck source=scripts/lib-tmux.sh
-. scripts/lib-tmux.sh "${1:-}"
+# shellcheck source=scripts/e2e/lib-tmux.sh
+. scripts/e2e/lib-tmux.sh "${1:-}"
 model="testdata/models/convnet.onnx"
 width=100 height=32
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Describe ONNX models with the onnx Python package, for trtbuild's cross-check test.
 
-Usage: onnx-describe.py [--check] MODEL...
+Usage: check/onnx-describe.py [--check] MODEL...
 
 Prints one JSON object mapping each MODEL path to what onnx.load sees: IR version, opsets,
 the main graph's node count, and its inputs (graph inputs that are not initializers) and

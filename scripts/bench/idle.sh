@@ -4,10 +4,10 @@
 # begun, then samples the CPU time (user + system, all threads, from /proc/PID/stat) of the
 # parent and of the worker over SECS seconds (default 20), and counts the worker's voluntary
 # context switches (wake-ups) over the same window. PROGRESS picks the output mode (default
-# json; tty needs a terminal, see scripts/bench-tty-idle.sh). Linux only.
-# Usage: scripts/bench-idle.sh [path/to/trtbuild]   (default: build it)
+# json; tty needs a terminal, see scripts/bench/tty-idle.sh). Linux only.
+# Usage: scripts/bench/idle.sh [path/to/trtbuild]   (default: build it)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 secs="${SECS:-20}"
 progress="${PROGRESS:-json}"

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The peer of scripts/bench-serve.sh's fan-out: a build behind HTTP the way a user without
+"""The peer of scripts/bench/serve.sh's fan-out: a build behind HTTP the way a user without
 `trtbuild serve` would put it there, with the Python 3 standard library alone.
 
-    bench-serve-peer.py [--port N] --trtbuild BIN -- TRTBUILD-ARGS...
+    bench/serve-peer.py [--port N] --trtbuild BIN -- TRTBUILD-ARGS...
 
 An asyncio server (one thread, one event loop) on 127.0.0.1: GET /events is a Server-Sent
 Events stream of the build's lines (id: N, event: the line's "type", data: the line), replayed

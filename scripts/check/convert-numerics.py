@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compare an ONNX model with its float16/bfloat16 conversion on random inputs.
 
-    check-convert-numerics.py ORIGINAL.onnx CONVERTED.onnx [ORIGINAL2 CONVERTED2 ...]
+    check/convert-numerics.py ORIGINAL.onnx CONVERTED.onnx [ORIGINAL2 CONVERTED2 ...]
 
 Both models run in ONNX Runtime on the same random inputs (several
 samples); for every output the script reports the relative L2 error

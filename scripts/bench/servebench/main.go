@@ -1,9 +1,9 @@
 // Command servebench measures trtbuild serve (docs/benchmarks.md, "Service"): many
 // Server-Sent Events clients watching one simulated build, the time from a submission to its
 // first event, and the listing of a long history. It starts the servers it measures itself
-// (trtbuild serve, and the Python relay of scripts/bench-serve-peer.py for the fan-out's
+// (trtbuild serve, and the Python relay of scripts/bench/serve-peer.py for the fan-out's
 // peer), runs its clients in this process, prints one line per figure and PASS or MISS per
-// target, and exits 1 when a target is missed. scripts/bench-serve.sh builds and runs it.
+// target, and exits 1 when a target is missed. scripts/bench/serve.sh builds and runs it.
 //
 //	servebench -trtbuild BIN -model-root DIR [-cases fanout,peer,submit,list] [-clients 1000]
 package main
@@ -50,7 +50,7 @@ var (
 	trtbuild  = flag.String("trtbuild", "", "the trtbuild binary")
 	modelRoot = flag.String("model-root", "", "the folder holding convnet.onnx")
 	python    = flag.String("python", "python3", "the Python 3 of the peer")
-	peerPath  = flag.String("peer", "scripts/bench-serve-peer.py", "the peer relay")
+	peerPath  = flag.String("peer", "scripts/bench/serve-peer.py", "the peer relay")
 	cases     = flag.String("cases", "fanout,peer,submit,list", "the cases to run, comma-separated")
 	clients   = flag.Int("clients", 1000, "event-stream clients of the fan-out")
 	submits   = flag.Int("submits", 20, "submissions of the submit → first event case")

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# vendor-tensorrt-headers.sh: copy TensorRT's public headers (include/ of the NVIDIA/TensorRT
+# make/vendor-tensorrt-headers.sh: copy TensorRT's public headers (include/ of the NVIDIA/TensorRT
 # repository, Apache-2.0) at a release tag into third_party/tensorrt/vMAJOR/, with the
 # repository's LICENSE and NOTICE, the tag and commit (ORIGIN) and the SHA-256 of every file
 # (SHA256SUMS), which the test command checks (internal/cgo, TestVendoredTensorRTHeaders).
 #
-# Usage: scripts/vendor-tensorrt-headers.sh REPO TAG
+# Usage: scripts/make/vendor-tensorrt-headers.sh REPO TAG
 #
 #   REPO  a clone of https://github.com/NVIDIA/TensorRT (a bare one will do)
 #   TAG   a release tag, v10.16 or v11.1: its major names the folder (v10, v11); the folder is
@@ -20,7 +20,7 @@ git -C "$repo" rev-parse --verify -q "$tag^{commit}" >/dev/null || die "$repo ha
 major=${tag#v}
 major=${major%%.*}
 [[ $major =~ ^[0-9]+$ ]] || die "tag $tag does not start with vMAJOR."
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$root/third_party/tensorrt/v$major
 commit=$(git -C "$repo" rev-list -n1 "$tag")
 tmp=$(mktemp -d)

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# fuzz-all.sh: run every Fuzz* target of the module for FUZZTIME (default 3s) each, from its
+# check/fuzz-all.sh: run every Fuzz* target of the module for FUZZTIME (default 3s) each, from its
 # committed seed corpus, two targets at a time (a fuzz run spends much of its time compiling
 # and linking, which the other run overlaps). Prints one line per target, in a stable order;
 # exits 1 on a finding (the failing input is written to the package's testdata/fuzz).
 # FUZZ_JOBS sets how many targets run at once.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 fuzztime="${FUZZTIME:-3s}"
 jobs="${FUZZ_JOBS:-2}"

@@ -3,14 +3,14 @@
 # model of about 1 GiB (256 inline weights of 4 MiB), measuring wall time and peak memory with
 # /usr/bin/time -v. The numbers go into docs/benchmarks.md, section "Model inspection".
 #
-#   scripts/bench-inspect.sh            # 1024 MiB model, 5 runs each
-#   SIZE_MIB=256 RUNS=3 scripts/bench-inspect.sh
+#   scripts/bench/inspect.sh            # 1024 MiB model, 5 runs each
+#   SIZE_MIB=256 RUNS=3 scripts/bench/inspect.sh
 #
 # Needs Go, GNU time (/usr/bin/time) and a Python with the onnx package (Debian: python3-onnx;
 # set TRTBUILD_PYTHON to choose the interpreter). The model is written to a temporary folder and
 # removed afterwards. Both tools read the file from the page cache: it is read once first.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 size_mib="${SIZE_MIB:-1024}"
 runs="${RUNS:-5}"

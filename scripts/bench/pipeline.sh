@@ -9,14 +9,14 @@
 # Linux only.
 # It ends with PASS or MISS for the goal of docs/benchmarks.md (median json run >= 1 M events/s)
 # and exits 1 on a miss.
-# Usage: scripts/bench-pipeline.sh [path/to/trtbuild]   (default: build it)
+# Usage: scripts/bench/pipeline.sh [path/to/trtbuild]   (default: build it)
 #   TACTICS, ITERATIONS (default 256 each: every "Evaluating tactic times" of a timed node of
 #   the stand-in TensorRT times TACTICS tactics, of a reformat 3, each in ITERATIONS (+ 2 warm-up)
 #   measuring steps; about 3.5 M steps for the convnet),
 #   THREADS (sim builder threads, default 1), RUNS (default 3), MODES (default "json quiet"),
 #   MODEL (default testdata/models/convnet.onnx; a model with more layers makes a longer run).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 tactics="${TACTICS:-256}"
 iterations="${ITERATIONS:-256}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Export a few real PyTorch architectures to ONNX for the conversion's numeric check.
 
-    export-torch-test-models.py OUT_DIR
+    check/export-torch-test-models.py OUT_DIR
 
 Writes resnet18.onnx, mobilenet_v3_small.onnx (torchvision, randomly
 initialized: no download) and transformer.onnx (a two-layer

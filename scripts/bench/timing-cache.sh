@@ -17,10 +17,10 @@
 # cold and warm. The contended case is reported, with no goal. Exit status 1 when a goal is
 # missed, so the benchmark can fail.
 #
-#   scripts/bench-timing-cache.sh [path/to/trtbuild]     (default: build it)
-#   SIZE_MIB=500 scripts/bench-timing-cache.sh
+#   scripts/bench/timing-cache.sh [path/to/trtbuild]     (default: build it)
+#   SIZE_MIB=500 scripts/bench/timing-cache.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 size_mib="${SIZE_MIB:-200}"
 work="$(mktemp -d)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Render a terminal capture with SGR colour codes (tmux capture-pane -e) as a PNG.
 
-Usage: ansi2png.py CAPTURE.txt OUT.png [--cols N]
+Usage: make/ansi2png.py CAPTURE.txt OUT.png [--cols N]
 
 Only what a capture of trtbuild's live view contains is understood: SGR attributes (bold,
 faint, reset) and colours (16, 256 and RGB; foreground and background). Characters are

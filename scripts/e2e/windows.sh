@@ -9,7 +9,7 @@
 # Exits 4 with a message when mingw-w64 or Wine is missing (scripts/wine.sh), 1 when a check
 # failed. Prints one line per check and "windows: N of M held".
 set -euo pipefail
-root="$(cd "$(dirname "$0")/.." && pwd)"
+root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 
 wine_sh="$root/scripts/wine.sh"

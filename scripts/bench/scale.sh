@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ONNX reading and conversion at scale: trtbuild against the naive Python peer
-# (scripts/bench-scale-peer.py: onnx.load + numpy astype(float16) + onnx.save, and
+# (scripts/bench/scale-peer.py: onnx.load + numpy astype(float16) + onnx.save, and
 # onnx.load(..., load_external_data=False) for inspect), side by side in one run, on generated
 # models (internal/testmodels/scalegen):
 #
@@ -15,8 +15,8 @@
 # the figure (CPU time where the goal is a time: the machine is shared). Exit status 1 when a goal is missed (so the benchmark can fail), 2 when a tool is
 # missing.
 #
-#   scripts/bench-scale.sh               # all cases, 3 runs each
-#   RUNS=5 CASES="convert-100k inspect-300k" scripts/bench-scale.sh
+#   scripts/bench/scale.sh               # all cases, 3 runs each
+#   RUNS=5 CASES="convert-100k inspect-300k" scripts/bench/scale.sh
 #
 # BIN_DIR names a folder with prebuilt trtbuild and scalegen binaries (for a machine without Go),
 # GNU_TIME another GNU time binary.
@@ -27,7 +27,7 @@
 # both tools read from the page cache. Times are medians; on a loaded machine compare the CPU
 # ratios, which load changes less.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 runs="${RUNS:-3}"
 cases="${CASES:-convert-100k convert-300k convert-identity convert-external inspect-300k}"
@@ -46,7 +46,7 @@ else
 	go build -o "$tmp/trtbuild" ./cmd/trtbuild
 	go build -o "$tmp/scalegen" ./internal/testmodels/scalegen
 fi
-peer=(env PYTHONDONTWRITEBYTECODE=1 "$python" scripts/bench-scale-peer.py)
+peer=(env PYTHONDONTWRITEBYTECODE=1 "$python" scripts/bench/scale-peer.py)
 
 # measure CMD...: prints "wall_s cpu_s peak_kib" for one run.
 measure() {

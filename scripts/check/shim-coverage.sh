@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# shim-coverage.sh: which lines of the TensorRT shim (internal/cgo/shim) the tests' simulated
+# check/shim-coverage.sh: which lines of the TensorRT shim (internal/cgo/shim) the tests' simulated
 # builds reach. internal/cgo's tests (builds in the test process and its children) and
 # cmd/trtbuild's (the real parent and worker processes) run with the C++ compiled with
 # --coverage and the gcov tag (cgo.FlushCoverage writes the counts before os.Exit); the counts
@@ -16,10 +16,10 @@
 # block it stands in. The script then lists the unreached lines no mark covers and exits 1 when
 # there are any (or when a test failed).
 #
-# Usage: scripts/shim-coverage.sh [go test -run pattern]   (default: every test)
+# Usage: scripts/check/shim-coverage.sh [go test -run pattern]   (default: every test)
 #   KEEP=1 leaves its work folder (the gcov JSON files) and prints its path.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 root="$PWD"
 work="$(mktemp -d)"
 [[ -n "${KEEP:-}" ]] || trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT

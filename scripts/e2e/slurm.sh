@@ -17,7 +17,7 @@
 # States and exit codes are read with scontrol show job. Needs root (slurmd starts the tasks)
 # and the packages slurm-wlm and munge (.ci/run installs them); skips with a message without.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 export PATH="$PATH:/usr/sbin:/sbin"
 
 for tool in slurmctld slurmd sbatch scontrol scancel squeue munged; do
