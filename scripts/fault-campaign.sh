@@ -53,7 +53,10 @@ trap cleanup EXIT
 mkdir -p "$work/bin" "$work/tmp" "$work/cache"
 go build -o "$work/bin/trtbuild" ./cmd/trtbuild || exit 1
 tb="$work/bin/trtbuild"
-export TMPDIR="$work/tmp" XDG_CACHE_HOME="$work/cache" HOME="$work" TERM=dumb
+# Go keeps its caches where they were: the campaign's own cache folder and HOME are trtbuild's.
+GOCACHE=$(go env GOCACHE)
+GOMODCACHE=$(go env GOMODCACHE)
+export GOCACHE GOMODCACHE TMPDIR="$work/tmp" XDG_CACHE_HOME="$work/cache" HOME="$work" TERM=dumb
 marker="TRTBUILD_FAULT_CAMPAIGN=$$"
 model_src="$repo/testdata/models/convnet.onnx"
 
@@ -123,25 +126,9 @@ run() {
 	err=$(cat "$work/err")
 }
 
-# refused CASE WANT SETUP-FUNCTION: SETUP prints the arguments (one per line) after preparing
-# the case folder $d; the command must exit 2 with one stderr line containing WANT, write
-# nothing to stdout, and change nothing in $d and $TMPDIR.
-refused() {
-	local name=$1 want=$2 setup=$3
-	fresh
-	local outside="$d.outside"
-	mkdir -p "$outside"
-	local args
-	mapfile -t args < <($setup "$d" "$outside")
-	local before after
-	before=$(sums "$d" "$outside" "$TMPDIR")
-	run "${args[@]}"
-	after=$(sums "$d" "$outside" "$TMPDIR")
-	judge_refused "$name" "$want" "$before" "$after"
-}
-
-# judge_refused CASE WANT BEFORE AFTER: records whether the run just made ($rc, $out, $err)
-# was refused as refused() requires, BEFORE and AFTER being the sums of what must not change.
+# judge_refused CASE WANT BEFORE AFTER: records whether the run just made ($rc, $out, $err) was
+# refused: exit 2 with one stderr line containing WANT, nothing on stdout, no ESC byte, and
+# BEFORE and AFTER, the sums of what must not change, the same.
 judge_refused() {
 	local name=$1 want=$2 before=$3 after=$4
 	local lines
@@ -163,40 +150,50 @@ judge_refused() {
 
 sim=(--backend sim --sim-speed 50 --no-timing-cache)
 
-# --- Data loss: outputs against the model, its data and each other -------------------------
-c_trace_model() { echo --backend; echo sim; echo "$1/m.onnx"; echo --trace; echo "$1/m.onnx"; }
-c_cache_engine() { printf '%s\n' --backend sim "$1/m.onnx" --timing-cache "$1/c" -o "$1/c"; }
-c_report_trace() { printf '%s\n' "${sim[@]}" "$1/m.onnx" --report "$1/r.json" --trace "$1/r.json"; }
-c_hardlink() { ln "$1/m.onnx" "$1/h.engine"; printf '%s\n' "${sim[@]}" "$1/m.onnx" -o "$1/h.engine"; }
-c_symlink() { ln -s m.onnx "$1/l.json"; printf '%s\n' "${sim[@]}" "$1/m.onnx" --report "$1/l.json"; }
-c_extdata() {
-	cp "$repo/testdata/models/external_data.onnx" "$repo/testdata/models/external_data.bin" "$1/"
-	printf '%s\n' "${sim[@]}" "$1/external_data.onnx" --no-preflight --trace "$1/external_data.bin"
+# --- Refusals: outputs over the model, its data and each other; FIFOs, sockets and links planted
+# where trtbuild reads or writes; escapes from a folder; hangs; bad values; matrix outputs -------
+# Each must exit 2 with one line on stderr, write nothing to stdout and change nothing (the
+# folders, $TMPDIR, the outside folder a planted link points to). The cases are a Go table,
+# cmd/trtbuild's TestUnsafePathsRefused, which the test command runs too; here each of its cases
+# is one row of this campaign's table.
+
+# go_cases PATTERN PACKAGE: records each case (subtest) of the Go tests PATTERN names, as
+# "refused: CASE"; a test that ran none is one failure, with what go test said.
+go_cases() {
+	local pattern=$1 pkg=$2 ok name msg cases=0
+	while IFS=$'\t' read -r ok name msg; do
+		record "refused: $name" "$ok" "$msg"
+		cases=$((cases + 1))
+	done < <(TMPDIR="$work/gotmp" go test -count=1 -run "$pattern" -json "$pkg" 2>"$work/gotest.err" | python3 -c '
+import json, sys
+output, case_failed = {}, False
+for raw in sys.stdin:
+    try:
+        ev = json.loads(raw)
+    except ValueError:
+        continue
+    test = ev.get("Test", "")
+    if "/" not in test:
+        if ev.get("Action") == "fail" and test and not case_failed:
+            print("0\t" + test + "\tfailed outside its cases")
+        continue
+    name = test.split("/", 1)[1].replace("_", " ")
+    if ev.get("Action") == "output":
+        output.setdefault(test, []).append(ev["Output"].strip())
+    elif ev.get("Action") == "pass":
+        print("1\t" + name + "\t")
+    elif ev.get("Action") == "fail":
+        case_failed = True
+        print("0\t" + name + "\t" + " ".join(l for l in output.get(test, []) if l and not l.startswith("---"))[:300])
+')
+	if [ "$cases" = 0 ]; then
+		record "refused: go test $pattern $pkg ran" 0 "$(head -5 "$work/gotest.err" | tr '\n' ' ')"
+	fi
 }
-refused "trace over the model" "is the model" c_trace_model
-refused "timing cache = engine" "same file" c_cache_engine
-refused "report = trace" "same file" c_report_trace
-refused "engine = hard link to model" "is the model" c_hardlink
-refused "report = symlink to model" "is the model" c_symlink
-refused "trace over external data" "external data file" c_extdata
+mkdir -p "$work/gotmp"
+go_cases '^TestUnsafePathsRefused$' ./cmd/trtbuild
 
 # --- Devices, FIFOs, sockets, links as outputs -----------------------------------------------
-c_fifo_engine() { mkfifo "$1/e"; printf '%s\n' "${sim[@]}" "$1/m.onnx" -o "$1/e"; }
-c_stdout_link() { mkfifo "$1/pipe"; ln -s pipe "$1/stdout"; printf '%s\n' "${sim[@]}" "$1/m.onnx" -o "$1/stdout"; }
-c_fifo_report() { mkfifo "$1/r.json"; printf '%s\n' "${sim[@]}" "$1/m.onnx" --report "$1/r.json"; }
-c_fifo_trace() { mkfifo "$1/t.jsonl"; printf '%s\n' "${sim[@]}" "$1/m.onnx" --trace "$1/t.jsonl"; }
-c_fifo_cache() { mkfifo "$1/c.cache"; printf '%s\n' --backend sim --sim-speed 50 "$1/m.onnx" --timing-cache "$1/c.cache"; }
-c_fifo_lock() { mkfifo "$1/c.cache.lock"; printf '%s\n' --backend sim --sim-speed 50 "$1/m.onnx" --timing-cache "$1/c.cache"; }
-c_dir_cache() { mkdir "$1/c.cache"; printf '%s\n' --backend sim --sim-speed 50 "$1/m.onnx" --timing-cache "$1/c.cache"; }
-c_fifo_convert_out() { mkfifo "$1/o.onnx"; printf '%s\n' convert --fp16 "$1/m.onnx" -o "$1/o.onnx"; }
-refused "-o FIFO" "FIFO" c_fifo_engine
-refused "-o /dev/stdout-style link to a pipe" "FIFO" c_stdout_link
-refused "--report FIFO" "FIFO" c_fifo_report
-refused "--trace FIFO, no reader" "no process is reading" c_fifo_trace
-refused "--timing-cache FIFO" "FIFO" c_fifo_cache
-refused "timing cache lock FIFO" "lock file" c_fifo_lock
-refused "--timing-cache folder (message)" "is a folder" c_dir_cache
-refused "convert -o FIFO" "FIFO" c_fifo_convert_out
 
 # A character device is written through, never replaced: a private node of /dev/null's kind
 # (as root, a replaced node would otherwise be the machine's /dev/null).
@@ -226,27 +223,8 @@ else
 fi
 
 # --- Files escaping their folder ---------------------------------------------------------------
-c_cache_passwd() { echo "root:x:0:0" >"$2/passwd"; ln -s "$2/passwd" "$1/c.cache"; printf '%s\n' --backend sim --sim-speed 50 "$1/m.onnx" --timing-cache "$1/c.cache"; }
-c_cache_dangling() { ln -s "$2/made" "$1/c.cache"; printf '%s\n' --backend sim --sim-speed 50 "$1/m.onnx" --timing-cache "$1/c.cache"; }
-c_extdata_escape() {
-	cp "$repo/testdata/models/external_data.onnx" "$1/"
-	cp "$repo/testdata/models/external_data.bin" "$2/"
-	ln -s "$2/external_data.bin" "$1/external_data.bin"
-	printf '%s\n' "${sim[@]}" "$1/external_data.onnx" --no-preflight
-}
 # Names trtbuild chooses itself beside a model (no -o): a link planted there by another user is
 # never followed, so the file it points to is never replaced.
-c_default_engine_link() { echo precious >"$2/victim"; ln -s "$2/victim" "$1/m.engine"; printf '%s\n' "${sim[@]}" "$1/m.onnx"; }
-c_default_engine_dangling() { ln -s "$2/made" "$1/m.engine"; printf '%s\n' "${sim[@]}" "$1/m.onnx"; }
-c_default_convert_link() { echo precious >"$2/victim"; ln -s "$2/victim" "$1/m.fp16.onnx"; printf '%s\n' convert --fp16 "$1/m.onnx"; }
-c_default_report_link() { echo '{}' >"$1/t.jsonl"; echo precious >"$2/victim"; ln -s "$2/victim" "$1/t.html"; printf '%s\n' report "$1/t.jsonl"; }
-refused "default engine MODEL.engine is a planted link" "symbolic link" c_default_engine_link
-refused "default engine MODEL.engine is a dangling link" "symbolic link" c_default_engine_dangling
-refused "convert's default MODEL.fp16.onnx is a planted link" "symbolic link" c_default_convert_link
-refused "report's default TRACE.html is a planted link" "symbolic link" c_default_report_link
-refused "cache symlink to /etc/passwd-like file" "symbolic link" c_cache_passwd
-refused "cache dangling symlink" "symbolic link" c_cache_dangling
-refused "--no-preflight keeps external data check" "external data" c_extdata_escape
 
 # The parent SIGKILLed mid-build: no temporary engine anywhere, and the worker gone, even when
 # the builder ignores cancel requests (how soon is measured by scripts/bench/worker-orphan.sh; a
@@ -287,12 +265,6 @@ for ignore in "" --sim-ignore-cancel; do
 done
 
 # --- Hangs ---------------------------------------------------------------------------------------
-c_fifo_model() { mkfifo "$1/f.onnx"; printf '%s\n' "${sim[@]}" "$1/f.onnx"; }
-c_fifo_inspect() { mkfifo "$1/f.onnx"; printf '%s\n' inspect "$1/f.onnx"; }
-c_fifo_convert() { mkfifo "$1/f.onnx"; printf '%s\n' convert --fp16 "$1/f.onnx"; }
-refused "model FIFO (build)" "FIFO" c_fifo_model
-refused "model FIFO (inspect)" "FIFO" c_fifo_inspect
-refused "model FIFO (convert)" "FIFO" c_fifo_convert
 
 # stdout a pipe nobody reads: a signal or the timeout acts at once.
 for what in SIGINT SIGTERM timeout; do
@@ -328,16 +300,6 @@ else
 fi
 
 # --- Smaller, same class ---------------------------------------------------------------------
-c_empty_strict() { : >"$1/c.cache"; printf '%s\n' --backend sim --sim-speed 50 "$1/m.onnx" --timing-cache "$1/c.cache" --strict-cache; }
-c_nan() { printf '%s\n' --backend sim --sim-speed NaN "$1/m.onnx"; }
-c_tiny() { printf '%s\n' --backend sim --sim-speed 1e-300 "$1/m.onnx"; }
-c_plugins() { printf '%s\n' "${sim[@]}" "$1/m.onnx" --plugins a.so,,b.so; }
-c_name() { printf '%s\n' "${sim[@]}" "$1/x"$'\e'"]0;pwned"$'\a'"Built ok.onnx"; }
-refused "empty cache + --strict-cache" "is empty" c_empty_strict
-refused "--sim-speed NaN" "invalid --sim-speed" c_nan
-refused "--sim-speed 1e-300" "invalid --sim-speed" c_tiny
-refused "empty --plugins item" "empty item" c_plugins
-refused "ESC in a file name is quoted" '\x1b]0;pwned\a' c_name
 
 fresh
 : >"$d/c.cache"
@@ -368,37 +330,6 @@ for i in $(seq "$early_runs"); do
 	fi
 	rm -rf "$d"
 done
-
-# --- Matrix outputs ---------------------------------------------------------------------------
-# What `matrix emit` and `matrix index` write: never over the matrix file or a model, never
-# through a link or into a FIFO planted where a script, the log folder or the index goes.
-mx_file() {
-	cat >"$1/mx.yaml" <<MX
-version: 1
-models:
-  - path: m.onnx
-precisions: [fp32]
-targets:
-  - name: l4
-    gpu: NVIDIA-L4
-    compute_capability: "8.9"
-    gres: l4
-backend: sim
-MX
-}
-mx_slurm() { printf '%s\n' matrix emit slurm "$1/mx.yaml" --trtbuild /usr/local/bin/trtbuild; }
-c_mx_k8s_matrix() { mx_file "$1"; printf '%s\n' matrix emit k8s "$1/mx.yaml" --image registry.example/trtbuild:cuda -o "$1/mx.yaml"; }
-c_mx_k8s_model() { mx_file "$1"; printf '%s\n' matrix emit k8s "$1/mx.yaml" --image registry.example/trtbuild:cuda -o "$1/m.onnx"; }
-c_mx_slurm_fifo() { mx_file "$1"; mkfifo "$1/trtbuild-l4.sbatch"; mx_slurm "$1"; }
-c_mx_slurm_link() { mx_file "$1"; ln -s "$2/planted" "$1/trtbuild-l4.sbatch"; mx_slurm "$1"; }
-c_mx_logs_link() { mx_file "$1"; ln -s "$2" "$1/logs"; mx_slurm "$1"; }
-c_mx_index_link() { mx_file "$1"; ln -s "$2" "$1/engines"; printf '%s\n' matrix index "$1/mx.yaml"; }
-refused "matrix emit k8s -o the matrix file" "is the matrix file" c_mx_k8s_matrix
-refused "matrix emit k8s -o a model" "is the model" c_mx_k8s_model
-refused "matrix emit slurm: script a FIFO" "named pipe" c_mx_slurm_fifo
-refused "matrix emit slurm: script a planted link" "symbolic link" c_mx_slurm_link
-refused "matrix emit slurm: log folder a link" "log folder" c_mx_logs_link
-refused "matrix index: engines a link" "does not follow links" c_mx_index_link
 
 # --- Cancel storm ------------------------------------------------------------------------------
 for i in $(seq "$storm_runs"); do

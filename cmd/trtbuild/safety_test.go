@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"io"
 	"io/fs"
 	"net"
@@ -36,7 +37,8 @@ func snapshot(t *testing.T, dirs ...string) map[string]string {
 			v := st.Mode().Type().String()
 			if st.Mode().IsRegular() {
 				data, _ := os.ReadFile(p)
-				v += " " + string(sha256.New().Sum(data))
+				sum := sha256.Sum256(data)
+				v += fmt.Sprintf(" %x", sum)
 			} else if st.Mode()&fs.ModeSymlink != 0 {
 				dest, _ := os.Readlink(p)
 				v += " -> " + dest
@@ -85,9 +87,10 @@ func mkfifo(t *testing.T, path string) string {
 	return path
 }
 
-// TestUnsafePathsRefused covers the data-loss and hang cases: each must end with exit
-// status 2 and one line on stderr, change no file, create none (also in TMPDIR), and never
-// block.
+// TestUnsafePathsRefused covers the data-loss, escape and hang cases that trtbuild refuses:
+// each must end with exit status 2 and one line on stderr, change no file, create none (also
+// in TMPDIR), and never block. scripts/fault-campaign.sh runs this table as its refusals, in
+// its tally beside the cases a shell tells better.
 func TestUnsafePathsRefused(t *testing.T) {
 	t.Parallel() // a real subprocess in its own folders, cache and HOME
 	type env struct {
@@ -207,6 +210,46 @@ func TestUnsafePathsRefused(t *testing.T) {
 			os.WriteFile(c, nil, 0o644)
 			return []string{e.model, "--timing-cache", c, "--strict-cache"}
 		}, "is empty"},
+		{"external data is a link out of the model's folder, --no-preflight", func(t *testing.T, e env) []string {
+			src := filepath.Join("..", "..", "testdata", "models")
+			for _, n := range []string{"external_data.onnx", "external_data.bin"} {
+				dir := e.dir
+				if n == "external_data.bin" {
+					dir = e.outside
+				}
+				data, _ := os.ReadFile(filepath.Join(src, n))
+				os.WriteFile(filepath.Join(dir, n), data, 0o644)
+			}
+			os.Symlink(filepath.Join(e.outside, "external_data.bin"), filepath.Join(e.dir, "external_data.bin"))
+			return []string{filepath.Join(e.dir, "external_data.onnx"), "--no-preflight"}
+		}, "external data"},
+		{"matrix emit k8s -o the matrix file", func(t *testing.T, e env) []string {
+			mx := matrixFile(t, e.dir)
+			return []string{"matrix", "emit", "k8s", mx, "--image", "registry.example/trtbuild:cuda", "-o", mx}
+		}, "is the matrix file"},
+		{"matrix emit k8s -o a model", func(t *testing.T, e env) []string {
+			return []string{"matrix", "emit", "k8s", matrixFile(t, e.dir), "--image", "registry.example/trtbuild:cuda", "-o", e.model}
+		}, "is the model"},
+		{"matrix emit slurm: the script is a FIFO", func(t *testing.T, e env) []string {
+			mx := matrixFile(t, e.dir)
+			mkfifo(t, filepath.Join(e.dir, "trtbuild-l4.sbatch"))
+			return []string{"matrix", "emit", "slurm", mx, "--trtbuild", "/usr/local/bin/trtbuild"}
+		}, "named pipe"},
+		{"matrix emit slurm: the script is a planted link", func(t *testing.T, e env) []string {
+			mx := matrixFile(t, e.dir)
+			os.Symlink(filepath.Join(e.outside, "planted"), filepath.Join(e.dir, "trtbuild-l4.sbatch"))
+			return []string{"matrix", "emit", "slurm", mx, "--trtbuild", "/usr/local/bin/trtbuild"}
+		}, "symbolic link"},
+		{"matrix emit slurm: the log folder is a link", func(t *testing.T, e env) []string {
+			mx := matrixFile(t, e.dir)
+			os.Symlink(e.outside, filepath.Join(e.dir, "logs"))
+			return []string{"matrix", "emit", "slurm", mx, "--trtbuild", "/usr/local/bin/trtbuild"}
+		}, "log folder"},
+		{"matrix index: the engines folder is a link", func(t *testing.T, e env) []string {
+			mx := matrixFile(t, e.dir)
+			os.Symlink(e.outside, filepath.Join(e.dir, "engines"))
+			return []string{"matrix", "index", mx}
+		}, "does not follow links"},
 		{"model is a FIFO", func(t *testing.T, e env) []string {
 			return []string{mkfifo(t, filepath.Join(e.dir, "m2.onnx"))}
 		}, "FIFO"},
@@ -250,7 +293,7 @@ func TestUnsafePathsRefused(t *testing.T) {
 			}
 			os.WriteFile(e.model, data, 0o644)
 			args := tc.setup(t, e)
-			if args[0] != "inspect" && args[0] != "convert" && args[0] != "report" {
+			if args[0] != "inspect" && args[0] != "convert" && args[0] != "report" && args[0] != "matrix" {
 				args = append([]string{"--backend", "sim", "--sim-speed", "50"}, args...)
 			}
 			before := snapshot(t, e.dir, e.tmp, e.outside)
@@ -478,4 +521,15 @@ func TestEmptyCacheWarns(t *testing.T) {
 	if st, _ := os.Stat(c); st.Size() == 0 {
 		t.Error("the cache was not written")
 	}
+}
+
+// matrixFile writes a matrix file of one model, m.onnx, on one simulated target, l4, into dir.
+func matrixFile(t *testing.T, dir string) string {
+	t.Helper()
+	mx := filepath.Join(dir, "mx.yaml")
+	text := "version: 1\nmodels:\n  - path: m.onnx\nprecisions: [fp32]\ntargets:\n  - name: l4\n    gpu: NVIDIA-L4\n    compute_capability: \"8.9\"\n    gres: l4\nbackend: sim\n"
+	if err := os.WriteFile(mx, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return mx
 }
