@@ -84,7 +84,7 @@ stage "Windows (trtbuild.exe cross-compiled with mingw-w64, run under Wine)"
 # g++-mingw-w64-x86-64-posix gcc-mingw-w64-x86-64-posix wine wine64).
 win=0
 if scripts/wine.sh env >/dev/null 2>&1 && scripts/wine.sh prefix >/dev/null 2>&1; then
-	winpkgs="$(git ls-files '*_windows_test.go' | xargs -n1 dirname | sort -u | sed 's#^#./#')"
+	winpkgs="$(git ls-files '*_windows_test.go' '*_portable_test.go' | xargs -n1 dirname | sort -u | sed 's#^#./#')"
 	# shellcheck disable=SC2086 # one package per word
 	WINE_TESTS_WINDOWS_ONLY=1 scripts/wine.sh test $winpkgs >"$log.wine" 2>&1 || win=$?
 	grep -E '^(ok|FAIL)' "$log.wine" || true

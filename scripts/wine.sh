@@ -7,7 +7,8 @@
 #   scripts/wine.sh prefix         make the test Wine prefix (once) and print its path
 #   scripts/wine.sh run PROG.exe [args]   run a Windows program in that prefix
 #   scripts/wine.sh test PKG... [-- test flags]   cross-compile each package's tests and run them under Wine
-#                                  (WINE_TESTS_WINDOWS_ONLY=1: only those of its *_windows_test.go files)
+#                                  (WINE_TESTS_WINDOWS_ONLY=1: only those of its *_windows_test.go
+#                                  and *_portable_test.go files)
 #
 # Needs g++-mingw-w64-x86-64-posix, gcc-mingw-w64-x86-64-posix and wine64 (.ci/run installs them);
 # exits 4 with a message when they are missing. The prefix is $TRTBUILD_WINEPREFIX, else a folder
@@ -103,9 +104,10 @@ test)
 		[ -f "$dir/$name.test.exe" ] || { echo "ok  	$pkg [no test files]"; continue; }
 		run=()
 		if [ -n "${WINE_TESTS_WINDOWS_ONLY:-}" ]; then
-			# Only the tests written for Windows (*_windows_test.go): the others also run on Linux,
-			# and most of them use t.TempDir, whose cleanup (os.RemoveAll) fails under Wine 8.
-			names="$(grep -hoE '^func (Test[A-Za-z0-9_]+)\(t \*testing\.T\)' "$pkg"/*_windows_test.go 2>/dev/null | sed -E 's/^func (Test[A-Za-z0-9_]+).*/\1/' | paste -sd'|' || true)"
+			# Only the tests written for Windows (*_windows_test.go) and those written for every OS
+			# (*_portable_test.go, on folders of winetest.TempDir): the others run on Linux, and
+			# most of them use t.TempDir, whose cleanup (os.RemoveAll) fails under Wine 8.
+			names="$(grep -hoE '^func (Test[A-Za-z0-9_]+)\(t \*testing\.T\)' "$pkg"/*_windows_test.go "$pkg"/*_portable_test.go 2>/dev/null | sed -E 's/^func (Test[A-Za-z0-9_]+).*/\1/' | paste -sd'|' || true)"
 			[ -n "$names" ] || { echo "ok  	$pkg [no Windows tests]"; continue; }
 			run=(-test.run "^($names)\$")
 		fi

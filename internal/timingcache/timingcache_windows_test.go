@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,49 +20,6 @@ import (
 // The Windows tests of the timing cache; they run on Windows and under Wine
 // (scripts/wine.sh test ./internal/timingcache), and skip, naming the gap, where Wine lacks
 // what they need.
-
-func TestWindowsSaveLoadAndMerge(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "a", "x.cache")
-	ctx := context.Background()
-	if data, err := loadBytes(ctx, path); data != nil || err != nil {
-		t.Fatalf("Load of a missing cache = %q, %v", data, err)
-	}
-	if s, err := saveBytes(ctx, path, union("l1", "l2")); err != nil || !s.Written {
-		t.Fatalf("first save: %+v, %v", s, err)
-	}
-	if s, err := saveBytes(ctx, path, union("l2", "l3")); err != nil || !s.Written {
-		t.Fatalf("second save: %+v, %v", s, err)
-	}
-	if got := strings.Join(entries(t, path), ","); got != "l1,l2,l3" {
-		t.Fatalf("entries %s, want l1,l2,l3", got)
-	}
-	if st, err := os.Lstat(lockPath(path)); err != nil || !st.Mode().IsRegular() {
-		t.Fatalf("the lock file beside the cache: %v, %v", st, err)
-	}
-}
-
-func TestWindowsConcurrentSavesLoseNothing(t *testing.T) {
-	path := filepath.Join(winetest.TempDir(t), "x.cache")
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			if _, err := saveBytes(context.Background(), path, union(fmt.Sprintf("e%d", i))); err != nil {
-				errs <- err
-			}
-		}(i)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if got := strings.Join(entries(t, path), ","); got != "e0,e1,e2,e3,e4,e5,e6,e7" {
-		t.Fatalf("entries %s: a concurrent save was lost", got)
-	}
-}
 
 // Two opens of the lock in one process exclude each other: LockFileEx locks belong to the
 // handle.
