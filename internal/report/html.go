@@ -45,6 +45,7 @@ var funcs = template.FuncMap{
 	"seconds": seconds,
 	"bytes":   progress.FormatBytes,
 	"percent": func(f float64) string { return fmt.Sprintf("%.1f%%", f*100) },
+	"along":   func(f *float64) string { return fmt.Sprintf("%.0f%%", *f*100) },
 	"path":    func(p []string) string { return strings.Join(p, " › ") },
 	"short":   shortPath,
 	"levels": func(r *Report) string {
@@ -159,7 +160,7 @@ footer{margin-top:32px;color:#8b93a3;font-size:12px}
 <h1>{{.R.Build.Model}} <span class="status {{.R.Result.Status}}">{{title .R}}</span></h1>
 <p class="sub">→ {{with .R.Build.Engine}}{{.}}{{else}}(no engine){{end}} · backend {{.R.Build.Backend}}{{with .R.Build.Precision}} · {{.}}{{end}}{{with .R.Build.TensorRT}} · TensorRT {{.}}{{end}}</p>
 {{with .R.Result.Error}}<p class="error">{{.}}</p>{{end}}
-{{with .R.Result.Where}}{{if .Path}}<p class="error">{{if eq $.R.Result.Status "failed"}}Failed{{else}}Stopped{{end}} in: {{path .Path}} (step {{.Done}}/{{.Steps}})</p>{{end}}
+{{with .R.Result.Where}}{{if .Path}}<p class="error">{{if eq $.R.Result.Status "failed"}}Failed{{else}}Stopped{{end}} in: {{path .Path}} (step {{.Done}}/{{.Steps}}){{if $.R.Result.Along}}, {{along $.R.Result.Along}} of the way{{end}}</p>{{end}}
 {{with .Node}}<p class="error">Failed on node: {{.}} (named in the error)</p>{{end}}{{end}}
 {{with .R.Result.Hint}}<p>Hint: {{.}}</p>{{end}}
 <div class="grid">

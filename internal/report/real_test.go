@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"html"
 	"strings"
 	"testing"
@@ -87,6 +88,12 @@ func TestRealReportFailure(t *testing.T) {
 	}
 	if !strings.Contains(html.UnescapeString(buf.String()), "Failed on node: /model/model.6/Conv + PWN(/model/model.7/LeakyRelu)") {
 		t.Error("the page does not name the node")
+	}
+	// How far it got: the measure of the taskbar and the service (progress.Along).
+	if r.Result.Along == nil || *r.Result.Along <= 0 || *r.Result.Along >= 1 {
+		t.Errorf("a failed build is %v along", r.Result.Along)
+	} else if want := fmt.Sprintf("%.0f%% of the way", *r.Result.Along*100); !strings.Contains(buf.String(), want) {
+		t.Errorf("the page does not say %q", want)
 	}
 }
 

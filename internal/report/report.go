@@ -63,6 +63,10 @@ type Result struct {
 	// failure (see progress.Result).
 	Where *progress.Where `json:"where,omitempty"`
 	Hint  string          `json:"hint,omitempty"`
+	// Along is how far along the build got, 0 to 1 (progress.Along: the measure of the
+	// taskbar, MCP's progress and the service's snapshots), rounded to 4 places; absent when
+	// the trace has no phase.
+	Along *float64 `json:"along,omitempty"`
 }
 
 // StatusUnknown is the status of a report made from a trace that ends without a result.
@@ -165,6 +169,10 @@ func FromTree(tree *progress.Tree, info progress.BuildInfo, res progress.Result,
 	}
 	if n := res.CacheHits + res.CacheMisses; n > 0 {
 		r.Cache.HitRate = math.Round(float64(res.CacheHits)/float64(n)*1e4) / 1e4
+	}
+	if done, total, ok := progress.Along(tree, res.Status == progress.StatusBuilt); ok && total > 0 {
+		f := math.Round(done/total*1e4) / 1e4
+		r.Result.Along = &f
 	}
 	var all []*Phase
 	var build func(id int) *Phase

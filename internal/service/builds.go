@@ -218,6 +218,13 @@ func (m *Manager) snapshotLocked(b *build) Snapshot {
 			s.EnginePath = b.enginePath
 		}
 	}
+	if f, ok := b.along.get(); ok && s.State != StateQueued {
+		s.Along = &f
+	}
+	if s.State == StateSucceeded {
+		one := 1.0
+		s.Along = &one
+	}
 	if b.removed != "" {
 		s.Engine, s.EnginePath, s.FilesRemoved = false, "", b.removed
 	}

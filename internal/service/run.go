@@ -49,12 +49,14 @@ type run struct {
 	cancels   int             // rungs of the cancel ladder asked for (1: cancel, 2: stop now)
 	followers []*build        // the builds that follow it now
 	killer    *time.Timer     // the hard stop after a budget cancelled it
+	along     along           // how far along its build is, for its builds' snapshots
 	ending    bool            // endRun has begun: it runs once
 }
 
 // followLocked makes b follow rn: its log a view of rn's, its state rn's. m.mu is held.
 func (m *Manager) followLocked(b *build, rn *run) {
 	b.run = rn
+	b.along = &rn.along
 	if rn.key != "" {
 		b.key = rn.key // the key of the GPU it builds on, when the service has several types
 	}
@@ -299,7 +301,9 @@ func (m *Manager) build(rn *run) (progress.Result, error) {
 		}
 	}
 	h := rn.plan.Start(context.Background(), builder.Frontend{
-		NewRenderer:   func(progress.Controls) progress.Renderer { return progress.NewJSONLines(rn.log, nil) },
+		NewRenderer: func(progress.Controls) progress.Renderer {
+			return &alongRenderer{Renderer: progress.NewJSONLines(rn.log, nil), a: &rn.along}
+		},
 		Cached:        rn.showCacheHit,
 		Diagnostics:   m.diagnostics(rn.id),
 		CancelMessage: m.cfg.CancelMessage,

@@ -168,6 +168,10 @@ type Snapshot struct {
 	Hint     string          `json:"hint,omitempty"`
 	Error    string          `json:"error,omitempty"`
 	Engine   bool            `json:"engine_available"`
+	// Along is how far along the build is, 0 to 1 (progress.Along, what a terminal's taskbar
+	// and MCP's progress notifications show): absent until its build reports a step, 1 once
+	// it succeeded, where it stopped for a build that did not.
+	Along *float64 `json:"along,omitempty"`
 	// FilesRemoved says why the build's files (engine, report, trace) were removed, once they
 	// were (the retention rule: Config.Keep).
 	FilesRemoved string `json:"files_removed,omitempty"`
@@ -284,6 +288,8 @@ type build struct {
 	outcome        progress.Result // result's fields, read once
 	// run is the run it follows; nil once it ended, and for a build of an earlier service.
 	run *run
+	// along is how far along the build of its run is (kept once the run ended).
+	along *along
 	// timeout is its own time budget, counted from created (0: none); budget its timer.
 	timeout time.Duration
 	budget  *time.Timer

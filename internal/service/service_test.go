@@ -128,6 +128,9 @@ func TestBuildSucceedsWithTheEventsOfProgressJSON(t *testing.T) {
 	if end.State != StateSucceeded || !end.Engine || end.Ended == nil {
 		t.Fatalf("ended %+v", end)
 	}
+	if end.Along == nil || *end.Along != 1 || s.Along != nil {
+		t.Errorf("along: %v when it succeeded, %v when it was submitted; want 1 and none", end.Along, s.Along)
+	}
 	for _, snap := range []Snapshot{end, m.List("", 1, "")[0], s} {
 		want, err := json.Marshal(snap)
 		if err != nil || string(snap.AppendJSON(nil)) != string(want) {
@@ -205,6 +208,13 @@ func TestCancelRunningAndQueued(t *testing.T) {
 	end := wait(t, m, first.ID)
 	if end.State != StateCancelled || end.Engine || end.Where == nil {
 		t.Fatalf("cancelled build %+v", end)
+	}
+	// How far it got: some of the way, not all of it; the queued build never began.
+	if end.Along == nil || *end.Along <= 0 || *end.Along >= 1 {
+		t.Errorf("a build cancelled after its first step is %v along", end.Along)
+	}
+	if q, _ := m.Get(second.ID); q.Along != nil {
+		t.Errorf("a build cancelled in the queue is %v along", *q.Along)
 	}
 	if _, err := m.File(first.ID, "engine"); err == nil {
 		t.Error("a cancelled build serves an engine")
