@@ -11,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/trtbuild/trtbuild/internal/builder"
+	"github.com/trtbuild/trtbuild/internal/buildkey"
 	"github.com/trtbuild/trtbuild/internal/cgo"
 	"github.com/trtbuild/trtbuild/internal/cgo/standin"
+	"github.com/trtbuild/trtbuild/internal/probe"
 	"github.com/trtbuild/trtbuild/internal/progress"
 )
 
@@ -211,4 +213,44 @@ func (l lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// TestAStaleTargetIsCorrectedByTheWorker: the server's Env says GPU 0 is a GPU it no longer
+// is (a card swapped, TensorRT upgraded in place, since the server asked); the worker says
+// what it loaded, and the build's key, as its snapshot reports it, is that of the engine it
+// built, with an engine cache and without.
+func TestAStaleTargetIsCorrectedByTheWorker(t *testing.T) {
+	twoGPUs(t)
+	e := newEnv(t)
+	for _, withCache := range []bool{true, false} {
+		e.state = filepath.Join(t.TempDir(), "state")
+		env := builder.NewEnvWith(func(backend string, device int, lib string) (buildkey.Target, error) {
+			real, err := probe.Target(backend, device, lib)
+			real.GPU = "Old GPU"
+			return real, err
+		})
+		m := e.manager(t, func(c *Config) {
+			c.GPUs, c.Env = []int{0}, env
+			if withCache {
+				c.EngineCache = builder.EngineCache{Dir: filepath.Join(t.TempDir(), "engines"), Size: "1G", Trust: "self"}
+			}
+		})
+		s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, onTensorRT)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		end := wait(t, m, s.ID)
+		if end.State != StateSucceeded {
+			t.Fatalf("cache %v: the build %+v", withCache, end)
+		}
+		gpu, key := engineGPU(t, m, s.ID)
+		if gpu != "Stand-in GPU A" || key != end.Key {
+			t.Errorf("cache %v: the manifest names %q with key %s; the build says %s (submitted as %s)", withCache, gpu, key, end.Key, s.Key)
+		}
+		if s.Key == end.Key {
+			t.Errorf("cache %v: the submission was keyed by the worker's GPU already: the Env was not stale", withCache)
+		}
+		m.Shutdown(t.Context())
+		m.Close()
+	}
 }
