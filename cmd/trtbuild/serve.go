@@ -46,6 +46,7 @@ type serveOptions struct {
 	allowHosts, allowOrigins, trustProxies []string
 	gpus                                   []int
 	simSlots                               int
+	maxRuns                                int
 	shutdownTimeout                        time.Duration
 	engineCache, engineCacheSize           string
 	exposePaths                            bool
@@ -92,6 +93,7 @@ shutdown) with 143; Windows ends the process 5 s after the close, so the builds 
 	f.StringVar(&o.stateDir, "state-dir", "", "the server's folder: history, engines, reports, traces (default: the user cache folder's trtbuild/serve)")
 	f.IntSliceVar(&o.gpus, "gpus", []int{0}, "the GPUs TensorRT builds run on, one build per GPU at a time")
 	f.IntVar(&o.simSlots, "sim-slots", 4, "simulated builds (--backend sim) that run at once")
+	f.IntVar(&o.maxRuns, "max-runs", service.DefaultMaxRuns, "builds the server holds at once, queued and running (a request that shares another's build adds none); beyond it a submission is refused (503) until one ends")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "after SIGTERM, how long running builds get to stop at a step boundary before they are stopped at once")
 	f.StringVar(&o.engineCache, "engine-cache", "", "the engine cache the builds share: DIR, auto (the user cache folder's trtbuild/engines) or off (default: the state dir's engines)")
 	f.StringVar(&o.engineCacheSize, "engine-cache-size", builder.DefaultOptions().EngineCache.Size, "remove the least recently used engines beyond this size")
@@ -266,6 +268,9 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 	if o.simSlots < 1 {
 		return cfg, exitcode.Usagef("--sim-slots %d: give at least 1", o.simSlots)
 	}
+	if o.maxRuns < 1 {
+		return cfg, exitcode.Usagef("--max-runs %d: give at least 1", o.maxRuns)
+	}
 	if o.shutdownTimeout <= 0 {
 		return cfg, exitcode.Usagef("--shutdown-timeout %s: give a time above 0, e.g. 30s", o.shutdownTimeout)
 	}
@@ -291,7 +296,7 @@ func serviceConfig(o *serveOptions) (service.Config, error) {
 		cache.Dir = o.engineCache
 	}
 	return service.Config{
-		StateDir: state, ModelRoot: root, GPUs: o.gpus, SimSlots: o.simSlots,
+		StateDir: state, ModelRoot: root, GPUs: o.gpus, SimSlots: o.simSlots, MaxRuns: o.maxRuns,
 		Refused: serveRefused, EngineCache: cache, KeepHistory: true, ExposePaths: o.exposePaths, Keep: keep,
 	}, nil
 }

@@ -298,6 +298,8 @@ func TestServeRefusesToStart(t *testing.T) {
 		{"bad gpus", []string{"--model-root", root, "--gpus", "0,0"}, "--gpus"},
 		{"bad log format", []string{"--model-root", root, "--log-format", "xml"}, "--log-format xml: give text or json"},
 		{"no MCP sessions", []string{"--model-root", root, "--mcp-sessions", "0"}, "--mcp-sessions 0: give at least 1"},
+		{"no sim slots", []string{"--model-root", root, "--sim-slots", "0"}, "--sim-slots 0: give at least 1"},
+		{"no room for a build", []string{"--model-root", root, "--max-runs", "0"}, "--max-runs 0: give at least 1"},
 		{"no MCP idle time", []string{"--model-root", root, "--mcp-session-idle", "0s"}, "--mcp-session-idle 0s: give a time above 0"},
 		{"a negative keep age", []string{"--model-root", root, "--keep-builds", "-1h"}, "--keep-builds -1h0m0s: give a time of 0 or more"},
 		{"a keep size that is none", []string{"--model-root", root, "--keep-builds-size", "10Q"}, "invalid --keep-builds-size"},

@@ -60,6 +60,9 @@ const (
 // States are every state, in the order a build can go through them.
 var States = []string{StateQueued, StateRunning, StateSucceeded, StateFailed, StateCancelled, StateTimedOut, StateInterrupted}
 
+// DefaultMaxRuns is Config.MaxRuns's default.
+const DefaultMaxRuns = 1000
+
 // Config describes a Manager.
 type Config struct {
 	// StateDir is the service's folder: history.db and builds/<id>/. It is made (0700) if
@@ -72,6 +75,11 @@ type Config struct {
 	GPUs []int
 	// SimSlots is how many simulated builds run at once (default 4).
 	SimSlots int
+	// MaxRuns is how many builds of their own (queued or running; a request that follows
+	// another's build adds none) the service holds at once (default DefaultMaxRuns): each
+	// holds its model open and a folder, so a client cannot exhaust the server's files.
+	// Beyond it a submission is refused as KindUnavailable until one ends.
+	MaxRuns int
 	// Refused names the options a request may not set, each with why (buildflags.Options).
 	Refused map[string]string
 	// EngineCache is where engines are reused from and stored; its Dir "" means none.
@@ -323,6 +331,9 @@ func New(cfg Config) (*Manager, error) {
 	}
 	if cfg.Env == nil {
 		cfg.Env = builder.NewEnv()
+	}
+	if cfg.MaxRuns <= 0 {
+		cfg.MaxRuns = DefaultMaxRuns
 	}
 	if cfg.CancelMessage == "" {
 		cfg.CancelMessage = "Cancel requested: the builder stops at its next step boundary (this can take a while); a hard cancel stops it now."

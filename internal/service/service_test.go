@@ -595,3 +595,51 @@ func TestConcurrentSameRequestsFollowOneRun(t *testing.T) {
 	}
 	sameRun(t, m, all...)
 }
+
+// TestMaxRunsBoundsTheBuildsHeld: a server at its most builds refuses a new one as unavailable
+// (nothing left behind: no build, no folder), lets a request that shares a held build follow
+// it, and takes new ones again once one ended.
+func TestMaxRunsBoundsTheBuildsHeld(t *testing.T) {
+	e := newEnv(t)
+	m := e.manager(t, func(c *Config) { c.SimSlots, c.MaxRuns = 1, 2 })
+	slow := `{"backend": "sim", "sim-speed": 0.5, "no-timing-cache": true, "sim-seed": %d}`
+	var held []Snapshot
+	for seed := 1; seed <= 2; seed++ {
+		s, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, fmt.Sprintf(slow, seed))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, s)
+	}
+	folders := func() int {
+		es, _ := os.ReadDir(filepath.Join(e.state, "builds"))
+		return len(es)
+	}
+	before := folders()
+	_, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, fmt.Sprintf(slow, 3))})
+	var re *RequestError
+	if !errors.As(err, &re) || re.Kind != KindUnavailable || !strings.Contains(re.Problem, "--max-runs") {
+		t.Fatalf("a third build of its own: %v; want it refused as unavailable", err)
+	}
+	if n := len(m.List("", 100, "")); n != 2 || folders() != before {
+		t.Errorf("the refused build left %d builds listed and %d folders (want 2, %d)", n, folders(), before)
+	}
+	follower, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, fmt.Sprintf(slow, 2))})
+	if err != nil {
+		t.Fatalf("a request sharing a held build: %v", err)
+	}
+	if _, err := m.Cancel(held[0].ID, true); err != nil {
+		t.Fatal(err)
+	}
+	wait(t, m, held[0].ID)
+	again, _, err := m.Submit(Request{Model: "convnet.onnx", Options: opts(t, fmt.Sprintf(slow, 3))})
+	if err != nil {
+		t.Fatalf("once a build ended: %v", err)
+	}
+	for _, s := range []Snapshot{held[1], follower, again} {
+		if _, err := m.Cancel(s.ID, true); err != nil {
+			t.Fatal(err)
+		}
+		wait(t, m, s.ID)
+	}
+}

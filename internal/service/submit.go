@@ -278,6 +278,12 @@ func (m *Manager) Submit(r Request) (_ Snapshot, _ bool, err error) {
 	}
 	rn := m.active[share]
 	fresh = rn == nil
+	if fresh && len(m.runs) >= m.cfg.MaxRuns {
+		m.mu.Unlock()
+		return Snapshot{}, false, &RequestError{Kind: KindUnavailable,
+			Problem: fmt.Sprintf("the server holds %d builds, its most at once (--max-runs)", m.cfg.MaxRuns),
+			Hint:    "submit it again once one has ended, or ask the server's operator for a larger --max-runs"}
+	}
 	if !fresh {
 		// This request follows another's run, which has its own plan, folder and copy of
 		// the model: this one's are closed and removed (in that order: Windows removes no
