@@ -46,6 +46,9 @@ var rules = []rule{
 	{Name: "the build and the service draw nothing", From: []string{"internal/builder", "internal/service"},
 		Forbidden: []string{"internal/tui", "charm.land/", "github.com/charmbracelet/"},
 		Why:       "a server or a library that builds engines links no terminal library; JSON lines are progress.JSONLines"},
+	{Name: "the build stands below its front ends", From: []string{"internal/builder/...", "internal/buildflags", "internal/matrix", "internal/report", "internal/replay", "internal/inspect"},
+		Forbidden: []string{"internal/service", "internal/httpapi", "internal/webui", "internal/mcptools", "internal/tui", "cmd/", "github.com/spf13/cobra"},
+		Why:       "a build as a library, its options' vocabulary included, serves every front end: the command line, the service, a server not written yet"},
 	{Name: "only the builder starts the children", From: []string{"..."},
 		Forbidden: []string{"internal/worker", "internal/probe"},
 		Except:    []string{"internal/builder/...", "internal/worker", "internal/probe"},
@@ -167,6 +170,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 	}
 	const machinery, draw, native = "front ends stay off the build's machinery", "the build and the service draw nothing", "native code lives in the child processes"
 	const children, contract = "only the builder starts the children", "contracts stand on nothing above them"
+	const below = "the build stands below its front ends"
 	for _, tc := range []struct {
 		from, to string
 		rules    []string // that the import breaks, in the order reported
@@ -174,7 +178,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{"internal/httpapi", "internal/worker", []string{machinery, children}},
 		{"cmd/trtbuild", "internal/cgo", []string{machinery, native}},
 		{"internal/service", "charm.land/lipgloss/v2", []string{draw}},
-		{"internal/builder", "internal/tui", []string{draw}},
+		{"internal/builder", "internal/tui", []string{draw, below}},
+		{"internal/buildflags", "github.com/spf13/cobra", []string{below}},
+		{"internal/report", "internal/service", []string{below}},
 		{"internal/buildkey", "internal/cgo", []string{contract, native}},
 		{"internal/matrix", "internal/probe", []string{children}},
 		{"internal/buildkey", "internal/worker", []string{contract, children}},
