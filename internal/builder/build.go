@@ -222,6 +222,15 @@ type Handle struct {
 	done   chan struct{}
 	res    progress.Result
 	err    error
+	key    string // the key its engine was described under (Key)
+}
+
+// Key is the build key the engine was described and stored under, once Wait returned: a cache
+// hit's key, or the key of what built it (the worker's target, when the Env's answer was
+// stale); "" when there is none (nothing built, no key computed).
+func (h *Handle) Key() string {
+	<-h.done
+	return h.key
 }
 
 func newHandle(parent context.Context) *Handle {
@@ -321,6 +330,9 @@ func (p *Plan) run(h *Handle, fe Frontend, lookupOnly bool) (progress.Result, er
 		return hit, stop
 	}
 	if err != nil || hit.Cached {
+		if hit.Cached {
+			h.key = keyed.knownKey()
+		}
 		return hit, err
 	}
 	if lookupOnly {
@@ -371,6 +383,7 @@ func (p *Plan) run(h *Handle, fe Frontend, lookupOnly bool) (progress.Result, er
 			ctl.cancel(errors.New(exitcode.SignalName(late))) // the manifest, but no store: the user asked to stop
 		}
 		keyed.afterBuild(ctl.ctx, fe.Diagnostics, res, files)
+		h.key = keyed.knownKey()
 		when := "while the manifest was written"
 		if keyed != nil && keyed.cache != nil {
 			when += " and the engine stored in the engine cache"

@@ -88,6 +88,24 @@ type keyedBuild struct {
 	ready chan struct{}
 }
 
+// knownKey is k's key, "" while it is still being computed or when there is none.
+func (k *keyedBuild) knownKey() string {
+	if k == nil {
+		return ""
+	}
+	if k.ready != nil {
+		select {
+		case <-k.ready:
+		default:
+			return ""
+		}
+	}
+	if k.err != nil {
+		return ""
+	}
+	return k.key
+}
+
 // engineCacheLookup runs before the worker starts: it computes the build's key and, on an
 // engine cache hit, copies the engine into the build's files (held open since the start),
 // puts them in place, shows it (Frontend.Cached), and returns the hit's result (Cached): the

@@ -120,7 +120,8 @@ func TestWorkerCorrectsAStaleTarget(t *testing.T) {
 	}
 	defer p.Close()
 	var diag strings.Builder
-	res, err := p.Start(context.Background(), Frontend{Diagnostics: &diag}).Wait()
+	h := p.Start(context.Background(), Frontend{Diagnostics: &diag})
+	res, err := h.Wait()
 	if err != nil || res.Status != progress.StatusBuilt {
 		t.Fatalf("the build: %+v, %v", res, err)
 	}
@@ -134,6 +135,9 @@ func TestWorkerCorrectsAStaleTarget(t *testing.T) {
 	}
 	if m.Parts.GPU != "Stand-in GPU" || !strings.Contains(diag.String(), "but its worker loaded") {
 		t.Fatalf("the manifest names %q; diagnostics:\n%s", m.Parts.GPU, diag.String())
+	}
+	if h.Key() != m.Key {
+		t.Fatalf("the handle says the engine's key is %s, the manifest %s", h.Key(), m.Key)
 	}
 	if k, err := p.Key(); err != nil || k.Key != m.Key {
 		t.Fatalf("the plan's key after the build %s (%v), the manifest's %s: the Env did not keep the worker's target", k.Key, err, m.Key)

@@ -310,16 +310,13 @@ func (m *Manager) build(rn *run) (progress.Result, error) {
 		Began:         rn.created,
 	})
 	res, err := m.follow(rn, h)
-	if err == nil && res.Status == progress.StatusBuilt && !res.Cached {
-		// A worker that loaded another TensorRT or GPU than the Env said (TensorRT upgraded in
-		// place, a GPU swapped) had its engine keyed by what built it, and the Env now knows
-		// it: so is the run, and every build that follows it.
-		if k, kerr := rn.plan.Key(); kerr == nil && k.Key != rn.key {
-			m.mu.Lock()
-			rn.keys[rn.gpu] = k.Key
-			m.setKeyLocked(rn, k.Key)
-			m.mu.Unlock()
-		}
+	// A worker that loaded another TensorRT or GPU than the Env said (TensorRT upgraded in
+	// place, a GPU swapped) had its engine keyed by what built it: so is the run, and every
+	// build that follows it.
+	if k := h.Key(); k != "" && k != rn.key {
+		m.mu.Lock()
+		m.setKeyLocked(rn, k)
+		m.mu.Unlock()
 	}
 	return res, err
 }
