@@ -87,6 +87,3 @@ func ownedBySelf(_ string, st fs.FileInfo) bool {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	return ok && int(sys.Uid) == os.Geteuid()
 }
-
-// inUse is Windows' sharing violation (lock_windows.go); no open is refused so here.
-func inUse(error) bool { return false }

@@ -3,7 +3,6 @@ package timingcache
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -107,7 +106,3 @@ func ownedBySelf(path string, _ fs.FileInfo) bool {
 	owner, err := winowner.OfPath(path)
 	return err == nil && winowner.IsSelf(owner)
 }
-
-// inUse says whether err is Windows' answer to opening a file that another handle holds in a
-// way that excludes this open (ERROR_SHARING_VIOLATION): a save replacing it this moment.
-func inUse(err error) bool { return errors.Is(err, windows.ERROR_SHARING_VIOLATION) }

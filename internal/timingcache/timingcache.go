@@ -194,7 +194,7 @@ func Check(path string, write bool) error {
 		switch {
 		case err == nil:
 			f.Close()
-		case inUse(err):
+		case fserr.Of(err) == fserr.Busy:
 			// Another build replaces the file this moment, which Windows answers with a
 			// sharing violation: not a problem of the file. Check holds no lock; the reads
 			// and saves that follow it open the file under the lock.
