@@ -277,21 +277,15 @@ func TestArgvThroughTheRootCommand(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var got *builder.Options
-			cmd := newRootCmd(&streams{Out: io.Discard, Err: io.Discard, Getenv: func(string) string { return "" }}, func(o builder.Options) error {
-				got = &o
-				return nil
-			})
-			cmd.SetArgs(tt.args)
-			_, err := cmd.ExecuteC()
+			got, err := parseBuildLine(t, tt.args)
 			if tt.check != nil {
-				if err != nil || got == nil || !tt.check(*got) {
+				if err != nil || !tt.check(got) {
 					t.Fatalf("trtbuild %s: err %v, options %+v", strings.Join(tt.args, " "), err, got)
 				}
 				return
 			}
-			if exitcode.Of(err) != exitcode.Usage || got != nil {
-				t.Fatalf("trtbuild %s: err %v (exit %d), built %v; want a usage error", strings.Join(tt.args, " "), err, exitcode.Of(err), got != nil)
+			if exitcode.Of(err) != exitcode.Usage {
+				t.Fatalf("trtbuild %s: err %v (exit %d); want a usage error", strings.Join(tt.args, " "), err, exitcode.Of(err))
 			}
 			if problem, hint := exitcode.Split(err); problem != tt.problem || hint != tt.hint {
 				t.Errorf("refused with %q, hint %q; want %q, hint %q", problem, hint, tt.problem, tt.hint)

@@ -523,13 +523,10 @@ func TestEmptyCacheWarns(t *testing.T) {
 	}
 }
 
-// matrixFile writes a matrix file of one model, m.onnx, on one simulated target, l4, into dir.
+// matrixFile writes a matrix file (writeMatrix) of one model, m.onnx, on one simulated
+// target, l4, into dir.
 func matrixFile(t *testing.T, dir string) string {
 	t.Helper()
-	mx := filepath.Join(dir, "mx.yaml")
-	text := "version: 1\nmodels:\n  - path: m.onnx\nprecisions: [fp32]\ntargets:\n  - name: l4\n    gpu: NVIDIA-L4\n    compute_capability: \"8.9\"\n    gres: l4\nbackend: sim\n"
-	if err := os.WriteFile(mx, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return mx
+	writeMatrix(t, dir, "version: 1\nmodels:\n  - path: m.onnx\nprecisions: [fp32]\ntargets:\n  - name: l4\n    gpu: NVIDIA-L4\n    compute_capability: \"8.9\"\n    gres: l4\nbackend: sim\n")
+	return filepath.Join(dir, "matrix.yaml")
 }
